@@ -1,0 +1,5 @@
+import sys
+
+from scalinglab.cli import main
+
+sys.exit(main())

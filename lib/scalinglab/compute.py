@@ -1,0 +1,207 @@
+"""Where sweeps run, and how their results are cached.
+
+One place decides how work is spread: :func:`get_client` gives a Dask client on
+a ``LocalCluster`` of processes by default, or on a real cluster when a scheduler
+address is given (parameter, or the ``SCALINGLAB_SCHEDULER`` environment
+variable). ``scheduler="sync"`` runs tasks in-process with no Dask at all, which
+is what ``compute_class=tiny`` uses in tests.
+
+:func:`map_tasks` maps a function over task configs with a progress bar and a
+time estimate, and reports failed tasks instead of dropping them.
+:func:`cached_dataset` keys an experiment's xarray result by a hash of its
+config and stores it as netCDF with provenance under ``data/``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+import time
+import traceback
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import xarray as xr
+from tqdm.auto import tqdm
+
+from scalinglab.paths import data_dir
+from scalinglab.provenance import config_hash, provenance_attrs
+
+SCHEDULER_ENV = "SCALINGLAB_SCHEDULER"
+
+
+def resolve_scheduler(scheduler: str = "") -> str:
+    """The scheduler to use: the argument, else ``$SCALINGLAB_SCHEDULER``, else ``""`` (local)."""
+    return scheduler or os.environ.get(SCHEDULER_ENV, "")
+
+
+def compute_mode(scheduler: str = "") -> str:
+    """Human-readable compute mode for manifests: ``sync``, ``LocalCluster`` or the address."""
+    s = resolve_scheduler(scheduler)
+    return {"": "LocalCluster", "sync": "sync"}.get(s, s)
+
+
+@contextlib.contextmanager
+def get_client(scheduler: str = "", *, n_workers: int | None = None) -> Iterator[Any]:
+    """Yield a Dask client (or None for ``"sync"``), closing what it started.
+
+    Parameters
+    ----------
+    scheduler
+        ``""``: a ``LocalCluster(processes=True, threads_per_worker=1)`` with
+        ``n_workers`` (default: CPU count); ``"sync"``: no Dask, yields None;
+        anything else: the address of a running scheduler (``tcp://host:8786``).
+    """
+    s = resolve_scheduler(scheduler)
+    if s == "sync":
+        yield None
+        return
+    from dask.distributed import Client, LocalCluster
+
+    if s == "":
+        n = n_workers or os.cpu_count() or 1
+        with LocalCluster(
+            n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster, Client(cluster) as client:
+            yield client
+    else:
+        with Client(s, timeout="30s") as client:
+            yield client
+
+
+@dataclass
+class TaskFailure:
+    """A task that raised: its index, config and the formatted traceback."""
+
+    index: int
+    config: Any
+    error: str
+
+
+def _guarded(fn: Callable[[Any], Any], item: Any) -> tuple[bool, Any]:
+    try:
+        return True, fn(item)
+    except Exception:  # reported to the caller, never dropped
+        return False, traceback.format_exc()
+
+
+def map_tasks(
+    fn: Callable[[Any], Any],
+    items: Sequence[Any],
+    *,
+    scheduler: str = "",
+    client: Any = None,
+    desc: str = "tasks",
+    progress: bool = True,
+) -> tuple[list[Any], list[TaskFailure]]:
+    """Run ``fn(item)`` for every item; return results in order and the failures.
+
+    Parameters
+    ----------
+    fn
+        A picklable, module-level function (it runs in worker processes).
+    items
+        Task configs, each picklable.
+    scheduler, client
+        Where to run (see :func:`get_client`); an existing ``client`` wins.
+    desc
+        Progress-bar label; the bar shows elapsed time and an estimate of the rest.
+
+    Returns
+    -------
+    results, failures
+        ``results[i]`` is ``fn(items[i])`` or None where it failed; ``failures``
+        lists each failed task with its traceback.
+    """
+    results: list[Any] = [None] * len(items)
+    failures: list[TaskFailure] = []
+    bar = tqdm(total=len(items), desc=desc, disable=not progress, unit="task")
+    t0 = time.perf_counter()
+
+    def _store(i: int, ok: bool, value: Any) -> None:
+        if ok:
+            results[i] = value
+        else:
+            failures.append(TaskFailure(i, items[i], value))
+        bar.update(1)
+
+    try:
+        if client is None and resolve_scheduler(scheduler) == "sync":
+            for i, item in enumerate(items):
+                _store(i, *_guarded(fn, item))
+        else:
+            with contextlib.ExitStack() as stack:
+                if client is None:
+                    client = stack.enter_context(get_client(scheduler))
+                from dask.distributed import as_completed
+
+                futures = [client.submit(_guarded, fn, item, pure=False) for item in items]
+                index = {f.key: i for i, f in enumerate(futures)}
+                for fut in as_completed(futures):
+                    _store(index[fut.key], *fut.result())
+    finally:
+        bar.close()
+    failures.sort(key=lambda f: f.index)
+    if progress:
+        print(f"{desc}: {len(items) - len(failures)}/{len(items)} done in "
+              f"{time.perf_counter() - t0:.1f} s, {len(failures)} failed")
+    return results, failures
+
+
+def dataset_path(study: str, name: str, config: dict) -> Path:
+    """``data/<study>/<name>-<confighash>.nc``."""
+    return data_dir() / study / f"{name}-{config_hash(config)}.nc"
+
+
+def save_dataset(ds: xr.Dataset, path: Path, *, config: dict) -> Path:
+    """Write ``ds`` with provenance attrs to ``path`` atomically (idempotent for Dask reruns)."""
+    ds = ds.copy()
+    ds.attrs.update(provenance_attrs(config))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".nc")
+    os.close(fd)
+    try:
+        ds.to_netcdf(tmp, engine="h5netcdf")
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return path
+
+
+def cached_dataset(
+    study: str,
+    name: str,
+    config: dict,
+    compute: Callable[[], xr.Dataset],
+    *,
+    rerun: bool = False,
+) -> xr.Dataset:
+    """Load the dataset for ``config`` from ``data/``, or compute and save it.
+
+    Parameters
+    ----------
+    study, name
+        Where it is stored: ``data/<study>/<name>-<confighash>.nc``.
+    config
+        Everything that determines the result (sizes, seeds, versions of the
+        experiment code); its hash is the cache key and is stored in the attrs.
+    compute
+        Called with no arguments when there is no cached result (or ``rerun``).
+    rerun
+        Recompute even if a cached result exists (the explicit choice to re-run).
+    """
+    path = dataset_path(study, name, config)
+    if path.exists() and not rerun:
+        with xr.open_dataset(path, engine="h5netcdf") as ds:
+            loaded = ds.load()
+        if loaded.attrs.get("config_hash") == config_hash(config):
+            print(f"reusing {path.relative_to(data_dir().parent)} (config {config_hash(config)})")
+            return loaded
+    ds = compute()
+    save_dataset(ds, path, config=config)
+    with xr.open_dataset(path, engine="h5netcdf") as saved:
+        return saved.load()

@@ -1,0 +1,1 @@
+"""Scaling-law fitting with honest uncertainty: laws, objectives, multi-start fits, bootstrap."""

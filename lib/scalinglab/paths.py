@@ -1,0 +1,41 @@
+"""Where things live in the repository.
+
+Paths come from the package, never from the working directory: JupyterLab starts
+kernels in ``notebooks/`` while batch runs start elsewhere. ``SCALINGLAB_ROOT``
+overrides the repository root (tests use it to work in a temporary copy).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+
+
+def repo_root() -> Path:
+    """Return the repository root (``SCALINGLAB_ROOT`` if set, else two levels above lib/)."""
+    env = os.environ.get("SCALINGLAB_ROOT")
+    if env:
+        return Path(env).resolve()
+    return PACKAGE_DIR.parent.parent
+
+
+def notebooks_dir() -> Path:
+    """Folder holding one ``<study>.py`` notebook per study."""
+    return repo_root() / "notebooks"
+
+
+def data_dir() -> Path:
+    """Folder holding inputs and experiment results (netCDF with provenance)."""
+    return repo_root() / "data"
+
+
+def reports_dir() -> Path:
+    """Folder holding ``<study>/<variant>/<run_id>/`` report runs and ``index.html``."""
+    return repo_root() / "reports"
+
+
+def lock_file() -> Path:
+    """The pinned environment (pip constraints) used to regenerate reports."""
+    return PACKAGE_DIR.parent / "constraints.txt"

@@ -1,0 +1,1 @@
+"""The runner: study notebook -> versioned, self-contained HTML report. Knows no science."""

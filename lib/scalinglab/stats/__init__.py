@@ -1,0 +1,1 @@
+"""Interval estimates for aggregate performance (rliable's definitions, reproducible and fast)."""

@@ -1,0 +1,57 @@
+"""Sessions behind the README's commands.
+
+    nox -s reports   # set up, regenerate every study's report (compute_class=small), index
+    nox -s tests     # set up, run the test suite
+    nox -s lint      # ruff
+    nox -s bench     # speed benchmarks (writes benchmarks/results/*.json)
+
+Every session installs the package against the pinned environment in
+``lib/constraints.txt`` so a report's environment is reproducible (its hash goes
+into every manifest). torch, when a study needs it, is pinned to the CPU build.
+"""
+
+from __future__ import annotations
+
+import nox
+
+nox.options.default_venv_backend = "venv"
+nox.options.reuse_existing_virtualenvs = True
+nox.options.sessions = ["tests"]
+
+CONSTRAINTS = "lib/constraints.txt"
+
+
+def _install(session: nox.Session, *extras: str) -> None:
+    target = f".[{','.join(extras)}]" if extras else "."
+    session.install("-c", CONSTRAINTS, "-e", target)
+
+
+@nox.session
+def reports(session: nox.Session) -> None:
+    """Regenerate every study report at the default compute class, then the index."""
+    _install(session)
+    session.run("scalinglab", "run", "--all", *session.posargs)
+    session.run("scalinglab", "reports")
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """Run the test suite (pytest's exit 5, 'no tests collected', is reported, not hidden)."""
+    _install(session, "test")
+    session.run("pytest", *session.posargs, success_codes=[0, 5])
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """Static checks."""
+    session.install("-c", CONSTRAINTS, "ruff")
+    session.run("ruff", "check", "lib", "tests", "benchmarks", "noxfile.py")
+
+
+@nox.session
+def bench(session: nox.Session) -> None:
+    """Speed benchmarks; each prints ratios against its baseline measured in the same run."""
+    _install(session, "test")
+    scripts = session.posargs or ["benchmarks/bench_fitting.py", "benchmarks/bench_gemm.py"]
+    for script in scripts:
+        session.run("python", script)

@@ -1,0 +1,61 @@
+"""Task mapping (sync and Dask) and the config-keyed experiment cache."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from scalinglab import compute
+from scalinglab.provenance import config_hash
+
+
+def _square_or_fail(x: int) -> int:
+    if x == 3:
+        raise RuntimeError("task three breaks")
+    return x * x
+
+
+def test_map_tasks_sync_reports_failures_in_order():
+    results, failures = compute.map_tasks(_square_or_fail, [1, 2, 3, 4], scheduler="sync",
+                                          progress=False)
+    assert results == [1, 4, None, 16]
+    assert [f.index for f in failures] == [2]
+    assert "task three breaks" in failures[0].error
+
+
+@pytest.mark.slow
+def test_map_tasks_on_local_cluster_matches_sync():
+    with compute.get_client("", n_workers=2) as client:
+        results, failures = compute.map_tasks(_square_or_fail, list(range(6)), client=client,
+                                              progress=False)
+    assert results == [0, 1, 4, None, 16, 25]
+    assert [f.config for f in failures] == [3]
+
+
+def test_scheduler_env_var_is_honoured(monkeypatch):
+    monkeypatch.setenv(compute.SCHEDULER_ENV, "tcp://10.0.0.1:8786")
+    assert compute.resolve_scheduler("") == "tcp://10.0.0.1:8786"
+    assert compute.resolve_scheduler("sync") == "sync"
+    assert compute.compute_mode("") == "tcp://10.0.0.1:8786"
+
+
+def test_cached_dataset_reuses_and_reruns(monkeypatch, tmp_path):
+    monkeypatch.setenv("SCALINGLAB_ROOT", str(tmp_path))
+    calls = []
+
+    def make():
+        calls.append(1)
+        return xr.Dataset({"v": ("seed", np.arange(3.0) + len(calls))})
+
+    cfg = {"seeds": 3, "version": "1"}
+    a = compute.cached_dataset("study", "runs", cfg, make)
+    b = compute.cached_dataset("study", "runs", cfg, make)
+    assert len(calls) == 1
+    xr.testing.assert_identical(a, b)
+    assert a.attrs["config_hash"] == config_hash(cfg)
+    assert (tmp_path / "data" / "study" / f"runs-{config_hash(cfg)}.nc").exists()
+    c = compute.cached_dataset("study", "runs", cfg, make, rerun=True)
+    assert len(calls) == 2 and float(c["v"][0]) == 2.0
+    compute.cached_dataset("study", "runs", {**cfg, "seeds": 4}, make)
+    assert len(calls) == 3, "a changed config must recompute"
