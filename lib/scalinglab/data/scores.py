@@ -1,0 +1,369 @@
+"""Per-run scores of several algorithms on several tasks, read and validated into xarray.
+
+Result: a float :class:`xarray.DataArray` with dims ``(algorithm, run, task)``
+(``(algorithm, run, task, step)`` with ``step="all"``), NaN marking an *absent*
+run. Ragged run counts per task are padded with NaN; the statistics in
+:mod:`scalinglab.stats` treat NaN as absent, never as a score.
+
+Accepted inputs (one path, several paths, or a directory, whose supported files
+are read in name order; all are merged):
+
+- Tidy table, ``.csv``/``.tsv``/``.parquet``/``.pq``: columns ``algorithm, task,
+  run, score`` and optionally ``step``. With ``step``, ``step="last"`` (default)
+  keeps, per algorithm, the rows at that algorithm's largest step (runs without a
+  row at that step become absent, with a warning); ``step="all"`` keeps a
+  ``step`` dim.
+- rliable-style JSON, ``.json``: one file per algorithm, the algorithm's name is
+  the file stem, content ``{task: [score of run 0, run 1, ...]}``; ``null`` or
+  ``NaN`` is a NaN score.
+- netCDF, ``.nc``/``.nc4``/``.netcdf``: a variable ``score`` (or the only data
+  variable) with dims ``algorithm, run, task`` (optionally ``step``), or a tidy
+  table stored as 1-D variables. NaN cells are NaN scores unless the variable
+  has the attribute ``absent_is_nan=1`` (written by :func:`save_scores`), in
+  which case they are absent runs.
+
+NaN scores in a file: ``nan="error"`` (default) raises naming the file, the
+algorithm, task and run (and the row for tables); ``nan="drop"`` warns with the
+count and the first such cell, and treats them as absent runs. Duplicate
+``(algorithm, task, run[, step])`` records, non-numeric or infinite scores, and
+an algorithm lacking a task that others have are errors.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import warnings
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from scalinglab.data.tables import TABLE_SUFFIXES, label_column, numeric_column, read_table
+from scalinglab.errors import InputError
+
+__all__ = ["NAN_POLICIES", "SUFFIXES", "load_scores", "save_scores", "scores_from_dict"]
+
+NAN_POLICIES = ("error", "drop")
+_TABLE = {s for s, k in TABLE_SUFFIXES.items() if k != "netcdf"}
+_NETCDF = {s for s, k in TABLE_SUFFIXES.items() if k == "netcdf"}
+#: File suffixes :func:`load_scores` reads.
+SUFFIXES = tuple(sorted(_TABLE | _NETCDF | {".json"}))
+_KEYS = ["algorithm", "task", "run"]
+_COLUMNS = [*_KEYS, "score"]
+
+
+def _expand(paths: str | Path | Sequence[str | Path]) -> list[Path]:
+    items = [paths] if isinstance(paths, str | Path) else list(paths)
+    if not items:
+        raise InputError("no score file given")
+    files: list[Path] = []
+    for item in items:
+        p = Path(item)
+        if p.is_dir():
+            found = sorted(f for f in p.iterdir() if f.is_file() and f.suffix.lower() in SUFFIXES)
+            if not found:
+                raise InputError(f"directory has no score file ({', '.join(SUFFIXES)})", file=p)
+            files.extend(found)
+        elif not p.exists():
+            raise InputError("no such file", file=p)
+        elif p.suffix.lower() not in SUFFIXES:
+            raise InputError(
+                f"unknown score file format {p.suffix!r}; use one of {list(SUFFIXES)}", file=p
+            )
+        else:
+            files.append(p)
+    return files
+
+
+def _run_labels(labels: pd.Series) -> pd.Series:
+    """Run labels as int where they all are integers, else as str."""
+    as_num = pd.to_numeric(labels, errors="coerce")
+    if as_num.notna().all() and (as_num == np.round(as_num)).all():
+        return as_num.astype(np.int64)
+    return labels.astype(str)
+
+
+def _from_table(df: pd.DataFrame, path: Path, rows: np.ndarray | None) -> pd.DataFrame:
+    out = pd.DataFrame({
+        "algorithm": label_column(df, "algorithm", file=path),
+        "task": label_column(df, "task", file=path),
+        "run": label_column(df, "run", file=path),
+        "score": numeric_column(df, "score", file=path, allow_nan=True),
+    })
+    if "step" in df.columns:
+        out["step"] = numeric_column(df, "step", file=path)
+    out["file"] = str(path)
+    out["row"] = np.arange(1, len(df) + 1) if rows is None else rows
+    return out
+
+
+def _read_json(path: Path) -> pd.DataFrame:
+    try:
+        data = json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        raise InputError(f"invalid JSON at line {exc.lineno}: {exc.msg}", file=path) from exc
+    if not isinstance(data, dict):
+        raise InputError(
+            f"expected an object {{task: [run scores]}} (one file per algorithm), "
+            f"got {type(data).__name__}", file=path,
+        )
+    if not data:
+        raise InputError(f"no task in the file (algorithm {path.stem!r})", file=path)
+    records = []
+    for task, runs in data.items():
+        if not isinstance(runs, list) or not runs:
+            raise InputError(
+                f"algorithm {path.stem!r}, task {task!r}: expected a non-empty list of run "
+                f"scores, got {json.dumps(runs)[:60]}", file=path,
+            )
+        for i, value in enumerate(runs):
+            if value is None:
+                value = math.nan
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise InputError(
+                    f"algorithm {path.stem!r}, task {task!r}, run {i}: score is not a number: "
+                    f"{json.dumps(value)[:60]}", file=path,
+                )
+            records.append((path.stem, str(task), i, float(value)))
+    df = pd.DataFrame(records, columns=_COLUMNS)
+    df["file"] = str(path)
+    df["row"] = None
+    return df
+
+
+def _read_netcdf(path: Path) -> tuple[pd.DataFrame, bool]:
+    """Records of a netCDF file and whether NaN cells mean absent runs."""
+    try:
+        with xr.open_dataset(path, engine="h5netcdf") as ds:
+            ds = ds.load()
+    except Exception as exc:
+        raise InputError(f"could not be read as netCDF: {exc}", file=path) from exc
+    if all(c in ds.variables for c in _COLUMNS) and ds["score"].ndim == 1:
+        return _from_table(ds.to_dataframe().reset_index(), path, None), False
+    names = list(ds.data_vars)
+    if "score" in names:
+        da = ds["score"]
+    elif len(names) == 1:
+        da = ds[names[0]]
+    else:
+        raise InputError(f"no variable 'score' and several data variables {names}", file=path)
+    dims = set(map(str, da.dims))
+    required = {"algorithm", "run", "task"}
+    if not required <= dims or not dims <= required | {"step"}:
+        raise InputError(
+            f"variable {da.name!r} must have dims (algorithm, run, task[, step]), got "
+            f"{tuple(da.dims)}; rename the dim that indexes seeds to 'run' and the one "
+            "that indexes tasks to 'task'", file=path,
+        )
+    if not np.issubdtype(da.dtype, np.number):
+        raise InputError(f"variable {da.name!r} is not numeric (dtype {da.dtype})", file=path)
+    absent_is_nan = bool(int(da.attrs.get("absent_is_nan", 0)))
+    for dim in da.dims:
+        if dim not in da.coords:
+            da = da.assign_coords({dim: np.arange(da.sizes[dim])})
+    df = da.astype(float).to_dataframe(name="score").reset_index()
+    df = df[[*_KEYS, *(["step"] if "step" in dims else []), "score"]]
+    df["algorithm"] = df["algorithm"].astype(str)
+    df["task"] = df["task"].astype(str)
+    df["file"] = str(path)
+    df["row"] = None
+    return df, absent_is_nan
+
+
+def _label(value: object) -> object:
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _where(rec: pd.Series) -> str:
+    cell = ", ".join(
+        f"{k} {_label(rec[k])!r}" for k in (*_KEYS, "step") if k in rec and pd.notna(rec[k])
+    )
+    return cell
+
+
+def _row(rec: pd.Series) -> int | None:
+    return None if rec["row"] is None or pd.isna(rec["row"]) else int(rec["row"])
+
+
+def _raise_at(rec: pd.Series, message: str) -> None:
+    row = _row(rec)
+    raise InputError(
+        f"{_where(rec)}: {message}", file=rec["file"],
+        column=None if row is None else "score", row=row,
+    )
+
+
+def _select_step(df: pd.DataFrame, step: str) -> pd.DataFrame:
+    if step == "all":
+        return df
+    last = df.groupby("algorithm", sort=False)["step"].transform("max")
+    keep = df[df["step"] == last]
+    runs = df.drop_duplicates(_KEYS)
+    lacking = len(runs) - len(keep.drop_duplicates(_KEYS))
+    if lacking:
+        warnings.warn(
+            f"{lacking} run(s) have no score at their algorithm's last step and are "
+            "treated as absent (use step='all' to keep every step)",
+            UserWarning, stacklevel=3,
+        )
+    return keep.drop(columns="step")
+
+
+def load_scores(
+    paths: str | Path | Sequence[str | Path],
+    *,
+    nan: str = "error",
+    step: str = "last",
+) -> xr.DataArray:
+    """Read score files into a ``(algorithm, run, task)`` DataArray.
+
+    Parameters
+    ----------
+    paths
+        A file, a directory (its supported files), or a list of either.
+    nan
+        ``"error"`` or ``"drop"`` (see the module docstring).
+    step
+        ``"last"`` or ``"all"``, for tables with a ``step`` column.
+
+    Returns
+    -------
+    xarray.DataArray
+        Named ``score``, dims ``(algorithm, run, task)`` (plus ``step`` with
+        ``step="all"``), float64, NaN = absent run. Algorithms and tasks keep
+        their order of first appearance; runs are sorted. attrs: ``sources``,
+        ``nan_policy``, ``dropped_nan``, ``absent_is_nan=1``.
+
+    Raises
+    ------
+    scalinglab.errors.InputError
+        Naming the file and column/row or algorithm/task/run of the problem.
+    """
+    if nan not in NAN_POLICIES:
+        raise InputError(f"unknown NaN policy {nan!r}; choose from {list(NAN_POLICIES)}")
+    if step not in ("last", "all"):
+        raise InputError(f"unknown step selection {step!r}; choose 'last' or 'all'")
+    files = _expand(paths)
+    frames, absent_ok = [], []
+    for path in files:
+        suffix = path.suffix.lower()
+        if suffix == ".json":
+            frames.append(_read_json(path))
+            absent_ok.append(False)
+        elif suffix in _NETCDF:
+            df, ok = _read_netcdf(path)
+            frames.append(df)
+            absent_ok.append(ok)
+        else:
+            frames.append(_from_table(read_table(path, required=_COLUMNS), path, None))
+            absent_ok.append(False)
+    with_step = ["step" in f.columns for f in frames]
+    if any(with_step) and not all(with_step):
+        raise InputError(
+            "some files have a 'step' column and others do not",
+            file=frames[with_step.index(False)]["file"].iloc[0],
+        )
+    frames = [f[f["score"].notna()] if ok else f for f, ok in zip(frames, absent_ok, strict=True)]
+    df = pd.concat(frames, ignore_index=True)
+    if df.empty:
+        raise InputError("no score in the file(s)", file=files[0])
+    df["run"] = _run_labels(df["run"])
+    infinite = np.isinf(df["score"].to_numpy())
+    if infinite.any():
+        _raise_at(df[infinite].iloc[0], f"score is not finite ({df['score'][infinite].iloc[0]})")
+    missing = df["score"].isna().to_numpy()
+    if missing.any():
+        first = df[missing].iloc[0]
+        if nan == "error":
+            _raise_at(first, "score is NaN (use nan='drop' / --nan drop to treat NaN runs as absent)")
+        row = "" if _row(first) is None else f" (row {_row(first)})"
+        warnings.warn(
+            f"{int(missing.sum())} NaN score(s) dropped and treated as absent runs; first: "
+            f"file {first['file']}, {_where(first)}{row}",
+            UserWarning, stacklevel=2,
+        )
+        df = df[~missing]
+    keys = _KEYS + (["step"] if all(with_step) else [])
+    dup = df.duplicated(keys, keep=False).to_numpy()
+    if dup.any():
+        first = df[dup].iloc[0]
+        same = df[dup & (df[keys] == first[keys]).all(axis=1).to_numpy()]
+        places = "; ".join(
+            f"file {r['file']}" + ("" if _row(r) is None else f" row {_row(r)}")
+            for _, r in same.iterrows()
+        )
+        raise InputError(f"duplicate record for {_where(first)}: {places}")
+    if all(with_step):
+        df = _select_step(df, step)
+    return _assemble(df, sources=[str(p) for p in dict.fromkeys(df["file"])],
+                     nan=nan, dropped=int(missing.sum()))
+
+
+def _assemble(df: pd.DataFrame, *, sources: list[str], nan: str, dropped: int) -> xr.DataArray:
+    algorithms = list(dict.fromkeys(df["algorithm"]))
+    tasks = list(dict.fromkeys(df["task"]))
+    have = df.groupby("algorithm", sort=False)["task"].agg(set)
+    for alg in algorithms:
+        lacking = [t for t in tasks if t not in have[alg]]
+        if lacking:
+            files = sorted(set(df.loc[df["algorithm"] == alg, "file"]))
+            raise InputError(
+                f"algorithm {alg!r} has no score for task {lacking[0]!r} "
+                f"({len(lacking)} task(s) missing; every algorithm needs every task)",
+                file=files[0],
+            )
+    dims = ["algorithm", "run", "task"] + (["step"] if "step" in df.columns else [])
+    da = df.set_index(dims)["score"].to_xarray()
+    da = da.reindex(algorithm=algorithms, task=tasks).transpose(*dims).astype(float)
+    da.name = "score"
+    da.attrs = {"sources": sources, "nan_policy": nan, "dropped_nan": dropped, "absent_is_nan": 1}
+    return da
+
+
+def save_scores(scores: xr.DataArray, path: str | Path) -> Path:
+    """Write scores to netCDF so that :func:`load_scores` reads NaN cells as absent runs."""
+    da = scores.copy()
+    da.name = "score"
+    da.attrs = {k: v for k, v in da.attrs.items() if k != "sources"} | {"absent_is_nan": 1}
+    path = Path(path)
+    da.to_dataset().to_netcdf(path, engine="h5netcdf")
+    return path
+
+
+def scores_from_dict(
+    score_dict: Mapping[str, np.ndarray], *, tasks: Sequence[str] | None = None
+) -> xr.DataArray:
+    """Convert rliable's ``{algorithm: array (runs, tasks)}`` to a scores DataArray.
+
+    Algorithms may have different run counts (padded with NaN = absent).
+
+    Returns
+    -------
+    xarray.DataArray
+        Dims ``(algorithm, run, task)``.
+    """
+    if not score_dict:
+        raise InputError("no algorithm in the score dict")
+    arrays = {str(k): np.asarray(v, dtype=float) for k, v in score_dict.items()}
+    for name, arr in arrays.items():
+        if arr.ndim != 2:
+            raise InputError(f"algorithm {name!r}: expected a (runs, tasks) array, got shape {arr.shape}")
+    n_tasks = {a.shape[1] for a in arrays.values()}
+    if len(n_tasks) != 1:
+        raise InputError(f"algorithms have different numbers of tasks: {sorted(n_tasks)}")
+    m = n_tasks.pop()
+    labels = list(tasks) if tasks is not None else [f"task{j}" for j in range(m)]
+    if len(labels) != m:
+        raise InputError(f"{len(labels)} task labels for {m} task columns")
+    runs = max(a.shape[0] for a in arrays.values())
+    out = np.full((len(arrays), runs, m), np.nan)
+    for i, arr in enumerate(arrays.values()):
+        out[i, : arr.shape[0]] = arr
+    return xr.DataArray(
+        out, dims=("algorithm", "run", "task"),
+        coords={"algorithm": list(arrays), "run": np.arange(runs), "task": labels},
+        name="score",
+    )

@@ -1,0 +1,106 @@
+"""``scalinglab intervals``: JSON shape, reproducibility, exit code 2 on bad input."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import scalinglab.cli as cli
+
+METRICS = ["iqm", "median", "mean", "optimality_gap"]
+
+
+@pytest.fixture
+def scores_csv(tmp_path):
+    rng = np.random.default_rng(0)
+    rows = [(alg, f"t{t}", r, rng.normal() + shift)
+            for alg, shift in (("A", 1.0), ("B", 0.0), ("C", 0.2))
+            for t in range(4) for r in range(5 + t % 2)]
+    path = tmp_path / "scores.csv"
+    pd.DataFrame(rows, columns=["algorithm", "task", "run", "score"]).to_csv(path, index=False)
+    return path
+
+
+def invoke(capsys, *argv):
+    code = cli.main(["intervals", *map(str, argv)])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_json_output_shape(capsys, scores_csv):
+    code, out, _ = invoke(capsys, scores_csv, "--reps", 300, "--poi-reps", 200, "--seed", 7,
+                          "--compare", "A:B", "C:B")
+    assert code == 0
+    res = json.loads(out)
+    assert list(res) == ["confidence", "reps", "method", "seed", "metrics",
+                         "probability_of_improvement"]
+    assert res["confidence"] == 0.95 and res["reps"] == 300
+    assert res["method"] == "percentile" and res["seed"] == 7
+    assert list(res["metrics"]) == ["A", "B", "C"]
+    for per_alg in res["metrics"].values():
+        assert list(per_alg) == METRICS
+        for v in per_alg.values():
+            assert set(v) == {"point", "ci"} and len(v["ci"]) == 2
+            assert v["ci"][0] <= v["point"] <= v["ci"][1]
+    assert list(res["probability_of_improvement"]) == ["A:B", "C:B"]
+    ab = res["probability_of_improvement"]["A:B"]
+    assert 0.5 < ab["point"] <= 1.0 and ab["ci"][0] <= ab["point"] <= ab["ci"][1]
+
+
+def test_same_seed_same_output_and_options(capsys, scores_csv):
+    args = [scores_csv, "--reps", 200, "--metrics", "iqm,mean", "--method", "bca",
+            "--confidence", "0.9", "--task-bootstrap"]
+    _, a, _ = invoke(capsys, *args, "--seed", 3)
+    _, b, _ = invoke(capsys, *args, "--seed", 3)
+    _, c, _ = invoke(capsys, *args, "--seed", 4)
+    assert a == b and a != c
+    res = json.loads(a)
+    assert list(res["metrics"]["A"]) == ["iqm", "mean"]
+    assert res["method"] == "bca" and res["confidence"] == 0.9
+    # adding a comparison does not change the metric intervals
+    _, d, _ = invoke(capsys, *args, "--seed", 3, "--compare", "A:C")
+    assert json.loads(d)["metrics"] == res["metrics"]
+
+
+def test_table_format(capsys, scores_csv):
+    code, out, _ = invoke(capsys, scores_csv, "--reps", 100, "--format", "table",
+                          "--compare", "A:B")
+    assert code == 0
+    assert "optimality_gap" in out and "A:B" in out and "100 bootstrap replicates" in out
+
+
+def test_defaults_follow_the_paper():
+    parser = cli.build_parser()
+    args = parser.parse_args(["intervals", "x.csv"])
+    assert (args.reps, args.poi_reps, args.confidence, args.method, args.seed) == (
+        50_000, 2_000, 0.95, "percentile", 0)
+    assert args.metrics == ",".join(METRICS) and args.nan == "error"
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--metrics", "iqm,IQR"], "unknown metric 'IQR'"),
+        (["--compare", "A:Z"], "not X:Y"),
+        (["--reps", "0"], "--reps must be >= 1"),
+        (["--confidence", "1.5"], "--confidence must be in"),
+    ],
+)
+def test_bad_options_exit_2(capsys, scores_csv, extra, message):
+    code, out, err = invoke(capsys, scores_csv, *extra)
+    assert code == 2 and out == ""
+    assert message in err and err.startswith("scalinglab intervals: error:")
+
+
+def test_bad_files_exit_2_naming_the_cell(capsys, tmp_path, scores_csv):
+    code, _, err = invoke(capsys, tmp_path / "nope.csv")
+    assert code == 2 and "nope.csv" in err and "no such file" in err
+    df = pd.read_csv(scores_csv)
+    df.loc[3, "score"] = np.nan
+    df.to_csv(tmp_path / "nan.csv", index=False)
+    code, _, err = invoke(capsys, tmp_path / "nan.csv", "--reps", 50)
+    assert code == 2 and "row 4" in err and "algorithm 'A', task 't0', run 3" in err
+    code, out, err = invoke(capsys, tmp_path / "nan.csv", "--reps", 50, "--nan", "drop")
+    assert code == 0 and "warning: 1 NaN score(s) dropped" in err
+    assert json.loads(out)["metrics"]["A"]["iqm"]["point"] is not None
