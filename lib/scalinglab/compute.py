@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
-import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -64,7 +63,7 @@ def get_client(scheduler: str = "", *, n_workers: int | None = None) -> Iterator
     if s == "":
         n = n_workers or os.cpu_count() or 1
         with LocalCluster(
-            n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None
+            n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0"
         ) as cluster, Client(cluster) as client:
             yield client
     else:
@@ -119,7 +118,6 @@ def map_tasks(
     results: list[Any] = [None] * len(items)
     failures: list[TaskFailure] = []
     bar = tqdm(total=len(items), desc=desc, disable=not progress, unit="task")
-    t0 = time.perf_counter()
 
     def _store(i: int, ok: bool, value: Any) -> None:
         if ok:
@@ -145,9 +143,6 @@ def map_tasks(
     finally:
         bar.close()
     failures.sort(key=lambda f: f.index)
-    if progress:
-        print(f"{desc}: {len(items) - len(failures)}/{len(items)} done in "
-              f"{time.perf_counter() - t0:.1f} s, {len(failures)} failed")
     return results, failures
 
 

@@ -1,1 +1,30 @@
-"""The runner: study notebook -> versioned, self-contained HTML report. Knows no science."""
+"""The runner: study notebook -> versioned, self-contained HTML report. Knows no science.
+
+Modules, one concept each:
+
+- :mod:`~scalinglab.runner.study`: discovery, header metadata, the ``parameters`` cell
+- :mod:`~scalinglab.runner.execute`: jupytext -> papermill in the run folder
+- :mod:`~scalinglab.runner.html`: nbconvert export, normalisation, provenance header
+- :mod:`~scalinglab.runner.store`: run ids, atomic run folders, ``latest``, lookup
+- :mod:`~scalinglab.runner.manifest`: the manifest and the cache key
+- :mod:`~scalinglab.runner.pipeline`: one run end to end (:func:`run_study`)
+- :mod:`~scalinglab.runner.batch`: many studies as Dask tasks (:func:`run_all`)
+- :mod:`~scalinglab.runner.index`: ``reports/index.html`` / ``index.json``
+- :mod:`~scalinglab.runner.diff`: which findings moved between two runs
+- :mod:`~scalinglab.runner.verify`: re-run a run and compare its findings
+- :mod:`~scalinglab.runner.text`: terminal tables
+"""
+
+from scalinglab.runner.batch import BatchResult, run_all
+from scalinglab.runner.diff import diff_findings, diff_runs
+from scalinglab.runner.index import collect, write_index
+from scalinglab.runner.pipeline import RunResult, prepare_run, run_study
+from scalinglab.runner.store import list_runs, new_run_id, resolve_run
+from scalinglab.runner.study import Parameter, Study, discover_studies, load_study
+from scalinglab.runner.verify import VerifyResult, verify_run
+
+__all__ = [
+    "BatchResult", "Parameter", "RunResult", "Study", "VerifyResult", "collect",
+    "diff_findings", "diff_runs", "discover_studies", "list_runs", "load_study", "new_run_id",
+    "prepare_run", "resolve_run", "run_all", "run_study", "verify_run", "write_index",
+]

@@ -1,0 +1,63 @@
+"""``scalinglab reports``: list versioned reports, write the index, diff two runs.
+
+Usage::
+
+    scalinglab reports [--format table|json]
+    scalinglab reports diff RUN_A RUN_B [--format table|json]
+
+A RUN is a run folder path, ``study/variant/run_id`` (or ``study/variant/latest``),
+or a unique run-id prefix. ``reports`` also writes ``reports/index.html`` and
+``reports/index.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+FORMATS = ("table", "json")
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "reports",
+        help="list report versions and write reports/index.html; diff two runs",
+        description="List every study's report versions with status and headline findings, "
+        "and write reports/index.html and reports/index.json.",
+    )
+    p.add_argument("--format", choices=FORMATS, default="table")
+    sub = p.add_subparsers(dest="reports_cmd", metavar="{diff}")
+    d = sub.add_parser("diff", help="which findings moved between two runs",
+                       description="Compare the findings of two runs: delta and delta relative "
+                       "to the CI half-width; 'moved' when |delta| exceeds it.")
+    d.add_argument("run_a", metavar="RUN_A")
+    d.add_argument("run_b", metavar="RUN_B")
+    d.add_argument("--format", dest="diff_format", choices=FORMATS, default=None)
+    p.set_defaults(func=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    from scalinglab.runner import index
+
+    if getattr(args, "reports_cmd", None) == "diff":
+        return _diff(args)
+    html_path, json_path, idx = index.write_index()
+    if args.format == "json":
+        print(json.dumps(idx, indent=2))
+    else:
+        print(index.listing_text(idx))
+        print(f"wrote {html_path} and {json_path.name}")
+    return 0
+
+
+def _diff(args: argparse.Namespace) -> int:
+    from scalinglab.runner.diff import diff_runs, diff_text
+    from scalinglab.runner.index import json_safe
+    from scalinglab.runner.store import resolve_run
+
+    d = diff_runs(resolve_run(args.run_a), resolve_run(args.run_b))
+    if (args.diff_format or args.format) == "json":
+        print(json.dumps(json_safe(d), indent=2))
+    else:
+        print(diff_text(d))
+    return 0

@@ -1,0 +1,120 @@
+"""``scalinglab run``: run one study, or regenerate all of them.
+
+Usage::
+
+    scalinglab run STUDY [-p NAME VALUE ...] [--variant V] [--timeout S] [--force]
+    scalinglab run --all [--variant V] [--scheduler ADDR] [--workers N] [--force] [-p ...]
+    scalinglab run --list
+    scalinglab run STUDY --help-params
+
+Exit status: 0 success (or up to date), 1 a run failed, 2 bad study or
+parameters (nothing ran), 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from scalinglab.errors import StudyError
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "run",
+        help="run a study notebook into a versioned report",
+        description="Run a study (notebooks/STUDY.py) with papermill into "
+        "reports/STUDY/VARIANT/RUN_ID/, or every study with --all.",
+    )
+    p.add_argument("study", nargs="?", help="study name (notebooks/STUDY.py)")
+    p.add_argument("-p", "--param", nargs=2, action="append", default=[],
+                   metavar=("NAME", "VALUE"), help="override a parameter (repeatable)")
+    p.add_argument("--variant", default="default",
+                   help="named parameter set from the study header (default, tiny, ...)")
+    p.add_argument("--timeout", type=float, default=None, metavar="S",
+                   help="fail the run when one cell runs longer than S seconds")
+    p.add_argument("--force", action="store_true",
+                   help="run even if the latest good run has the same cache key")
+    p.add_argument("--all", action="store_true", help="run every study (in parallel, Dask)")
+    p.add_argument("--scheduler", default="", metavar="ADDR",
+                   help="with --all: Dask scheduler address (default $SCALINGLAB_SCHEDULER, "
+                   "else a LocalCluster; 'sync' = one after another in this process)")
+    p.add_argument("--workers", type=int, default=None, metavar="N",
+                   help="with --all: LocalCluster worker processes")
+    p.add_argument("--list", action="store_true", help="list studies, variants and parameters")
+    p.add_argument("--help-params", action="store_true", help="list STUDY's parameters")
+    p.set_defaults(func=main)
+
+
+def _command(args: argparse.Namespace) -> str:
+    import shlex
+
+    return shlex.join(getattr(args, "argv", None) or sys.argv)
+
+
+def _list(names: list[str]) -> int:
+    from scalinglab.runner.study import load_study
+
+    if not names:
+        print("no studies in notebooks/")
+    for name in names:
+        s = load_study(name)
+        print(f"{name}: {s.title}")
+        print(f"  variants: {', '.join(s.variants)}")
+        print(s.parameters_help())
+    return 0
+
+
+def main(args: argparse.Namespace) -> int:
+    from scalinglab.runner import index
+    from scalinglab.runner.study import discover_studies
+
+    if args.list:
+        return _list([args.study] if args.study else discover_studies())
+    if args.help_params:
+        if not args.study:
+            raise StudyError("--help-params needs a STUDY")
+        return _list([args.study])
+    overrides = [tuple(p) for p in args.param]
+    if args.all:
+        if args.study:
+            raise StudyError("give either STUDY or --all, not both")
+        code = _run_all(args, overrides)
+    else:
+        if not args.study:
+            raise StudyError("give a STUDY to run (or --all, or --list)")
+        if args.scheduler or args.workers:
+            raise StudyError("--scheduler and --workers apply to --all only")
+        code = _run_one(args, overrides)
+    index.write_index()
+    return code
+
+
+def _run_one(args: argparse.Namespace, overrides: list) -> int:
+    from scalinglab.runner.pipeline import UP_TO_DATE, run_study
+    from scalinglab.runner.text import findings_text
+
+    res = run_study(args.study, variant=args.variant, overrides=overrides,
+                    cell_timeout=args.timeout, force=args.force, command=_command(args))
+    if res.status == UP_TO_DATE:
+        print(f"up to date: {res.run_dir} (same cache key; --force to run again)")
+    else:
+        print(f"{res.status}: {res.run_dir}")
+    print(findings_text(res.findings))
+    if res.status in ("ok", UP_TO_DATE):
+        return 0
+    print(f"scalinglab run: {args.study} {res.status}: {res.error}", file=sys.stderr)
+    return 130 if res.status == "interrupted" else 1
+
+
+def _run_all(args: argparse.Namespace, overrides: list) -> int:
+    from scalinglab.runner.batch import run_all
+
+    batch = run_all(variant=args.variant, overrides=overrides, scheduler=args.scheduler,
+                    force=args.force, cell_timeout=args.timeout, command=_command(args),
+                    n_workers=args.workers)
+    for r in batch.results:
+        if r.status == "up-to-date":
+            print(f"{r.study}/{r.variant}: up to date ({r.run_id})")
+    print(batch.summary())
+    return 0 if batch.ok else 1

@@ -1,0 +1,47 @@
+"""``scalinglab verify RUN``: re-run a report's study and check every finding is reproduced.
+
+Usage::
+
+    scalinglab verify RUN [--timeout S] [--format table|json]
+
+The re-run uses the manifest's parameters and goes into a temporary reports
+folder (the real ``reports/`` and ``latest`` are untouched). Exit status 0 when
+every finding (point and interval) is identical, 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "verify",
+        help="re-run a report and check its findings are reproduced exactly",
+        description="Re-run RUN's study with the parameters in its manifest (into a temporary "
+        "folder) and compare every finding exactly.",
+    )
+    p.add_argument("run", metavar="RUN",
+                   help="run folder, study/variant/run_id (or .../latest), or run-id prefix")
+    p.add_argument("--timeout", type=float, default=None, metavar="S",
+                   help="per-cell timeout in seconds")
+    p.add_argument("--format", choices=("table", "json"), default="table")
+    p.set_defaults(func=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    from scalinglab.runner.index import json_safe
+    from scalinglab.runner.store import resolve_run
+    from scalinglab.runner.verify import verify_run
+
+    run_dir = resolve_run(args.run)
+    res = verify_run(run_dir, cell_timeout=args.timeout,
+                     command=shlex.join(getattr(args, "argv", None) or sys.argv))
+    if args.format == "json":
+        print(json.dumps(json_safe(res.to_json()), indent=2))
+    else:
+        print(res.text())
+    return 0 if res.reproduced else 1

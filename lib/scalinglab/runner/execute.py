@@ -1,0 +1,182 @@
+"""Execute a study notebook: jupytext -> papermill, in the run's own folder.
+
+Papermill cannot read jupytext ``.py`` files, so the study is converted into
+the run folder first and that copy is executed with the merged parameters
+injected after the ``parameters`` cell. The kernel (``python3``) starts in the
+repository's ``notebooks/`` folder and inherits two environment variables:
+``SCALINGLAB_RESULTS`` (where :func:`scalinglab.record.record` writes findings)
+and ``SCALINGLAB_ROOT`` (the repository root). Papermill changes the process
+working directory, so one process runs one notebook at a time; the variables
+are set for the duration of the run and restored afterwards.
+
+A ``SIGTERM`` received while a notebook runs in the main thread is turned into
+:class:`RunInterrupted` (a ``KeyboardInterrupt``), so a killed run is marked
+``interrupted`` instead of vanishing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import signal
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import jupytext
+import nbformat
+
+from scalinglab.paths import notebooks_dir, repo_root
+from scalinglab.record import RESULTS_ENV
+
+KERNEL = "python3"
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """The run was stopped by ``SIGTERM`` (or Ctrl-C)."""
+
+
+@contextlib.contextmanager
+def _environ(**values: str) -> Iterator[None]:
+    saved = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+@contextlib.contextmanager
+def _quiet_papermill() -> Iterator[None]:
+    # papermill re-parses the parameters cell with a regex that trips on quotes in
+    # comments and then warns about "unknown" parameters; the runner has already
+    # validated every parameter against the cell, so those warnings are noise.
+    logger = logging.getLogger("papermill")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signal handlers can only be installed from the main thread (Dask workers)
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        raise RunInterrupted(f"received signal {signal.Signals(signum).name}")
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def execute_study(
+    source: Path,
+    output: Path,
+    parameters: dict[str, Any],
+    *,
+    results_path: Path,
+    cell_timeout: float | None = None,
+    start_timeout: float = 120,
+) -> Any:
+    """Convert ``source`` with jupytext and execute it with papermill into ``output``.
+
+    Parameters
+    ----------
+    source
+        The study's jupytext ``.py`` file.
+    output
+        Where the executed ``.ipynb`` goes; papermill saves it after every cell,
+        so it holds the partial notebook when a cell raises or times out.
+    parameters
+        Merged, validated parameters to inject.
+    results_path
+        Exported to the kernel as ``SCALINGLAB_RESULTS``.
+    cell_timeout
+        Seconds a single cell may run (None: no limit).
+
+    Returns
+    -------
+    nbformat.NotebookNode
+        The executed notebook.
+
+    Raises
+    ------
+    papermill.PapermillExecutionError
+        A cell raised (the notebook is saved first).
+    RunInterrupted, KeyboardInterrupt
+        The run was stopped.
+    Exception
+        A cell timed out, or the kernel died or did not start.
+    """
+    import papermill
+
+    nb = jupytext.read(source, fmt="py:percent")
+    nb.metadata.setdefault("kernelspec", {"display_name": "Python 3", "language": "python",
+                                          "name": KERNEL})
+    for i, cell in enumerate(nb.cells):
+        cell["id"] = f"cell-{i}"
+    staged = output.with_name(f".input-{output.name}")
+    nbformat.write(nb, staged)
+    env = {RESULTS_ENV: str(results_path), "SCALINGLAB_ROOT": str(repo_root())}
+    try:
+        with _environ(**env), _quiet_papermill(), _sigterm_as_interrupt():
+            return papermill.execute_notebook(
+                str(staged),
+                str(output),
+                parameters=parameters,
+                kernel_name=KERNEL,
+                cwd=str(notebooks_dir()),
+                progress_bar=False,
+                log_output=False,
+                execution_timeout=cell_timeout,
+                start_timeout=start_timeout,
+            )
+    finally:
+        staged.unlink(missing_ok=True)
+
+
+def cell_timings(nb: Any) -> list[dict[str, Any]]:
+    """Per-cell start, end, duration and status from papermill's cell metadata.
+
+    Returns
+    -------
+    list of dict
+        One entry per code cell that papermill touched: ``index`` (position in
+        the executed notebook, the injected-parameters cell included), ``tags``,
+        ``start``, ``end``, ``duration`` (seconds) and ``status``.
+    """
+    out = []
+    for i, cell in enumerate(nb.cells if nb is not None else []):
+        pm = cell.get("metadata", {}).get("papermill")
+        if not pm or cell.cell_type != "code":
+            continue
+        out.append({
+            "index": i,
+            "tags": list(cell.metadata.get("tags") or []),
+            "start": pm.get("start_time"),
+            "end": pm.get("end_time"),
+            "duration": pm.get("duration"),
+            "status": pm.get("status"),
+        })
+    return out
+
+
+def read_executed(output: Path) -> Any:
+    """The executed notebook as saved by papermill, or None if it was never written."""
+    try:
+        return nbformat.read(output, as_version=4)
+    except (OSError, ValueError):
+        return None

@@ -1,0 +1,183 @@
+"""HTML export of an executed study: self-contained, deterministic, findings first.
+
+nbconvert's ``HTMLExporter`` (JupyterLab template) renders the notebook with
+images embedded. A small template extending the lab one removes every script
+the stock template fetches from a CDN (require.js, MathJax, mermaid, widgets),
+so the page reads offline (TeX in markdown is then shown as source), and puts
+a provenance header and the findings table above the notebook body.
+
+The same science gives byte-identical HTML: before export the notebook is
+normalised (cell ids ``cell-0``, ``cell-1``...; papermill metadata,
+execution timestamps and tqdm progress output removed) and nothing clock- or run-specific (run id,
+dates, durations) is written into the page; those live in the manifest and the
+index.
+"""
+
+from __future__ import annotations
+
+import copy
+import html
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import jinja2
+
+from scalinglab.record import findings_html
+
+TEMPLATE_NAME = "scalinglab_report.html.j2"
+
+_TEMPLATE = r"""{%- extends 'index.html.j2' -%}
+{%- block html_head_js_requirejs -%}{%- endblock html_head_js_requirejs -%}
+{%- block html_head_js_mathjax -%}{%- endblock html_head_js_mathjax -%}
+{%- block html_head_js_mermaidjs -%}{%- endblock html_head_js_mermaidjs -%}
+{%- block jupyter_widgets -%}{%- endblock jupyter_widgets -%}
+{%- block extra_css -%}<style type="text/css">{{ resources.scalinglab_css }}</style>{%- endblock extra_css -%}
+{%- block body_header -%}
+{{ super() }}
+{{ resources.scalinglab_header }}
+{%- endblock body_header -%}
+"""
+
+CSS = """
+.sl-header { font-family: system-ui, sans-serif; max-width: 70em; margin: 1em auto 2em;
+  padding: 0 1em; }
+.sl-header h1 { margin-bottom: .2em; }
+.sl-header .sl-desc { color: #444; }
+.sl-prov { font-size: .85em; color: #333; border-collapse: collapse; margin: .5em 0; }
+.sl-prov th, .sl-prov td { text-align: left; padding: 1px 8px; vertical-align: top; }
+.sl-prov code { white-space: pre-wrap; }
+table.sl-findings { border-collapse: collapse; margin: .5em 0; font-size: .9em; }
+table.sl-findings th, table.sl-findings td { border: 1px solid #ccc; padding: 3px 8px;
+  text-align: left; }
+table.sl-findings th { background: #f3f3f3; }
+.sl-dirty { color: #b00; font-weight: bold; }
+.sl-failed { border: 2px solid #b00; background: #fee; padding: .5em 1em; margin: 1em 0; }
+.sl-failed pre { white-space: pre-wrap; font-size: .85em; }
+"""
+
+
+#: A tqdm progress line: "label:  25%|##5       | 8/32 [00:00<00:00, 32.65task/s]".
+_PROGRESS = re.compile(r"\d+%\|.*\|\s*[\d.]+[kMG]?/[\d.?]+[kMG]?\s*\[")
+
+
+def _is_progress(output: Any) -> bool:
+    if output.get("output_type") != "stream" or output.get("name") != "stderr":
+        return False
+    lines = [ln for ln in re.split(r"[\r\n]", output.get("text", "")) if ln.strip()]
+    return bool(lines) and all(_PROGRESS.search(ln) for ln in lines)
+
+
+def normalise_notebook(nb: Any) -> Any:
+    """A copy of ``nb`` without run-specific noise.
+
+    Cell ids become ``cell-<index>``; papermill metadata (notebook and cells),
+    nbclient execution timestamps and jupytext metadata are dropped, and so are
+    stderr outputs made only of tqdm progress lines (they carry rates and clock
+    times). Every other output is kept as it is.
+    """
+    out = copy.deepcopy(nb)
+    for key in ("papermill", "jupytext"):
+        out.metadata.pop(key, None)
+    for i, cell in enumerate(out.cells):
+        cell["id"] = f"cell-{i}"
+        for key in ("papermill", "execution", "collapsed", "scrolled"):
+            cell.metadata.pop(key, None)
+        if cell.cell_type == "code":
+            cell.outputs = [o for o in cell.outputs if not _is_progress(o)]
+    return out
+
+
+def provenance_header(
+    *,
+    title: str,
+    description: str,
+    study: str,
+    variant: str,
+    parameters: dict[str, Any],
+    commit: str | None,
+    dirty: bool,
+    version: str,
+    findings: Sequence[dict],
+    other_page: tuple[str, str] | None = None,
+    status: str = "ok",
+    error: str | None = None,
+) -> str:
+    """The block shown above the notebook body: title, provenance and findings table.
+
+    Parameters
+    ----------
+    findings
+        The ``findings`` list of ``results.json``.
+    other_page
+        ``(href, label)`` of the companion page (report with / without code).
+    status, error
+        A run that is not ``ok`` gets a banner with its error.
+    """
+    esc = html.escape
+    params = ", ".join(f"{k}={v!r}" for k, v in parameters.items())
+    commit_txt = esc(commit[:12]) if commit else "not a git checkout"
+    dirty_txt = '<span class="sl-dirty">yes (uncommitted changes)</span>' if dirty else "no"
+    rows = [
+        ("study", f"<code>{esc(study)}</code>, variant <code>{esc(variant)}</code>"),
+        ("commit", f"<code>{commit_txt}</code>"),
+        ("dirty", dirty_txt),
+        ("parameters", f"<code>{esc(params)}</code>"),
+        ("scalinglab", esc(version)),
+    ]
+    prov = "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in rows)
+    link = ""
+    if other_page:
+        link = f'<p><a href="{esc(other_page[0])}">{esc(other_page[1])}</a></p>'
+    table = findings_html(list(findings)) if findings else "<p>No findings recorded.</p>"
+    desc = f'<p class="sl-desc">{esc(description)}</p>' if description else ""
+    if status != "ok":
+        desc += (f'<div class="sl-failed"><b>This run {esc(status)}.</b>'
+                 f"<pre>{esc(error or '')}</pre></div>")
+    return (
+        '<header class="sl-header">'
+        f"<h1>{esc(title)}</h1>{desc}"
+        f'<table class="sl-prov">{prov}</table>{link}'
+        f"<h2>Findings</h2>{table}"
+        "</header>"
+    )
+
+
+def export_html(nb: Any, *, title: str, header: str, with_code: bool = False) -> str:
+    """Render a normalised notebook to one self-contained HTML page.
+
+    Parameters
+    ----------
+    nb
+        The executed notebook (normalised by :func:`normalise_notebook` here).
+    title
+        The page ``<title>``.
+    header
+        HTML placed at the top of the body (see :func:`provenance_header`).
+    with_code
+        Show code cells (default: outputs and markdown only).
+    """
+    from nbconvert import HTMLExporter
+
+    exporter = HTMLExporter(
+        template_name="lab",
+        template_file=TEMPLATE_NAME,
+        extra_loaders=[jinja2.DictLoader({TEMPLATE_NAME: _TEMPLATE})],
+        exclude_input=not with_code,
+        exclude_input_prompt=not with_code,
+        exclude_output_prompt=True,
+        embed_images=True,
+    )
+    resources = {
+        "metadata": {"name": title},
+        "scalinglab_header": header,
+        "scalinglab_css": CSS,
+    }
+    body, _ = exporter.from_notebook_node(normalise_notebook(nb), resources=resources)
+    return body
+
+
+def external_references(page: str) -> list[str]:
+    """``src``/``href`` URLs of ``<script>``/``<link>`` tags pointing off the page (http...)."""
+    pattern = r"<(?:script|link)\b[^>]*?\b(?:src|href)\s*=\s*[\"']?((?:https?:)?//[^\"'\s>]+)"
+    return re.findall(pattern, page, flags=re.I)

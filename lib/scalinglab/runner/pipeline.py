@@ -1,0 +1,265 @@
+"""One study run, end to end: validate, execute, export, record, publish.
+
+:func:`run_study` is what ``scalinglab run STUDY`` does:
+
+1. load the study and merge its parameters (defaults, variant, ``-p``
+   overrides); bad names or types raise :class:`~scalinglab.errors.ParameterError`
+   here, before any folder is made or kernel started;
+2. hash source, inputs, library and lock into the cache key; unless
+   ``force``, stop with status ``up-to-date`` when the latest good run has it;
+3. reserve ``reports/<study>/<variant>/.tmp-<run_id>/`` and execute the
+   notebook there (papermill), findings going to ``results.json``;
+4. export ``report.html`` (inputs hidden) and ``report-code.html``;
+5. write ``manifest.json``, rename the folder to ``<run_id>/`` and, only on
+   success, move ``latest``. A failed, timed-out or interrupted run keeps its
+   folder, marked in the manifest, and leaves ``latest`` alone.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import traceback
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from scalinglab.compute import compute_mode
+from scalinglab.paths import repo_root
+from scalinglab.provenance import environment, sha256_bytes
+from scalinglab.record import load_results, write_results
+from scalinglab.runner import store
+from scalinglab.runner.execute import cell_timings, execute_study, read_executed
+from scalinglab.runner.html import export_html, provenance_header
+from scalinglab.runner.manifest import (
+    build_manifest,
+    git_state,
+    input_hashes,
+    source_info,
+    with_inputs,
+)
+from scalinglab.runner.study import DEFAULT_VARIANT, Study, load_study, resolve_parameters
+
+UP_TO_DATE = "up-to-date"
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+@dataclass
+class PreparedRun:
+    """A validated run request: the study, merged parameters and their hashes."""
+
+    study: Study
+    variant: str
+    parameters: dict[str, Any]
+    hashes: dict[str, Any]
+
+    @property
+    def cache_key(self) -> str:
+        return self.hashes["cache_key"]
+
+
+@dataclass
+class RunResult:
+    """What a run produced (or why it did not run)."""
+
+    study: str
+    variant: str
+    status: str  # ok | failed | interrupted | up-to-date
+    run_id: str | None = None
+    run_dir: Path | None = None
+    error: str | None = None
+    findings: list[dict] = field(default_factory=list)
+    duration: float | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status in (store.OK, UP_TO_DATE)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "study": self.study, "variant": self.variant, "status": self.status,
+            "run_id": self.run_id, "run_dir": None if self.run_dir is None else str(self.run_dir),
+            "error": self.error, "findings": self.findings, "duration": self.duration,
+        }
+
+
+def prepare_run(
+    study_name: str,
+    *,
+    variant: str = DEFAULT_VARIANT,
+    overrides: dict[str, Any] | list[tuple[str, Any]] | None = None,
+) -> PreparedRun:
+    """Load and validate a run request; no folder is made and no kernel starts."""
+    study = load_study(study_name)
+    params = resolve_parameters(study, variant=variant, overrides=overrides)
+    inputs = input_hashes(params, study.inputs, root=repo_root())
+    hashes = source_info(study.path, study.code_sources(), params, inputs)
+    return PreparedRun(study, variant, params, hashes)
+
+
+def up_to_date_run(prep: PreparedRun, *, reports_root: Path | None = None) -> Path | None:
+    """The latest good run of this study/variant if its cache key matches, else None."""
+    latest = store.latest_run(prep.study.name, prep.variant, reports_root=reports_root)
+    if latest is None:
+        return None
+    manifest = store.read_manifest(latest)
+    if manifest.get("status") == store.OK and manifest.get("cache_key") == prep.cache_key:
+        return latest
+    return None
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def _error_text(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    if not isinstance(exc, KeyboardInterrupt) and type(exc).__name__ != "PapermillExecutionError":
+        text = f"{type(exc).__name__}: {text}"
+    return _ANSI.sub("", text)
+
+
+def run_study(
+    study_name: str,
+    *,
+    variant: str = DEFAULT_VARIANT,
+    overrides: dict[str, Any] | list[tuple[str, Any]] | None = None,
+    cell_timeout: float | None = None,
+    force: bool = True,
+    reports_root: Path | None = None,
+    command: str = "",
+    executor: str = "local",
+    prepared: PreparedRun | None = None,
+) -> RunResult:
+    """Run one study into a new versioned report folder.
+
+    Parameters
+    ----------
+    study_name
+        ``notebooks/<study_name>.py``.
+    variant
+        Header variant (``default``, ``tiny`` or a declared one); also the folder name.
+    overrides
+        Parameter overrides (``-p NAME VALUE``; strings are converted by type).
+    cell_timeout
+        Seconds any one cell may run before the run fails.
+    force
+        Run even when the latest good run has the same cache key.
+    reports_root
+        Where run folders go (default ``reports/``); ``verify`` uses a temporary one.
+    command
+        The command as typed, for the manifest.
+    executor
+        Where the notebook ran (``local`` or the batch's Dask scheduler), for the manifest.
+
+    Returns
+    -------
+    RunResult
+        ``status`` is ``ok``, ``failed``, ``interrupted`` or ``up-to-date``.
+
+    Raises
+    ------
+    ParameterError, StudyError
+        Bad request (before anything runs).
+    """
+    from scalinglab import __version__
+
+    prep = prepared or prepare_run(study_name, variant=variant, overrides=overrides)
+    study, params = prep.study, prep.parameters
+    if not force:
+        current = up_to_date_run(prep, reports_root=reports_root)
+        if current is not None:
+            return RunResult(
+                study.name, prep.variant, UP_TO_DATE, run_id=current.name, run_dir=current,
+                findings=store.read_manifest(current).get("results", []),
+            )
+
+    git = git_state()
+    run_id, tmp = store.allocate_run(
+        study.name, prep.variant, commit=git["commit"], dirty=git["dirty"],
+        reports_root=reports_root,
+    )
+    results_path = tmp / "results.json"
+    executed_path = tmp / f"{study.name}.ipynb"
+    started, t0 = _now(), time.perf_counter()
+    hashes = prep.hashes
+
+    def manifest(status: str, error: str | None, findings: list[dict], nb: Any,
+                 html_sha: str | None, finished: str | None) -> dict:
+        return build_manifest(
+            study=study.name, title=study.title, variant=prep.variant, run_id=run_id,
+            status=status, error=error,
+            started=started, finished=finished,
+            duration=None if finished is None else round(time.perf_counter() - t0, 3),
+            parameters=params, hashes=hashes, git=git, environment=environment(),
+            version=__version__, compute_mode=compute_mode(str(params.get("scheduler", ""))),
+            executor=executor, command=command, results=findings,
+            cell_timings=cell_timings(nb), report_html_sha256=html_sha,
+        )
+
+    store.write_json(tmp / "manifest.json", manifest(store.RUNNING, None, [], None, None, None))
+    status, error = store.OK, None
+    findings: list[dict] = []
+    nb = None
+    html_sha = None
+    try:
+        try:
+            execute_study(study.path, executed_path, params, results_path=results_path,
+                          cell_timeout=cell_timeout)
+        except KeyboardInterrupt as exc:
+            status, error = store.INTERRUPTED, _error_text(exc) or "interrupted"
+        except Exception as exc:  # a failed run is recorded, never raised
+            status, error = store.FAILED, _error_text(exc)
+        nb = read_executed(executed_path)
+        if status == store.OK:
+            hashes = with_inputs(hashes, study.code_sources(), params,
+                                 input_hashes(params, study.inputs, root=repo_root()))
+        if results_path.is_file():
+            findings = load_results(results_path)
+        else:
+            write_results(results_path, [])
+        if nb is not None:
+            try:
+                html_sha = _write_html(tmp, study, prep.variant, params, git, __version__,
+                                       findings, nb, status, error)
+            except Exception as exc:
+                if status == store.OK:
+                    status = store.FAILED
+                    error = f"HTML export failed: {_error_text(exc)}"
+    except BaseException as exc:  # noqa: B036 - record anything that escapes, then re-raise
+        status = store.INTERRUPTED if isinstance(exc, KeyboardInterrupt) else store.FAILED
+        error = error or _error_text(exc) or traceback.format_exc()
+        raise
+    finally:
+        store.write_json(tmp / "manifest.json",
+                         manifest(status, error, findings, nb, html_sha, _now()))
+        run_dir = store.finalize_run(tmp, run_id)
+        if status == store.OK:
+            store.set_latest(run_dir)
+    return RunResult(study.name, prep.variant, status, run_id=run_id, run_dir=run_dir,
+                     error=error, findings=findings, duration=round(time.perf_counter() - t0, 3))
+
+
+def _write_html(folder: Path, study: Study, variant: str, params: dict, git: dict, version: str,
+                findings: list[dict], nb: Any, status: str, error: str | None) -> str:
+    """Write ``report.html`` and ``report-code.html``; return the report's SHA-256."""
+    sha = ""
+    for name, other, with_code in (
+        ("report.html", ("report-code.html", "Show the code"), False),
+        ("report-code.html", ("report.html", "Hide the code"), True),
+    ):
+        header = provenance_header(
+            title=study.title, description=study.description, study=study.name,
+            variant=variant, parameters=params, commit=git.get("commit"),
+            dirty=bool(git.get("dirty")), version=version, findings=findings,
+            other_page=other, status=status, error=error,
+        )
+        page = export_html(nb, title=study.title, header=header, with_code=with_code)
+        data = page.encode("utf-8")
+        tmp = folder / f".tmp-{name}"
+        tmp.write_bytes(data)
+        tmp.replace(folder / name)
+        if name == "report.html":
+            sha = sha256_bytes(data)
+    return sha

@@ -1,0 +1,102 @@
+"""Reproduce a run: execute its study again with the manifest's parameters and compare.
+
+The re-run goes into a temporary reports root, so the real ``reports/`` and
+its ``latest`` links are never touched. Every finding must match exactly
+(point and both interval ends; NaN matches NaN): on CPU the same seed gives
+bit-identical results, so any difference means the science changed (or the
+code did: the source and library hashes are compared too and reported).
+"""
+
+from __future__ import annotations
+
+import math
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from scalinglab.errors import StudyError
+from scalinglab.runner import store
+from scalinglab.runner.pipeline import run_study
+from scalinglab.runner.text import fmt_ci, fmt_num, format_table
+
+
+def _same(a: Any, b: Any) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    fa, fb = float(a), float(b)
+    return fa == fb or (math.isnan(fa) and math.isnan(fb))
+
+
+@dataclass
+class VerifyResult:
+    """Outcome of :func:`verify_run`."""
+
+    run: str
+    rerun_status: str
+    rerun_error: str | None
+    rows: list[dict] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def reproduced(self) -> bool:
+        return self.rerun_status == store.OK and all(r["same"] for r in self.rows)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"run": self.run, "reproduced": self.reproduced, "rerun_status": self.rerun_status,
+                "rerun_error": self.rerun_error, "findings": self.rows, "notes": self.notes}
+
+    def text(self) -> str:
+        rows = [[r["name"], fmt_num(r["point_a"]), fmt_ci(r["ci_a"]), fmt_num(r["point_b"]),
+                 fmt_ci(r["ci_b"]), "yes" if r["same"] else "NO"] for r in self.rows]
+        lines = [f"run: {self.run}",
+                 format_table(["finding", "recorded", "CI", "re-run", "CI", "identical"], rows)]
+        lines += [f"note: {n}" for n in self.notes]
+        if self.rerun_status != store.OK:
+            lines.append(f"re-run {self.rerun_status}: {self.rerun_error}")
+        lines.append("REPRODUCED" if self.reproduced else "NOT REPRODUCED")
+        return "\n".join(lines)
+
+
+def compare_findings(recorded: list[dict], rerun: list[dict]) -> list[dict]:
+    """Row per finding name in either list: both values and whether they are identical."""
+    a = {f["name"]: f for f in recorded}
+    b = {f["name"]: f for f in rerun}
+    rows = []
+    for name in list(a) + [n for n in b if n not in a]:
+        fa, fb = a.get(name), b.get(name)
+        same = (fa is not None and fb is not None and _same(fa["point"], fb["point"])
+                and _same(fa.get("ci"), fb.get("ci")))
+        rows.append({
+            "name": name,
+            "point_a": None if fa is None else fa["point"], "ci_a": None if fa is None else fa.get("ci"),
+            "point_b": None if fb is None else fb["point"], "ci_b": None if fb is None else fb.get("ci"),
+            "same": bool(same),
+        })
+    return rows
+
+
+def verify_run(run_dir: Path, *, cell_timeout: float | None = None,
+               command: str = "") -> VerifyResult:
+    """Re-run ``run_dir``'s study/variant with its recorded parameters and compare findings."""
+    manifest = store.read_manifest(run_dir)
+    if not manifest.get("study"):
+        raise StudyError(f"{run_dir}: no readable manifest.json")
+    label = f"{manifest['study']}/{manifest['variant']}/{manifest['run_id']}"
+    with tempfile.TemporaryDirectory(prefix="scalinglab-verify-") as tmp:
+        result = run_study(
+            manifest["study"], variant=manifest["variant"], overrides=manifest["parameters"],
+            cell_timeout=cell_timeout, force=True, reports_root=Path(tmp), command=command,
+        )
+        rerun = store.read_manifest(result.run_dir) if result.run_dir else {}
+    out = VerifyResult(label, result.status, result.error,
+                       rows=compare_findings(manifest.get("results", []), result.findings))
+    if manifest.get("status") != store.OK:
+        out.notes.append(f"the recorded run has status {manifest.get('status')!r}")
+    for key, what in (("source_hash", "notebook source"), ("lib_hash", "library code"),
+                      ("input_hashes", "inputs"), ("lock_hash", "lock file")):
+        if rerun and rerun.get(key) != manifest.get(key):
+            out.notes.append(f"{what} changed since the recorded run")
+    return out

@@ -1,0 +1,218 @@
+"""Runner: parameters cell parsing and validation, study discovery (no kernel starts)."""
+
+from __future__ import annotations
+
+import shutil
+import textwrap
+from pathlib import Path
+
+import jupytext
+import pytest
+
+import scalinglab.cli as cli
+from scalinglab.errors import ParameterError, StudyError
+from scalinglab.runner import pipeline
+from scalinglab.runner.study import (
+    Parameter,
+    coerce,
+    discover_studies,
+    load_study,
+    parse_parameters_source,
+    resolve_parameters,
+)
+
+FIXTURES = Path(__file__).parent / "fixtures" / "studies"
+
+
+@pytest.fixture
+def root(tmp_path, monkeypatch):
+    for sub in ("notebooks", "data/fixture", "reports"):
+        (tmp_path / sub).mkdir(parents=True)
+    for f in FIXTURES.glob("*.py"):
+        shutil.copy(f, tmp_path / "notebooks" / f.name)
+    monkeypatch.setenv("SCALINGLAB_ROOT", str(tmp_path))
+    return tmp_path
+
+
+def _main(monkeypatch, *argv: str) -> int:
+    return cli.main(list(argv))
+
+
+HEADER = textwrap.dedent("""\
+    # ---
+    # jupyter:
+    #   kernelspec:
+    #     display_name: Python 3
+    #     language: python
+    #     name: python3
+    #   scalinglab:
+    #     title: Bad
+    # ---
+    """)
+
+
+def _write(root: Path, name: str, body: str) -> None:
+    (root / "notebooks" / f"{name}.py").write_text(HEADER + "\n" + textwrap.dedent(body))
+
+
+def test_header_metadata_round_trips_through_jupytext():
+    meta = jupytext.read(FIXTURES / "fixture_basic.py").metadata["scalinglab"]
+    assert meta["tiny"] == {"compute_class": "tiny", "n": 100, "reps": 100}
+    assert meta["variants"] == {"shifted": {"shift": 1.0}}
+    assert meta["inputs"] == ["data/fixture/*.csv"]
+
+
+def test_parameters_cell_is_parsed_with_types_defaults_and_help(root):
+    study = load_study("fixture_basic")
+    p = study.parameters
+    assert list(p)[:4] == ["seed", "compute_class", "scheduler", "data"]
+    assert p["reps"] == Parameter("reps", "int", 300, "bootstrap resamples")
+    assert p["shift"].type == "float" and p["shift"].default == 0.0
+    assert p["levels"] == Parameter("levels", "list[float]", [0.5, 0.9], "quantile levels to report")
+    assert p["show_hist"].default is True
+    # a '#' inside a string is not a comment
+    parsed = parse_parameters_source('label: str = "a # b"  # the label\n')
+    assert parsed["label"].default == "a # b" and parsed["label"].help == "the label"
+
+
+@pytest.mark.parametrize(
+    ("typ", "text", "expected"),
+    [
+        ("int", "50_000", 50000),
+        ("int", "-3", -3),
+        ("float", "1e-3", 0.001),
+        ("float", "2", 2.0),
+        ("bool", "true", True),
+        ("bool", "Yes", True),
+        ("bool", "1", True),
+        ("bool", "false", False),
+        ("bool", "no", False),
+        ("bool", "0", False),
+        ("str", "  spaced ", "  spaced "),
+        ("list[float]", "[1, 2.5]", [1.0, 2.5]),
+        ("list[float]", "0.1, 0.9", [0.1, 0.9]),
+        ("list[int]", "1,2,3", [1, 2, 3]),
+        ("list[int]", "[]", []),
+        ("list[str]", "a, b", ["a", "b"]),
+        ("list[str]", '["a,b", "c"]', ["a,b", "c"]),
+    ],
+)
+def test_cli_strings_are_converted_by_declared_type(typ, text, expected):
+    value = coerce(Parameter("x", typ, None), text)
+    assert value == expected
+    assert type(value) is type(expected)
+
+
+@pytest.mark.parametrize(
+    ("typ", "text"),
+    [("int", "1.5"), ("int", "ten"), ("float", "x"), ("bool", "maybe"), ("bool", "2"),
+     ("list[int]", "1,x"), ("list[int]", '["a"]'), ("list[int]", "[1, 2"),
+     ("list[float]", "[true]")],
+)
+def test_wrong_types_are_rejected(typ, text):
+    with pytest.raises(ParameterError, match="'x'"):
+        coerce(Parameter("x", typ, None), text)
+
+
+def test_typed_values_are_checked_too():
+    assert coerce(Parameter("x", "float", 0.0), 3) == 3.0
+    with pytest.raises(ParameterError):
+        coerce(Parameter("x", "int", 0), True)  # bool is not an int parameter
+    with pytest.raises(ParameterError):
+        coerce(Parameter("x", "bool", False), 1)
+
+
+def test_unknown_parameter_lists_valid_ones_with_types_defaults_and_help(root):
+    study = load_study("fixture_basic")
+    with pytest.raises(ParameterError) as err:
+        resolve_parameters(study, overrides=[("repz", "10")])
+    msg = str(err.value)
+    assert "unknown parameter 'repz'" in msg
+    for p in study.parameters.values():
+        assert p.describe() in msg
+    assert "reps: int = 300  # bootstrap resamples" in msg
+
+
+def test_wrong_type_error_names_parameter_and_lists_valid_ones(root):
+    study = load_study("fixture_basic")
+    with pytest.raises(ParameterError) as err:
+        resolve_parameters(study, overrides={"n": "many"})
+    assert "'n': expected int, got 'many'" in str(err.value)
+    assert "shift: float = 0.0  # mean of the simulated sample" in str(err.value)
+
+
+def test_variants_merge_defaults_variant_and_overrides(root):
+    study = load_study("fixture_basic")
+    assert set(study.variants) == {"default", "tiny", "shifted"}
+    tiny = resolve_parameters(study, variant="tiny")
+    assert (tiny["compute_class"], tiny["n"], tiny["reps"], tiny["seed"]) == ("tiny", 100, 100, 0)
+    shifted = resolve_parameters(study, variant="shifted", overrides={"n": "7", "shift": "2"})
+    assert shifted["shift"] == 2.0 and shifted["n"] == 7
+    with pytest.raises(ParameterError, match="variants: default, tiny, shifted"):
+        resolve_parameters(study, variant="huge")
+
+
+def test_discovery_and_unknown_study(root):
+    (root / "notebooks" / "helper.py").write_text("x = 1\n")
+    assert discover_studies() == ["fixture_basic", "fixture_fail", "fixture_second"]
+    with pytest.raises(StudyError, match="studies: fixture_basic, fixture_fail, fixture_second"):
+        load_study("nope")
+
+
+@pytest.mark.parametrize(
+    ("body", "match"),
+    [
+        ("# %%\nx = 1\n", "exactly one code cell tagged 'parameters'"),
+        ('# %%\nimport os\n\n# %% tags=["parameters"]\nseed: int = 0\n', "first code cell"),
+        ('# %% tags=["parameters"]\nseed: int = 0\n\n# %% tags=["parameters"]\nn: int = 1\n',
+         "exactly one"),
+        ('# %% tags=["parameters"]\nseed: int = 0\nn = 3\n', "only 'name: type = literal'"),
+        ('# %% tags=["parameters"]\nseed: int = 0\nn: int = 2 ** 3\n', "literal"),
+        ('# %% tags=["parameters"]\nseed: int = 0\nd: dict = {}\n', "supported"),
+        ('# %% tags=["parameters"]\nseed: int = "0"\n', "default of 'seed'"),
+        ('# %% tags=["parameters"]\nseed: int = 0\nscheduler: str = ""\n', "compute_class"),
+    ],
+)
+def test_malformed_parameters_cells_are_study_errors(root, body, match):
+    _write(root, "bad", body)
+    with pytest.raises(StudyError, match=match):
+        load_study("bad")
+
+
+def test_bad_variant_in_header_is_a_study_error(root):
+    src = (FIXTURES / "fixture_basic.py").read_text().replace("shift: 1.0", "shfit: 1.0")
+    (root / "notebooks" / "typo.py").write_text(src)
+    with pytest.raises(StudyError, match="unknown parameter 'shfit'"):
+        load_study("typo")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("run", "fixture_basic", "-p", "repz", "10"),
+        ("run", "fixture_basic", "-p", "n", "1.5"),
+        ("run", "fixture_basic", "-p", "show_hist", "perhaps"),
+        ("run", "fixture_basic", "--variant", "nope"),
+        ("run", "--all", "-p", "nope", "1"),
+    ],
+)
+def test_cli_rejects_bad_parameters_before_any_kernel(root, monkeypatch, capsys, argv):
+    def no_kernel(*a, **k):
+        raise AssertionError("a kernel was started")
+
+    monkeypatch.setattr(pipeline, "execute_study", no_kernel)
+    assert _main(monkeypatch, *argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("scalinglab run: error:")
+    assert not any((root / "reports").iterdir())  # no run folder, not even a temporary one
+
+
+def test_cli_lists_parameters(root, monkeypatch, capsys):
+    assert _main(monkeypatch, "run", "fixture_basic", "--help-params") == 0
+    out = capsys.readouterr().out
+    assert "variants: default, tiny, shifted" in out
+    assert "levels: list[float] = [0.5, 0.9]  # quantile levels to report" in out
+    assert _main(monkeypatch, "run", "--list") == 0
+    out = capsys.readouterr().out
+    assert "fixture_fail: Fixture: a study that fails" in out
+    assert "fail: bool = True  # raise after the first finding" in out

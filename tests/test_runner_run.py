@@ -1,0 +1,288 @@
+"""Runner end to end on fixture studies: layout, manifest, HTML, atomicity, cache, diff, verify.
+
+Notebook runs are shared through module-scoped fixtures (each costs a kernel start).
+The library hash is pinned for this module: other engineers edit ``lib/`` while the
+tests run, and the cache-key assertions must not depend on that.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import scalinglab.cli as cli
+from scalinglab.runner import manifest as manifest_mod
+from scalinglab.runner import store
+from scalinglab.runner.batch import run_all
+from scalinglab.runner.html import external_references
+from scalinglab.runner.pipeline import prepare_run, run_study
+
+FIXTURES = Path(__file__).parent / "fixtures" / "studies"
+pytestmark = pytest.mark.slow
+
+
+def _main(*argv: str) -> int:
+    return cli.main(list(argv))
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    root = tmp_path_factory.mktemp("lab")
+    for sub in ("notebooks", "data/fixture", "reports"):
+        (root / sub).mkdir(parents=True)
+    for name in ("fixture_basic", "fixture_fail"):
+        shutil.copy(FIXTURES / f"{name}.py", root / "notebooks")
+    (root / "data" / "fixture" / "values.csv").write_text("1.0\n2.0\n4.0\n")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("SCALINGLAB_ROOT", str(root))
+        mp.setattr(manifest_mod, "lib_hash", lambda: "pinned-lib-hash")
+        yield root
+
+
+@pytest.fixture(scope="module")
+def two_runs(lab):
+    """Two runs of the same science, started back to back."""
+    a = run_study("fixture_basic", command="pytest run A")
+    b = run_study("fixture_basic", command="pytest run B", force=True)
+    assert a.status == "ok", a.error
+    assert b.status == "ok", b.error
+    return a, b
+
+
+def _manifest(run_dir: Path) -> dict:
+    return json.loads((run_dir / "manifest.json").read_text())
+
+
+def test_successful_run_layout_and_manifest(lab, two_runs):
+    a, b = two_runs
+    assert a.run_dir == lab / "reports" / "fixture_basic" / "default" / a.run_id
+    assert sorted(p.name for p in a.run_dir.iterdir()) == [
+        "fixture_basic.ipynb", "manifest.json", "report-code.html", "report.html", "results.json"]
+    m = _manifest(a.run_dir)
+    assert (m["study"], m["variant"], m["run_id"], m["status"], m["error"]) == (
+        "fixture_basic", "default", a.run_id, "ok", None)
+    assert m["parameters"]["n"] == 400 and m["parameters"]["levels"] == [0.5, 0.9]
+    assert len(m["parameters_hash"]) == 64 and len(m["source_hash"]) == 64
+    assert m["input_hashes"] == {"data/fixture/values.csv": m["input_hashes"]["data/fixture/values.csv"]}
+    assert m["lib_hash"] == "pinned-lib-hash"
+    assert m["git_commit"] is None and m["git_dirty"] is False and "diff" not in m
+    assert m["environment"]["python"] == sys.version.split()[0]
+    assert "numpy" in m["environment"]["packages"]
+    assert m["compute_mode"] == "sync" and m["command"] == "pytest run A"
+    assert m["duration"] > 0 and m["started"] <= m["finished"]
+    timed = [t for t in m["cell_timings"] if t["duration"] is not None]
+    assert len(timed) >= 5 and all(t["duration"] >= 0 for t in timed)
+    assert any("parameters" in t["tags"] for t in m["cell_timings"])
+    html = (a.run_dir / "report.html").read_bytes()
+    import hashlib
+
+    assert m["report_html_sha256"] == hashlib.sha256(html).hexdigest()
+    assert m["results"] == json.loads((a.run_dir / "results.json").read_text())["findings"]
+
+
+def test_findings_are_the_notebooks_numbers(two_runs):
+    a, _ = two_runs
+    found = {f["name"]: f for f in a.findings}
+    assert list(found) == ["mean", "quantile/0.5", "quantile/0.9", "n"]
+    x = np.random.default_rng(0).normal(0.0, 1.0, 400)  # what the fixture simulates
+    assert found["mean"]["point"] == pytest.approx(x.mean(), rel=1e-12)
+    assert found["quantile/0.9"]["point"] == pytest.approx(np.quantile(x, 0.9), rel=1e-12)
+    lo, hi = found["mean"]["ci"]
+    assert lo < found["mean"]["point"] < hi and hi - lo < 0.5
+    assert found["mean"]["level"] == 0.95 and found["mean"]["resamples"] == 300
+    assert found["mean"]["headline"] is True and found["n"]["ci"] is None
+
+
+def test_report_html_has_findings_table_figure_and_no_external_urls(two_runs):
+    a, _ = two_runs
+    page = (a.run_dir / "report.html").read_text()
+    body = page[page.index("<body"):]
+    assert external_references(page) == []
+    assert external_references((a.run_dir / "report-code.html").read_text()) == []
+    assert re.search(r'<img [^>]*src="data:image/png;base64,', page)
+    assert "Fixture: mean of a normal sample" in body
+    table = body[body.index('<table class="sl-findings">'):body.index("</table>",
+                 body.index('<table class="sl-findings">'))]
+    for f in a.findings:
+        assert f">{f['name']}<" in table
+    lo, hi = a.findings[0]["ci"]
+    assert f"[{lo:.4g}, {hi:.4g}]" in table
+    assert body.index("sl-findings") < body.index("jp-Cell ")
+    assert a.run_id not in page and "papermill" not in page
+
+
+def test_two_runs_give_byte_identical_reports_and_distinct_ids(two_runs):
+    a, b = two_runs
+    assert a.run_id != b.run_id
+    assert (a.run_dir / "report.html").read_bytes() == (b.run_dir / "report.html").read_bytes()
+    assert (a.run_dir / "report-code.html").read_bytes() == (
+        b.run_dir / "report-code.html").read_bytes()
+    assert _manifest(a.run_dir)["cache_key"] == _manifest(b.run_dir)["cache_key"]
+
+
+def test_latest_points_to_the_last_good_run(lab, two_runs):
+    _, b = two_runs
+    link = lab / "reports" / "fixture_basic" / "default" / "latest"
+    assert link.is_symlink() and os.readlink(link) == b.run_id
+    assert not list(link.parent.glob(".tmp-*"))
+
+
+def test_cache_key_skip_and_invalidation(lab, two_runs):
+    a, b = two_runs
+    key = _manifest(b.run_dir)["cache_key"]
+    assert prepare_run("fixture_basic").cache_key == key
+    batch = run_all(studies=["fixture_basic"], scheduler="sync", progress=False)
+    assert [(r.status, r.run_id) for r in batch.results] == [("up-to-date", b.run_id)]
+    before = store.list_runs()
+    assert _main("run", "fixture_basic") == 0  # up to date: no new run folder
+    assert store.list_runs() == before
+    assert prepare_run("fixture_basic", overrides={"reps": "301"}).cache_key != key
+    assert prepare_run("fixture_basic", variant="tiny").cache_key != key
+    nb = lab / "notebooks" / "fixture_basic.py"
+    source = nb.read_text()
+    try:
+        nb.write_text(source.replace("bins=20", "bins=21"))
+        assert prepare_run("fixture_basic").cache_key != key
+    finally:
+        nb.write_text(source)
+    data = lab / "data" / "fixture" / "values.csv"
+    data.write_text("1.0\n")
+    try:
+        assert prepare_run("fixture_basic").cache_key != key  # a header `inputs:` file changed
+    finally:
+        data.write_text("1.0\n2.0\n4.0\n")
+    assert prepare_run("fixture_basic").cache_key == key
+
+
+def test_failing_notebook_keeps_earlier_report_and_latest(lab, capsys):
+    good = run_study("fixture_fail", overrides={"fail": "false"})
+    assert good.status == "ok", good.error
+    good_html = (good.run_dir / "report.html").read_bytes()
+    assert _main("run", "fixture_fail", "--force") == 1
+    captured = capsys.readouterr()
+    assert "fixture failure on purpose" in captured.err
+    vdir = lab / "reports" / "fixture_fail" / "default"
+    assert os.readlink(vdir / "latest") == good.run_id
+    assert (good.run_dir / "report.html").read_bytes() == good_html
+    assert _manifest(good.run_dir)["status"] == "ok"
+    failed = [p for p in vdir.iterdir() if p.name not in ("latest", good.run_id)]
+    assert len(failed) == 1 and not failed[0].name.startswith(".tmp-")
+    m = _manifest(failed[0])
+    assert m["status"] == "failed"
+    assert "RuntimeError: fixture failure on purpose" in m["error"]
+    assert [f["name"] for f in m["results"]] == ["draw"]  # findings reached before the error
+    executed = (failed[0] / "fixture_fail.ipynb").read_text()
+    assert "before the failure" in executed  # the partial executed notebook is kept
+    assert "This run failed" in (failed[0] / "report.html").read_text()
+
+
+def test_interrupted_run_is_marked_and_never_latest(lab, two_runs):
+    env = {**os.environ, "SCALINGLAB_ROOT": str(lab)}
+    code = ("from scalinglab.runner.pipeline import run_study; "
+            "r = run_study('fixture_basic', overrides={'sleep_s': '60'}); print(r.status)")
+    proc = subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)
+    vdir = lab / "reports" / "fixture_basic" / "default"
+    latest = os.readlink(vdir / "latest")
+    try:
+        deadline = time.monotonic() + 60
+        while not list(vdir.glob(".tmp-*/fixture_basic.ipynb")) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        time.sleep(1.5)  # let the kernel reach the sleeping cell
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert out.strip() == "interrupted"
+    runs = [r for r in store.list_runs() if r.study == "fixture_basic"]
+    stopped = [r for r in runs if _manifest(r.path).get("parameters", {}).get("sleep_s") == 60.0]
+    assert len(stopped) == 1 and stopped[0].complete
+    m = _manifest(stopped[0].path)
+    assert m["status"] == "interrupted" and "SIGTERM" in m["error"]
+    assert os.readlink(vdir / "latest") == latest
+
+
+@pytest.fixture(scope="module")
+def shifted_run(lab, two_runs):
+    c = run_study("fixture_basic", overrides=[("shift", "1.0")], force=True)
+    assert c.status == "ok", c.error
+    return c
+
+
+def test_diff_flags_findings_that_moved(two_runs, shifted_run, capsys):
+    a, _ = two_runs
+    c = shifted_run
+    assert _main("reports", "diff", str(a.run_dir), c.run_id[:-2],  # a unique prefix
+                 "--format", "json") == 0
+    d = json.loads(capsys.readouterr().out)
+    rows = {r["name"]: r for r in d["findings"]}
+    assert d["a"] == f"fixture_basic/default/{a.run_id}"
+    assert rows["mean"]["moved"] and rows["mean"]["relative"] > 3  # shifted by 1, CI ~0.1 wide
+    assert rows["mean"]["delta"] == pytest.approx(1.0, abs=0.25)
+    assert rows["n"]["moved"] is False and rows["n"]["delta"] == 0
+    assert d["added"] == [] and d["removed"] == []
+    assert _main("reports", "diff", f"fixture_basic/default/{a.run_id}",
+                 f"fixture_basic/default/{a.run_id}") == 0
+    assert "0 of 4 shared findings moved" in capsys.readouterr().out
+
+
+def test_reports_index_lists_versions_findings_and_diff(lab, two_runs, shifted_run, capsys):
+    a, _ = two_runs
+    assert _main("reports", "--format", "json") == 0
+    listing = json.loads(capsys.readouterr().out)
+    idx_html = (lab / "reports" / "index.html").read_text()
+    idx_json = json.loads((lab / "reports" / "index.json").read_text())
+    assert idx_json == listing
+    study = next(s for s in idx_json["studies"] if s["study"] == "fixture_basic")
+    variant = next(v for v in study["variants"] if v["variant"] == "default")
+    good = [r for r in variant["runs"] if r["status"] == "ok"]
+    assert len(good) >= 3 and variant["latest"] == shifted_run.run_id
+    assert [f["name"] for f in good[0]["headline"]] == ["mean"]
+    assert variant["diff"]["b"].endswith(shifted_run.run_id)
+    assert "mean" in variant["diff"]["moved"]
+    assert f'href="fixture_basic/default/{a.run_id}/report.html"' in idx_html
+    assert (lab / "reports" / "fixture_basic" / "default" / a.run_id / "report.html").is_file()
+    assert "delta / CI half-width" in idx_html and external_references(idx_html) == []
+    assert _main("reports") == 0
+    assert "fixture_basic" in capsys.readouterr().out
+
+
+def test_verify_reproduces_a_run_without_touching_reports(lab, two_runs, capsys):
+    a, b = two_runs
+    before = [r.key for r in store.list_runs()]
+    latest = os.readlink(lab / "reports" / "fixture_basic" / "default" / "latest")
+    assert _main("verify", f"fixture_basic/default/{a.run_id}") == 0
+    out = capsys.readouterr().out
+    assert "REPRODUCED" in out and "NOT REPRODUCED" not in out
+    assert [r.key for r in store.list_runs()] == before
+    assert os.readlink(lab / "reports" / "fixture_basic" / "default" / "latest") == latest
+
+
+def test_cell_timeout_fails_the_run_and_keeps_latest(lab, two_runs):
+    latest = os.readlink(lab / "reports" / "fixture_basic" / "default" / "latest")
+    res = run_study("fixture_basic", overrides={"sleep_s": "30"}, cell_timeout=1, force=True)
+    assert res.status == "failed" and "timed out" in res.error
+    m = _manifest(res.run_dir)
+    assert m["status"] == "failed" and res.run_dir.name == res.run_id
+    assert (res.run_dir / "fixture_basic.ipynb").is_file()
+    assert os.readlink(res.run_dir.parent / "latest") == latest
+
+
+def test_inputs_written_by_the_study_are_hashed_after_the_run(lab):
+    res = run_study("fixture_basic", variant="tiny", overrides={"write_cache": "true"})
+    assert res.status == "ok", res.error
+    m = _manifest(res.run_dir)
+    assert "data/fixture/cache.csv" in m["input_hashes"]  # created by the run itself
+    again = prepare_run("fixture_basic", variant="tiny", overrides={"write_cache": "true"})
+    assert again.cache_key == m["cache_key"]  # so an unchanged re-request is up to date
