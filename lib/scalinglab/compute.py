@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import xarray as xr
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 from scalinglab.paths import data_dir
 from scalinglab.provenance import config_hash, provenance_attrs
@@ -158,6 +158,7 @@ def save_dataset(ds: xr.Dataset, path: Path, *, config: dict) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".nc")
     os.close(fd)
+    os.chmod(tmp, 0o644)  # mkstemp makes it owner-only; results are meant to be shared
     try:
         ds.to_netcdf(tmp, engine="h5netcdf")
         os.replace(tmp, path)

@@ -373,7 +373,7 @@ def progress_bar(total: int, *, work: float, progress: bool | None, desc: str):
     ``progress=None`` shows it only for long jobs (``work``, the number of
     resampled cells, above ~1e8, a second or more) on a terminal or notebook.
     """
-    from tqdm.auto import tqdm
+    from tqdm import tqdm
 
     if progress is None:
         disable = None if work > 1e8 else True

@@ -1,0 +1,424 @@
+"""A real, cheap multi-task benchmark: small classifiers trained by different optimizers.
+
+The interval-estimates study needs a benchmark with several algorithms, many tasks
+and many independent runs, that it can run itself on a CPU in minutes. Here:
+
+* **algorithms**: a one-hidden-layer MLP (32 units, scikit-learn's
+  ``MLPClassifier``) trained with plain SGD, SGD with classical momentum, SGD with
+  Nesterov momentum, Adam and L-BFGS, plus a logistic-regression baseline, all
+  under a small fixed iteration budget (``max_iter`` epochs, or L-BFGS
+  iterations). Small budgets are part of the design: they make the optimizers
+  differ and make runs vary, so scikit-learn's ``ConvergenceWarning`` is
+  deliberately silenced inside each fit.
+* **tasks**: datasets that ship with scikit-learn (iris, wine, breast cancer,
+  digits; no download) and synthetic ones (moons, circles, XOR, blobs,
+  ``make_classification`` at two difficulties, Gaussian quantiles, Hastie).
+* **a run**: one seed that fixes the stratified 70/30 train/test split and the
+  model's initialisation and shuffling. Seeds are derived from names, never from
+  positions or execution order: ``SeedSequence([seed, key(task), run, key(alg)])``
+  with ``key`` a hash of the name (and a ``"split"`` tag for the split), so a
+  cell's numbers do not depend on which other algorithms or tasks are in the
+  experiment, on chunking, or on the order in which Dask runs the tasks.
+* **score**: normalized test accuracy ``(acc - chance) / (reference - chance)``
+  where ``chance`` is the task's majority-class rate and ``reference`` is the
+  mean test accuracy, over the same splits, of an RBF SVM whose ``C`` is tuned
+  by 3-fold cross-validation on each training split (computed in the same
+  experiment and stored). A score of 1 means "as good as a tuned SVM"; above 1 is
+  possible.
+
+Every fit runs with BLAS limited to one thread (no oversubscription on Dask
+workers, and bit-identical results whether run in-process or on a cluster).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+import xarray as xr
+
+from scalinglab.compute import cached_dataset, get_client, map_tasks
+from scalinglab.errors import ParameterError
+from scalinglab.stats.normalize import normalize
+
+#: Bump when a change to this module changes any number it produces.
+VERSION = "classifiers-v1"
+STUDY = "interval_estimates"
+REFERENCE = "reference"  # the pseudo-algorithm that computes the reference accuracies
+
+# --------------------------------------------------------------------- tasks
+
+
+def _xor(rs: int) -> tuple[np.ndarray, np.ndarray]:
+    r = np.random.default_rng(rs)
+    x = r.uniform(-1, 1, size=(500, 2))
+    y = (x[:, 0] * x[:, 1] > 0).astype(int)
+    return x + r.normal(0, 0.1, size=x.shape), y
+
+
+def _sk(name: str) -> Callable[[int], tuple[np.ndarray, np.ndarray]]:
+    def load(rs: int) -> tuple[np.ndarray, np.ndarray]:
+        from sklearn import datasets
+
+        return getattr(datasets, f"load_{name}")(return_X_y=True)
+
+    return load
+
+
+def _make(fn: str, **kw) -> Callable[[int], tuple[np.ndarray, np.ndarray]]:
+    def load(rs: int) -> tuple[np.ndarray, np.ndarray]:
+        from sklearn import datasets
+
+        return getattr(datasets, fn)(random_state=rs, **kw)[:2]
+
+    return load
+
+
+def _hastie(rs: int) -> tuple[np.ndarray, np.ndarray]:
+    from sklearn.datasets import make_hastie_10_2
+
+    x, y = make_hastie_10_2(n_samples=800, random_state=rs)
+    return x, (y > 0).astype(int)
+
+
+#: Task name -> loader(random_state) -> (X, y). Bundled datasets ignore the state.
+TASKS: dict[str, Callable[[int], tuple[np.ndarray, np.ndarray]]] = {
+    "iris": _sk("iris"),
+    "wine": _sk("wine"),
+    "breast_cancer": _sk("breast_cancer"),
+    "digits": _sk("digits"),
+    "moons": _make("make_moons", n_samples=500, noise=0.3),
+    "circles": _make("make_circles", n_samples=500, noise=0.15, factor=0.5),
+    "xor": _xor,
+    "blobs": _make("make_blobs", n_samples=600, centers=5, n_features=4, cluster_std=2.5),
+    "classification_easy": _make(
+        "make_classification", n_samples=600, n_features=10, n_informative=5,
+        n_redundant=2, n_classes=2, class_sep=1.5),
+    "classification_hard": _make(
+        "make_classification", n_samples=600, n_features=20, n_informative=6,
+        n_redundant=4, n_classes=4, n_clusters_per_class=2, flip_y=0.05, class_sep=1.0),
+    "gaussian_quantiles": _make("make_gaussian_quantiles", n_samples=600, n_features=3,
+                                n_classes=3),
+    "hastie": _hastie,
+}
+
+
+# ---------------------------------------------------------------- algorithms
+
+#: Algorithm name -> (one-line description, MLP/logreg keyword arguments).
+ALGORITHMS: dict[str, tuple[str, dict]] = {
+    "sgd": ("MLP(32), SGD lr=0.01, no momentum",
+            dict(solver="sgd", learning_rate_init=0.01, momentum=0.0)),
+    "momentum": ("MLP(32), SGD lr=0.01, momentum 0.9",
+                 dict(solver="sgd", learning_rate_init=0.01, momentum=0.9,
+                      nesterovs_momentum=False)),
+    "nesterov": ("MLP(32), SGD lr=0.01, Nesterov momentum 0.9",
+                 dict(solver="sgd", learning_rate_init=0.01, momentum=0.9,
+                      nesterovs_momentum=True)),
+    "adam": ("MLP(32), Adam lr=0.01", dict(solver="adam", learning_rate_init=0.01)),
+    "lbfgs": ("MLP(32), L-BFGS (max_iter = iterations)", dict(solver="lbfgs")),
+    "logreg": ("logistic regression (L-BFGS), the linear baseline", {}),
+}
+
+#: Sizes per compute class; ``max_iter`` is the iteration budget of every learner.
+COMPUTE_CLASSES: dict[str, dict] = {
+    "tiny": dict(algorithms=("sgd", "adam", "lbfgs"), tasks=tuple(TASKS)[:8], runs=5,
+                 max_iter=5, reference_c=(3.0,)),
+    "small": dict(algorithms=tuple(ALGORITHMS), tasks=tuple(TASKS)[:10], runs=25,
+                  max_iter=20, reference_c=(0.3, 1.0, 3.0, 10.0, 30.0)),
+    "medium": dict(algorithms=tuple(ALGORITHMS), tasks=tuple(TASKS), runs=50,
+                   max_iter=20, reference_c=(0.3, 1.0, 3.0, 10.0, 30.0)),
+    "large": dict(algorithms=tuple(ALGORITHMS), tasks=tuple(TASKS), runs=100,
+                  max_iter=20, reference_c=(0.3, 1.0, 3.0, 10.0, 30.0)),
+}
+
+TEST_FRACTION = 0.3
+HIDDEN = (32,)
+BATCH_SIZE = 32
+
+
+def experiment_config(compute_class: str = "small", *, seed: int = 0, **overrides) -> dict:
+    """The full config (the cache key) of the benchmark at a compute class.
+
+    Parameters
+    ----------
+    compute_class
+        ``tiny``, ``small``, ``medium`` or ``large`` (see :data:`COMPUTE_CLASSES`).
+    seed
+        Root of every random choice (data, splits, initialisations).
+    overrides
+        Replace any of ``algorithms``, ``tasks``, ``runs``, ``max_iter``, ``reference_c``.
+    """
+    if compute_class not in COMPUTE_CLASSES:
+        raise ParameterError(
+            f"unknown compute_class {compute_class!r}; choose one of {list(COMPUTE_CLASSES)}")
+    cfg = dict(COMPUTE_CLASSES[compute_class])
+    unknown = set(overrides) - set(cfg)
+    if unknown:
+        raise ParameterError(f"unknown experiment options {sorted(unknown)}; valid: {list(cfg)}")
+    cfg.update(overrides)
+    for name in cfg["algorithms"]:
+        if name not in ALGORITHMS:
+            raise ParameterError(f"unknown algorithm {name!r}; choose from {list(ALGORITHMS)}")
+    for name in cfg["tasks"]:
+        if name not in TASKS:
+            raise ParameterError(f"unknown task {name!r}; choose from {list(TASKS)}")
+    return {
+        "version": VERSION, "compute_class": compute_class, "seed": int(seed),
+        "algorithms": list(cfg["algorithms"]), "tasks": list(cfg["tasks"]),
+        "runs": int(cfg["runs"]), "max_iter": int(cfg["max_iter"]),
+        "reference_c": [float(c) for c in cfg["reference_c"]],
+        "hidden": list(HIDDEN), "batch_size": BATCH_SIZE, "test_fraction": TEST_FRACTION,
+    }
+
+
+# ------------------------------------------------------------------ seeding
+
+
+def name_key(name: str) -> int:
+    """A stable 32-bit integer for a name (seeds follow names, not positions)."""
+    return int.from_bytes(hashlib.sha256(name.encode()).digest()[:4], "little")
+
+
+def derived_seed(seed: int, *parts: str | int) -> int:
+    """``SeedSequence([seed, *parts])`` reduced to a 32-bit ``random_state`` (names hashed)."""
+    entropy = [int(seed)] + [name_key(p) if isinstance(p, str) else int(p) for p in parts]
+    return int(np.random.SeedSequence(entropy).generate_state(1)[0])
+
+
+@lru_cache(maxsize=32)
+def load_task(task: str, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The task's full data ``(X (n, d) float, y (n,) int)``, fixed per ``(task, seed)``."""
+    x, y = TASKS[task](derived_seed(seed, task, "data"))
+    _, y = np.unique(y, return_inverse=True)
+    return np.asarray(x, dtype=float), y.astype(np.int64)
+
+
+def split(task: str, seed: int, run: int) -> tuple[np.ndarray, ...]:
+    """Standardized stratified split of run ``run``: ``x_train, x_test, y_train, y_test``."""
+    from sklearn.model_selection import train_test_split
+    from sklearn.preprocessing import StandardScaler
+
+    x, y = load_task(task, seed)
+    xtr, xte, ytr, yte = train_test_split(
+        x, y, test_size=TEST_FRACTION, stratify=y, random_state=derived_seed(seed, task, run, "split"))
+    scaler = StandardScaler().fit(xtr)
+    return scaler.transform(xtr), scaler.transform(xte), ytr, yte
+
+
+def chance_rate(task: str, seed: int) -> float:
+    """Majority-class rate of the task's full data (accuracy of always guessing it)."""
+    _, y = load_task(task, seed)
+    return float(np.bincount(y).max() / y.size)
+
+
+# ------------------------------------------------------------------ fitting
+
+
+def make_estimator(algorithm: str, *, max_iter: int, random_state: int,
+                   reference_c: Sequence[float] = (1.0,)):
+    """A fresh scikit-learn estimator for ``algorithm`` (or the tuned-SVM reference)."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import GridSearchCV
+    from sklearn.neural_network import MLPClassifier
+    from sklearn.svm import SVC
+
+    if algorithm == REFERENCE:
+        if len(reference_c) == 1:
+            return SVC(C=reference_c[0], gamma="scale")
+        return GridSearchCV(SVC(gamma="scale"), {"C": list(reference_c)}, cv=3)
+    if algorithm == "logreg":
+        return LogisticRegression(max_iter=max_iter)
+    return MLPClassifier(hidden_layer_sizes=HIDDEN, batch_size=BATCH_SIZE, max_iter=max_iter,
+                         random_state=random_state, **ALGORITHMS[algorithm][1])
+
+
+@dataclass(frozen=True)
+class FitItem:
+    """One Dask task: ``algorithm`` on ``task`` for the runs in ``runs``."""
+
+    algorithm: str
+    task: str
+    runs: tuple[int, ...]
+    seed: int
+    max_iter: int
+    reference_c: tuple[float, ...]
+
+
+def fit_item(item: FitItem) -> dict:
+    """Train and test one algorithm on one task for a chunk of runs.
+
+    Returns
+    -------
+    dict
+        ``accuracy``: float array, shape ``(len(item.runs),)``, test accuracy per
+        run; ``seconds``: wall time of the chunk.
+    """
+    from sklearn.exceptions import ConvergenceWarning
+    from threadpoolctl import threadpool_limits
+
+    t0 = time.perf_counter()
+    acc = np.empty(len(item.runs))
+    with threadpool_limits(1), warnings.catch_warnings():
+        # Small iteration budgets are deliberate: non-convergence is the point.
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        for i, run in enumerate(item.runs):
+            xtr, xte, ytr, yte = split(item.task, item.seed, run)
+            est = make_estimator(
+                item.algorithm, max_iter=item.max_iter, reference_c=item.reference_c,
+                random_state=derived_seed(item.seed, item.task, run, item.algorithm))
+            acc[i] = float(np.mean(est.fit(xtr, ytr).predict(xte) == yte))
+    return {"accuracy": acc, "seconds": time.perf_counter() - t0}
+
+
+def build_items(config: dict, *, chunk_runs: int = 5) -> list[FitItem]:
+    """All tasks of the experiment: run 0 of every (algorithm, task) first, then chunks.
+
+    The reference SVM is one more algorithm named :data:`REFERENCE`.
+    """
+    algs = [*config["algorithms"], REFERENCE]
+    rest = list(range(1, config["runs"]))
+    chunks = [(0,)] + [tuple(rest[i:i + chunk_runs]) for i in range(0, len(rest), chunk_runs)]
+    common = dict(seed=config["seed"], max_iter=config["max_iter"],
+                  reference_c=tuple(config["reference_c"]))
+    return [FitItem(a, t, c, **common) for c in chunks for a in algs for t in config["tasks"]]
+
+
+def _raise_failures(failures) -> None:
+    if failures:
+        lines = [f"  {f.config.algorithm} on {f.config.task}, runs {list(f.config.runs)}:\n"
+                 f"{f.error.strip().splitlines()[-1]}" for f in failures]
+        raise RuntimeError(f"{len(failures)} benchmark task(s) failed:\n" + "\n".join(lines))
+
+
+def run_experiment(config: dict, *, scheduler: str = "", chunk_runs: int = 5,
+                   progress: bool = True, items_order: Sequence[int] | None = None) -> xr.Dataset:
+    """Run the benchmark described by ``config`` (see :func:`experiment_config`).
+
+    Run 0 of every (algorithm, task) goes first and is timed to print an estimate
+    of the rest; then the remaining runs are mapped in chunks of ``chunk_runs``.
+
+    Parameters
+    ----------
+    scheduler
+        ``"sync"`` (in-process), ``""`` (LocalCluster) or a scheduler address.
+    items_order
+        A permutation of the task list (tests: results must not depend on it).
+
+    Returns
+    -------
+    xarray.Dataset
+        ``accuracy`` and ``score`` dims ``(algorithm, run, task)``;
+        ``reference_accuracy`` dims ``(run, task)``; ``reference`` and ``chance``
+        dims ``(task,)``; ``n_samples``, ``n_features``, ``n_classes`` (task,).
+    """
+    items = build_items(config, chunk_runs=chunk_runs)
+    if items_order is not None:
+        items = [items[i] for i in items_order]
+    first = [it for it in items if it.runs == (0,)]
+    rest = [it for it in items if it.runs != (0,)]
+    out: dict[FitItem, np.ndarray] = {}
+    with get_client(scheduler) as client:
+        workers = 1 if client is None else max(1, len(client.scheduler_info()["workers"]))
+        t0 = time.perf_counter()
+        res, fail = map_tasks(fit_item, first, client=client, scheduler=scheduler,
+                              desc="benchmark run 0", progress=progress)
+        _raise_failures(fail)
+        out.update({it: r["accuracy"] for it, r in zip(first, res, strict=True)})
+        busy = sum(r["seconds"] for r in res)
+        n_rest = sum(len(it.runs) for it in rest)
+        if progress:
+            print(f"run 0: {len(first)} fits in {time.perf_counter() - t0:.1f} s "
+                  f"({busy:.1f} s of fitting); estimated remaining {n_rest // max(1, len(first))}"
+                  f" runs: ~{busy * n_rest / max(1, len(first)) / workers:.0f} s "
+                  f"on {workers} worker(s)")
+        if rest:
+            res, fail = map_tasks(fit_item, rest, client=client, scheduler=scheduler,
+                                  desc="benchmark runs", progress=progress)
+            _raise_failures(fail)
+            out.update({it: r["accuracy"] for it, r in zip(rest, res, strict=True)})
+    return assemble(config, out)
+
+
+def assemble(config: dict, results: dict[FitItem, np.ndarray]) -> xr.Dataset:
+    """Put per-chunk accuracies into the benchmark Dataset (see :func:`run_experiment`)."""
+    algs, tasks, runs, seed = config["algorithms"], config["tasks"], config["runs"], config["seed"]
+    acc = np.full((len(algs) + 1, runs, len(tasks)), np.nan)
+    index = {a: i for i, a in enumerate([*algs, REFERENCE])}
+    for it, a in results.items():
+        acc[index[it.algorithm], list(it.runs), tasks.index(it.task)] = a
+    coords = {"algorithm": list(algs), "run": np.arange(runs), "task": list(tasks)}
+    accuracy = xr.DataArray(acc[:-1], dims=("algorithm", "run", "task"), coords=coords)
+    ref_acc = xr.DataArray(acc[-1], dims=("run", "task"),
+                           coords={"run": coords["run"], "task": coords["task"]})
+    chance = xr.DataArray([chance_rate(t, seed) for t in tasks], dims="task",
+                          coords={"task": coords["task"]})
+    reference = ref_acc.mean("run")
+    shapes = [load_task(t, seed) for t in tasks]
+    ds = xr.Dataset({
+        "accuracy": accuracy.assign_attrs(long_name="test accuracy"),
+        "score": normalize(accuracy, random=chance, reference=reference).assign_attrs(
+            long_name="normalized score", formula="(accuracy - chance) / (reference - chance)"),
+        "reference_accuracy": ref_acc.assign_attrs(
+            long_name="test accuracy of the RBF SVM reference (C tuned by 3-fold CV)"),
+        "reference": reference.assign_attrs(long_name="mean reference accuracy over runs"),
+        "chance": chance.assign_attrs(long_name="majority-class rate"),
+        "n_samples": ("task", [x.shape[0] for x, _ in shapes]),
+        "n_features": ("task", [x.shape[1] for x, _ in shapes]),
+        "n_classes": ("task", [int(y.max()) + 1 for _, y in shapes]),
+    })
+    ds["algorithm_description"] = ("algorithm", [ALGORITHMS[a][0] for a in algs])
+    ds.attrs.update(
+        title="Small classifiers x optimizers benchmark (normalized test accuracy)",
+        experiment=VERSION,
+        seeding="SeedSequence([seed, sha256(task)[:4], run, sha256(algorithm)[:4]])",
+        warnings="sklearn ConvergenceWarning silenced: small budgets are by design",
+    )
+    return ds
+
+
+def benchmark(*, compute_class: str = "small", seed: int = 0, scheduler: str = "",
+              rerun: bool = False, progress: bool = True) -> xr.Dataset:
+    """The benchmark Dataset, loaded from ``data/interval_estimates/`` or run and saved."""
+    config = experiment_config(compute_class, seed=seed)
+    return cached_dataset(
+        STUDY, f"classifiers-{compute_class}", config,
+        lambda: run_experiment(config, scheduler=scheduler, progress=progress), rerun=rerun)
+
+
+def load_or_run(scores: str = "", *, compute_class: str = "small", seed: int = 0,
+                scheduler: str = "", rerun: bool = False, nan: str = "error",
+                progress: bool = True) -> xr.DataArray:
+    """The study's scores: the user's own files, or this benchmark's normalized scores.
+
+    Parameters
+    ----------
+    scores
+        Comma-separated paths (tidy CSV/Parquet, rliable JSON, netCDF; see
+        :func:`scalinglab.data.scores.load_scores`); ``""`` runs (or reuses) the
+        benchmark at ``compute_class`` and ``seed``.
+    nan
+        NaN policy for the user's files: ``"error"`` or ``"drop"``.
+
+    Returns
+    -------
+    xarray.DataArray
+        Named ``score``, dims ``(algorithm, run, task)``; attrs ``source``.
+    """
+    if scores.strip():
+        from scalinglab.data.scores import load_scores
+
+        paths = [p.strip() for p in scores.split(",") if p.strip()]
+        out = load_scores(paths if len(paths) > 1 else paths[0], nan=nan)
+        return out.rename("score").assign_attrs(source="user files: " + ", ".join(paths))
+    ds = benchmark(compute_class=compute_class, seed=seed, scheduler=scheduler, rerun=rerun,
+                   progress=progress)
+    cfg = ds.attrs.get("config_hash", "")
+    return ds["score"].rename("score").assign_attrs(
+        source=f"classifiers benchmark ({compute_class}, seed {seed}, config {cfg})",
+        title=ds.attrs.get("title", ""))

@@ -1,0 +1,112 @@
+"""Figure helpers of the interval-estimates study, on tiny hand-made inputs."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+import xarray as xr
+from matplotlib.collections import LineCollection, PolyCollection
+from matplotlib.figure import Figure
+
+from scalinglab.plots import intervals as P
+
+ALGS = ["a", "b", "c"]
+METRICS = ["iqm", "median", "mean", "optimality_gap"]
+
+
+@pytest.fixture(autouse=True)
+def _close():
+    yield
+    plt.close("all")
+
+
+def _point_lo_hi(dims, coords, rng):
+    shape = tuple(len(coords[d]) for d in dims)
+    point = rng.uniform(0.3, 0.7, size=shape)
+    return xr.Dataset({"point": (dims, point), "lo": (dims, point - 0.1),
+                       "hi": (dims, point + 0.1)}, coords=coords)
+
+
+def test_score_heatmap_annotates_every_cell():
+    scores = xr.DataArray(np.random.default_rng(0).uniform(size=(3, 4, 5)),
+                          dims=("algorithm", "run", "task"),
+                          coords={"algorithm": ALGS, "task": list("vwxyz")})
+    fig = P.plot_score_heatmap(scores)
+    assert isinstance(fig, Figure)
+    assert len(fig.axes) == 2  # heatmap + colorbar
+    ax = fig.axes[0]
+    assert len(ax.texts) == 3 * 5
+    mean = scores.mean("run").sel(algorithm="b", task="x")
+    assert f"{float(mean):.2f}" in [t.get_text() for t in ax.texts]
+
+
+def test_few_run_spread_has_a_panel_per_metric_and_rank_bars():
+    rng = np.random.default_rng(1)
+    est = xr.DataArray(rng.normal(size=(50, 3, 2)) + np.array([0, 1, 2])[None, :, None],
+                       dims=("draw", "algorithm", "metric"),
+                       coords={"algorithm": ALGS, "metric": ["iqm", "mean"]}, attrs={"n_runs": 3})
+    full = est.mean("draw")
+    fig = P.plot_few_run_spread(est, full)
+    assert len(fig.axes) == 3
+    assert len([c for c in fig.axes[0].collections if isinstance(c, PolyCollection)]) == 3
+    rank_ax = fig.axes[-1]
+    bars = rank_ax.patches
+    assert len(bars) == 3 * 3  # one stacked segment per (algorithm, rank)
+    widths = np.array([b.get_width() for b in bars]).reshape(3, 3)  # (rank, algorithm)
+    np.testing.assert_allclose(widths.sum(axis=0), 1.0)  # each algorithm's ranks sum to 1
+    assert "3 runs" in fig._suptitle.get_text()
+
+
+def test_interval_estimates_one_panel_per_metric_one_bar_per_algorithm():
+    ds = _point_lo_hi(("algorithm", "metric"), {"algorithm": ALGS, "metric": METRICS},
+                      np.random.default_rng(2))
+    ds.attrs["level"] = 0.95
+    fig = P.plot_interval_estimates(ds)
+    assert len(fig.axes) == 4
+    for ax, m in zip(fig.axes, METRICS, strict=True):
+        assert len(ax.patches) == 3
+        assert len([c for c in ax.collections if isinstance(c, LineCollection)]) == 3
+        bar = ax.patches[1]  # algorithm "b"
+        assert bar.get_x() == pytest.approx(float(ds["lo"].sel(algorithm="b", metric=m)))
+        assert bar.get_width() == pytest.approx(0.2)
+
+
+def test_ci_width_vs_runs_lines():
+    rng = np.random.default_rng(3)
+    n = [3, 5, 10]
+    width = xr.DataArray(rng.uniform(0.1, 0.2, size=(3, 3, 2)),
+                         dims=("n_runs", "algorithm", "metric"),
+                         coords={"n_runs": n, "algorithm": ALGS, "metric": ["iqm", "median"]})
+    fig = P.plot_ci_width_vs_runs(xr.Dataset({"width": width}))
+    left, right = fig.axes
+    assert len(left.lines) == 2 * (3 + 1)  # per metric: 3 algorithms + their mean
+    assert len(right.lines) == 1 + 1  # median/iqm ratio + the 1.0 reference line
+    expected = (width.sel(metric="median") / width.sel(metric="iqm")).mean("algorithm")
+    np.testing.assert_allclose(right.lines[0].get_ydata(), expected.values)
+
+
+def test_performance_profiles_lines_and_bands():
+    rng = np.random.default_rng(4)
+    taus = np.linspace(0, 1, 11)
+    profs = []
+    for kind in ("score", "average"):
+        ds = _point_lo_hi(("algorithm", "tau"), {"algorithm": ALGS, "tau": taus}, rng)
+        ds.attrs["kind"] = kind
+        profs.append(ds)
+    fig = P.plot_performance_profiles(profs)
+    assert len(fig.axes) == 2
+    for ax in fig.axes:
+        assert len(ax.lines) == 3
+        assert len(ax.collections) == 3  # one band per algorithm
+    assert "average" in fig.axes[1].get_title()
+
+
+def test_probability_of_improvement_bars():
+    ds = xr.Dataset({"point": ("pair", [0.9, 0.5]), "lo": ("pair", [0.8, 0.4]),
+                     "hi": ("pair", [0.95, 0.6])}, coords={"pair": ["a:b", "a:c"]})
+    fig = P.plot_probability_of_improvement(ds)
+    (ax,) = fig.axes
+    assert len(ax.patches) == 2
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["a > b", "a > c"]
+    assert any(np.allclose(line.get_xdata(), 0.5) for line in ax.lines)  # no-difference line

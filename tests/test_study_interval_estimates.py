@@ -1,0 +1,117 @@
+"""The interval-estimates study end to end through ``scalinglab run`` (tiny variant).
+
+Each test copies ``notebooks/`` into a temporary repository root (``SCALINGLAB_ROOT``),
+so the benchmark cache and the reports land there, never in the checkout.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from scalinglab.paths import PACKAGE_DIR
+
+pytestmark = pytest.mark.slow
+
+STUDY = "interval_estimates"
+REPO = PACKAGE_DIR.parent.parent
+METRICS = ("iqm", "median", "mean", "optimality_gap")
+
+
+def _run(root: Path, *args: str) -> tuple[subprocess.CompletedProcess, list[dict], Path]:
+    env = {**os.environ, "SCALINGLAB_ROOT": str(root)}
+    env.pop("SCALINGLAB_RESULTS", None)
+    proc = subprocess.run(
+        [sys.executable, "-m", "scalinglab.cli", "run", STUDY, "--variant", "tiny", *args],
+        cwd=root, env=env, capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    latest = root / "reports" / STUDY / "tiny" / "latest"
+    run_dir = latest.resolve()
+    findings = json.loads((run_dir / "results.json").read_text())["findings"]
+    return proc, findings, run_dir
+
+
+def _root(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    root.mkdir()
+    shutil.copytree(REPO / "notebooks", root / "notebooks")
+    return root
+
+
+def _check_intervals(findings: list[dict]) -> dict[str, dict]:
+    by_name = {f["name"]: f for f in findings}
+    assert len(by_name) == len(findings)
+    for f in findings:
+        assert f["ci"] is not None, f["name"]
+        lo, hi = f["ci"]
+        assert np.isfinite([f["point"], lo, hi]).all(), f
+        assert lo <= hi, f
+        assert f["level"] == 0.95 and f["method"] and f["resamples"], f
+    return by_name
+
+
+def test_tiny_benchmark_through_the_runner(tmp_path):
+    root = _root(tmp_path)
+    _, findings, run_dir = _run(root)
+    by_name = _check_intervals(findings)
+    algs = ["sgd", "adam", "lbfgs"]  # the tiny compute class
+    for alg in algs:
+        for m in METRICS:
+            assert f"{m}/{alg}" in by_name
+        assert f"ci_width_ratio/median_over_iqm/{alg}" in by_name
+    for name in ("rank_flip_rate/few_runs", "winner_change_rate/few_runs",
+                 "pair_flip_rate/few_runs", "ci_width_ratio/median_over_iqm"):
+        assert name in by_name
+    # the science at tiny budgets: 5 epochs of plain SGD lag far behind Adam and L-BFGS
+    best = max(algs, key=lambda a: by_name[f"iqm/{a}"]["point"])
+    assert best != "sgd"
+    assert by_name[f"iqm/{best}"]["headline"]
+    assert by_name["iqm/sgd"]["ci"][1] < by_name[f"iqm/{best}"]["ci"][0]
+    assert by_name[f"poi/{best}_vs_sgd"]["point"] > 0.9
+    assert by_name[f"optimality_gap/{best}"]["point"] < by_name["optimality_gap/sgd"]["point"]
+    heads = {f["name"] for f in findings if f["headline"]}
+    assert {"rank_flip_rate/few_runs", "ci_width_ratio/median_over_iqm"} <= heads
+    assert any(h.startswith("poi/") for h in heads)
+    for name in ("rank_flip_rate/few_runs", "pair_flip_rate/few_runs"):
+        assert 0.0 <= by_name[name]["ci"][0] and by_name[name]["ci"][1] <= 1.0
+    html = (run_dir / "report.html").read_text()
+    assert "rank_flip_rate/few_runs" in html and "<img" in html
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["status"] == "ok"
+    # the experiment's result is cached under data/ with its provenance
+    assert list((root / "data" / STUDY).glob("classifiers-tiny-*.nc"))
+
+
+def test_user_scores_csv_goes_through_the_same_analysis(tmp_path):
+    root = _root(tmp_path)
+    rng = np.random.default_rng(0)
+    rows = []
+    for alg, mu, sd in (("strong", 0.9, 0.05), ("medium", 0.6, 0.1), ("weak", 0.2, 0.1)):
+        for task in ("t1", "t2", "t3", "t4"):
+            for run in range(6):
+                rows.append((alg, task, run, mu + sd * rng.normal()))
+    df = pd.DataFrame(rows, columns=["algorithm", "task", "run", "score"])
+    df.loc[5, "score"] = np.nan  # one failed seed: dropped with a warning under nan=drop
+    csv = tmp_path / "my_scores.csv"
+    df.to_csv(csv, index=False)
+    _, findings, run_dir = _run(root, "-p", "scores", str(csv), "-p", "nan", "drop")
+    by_name = _check_intervals(findings)
+    iqm = {a: by_name[f"iqm/{a}"]["point"] for a in ("strong", "medium", "weak")}
+    assert iqm["strong"] > iqm["medium"] > iqm["weak"]
+    expected = df[df.algorithm == "weak"].score.sort_values().to_numpy()
+    cut = len(expected) // 4
+    assert iqm["weak"] == pytest.approx(expected[cut: len(expected) - cut].mean())
+    assert by_name["poi/strong_vs_weak"]["point"] == pytest.approx(1.0)
+    assert by_name["poi/strong_vs_medium"]["headline"]
+    assert not (root / "data" / STUDY).exists()  # the benchmark did not run
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["parameters"]["scores"] == str(csv)
