@@ -1,0 +1,394 @@
+"""The laws the studies use, with the exact forms and parameter names of
+``studies/fitting.md`` and analytic Jacobians.
+
+Every model function follows :mod:`scalinglab.fitting.laws`: inputs arrive as
+``(n,)`` arrays, internal parameters as ``(S, 1)`` (``(S, G)`` per group), and
+the result has shape ``(S, n)``. Positive scale parameters are optimized on the
+log scale (``transform="log"``), as Epoch's log-sum-exp Chinchilla fit does.
+
+Default objectives: Huber on log residuals for the loss-like laws
+(``chinchilla``, ``power_offset``, ``loglinear_kn``), least squares in linear
+space for the bounded ones (pass rates, rewards, activation ratios).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import expit
+
+from scalinglab.fitting.laws import Law, Param, product_grid, register_law
+
+LN10 = float(np.log(10.0))
+_TINY = 1e-12
+
+
+def _max_y(x: np.ndarray, y: np.ndarray) -> float:
+    return float(np.max(y))
+
+
+def _min_y(x: np.ndarray, y: np.ndarray) -> float:
+    return float(np.min(y))
+
+
+# --------------------------------------------------------------------------- chinchilla
+def _chin_terms(N, D, e, a, b, alpha, beta):
+    """The three LSE terms, exponentiated after a shift, and the shift.
+
+    Each term is linear in log N or log D, so its maximum over the data is
+    known per start; shifting by the largest of those (one number per start
+    instead of an elementwise max) keeps every exponential <= 1 and makes the
+    constant term ``e`` a column. Rows where all three terms underflow at some
+    point (only for extreme exponents) are redone with an elementwise shift.
+    """
+    lnN, lnD = np.log(N), np.log(D)
+    c1 = a - np.minimum(alpha * lnN.min(), alpha * lnN.max())
+    c2 = b - np.minimum(beta * lnD.min(), beta * lnD.max())
+    c = np.maximum(np.maximum(c1, c2), e)
+    e1 = alpha * lnN
+    np.subtract(a - c, e1, out=e1)
+    np.exp(e1, out=e1)
+    e2 = beta * lnD
+    np.subtract(b - c, e2, out=e2)
+    np.exp(e2, out=e2)
+    s = e1 + e2
+    e3 = np.exp(e - c)
+    s += e3
+    bad = ~np.all(s > 0, axis=1)
+    if bad.any():  # elementwise shift for the rare underflowing rows
+        t1 = a[bad] - alpha[bad] * lnN
+        t2 = b[bad] - beta[bad] * lnD
+        m = np.maximum(np.maximum(t1, t2), e[bad])
+        e1[bad], e2[bad] = np.exp(t1 - m), np.exp(t2 - m)
+        e3 = np.broadcast_to(e3, e1.shape).copy()
+        e3[bad] = np.exp(e[bad] - m)
+        s[bad] = e1[bad] + e2[bad] + e3[bad]
+        c = np.broadcast_to(c, e1.shape).copy()
+        c[bad] = m
+    return lnN, lnD, c, e1, e2, e3, s
+
+
+def _chin_fn(N, D, e, a, b, alpha, beta):
+    *_, c, e1, e2, e3, s = _chin_terms(N, D, e, a, b, alpha, beta)
+    return np.log(s, out=s) + c
+
+
+def _chin_jac(N, D, e, a, b, alpha, beta):
+    lnN, lnD, c, e1, e2, e3, s = _chin_terms(N, D, e, a, b, alpha, beta)
+    inv = 1.0 / s
+    value = np.log(s, out=s) + c
+    e1 *= inv  # softmax weights
+    e2 *= inv
+    w3 = e3 * inv
+    return value, {"e": w3, "a": e1, "b": e2, "alpha": -e1 * lnN, "beta": -e2 * lnD}
+
+
+def _chin_linearize(p, x, y, groups):
+    N, D = x[:, 0], x[:, 1]
+    rest_n = y - p["E"] - p["B"] * D ** -p["beta"]
+    rest_d = y - p["E"] - p["A"] * N ** -p["alpha"]
+    ok_n, ok_d = rest_n > 0, rest_d > 0
+    return [
+        ("log(L - E - B/D^beta) ~ log N", np.log(N[ok_n]), np.log(rest_n[ok_n]),
+         {"slope": ("alpha", lambda q: -q["alpha"]), "intercept": ("A", lambda q: np.log(q["A"]))}),
+        ("log(L - E - A/N^alpha) ~ log D", np.log(D[ok_d]), np.log(rest_d[ok_d]),
+         {"slope": ("beta", lambda q: -q["beta"]), "intercept": ("B", lambda q: np.log(q["B"]))}),
+    ]
+
+
+CHINCHILLA = register_law(Law(
+    name="chinchilla",
+    formula="L = E + A / N^alpha + B / D^beta  (fitted as log L = LSE(a - alpha log N, b - beta log D, e))",
+    x_names=("N", "D"),
+    params=(Param("E", transform="log", internal="e"), Param("A", transform="log", internal="a"),
+            Param("B", transform="log", internal="b"), Param("alpha"), Param("beta")),
+    fn=_chin_fn, jac=_chin_jac, space="log",
+    # Epoch's grid: 5 * 6 * 6 * 5 * 5 = 4,500 starts.
+    init={"e": [-1.0, -0.5, 0.0, 0.5, 1.0], "a": [0.0, 5.0, 10.0, 15.0, 20.0, 25.0],
+          "b": [0.0, 5.0, 10.0, 15.0, 20.0, 25.0], "alpha": [0.0, 0.5, 1.0, 1.5, 2.0],
+          "beta": [0.0, 0.5, 1.0, 1.5, 2.0]},
+    objective="huber", x_positive=(True, True), linearize=_chin_linearize,
+    description="Chinchilla loss in model size N and tokens D (Epoch's procedure)",
+))
+
+
+# --------------------------------------------------------------------------- power_offset
+def _po_jac(x, log_A, alpha, E):
+    lx = np.log(x)
+    t = np.exp(log_A - alpha * lx)
+    return t + E, {"log_A": t, "alpha": -t * lx, "E": np.ones_like(t)}
+
+
+def _po_fn(x, log_A, alpha, E):
+    return np.exp(log_A - alpha * np.log(x)) + E
+
+
+def _po_init(x, y, groups, n_groups):
+    lx_min = float(np.log(np.min(x[:, 0])))
+    ymin, ymax = float(np.min(y)), float(np.max(y))
+    rows = []
+    for alpha in (0.1, 0.25, 0.5, 1.0, 2.0):
+        for frac in (0.0, 0.5, 0.9, 0.99):
+            E = frac * max(ymin, 0.0)
+            rows.append([np.log(max(ymax - E, _TINY + 1e-3 * abs(ymax))) + alpha * lx_min, alpha, E])
+    return np.array(rows)
+
+
+def _po_linearize(p, x, y, groups):
+    ok = y > p["E"]
+    return [("log(y - E) ~ log x", np.log(x[ok, 0]), np.log(y[ok] - p["E"]),
+             {"slope": ("alpha", lambda q: -q["alpha"]),
+              "intercept": ("A", lambda q: np.log(q["A"]))})]
+
+
+POWER_OFFSET = register_law(Law(
+    name="power_offset",
+    formula="L(x) = A * x^(-alpha) + E",
+    x_names=("x",),
+    params=(Param("A", bounds=(0.0, None), transform="log"), Param("alpha", bounds=(0.0, 10.0)),
+            Param("E", bounds=(0.0, None))),
+    fn=_po_fn, jac=_po_jac, init=_po_init, objective="huber", x_positive=(True,),
+    linearize=_po_linearize,
+    description="power law with an irreducible term (optimizer-study speedups)",
+))
+
+
+# --------------------------------------------------------------------------- scalerl
+def _srl_fn(C, A, B, log_C_mid, R0):
+    s = expit(-B * (log_C_mid - np.log(C)))
+    return R0 + (A - R0) * s
+
+
+def _srl_jac(C, A, B, log_C_mid, R0):
+    d = log_C_mid - np.log(C)
+    s = expit(-B * d)
+    ds = -(A - R0) * s * (1.0 - s)  # d value / d z with z = B * d
+    return R0 + (A - R0) * s, {"A": s, "B": ds * d, "log_C_mid": ds * B, "R0": 1.0 - s}
+
+
+def _srl_init(x, y, groups, n_groups):
+    lc = np.log(x[:, 0])
+    ymax, ymin = float(np.max(y)), float(np.min(y))
+    a_vals = [min(ymax + f * (1.0 - ymax), 1.0) for f in (0.05, 0.3, 0.7)]
+    c_vals = list(np.quantile(lc, [0.1, 0.5, 0.9])) + [float(lc.max()) + 1.0]
+    return product_grid(A=a_vals, B=[0.5, 1.0, 2.0, 4.0], log_C_mid=c_vals,
+                        R0=[float(np.clip(ymin, 0.0, 1.0))])
+
+
+def _srl_linearize(p, x, y, groups):
+    frac = (y - p["R0"]) / (p["A"] - p["R0"])
+    ok = (frac > 0) & (frac < 1)
+    return [("log((A - R0)/(R - R0) - 1) ~ log C", np.log(x[ok, 0]), np.log(1.0 / frac[ok] - 1.0),
+             {"slope": ("B", lambda q: -q["B"]),
+              "intercept": ("C_mid", lambda q: q["B"] * np.log(q["C_mid"]))})]
+
+
+SCALERL = register_law(Law(
+    name="scalerl",
+    formula="R(C) = R0 + (A - R0) / (1 + (C_mid / C)^B)",
+    x_names=("C",),
+    params=(Param("A", bounds=(_max_y, 1.0)), Param("B", bounds=(0.0, None)),
+            Param("C_mid", bounds=(0.0, None), transform="log"), Param("R0", bounds=(0.0, 1.0))),
+    fn=_srl_fn, jac=_srl_jac, init=_srl_init, objective="ls", x_positive=(True,),
+    linearize=_srl_linearize,
+    description="ScaleRL sigmoid in RL compute (fix R0 to the measured pre-RL value)",
+))
+
+
+# --------------------------------------------------------------------------- loglinear_kn
+def _lkn_jac(N, X, Kmax, log_N0, E0, group):
+    sig = expit(np.log(N) - log_N0)  # N / (N + N0)
+    lX = np.log(X)
+    onehot = np.zeros((group.shape[0], E0.shape[1]))
+    onehot[np.arange(group.shape[0]), group] = LN10
+    val = -Kmax * sig * lX + LN10 * E0[:, group]
+    jac = {"Kmax": -sig * lX, "log_N0": Kmax * sig * (1.0 - sig) * lX,
+           "E0": np.broadcast_to(onehot, (val.shape[0], *onehot.shape))}
+    return val, jac
+
+
+def _lkn_fn(N, X, Kmax, log_N0, E0, group):
+    return -Kmax * expit(np.log(N) - log_N0) * np.log(X) + LN10 * E0[:, group]
+
+
+def _lkn_init(x, y, groups, n_groups):
+    lN, l10X, l10y = np.log(x[:, 0]), np.log10(x[:, 1]), np.log10(y)
+    rows = []
+    for kmax in (0.05, 0.2, 0.5, 1.0):
+        for ln0 in np.quantile(lN, [0.0, 0.5, 1.0]):
+            k = kmax * expit(lN - ln0)
+            target = l10y + k * l10X
+            e0 = np.bincount(groups, target, n_groups) / np.maximum(np.bincount(groups, None, n_groups), 1)
+            rows.append([kmax, ln0, *e0])
+    return np.array(rows)
+
+
+def _lkn_linearize(p, x, y, groups):
+    out = []
+    for label, mask in groups.items():
+        n_g = float(np.mean(x[mask, 0]))
+        out.append((f"log L ~ log X, group {label}", np.log(x[mask, 1]), np.log(y[mask]),
+                    {"slope": ("Kmax", lambda q, n_g=n_g: -q["Kmax"] * n_g / (n_g + q["N0"])),
+                     "intercept": (f"E0[{label}]", lambda q, label=label: LN10 * q[f"E0[{label}]"])}))
+    return out
+
+
+LOGLINEAR_KN = register_law(Law(
+    name="loglinear_kn",
+    formula="log10 L = -k(N) log10 X + E0(N),  k(N) = Kmax N / (N + N0)",
+    x_names=("N", "X"),
+    params=(Param("Kmax", bounds=(0.0, None)), Param("N0", bounds=(0.0, None), transform="log"),
+            Param("E0", per_group=True)),
+    fn=_lkn_fn, jac=_lkn_jac, space="log", init=_lkn_init, objective="huber",
+    x_positive=(True, True), group_by_x=0, linearize=_lkn_linearize,
+    description="RL post-training: L = 1 - pass@1 vs compute/data X, one E0 per group (model size)",
+))
+
+
+# --------------------------------------------------------------------------- exp_saturation
+def _exps_jac(t, R0, Rmax, log_lam):
+    lam = np.exp(log_lam)
+    q = np.exp(-lam * t)
+    return R0 + (Rmax - R0) * (1.0 - q), {"R0": q, "Rmax": 1.0 - q,
+                                           "log_lam": (Rmax - R0) * q * t * lam}
+
+
+def _exps_fn(t, R0, Rmax, log_lam):
+    return R0 + (Rmax - R0) * (1.0 - np.exp(-np.exp(log_lam) * t))
+
+
+def _span(v: np.ndarray) -> float:
+    return max(float(np.max(v) - np.min(v)), _TINY)
+
+
+def _exps_init(x, y, groups, n_groups):
+    t = x[:, 0]
+    ymax = float(np.max(y))
+    return product_grid(R0=[float(y[np.argmin(t)])], Rmax=[ymax, ymax + 0.5 * _span(y)],
+                        log_lam=np.log(np.array([0.3, 1.0, 3.0, 10.0]) / _span(t)))
+
+
+EXP_SATURATION = register_law(Law(
+    name="exp_saturation",
+    formula="R(t) = R0 + (Rmax - R0) (1 - exp(-lam t))",
+    x_names=("t",),
+    params=(Param("R0"), Param("Rmax"), Param("lam", bounds=(0.0, None), transform="log")),
+    fn=_exps_fn, jac=_exps_jac, init=_exps_init, objective="ls", x_positive=(False,),
+    description="GRPO reward trajectory, exponential saturation (our parametrisation)",
+))
+
+
+# --------------------------------------------------------------------------- logistic_progress
+def _logi_jac(t, R0, Rmax, log_kappa, t0):
+    kappa = np.exp(log_kappa)
+    s = expit(kappa * (t - t0))
+    ds = (Rmax - R0) * s * (1.0 - s)
+    return R0 + (Rmax - R0) * s, {"R0": 1.0 - s, "Rmax": s, "log_kappa": ds * (t - t0) * kappa,
+                                   "t0": -ds * kappa}
+
+
+def _logi_fn(t, R0, Rmax, log_kappa, t0):
+    return R0 + (Rmax - R0) * expit(np.exp(log_kappa) * (t - t0))
+
+
+def _logi_init(x, y, groups, n_groups):
+    t = x[:, 0]
+    ymax = float(np.max(y))
+    return product_grid(R0=[float(np.min(y))], Rmax=[ymax, ymax + 0.25 * _span(y)],
+                        log_kappa=np.log(np.array([2.0, 5.0, 10.0, 20.0]) / _span(t)),
+                        t0=np.quantile(t, [0.25, 0.5, 0.75]))
+
+
+LOGISTIC_PROGRESS = register_law(Law(
+    name="logistic_progress",
+    formula="R(t) = R0 + (Rmax - R0) / (1 + exp(-kappa (t - t0)))",
+    x_names=("t",),
+    params=(Param("R0"), Param("Rmax"), Param("kappa", bounds=(0.0, None), transform="log"),
+            Param("t0")),
+    fn=_logi_fn, jac=_logi_jac, init=_logi_init, objective="ls", x_positive=(False,),
+    description="GRPO reward trajectory, logistic in training progress (our parametrisation)",
+))
+
+
+# --------------------------------------------------------------------------- relu_sparsity
+def _relu_jac(D, alpha, b, log_c, A0):
+    lD = np.log(D)
+    u = np.exp(log_c + alpha * lD)
+    h = np.exp(b - u)
+    return h + A0, {"alpha": -h * u * lD, "b": h, "log_c": -h * u, "A0": np.ones_like(h)}
+
+
+def _relu_fn(D, alpha, b, log_c, A0):
+    return np.exp(b - np.exp(log_c + alpha * np.log(D))) + A0
+
+
+def _relu_init(x, y, groups, n_groups):
+    lD_med = float(np.median(np.log(x[:, 0])))
+    ymin, ymed = float(np.min(y)), float(np.median(y))
+    rows = []
+    for alpha in (0.1, 0.3, 0.6, 1.0):
+        for frac in (0.5, 0.9):
+            A0 = frac * ymin
+            for u in (0.3, 1.0, 3.0):
+                rows.append([alpha, np.log(max(ymed - A0, _TINY)) + u, np.log(u) - alpha * lD_med, A0])
+    return np.array(rows)
+
+
+def _relu_linearize(p, x, y, groups):
+    inner = p["b"] - np.log(np.clip(y - p["A0"], _TINY, None))
+    ok = (y > p["A0"]) & (inner > 0)
+    return [("log(b - log(A - A0)) ~ log D", np.log(x[ok, 0]), np.log(inner[ok]),
+             {"slope": ("alpha", lambda q: q["alpha"]),
+              "intercept": ("c", lambda q: np.log(q["c"]))})]
+
+
+RELU_SPARSITY = register_law(Law(
+    name="relu_sparsity",
+    formula="A(D) = exp(-c D^alpha + b) + A0",
+    x_names=("D",),
+    params=(Param("alpha", bounds=(0.0, 3.0)), Param("b"),
+            Param("c", bounds=(0.0, None), transform="log"), Param("A0", bounds=(0.0, _min_y))),
+    fn=_relu_fn, jac=_relu_jac, init=_relu_init, objective="ls", x_positive=(True,),
+    linearize=_relu_linearize,
+    description="ReLU activation ratio decreasing to A0 with training tokens D",
+))
+
+
+# --------------------------------------------------------------------------- silu_sparsity
+def _silu_jac(D, alpha, log_c, A0):
+    lD = np.log(D)
+    u = np.exp(log_c - alpha * lD)
+    return A0 - u, {"alpha": u * lD, "log_c": -u, "A0": np.ones_like(u)}
+
+
+def _silu_fn(D, alpha, log_c, A0):
+    return A0 - np.exp(log_c - alpha * np.log(D))
+
+
+def _silu_init(x, y, groups, n_groups):
+    lD = np.log(x[:, 0])
+    ymax, y_first = float(np.max(y)), float(y[np.argmin(lD)])
+    rows = []
+    for alpha in (0.1, 0.3, 0.6, 1.0):
+        for f in (0.02, 0.2, 0.6):
+            A0 = ymax + f * (1.0 - ymax)
+            rows.append([alpha, np.log(max(A0 - y_first, _TINY)) + alpha * float(lD.min()), A0])
+    return np.array(rows)
+
+
+def _silu_linearize(p, x, y, groups):
+    ok = y < p["A0"]
+    return [("log(A0 - A) ~ log D", np.log(x[ok, 0]), np.log(p["A0"] - y[ok]),
+             {"slope": ("alpha", lambda q: -q["alpha"]),
+              "intercept": ("c", lambda q: np.log(q["c"]))})]
+
+
+SILU_SPARSITY = register_law(Law(
+    name="silu_sparsity",
+    formula="A(D) = -c D^(-alpha) + A0",
+    x_names=("D",),
+    params=(Param("alpha", bounds=(0.0, 3.0)), Param("c", bounds=(0.0, None), transform="log"),
+            Param("A0", bounds=(_max_y, 1.0))),
+    fn=_silu_fn, jac=_silu_jac, init=_silu_init, objective="ls", x_positive=(True,),
+    linearize=_silu_linearize,
+    description="SiLU activation ratio increasing to A0 with training tokens D",
+))
