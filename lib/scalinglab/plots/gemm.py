@@ -11,6 +11,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter, NullFormatter
 
 from scalinglab.cost_model import HardwareRecord, attainable_flop_per_s
 
@@ -84,13 +85,16 @@ def plot_roofline(points: pd.DataFrame, hw: HardwareRecord) -> Figure:
                   f"{hw.mem_bytes_per_s / 1e9:.0f} GB/s")
     if hw.blas_flop_per_s:
         ax.axhline(hw.blas_flop_per_s / 1e9, color="gray", ls=":",
-                   label=f"BLAS sgemm 2048: {hw.blas_flop_per_s / 1e9:.0f} GFLOP/s")
+                   label=f"BLAS sgemm (hardware record): {hw.blas_flop_per_s / 1e9:.0f} GFLOP/s")
     markers = dict(zip(points["impl"].unique(), "os^vDx*", strict=False))
     for impl, g in points.groupby("impl", sort=False):
         ax.scatter(g["intensity"], g["flop_per_s"] / 1e9, marker=markers[impl], s=22,
                    alpha=0.8, label=impl)
     ax.set_xscale("log")
     ax.set_yscale("log")
+    for axis in (ax.xaxis, ax.yaxis):
+        axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        axis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("arithmetic intensity (FLOP/byte, minimum traffic)")
     ax.set_ylabel("achieved GFLOP/s")
     ax.set_title(f"Roofline of {hw.name}")

@@ -1,0 +1,408 @@
+"""The GEMM study's experiment: a tile-size x shape sweep of the numba kernel, and its tables.
+
+:func:`sweep_config` fixes the shapes (square and skinny, small to large), tile
+sizes, repeats and cache flush for a compute class; :func:`run_sweep` times the
+tiled kernel on every (shape, tile) and BLAS and the textbook loop on every shape
+with the shared harness (:mod:`scalinglab.kernels.harness`), one call at a time
+in a seeded random order of cells (timings must not share the machine with each
+other, so the sweep never runs on Dask workers); :func:`cached_sweep` stores the result under
+``data/gemm_cost_model/`` keyed by the config, so a report regenerates without
+re-timing. Analyses work on a long table (:func:`timings_table`, or a user's own
+file via :func:`load_timings`) with one row per timed call:
+``M, N, K, tile_m, tile_n, tile_k, seconds``.
+
+:func:`tile_effects` finds each shape's best and worst tile and the ratio of
+their median times, with a bootstrap CI that resamples the repeats of each
+(shape, tile) cell (:func:`scalinglab.stats.bootstrap.resample_groups`).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from scalinglab.compute import cached_dataset
+from scalinglab.cost_model import HardwareRecord, gemm_flops, gemm_min_bytes, named_device
+from scalinglab.cost_model.hardware import hardware_record, load_hardware
+from scalinglab.data.tables import numeric_column, read_table
+from scalinglab.errors import InputError, ParameterError
+from scalinglab.kernels.gemm_numba import gemm_naive, gemm_tiled, warm_up
+from scalinglab.kernels.harness import CacheFlusher, benchmark, default_flush_bytes
+from scalinglab.paths import repo_root
+from scalinglab.stats.bootstrap import percentile_interval, resample_groups
+
+STUDY = "gemm_cost_model"
+#: Bump when the kernels or the sweep change what a timing means (part of the cache key).
+EXPERIMENT_VERSION = 3
+TIMING_COLUMNS = ("M", "N", "K", "tile_m", "tile_n", "tile_k", "seconds")
+SHAPE = ["M", "N", "K"]
+TILE = ["tile_m", "tile_n", "tile_k"]
+
+_SHAPES = {
+    "tiny": [(64, 64, 64), (96, 32, 128), (33, 65, 17), (128, 128, 64), (50, 70, 90),
+             (16, 128, 256)],
+    "small": [(48, 48, 48), (128, 128, 128), (256, 256, 256), (384, 384, 384),
+              (512, 512, 512), (768, 768, 768), (1000, 1000, 1000), (1024, 1024, 1024),
+              (1536, 1536, 1536), (1024, 64, 1024), (64, 1024, 1024), (1024, 1024, 64),
+              (2048, 32, 512), (32, 2048, 512), (512, 512, 2048), (256, 1024, 256),
+              (1024, 256, 512), (96, 96, 4096), (4096, 16, 256), (128, 2048, 128),
+              (640, 320, 160), (200, 300, 500), (333, 777, 99), (2048, 2048, 256),
+              (4096, 64, 64), (64, 64, 4096), (300, 1200, 700), (1800, 100, 900),
+              (700, 700, 30), (160, 2500, 320)],
+}
+_TILES = {
+    "tiny": [(16, 4, 64), (64, 16, 64), (16, 16, 256), (64, 4, 512)],
+    "small": list(itertools.product((16, 64, 256), (4, 16, 64), (64, 256, 1024))),
+}
+_REPEATS = {"tiny": 3, "small": 5}
+_FLUSH = {"tiny": 8 * 2**20, "small": None}  # None: 1.25 x last-level cache
+#: The textbook loop only on shapes up to this many FLOPs (it is ~50x slower).
+_NAIVE_MAX_FLOPS = {"tiny": 2e7, "small": 2 * 256**3}
+
+
+@dataclass(frozen=True)
+class SweepConfig:
+    """Everything that determines a sweep's timings (its hash is the cache key)."""
+
+    shapes: tuple[tuple[int, int, int], ...]
+    tiles: tuple[tuple[int, int, int], ...]
+    repeats: int
+    warmup: int
+    flush_bytes: int
+    naive_max_flops: float
+    seed: int
+    version: int = EXPERIMENT_VERSION
+
+    def to_dict(self) -> dict:
+        """JSON-able form (tuples become lists)."""
+        d = asdict(self)
+        d["shapes"] = [list(s) for s in self.shapes]
+        d["tiles"] = [list(t) for t in self.tiles]
+        return d
+
+
+def sweep_config(compute_class: str, *, seed: int = 0, flush_mib: float = -1) -> SweepConfig:
+    """The sweep of a compute class (``tiny``: seconds, for tests; ``small``: minutes).
+
+    Parameters
+    ----------
+    flush_mib
+        Cache-flush buffer in MiB; negative: the class default (``small``: 1.25x
+        the last-level cache).
+    """
+    if compute_class not in _SHAPES:
+        raise ParameterError(
+            f"compute_class {compute_class!r} has no GEMM sweep on CPU; use one of "
+            f"{sorted(_SHAPES)} (larger classes need a GPU: see kernels.gemm_triton)")
+    if flush_mib >= 0:
+        flush = int(flush_mib * 2**20)
+    else:
+        flush = _FLUSH[compute_class] or default_flush_bytes()
+    return SweepConfig(
+        shapes=tuple(_SHAPES[compute_class]), tiles=tuple(_TILES[compute_class]),
+        repeats=_REPEATS[compute_class], warmup=1, flush_bytes=flush,
+        naive_max_flops=_NAIVE_MAX_FLOPS[compute_class], seed=seed)
+
+
+def run_sweep(cfg: SweepConfig, *, progress: bool = True, energy: bool = True) -> xr.Dataset:
+    """Time the sweep now (see the module docstring).
+
+    Returns
+    -------
+    xarray.Dataset
+        ``tiled_seconds`` (shape, tile, repeat); ``ref_seconds`` (impl, shape, repeat)
+        for ``blas`` and ``numba_naive`` (NaN where the textbook loop was skipped);
+        ``load_before`` / ``load_after`` and ``energy_j`` per cell; coords ``M, N, K``
+        on ``shape`` and ``tile_m, tile_n, tile_k`` on ``tile``; harness settings in attrs.
+    """
+    warm_up()
+    rng = np.random.default_rng(cfg.seed)
+    operands = {s: (rng.standard_normal((s[0], s[2]), dtype=np.float32),
+                    rng.standard_normal((s[2], s[1]), dtype=np.float32)) for s in cfg.shapes}
+    first_tile = dict(zip(TILE, cfg.tiles[0], strict=True))
+
+    def shape_of(case):
+        return operands[(case["M"], case["N"], case["K"])]
+
+    def tiled(case):
+        a, b = shape_of(case)
+        tm, tn, tk = case["tile_m"], case["tile_n"], case["tile_k"]
+        return lambda: gemm_tiled(a, b, tile_m=tm, tile_n=tn, tile_k=tk)
+
+    def once_per_shape(case):  # the references run beside each shape's first tile
+        return all(case[k] == v for k, v in first_tile.items())
+
+    def blas(case):
+        a, b = shape_of(case)
+        return (lambda: a @ b) if once_per_shape(case) else None
+
+    def naive(case):
+        a, b = shape_of(case)
+        small = 2.0 * case["M"] * case["N"] * case["K"] <= cfg.naive_max_flops
+        return (lambda: gemm_naive(a, b)) if small and once_per_shape(case) else None
+
+    # One pass over all (shape, tile) cells in a seeded random order: drifts in the
+    # machine's load then land on random cells instead of on whole shapes (which
+    # would masquerade as shape effects). A shape's references run right after its
+    # first tile's cell.
+    cases = [{**dict(zip(SHAPE, s, strict=True)), **dict(zip(TILE, t, strict=True))}
+             for s in cfg.shapes for t in cfg.tiles]
+    order = rng.permutation(len(cases))
+    raw = benchmark({"numba_tiled": tiled, "blas": blas, "numba_naive": naive},
+                    [cases[i] for i in order], repeats=cfg.repeats, warmup=cfg.warmup,
+                    flusher=CacheFlusher(cfg.flush_bytes), progress=progress, energy=energy)
+    raw = raw.isel(case=np.argsort(order))  # back to shape-major order
+    n_s, n_t = len(cfg.shapes), len(cfg.tiles)
+
+    def grid(var: str, impls) -> np.ndarray:
+        v = raw[var].sel(impl=impls).values  # (impl, case, ...) with case = shape-major
+        return v.reshape(v.shape[:1] + (n_s, n_t) + v.shape[2:])
+
+    refs = ["blas", "numba_naive"]
+    shapes = np.array(cfg.shapes)
+    tiles = np.array(cfg.tiles)
+    ds = xr.Dataset(
+        {
+            "tiled_seconds": (("shape", "tile", "repeat"), grid("seconds", ["numba_tiled"])[0],
+                              {"units": "s"}),
+            "tiled_load_before": (("shape", "tile"), grid("load_before", ["numba_tiled"])[0]),
+            "tiled_load_after": (("shape", "tile"), grid("load_after", ["numba_tiled"])[0]),
+            "tiled_energy_j": (("shape", "tile"), grid("energy_j", ["numba_tiled"])[0],
+                               {"units": "J"}),
+            "ref_seconds": (("impl", "shape", "repeat"), grid("seconds", refs)[:, :, 0],
+                            {"units": "s"}),
+            "ref_load_before": (("impl", "shape"), grid("load_before", refs)[:, :, 0]),
+            "ref_load_after": (("impl", "shape"), grid("load_after", refs)[:, :, 0]),
+            "ref_energy_j": (("impl", "shape"), grid("energy_j", refs)[:, :, 0], {"units": "J"}),
+        },
+        coords={
+            "shape": [f"{m}x{n}x{k}" for m, n, k in cfg.shapes],
+            "tile": [f"{m}x{n}x{k}" for m, n, k in cfg.tiles],
+            "impl": refs, "repeat": np.arange(cfg.repeats),
+            "M": ("shape", shapes[:, 0]), "N": ("shape", shapes[:, 1]),
+            "K": ("shape", shapes[:, 2]),
+            "tile_m": ("tile", tiles[:, 0]), "tile_n": ("tile", tiles[:, 1]),
+            "tile_k": ("tile", tiles[:, 2]),
+        },
+        attrs=dict(raw.attrs),
+    )
+    return ds
+
+
+def cached_sweep(cfg: SweepConfig, *, rerun: bool = False, progress: bool = True) -> xr.Dataset:
+    """:func:`run_sweep` through ``data/gemm_cost_model/sweep-<hash>.nc`` (re-time only on ``rerun``)."""
+    return cached_dataset(STUDY, "sweep", cfg.to_dict(), lambda: run_sweep(cfg, progress=progress),
+                          rerun=rerun)
+
+
+def timings_table(ds: xr.Dataset) -> pd.DataFrame:
+    """The tiled kernel's timings as a long table, one row per timed call.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``M, N, K, tile_m, tile_n, tile_k, repeat, seconds`` (NaN cells dropped).
+    """
+    df = ds["tiled_seconds"].to_dataframe().reset_index()
+    df = df.rename(columns={"tiled_seconds": "seconds"}).dropna(subset=["seconds"])
+    cols = [*TIMING_COLUMNS[:-1], "repeat", "seconds"]
+    return df[cols].reset_index(drop=True)
+
+
+def load_timings(path: str | Path) -> pd.DataFrame:
+    """A user's own GEMM timings (CSV, Parquet or netCDF), validated row by row.
+
+    The file needs columns ``M, N, K, tile_m, tile_n, tile_k, seconds`` (one row
+    per timed call; several rows per (shape, tile) are repeats). Errors name the
+    file, column and row.
+    """
+    df = read_table(path, required=TIMING_COLUMNS)
+    out = pd.DataFrame({
+        c: numeric_column(df, c, file=path, positive=True,
+                          why_positive="sizes and times must be positive")
+        for c in TIMING_COLUMNS})
+    for c in TIMING_COLUMNS[:-1]:
+        frac = out[c] % 1 != 0
+        if frac.any():
+            i = int(np.flatnonzero(frac.to_numpy())[0])
+            raise InputError(f"not a whole number: {out[c].iloc[i]!r}", file=path, column=c,
+                             row=i + 1)
+        out[c] = out[c].astype(np.int64)
+    out["repeat"] = out.groupby(list(TIMING_COLUMNS[:-1])).cumcount()
+    return out
+
+
+def cell_medians(timings: pd.DataFrame) -> pd.DataFrame:
+    """Median seconds per (shape, tile) cell, with the number of repeats ``n``."""
+    g = timings.groupby(SHAPE + TILE)["seconds"]
+    return pd.concat([g.median().rename("seconds"), g.size().rename("n")], axis=1).reset_index()
+
+
+def _bootstrap_cells(timings: pd.DataFrame, *, reps: int, seed: int) -> list[tuple]:
+    """Per shape: (shape, tile labels, cell medians, replicate medians ``(reps, tiles)``).
+
+    Every (shape, tile) cell's repeats are resampled with replacement, independently.
+    """
+    rng = np.random.default_rng(seed)
+    out = []
+    for shape, df in timings.groupby(SHAPE, sort=False):
+        groups = list(df.groupby(TILE, sort=True))
+        cells = [g["seconds"].to_numpy() for _, g in groups]
+        labels = ["x".join(map(str, t)) for t, _ in groups]
+        med = np.array([np.median(c) for c in cells])
+        boot = np.stack([np.median(c[resample_groups(rng, len(c), reps)], axis=1)
+                         for c in cells], axis=1)
+        out.append((shape, labels, med, boot))
+    return out
+
+
+def tile_effects(
+    timings: pd.DataFrame, *, reps: int = 2000, level: float = 0.95, seed: int = 0
+) -> pd.DataFrame:
+    """Per shape: the best and worst tile and how much the choice matters.
+
+    ``ratio = median(worst) / median(best)``; its CI resamples, independently for
+    every (shape, tile) cell, that cell's repeats with replacement, recomputes all
+    medians and re-picks best and worst (percentile interval).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per shape: ``M, N, K, best_tile, worst_tile, best_s, worst_s, ratio,
+        ratio_lo, ratio_hi, best_share`` (share of replicates in which the best tile
+        stays best), sorted by ``ratio`` descending.
+    """
+    rows = []
+    for shape, labels, med, boot in _bootstrap_cells(timings, reps=reps, seed=seed):
+        lo, hi = percentile_interval(boot.max(axis=1) / boot.min(axis=1), level=level)
+        b, w = int(np.argmin(med)), int(np.argmax(med))
+        rows.append({
+            "M": shape[0], "N": shape[1], "K": shape[2], "best_tile": labels[b],
+            "worst_tile": labels[w], "best_s": med[b], "worst_s": med[w],
+            "ratio": med[w] / med[b], "ratio_lo": float(lo), "ratio_hi": float(hi),
+            "best_share": float(np.mean(np.argmin(boot, axis=1) == b)),
+        })
+    return pd.DataFrame(rows).sort_values("ratio", ascending=False).reset_index(drop=True)
+
+
+def max_tile_effect(
+    timings: pd.DataFrame, *, reps: int = 2000, level: float = 0.95, seed: int = 0,
+    over: str = "max",
+) -> tuple[float, tuple[float, float], str]:
+    """The largest (or median) best/worst ratio over shapes, its CI, and where the max is.
+
+    Resamples as :func:`tile_effects` and takes the maximum (``over="max"``) or the
+    median (``over="median"``) over shapes in each replicate, so the interval
+    accounts for picking the largest. The max's percentile interval sits above the
+    point estimate when several shapes are close (the bootstrap max of noisy
+    ratios is biased upward): read it as the spread of the max, not a centred CI.
+    """
+    reduce = {"max": np.max, "median": np.median}[over]
+    cells = _bootstrap_cells(timings, reps=reps, seed=seed)
+    points = np.array([med.max() / med.min() for _, _, med, _ in cells])
+    boot = np.stack([b.max(axis=1) / b.min(axis=1) for _, _, _, b in cells], axis=1)
+    lo, hi = percentile_interval(reduce(boot, axis=1), level=level)
+    k = int(np.argmax(points))
+    return float(reduce(points)), (float(lo), float(hi)), "x".join(map(str, cells[k][0]))
+
+
+def reference_table(ds: xr.Dataset, *, hw_peak_flop_per_s: float) -> pd.DataFrame:
+    """Per shape: median seconds and GFLOP/s of BLAS, the best tile and the textbook loop.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``shape, M, N, K, blas_gflops, best_tiled_gflops, naive_gflops,
+        tiled_fraction_of_blas, blas_fraction_of_peak``.
+    """
+    flops = 2.0 * ds["M"] * ds["N"] * ds["K"]
+    ref = ds["ref_seconds"].median("repeat")
+    best = ds["tiled_seconds"].median("repeat").min("tile")
+    out = pd.DataFrame({
+        "shape": ds["shape"].values, "M": ds["M"].values, "N": ds["N"].values,
+        "K": ds["K"].values,
+        "blas_gflops": (flops / ref.sel(impl="blas") / 1e9).values,
+        "best_tiled_gflops": (flops / best / 1e9).values,
+        "naive_gflops": (flops / ref.sel(impl="numba_naive") / 1e9).values,
+    })
+    out["tiled_fraction_of_blas"] = out["best_tiled_gflops"] / out["blas_gflops"]
+    out["blas_fraction_of_peak"] = out["blas_gflops"] * 1e9 / hw_peak_flop_per_s
+    return out
+
+
+def roofline_points(ds: xr.Dataset) -> pd.DataFrame:
+    """Achieved FLOP/s of every kernel on every shape, at its minimum-traffic intensity.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``impl`` (``blas``, ``numba_tiled (best tile)``, ``numba_tiled (worst tile)``,
+        ``numba_naive``), ``shape, intensity, flop_per_s``.
+    """
+    flops = np.asarray(gemm_flops(ds["M"].values, ds["N"].values, ds["K"].values))
+    intensity = flops / np.asarray(gemm_min_bytes(ds["M"].values, ds["N"].values, ds["K"].values))
+    tiled = ds["tiled_seconds"].median("repeat")
+    series = {
+        "blas": ds["ref_seconds"].sel(impl="blas").median("repeat").values,
+        "numba_tiled (best tile)": tiled.min("tile").values,
+        "numba_tiled (worst tile)": tiled.max("tile").values,
+        "numba_naive": ds["ref_seconds"].sel(impl="numba_naive").median("repeat").values,
+    }
+    frames = [pd.DataFrame({"impl": impl, "shape": ds["shape"].values, "intensity": intensity,
+                            "flop_per_s": flops / secs}) for impl, secs in series.items()]
+    return pd.concat(frames, ignore_index=True).dropna().reset_index(drop=True)
+
+
+def resolve_hardware(spec: str = "", *, quick: bool = False) -> HardwareRecord:
+    """The hardware record a study uses.
+
+    Parameters
+    ----------
+    spec
+        ``""``: this machine (cached in ``data/hardware/`` or measured now);
+        ``"NAME"`` or ``"NAME/DTYPE"``: a published device (e.g. ``"H100 SXM/float32"``);
+        a path ending in ``.json``: a record written by ``save_hardware``.
+    quick
+        Measure with the quick settings if nothing is cached (tests).
+    """
+    if not spec:
+        return hardware_record(quick=quick)
+    if spec.endswith(".json"):
+        path = Path(spec)
+        if not path.is_absolute():
+            path = repo_root() / path
+        if not path.exists():
+            raise InputError("no such hardware record", file=path)
+        return load_hardware(path)
+    name, _, dtype = spec.partition("/")
+    try:
+        return named_device(name, dtype=dtype or "float32")
+    except KeyError as exc:
+        raise ParameterError(f"hardware {spec!r}: {exc.args[0]}") from exc
+
+
+def speed_ratio(
+    baseline_seconds: np.ndarray, kernel_seconds: np.ndarray, *, reps: int = 2000,
+    level: float = 0.95, seed: int = 0,
+) -> tuple[float, tuple[float, float]]:
+    """``median(baseline) / median(kernel)`` (the kernel's speed as a fraction of the
+    baseline's) with a percentile bootstrap CI resampling each set of repeats.
+
+    Parameters
+    ----------
+    baseline_seconds, kernel_seconds
+        Repeated timings, shape ``(repeats,)`` each (NaN ignored).
+    """
+    rng = np.random.default_rng(seed)
+    a = np.asarray(baseline_seconds, float)
+    b = np.asarray(kernel_seconds, float)
+    a, b = a[np.isfinite(a)], b[np.isfinite(b)]
+    boot = (np.median(a[resample_groups(rng, a.size, reps)], axis=1)
+            / np.median(b[resample_groups(rng, b.size, reps)], axis=1))
+    lo, hi = percentile_interval(boot, level=level)
+    return float(np.median(a) / np.median(b)), (float(lo), float(hi))

@@ -1,0 +1,191 @@
+"""Predicting GEMM run time from shape and tile: roofline, random forest, and both.
+
+Three predictors of the tiled kernel's median time per (shape, tile) cell:
+
+- ``roofline``: the analytic bound ``max(2MNK / peak, 4(MK + KN + MN) / bandwidth)``
+  from the hardware record (:func:`scalinglab.cost_model.roofline_seconds`); no fitting.
+- ``random_forest``: scikit-learn's ``RandomForestRegressor`` on shape and tile
+  sizes plus derived features (FLOPs, bytes, arithmetic intensity, tile counts,
+  thread utilisation, whether the kernel takes its threaded path, register-block
+  padding, panel sizes), target ``log(seconds)``
+  (as Liu and Halim 2024, with their FLOPs/bytes/intensity features).
+- ``roofline_x_correction``: the roofline times a learned factor, a forest on the
+  same features fit to ``log(seconds / roofline)``.
+
+Two protocols, both out-of-fold: ``cv`` (5-fold over cells, shuffled) and
+``unseen_shapes`` (grouped 5-fold: every shape's cells are predicted by a model
+that never saw that shape). Metrics: R^2 of ``log(seconds)`` (relative accuracy
+across four orders of magnitude; R^2 of raw seconds would only measure the
+largest shapes) and MAPE of seconds, each with a percentile bootstrap CI that
+resamples *shapes* (cells of one shape share its operands and are correlated) via
+:func:`scalinglab.stats.bootstrap.resample_groups`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from sklearn.ensemble import RandomForestRegressor
+from sklearn.model_selection import GroupKFold, KFold
+
+from scalinglab.cost_model import HardwareRecord, gemm_flops, gemm_min_bytes, roofline_seconds
+from scalinglab.experiments.gemm import SHAPE, TILE
+from scalinglab.kernels.gemm_numba import MR, NR, PARALLEL_MIN_FLOPS
+from scalinglab.stats.bootstrap import percentile_interval, resample_groups
+
+MODELS = ("roofline", "random_forest", "roofline_x_correction")
+PROTOCOLS = ("cv", "unseen_shapes")
+
+
+def gemm_features(cells: pd.DataFrame, *, n_threads: int) -> pd.DataFrame:
+    """Features of each (shape, tile) row: sizes and what follows from them.
+
+    Parameters
+    ----------
+    cells
+        Columns ``M, N, K, tile_m, tile_n, tile_k``.
+    n_threads
+        Threads the kernel ran on (thread utilisation of the output tiles).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per input row, numeric columns only.
+    """
+    m, n, k = (cells[c].to_numpy(float) for c in SHAPE)
+    tm, tn, tk = (cells[c].to_numpy(float) for c in TILE)
+    flops = np.asarray(gemm_flops(m, n, k))
+    nbytes = np.asarray(gemm_min_bytes(m, n, k))
+    tiles = np.ceil(m / tm) * np.ceil(n / tn)
+    waves = np.ceil(tiles / n_threads)
+    eff_k = np.minimum(tk, k)
+    padded = np.ceil(m / MR) * MR * np.ceil(n / NR) * NR
+    micro_calls = padded / (MR * NR) * np.ceil(k / tk)
+    return pd.DataFrame({
+        "M": m, "N": n, "K": k, "tile_m": tm, "tile_n": tn, "tile_k": tk,
+        "log_flops": np.log(flops), "log_bytes": np.log(nbytes),
+        "log_intensity": np.log(flops / nbytes),
+        "output_tiles": tiles, "k_steps": np.ceil(k / tk),
+        "thread_utilisation": tiles / (waves * n_threads),
+        "parallel_path": ((tiles > 1) & (flops >= PARALLEL_MIN_FLOPS)).astype(float),
+        "log_flops_per_busy_thread": np.log(flops / np.minimum(tiles, n_threads)),
+        "padding_factor": padded / (m * n),
+        "log_micro_calls": np.log(micro_calls),
+        "micro_depth": eff_k,
+        "b_panel_bytes": 4.0 * np.minimum(tn, n) * eff_k,
+        "a_panel_bytes": 4.0 * np.minimum(tm, m) * eff_k,
+    })
+
+
+def _forest(seed: int) -> RandomForestRegressor:
+    return RandomForestRegressor(n_estimators=300, min_samples_leaf=1, max_features=0.5,
+                                 random_state=seed, n_jobs=1)
+
+
+def out_of_fold(
+    cells: pd.DataFrame, hw: HardwareRecord, *, n_threads: int, seed: int = 0,
+    n_splits: int = 5,
+) -> pd.DataFrame:
+    """Out-of-fold predictions of every model under both protocols.
+
+    Parameters
+    ----------
+    cells
+        One row per (shape, tile): ``M, N, K, tile_m, tile_n, tile_k, seconds``
+        (e.g. :func:`scalinglab.experiments.gemm.cell_medians`).
+    hw
+        Hardware record for the roofline.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Long table: ``row, shape, protocol, model, seconds, predicted``.
+    """
+    cells = cells.reset_index(drop=True)
+    x = gemm_features(cells, n_threads=n_threads).to_numpy()
+    y = np.log(cells["seconds"].to_numpy(float))
+    roof = np.asarray(roofline_seconds(
+        gemm_flops(*(cells[c].to_numpy(float) for c in SHAPE)),
+        gemm_min_bytes(*(cells[c].to_numpy(float) for c in SHAPE)), hw), dtype=float)
+    shape_id = cells[SHAPE].astype(str).agg("x".join, axis=1).to_numpy()
+    n_shapes = len(np.unique(shape_id))
+    if n_shapes < 2:
+        raise ValueError("predicting unseen shapes needs timings of at least 2 shapes")
+    splits = {
+        "cv": KFold(n_splits=min(n_splits, len(cells)), shuffle=True,
+                    random_state=seed).split(x),
+        "unseen_shapes": GroupKFold(n_splits=min(n_splits, n_shapes)).split(x, groups=shape_id),
+    }
+    frames = []
+    for protocol, folds in splits.items():
+        pred = {m: np.full(len(cells), np.nan) for m in MODELS}
+        pred["roofline"] = np.log(roof)
+        for train, test in folds:
+            rf = _forest(seed).fit(x[train], y[train])
+            pred["random_forest"][test] = rf.predict(x[test])
+            corr = _forest(seed).fit(x[train], y[train] - np.log(roof[train]))
+            pred["roofline_x_correction"][test] = np.log(roof[test]) + corr.predict(x[test])
+        for model, p in pred.items():
+            frames.append(pd.DataFrame({
+                "row": np.arange(len(cells)), "shape": shape_id, "protocol": protocol,
+                "model": model, "seconds": np.exp(y), "predicted": np.exp(p)}))
+    return pd.concat(frames, ignore_index=True)
+
+
+def _r2_log(y: np.ndarray, p: np.ndarray) -> float:
+    ly, lp = np.log(y), np.log(p)
+    ss_tot = np.sum((ly - ly.mean()) ** 2)
+    return float(1.0 - np.sum((ly - lp) ** 2) / ss_tot) if ss_tot > 0 else float("nan")
+
+
+def _mape(y: np.ndarray, p: np.ndarray) -> float:
+    return float(np.mean(np.abs(p - y) / y))
+
+
+def accuracy(
+    oof: pd.DataFrame, *, reps: int = 2000, level: float = 0.95, seed: int = 0
+) -> pd.DataFrame:
+    """R^2 of log seconds and MAPE per (protocol, model), with bootstrap CIs over shapes.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``protocol, model, r2_log, r2_lo, r2_hi, mape, mape_lo, mape_hi, n_cells,
+        n_shapes``.
+    """
+    rows = []
+    for (protocol, model), df in oof.groupby(["protocol", "model"], sort=False):
+        shapes, inverse = np.unique(df["shape"].to_numpy(), return_inverse=True)
+        by_shape = [np.flatnonzero(inverse == s) for s in range(len(shapes))]
+        y, p = df["seconds"].to_numpy(), df["predicted"].to_numpy()
+        rng = np.random.default_rng(seed)
+        boot = np.empty((reps, 2))
+        for r, draw in enumerate(resample_groups(rng, len(shapes), reps)):
+            idx = np.concatenate([by_shape[s] for s in draw])
+            boot[r] = _r2_log(y[idx], p[idx]), _mape(y[idx], p[idx])
+        (r2_lo, mape_lo), (r2_hi, mape_hi) = percentile_interval(boot, level=level)
+        rows.append({"protocol": protocol, "model": model, "r2_log": _r2_log(y, p),
+                     "r2_lo": r2_lo, "r2_hi": r2_hi, "mape": _mape(y, p), "mape_lo": mape_lo,
+                     "mape_hi": mape_hi, "n_cells": len(df), "n_shapes": len(shapes)})
+    return pd.DataFrame(rows)
+
+
+def tile_choice_regret(oof: pd.DataFrame, cells: pd.DataFrame, *, model: str) -> pd.DataFrame:
+    """For unseen shapes: the tile the model would pick vs the measured best.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Per shape: ``shape, picked_tile, best_tile, regret`` (measured time of the
+        picked tile over the best measured time; 1.0 = picked the best).
+    """
+    df = oof[(oof["protocol"] == "unseen_shapes") & (oof["model"] == model)]
+    tiles = cells.reset_index(drop=True)[TILE].astype(str).agg("x".join, axis=1).to_numpy()
+    rows = []
+    for shape, g in df.groupby("shape", sort=False):
+        picked = g.loc[g["predicted"].idxmin()]
+        best = g.loc[g["seconds"].idxmin()]
+        rows.append({"shape": shape, "picked_tile": tiles[int(picked["row"])],
+                     "best_tile": tiles[int(best["row"])],
+                     "regret": float(picked["seconds"] / best["seconds"])})
+    return pd.DataFrame(rows)

@@ -1,0 +1,191 @@
+"""The GEMM study: sweep config, user timings, tile effects, predictors, and the notebook at tiny."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from scalinglab.cost_model import HardwareRecord
+from scalinglab.errors import InputError, ParameterError
+from scalinglab.experiments import gemm
+from scalinglab.experiments import gemm_predictor as predictor
+
+ROOT = Path(__file__).resolve().parents[1]
+HW = HardwareRecord("toy", peak_flop_per_s=1e11, mem_bytes_per_s=1e10)
+
+
+def _calls(times: dict[tuple, list[float]]) -> pd.DataFrame:
+    rows = [dict(zip([*gemm.SHAPE, *gemm.TILE], key, strict=True), repeat=r, seconds=s)
+            for key, ts in times.items() for r, s in enumerate(ts)]
+    return pd.DataFrame(rows)
+
+
+def test_sweep_config_classes():
+    tiny = gemm.sweep_config("tiny")
+    small = gemm.sweep_config("small", flush_mib=1)
+    assert len(tiny.shapes) == 6 and tiny.repeats == 3
+    assert len(small.shapes) == 30 and len(small.tiles) == 27 and small.flush_bytes == 2**20
+    assert gemm.sweep_config("tiny", seed=1).to_dict() != tiny.to_dict()  # seed in the key
+    with pytest.raises(ParameterError, match="no GEMM sweep"):
+        gemm.sweep_config("large")
+
+
+def test_run_sweep_puts_every_timing_in_its_cell(monkeypatch):
+    import time
+
+    # a fake kernel that sleeps 20 ms for tile_m = 64 and returns at once for
+    # tile_m = 16: after the random run order is undone, every cell must hold its
+    # own tile's times (sleep never undersleeps; no call takes 20 ms otherwise)
+    monkeypatch.setattr(gemm, "gemm_tiled",
+                        lambda a, b, tile_m, tile_n, tile_k: time.sleep(0.02 * (tile_m == 64)))
+    cfg = gemm.sweep_config("tiny", flush_mib=0)
+    ds = gemm.run_sweep(cfg, progress=False, energy=False)
+    assert ds["tiled_seconds"].dims == ("shape", "tile", "repeat")
+    med = ds["tiled_seconds"].median("repeat")
+    slow = ds["tile_m"] == 64
+    assert bool((med.where(slow) >= 0.02).sum() == slow.sum() * ds.sizes["shape"])
+    assert bool((med.where(~slow) < 0.02).sum() == (~slow).sum() * ds.sizes["shape"])
+    assert list(ds["shape"].values) == [f"{m}x{n}x{k}" for m, n, k in cfg.shapes]
+    assert bool(ds["ref_seconds"].sel(impl="blas").notnull().all())
+    naive_ran = ds["ref_seconds"].sel(impl="numba_naive").notnull().all("repeat")
+    small = 2.0 * ds["M"] * ds["N"] * ds["K"] <= cfg.naive_max_flops
+    assert bool((naive_ran == small).all())
+    assert ds.attrs["flush_bytes"] == 0 and ds.attrs["repeats"] == cfg.repeats
+
+
+def test_tile_effects_known_ratio():
+    # shape A: tile 1 always 1 s, tile 2 always 3 s -> ratio 3 exactly, CI [3, 3]
+    # shape B: tiles 2 s and 2.5 s -> 1.25
+    calls = _calls({(8, 8, 8, 4, 4, 4): [1.0] * 4, (8, 8, 8, 8, 8, 8): [3.0] * 4,
+                    (9, 9, 9, 4, 4, 4): [2.5] * 4, (9, 9, 9, 8, 8, 8): [2.0] * 4})
+    eff = gemm.tile_effects(calls, reps=200)
+    first = eff.iloc[0]
+    assert (first.M, first.best_tile, first.worst_tile) == (8, "4x4x4", "8x8x8")
+    assert first.ratio == pytest.approx(3.0) and (first.ratio_lo, first.ratio_hi) == (3.0, 3.0)
+    assert first.best_share == 1.0
+    assert eff.iloc[1].ratio == pytest.approx(1.25) and eff.iloc[1].best_tile == "8x8x8"
+    point, ci, where = gemm.max_tile_effect(calls, reps=200)
+    assert point == pytest.approx(3.0) and ci == (3.0, 3.0) and where == "8x8x8"
+    median, median_ci, _ = gemm.max_tile_effect(calls, reps=200, over="median")
+    assert median == pytest.approx((3.0 + 1.25) / 2) and median_ci == pytest.approx((2.125,) * 2)
+
+
+def test_tile_effect_ci_widens_with_noise():
+    rng = np.random.default_rng(0)
+    calls = _calls({(8, 8, 8, 4, 4, 4): list(1 + 0.3 * rng.random(7)),
+                    (8, 8, 8, 8, 8, 8): list(2 + 0.3 * rng.random(7))})
+    e = gemm.tile_effects(calls, reps=500).iloc[0]
+    assert e.ratio_lo < e.ratio < e.ratio_hi and 1.4 < e.ratio < 2.4
+
+
+def test_speed_ratio_of_medians():
+    point, (lo, hi) = gemm.speed_ratio(np.array([2.0, 2.0, 2.0]), np.array([4.0, 4.0, np.nan]),
+                                       reps=100)
+    assert point == 0.5 and lo == hi == 0.5
+
+
+def test_load_timings_validates_rows(tmp_path):
+    good = tmp_path / "t.csv"
+    good.write_text("M,N,K,tile_m,tile_n,tile_k,seconds\n8,8,8,4,4,4,0.1\n8,8,8,4,4,4,0.2\n")
+    df = gemm.load_timings(good)
+    assert list(df["repeat"]) == [0, 1] and df["M"].dtype == np.int64
+    missing = tmp_path / "m.csv"
+    missing.write_text("M,N,K,tile_m,tile_n,seconds\n8,8,8,4,4,0.1\n")
+    with pytest.raises(InputError, match="column 'tile_k'"):
+        gemm.load_timings(missing)
+    bad = tmp_path / "b.csv"
+    bad.write_text("M,N,K,tile_m,tile_n,tile_k,seconds\n8,8,8,4,4,4,0.1\n8,8,8,4,4,4,-1\n")
+    with pytest.raises(InputError, match="row 2") as err:
+        gemm.load_timings(bad)
+    assert err.value.column == "seconds"
+    frac = tmp_path / "f.csv"
+    frac.write_text("M,N,K,tile_m,tile_n,tile_k,seconds\n8.5,8,8,4,4,4,0.1\n")
+    with pytest.raises(InputError, match="whole number"):
+        gemm.load_timings(frac)
+
+
+def test_gemm_features_hand_counts():
+    cells = pd.DataFrame({"M": [10], "N": [10], "K": [20], "tile_m": [4], "tile_n": [8],
+                          "tile_k": [16]})
+    f = predictor.gemm_features(cells, n_threads=2).iloc[0]
+    assert f.output_tiles == 3 * 2  # ceil(10/4) * ceil(10/8)
+    assert f.k_steps == 2  # ceil(20/16)
+    assert f.thread_utilisation == 1.0  # 6 tiles on 2 threads: 3 full waves
+    assert f.padding_factor == 12 * 12 / 100  # rows and columns padded to the 4x4 block
+    assert np.exp(f.log_flops) == pytest.approx(2 * 10 * 10 * 20)
+    assert f.b_panel_bytes == 4 * 8 * 16
+    assert f.parallel_path == 0.0  # 4000 FLOPs: below the threshold, one thread
+
+
+def _synthetic_cells(seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    shapes = [(m, n, k) for m in (32, 64, 128, 256) for n in (32, 128, 512) for k in (64, 256)]
+    tiles = [(16, 4, 64), (64, 16, 256), (256, 64, 64)]
+    rows = []
+    for (m, n, k) in shapes:
+        for (tm, tn, tk) in tiles:
+            tiles_out = np.ceil(m / tm) * np.ceil(n / tn)
+            # a smooth law: FLOP time, slowed by idle threads and small k panels, plus 3% noise
+            t = 2 * m * n * k / 5e10 * (1 + 2 / tiles_out) * (1 + 16 / min(tk, k))
+            rows.append(dict(M=m, N=n, K=k, tile_m=tm, tile_n=tn, tile_k=tk,
+                             seconds=t * np.exp(0.03 * rng.standard_normal())))
+    return pd.DataFrame(rows)
+
+
+def test_predictors_on_a_smooth_law():
+    cells = _synthetic_cells()
+    oof = predictor.out_of_fold(cells, HW, n_threads=2, seed=0)
+    assert set(oof["model"]) == set(predictor.MODELS)
+    assert len(oof) == len(cells) * 3 * 2
+    acc = predictor.accuracy(oof, reps=200).set_index(["protocol", "model"])
+    rf = acc.loc[("unseen_shapes", "random_forest")]
+    assert rf.r2_log > 0.9 and rf.r2_lo <= rf.r2_log <= rf.r2_hi
+    corr = acc.loc[("unseen_shapes", "roofline_x_correction")]
+    assert corr.r2_log > 0.9 and corr.mape < 0.2
+    # the bare roofline is a lower bound: it under-predicts every cell
+    roof = oof[oof["model"] == "roofline"]
+    assert (roof["predicted"] < roof["seconds"]).all()
+    regret = predictor.tile_choice_regret(oof, cells, model="roofline_x_correction")
+    assert len(regret) == 24 and (regret["regret"] >= 1.0).all()
+
+
+def test_out_of_fold_needs_two_shapes():
+    cells = _synthetic_cells().iloc[:3]  # one shape, three tiles
+    with pytest.raises(ValueError, match="at least 2 shapes"):
+        predictor.out_of_fold(cells, HW, n_threads=2)
+
+
+def test_resolve_hardware_named_and_errors():
+    assert gemm.resolve_hardware("H100 SXM/float32").peak_flop_per_s == 67e12
+    with pytest.raises(ParameterError, match="unknown device"):
+        gemm.resolve_hardware("Z80")
+    with pytest.raises(InputError, match="no such hardware record"):
+        gemm.resolve_hardware("/nonexistent/hw.json")
+
+
+@pytest.mark.slow
+def test_notebook_tiny_runs_through_the_runner(tmp_path, monkeypatch):
+    """The study at compute_class=tiny through ``scalinglab run`` (jupytext -> papermill)."""
+    from scalinglab.record import load_results
+    from scalinglab.runner.pipeline import run_study
+
+    for sub in ("notebooks", "data", "reports"):
+        (tmp_path / sub).mkdir()
+    shutil.copy(ROOT / "notebooks" / "gemm_cost_model.py", tmp_path / "notebooks")
+    monkeypatch.setenv("SCALINGLAB_ROOT", str(tmp_path))
+    result = run_study("gemm_cost_model", variant="tiny", command="pytest")
+    assert result.status == "ok", result.error
+    found = {f["name"]: f for f in load_results(result.run_dir / "results.json")}
+    tile = found["tile/max_worst_over_best"]
+    assert tile["point"] >= 1.0 and tile["level"] == 0.95 and tile["resamples"] == 200
+    assert "predictor/unseen_shapes/roofline_x_correction/r2_log" in found
+    assert "kernel/tiled_fraction_of_blas" in found
+    assert any(f["headline"] for f in found.values())
+    # the sweep was cached with provenance under the (temporary) data/ folder
+    assert list((tmp_path / "data" / "gemm_cost_model").glob("sweep-*.nc"))
+    html = (result.run_dir / "report.html").read_text()
+    assert "Energy" in html and "<img" in html
