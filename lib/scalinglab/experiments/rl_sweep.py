@@ -1,0 +1,315 @@
+"""The RL-scaling sweep: sizes x design variants x seeds, as Dask tasks, into xarray.
+
+A sweep has two phases, each mapped with :func:`scalinglab.compute.map_tasks`:
+
+1. one warm-up per (model size, seed) (:func:`~scalinglab.experiments.rl_run.warm_start`);
+2. one GRPO run per (model size, variant, seed), started from that warm-up, so
+   the variants of a size and seed share their starting policy and R0 (paired
+   ablations) and the warm-up is paid once.
+
+Each task sets torch to one thread (also in ``scheduler="sync"``), so a result
+does not depend on where it ran. A task that raises is reported in the dataset
+(``status`` "failed" and its traceback in ``error``; its values NaN) and printed,
+never dropped. Results are cached under ``data/rl_scaling/`` by the hash of the
+sweep config (which includes :data:`ENGINE_VERSION`) through
+:func:`scalinglab.compute.cached_dataset`.
+
+Compute classes (:func:`sweep_config`): ``tiny`` (tests, seconds), ``small`` (the
+default report: 3 sizes spanning 32x in non-embedding parameters, 3 variants,
+3 seeds; about 10 minutes on 2 idle cores), ``medium`` and ``large`` (a GPU or a
+cluster: more sizes, seeds and steps, and group-size variants).
+
+The warm-up uses one recipe (learning rate, batch, stopping band) for every size.
+The GRPO learning rate follows the width, ``lr = lr_base * lr_ref_width / d_model``
+(Adam's muP rule for hidden layers, lr proportional to 1 / width): in pilot runs a
+fixed RL learning rate of 1e-3 collapsed every size to zero reward while 1e-4
+starved the small ones.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+from dataclasses import dataclass, field
+
+import numpy as np
+import xarray as xr
+
+from scalinglab.experiments.grpo import GRPOConfig
+from scalinglab.experiments.rl_run import (
+    RLRunConfig,
+    RunResult,
+    WarmStart,
+    WarmupConfig,
+    run_rl,
+    warm_start,
+)
+from scalinglab.experiments.rl_tasks import TaskSpec
+from scalinglab.models.tokenizer import arithmetic_tokenizer
+from scalinglab.models.transformer import TransformerConfig
+
+#: Bump when the engine's results change for the same config (invalidates caches).
+ENGINE_VERSION = "1"
+STUDY = "rl_scaling"
+
+
+@dataclass(frozen=True)
+class SizeSpec:
+    """One model size: its shape (other architecture knobs come from the sweep)."""
+
+    name: str
+    d_model: int
+    n_layer: int
+    n_head: int = 4
+
+
+@dataclass(frozen=True)
+class RLSweepConfig:
+    """A whole sweep. ``variants`` maps a name to :class:`GRPOConfig` overrides of the
+    baseline ``grpo`` (the first variant should be the baseline, ``{}``)."""
+
+    compute_class: str
+    sizes: tuple[SizeSpec, ...]
+    variants: dict[str, dict] = field(default_factory=lambda: {"baseline": {}})
+    seeds: tuple[int, ...] = (0, 1, 2)
+    task: TaskSpec = TaskSpec(op="add", n_digits=3, reverse_answer=True)
+    warmup: WarmupConfig = WarmupConfig()
+    grpo: GRPOConfig = GRPOConfig()
+    lr_base: float = 6e-4
+    lr_ref_width: int = 32
+    architecture: dict = field(default_factory=dict)  # extra TransformerConfig knobs
+    n_sft: int = 4000
+    n_train: int = 4000
+    n_heldout: int = 256
+    eval_every: int = 20
+    eval_k: int = 4
+    data_seed: int = 0
+    device: str = "cpu"
+
+    def to_dict(self) -> dict:
+        d = dataclasses.asdict(self)
+        d["engine_version"] = ENGINE_VERSION
+        return d
+
+    def run_config(self, size: SizeSpec, variant: str) -> RLRunConfig:
+        """The :class:`RLRunConfig` of one (size, variant)."""
+        model = TransformerConfig(
+            vocab_size=arithmetic_tokenizer().vocab_size, d_model=size.d_model,
+            n_layer=size.n_layer, n_head=size.n_head,
+            max_seq_len=self.task.prompt_len + self.task.max_answer_len + 1, **self.architecture)
+        lr = self.lr_base * self.lr_ref_width / size.d_model
+        grpo = dataclasses.replace(self.grpo, lr=lr, **self.variants[variant])
+        return RLRunConfig(model=model, task=self.task, warmup=self.warmup, grpo=grpo,
+                           n_sft=self.n_sft, n_train=self.n_train, n_heldout=self.n_heldout,
+                           eval_every=self.eval_every, eval_k=self.eval_k,
+                           data_seed=self.data_seed)
+
+
+_ABLATIONS = {"baseline": {}, "sample_agg": {"loss_agg": "sample"},
+              "batch_norm": {"adv_norm": "batch"}}
+_SIZES = {
+    "s": SizeSpec("s", 32, 2), "m": SizeSpec("m", 64, 3),
+    "l": SizeSpec("l", 128, 4), "xl": SizeSpec("xl", 256, 6, 8), "xxl": SizeSpec("xxl", 512, 8, 8),
+}
+
+
+def sweep_config(compute_class: str = "small", **overrides) -> RLSweepConfig:
+    """The sweep of a compute class, with optional field overrides.
+
+    - ``tiny``: 2-digit addition, widths 32/48/64 (25k-99k parameters), baseline and
+      per-sample aggregation, 2 seeds, 60 steps of 8 prompts: about 30 s, for tests
+      and the notebook's smoke run (curves are short and noisy).
+    - ``small``: sizes s/m/l (25k, 148k, 788k non-embedding parameters, 32x),
+      baseline + per-sample aggregation + batch-level advantage normalisation,
+      3 seeds, 500 GRPO steps of 16 prompts x 8 completions, eval every 25 steps
+      on 256 held-out prompts x 4 samples (about 20 core-minutes: 9-10 minutes on
+      2 idle cores, estimated by ``benchmarks/bench_rl.py --estimate-small``).
+    - ``medium``: sizes s..xl, 5 seeds, 800 steps, plus group size 4 and 16.
+    - ``large``: sizes s..xxl, 8 seeds, 2000 steps, 4-digit addition.
+    """
+    if compute_class == "tiny":
+        cfg = RLSweepConfig(
+            compute_class="tiny",
+            sizes=(SizeSpec("s", 32, 2), SizeSpec("m", 48, 2), SizeSpec("l", 64, 2)),
+            variants={"baseline": {}, "sample_agg": {"loss_agg": "sample"}}, seeds=(0, 1),
+            task=TaskSpec(op="add", n_digits=2, reverse_answer=True),
+            warmup=WarmupConfig(lr=3e-3, batch_size=64, max_steps=600, check_every=10,
+                                check_prompts=64, check_k=2),
+            grpo=GRPOConfig(steps=60, prompts_per_step=8, group_size=8),
+            n_sft=1500, n_train=1000, n_heldout=64, eval_every=10, eval_k=2)
+    elif compute_class == "small":
+        cfg = RLSweepConfig(compute_class="small", sizes=(_SIZES["s"], _SIZES["m"], _SIZES["l"]),
+                            variants=dict(_ABLATIONS), grpo=GRPOConfig(steps=500),
+                            eval_every=25)
+    elif compute_class == "medium":
+        cfg = RLSweepConfig(
+            compute_class="medium", sizes=tuple(_SIZES[k] for k in ("s", "m", "l", "xl")),
+            variants={**_ABLATIONS, "group4": {"group_size": 4}, "group16": {"group_size": 16}},
+            seeds=tuple(range(5)), grpo=GRPOConfig(steps=800), n_heldout=512, eval_every=25)
+    elif compute_class == "large":
+        cfg = RLSweepConfig(
+            compute_class="large", sizes=tuple(_SIZES[k] for k in ("s", "m", "l", "xl", "xxl")),
+            variants={**_ABLATIONS, "group4": {"group_size": 4}, "group16": {"group_size": 16}},
+            seeds=tuple(range(8)), task=TaskSpec(op="add", n_digits=4, reverse_answer=True),
+            grpo=GRPOConfig(steps=2000, prompts_per_step=32), n_sft=20000, n_train=20000,
+            n_heldout=1024, eval_every=50, eval_k=8)
+    else:
+        raise ValueError(f"unknown compute_class {compute_class!r}: tiny, small, medium, large")
+    return dataclasses.replace(cfg, **overrides) if overrides else cfg
+
+
+def resolve_device(device: str) -> str:
+    """``"auto"`` -> ``"cuda"`` when available, else ``"cpu"``; others unchanged."""
+    if device != "auto":
+        return device
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def _warm_task(item: tuple[RLSweepConfig, int, int]) -> WarmStart:
+    sweep, size_i, seed = item
+    cfg = sweep.run_config(sweep.sizes[size_i], next(iter(sweep.variants)))
+    return warm_start(cfg, seed=seed, device=sweep.device, num_threads=1)
+
+
+def _rl_task(item: tuple[RLSweepConfig, int, str, int, WarmStart]) -> RunResult:
+    sweep, size_i, variant, seed, warm = item
+    cfg = sweep.run_config(sweep.sizes[size_i], variant)
+    return run_rl(cfg, seed=seed, device=sweep.device, num_threads=1, warm=warm)
+
+
+def execute_sweep(sweep: RLSweepConfig, *, scheduler: str = "", client=None,
+                  progress: bool = True) -> xr.Dataset:
+    """Run every task of ``sweep`` (no cache) and assemble the dataset."""
+    from scalinglab.compute import get_client, map_tasks
+
+    sweep = dataclasses.replace(sweep, device=resolve_device(sweep.device))
+    warm_items = [(sweep, i, s) for i in range(len(sweep.sizes)) for s in sweep.seeds]
+    rl_keys = [(i, v, s) for i in range(len(sweep.sizes)) for v in sweep.variants
+               for s in sweep.seeds]
+    own = client is None and scheduler != "sync"
+    with (get_client(scheduler) if own else contextlib.nullcontext(client)) as cl:
+        warms, wfail = map_tasks(_warm_task, warm_items, scheduler=scheduler, client=cl,
+                                 desc="warm-up", progress=progress)
+        warm_of = {(it[1], it[2]): w for it, w in zip(warm_items, warms, strict=True)
+                   if w is not None}
+        werr = {(f.config[1], f.config[2]): f.error for f in wfail}
+        todo = [(sweep, i, v, s, warm_of[(i, s)]) for i, v, s in rl_keys if (i, s) not in werr]
+        runs, rfail = map_tasks(_rl_task, todo, scheduler=scheduler, client=cl,
+                                desc="GRPO runs", progress=progress)
+    failed = {f.index for f in rfail}
+    results = {(it[1], it[2], it[3]): r for n, (it, r) in enumerate(zip(todo, runs, strict=True))
+               if n not in failed}
+    errors = {(i, v, s): "warm-up failed:\n" + werr[(i, s)] for i, v, s in rl_keys
+              if (i, s) in werr}
+    errors.update({(f.config[1], f.config[2], f.config[3]): f.error for f in rfail})
+    for (i, v, s), err in errors.items():
+        print(f"FAILED run size={sweep.sizes[i].name} variant={v} seed={s}: "
+              f"{err.strip().splitlines()[-1]}")
+    return to_dataset(sweep, results, errors, warm_of)
+
+
+def to_dataset(sweep: RLSweepConfig, results: dict, errors: dict, warms: dict) -> xr.Dataset:
+    """Assemble runs into a Dataset (dims ``model_size, variant, seed, eval, step``).
+
+    Parameters
+    ----------
+    results
+        ``(size_index, variant, seed) -> RunResult`` of the runs that finished.
+    errors
+        ``(size_index, variant, seed) -> traceback`` of the runs that failed.
+    warms
+        ``(size_index, seed) -> WarmStart`` (None where the warm-up failed).
+    """
+    names = [s.name for s in sweep.sizes]
+    variants, seeds = list(sweep.variants), list(sweep.seeds)
+    steps = sweep.grpo.steps
+    ev_steps = sorted({0, *range(sweep.eval_every, steps + 1, sweep.eval_every), steps})
+    shape = (len(names), len(variants), len(seeds))
+    e, s_ = len(ev_steps), steps
+    arr = {k: np.full((*shape, e), np.nan) for k in ("pass_rate", "flops", "wall_s")}
+    per = {k: np.full((*shape, s_), np.nan) for k in ("train_reward", "mean_length", "clip_frac",
+                                                       "zero_adv_frac", "step_flops")}
+    timing = {k: np.full(shape, np.nan) for k in ("rollout_s", "reward_s", "update_s", "eval_s")}
+    status = np.full(shape, "failed", dtype=object)
+    error = np.full(shape, "", dtype=object)
+    for (i, v, s), r in results.items():
+        j, k = variants.index(v), seeds.index(s)
+        if list(r.eval_step) != ev_steps:
+            raise RuntimeError(f"eval schedule {list(r.eval_step)} != expected {ev_steps}")
+        arr["pass_rate"][i, j, k], arr["flops"][i, j, k] = r.pass_rate, r.eval_flops
+        arr["wall_s"][i, j, k] = r.eval_wall_s
+        for name in per:
+            per[name][i, j, k] = getattr(r, name)
+        for name in timing:
+            timing[name][i, j, k] = r.timing_s[name[:-2]]
+        status[i, j, k] = "ok"
+    for (i, v, s), err in errors.items():
+        error[i, variants.index(v), seeds.index(s)] = err
+    warm_vars = {k: np.full((len(names), len(seeds)), np.nan)
+                 for k in ("warmup_steps", "warmup_flops", "warmup_wall_s", "warmup_check")}
+    for (i, s), w in warms.items():
+        if w is not None:
+            for k in warm_vars:
+                warm_vars[k][i, seeds.index(s)] = getattr(w, k.removeprefix("warmup_"))
+    cfgs = [sweep.run_config(sz, variants[0]) for sz in sweep.sizes]
+    run_dims, ev_dims = ("model_size", "variant", "seed"), ("model_size", "variant", "seed", "eval")
+    ds = xr.Dataset(
+        {"pass_rate": (ev_dims, arr["pass_rate"], {"long_name": "held-out pass rate (mean@k)"}),
+         **{k: (("model_size", "variant", "seed", "step"), v) for k, v in per.items()},
+         **{k: (run_dims, v) for k, v in timing.items()},
+         **{k: (("model_size", "seed"), v) for k, v in warm_vars.items()},
+         "status": (run_dims, status.astype(str)), "error": (run_dims, error.astype(str))},
+        coords={
+            "model_size": names, "variant": variants, "seed": seeds,
+            "eval": np.arange(e), "step": np.arange(1, s_ + 1),
+            "eval_step": ("eval", np.array(ev_steps)),
+            "samples": (("variant", "eval"), np.array(
+                [[st * c.grpo.prompts_per_step * c.grpo.group_size for st in ev_steps]
+                 for c in (sweep.run_config(sweep.sizes[0], v) for v in variants)]),
+                {"long_name": "completions sampled"}),
+            "flops": (ev_dims, arr["flops"], {"units": "FLOP", "long_name": "RL compute"}),
+            "wall_s": (ev_dims, arr["wall_s"], {"units": "s"}),
+            "n_params": ("model_size", [c.model.n_params() for c in cfgs]),
+            "n_params_total": ("model_size", [c.model.n_params(non_embedding=False) for c in cfgs]),
+            "d_model": ("model_size", [s.d_model for s in sweep.sizes]),
+            "n_layer": ("model_size", [s.n_layer for s in sweep.sizes]),
+            "lr": ("model_size", [c.grpo.lr for c in cfgs]),
+            "variant_overrides": ("variant", [json.dumps(sweep.variants[v]) for v in variants]),
+        },
+        attrs={"study": STUDY, "compute_class": sweep.compute_class, "device": sweep.device,
+               "n_failed": int((status != "ok").sum()), "engine_version": ENGINE_VERSION},
+    )
+    return ds
+
+
+def run_sweep(sweep: RLSweepConfig | str = "small", *, scheduler: str = "", client=None,
+              rerun: bool = False, progress: bool = True) -> xr.Dataset:
+    """The sweep's dataset, from ``data/rl_scaling/`` when its config is unchanged.
+
+    Parameters
+    ----------
+    sweep
+        A config or a compute-class name.
+    scheduler, client
+        Where tasks run (:func:`scalinglab.compute.get_client`): ``""`` a local
+        cluster, ``"sync"`` in-process, or a scheduler address.
+    rerun
+        Recompute even when cached.
+
+    Returns
+    -------
+    xarray.Dataset
+        See :func:`to_dataset`; ``status``/``error`` say which runs failed.
+    """
+    from scalinglab.compute import cached_dataset
+
+    if isinstance(sweep, str):
+        sweep = sweep_config(sweep)
+    sweep = dataclasses.replace(sweep, device=resolve_device(sweep.device))
+    return cached_dataset(
+        STUDY, f"grpo-{sweep.compute_class}", sweep.to_dict(),
+        lambda: execute_sweep(sweep, scheduler=scheduler, client=client, progress=progress),
+        rerun=rerun)

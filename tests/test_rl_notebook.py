@@ -1,0 +1,62 @@
+"""The rl_scaling study end to end: the tiny sweep, and a user's own logs."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from scalinglab.runner.pipeline import run_study
+
+pytestmark = pytest.mark.slow
+NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "rl_scaling.py"
+
+
+@pytest.fixture
+def lab(tmp_path, monkeypatch):
+    (tmp_path / "notebooks").mkdir()
+    shutil.copy(NOTEBOOK, tmp_path / "notebooks")
+    monkeypatch.setenv("SCALINGLAB_ROOT", str(tmp_path))
+    return tmp_path
+
+
+def _findings(result) -> dict:
+    data = json.loads((Path(result.run_dir) / "results.json").read_text())
+    return {f["name"]: f for f in data["findings"]}
+
+
+def test_tiny_study_runs_our_own_sweep(lab):
+    res = run_study("rl_scaling", variant="tiny")
+    assert res.status == "ok", res.error
+    found = _findings(res)
+    for size in ("s", "m", "l"):
+        for p in ("A", "B", "C_mid"):
+            f = found[f"scalerl/{size}/{p}"]
+            assert f["ci"] is not None and f["level"] == 0.95, f
+        assert f"extrapolation/{size}/mae" in found and f"tan/k/{size}" in found
+    assert {"tan/Kmax", "tan/N0", "tan/holdout_k_error"} <= set(found)
+    assert "ablation/sample_agg/p_improve_A" in found
+    assert list((lab / "data" / "rl_scaling").glob("grpo-tiny-*.nc"))
+
+
+def test_user_logs_give_the_same_analyses(lab):
+    rows, rng = [], np.random.default_rng(0)
+    c = np.linspace(0, 1e12, 21)
+    for n, a in ((1e5, 0.5), (1e6, 0.6), (1e7, 0.7)):
+        for seed in range(3):
+            y = 0.1 + (a - 0.1) / (1 + (2e11 / np.maximum(c, 1.0)) ** 2.0)
+            y[1:] += rng.normal(0, 0.01, c.size - 1)
+            y[0] = 0.1
+            rows += [{"model_size": n, "seed": seed, "compute": ci, "pass_rate": yi}
+                     for ci, yi in zip(c, y, strict=True)]
+    pd.DataFrame(rows).to_csv(lab / "mylogs.csv", index=False)
+    res = run_study("rl_scaling", variant="tiny", overrides={"runs": "mylogs.csv"})
+    assert res.status == "ok", res.error
+    found = _findings(res)
+    for label, a in (("1e+05", 0.5), ("1e+06", 0.6), ("1e+07", 0.7)):
+        assert found[f"scalerl/{label}/A"]["point"] == pytest.approx(a, abs=0.03)
+    assert not list(lab.glob("data/rl_scaling/*.nc"))  # no sweep was run

@@ -1,0 +1,117 @@
+"""The RL sweep: dataset layout, caching, failure reporting, Dask == in-process."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from scalinglab.experiments import rl_sweep
+from scalinglab.experiments.grpo import GRPOConfig
+from scalinglab.experiments.rl_run import WarmupConfig
+from scalinglab.experiments.rl_sweep import (
+    SizeSpec,
+    execute_sweep,
+    run_sweep,
+    sweep_config,
+)
+
+
+def _mini(**kw):
+    base = sweep_config(
+        "tiny", sizes=(SizeSpec("a", 16, 1, 2), SizeSpec("b", 32, 1, 2)), seeds=(0,),
+        warmup=WarmupConfig(max_steps=4, check_every=2, check_prompts=8, check_k=1),
+        grpo=GRPOConfig(steps=4, prompts_per_step=2, group_size=4), n_sft=64, n_train=32,
+        n_heldout=8, eval_every=2, eval_k=1)
+    return dataclasses.replace(base, **kw)
+
+
+def test_compute_classes_meet_the_protocol():
+    small = sweep_config("small")
+    n = [small.run_config(s, "baseline").model.n_params() for s in small.sizes]
+    assert len(n) >= 3 and max(n) / min(n) >= 10 and n == sorted(n)
+    assert len(small.seeds) >= 3
+    assert list(small.variants)[0] == "baseline" and len(small.variants) >= 3
+    assert {"loss_agg", "adv_norm"} <= {k for v in small.variants.values() for k in v}
+    tiny = sweep_config("tiny")
+    assert tiny.grpo.steps < small.grpo.steps and len(tiny.sizes) >= 3
+    with pytest.raises(ValueError, match="compute_class"):
+        sweep_config("huge")
+    lrs = [small.run_config(s, "baseline").grpo.lr for s in small.sizes]
+    assert lrs == sorted(lrs, reverse=True)  # lr ~ 1 / width
+
+
+def test_sweep_dataset_layout_and_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("SCALINGLAB_ROOT", str(tmp_path))
+    sweep = _mini()
+    ds = run_sweep(sweep, scheduler="sync", progress=False)
+    assert dict(ds.sizes) == {"model_size": 2, "variant": 2, "seed": 1, "eval": 3, "step": 4}
+    assert ds.status.values.tolist() == [[["ok"], ["ok"]], [["ok"], ["ok"]]]
+    assert ds.eval_step.values.tolist() == [0, 2, 4]
+    assert ds.samples.sel(variant="baseline").values.tolist() == [0, 16, 32]
+    assert np.all(ds.flops.isel(eval=0) == 0) and np.all(ds.flops.diff("eval") > 0)
+    assert ds.n_params.values[1] > ds.n_params.values[0]
+    # a bigger model costs more per step, on the same schedule
+    assert float(ds.step_flops.sel(model_size="b").mean()) > float(
+        ds.step_flops.sel(model_size="a").mean())
+    np.testing.assert_allclose(ds.flops.isel(eval=-1), ds.step_flops.sum("step"), rtol=1e-12)
+    assert np.all((ds.pass_rate >= 0) & (ds.pass_rate <= 1))
+    # both variants start from the same warmed-up policy: same R0
+    r0 = ds.pass_rate.isel(eval=0)
+    np.testing.assert_array_equal(r0.sel(variant="baseline"), r0.sel(variant="sample_agg"))
+    files = list((tmp_path / "data" / "rl_scaling").glob("grpo-tiny-*.nc"))
+    assert len(files) == 1
+    assert xr.open_dataset(files[0], engine="h5netcdf").attrs["config_hash"]
+
+    def boom(*a, **k):
+        raise AssertionError("should have reused the cache")
+
+    monkeypatch.setattr(rl_sweep, "execute_sweep", boom)
+    again = run_sweep(sweep, scheduler="sync", progress=False)
+    xr.testing.assert_identical(again.pass_rate, ds.pass_rate)
+
+
+def test_crashed_runs_are_reported_not_dropped(monkeypatch, capsys):
+    real_run, real_warm = rl_sweep.run_rl, rl_sweep.warm_start
+
+    def flaky_run(cfg, **kw):
+        if cfg.grpo.loss_agg == "sample" and cfg.model.d_model == 16:
+            raise RuntimeError("simulated crash in GRPO")
+        return real_run(cfg, **kw)
+
+    def flaky_warm(cfg, **kw):
+        if cfg.model.d_model == 32:
+            raise RuntimeError("simulated crash in warm-up")
+        return real_warm(cfg, **kw)
+
+    monkeypatch.setattr(rl_sweep, "run_rl", flaky_run)
+    monkeypatch.setattr(rl_sweep, "warm_start", flaky_warm)
+    ds = execute_sweep(_mini(), scheduler="sync", progress=False)
+    st = ds.status.sel(seed=0)
+    assert st.sel(model_size="a", variant="baseline") == "ok"
+    assert st.sel(model_size="a", variant="sample_agg") == "failed"
+    assert (st.sel(model_size="b") == "failed").all()
+    assert ds.attrs["n_failed"] == 3
+    err = ds.error.sel(seed=0)
+    assert "simulated crash in GRPO" in str(err.sel(model_size="a", variant="sample_agg").item())
+    assert "warm-up failed" in str(err.sel(model_size="b", variant="baseline").item())
+    assert ds.pass_rate.sel(model_size="a", variant="sample_agg").isnull().all()
+    assert ds.pass_rate.sel(model_size="a", variant="baseline").notnull().all()
+    assert ds.warmup_steps.sel(model_size="b").isnull().all()
+    out = capsys.readouterr().out
+    assert out.count("FAILED run") == 3 and "simulated crash in GRPO" in out
+
+
+@pytest.mark.slow
+def test_dask_workers_give_the_in_process_result():
+    from scalinglab.compute import get_client
+
+    sweep = _mini(sizes=(SizeSpec("a", 16, 1, 2),))
+    local = execute_sweep(sweep, scheduler="sync", progress=False)
+    with get_client("", n_workers=1) as client:
+        remote = execute_sweep(sweep, client=client, progress=False)
+    for name in ("pass_rate", "flops", "step_flops", "train_reward", "warmup_flops"):
+        np.testing.assert_array_equal(local[name].values, remote[name].values, err_msg=name)
+    assert remote.status.values.ravel().tolist() == ["ok", "ok"]
