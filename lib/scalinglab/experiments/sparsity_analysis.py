@@ -1,0 +1,291 @@
+"""Analyses of the sparsity-law sweep: curves, law fits, trends, width-depth, size, loss, speed.
+
+Turns :func:`scalinglab.experiments.sparsity_sweep.run_sweep`'s Dataset (or a
+user's table of ``run, tokens, activation_ratio``) into tables with bootstrap
+CIs. Uncertainty comes from seeds: a run is the resampling unit (the fitting
+engine's group bootstrap for the laws; :func:`scalinglab.stats.bootstrap.resample_groups`
+for slopes and means, resampling seeds within each model). With 3 seeds these
+intervals are coarse (at most 10 distinct resamples per model) and say so.
+
+Checkpoints where the FFN does not matter yet (dropping every FFN neuron costs
+less than ``min_ffn_gain`` nats/token of held-out loss) are flagged unusable:
+there PPL-p% sparsity is trivially near 0 (everything can go) and says nothing
+about the trained model's sparsity.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from scalinglab.data.tables import label_column, numeric_column, read_table
+from scalinglab.errors import InputError
+from scalinglab.fitting import FitResult, fit
+from scalinglab.stats.bootstrap import percentile_interval, resample_groups
+
+LAWS = {"relu": "relu_sparsity", "silu": "silu_sparsity"}
+
+
+# ----------------------------------------------------------------------------- tables
+def curves_frame(ds: xr.Dataset, *, min_ffn_gain: float = 0.05) -> pd.DataFrame:
+    """One row per (activation, model, seed, checkpoint) of the finished runs.
+
+    Columns: activation, model, seed, run (``model/activation/seed``), checkpoint,
+    tokens, activation_ratio, loss, ffn_off_loss, ffn_gain, usable, natural_ratio
+    (layer mean), n_params, d_model, n_layer, width_depth_ratio, in_size_sweep,
+    in_width_depth, tokens_per_param.
+    """
+    ok = ds["status"] == "ok"
+    keep = ["activation_ratio", "loss", "ffn_off_loss", "cett_target", "ppl_ratio"]
+    df = (ds[keep].where(ok).assign(natural_ratio=ds["natural_ratio"].mean("layer"))
+          .to_dataframe().reset_index())
+    df = df.dropna(subset=["activation_ratio"])
+    for c in ("tokens", "n_params", "d_model", "n_layer", "width_depth_ratio", "in_size_sweep",
+              "in_width_depth"):
+        src = ds[c].to_series()
+        df[c] = df[src.index.name].map(src) if src.index.name in df else src.iloc[0]
+    df["tokens_per_param"] = df["tokens"] / df["n_params"]
+    df["ffn_gain"] = df["ffn_off_loss"] - df["loss"]
+    df["usable"] = df["ffn_gain"] >= min_ffn_gain
+    df["run"] = df["model"] + "/" + df["activation"] + "/" + df["seed"].astype(str)
+    cols = ["activation", "model", "seed", "run", "checkpoint", "tokens", "activation_ratio",
+            "loss", "ffn_off_loss", "ffn_gain", "usable", "natural_ratio", "cett_target",
+            "ppl_ratio", "n_params", "d_model", "n_layer", "width_depth_ratio",
+            "in_size_sweep", "in_width_depth", "tokens_per_param"]
+    return df[cols].reset_index(drop=True)
+
+
+def read_curves(path: str) -> pd.DataFrame:
+    """A user's activation-ratio curves: columns ``run, tokens, activation_ratio``
+    (optional ``activation``: relu/silu, else ``"unspecified"``); ``model`` is
+    ``"user"`` and ``seed`` the run. Errors name the file, column and row."""
+    df = read_table(path, required=["run", "tokens", "activation_ratio"])
+    out = pd.DataFrame({
+        "run": label_column(df, "run", file=path),
+        "tokens": numeric_column(df, "tokens", file=path, positive=True,
+                                 why_positive="the laws take powers of tokens"),
+        "activation_ratio": numeric_column(df, "activation_ratio", file=path)})
+    bad = np.flatnonzero((out["activation_ratio"] < 0) | (out["activation_ratio"] > 1))
+    if bad.size:
+        raise InputError(f"activation ratio {out['activation_ratio'].iloc[bad[0]]} is not in "
+                         "[0, 1]", file=path, column="activation_ratio", row=int(bad[0]) + 1)
+    if "activation" in df.columns:
+        act = label_column(df, "activation", file=path)
+        wrong = [i for i, a in enumerate(act) if a.lower() not in LAWS]
+        if wrong:
+            raise InputError(f"activation {act[wrong[0]]!r} is not one of {sorted(LAWS)}",
+                             file=path, column="activation", row=wrong[0] + 1)
+        out["activation"] = [a.lower() for a in act]
+    else:
+        out["activation"] = "unspecified"
+    out["model"] = "user"
+    out["seed"] = out["run"]
+    out["usable"] = True
+    out.attrs["given"] = tuple(str(c) for c in df.columns)
+    return out
+
+
+# ----------------------------------------------------------------------------- laws
+def fit_laws(df: pd.DataFrame, *, by: Sequence[str] = ("activation", "model"),
+             laws: Sequence[str] | None = None, reps: int = 1000, level: float = 0.95,
+             seed: int = 0) -> tuple[pd.DataFrame, dict[tuple, FitResult]]:
+    """Fit the sparsity laws to the usable rows of each group (bootstrap over runs).
+
+    ``laws`` None: ``relu_sparsity`` for ReLU rows and ``silu_sparsity`` for SiLU
+    rows (needs an ``activation`` column); otherwise every listed law on every group.
+
+    Returns
+    -------
+    table, fits
+        One row per (group, law): parameters and their CIs, the limit ``A0``, the
+        points and runs used, warnings; and the :class:`FitResult` by (group..., law).
+    """
+    rows, fits = [], {}
+    use = df[df["usable"]]
+    keys = list(by)
+    for key, g in (use.groupby(keys, sort=False) if keys else [((), use)]):
+        key = key if isinstance(key, tuple) else (key,)
+        names = laws or [LAWS[dict(zip(keys, key, strict=True))["activation"]]]
+        for law in names:
+            row = dict(zip(keys, key, strict=True), law=law, n_points=len(g),
+                       n_runs=g["run"].nunique())
+            try:
+                res = fit(law, g["tokens"].to_numpy(float), g["activation_ratio"].to_numpy(float),
+                          groups=g["run"].to_numpy(), bootstrap=reps if g["run"].nunique() > 1
+                          else 0, level=level, seed=seed)
+            except (InputError, ValueError) as exc:
+                rows.append({**row, "error": str(exc)})
+                continue
+            fits[(*key, law)] = res
+            for p, v in res.params.items():
+                row[p] = v
+                lo, hi = res.ci[p] if res.ci else (np.nan, np.nan)
+                row[f"{p}_lo"], row[f"{p}_hi"] = lo, hi
+            row["objective"] = res.objective
+            row["warnings"] = "; ".join(res.warnings)
+            rows.append(row)
+    return pd.DataFrame(rows), fits
+
+
+# ----------------------------------------------------------------------------- bootstrap
+def _run_values(df: pd.DataFrame, value: str, keys: list[str]) -> pd.DataFrame:
+    return df.groupby([*keys, "seed"], sort=False)[value].first().reset_index()
+
+
+def group_means(per_run: pd.DataFrame, value: str, *, by: Sequence[str], reps: int = 1000,
+                level: float = 0.95, seed: int = 0) -> pd.DataFrame:
+    """Mean of ``value`` over the seeds of each group, with a bootstrap CI over seeds."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for key, g in per_run.groupby(list(by), sort=False):
+        v = g[value].to_numpy(float)
+        idx = resample_groups(rng, v.size, reps)
+        lo, hi = percentile_interval(v[idx].mean(1), level=level)
+        key = key if isinstance(key, tuple) else (key,)
+        rows.append({**dict(zip(by, key, strict=True)), "mean": v.mean(), "lo": float(lo),
+                     "hi": float(hi), "n_seeds": v.size})
+    return pd.DataFrame(rows)
+
+
+def run_slopes(df: pd.DataFrame, *, y: str = "activation_ratio",
+               x: str = "tokens") -> pd.DataFrame:
+    """Per run: the OLS slope of ``y`` against ``log10(x)`` over its usable checkpoints
+    (units of ``y`` per decade of ``x``); runs with fewer than 3 usable points dropped."""
+    rows = []
+    for (act, model, s), g in df[df["usable"]].groupby(["activation", "model", "seed"],
+                                                       sort=False):
+        if len(g) >= 3:
+            slope = np.polyfit(np.log10(g[x].to_numpy(float)), g[y].to_numpy(float), 1)[0]
+            rows.append({"activation": act, "model": model, "seed": s, "slope": slope,
+                         "n_points": len(g)})
+    return pd.DataFrame(rows)
+
+
+def stratified_mean(per_run: pd.DataFrame, value: str, *, strata: str = "model",
+                    reps: int = 1000, level: float = 0.95,
+                    seed: int = 0) -> tuple[float, tuple[float, float]]:
+    """Mean over strata of each stratum's seed mean; CI resamples seeds within strata."""
+    rng = np.random.default_rng(seed)
+    parts = [g[value].to_numpy(float) for _, g in per_run.groupby(strata, sort=False)]
+    point = float(np.mean([p.mean() for p in parts]))
+    reps_means = np.mean([p[resample_groups(rng, p.size, reps)].mean(1) for p in parts], axis=0)
+    lo, hi = percentile_interval(reps_means, level=level)
+    return point, (float(lo), float(hi))
+
+
+def slope_vs_log(per_run: pd.DataFrame, value: str, x: str, *, reps: int = 1000,
+                 level: float = 0.95, seed: int = 0) -> tuple[float, tuple[float, float]]:
+    """OLS slope of the per-model seed means of ``value`` against ``log10(x)``.
+
+    ``per_run`` has one row per (model, seed) with columns ``model``, ``x`` and
+    ``value``. The CI resamples seeds within each model (models are the design).
+    """
+    rng = np.random.default_rng(seed)
+    groups = [(float(g[x].iloc[0]), g[value].to_numpy(float))
+              for _, g in per_run.groupby("model", sort=False)]
+    lx = np.log10([gx for gx, _ in groups])
+    means = np.array([v.mean() for _, v in groups])
+    point = float(np.polyfit(lx, means, 1)[0])
+    draws = np.stack([v[resample_groups(rng, v.size, reps)].mean(1) for _, v in groups], 1)
+    xc = lx - lx.mean()
+    slopes = (draws - draws.mean(1, keepdims=True)) @ xc / (xc @ xc)
+    lo, hi = percentile_interval(slopes, level=level)
+    return point, (float(lo), float(hi))
+
+
+def final_values(df: pd.DataFrame, value: str = "activation_ratio") -> pd.DataFrame:
+    """Each run's ``value`` at its last checkpoint, with the model's coordinates."""
+    last = df.loc[df.groupby("run")["tokens"].idxmax()]
+    return last[["activation", "model", "seed", "run", value, "n_params", "width_depth_ratio",
+                 "in_size_sweep", "in_width_depth", "loss"]].reset_index(drop=True)
+
+
+def paired_difference(final: pd.DataFrame, value: str = "loss", *, a: str = "relu",
+                      b: str = "silu", reps: int = 1000, level: float = 0.95,
+                      seed: int = 0) -> tuple[float, tuple[float, float], pd.DataFrame]:
+    """``value`` of activation ``a`` minus ``b`` per (model, seed), averaged over models
+    (CI resamples seeds within models); and the per-pair table."""
+    wide = final.pivot_table(index=["model", "seed"], columns="activation", values=value)
+    wide = wide.dropna(subset=[a, b]).reset_index()
+    wide["diff"] = wide[a] - wide[b]
+    point, ci = stratified_mean(wide, "diff", reps=reps, level=level, seed=seed)
+    return point, ci, wide
+
+
+# ----------------------------------------------------------------------------- speed
+def crossover(ratios: np.ndarray, speedup: np.ndarray) -> float | None:
+    """Largest activation ratio with speedup >= 1, interpolated in log(ratio); None if never.
+
+    ``ratios`` descending; returns ``ratios[0]`` if the first point is already >= 1.
+    """
+    ok = np.asarray(speedup) >= 1.0
+    if not ok.any():
+        return None
+    i = int(np.argmax(ok))
+    if i == 0:
+        return float(ratios[0])
+    a0, a1 = np.log(ratios[i - 1]), np.log(ratios[i])
+    s0, s1 = speedup[i - 1], speedup[i]
+    return float(np.exp(a0 + (1.0 - s0) * (a1 - a0) / (s1 - s0)))
+
+
+def speedup_table(ds: xr.Dataset, hw, *, reps: int = 0, level: float = 0.95,
+                  seed: int = 0) -> pd.DataFrame:
+    """Measured vs ideal speedups from :func:`scalinglab.kernels.sparse_ffn.benchmark_sparse_ffn`.
+
+    One row per (batch, ratio, sparse implementation): dense and implementation
+    medians, measured speedup (ratio of medians) with ``speedup_lo/hi``: a
+    percentile bootstrap CI resampling each side's timed repeats (``reps > 0``), or
+    else the quartile range (``q25/q75`` to ``q75/q25``); the cost model's ideal
+    speedup (:func:`scalinglab.cost_model.sparse_ffn_speedup` on ``hw``), the
+    fraction of ideal reached, and the roofline time
+    (:func:`scalinglab.cost_model.roofline_seconds`) over the measured time.
+    """
+    from scalinglab.cost_model import (
+        roofline_seconds,
+        sparse_ffn_bytes,
+        sparse_ffn_flops,
+        sparse_ffn_speedup,
+    )
+
+    d, f, n_mat = int(ds.attrs["d_model"]), int(ds.attrs["d_ff"]), int(ds.attrs["n_matrices"])
+    rows = []
+    for j in range(ds.sizes["case"]):
+        b, a = int(ds["batch"].values[j]), float(ds["ratio"].values[j])
+        ideal = float(sparse_ffn_speedup(d, f, activation_ratio=a, hw=hw, batch=b,
+                                         n_matrices=n_mat))
+        kw = dict(activation_ratio=a, batch=b, n_matrices=n_mat)
+        roof = float(roofline_seconds(sparse_ffn_flops(d, f, **kw), sparse_ffn_bytes(d, f, **kw),
+                                      hw))
+        cell = ds.isel(case=j)
+        dm, dq25, dq75 = (float(cell[q].sel(impl="dense")) for q in ("median_s", "q25_s",
+                                                                      "q75_s"))
+        for impl in [str(i) for i in ds["impl"].values if i != "dense"]:
+            m, q25, q75 = (float(cell[q].sel(impl=impl)) for q in ("median_s", "q25_s", "q75_s"))
+            lo, hi = dq25 / q75, dq75 / q25
+            if reps:
+                rng = np.random.default_rng([seed, j, len(rows)])
+                t_d = cell["seconds"].sel(impl="dense").values
+                t_s = cell["seconds"].sel(impl=impl).values
+                draws = (np.median(t_d[resample_groups(rng, t_d.size, reps)], 1)
+                         / np.median(t_s[resample_groups(rng, t_s.size, reps)], 1))
+                lo, hi = (float(v) for v in percentile_interval(draws, level=level))
+            rows.append({"batch": b, "ratio": a, "union_ratio": float(ds["union_ratio"][j]),
+                         "impl": impl, "dense_s": dm, "sparse_s": m, "speedup": dm / m,
+                         "speedup_lo": lo, "speedup_hi": hi, "ideal": ideal,
+                         "fraction_of_ideal": dm / m / ideal, "fraction_of_roofline": roof / m,
+                         "load": float(cell["load_before"].max())})
+    return pd.DataFrame(rows)
+
+
+def speedup_at(table: pd.DataFrame, ratio: float, *, impl: str, batch: int = 1) -> float:
+    """Measured speedup of ``impl`` at activation ``ratio``, interpolated in log-log
+    between the benchmarked ratios (clamped to their range)."""
+    t = table[(table["impl"] == impl) & (table["batch"] == batch)].sort_values("ratio")
+    if t.empty:
+        raise ValueError(f"no benchmark rows for impl={impl!r}, batch={batch}")
+    r = np.clip(ratio, t["ratio"].min(), t["ratio"].max())
+    return float(np.exp(np.interp(np.log(r), np.log(t["ratio"]), np.log(t["speedup"]))))

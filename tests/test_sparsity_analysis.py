@@ -1,0 +1,135 @@
+"""Analyses of the sparsity sweep on hand-made data: slopes, bootstraps, law fits, speedups."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import xarray as xr
+
+from scalinglab.errors import InputError
+from scalinglab.experiments import sparsity_analysis as sa
+
+
+def _curves(law: str, *, a0: float, seeds=(0, 1, 2), noise=0.002, model="m", act="relu"):
+    rng = np.random.default_rng(0)
+    d = np.geomspace(1e5, 1e8, 8)
+    rows = []
+    for s in seeds:
+        if law == "relu":
+            y = np.exp(-0.02 * d**0.3 + 0.5) + a0  # decreasing to a0
+        else:
+            y = a0 - 3.0 * d**-0.25  # increasing to a0
+        y = y + noise * rng.standard_normal(d.size)
+        rows += [{"activation": act, "model": model, "seed": s, "run": f"{model}/{act}/{s}",
+                  "tokens": t, "activation_ratio": v, "usable": True} for t, v in zip(d, y,
+                                                                                      strict=True)]
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize("law,a0", [("relu", 0.07), ("silu", 0.4)])
+def test_fit_laws_recovers_the_limit(law, a0):
+    df = _curves(law, a0=a0, act=law)
+    table, fits = sa.fit_laws(df, reps=60, seed=1)
+    row = table.iloc[0]
+    assert row["law"] == sa.LAWS[law] and row["n_runs"] == 3
+    assert row["A0"] == pytest.approx(a0, abs=0.02)
+    assert row["A0_lo"] <= row["A0_hi"]
+    assert (law, "m", sa.LAWS[law]) in fits
+
+
+def test_unusable_rows_are_left_out_of_fits_and_slopes():
+    df = _curves("relu", a0=0.07)
+    df.loc[df["tokens"] == df["tokens"].min(), ["usable", "activation_ratio"]] = (False, 0.0)
+    table, _ = sa.fit_laws(df, reps=20)
+    assert table.iloc[0]["n_points"] == 7 * 3
+    slopes = sa.run_slopes(df)
+    assert (slopes["n_points"] == 7).all() and (slopes["slope"] < 0).all()
+
+
+def test_run_slope_is_per_decade():
+    df = pd.DataFrame({"activation": "relu", "model": "m", "seed": 0, "usable": True,
+                       "tokens": [1e3, 1e4, 1e5], "activation_ratio": [0.5, 0.4, 0.3]})
+    assert sa.run_slopes(df)["slope"].iloc[0] == pytest.approx(-0.1)
+    assert sa.run_slopes(df.iloc[:2]).empty  # fewer than 3 points
+
+
+def test_stratified_mean_and_slope_vs_log_by_hand():
+    per_run = pd.DataFrame({"model": ["a", "a", "b", "b"], "x": [10, 10, 1000, 1000],
+                            "v": [1.0, 3.0, 5.0, 5.0]})
+    point, (lo, hi) = sa.stratified_mean(per_run, "v", reps=500, seed=0)
+    assert point == pytest.approx((2.0 + 5.0) / 2)
+    assert (1.0 + 5.0) / 2 <= lo <= point <= hi <= (3.0 + 5.0) / 2
+    slope, (slo, shi) = sa.slope_vs_log(per_run, "v", "x", reps=500, seed=0)
+    assert slope == pytest.approx((5.0 - 2.0) / 2.0)  # two decades apart
+    assert (5.0 - 3.0) / 2 <= slo <= slope <= shi <= (5.0 - 1.0) / 2
+
+
+def test_group_means_and_paired_difference():
+    final = pd.DataFrame({"activation": ["relu", "silu"] * 3, "model": ["m"] * 6,
+                          "seed": [0, 0, 1, 1, 2, 2], "loss": [2.0, 2.5, 2.2, 2.4, 2.1, 2.6]})
+    diff, (lo, hi), pairs = sa.paired_difference(final, "loss", reps=300)
+    assert diff == pytest.approx(np.mean([-0.5, -0.2, -0.5]))
+    assert -0.5 - 1e-12 <= lo <= diff <= hi <= -0.2 + 1e-12
+    assert list(pairs["diff"].round(6)) == [-0.5, -0.2, -0.5]
+    gm = sa.group_means(final, "loss", by=["activation"], reps=300)
+    assert gm.set_index("activation").loc["relu", "mean"] == pytest.approx(2.1)
+
+
+def test_curves_frame_marks_checkpoints_where_the_ffn_is_useless():
+    dims = ("activation", "model", "seed", "checkpoint")
+    shape = (1, 1, 1, 3)
+    ds = xr.Dataset(
+        {"activation_ratio": (dims, np.array([0.0, 0.2, 0.1]).reshape(shape)),
+         "loss": (dims, np.array([4.0, 3.0, 2.0]).reshape(shape)),
+         "ffn_off_loss": (dims, np.array([4.01, 3.5, 3.0]).reshape(shape)),
+         "cett_target": (dims, np.ones(shape)), "ppl_ratio": (dims, np.ones(shape)),
+         "natural_ratio": ((*dims, "layer"), np.full((*shape, 1), 0.5)),
+         "status": (("activation", "model", "seed"), np.array([[["ok"]]]))},
+        coords={"activation": ["relu"], "model": ["m"], "seed": [0], "checkpoint": [0, 1, 2],
+                "tokens": ("checkpoint", [10, 100, 1000]), "n_params": ("model", [50]),
+                "d_model": ("model", [8]), "n_layer": ("model", [1]),
+                "width_depth_ratio": ("model", [8.0]), "in_size_sweep": ("model", [True]),
+                "in_width_depth": ("model", [False])})
+    df = sa.curves_frame(ds, min_ffn_gain=0.05)
+    assert list(df["usable"]) == [False, True, True]
+    assert list(df["ffn_gain"].round(6)) == [0.01, 0.5, 1.0]
+    assert list(df["tokens_per_param"]) == [0.2, 2.0, 20.0]
+    assert df["run"].iloc[0] == "m/relu/0"
+
+
+def test_read_curves_errors_name_the_cell(tmp_path):
+    good = tmp_path / "c.csv"
+    good.write_text("run,tokens,activation_ratio,activation\na,100,0.3,ReLU\na,1000,0.2,relu\n")
+    df = sa.read_curves(str(good))
+    assert list(df["activation"]) == ["relu", "relu"] and (df["model"] == "user").all()
+    bad = tmp_path / "bad.csv"
+    bad.write_text("run,tokens,activation_ratio\na,100,0.3\na,-5,0.2\n")
+    with pytest.raises(InputError) as e:
+        sa.read_curves(str(bad))
+    assert e.value.column == "tokens" and e.value.row == 2
+    out = tmp_path / "out.csv"
+    out.write_text("run,tokens,activation_ratio\na,100,1.3\n")
+    with pytest.raises(InputError) as e:
+        sa.read_curves(str(out))
+    assert e.value.column == "activation_ratio" and e.value.row == 1
+    act = tmp_path / "act.csv"
+    act.write_text("run,tokens,activation_ratio,activation\na,100,0.3,gelu\n")
+    with pytest.raises(InputError) as e:
+        sa.read_curves(str(act))
+    assert e.value.column == "activation"
+    with pytest.raises(InputError):
+        sa.read_curves(str(tmp_path / "missing.csv"))
+
+
+def test_crossover_and_speedup_interpolation():
+    ratios = np.array([1.0, 0.5, 0.25, 0.1])
+    assert sa.crossover(ratios, np.array([0.5, 0.8, 1.2, 3.0])) == pytest.approx(
+        np.exp(np.log(0.5) + (1 - 0.8) * (np.log(0.25) - np.log(0.5)) / (1.2 - 0.8)))
+    assert sa.crossover(ratios, np.array([1.5, 2, 3, 4])) == 1.0
+    assert sa.crossover(ratios, np.array([0.1, 0.2, 0.3, 0.4])) is None
+    table = pd.DataFrame({"impl": "k", "batch": 1, "ratio": [0.1, 0.4], "speedup": [8.0, 2.0]})
+    assert sa.speedup_at(table, 0.2, impl="k") == pytest.approx(4.0)  # log-log midpoint
+    assert sa.speedup_at(table, 0.01, impl="k") == pytest.approx(8.0)  # clamped
+    with pytest.raises(ValueError):
+        sa.speedup_at(table, 0.2, impl="other")
