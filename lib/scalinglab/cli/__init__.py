@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from scalinglab.errors import ScalingLabError
 
 #: Verb modules, in the order ``--help`` lists them.
-VERBS = ("run", "reports", "verify", "intervals", "fit")
+VERBS = ("run", "reports", "verify", "intervals", "fit", "speedup")
 
 
 def build_parser() -> argparse.ArgumentParser:

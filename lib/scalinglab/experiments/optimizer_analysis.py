@@ -1,0 +1,253 @@
+"""The optimizer study's questions beyond the speedup table, each with bootstrap CIs.
+
+- :func:`speedup_by_size` and :func:`size_trend`: does the speedup shrink with model
+  size? Per optimizer, the geometric mean of its speedup over data multiples at each
+  size, and the slope
+  of ``log(speedup)`` against ``log(N)`` (N non-embedding parameters) by least
+  squares, with percentile CIs from the replicates of
+  :func:`~scalinglab.experiments.speedup.compute_speedups`.
+- :func:`family_gap`: do matrix-preconditioned optimizers lead? The difference of
+  the mean log speedup of the matrix family and of the scalar family (baseline
+  excluded) per size, as a ratio ``exp(gap)``, with CIs from the same replicates.
+- :func:`ranking_agreement`: do rankings at intermediate checkpoints match the end?
+  Kendall's tau between the optimizers' ranking (by seed-mean held-out loss) at each
+  evaluation point and at the end of the same runs, with CIs from resampling seeds
+  (jointly for all optimizers: runs with the same seed share initialisation and
+  data order). :func:`leader_table` names the leader at each checkpoint.
+- :func:`wallclock_table`: seconds per step of each optimizer relative to the
+  baseline at the same size, next to its token speedup; the wall-clock speedup is
+  ``token speedup / step-time ratio`` (a speedup that costs more time per step is
+  not a speedup).
+
+Kendall's tau is vectorized over replicates here (``scipy.stats.kendalltau`` takes
+one pair at a time); with continuous losses there are no ties.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from scalinglab.experiments.speedup import SpeedupResult
+from scalinglab.stats.bootstrap import percentile_interval, resample_groups
+
+
+def _geomean_by_size(result: SpeedupResult) -> tuple[pd.DataFrame, dict]:
+    cells = result.cells
+    rows, reps = [], {}
+    for (o, s), g in cells.groupby(["optimizer", "model_size"], sort=False):
+        ok = g[g.status == "ok"]
+        point = float(np.exp(np.log(ok.speedup).mean())) if len(ok) == len(g) else np.nan
+        rep = None
+        if result.draws is not None and len(ok) == len(g):
+            d = result.draws[:, g.index.to_numpy()]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                rep = np.exp(np.log(d).mean(axis=1))  # inf stays inf, NaN stays NaN
+        reps[(o, s)] = rep
+        rows.append({"optimizer": o, "model_size": s, "speedup": point, "n_multiples": len(g),
+                     "complete": len(ok) == len(g)})
+    return pd.DataFrame(rows), reps
+
+
+def speedup_by_size(result: SpeedupResult) -> pd.DataFrame:
+    """Geometric mean of each optimizer's speedup over the data multiples, per size.
+
+    Returns
+    -------
+    pandas.DataFrame
+        optimizer, model_size, speedup (NaN unless every multiple has a finite
+        speedup), lo, hi (percentile CI; replicates below the asymptote dropped),
+        n_multiples, complete.
+    """
+    per, reps = _geomean_by_size(result)
+    per["lo"], per["hi"] = np.nan, np.nan
+    for i, r in per.iterrows():
+        rep = reps[(r.optimizer, r.model_size)]
+        if rep is not None and np.isfinite(rep).any():
+            lo, hi = percentile_interval(np.where(np.isinf(rep), np.nan, rep), level=result.level)
+            per.loc[i, ["lo", "hi"]] = float(lo), float(hi)
+    return per
+
+
+def size_trend(result: SpeedupResult, n_params: Mapping[str, float]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Speedup per size and its trend with size.
+
+    Parameters
+    ----------
+    result
+        From :func:`~scalinglab.experiments.speedup.compute_speedups`.
+    n_params
+        ``model_size -> N``.
+
+    Returns
+    -------
+    per_size, trend
+        ``per_size``: :func:`speedup_by_size` with ``n_params``.
+        ``trend``: optimizer, slope of log speedup per log N, lo, hi, n_sizes.
+    """
+    per = speedup_by_size(result)
+    _, reps = _geomean_by_size(result)
+    per["n_params"] = [float(n_params[s]) for s in per.model_size]
+    trend = []
+    for o, g in per.groupby("optimizer", sort=False):
+        g = g[g.complete]
+        if len(g) < 2:
+            trend.append({"optimizer": o, "slope": np.nan, "lo": np.nan, "hi": np.nan,
+                          "n_sizes": len(g)})
+            continue
+        x = np.log(g.n_params.to_numpy())
+        xc = (x - x.mean()) / ((x - x.mean()) ** 2).sum()
+        slope = float(xc @ np.log(g.speedup.to_numpy()))
+        lo = hi = np.nan
+        if all(reps[(o, s)] is not None for s in g.model_size):
+            R = np.column_stack([reps[(o, s)] for s in g.model_size])
+            with np.errstate(divide="ignore", invalid="ignore"):
+                sl = np.log(R) @ xc
+            lo, hi = percentile_interval(np.where(np.isfinite(sl), sl, np.nan), level=result.level)
+        trend.append({"optimizer": o, "slope": slope, "lo": float(lo), "hi": float(hi),
+                      "n_sizes": len(g)})
+    return per, pd.DataFrame(trend)
+
+
+def family_gap(result: SpeedupResult, families: Mapping[str, str]) -> pd.DataFrame:
+    """Geometric-mean speedup of the matrix optimizers over that of the scalar ones, per size.
+
+    Parameters
+    ----------
+    families
+        ``optimizer -> "matrix" | "scalar"``; the baseline is left out.
+
+    Returns
+    -------
+    pandas.DataFrame
+        model_size, ratio (``exp(mean log speedup, matrix - scalar)``; > 1: matrix
+        methods lead), lo, hi, matrix, scalar (the optimizers used).
+    """
+    per, reps = _geomean_by_size(result)
+    rows = []
+    for s, g in per.groupby("model_size", sort=False):
+        g = g[g.complete & (g.optimizer != result.baseline)]
+        mat = [o for o in g.optimizer if families.get(o) == "matrix"]
+        sca = [o for o in g.optimizer if families.get(o) == "scalar"]
+        if not mat or not sca:
+            continue
+        sp = dict(zip(g.optimizer, g.speedup, strict=True))
+        point = float(np.exp(np.mean(np.log([sp[o] for o in mat]))
+                             - np.mean(np.log([sp[o] for o in sca]))))
+        lo = hi = np.nan
+        if all(reps[(o, s)] is not None for o in mat + sca):
+            with np.errstate(divide="ignore", invalid="ignore"):
+                d = (np.log(np.column_stack([reps[(o, s)] for o in mat])).mean(axis=1)
+                     - np.log(np.column_stack([reps[(o, s)] for o in sca])).mean(axis=1))
+            lo, hi = (float(np.exp(v)) for v in percentile_interval(
+                np.where(np.isfinite(d), d, np.nan), level=result.level))
+        rows.append({"model_size": s, "ratio": point, "lo": lo, "hi": hi,
+                     "matrix": ",".join(mat), "scalar": ",".join(sca)})
+    return pd.DataFrame(rows)
+
+
+def _tau(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Kendall's tau-a between rows of ``a`` and ``b`` ``(R, n)``: concordant minus discordant pairs."""
+    n = a.shape[-1]
+    sa = np.sign(a[..., :, None] - a[..., None, :])
+    sb = np.sign(b[..., :, None] - b[..., None, :])
+    iu = np.triu_indices(n, 1)
+    return (sa * sb)[..., iu[0], iu[1]].sum(-1) / (n * (n - 1) / 2)
+
+
+def ranking_agreement(ds: xr.Dataset, *, reps: int = 1000, seed: int = 0,
+                      level: float = 0.95) -> pd.DataFrame:
+    """Kendall's tau between the ranking at each checkpoint and at the end of the same runs.
+
+    Parameters
+    ----------
+    ds
+        An optimizer-sweep Dataset (``loss`` over ``optimizer, model_size,
+        data_multiple, seed, step``; the last valid step is the end of training).
+
+    Returns
+    -------
+    pandas.DataFrame
+        model_size, data_multiple, step, tokens_seen, tau, lo, hi (tau 1: same order).
+    """
+    loss = ds["loss"].transpose("optimizer", "model_size", "data_multiple", "seed", "step").values
+    n_seed = loss.shape[3]
+    idx = resample_groups(np.random.default_rng(seed), n_seed, reps) if n_seed >= 2 else None
+    rows = []
+    for j, s in enumerate(ds.model_size.values):
+        for k, m in enumerate(ds.data_multiple.values):
+            cur = loss[:, j, k]  # (O, seeds, steps)
+            valid = np.flatnonzero(np.isfinite(cur).all(axis=(0, 1)))
+            if len(valid) < 1:
+                continue
+            last = valid[-1]
+            mean = cur.mean(axis=1)  # (O, steps)
+            boot = None if idx is None else cur[:, idx].mean(axis=2)  # (O, R, steps)
+            for e in valid:
+                tau = float(_tau(mean[:, e][None], mean[:, last][None])[0])
+                lo = hi = np.nan
+                if boot is not None:
+                    t = _tau(boot[:, :, e].T, boot[:, :, last].T)
+                    lo, hi = (float(v) for v in percentile_interval(t, level=level))
+                rows.append({"model_size": str(s), "data_multiple": float(m), "step": int(e),
+                             "tokens_seen": int(ds.tokens_seen.values[j, k, e]),
+                             "tau": tau, "lo": lo, "hi": hi})
+    return pd.DataFrame(rows)
+
+
+def leader_table(ds: xr.Dataset) -> pd.DataFrame:
+    """The optimizer with the lowest seed-mean held-out loss at every checkpoint.
+
+    Returns
+    -------
+    pandas.DataFrame
+        model_size, data_multiple, step, tokens_seen, leader, ranking (best first).
+    """
+    mean = ds["loss"].mean("seed")
+    rows = []
+    for s in ds.model_size.values:
+        for m in ds.data_multiple.values:
+            cur = mean.sel(model_size=s, data_multiple=m)
+            for e in ds.step.values:
+                v = cur.sel(step=e).to_series()
+                if v.isna().any():
+                    continue
+                order = list(v.sort_values().index)
+                rows.append({"model_size": str(s), "data_multiple": float(m), "step": int(e),
+                             "tokens_seen": int(ds.tokens_seen.sel(model_size=s, data_multiple=m,
+                                                                   step=e)),
+                             "leader": order[0], "ranking": " < ".join(order)})
+    return pd.DataFrame(rows)
+
+
+def wallclock_table(ds: xr.Dataset, result: SpeedupResult, *,
+                    baseline: str | None = None) -> pd.DataFrame:
+    """Step time relative to the baseline next to token and wall-clock speedups, per size.
+
+    Returns
+    -------
+    pandas.DataFrame
+        optimizer, model_size, seconds_per_step (median over runs), time_ratio
+        (over the baseline's), token_speedup (geometric mean over multiples) with
+        lo/hi, wallclock_speedup ``= token_speedup / time_ratio`` with lo/hi.
+    """
+    baseline = baseline or result.baseline
+    per, reps = _geomean_by_size(result)
+    sps = ds["seconds_per_step"].where(ds["status"] == "ok").median(("data_multiple", "seed"))
+    rows = []
+    for r in per.itertuples():
+        t = float(sps.sel(optimizer=r.optimizer, model_size=r.model_size))
+        ratio = t / float(sps.sel(optimizer=baseline, model_size=r.model_size))
+        rep = reps[(r.optimizer, r.model_size)]
+        lo = hi = np.nan
+        if rep is not None and np.isfinite(rep).any():
+            lo, hi = (float(v) for v in percentile_interval(np.where(np.isinf(rep), np.nan, rep),
+                                                            level=result.level))
+        rows.append({"optimizer": r.optimizer, "model_size": r.model_size,
+                     "seconds_per_step": t, "time_ratio": ratio, "token_speedup": r.speedup,
+                     "token_lo": lo, "token_hi": hi, "wallclock_speedup": r.speedup / ratio,
+                     "wallclock_lo": lo / ratio, "wallclock_hi": hi / ratio})
+    return pd.DataFrame(rows)

@@ -1,0 +1,411 @@
+"""The optimizer-comparison sweep: tune every optimizer fairly, then train every cell.
+
+Phases (each a batch of Dask tasks through :func:`scalinglab.compute.map_tasks`,
+every task one :func:`~scalinglab.experiments.pretrain.run_pretrain` with
+``num_threads=1``; the objective is the final held-out loss):
+
+1. **Base tuning**: coordinate descent (:mod:`scalinglab.experiments.tuning`) per
+   optimizer over its whole grid (:data:`~scalinglab.experiments.optimizers.OPTIMIZER_TABLE`)
+   at the smallest size and ``tune_multiple``, seed ``tune_seed``; all optimizers
+   in lockstep so each step is one batch of tasks.
+2. **Re-tuning**: at every larger size (and at the smallest size for the other
+   ``retune_multiples``) only ``retune_coords`` (learning rate, warmup) move, by a
+   local walk along their grids (``neighborhood=1``) from the base optimum.
+   A cell (size, multiple) takes the hyperparameters tuned at its size and the
+   nearest re-tuned multiple (in log scale).
+3. **Final runs**: every (optimizer, size, multiple, seed) with its tuned
+   hyperparameters. A run already made during tuning (same config and seed) is
+   reused, not recomputed.
+
+Results: an xarray Dataset with dims ``optimizer, model_size, data_multiple, seed,
+step`` (``step`` indexes the evaluation points; ``train_step`` and ``tokens_seen``
+give their position), the tuned hyperparameters as variables over ``(optimizer,
+model_size, data_multiple)``, timing per run, and the tuning path (dim
+``evaluation``, variables ``tuning_*``). Cached under ``data/optimizer_comparison/``
+by the hash of the sweep config (incl. the corpus hash and engine version) with
+:func:`scalinglab.compute.cached_dataset`. A failed or diverged run is kept, with
+its ``status`` and ``error``, never dropped.
+
+Compute classes (:func:`sweep_config`): ``tiny`` (tests, well under a minute),
+``small`` (the default report on 2 CPU cores: three sizes of 3.4k, 13.9k and 25.2k
+non-embedding parameters (7.5x), multiples 1, 2, 4, 8, six optimizers, three
+seeds), ``medium`` and ``large`` (GPU or cluster: larger models, every multiple
+re-tuned, the 12 MB stdlib-source corpus).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+from scalinglab.experiments.optimizers import (
+    OPTIMIZER_TABLE,
+    STUDY_OPTIMIZERS,
+    default_hparams,
+    hparam_grid,
+)
+from scalinglab.experiments.pretrain import (
+    ENGINE_VERSION,
+    PretrainConfig,
+    PretrainResult,
+    llama_config,
+    resolve_device,
+    run_pretrain,
+)
+from scalinglab.experiments.tuning import (
+    CoordinateDescent,
+    descend_together,
+    path_dataset,
+)
+from scalinglab.models.corpus import CorpusConfig, build_corpus
+
+STUDY = "optimizer_comparison"
+
+
+@dataclass(frozen=True)
+class SizeSpec:
+    """One model size: shape and batch size (sequences per step)."""
+
+    name: str
+    d_model: int
+    n_layer: int
+    n_head: int
+    batch_size: int
+
+
+@dataclass(frozen=True)
+class SweepConfig:
+    """A whole sweep (see the module docstring for the phases)."""
+
+    compute_class: str
+    sizes: tuple[SizeSpec, ...]
+    optimizers: tuple[str, ...] = STUDY_OPTIMIZERS
+    data_multiples: tuple[float, ...] = (1.0, 2.0, 4.0, 8.0)
+    seeds: tuple[int, ...] = (0, 1, 2)
+    seq_len: int = 64
+    tokens_per_param: float = 20.0
+    schedule: str = "cosine"
+    tune_multiple: float = 1.0
+    tune_seed: int = 0
+    tune_tol: float = 0.005
+    tune_max_rounds: int = 3
+    tune_coords: tuple[str, ...] | None = None  # None: every coordinate of the grid
+    tune_neighborhood: int | None = None  # None: sweep whole grids (the paper's rule)
+    retune_coords: tuple[str, ...] = ("lr", "warmup")
+    retune_multiples: tuple[float, ...] = (1.0,)
+    retune_max_rounds: int = 3
+    grid_overrides: dict[str, dict[str, tuple]] = field(default_factory=dict)
+    n_evals: int = 8
+    eval_tokens: int = 4096
+    final_eval_tokens: int = 32768
+    corpus: CorpusConfig = CorpusConfig()
+    device: str = "cpu"
+
+    def __post_init__(self) -> None:
+        unknown = [o for o in self.optimizers if o not in OPTIMIZER_TABLE]
+        if unknown:
+            raise ValueError(f"unknown optimizers {unknown}; known: {list(OPTIMIZER_TABLE)}")
+        if "adamw" not in self.optimizers:
+            raise ValueError("the sweep needs the baseline 'adamw'")
+        if self.tune_multiple not in self.data_multiples:
+            raise ValueError("tune_multiple must be one of data_multiples")
+
+    def grid(self, optimizer: str) -> dict[str, tuple]:
+        return {**hparam_grid(optimizer), **self.grid_overrides.get(optimizer, {})}
+
+    def run_config(self, optimizer: str, size: SizeSpec, multiple: float,
+                   hparams: dict[str, Any]) -> PretrainConfig:
+        model = llama_config(d_model=size.d_model, n_layer=size.n_layer, n_head=size.n_head,
+                             seq_len=self.seq_len)
+        return PretrainConfig(model=model, optimizer=optimizer, hparams=dict(hparams),
+                              data_multiple=float(multiple), tokens_per_param=self.tokens_per_param,
+                              batch_size=size.batch_size, schedule=self.schedule,
+                              n_evals=self.n_evals, eval_tokens=self.eval_tokens,
+                              final_eval_tokens=self.final_eval_tokens, corpus=self.corpus)
+
+    def to_dict(self) -> dict:
+        d = dataclasses.asdict(self)
+        d["engine_version"] = ENGINE_VERSION
+        d["corpus_hash"] = build_corpus(self.corpus).content_hash
+        d["optimizer_table"] = {o: {"defaults": default_hparams(o), "grid": self.grid(o)}
+                                for o in self.optimizers}
+        return d
+
+
+_S = {"xs": SizeSpec("xs", 8, 1, 2, 8), "xs2": SizeSpec("xs2", 12, 1, 2, 8), "s": SizeSpec("s", 16, 1, 2, 8),
+      "m": SizeSpec("m", 24, 2, 3, 16), "l": SizeSpec("l", 32, 2, 4, 16),
+      "xl": SizeSpec("xl", 48, 3, 4, 32), "xxl": SizeSpec("xxl", 64, 4, 4, 32),
+      "h": SizeSpec("h", 128, 6, 8, 64), "hh": SizeSpec("hh", 256, 8, 8, 128)}
+
+
+def sweep_config(compute_class: str = "small", **overrides: Any) -> SweepConfig:
+    """The sweep of a compute class, with optional field overrides.
+
+    - ``tiny``: sizes xs/xs2 (0.9k and 1.8k non-embedding parameters), multiples
+      0.5, 1 and 2 (three points: the least a baseline fit needs), sequences of 32,
+      two seeds; tuning moves only the learning rate
+      (one local pass), so the whole study runs in well under a minute.
+    - ``small``: sizes s/m/l (3.4k, 13.9k, 25.2k: 7.5x), multiples 1/2/4/8, three
+      seeds, full coordinate descent at s (1x), learning rate and warmup re-tuned at
+      m and l (1x); estimated 27.5 minutes on 2 workers at a load average of 3.5,
+      about 50 at a load average of 6 (``benchmarks/bench_optimizers.py --estimate-small``).
+    - ``medium``: sizes l/xl/xxl (25k-200k, 8x), every multiple re-tuned, the
+      stdlib-source corpus; a GPU or a cluster.
+    - ``large``: sizes xxl/h/hh (200k-6.3M, 32x), five seeds; a GPU cluster.
+    """
+    if compute_class == "tiny":
+        cfg = SweepConfig(
+            compute_class="tiny", sizes=(_S["xs"], _S["xs2"]), data_multiples=(0.5, 1.0, 2.0),
+            seeds=(0, 1), seq_len=32, tune_coords=("lr",), tune_max_rounds=1,
+            tune_neighborhood=1,
+            retune_coords=("lr",), retune_max_rounds=1, n_evals=4, eval_tokens=1024,
+            final_eval_tokens=4096)
+    elif compute_class == "small":
+        cfg = SweepConfig(compute_class="small", sizes=(_S["s"], _S["m"], _S["l"]))
+    elif compute_class == "medium":
+        cfg = SweepConfig(compute_class="medium", sizes=(_S["l"], _S["xl"], _S["xxl"]),
+                          seq_len=128, retune_multiples=(1.0, 2.0, 4.0, 8.0),
+                          final_eval_tokens=131072,
+                          corpus=CorpusConfig(sources=("pydoc_topics", "stdlib_docstrings",
+                                                       "stdlib_source")),
+                          device="auto")
+    elif compute_class == "large":
+        cfg = SweepConfig(compute_class="large", sizes=(_S["xxl"], _S["h"], _S["hh"]),
+                          seeds=(0, 1, 2, 3, 4), seq_len=256,
+                          retune_multiples=(1.0, 2.0, 4.0, 8.0), final_eval_tokens=262144,
+                          corpus=CorpusConfig(sources=("pydoc_topics", "stdlib_docstrings",
+                                                       "stdlib_source")),
+                          device="auto")
+    else:
+        raise ValueError(f"unknown compute_class {compute_class!r}: tiny, small, medium, large")
+    return dataclasses.replace(cfg, **overrides) if overrides else cfg
+
+
+# --------------------------------------------------------------------------- tasks
+def _run_task(item: tuple[PretrainConfig, int, str]) -> PretrainResult:
+    cfg, seed, device = item
+    return run_pretrain(cfg, seed=seed, device=device, num_threads=1)
+
+
+class _Runner:
+    """Runs pretraining tasks in batches and remembers every result by (config, seed)."""
+
+    def __init__(self, sweep: SweepConfig, client: Any, scheduler: str, progress: bool) -> None:
+        self.sweep, self.client, self.scheduler, self.progress = sweep, client, scheduler, progress
+        self.results: dict[tuple[str, int], PretrainResult] = {}
+        self.errors: dict[tuple[str, int], str] = {}
+
+    @staticmethod
+    def key(cfg: PretrainConfig, seed: int) -> tuple[str, int]:
+        return json.dumps(cfg.to_dict(), sort_keys=True, default=str), int(seed)
+
+    def run(self, items: list[tuple[PretrainConfig, int]], desc: str) -> list[float]:
+        from scalinglab.compute import map_tasks
+
+        todo, seen = [], set()
+        for cfg, seed in items:
+            k = self.key(cfg, seed)
+            if k not in self.results and k not in self.errors and k not in seen:
+                seen.add(k)
+                todo.append((cfg, seed, self.sweep.device))
+        if todo:
+            res, fails = map_tasks(_run_task, todo, scheduler=self.scheduler, client=self.client,
+                                   desc=desc, progress=self.progress)
+            failed = {f.index: f.error for f in fails}
+            for i, (cfg, seed, _) in enumerate(todo):
+                if i in failed:
+                    self.errors[self.key(cfg, seed)] = failed[i]
+                    print(f"FAILED {cfg.optimizer} {cfg.data_multiple:g}x seed={seed}: "
+                          f"{failed[i].strip().splitlines()[-1]}")
+                else:
+                    self.results[self.key(cfg, seed)] = res[i]
+        out = []
+        for cfg, seed in items:
+            r = self.results.get(self.key(cfg, seed))
+            out.append(math.inf if r is None or not math.isfinite(r.final_loss) else r.final_loss)
+        return out
+
+
+def _tune(sweep: SweepConfig, runner: _Runner) -> tuple[dict, list[CoordinateDescent]]:
+    """Phases 1 and 2: ``{(optimizer, size_name, multiple): hparams}`` and every search."""
+    small = sweep.sizes[0]
+    base = {o: CoordinateDescent(grid=sweep.grid(o), start=default_hparams(o), tol=sweep.tune_tol,
+                                 coords=sweep.tune_coords, max_rounds=sweep.tune_max_rounds,
+                                 neighborhood=sweep.tune_neighborhood, name=o, stage=f"base {small.name} {sweep.tune_multiple:g}x")
+            for o in sweep.optimizers}
+
+    def evaluate(size: SizeSpec, mult: float, desc: str):
+        def fn(batch):
+            items = [(sweep.run_config(opt, size, mult, cfg), sweep.tune_seed)
+                     for opt, cfg in batch]
+            return runner.run(items, desc)
+        return fn
+
+    descend_together(base, evaluate(small, sweep.tune_multiple, "tuning"))
+    tuned = {(o, small.name, sweep.tune_multiple): base[o].best for o in sweep.optimizers}
+    searches = list(base.values())
+    cells = [(sz, m) for sz in sweep.sizes for m in sweep.retune_multiples
+             if (sz.name, m) != (small.name, sweep.tune_multiple)]
+    for sz, m in cells:  # one lockstep group per cell (its runs share a size and budget)
+        group = {o: CoordinateDescent(grid=sweep.grid(o), start=base[o].best, tol=sweep.tune_tol,
+                                      coords=sweep.retune_coords, neighborhood=1,
+                                      max_rounds=sweep.retune_max_rounds, name=o,
+                                      stage=f"retune {sz.name} {m:g}x")
+                 for o in sweep.optimizers}
+        descend_together(group, evaluate(sz, m, f"re-tuning {sz.name} {m:g}x"))
+        tuned.update({(o, sz.name, m): group[o].best for o in sweep.optimizers})
+        searches.extend(group.values())
+    return tuned, searches
+
+
+def cell_hparams(sweep: SweepConfig, tuned: dict, optimizer: str, size: SizeSpec,
+                 multiple: float) -> dict[str, Any]:
+    """Hyperparameters of a cell: tuned at its size and the nearest tuned multiple (log scale)."""
+    have = [m for (o, s, m) in tuned if o == optimizer and s == size.name]
+    if not have:  # a size never re-tuned takes the base optimum
+        return dict(tuned[(optimizer, sweep.sizes[0].name, sweep.tune_multiple)])
+    best = min(have, key=lambda m: (abs(math.log(m / multiple)), m))
+    return dict(tuned[(optimizer, size.name, best)])
+
+
+def execute_sweep(sweep: SweepConfig, *, scheduler: str = "", client: Any = None,
+                  progress: bool = True) -> xr.Dataset:
+    """Run every phase of ``sweep`` (no cache) and assemble the dataset (see :func:`to_dataset`)."""
+    from scalinglab.compute import get_client
+
+    sweep = dataclasses.replace(sweep, device=resolve_device(sweep.device))
+    own = client is None and scheduler != "sync"
+    with (get_client(scheduler) if own else contextlib.nullcontext(client)) as cl:
+        runner = _Runner(sweep, cl, scheduler, progress)
+        tuned, searches = _tune(sweep, runner)
+        cells = [(o, sz, m, s) for o in sweep.optimizers for sz in sweep.sizes
+                 for m in sweep.data_multiples for s in sweep.seeds]
+        items = [(sweep.run_config(o, sz, m, cell_hparams(sweep, tuned, o, sz, m)), s)
+                 for o, sz, m, s in cells]
+        runner.run(items, "final runs")
+    return to_dataset(sweep, tuned, searches, runner)
+
+
+def to_dataset(sweep: SweepConfig, tuned: dict, searches: list[CoordinateDescent],
+               runner: _Runner) -> xr.Dataset:
+    """Assemble the final runs (dims ``optimizer, model_size, data_multiple, seed, step``)."""
+    O_, S, M, R = sweep.optimizers, sweep.sizes, sweep.data_multiples, sweep.seeds
+    E = sweep.n_evals
+    run_shape = (len(O_), len(S), len(M), len(R))
+    curve = {k: np.full((*run_shape, E), np.nan) for k in ("loss", "train_loss", "lr_factor")}
+    per_run = {k: np.full(run_shape, np.nan) for k in (
+        "final_loss", "seconds_per_step", "tokens_per_s", "train_seconds",
+        "optimizer_state_bytes")}
+    status = np.full(run_shape, "failed", dtype=object)
+    error = np.full(run_shape, "", dtype=object)
+    cell_shape = (len(O_), len(S), len(M))
+    hp_json = np.full(cell_shape, "", dtype=object)
+    hp_num = {k: np.full(cell_shape, np.nan) for k in ("lr", "weight_decay", "warmup")}
+    steps = np.zeros((len(S), len(M)), dtype=np.int64)
+    tokens = np.zeros((len(S), len(M)), dtype=np.int64)
+    train_step = np.full((len(S), len(M), E), -1, dtype=np.int64)
+    for i, o in enumerate(O_):
+        for j, sz in enumerate(S):
+            for k, m in enumerate(M):
+                hp = cell_hparams(sweep, tuned, o, sz, m)
+                cfg = sweep.run_config(o, sz, m, hp)
+                full = cfg.to_dict()["hparams"]
+                hp_json[i, j, k] = json.dumps(full, sort_keys=True)
+                for name in hp_num:
+                    hp_num[name][i, j, k] = float(full[name])
+                steps[j, k], tokens[j, k] = cfg.steps, cfg.steps * cfg.batch_size * cfg.seq_len
+                ev = cfg.eval_steps
+                train_step[j, k, :len(ev)] = ev
+                for l_, s in enumerate(R):
+                    key = runner.key(cfg, s)
+                    if key in runner.errors:
+                        error[i, j, k, l_] = runner.errors[key]
+                        continue
+                    r = runner.results[key]
+                    n = len(r.eval_loss)
+                    curve["loss"][i, j, k, l_, :n] = r.eval_loss
+                    curve["train_loss"][i, j, k, l_, :n] = r.train_loss
+                    curve["lr_factor"][i, j, k, l_, :n] = r.eval_lr
+                    for name in per_run:
+                        per_run[name][i, j, k, l_] = float(getattr(r, name))
+                    status[i, j, k, l_] = r.status
+    from scalinglab.cost_model import training_flops
+
+    models = [sweep.run_config("adamw", sz, 1.0, {}).model for sz in S]
+    n_params = np.array([mdl.n_params() for mdl in models])
+    flops = np.array([[training_flops(n_params[j], tokens[j, k], n_layer=S[j].n_layer,
+                                      n_ctx=sweep.seq_len, d_model=S[j].d_model)
+                       for k in range(len(M))] for j in range(len(S))])
+    run_dims = ("optimizer", "model_size", "data_multiple", "seed")
+    cell_dims = ("optimizer", "model_size", "data_multiple")
+    corpus = build_corpus(sweep.corpus)
+    ds = xr.Dataset(
+        {
+            "loss": ((*run_dims, "step"), curve["loss"], {"long_name": "held-out loss (nats/byte)"}),
+            "train_loss": ((*run_dims, "step"), curve["train_loss"]),
+            "lr_factor": ((*run_dims, "step"), curve["lr_factor"]),
+            **{k: (run_dims, v) for k, v in per_run.items()},
+            "status": (run_dims, status.astype(str)),
+            "error": (run_dims, error.astype(str)),
+            "hparams": (cell_dims, hp_json.astype(str)),
+            **{k: (cell_dims, v) for k, v in hp_num.items()},
+        },
+        coords={
+            "optimizer": list(O_), "model_size": [s.name for s in S],
+            "data_multiple": np.array(M, dtype=float), "seed": list(R), "step": np.arange(E),
+            "family": ("optimizer", [OPTIMIZER_TABLE[o]["family"] for o in O_]),
+            "n_params": ("model_size", n_params),
+            "n_params_total": ("model_size", [mdl.n_params(non_embedding=False) for mdl in models]),
+            "d_model": ("model_size", [s.d_model for s in S]),
+            "n_layer": ("model_size", [s.n_layer for s in S]),
+            "batch_size": ("model_size", [s.batch_size for s in S]),
+            "steps": (("model_size", "data_multiple"), steps),
+            "tokens": (("model_size", "data_multiple"), tokens),
+            "flops": (("model_size", "data_multiple"), flops, {"units": "FLOP"}),
+            "train_step": (("model_size", "data_multiple", "step"), train_step),
+            "tokens_seen": (("model_size", "data_multiple", "step"),
+                            train_step * np.array([s.batch_size for s in S])[:, None, None]
+                            * sweep.seq_len),
+        },
+        attrs={"study": STUDY, "compute_class": sweep.compute_class, "device": sweep.device,
+               "schedule": sweep.schedule, "tokens_per_param": sweep.tokens_per_param,
+               "seq_len": sweep.seq_len, "engine_version": ENGINE_VERSION,
+               "n_failed": int((status != "ok").sum()), **corpus.describe()},
+    )
+    path = path_dataset(searches).rename({k: f"tuning_{k}" for k in (
+        "search", "stage", "round", "coordinate", "value", "objective", "config", "decision",
+        "incumbent")})
+    warnings = [w for s in searches for w in s.edge_warnings()]
+    ds.attrs["tuning_warnings"] = "\n".join(warnings)
+    return xr.merge([ds, path], combine_attrs="override")
+
+
+def run_sweep(sweep: SweepConfig | str = "small", *, scheduler: str = "", client: Any = None,
+              rerun: bool = False, progress: bool = True) -> xr.Dataset:
+    """The sweep's dataset, from ``data/optimizer_comparison/`` when its config is unchanged.
+
+    Parameters
+    ----------
+    sweep
+        A config or a compute-class name.
+    scheduler, client
+        ``""`` a local cluster, ``"sync"`` in-process, or a scheduler address.
+    rerun
+        Recompute even when cached.
+    """
+    from scalinglab.compute import cached_dataset
+
+    if isinstance(sweep, str):
+        sweep = sweep_config(sweep)
+    sweep = dataclasses.replace(sweep, device=resolve_device(sweep.device))
+    return cached_dataset(
+        STUDY, f"sweep-{sweep.compute_class}", sweep.to_dict(),
+        lambda: execute_sweep(sweep, scheduler=scheduler, client=client, progress=progress),
+        rerun=rerun)

@@ -1,0 +1,353 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#     notebook_metadata_filter: scalinglab
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+#   scalinglab:
+#     title: "Pretraining optimizers compared with fair tuning: speedups over AdamW"
+#     description: >-
+#       Reproduces Wen et al. (2025), "Fantastic Pretraining Optimizers and Where to Find
+#       Them", at CPU scale: AdamW, NAdamW, Muon, SOAP, Lion and Scion, each tuned by
+#       coordinate descent, train byte-level Llama-style LMs on Python's own docs at 1-8x
+#       Chinchilla; speedup over AdamW by the paper's formula with bootstrap CIs over
+#       seeds, its trend with model size, rankings at intermediate checkpoints, and the
+#       wall-clock cost per step. Or the speedups of your own table of final losses.
+#     inputs:
+#     - data/optimizer_comparison/*.nc
+#     tiny:
+#       compute_class: tiny
+#       scheduler: sync
+#       reps: 200
+#     variants:
+#       wsd:
+#         schedule: wsd
+# ---
+
+# %% tags=["parameters"]
+seed: int = 0  # seed of every bootstrap (training seeds are part of the sweep config)
+compute_class: str = "small"  # tiny (tests, < 1 min), small (2 CPU cores, ~30 min), medium, large
+scheduler: str = ""  # "" = local Dask cluster, "sync" = in-process, else a scheduler address
+runs: str = ""  # your table of final losses (optimizer, model_size, data_multiple, loss[, seed]); "" = run the sweep
+schedule: str = "cosine"  # learning-rate schedule of every run: cosine or wsd (warmup-stable-decay)
+rerun: bool = False  # re-run the sweep even if data/optimizer_comparison/ has it
+baseline: str = "adamw"  # the optimizer whose L(D) defines the speedup
+reps: int = 2000  # bootstrap resamples for every CI
+level: float = 0.95  # CI level
+
+# %% [markdown]
+# # Fantastic pretraining optimizers, at small scale
+#
+# Wen, Hall, Ma and Liang (2025) re-ran the optimizers that claim 1.4-2x speedups over
+# AdamW with *equal, rigorous tuning* and evaluation *at the end of training*. Their
+# findings: speedups shrink to about 1.3-1.4x at 130M parameters and about 1.1x at 1.2B;
+# the leaders are matrix-preconditioned (Muon, SOAP, Kron, Scion); scalar variants
+# (NAdamW, Lion, ...) give 1.0-1.1x; and rankings at intermediate checkpoints can flip,
+# because a run in the middle of its learning-rate decay is not a finished run.
+#
+# We repeat the protocol with models small enough for two CPU cores:
+#
+# 1. **Corpus**: Python's own documentation (the `pydoc` topics and the standard
+#    library's docstrings), byte-level, split by document, hashed.
+# 2. **Models**: Llama-style (RMSNorm, rotary positions, SwiGLU) at three sizes spanning
+#    about 8x in non-embedding parameters, trained to 1, 2, 4 and 8x Chinchilla (20
+#    tokens per parameter) with a schedule that ends at each budget.
+# 3. **Fair tuning**: coordinate descent over every optimizer's grid at the smallest
+#    size, then learning rate and warmup re-tuned at the larger sizes.
+# 4. **Speedup**: AdamW's final loss fitted as `L(D) = A D^-alpha + E` per size; an
+#    optimizer reaching loss `L` at `D` would need `D_eff = ((L - E)/A)^(-1/alpha)` with
+#    AdamW; speedup `= D_eff / D`. CIs by bootstrap over seeds.
+#
+# The sizes here (thousands of parameters, not hundreds of millions) are far below the
+# paper's; what transfers is the method, and the question whether the same qualitative
+# pattern appears. Pass `runs=` to compute the same speedups from your own table.
+
+# %%
+import dataclasses
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from IPython.display import Markdown, display
+
+from scalinglab.experiments import optimizer_analysis as analysis
+from scalinglab.experiments.optimizer_sweep import run_sweep, sweep_config
+from scalinglab.experiments.optimizers import OPTIMIZER_TABLE
+from scalinglab.experiments.speedup import compute_speedups, load_loss_table, sweep_table
+from scalinglab.record import findings_table, record
+from scalinglab.stats.bootstrap import percentile_interval, resample_groups
+
+pd.set_option("display.precision", 4)
+pd.set_option("display.width", 140)
+CI_SEEDS = "percentile bootstrap over seeds (baseline fit refitted per replicate)"
+
+
+def rec(name, point, lo=None, hi=None, *, method=CI_SEEDS, **kw):
+    """Record a finding; an unbounded or missing CI end is said, not replaced by a number."""
+    if point is None or not np.isfinite(point):
+        return
+    ci = (lo, hi) if lo is not None and hi is not None and np.isfinite([lo, hi]).all() else None
+    if ci is None and lo is not None and np.isfinite(lo) and hi is not None and np.isnan(hi):
+        kw["description"] = kw.get("description", "") + f" (CI [{lo:.3g}, unbounded above])"
+    record(name, float(point), ci=ci, level=level if ci else None,
+           method=method if ci else None, resamples=reps if ci else None, **kw)
+
+
+# %% [markdown]
+# ## 1. The runs
+#
+# The sweep (cached in `data/optimizer_comparison/` by the hash of its config, which
+# includes the corpus hash) trains every optimizer at every size, data multiple and seed
+# as Dask tasks, after tuning. With `runs=` the table is read instead and sections that
+# need training curves are skipped.
+
+# %%
+ds = None
+if runs:
+    table = load_loss_table(runs)
+    print(f"{len(table)} runs from {runs}")
+else:
+    sweep = dataclasses.replace(sweep_config(compute_class), schedule=schedule)
+    ds = run_sweep(sweep, scheduler=scheduler, rerun=rerun)
+    table = sweep_table(ds)
+    display(pd.DataFrame({"non-embedding params": ds.n_params.values,
+                          "d_model": ds.d_model.values, "layers": ds.n_layer.values,
+                          "batch (sequences)": ds.batch_size.values},
+                         index=ds.model_size.values))
+    display(Markdown(
+        f"Corpus `{ds.attrs['corpus_sources']}`: {ds.attrs['corpus_train_tokens']:,} training "
+        f"and {ds.attrs['corpus_heldout_tokens']:,} held-out byte tokens, SHA-256 "
+        f"`{ds.attrs['corpus_hash'][:16]}...`. Schedule: {ds.attrs['schedule']}; "
+        f"{int(ds.attrs['n_failed'])} failed or diverged runs."))
+    bad = ds.status.to_series()
+    if (bad != "ok").any():
+        display(bad[bad != "ok"].to_frame())
+    record("runs/total", float(ds.status.size), description="training runs in the final sweep")
+
+# %% [markdown]
+# ## 2. The tuning
+#
+# Coordinate descent: from each optimizer's defaults, sweep one hyperparameter over its
+# grid with the others fixed, move to the best value only if it improves the final
+# held-out loss by more than the tolerance, repeat until a full pass moves nothing. Below:
+# the grids, the path (every evaluation, the incumbent as a line), and the chosen values.
+
+# %%
+if ds is not None:
+    display(pd.DataFrame({o: {k: ", ".join(f"{v:g}" for v in vals)
+                              for k, vals in sweep.grid(o).items()}
+                          for o in sweep.optimizers}).T.fillna(""))
+    path = ds[[v for v in ds.data_vars if v.startswith("tuning_")]].to_dataframe()
+    path.columns = [c.removeprefix("tuning_") for c in path.columns]
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4))
+    for o, g in path[path.stage.str.startswith("base")].groupby("search", sort=False):
+        x = np.arange(len(g))
+        axes[0].scatter(x, g.objective.clip(upper=g.objective[np.isfinite(g.objective)].max()),
+                        s=8, alpha=0.4)
+        axes[0].plot(x, g.incumbent, label=o)
+    axes[0].set(xlabel="evaluation", ylabel="final held-out loss",
+                title=f"coordinate descent at {ds.model_size.values[0]}")
+    axes[0].legend(fontsize=8)
+    lr = ds.lr.isel(data_multiple=0).to_pandas()
+    for o in lr.index:
+        axes[1].plot(ds.n_params.values, lr.loc[o].values, "o-", label=o)
+    axes[1].set(xscale="log", yscale="log", xlabel="non-embedding parameters",
+                ylabel="tuned peak learning rate", title="learning rate after re-tuning")
+    plt.tight_layout()
+    plt.show()
+    display(path.groupby(["search", "stage"]).agg(evaluations=("objective", "size"),
+                                                   best=("incumbent", "last")))
+    display(ds.hparams.isel(data_multiple=0).to_pandas())
+    if ds.attrs.get("tuning_warnings"):
+        print("grid edges:\n" + ds.attrs["tuning_warnings"])
+    record("tuning/evaluations", float(len(path)),
+           description="training runs spent on coordinate descent and re-tuning")
+
+# %% [markdown]
+# ## 3. Final loss
+#
+# Held-out loss (nats per byte) at the end of training, mean over seeds, with a
+# percentile bootstrap CI over seeds.
+
+# %%
+rng = np.random.default_rng(seed)
+rows = []
+for (o, s, m), g in table.groupby(["optimizer", "model_size", "data_multiple"], sort=False):
+    v = g.loss.to_numpy()
+    lo = hi = np.nan
+    if len(v) >= 2:
+        lo, hi = percentile_interval(v[resample_groups(rng, len(v), reps)].mean(1), level=level)
+    rows.append({"optimizer": o, "model_size": s, "data_multiple": m, "loss": v.mean(),
+                 "lo": lo, "hi": hi, "seeds": len(v)})
+final = pd.DataFrame(rows)
+display(final.pivot_table(index=["model_size", "optimizer"], columns="data_multiple",
+                          values="loss", sort=False))
+sizes = list(dict.fromkeys(final.model_size))
+fig, axes = plt.subplots(1, len(sizes), figsize=(4 * len(sizes), 3.5), squeeze=False)
+for ax, s in zip(axes[0], sizes, strict=True):
+    for o, g in final[final.model_size == s].groupby("optimizer", sort=False):
+        ax.errorbar(g.data_multiple, g.loss, yerr=[g.loss - g.lo, g.hi - g.loss], marker="o",
+                    capsize=2, label=o)
+    ax.set(xscale="log", xlabel="data (x Chinchilla)", ylabel="final held-out loss", title=s)
+axes[0][0].legend(fontsize=8)
+plt.tight_layout()
+plt.show()
+for r in final.itertuples():
+    rec(f"loss/{r.optimizer}/{r.model_size}/{r.data_multiple:g}x", r.loss, r.lo, r.hi,
+        method="percentile bootstrap over seeds", unit="nats/byte",
+        description="final held-out loss, mean over seeds")
+
+# %% [markdown]
+# ## 4. Speedup over AdamW
+#
+# Per size, AdamW's final losses are fitted by `L(D) = A D^-alpha + E` (the fitting
+# engine's `power_offset` law, least squares); every other run's loss is inverted to the
+# data AdamW would need. A loss at or below the fitted asymptote has no finite `D_eff`;
+# it is reported as such, never as infinity. This is what `scalinglab speedup` prints.
+
+# %%
+res = compute_speedups(table, baseline=baseline, bootstrap=reps, level=level, seed=seed)
+display(pd.DataFrame(res.fits).T[["A", "alpha", "E", "n_points", "status"]])
+cells = res.cells.copy()
+display(cells.pivot_table(index=["model_size", "optimizer"], columns="data_multiple",
+                          values="speedup", sort=False))
+for w in res.warnings:
+    print("note:", w)
+fig, axes = plt.subplots(1, len(sizes), figsize=(4 * len(sizes), 3.5), squeeze=False)
+for ax, s in zip(axes[0], sizes, strict=True):
+    here = cells[(cells.model_size == s) & (cells.optimizer != baseline) & (cells.status == "ok")]
+    for o, ok in here.groupby("optimizer", sort=False):
+        yerr = [ok.speedup - ok.lo.fillna(ok.speedup), ok.hi.fillna(ok.speedup) - ok.speedup]
+        ax.errorbar(ok.data_multiple, ok.speedup, yerr=yerr, marker="o", capsize=2, label=o)
+    ax.axhline(1.0, color="k", lw=0.8)
+    ax.set(xlabel="data (x Chinchilla)", ylabel=f"speedup over {baseline}",
+           title=s if len(here) else f"{s}: no finite speedup ({res.fits[s]['status']})")
+    if len(here):
+        ax.set_xscale("log")
+        ax.legend(fontsize=8)
+plt.tight_layout()
+plt.show()
+for r in cells[cells.status == "ok"].itertuples():
+    rec(f"speedup/{r.optimizer}/{r.model_size}/{r.data_multiple:g}x", r.speedup, r.lo, r.hi,
+        unit="x", description=f"data-efficiency speedup over {baseline} (D_eff / D)")
+
+# %% [markdown]
+# ## 5. Does the speedup shrink with model size? Do matrix methods lead?
+#
+# The geometric mean of each optimizer's speedup over the four data budgets per size, the
+# slope of its log against log N (negative: shrinking), and the ratio of the matrix
+# family's mean speedup to the scalar family's (above 1: matrix methods lead).
+
+# %%
+if ds is not None:
+    n_params = dict(zip(ds.model_size.values, ds.n_params.values.astype(float), strict=True))
+    families = {o: OPTIMIZER_TABLE[o]["family"] for o in ds.optimizer.values}
+else:
+    try:
+        n_params = {s: float(s) for s in sizes}
+    except ValueError:
+        n_params = None
+    families = {o: OPTIMIZER_TABLE[o]["family"] for o in res.cells.optimizer.unique()
+                if o in OPTIMIZER_TABLE}
+per_size = analysis.speedup_by_size(res)
+display(per_size)
+for r in per_size.itertuples():
+    rec(f"speedup_mean/{r.optimizer}/{r.model_size}", r.speedup, r.lo, r.hi, unit="x",
+        description="geometric mean of the speedup over data budgets")
+if n_params is not None:
+    per_size, trend = analysis.size_trend(res, n_params)
+    display(trend)
+    fig, ax = plt.subplots(figsize=(5, 3.5))
+    for o, g in per_size[per_size.optimizer != baseline].groupby("optimizer", sort=False):
+        ax.errorbar(g.n_params, g.speedup, yerr=[g.speedup - g.lo.fillna(g.speedup),
+                                                  g.hi.fillna(g.speedup) - g.speedup],
+                    marker="o", capsize=2, label=o)
+    ax.axhline(1.0, color="k", lw=0.8)
+    ax.set(xscale="log", xlabel="non-embedding parameters",
+           ylabel="speedup (geo-mean over budgets)")
+    ax.legend(fontsize=8)
+    plt.show()
+    for r in trend[trend.optimizer != baseline].itertuples():
+        rec(f"size_slope/{r.optimizer}", r.slope, r.lo, r.hi, headline=r.optimizer == "muon",
+            description="slope of log speedup per log N (negative: the speedup shrinks)")
+else:
+    print("model_size labels are not numbers: no trend with size")
+gap = analysis.family_gap(res, families)
+display(gap)
+for r in gap.itertuples():
+    rec(f"matrix_over_scalar/{r.model_size}", r.ratio, r.lo, r.hi, unit="x",
+        headline=r.model_size == sizes[-1],
+        description=f"geo-mean speedup of matrix ({r.matrix}) over scalar ({r.scalar}) methods")
+
+# %% [markdown]
+# ## 6. Rankings at intermediate checkpoints
+#
+# Every run is evaluated at evenly spaced points (eight in `small`). Kendall's tau compares the
+# optimizers' order at each point with their order at the end of the *same* runs (1:
+# identical); the leader table names the best optimizer at each point. Mid-run, a method
+# whose schedule has not decayed yet looks worse than it will end: the paper's warning
+# against comparing at intermediate checkpoints.
+
+# %%
+if ds is not None:
+    tau = analysis.ranking_agreement(ds, reps=reps, seed=seed, level=level)
+    leaders = analysis.leader_table(ds)
+    big, most = ds.model_size.values[-1], float(ds.data_multiple.values[-1])
+    display(leaders[(leaders.model_size == big) & (leaders.data_multiple == most)])
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4))
+    curves = ds.loss.sel(model_size=big, data_multiple=most).mean("seed")
+    toks = ds.tokens_seen.sel(model_size=big, data_multiple=most).values
+    for o in ds.optimizer.values:
+        axes[0].plot(toks, curves.sel(optimizer=o), marker=".", label=o)
+    axes[0].set(xlabel="training tokens", ylabel="held-out loss", yscale="log",
+                title=f"{big}, {most:g}x Chinchilla (mean over seeds)")
+    axes[0].legend(fontsize=8)
+    for m, g in tau[tau.model_size == big].groupby("data_multiple"):
+        axes[1].errorbar(g.step + 1, g.tau, yerr=[g.tau - g.lo.fillna(g.tau),
+                                                   g.hi.fillna(g.tau) - g.tau],
+                         marker="o", capsize=2, label=f"{m:g}x")
+    axes[1].set(xlabel=f"checkpoint (of {ds.sizes['step']})",
+                ylabel="Kendall tau with the final ranking",
+                title=big)
+    axes[1].legend(fontsize=8)
+    plt.tight_layout()
+    plt.show()
+    mid = tau[(tau.model_size == big) & (tau.data_multiple == most)
+              & (tau.step == tau.step.max() // 2)]
+    for r in mid.itertuples():
+        rec(f"ranking/tau_midrun/{big}/{most:g}x", r.tau, r.lo, r.hi, headline=True,
+            method="percentile bootstrap over seeds (jointly for all optimizers)",
+            description="Kendall tau between the ranking halfway through training and at the end")
+    flips = leaders.groupby(["model_size", "data_multiple"]).apply(
+        lambda g: float(g.leader.iloc[:-1].ne(g.leader.iloc[-1]).mean()), include_groups=False)
+    display(flips.rename("share of checkpoints whose leader differs from the final").to_frame())
+
+# %% [markdown]
+# ## 7. Wall clock: a token speedup that costs time per step
+#
+# Seconds per training step (median over runs, one CPU thread) relative to AdamW at the
+# same size, next to the token speedup; the wall-clock speedup divides the two.
+
+# %%
+if ds is not None:
+    wc = analysis.wallclock_table(ds, res)
+    display(wc)
+    for r in wc[wc.optimizer != baseline].itertuples():
+        rec(f"step_time_ratio/{r.optimizer}/{r.model_size}", r.time_ratio, unit="x",
+            description=f"seconds per step over {baseline}'s (median over runs)")
+        rec(f"wallclock_speedup/{r.optimizer}/{r.model_size}", r.wallclock_speedup,
+            r.wallclock_lo, r.wallclock_hi, unit="x",
+            description="token speedup / step-time ratio")
+
+# %% [markdown]
+# ## Findings
+
+# %%
+findings_table()

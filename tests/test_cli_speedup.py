@@ -1,0 +1,78 @@
+"""``scalinglab speedup``: JSON shape, table output and errors naming file/column/row."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from scalinglab.cli import main
+
+
+def _write(tmp_path, seeds=(0, 1, 2), mutate=None):
+    rng = np.random.default_rng(0)
+    rows = []
+    for size, (a, e) in {"5k": (0.6, 2.5), "20k": (0.5, 2.2)}.items():
+        for s in seeds:
+            for m in (1, 2, 4, 8):
+                base = a * m ** -0.5 + e
+                rows.append(("adamw", size, m, base + 0.002 * rng.normal(), s))
+                rows.append(("muon", size, m, a * (1.3 * m) ** -0.5 + e + 0.002 * rng.normal(), s))
+    df = pd.DataFrame(rows, columns=["optimizer", "model_size", "data_multiple", "loss", "seed"])
+    if mutate:
+        df = mutate(df)
+    path = tmp_path / "losses.csv"
+    df.to_csv(path, index=False)
+    return path
+
+
+def test_json_shape(tmp_path, capsys):
+    path = _write(tmp_path)
+    assert main(["speedup", str(path), "--baseline", "adamw", "--bootstrap", "200"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["baseline"] == "adamw"
+    assert set(out["baseline_fits"]) == {"5k", "20k"}
+    assert set(out["baseline_fits"]["20k"]) >= {"A", "alpha", "E"}
+    assert set(out["speedup"]) == {"adamw", "muon"}
+    assert set(out["speedup"]["muon"]["5k"]) == {"1", "2", "4", "8"}
+    s = out["speedup"]["muon"]["20k"]["2"]
+    lo, hi = out["ci"]["muon"]["20k"]["2"]
+    assert 1.1 < s < 1.5 and lo < s < hi
+    assert out["status"]["muon"]["20k"]["2"] == "ok"
+
+
+def test_table_format_and_no_seed_column(tmp_path, capsys):
+    path = _write(tmp_path, seeds=(0,), mutate=lambda d: d.drop(columns=["seed"]))
+    assert main(["speedup", str(path), "--format", "table"]) == 0
+    text = capsys.readouterr().out
+    assert "muon" in text and "baseline adamw at 5k: A=" in text
+    assert main(["speedup", str(path)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["ci"]["muon"]["5k"]["1"] is None and out["bootstrap"] == 0
+
+
+@pytest.mark.parametrize("mutate,needle", [
+    (lambda d: d.drop(columns=["loss"]), "column 'loss'"),
+    (lambda d: d.assign(loss=d.loss.astype(object).where(d.index != 4, "oops")),
+     "column 'loss', row 5"),
+    (lambda d: d.assign(data_multiple=d.data_multiple.where(d.index != 2, 0)),
+     "column 'data_multiple', row 3"),
+    (lambda d: pd.concat([d, d.iloc[[7]]], ignore_index=True), "duplicate run"),
+])
+def test_bad_input_errors_name_file_column_row(tmp_path, capsys, mutate, needle):
+    path = _write(tmp_path, mutate=mutate)
+    assert main(["speedup", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert str(path) in err and needle in err and "Traceback" not in err
+
+
+def test_unknown_baseline_and_bad_options(tmp_path, capsys):
+    path = _write(tmp_path)
+    assert main(["speedup", str(path), "--baseline", "sgd"]) == 2
+    assert "column 'optimizer'" in capsys.readouterr().err
+    assert main(["speedup", str(path), "--bootstrap", "-1"]) == 2
+    assert "--bootstrap" in capsys.readouterr().err
+    assert main(["speedup", str(tmp_path / "missing.csv")]) == 2
+    assert "no such file" in capsys.readouterr().err

@@ -1,0 +1,90 @@
+"""The tiny optimizer study end to end: tune, train, cache, speedups, rankings, wall clock."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from scalinglab.experiments.optimizer_analysis import (
+    family_gap,
+    leader_table,
+    ranking_agreement,
+    size_trend,
+    wallclock_table,
+)
+from scalinglab.experiments.optimizer_sweep import cell_hparams, run_sweep, sweep_config
+from scalinglab.experiments.speedup import compute_speedups, sweep_table
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    root = tmp_path_factory.mktemp("root")
+    mp = pytest.MonkeyPatch()
+    mp.setenv("SCALINGLAB_ROOT", str(root))
+    sweep = sweep_config("tiny", optimizers=("adamw", "muon"), data_multiples=(1.0, 2.0, 4.0),
+                         retune_multiples=(1.0,))
+    ds = run_sweep(sweep, scheduler="sync", progress=False)
+    yield sweep, ds, root
+    mp.undo()
+
+
+def test_dataset_dims_coords_and_provenance(tiny):
+    sweep, ds, root = tiny
+    assert dict(ds["loss"].sizes) == {"optimizer": 2, "model_size": 2, "data_multiple": 3,
+                                      "seed": 2, "step": sweep.n_evals}
+    assert (ds.status.values == "ok").all() and int(ds.attrs["n_failed"]) == 0
+    assert np.isfinite(ds.final_loss.values).all()
+    assert len(ds.attrs["corpus_hash"]) == 64 and ds.attrs["config_hash"]
+    assert list((root / "data" / "optimizer_comparison").glob("sweep-tiny-*.nc"))
+    n = ds.n_params.values
+    assert n[1] / n[0] > 1.8
+    np.testing.assert_allclose(ds.tokens.values / (20 * n[:, None] * ds.data_multiple.values),
+                               1.0, rtol=0.05)
+    # the last evaluation is the end of training, at the schedule's end
+    assert (ds.train_step.values[..., -1] == ds.steps.values).all()
+    assert (ds.lr_factor.values[..., -1] == 0.0).all()
+    # more data -> lower final loss, on average
+    fl = ds.final_loss.mean(("optimizer", "seed"))
+    assert (fl.diff("data_multiple") < 0).all()
+
+
+def test_tuned_hyperparameters_and_path(tiny):
+    sweep, ds, _ = tiny
+    assert ds.sizes["evaluation"] > 0
+    stages = set(ds.tuning_stage.values)
+    assert {"base xs 1x", "retune xs2 1x"} <= stages
+    for o in sweep.optimizers:
+        assert ds.lr.sel(optimizer=o).values.min() in sweep.grid(o)["lr"]
+    # cached: a second call loads the same numbers without retraining
+    again = run_sweep(sweep, scheduler="sync", progress=False)
+    np.testing.assert_array_equal(again.final_loss.values, ds.final_loss.values)
+
+
+def test_cell_hparams_take_nearest_retuned_multiple():
+    sweep = sweep_config("tiny", retune_multiples=(1.0, 2.0))
+    tuned = {("adamw", "xs", 1.0): {"lr": 1}, ("adamw", "xs", 2.0): {"lr": 2},
+             ("adamw", "xs2", 1.0): {"lr": 3}, ("adamw", "xs2", 2.0): {"lr": 4}}
+    assert cell_hparams(sweep, tuned, "adamw", sweep.sizes[1], 4.0) == {"lr": 4}
+    assert cell_hparams(sweep, tuned, "adamw", sweep.sizes[0], 1.0) == {"lr": 1}
+
+
+def test_analyses_run_on_the_sweep(tiny):
+    _, ds, _ = tiny
+    table = sweep_table(ds)
+    assert len(table) == ds.final_loss.size
+    res = compute_speedups(table, bootstrap=100, seed=0)
+    assert set(res.fits) == {"xs", "xs2"}
+    assert set(res.cells.status) <= {"ok", "below_asymptote", "no_baseline_fit"}
+    per, trend = size_trend(res, dict(zip(ds.model_size.values, ds.n_params.values, strict=True)))
+    assert set(trend.optimizer) == {"adamw", "muon"}
+    assert len(per) == 4 and (per.n_params > 0).all()
+    gap = family_gap(res, {"muon": "matrix", "nadamw": "scalar"})
+    assert gap.empty  # no scalar optimizer besides the baseline in this sweep
+    tau = ranking_agreement(ds, reps=50)
+    final = tau[tau.step == tau.groupby(["model_size", "data_multiple"]).step.transform("max")]
+    assert (final.tau == 1.0).all()  # the end agrees with itself
+    assert leader_table(ds).leader.isin(["adamw", "muon"]).all()
+    wc = wallclock_table(ds, res)
+    base = wc[wc.optimizer == "adamw"]
+    np.testing.assert_allclose(base.time_ratio, 1.0)
+    assert (wc.seconds_per_step > 0).all()

@@ -1,0 +1,73 @@
+"""The optimizer-comparison study end to end through ``scalinglab run`` (tiny variant).
+
+The notebook is copied into a temporary repository root (``SCALINGLAB_ROOT``), so the
+sweep cache and the reports land there, never in the checkout.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import xarray as xr
+
+from scalinglab.paths import PACKAGE_DIR
+
+pytestmark = pytest.mark.slow
+
+STUDY = "optimizer_comparison"
+REPO = PACKAGE_DIR.parent.parent
+
+
+def _run(root: Path, *args: str) -> tuple[list[dict], Path]:
+    env = {**os.environ, "SCALINGLAB_ROOT": str(root)}
+    env.pop("SCALINGLAB_RESULTS", None)
+    proc = subprocess.run(
+        [sys.executable, "-m", "scalinglab.cli", "run", STUDY, "--variant", "tiny", *args],
+        cwd=root, env=env, capture_output=True, text=True, timeout=600,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    run_dir = (root / "reports" / STUDY / "tiny" / "latest").resolve()
+    return json.loads((run_dir / "results.json").read_text())["findings"], run_dir
+
+
+def test_tiny_study_and_own_table(tmp_path):
+    root = tmp_path / "repo"
+    root.mkdir()
+    shutil.copy(REPO / "notebooks" / f"{STUDY}.py", root / f"{STUDY}.py")
+    (root / "notebooks").mkdir()
+    shutil.move(root / f"{STUDY}.py", root / "notebooks" / f"{STUDY}.py")
+    findings, run_dir = _run(root)
+    by = {f["name"]: f for f in findings}
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["status"] == "ok"
+    for o in ("nadamw", "muon", "soap", "lion", "scion"):
+        assert f"speedup_mean/{o}/xs2" in by and f"step_time_ratio/{o}/xs2" in by
+        assert f"size_slope/{o}" in by
+    assert "ranking/tau_midrun/xs2/2x" in by and "matrix_over_scalar/xs2" in by
+    for f in findings:
+        assert np.isfinite(f["point"]), f
+        if f["ci"] is not None:
+            assert f["level"] == 0.95 and f["method"] and f["resamples"] == 200, f
+            assert f["ci"][0] <= f["ci"][1], f
+    cached = list((root / "data" / STUDY).glob("sweep-tiny-*.nc"))
+    assert len(cached) == 1
+    with xr.open_dataset(cached[0], engine="h5netcdf") as ds:
+        assert len(ds.attrs["corpus_hash"]) == 64
+        table = ds[["final_loss"]].to_dataframe().reset_index().rename(
+            columns={"final_loss": "loss"})
+    # the same notebook on a user's table of final losses (no training)
+    path = root / "losses.csv"
+    pd.DataFrame(table).to_csv(path, index=False)
+    own, _ = _run(root, "-p", "runs", str(path), "--force")
+    own_by = {f["name"]: f for f in own}
+    assert "runs/total" not in own_by and "tuning/evaluations" not in own_by
+    assert own_by["speedup_mean/muon/xs2"]["point"] == pytest.approx(
+        by["speedup_mean/muon/xs2"]["point"])
