@@ -1,0 +1,438 @@
+"""The sparsity-law sweep: gated-FFN LMs (ReLU, SiLU) trained on text, PPL-p% at checkpoints.
+
+One run = one (model shape, activation, seed): a decoder LM with a gated FFN
+(:class:`~scalinglab.models.transformer.TransformerConfig`, RMSNorm, rotary,
+tied embeddings) trained on the offline byte-level corpus
+(:mod:`scalinglab.models.corpus`) with AdamW at a constant learning rate after a
+linear warm-up (so a checkpoint at D tokens is a model trained on D tokens, not a
+point on a decaying schedule), measuring at geometrically spaced checkpoints the
+held-out loss and the PPL-p% activation ratio
+(:func:`~scalinglab.experiments.sparsity.ppl_sparsity`, CETT method; Top-k and
+fixed-threshold baselines at the last checkpoint). Every run of a sweep sees the
+same number of tokens; a seed fixes both the initialisation and the batch order,
+so the ReLU and SiLU runs of a seed see the same batches (paired).
+
+Models come in two families sharing runs: the *size* family (same width/depth
+ratio, growing parameters) and the *width-depth* family (about the same
+non-embedding parameters, width/depth ratio from wide-shallow to narrow-deep);
+the model in both is trained once. Each run is a Dask task
+(:func:`scalinglab.compute.map_tasks`, torch on one thread); results are an
+xarray Dataset (dims ``activation, model, seed, checkpoint, layer, sparsity_method``)
+cached by config hash under ``data/sparsity_laws/``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+import xarray as xr
+
+from scalinglab.experiments.sparsity import (
+    METHODS,
+    dense_pass,
+    down_column_norms,
+    evaluate_sparse,
+    ppl_sparsity,
+    topk_policy,
+)
+from scalinglab.models.corpus import CorpusConfig, build_corpus, eval_windows, sample_batch
+from scalinglab.models.transformer import Transformer, TransformerConfig
+
+#: Bump when results change for the same config (invalidates caches).
+ENGINE_VERSION = "1"
+STUDY = "sparsity_laws"
+ACTIVATIONS = ("relu", "silu")
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """One model shape; ``family`` is ``"size"``, ``"width_depth"`` or ``"both"``."""
+
+    name: str
+    d_model: int
+    n_layer: int
+    n_head: int = 4
+    family: str = "size"
+
+
+@dataclass(frozen=True)
+class SparsitySweepConfig:
+    """A whole sweep (every run trains on ``tokens`` tokens)."""
+
+    compute_class: str
+    models: tuple[ModelSpec, ...]
+    activations: tuple[str, ...] = ACTIVATIONS
+    seeds: tuple[int, ...] = (0, 1, 2)
+    tokens: int = 1_500_000
+    n_checkpoints: int = 10
+    first_checkpoint: float = 0.08  # fraction of the run at the first checkpoint
+    batch_size: int = 16
+    seq_len: int = 128
+    lr: float = 3e-3
+    warmup_frac: float = 0.05
+    weight_decay: float = 0.1
+    grad_clip: float = 1.0
+    p: float = 1.0
+    eval_tokens: int = 4096
+    baselines: tuple[str, ...] = ("topk", "threshold")
+    corpus: CorpusConfig = CorpusConfig()
+    architecture: dict = field(default_factory=lambda: {
+        "norm": "rmsnorm", "pos": "rotary", "tie_embeddings": True})
+    device: str = "cpu"
+    checkpoint_dir: str = ""  # save state dicts there when set
+
+    def __post_init__(self) -> None:
+        bad = [a for a in self.activations if a not in ACTIVATIONS]
+        if bad or not self.activations:
+            raise ValueError(f"activations must be among {ACTIVATIONS}, got {self.activations}")
+        if any(b not in METHODS or b == "cett" for b in self.baselines):
+            raise ValueError(f"baselines must be among 'topk', 'threshold': {self.baselines}")
+        names = [m.name for m in self.models]
+        if not names or len(set(names)) != len(names):
+            raise ValueError(f"model names must be unique and non-empty: {names}")
+        if self.n_checkpoints < 1 or not self.seeds or self.tokens < 1:
+            raise ValueError("need n_checkpoints >= 1, at least one seed and tokens >= 1")
+        for m in self.models:  # fail now, not inside a task hours later
+            if m.family not in ("size", "width_depth", "both"):
+                raise ValueError(f"model {m.name}: unknown family {m.family!r}")
+            self.model_config(m, self.activations[0])
+
+    def to_dict(self) -> dict:
+        d = dataclasses.asdict(self)
+        d["engine_version"] = ENGINE_VERSION
+        return d
+
+    @property
+    def steps(self) -> int:
+        return max(1, self.tokens // (self.batch_size * self.seq_len))
+
+    def checkpoint_steps(self) -> list[int]:
+        """Geometric steps from ``first_checkpoint * steps`` to ``steps`` (distinct)."""
+        first = max(1.0, self.first_checkpoint * self.steps)
+        raw = np.geomspace(first, self.steps, self.n_checkpoints)
+        return sorted({int(round(s)) for s in raw})
+
+    def model_config(self, spec: ModelSpec, activation: str) -> TransformerConfig:
+        return TransformerConfig(vocab_size=259, d_model=spec.d_model, n_layer=spec.n_layer,
+                                 n_head=spec.n_head, max_seq_len=self.seq_len, ffn="gated",
+                                 activation=activation, **self.architecture)
+
+
+_SMALL = (ModelSpec("s", 32, 2), ModelSpec("m", 48, 3, family="both"), ModelSpec("l", 64, 4),
+          ModelSpec("w1", 80, 1, family="width_depth"),
+          ModelSpec("w2", 56, 2, family="width_depth"),
+          ModelSpec("w6", 32, 6, family="width_depth"),
+          ModelSpec("w8", 28, 8, 2, family="width_depth"))
+
+
+def sweep_config(compute_class: str = "small", **overrides) -> SparsitySweepConfig:
+    """The sweep of a compute class, with optional field overrides.
+
+    - ``tiny``: 2 sizes + 1 extra shape (2-8k parameters), 2 seeds, 60k tokens
+      of the pydoc corpus, 4 checkpoints: seconds, for tests and smoke runs.
+    - ``small``: sizes s/m/l (25k, 83k, 201k non-embedding parameters; width/depth
+      16), width-depth shapes at 75-83k parameters (width/depth 80, 28, 16, 5.3,
+      3.5), ReLU and SiLU, 3 seeds, 1.5M tokens each (60 to 7.5 tokens per
+      parameter), 10 checkpoints: 42 runs, about 2,900 core-seconds measured from
+      partial runs on the shared 2-core machine under load (about 24 minutes on 2
+      workers; :func:`time_partial_runs`, :func:`estimate_seconds`).
+    - ``medium``: 5 seeds, 8M tokens, the stdlib source added to the corpus.
+    - ``large``: medium with 32M tokens and a larger size (GPU or cluster).
+    """
+    if compute_class == "tiny":
+        cfg = SparsitySweepConfig(
+            compute_class="tiny",
+            models=(ModelSpec("s", 16, 1, 2), ModelSpec("m", 16, 2, 2, family="both"),
+                    ModelSpec("w1", 24, 1, 2, family="width_depth")),
+            seeds=(0, 1), tokens=60_000, n_checkpoints=4, first_checkpoint=0.1,
+            batch_size=8, seq_len=32, lr=3e-3, eval_tokens=512,
+            corpus=CorpusConfig(sources=("pydoc_topics",), heldout_fraction=0.05))
+    elif compute_class == "small":
+        cfg = SparsitySweepConfig(compute_class="small", models=_SMALL)
+    elif compute_class in ("medium", "large"):
+        models = _SMALL + ((ModelSpec("xl", 96, 6),) if compute_class == "large" else ())
+        cfg = SparsitySweepConfig(
+            compute_class=compute_class, models=models, seeds=tuple(range(5)),
+            tokens=8_000_000 if compute_class == "medium" else 32_000_000, n_checkpoints=14,
+            eval_tokens=8192,
+            corpus=CorpusConfig(sources=("pydoc_topics", "stdlib_docstrings", "stdlib_source")))
+    else:
+        raise ValueError(f"unknown compute_class {compute_class!r}: tiny, small, medium, large")
+    return dataclasses.replace(cfg, **overrides) if overrides else cfg
+
+
+# ----------------------------------------------------------------------------- one run
+@dataclass
+class RunResult:
+    """Measurements of one run at its checkpoints (C checkpoints, L layers)."""
+
+    steps: np.ndarray            # (C,)
+    loss: np.ndarray             # (C,) held-out NLL (nats/token), dense
+    ffn_off_loss: np.ndarray     # (C,) held-out NLL with every FFN neuron off
+    train_loss: np.ndarray       # (C,) mean training loss since the previous checkpoint
+    activation_ratio: np.ndarray  # (C,) PPL-p% (CETT) activation ratio
+    cett_target: np.ndarray      # (C,)
+    ppl_ratio: np.ndarray        # (C,)
+    layer_ratio: np.ndarray      # (C, L)
+    natural_ratio: np.ndarray    # (C, L) fraction of nonzero h (dense)
+    baseline_ratio: dict[str, float]  # method -> ratio at the last checkpoint
+    train_s: float
+    measure_s: float
+
+
+def _optimizer(model: Transformer, cfg: SparsitySweepConfig) -> torch.optim.Optimizer:
+    decay = [p for p in model.parameters() if p.ndim >= 2]
+    rest = [p for p in model.parameters() if p.ndim < 2]
+    return torch.optim.AdamW([{"params": decay, "weight_decay": cfg.weight_decay},
+                              {"params": rest, "weight_decay": 0.0}],
+                             lr=cfg.lr, betas=(0.9, 0.95))
+
+
+def data_seed(seed: int) -> int:
+    """Seed of a run's batch order: depends only on ``seed`` (shared by every model)."""
+    return int(np.random.SeedSequence([seed, 1]).generate_state(1)[0])
+
+
+def train_run(cfg: SparsitySweepConfig, spec: ModelSpec, activation: str, seed: int, *,
+              num_threads: int | None = 1, progress: bool = False) -> RunResult:
+    """Train one model and measure it at :meth:`SparsitySweepConfig.checkpoint_steps`."""
+    if num_threads is not None:
+        torch.set_num_threads(num_threads)
+    corpus = build_corpus(cfg.corpus)
+    windows = eval_windows(corpus.heldout, cfg.eval_tokens, cfg.seq_len)
+    model = Transformer(cfg.model_config(spec, activation), seed=seed, device=cfg.device)
+    opt = _optimizer(model, cfg)
+    gen = torch.Generator().manual_seed(data_seed(seed))
+    ckpts = cfg.checkpoint_steps()
+    warm = max(1, int(cfg.warmup_frac * cfg.steps))
+    rows: list[dict] = []
+    baselines: dict[str, float] = {}
+    train_s = measure_s = 0.0
+    run_loss, run_n = 0.0, 0
+    t0 = time.perf_counter()
+    for step in range(1, cfg.steps + 1):
+        model.train()
+        for g in opt.param_groups:
+            g["lr"] = cfg.lr * min(1.0, step / warm)
+        x, y = sample_batch(corpus.train, cfg.batch_size, cfg.seq_len, generator=gen)
+        x, y = x.to(cfg.device), y.to(cfg.device)
+        loss = F.cross_entropy(model(x).flatten(0, 1), y.flatten())
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+        opt.step()
+        run_loss, run_n = run_loss + loss.item(), run_n + 1
+        if step not in ckpts:
+            continue
+        t1 = time.perf_counter()
+        train_s += t1 - t0
+        dense = dense_pass(model, windows)
+        res = ppl_sparsity(model, windows, p=cfg.p, method="cett", dense=dense)
+        off = evaluate_sparse(model, windows, topk_policy(0.0, down_column_norms(model)))
+        if step == ckpts[-1]:
+            baselines = {m: ppl_sparsity(model, windows, p=cfg.p, method=m,
+                                         dense=dense).activation_ratio for m in cfg.baselines}
+        rows.append({"step": step, "loss": res.dense_nll, "off": off.nll,
+                     "train_loss": run_loss / run_n,
+                     "ratio": res.activation_ratio, "knob": res.knob, "ppl": res.ppl_ratio,
+                     "layer": res.layer_ratio, "natural": res.natural_ratio})
+        run_loss, run_n = 0.0, 0
+        if cfg.checkpoint_dir:
+            _save_checkpoint(cfg, spec, activation, seed, step, model)
+        if progress:
+            print(f"{spec.name}/{activation}/seed{seed} step {step}: loss {res.dense_nll:.3f} "
+                  f"ratio {res.activation_ratio:.3f}", flush=True)
+        t0 = time.perf_counter()
+        measure_s += t0 - t1
+    baselines["cett"] = rows[-1]["ratio"]
+    return RunResult(
+        steps=np.array([r["step"] for r in rows]), loss=np.array([r["loss"] for r in rows]),
+        ffn_off_loss=np.array([r["off"] for r in rows]),
+        train_loss=np.array([r["train_loss"] for r in rows]),
+        activation_ratio=np.array([r["ratio"] for r in rows]),
+        cett_target=np.array([r["knob"] for r in rows]), ppl_ratio=np.array([r["ppl"] for r in rows]),
+        layer_ratio=np.stack([r["layer"] for r in rows]),
+        natural_ratio=np.stack([r["natural"] for r in rows]),
+        baseline_ratio=baselines, train_s=train_s, measure_s=measure_s)
+
+
+def _save_checkpoint(cfg, spec, activation, seed, step, model) -> None:
+    folder = os.path.join(cfg.checkpoint_dir, f"{spec.name}-{activation}-seed{seed}")
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, f"step-{step:07d}.pt")
+    torch.save(model.state_dict(), path + ".tmp")
+    os.replace(path + ".tmp", path)  # atomic: a rerun task overwrites, never half-writes
+
+
+# ----------------------------------------------------------------------------- the sweep
+def _task(item: tuple[SparsitySweepConfig, int, str, int]) -> RunResult:
+    cfg, m, activation, seed = item
+    return train_run(cfg, cfg.models[m], activation, seed, num_threads=1)
+
+
+def execute_sweep(cfg: SparsitySweepConfig, *, scheduler: str = "", client=None,
+                  progress: bool = True) -> xr.Dataset:
+    """Run every (model, activation, seed) of ``cfg`` (no cache) into a Dataset."""
+    from scalinglab.compute import map_tasks
+
+    items = [(cfg, m, a, s) for m in range(len(cfg.models)) for a in cfg.activations
+             for s in cfg.seeds]
+    # longest tasks first (roughly: parameters, deeper is slower per parameter)
+    cost = [cfg.model_config(m, "relu").n_params(non_embedding=False) * m.n_layer ** 0.5
+            for m in cfg.models]
+    order = sorted(range(len(items)), key=lambda i: -cost[items[i][1]])
+    results, failures = map_tasks(_task, [items[i] for i in order], scheduler=scheduler,
+                                  client=client, desc="sparsity runs", progress=progress)
+    done = {items[i][1:]: r for i, r in zip(order, results, strict=True) if r is not None}
+    errors = {items[order[f.index]][1:]: f.error for f in failures}
+    for (m, a, s), err in errors.items():
+        print(f"FAILED run model={cfg.models[m].name} activation={a} seed={s}: "
+              f"{err.strip().splitlines()[-1]}")
+    return to_dataset(cfg, done, errors)
+
+
+def to_dataset(cfg: SparsitySweepConfig, results: dict, errors: dict) -> xr.Dataset:
+    """Assemble runs ``(model index, activation, seed) -> RunResult`` into a Dataset.
+
+    Dims: ``activation``, ``model``, ``seed``, ``checkpoint``, ``layer`` (the
+    deepest model's; NaN beyond a model's depth), ``sparsity_method`` (not
+    ``method``, which would shadow the argument of ``Dataset.sel``).
+    """
+    acts, seeds, names = list(cfg.activations), list(cfg.seeds), [m.name for m in cfg.models]
+    steps = cfg.checkpoint_steps()
+    c, n_lay = len(steps), max(m.n_layer for m in cfg.models)
+    shape = (len(acts), len(names), len(seeds))
+    per_ck = {k: np.full((*shape, c), np.nan) for k in (
+        "loss", "ffn_off_loss", "train_loss", "activation_ratio", "cett_target", "ppl_ratio")}
+    per_layer = {k: np.full((*shape, c, n_lay), np.nan) for k in ("layer_ratio", "natural_ratio")}
+    methods = ["cett", *cfg.baselines]
+    base = np.full((*shape, len(methods)), np.nan)
+    timing = {k: np.full(shape, np.nan) for k in ("train_s", "measure_s")}
+    status = np.full(shape, "failed", dtype=object)
+    error = np.full(shape, "", dtype=object)
+    for (m, a, s), r in results.items():
+        i, j, k = acts.index(a), m, seeds.index(s)
+        if list(r.steps) != steps:
+            raise RuntimeError(f"checkpoint steps {list(r.steps)} != expected {steps}")
+        for name in per_ck:
+            per_ck[name][i, j, k] = getattr(r, name)
+        nl = cfg.models[m].n_layer
+        per_layer["layer_ratio"][i, j, k, :, :nl] = r.layer_ratio
+        per_layer["natural_ratio"][i, j, k, :, :nl] = r.natural_ratio
+        base[i, j, k] = [r.baseline_ratio.get(mt, np.nan) for mt in methods]
+        timing["train_s"][i, j, k], timing["measure_s"][i, j, k] = r.train_s, r.measure_s
+        status[i, j, k] = "ok"
+    for (m, a, s), err in errors.items():
+        error[acts.index(a), m, seeds.index(s)] = err
+    mcfg = [cfg.model_config(m, "relu") for m in cfg.models]
+    n_params = np.array([c_.n_params() for c_ in mcfg])
+    tokens = np.array(steps) * cfg.batch_size * cfg.seq_len
+    dims, cdims = ("activation", "model", "seed"), ("activation", "model", "seed", "checkpoint")
+    corpus = build_corpus(cfg.corpus)
+    return xr.Dataset(
+        {"loss": (cdims, per_ck["loss"], {"long_name": "held-out loss (dense)",
+                                          "units": "nats/token"}),
+         "ffn_off_loss": (cdims, per_ck["ffn_off_loss"], {
+             "long_name": "held-out loss with every FFN neuron off", "units": "nats/token"}),
+         "train_loss": (cdims, per_ck["train_loss"], {"units": "nats/token"}),
+         "activation_ratio": (cdims, per_ck["activation_ratio"],
+                              {"long_name": f"PPL-{cfg.p:g}% activation ratio (CETT)"}),
+         "cett_target": (cdims, per_ck["cett_target"]),
+         "ppl_ratio": (cdims, per_ck["ppl_ratio"], {"long_name": "sparse / dense perplexity"}),
+         "layer_ratio": ((*cdims, "layer"), per_layer["layer_ratio"]),
+         "natural_ratio": ((*cdims, "layer"), per_layer["natural_ratio"],
+                           {"long_name": "fraction of nonzero FFN hiddens (dense)"}),
+         "final_ratio": ((*dims, "sparsity_method"), base,
+                         {"long_name": f"PPL-{cfg.p:g}% activation ratio at the last "
+                                       "checkpoint, by method"}),
+         **{k: (dims, v, {"units": "s"}) for k, v in timing.items()},
+         "status": (dims, status.astype(str)), "error": (dims, error.astype(str))},
+        coords={
+            "activation": acts, "model": names, "seed": seeds, "checkpoint": np.arange(c),
+            "layer": np.arange(n_lay), "sparsity_method": methods,
+            "step": ("checkpoint", np.array(steps)),
+            "tokens": ("checkpoint", tokens, {"long_name": "training tokens D"}),
+            "d_model": ("model", [m.d_model for m in cfg.models]),
+            "n_layer": ("model", [m.n_layer for m in cfg.models]),
+            "n_params": ("model", n_params, {"long_name": "non-embedding parameters"}),
+            "n_params_total": ("model", [c_.n_params(non_embedding=False) for c_ in mcfg]),
+            "d_ff": ("model", [c_.ffn_width for c_ in mcfg]),
+            "width_depth_ratio": ("model", [m.d_model / m.n_layer for m in cfg.models]),
+            "in_size_sweep": ("model", [m.family in ("size", "both") for m in cfg.models]),
+            "in_width_depth": ("model", [m.family in ("width_depth", "both")
+                                         for m in cfg.models]),
+            "tokens_per_param": (("model", "checkpoint"), tokens[None, :] / n_params[:, None]),
+        },
+        attrs={"study": STUDY, "compute_class": cfg.compute_class, "device": cfg.device,
+               "p": cfg.p, "n_failed": int((status != "ok").sum()),
+               "engine_version": ENGINE_VERSION, "methods_available": ",".join(METHODS),
+               **corpus.describe()},
+    )
+
+
+def run_sweep(cfg: SparsitySweepConfig | str = "small", *, scheduler: str = "", client=None,
+              rerun: bool = False, progress: bool = True) -> xr.Dataset:
+    """The sweep's dataset, from ``data/sparsity_laws/`` when its config is unchanged.
+
+    Parameters
+    ----------
+    cfg
+        A config or a compute-class name (:func:`sweep_config`).
+    scheduler, client
+        Where tasks run (:func:`scalinglab.compute.get_client`): ``""`` a local
+        cluster, ``"sync"`` in-process, or a scheduler address.
+    rerun
+        Recompute even when cached.
+    """
+    from scalinglab.compute import cached_dataset
+
+    if isinstance(cfg, str):
+        cfg = sweep_config(cfg)
+    if cfg.device == "auto":
+        cfg = dataclasses.replace(cfg, device="cuda" if torch.cuda.is_available() else "cpu")
+    key = {**cfg.to_dict(), "corpus_hash": build_corpus(cfg.corpus).content_hash}
+    return cached_dataset(STUDY, f"sweep-{cfg.compute_class}", key,
+                          lambda: execute_sweep(cfg, scheduler=scheduler, client=client,
+                                                progress=progress), rerun=rerun)
+
+
+def time_partial_runs(cfg: SparsitySweepConfig, *, steps: int = 40,
+                      progress: bool = True) -> dict[str, tuple[float, float]]:
+    """Per model: (train seconds per step, measurement seconds per checkpoint).
+
+    Measured on short runs of ``steps`` steps with 2 checkpoints (both
+    activations, seed 0, one thread; baselines included, so the measurement cost
+    is an overestimate), for :func:`estimate_seconds`.
+    """
+    part = dataclasses.replace(cfg, tokens=steps * cfg.batch_size * cfg.seq_len,
+                               n_checkpoints=2, first_checkpoint=0.5)
+    out = {}
+    for m in cfg.models:
+        runs = [train_run(part, m, a, cfg.seeds[0], num_threads=1) for a in cfg.activations]
+        out[m.name] = (float(np.mean([r.train_s for r in runs])) / part.steps,
+                       float(np.mean([r.measure_s for r in runs])) / 2)
+        if progress:
+            print(f"{m.name}: {out[m.name][0] * 1e3:.1f} ms/step, "
+                  f"{out[m.name][1]:.2f} s/checkpoint", flush=True)
+    return out
+
+
+def estimate_seconds(cfg: SparsitySweepConfig, timings: dict[str, tuple[float, float]], *,
+                     workers: int = 2) -> float:
+    """Wall-clock estimate of a sweep from per-model ``(train s per step, measure s per
+    checkpoint)`` (e.g. from a short partial run), packed on ``workers`` workers."""
+    per_run = []
+    for m in cfg.models:
+        t_step, t_meas = timings[m.name]
+        per_run += [t_step * cfg.steps + t_meas * len(cfg.checkpoint_steps())] * (
+            len(cfg.activations) * len(cfg.seeds))
+    loads = [0.0] * workers
+    for t in sorted(per_run, reverse=True):  # longest first onto the least-loaded worker
+        loads[loads.index(min(loads))] += t
+    return max(loads)

@@ -1,0 +1,55 @@
+"""The sparsity-laws study end to end through ``scalinglab run`` (tiny variant).
+
+The notebooks are copied into a temporary repository root (``SCALINGLAB_ROOT``), so
+the sweep cache and the reports land there, never in the checkout.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from scalinglab.paths import PACKAGE_DIR
+
+pytestmark = pytest.mark.slow
+
+REPO = PACKAGE_DIR.parent.parent
+
+
+def test_tiny_study_through_the_runner(tmp_path):
+    root = tmp_path / "repo"
+    root.mkdir()
+    shutil.copytree(REPO / "notebooks", root / "notebooks")
+    hw = REPO / "data" / "hardware"
+    if hw.exists():  # reuse the machine's record instead of measuring it again
+        shutil.copytree(hw, root / "data" / "hardware")
+    env = {**os.environ, "SCALINGLAB_ROOT": str(root)}
+    env.pop("SCALINGLAB_RESULTS", None)
+    proc = subprocess.run(
+        [sys.executable, "-m", "scalinglab.cli", "run", "sparsity_laws", "--variant", "tiny"],
+        cwd=root, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    run_dir = (root / "reports" / "sparsity_laws" / "tiny" / "latest").resolve()
+    findings = {f["name"]: f for f in
+                json.loads((run_dir / "results.json").read_text())["findings"]}
+    for act in ("relu", "silu"):
+        for name in (f"trend/{act}/slope_per_decade", f"width_depth/{act}/slope_per_decade",
+                     f"size/{act}/slope_per_decade", f"law/{act}/m/A0", f"method/{act}/cett"):
+            f = findings[name]
+            lo, hi = f["ci"]
+            assert np.isfinite([f["point"], lo, hi]).all() and lo <= hi, f
+            assert f["level"] == 0.95 and f["method"] and f["resamples"] == 100, f
+    for name in ("loss/relu_minus_silu", "kernel/sparse_numba/speedup_at_0.02",
+                 "kernel/sparse_torch/speedup_at_0.02"):
+        assert name in findings
+    # activation ratios are fractions, and the sweep was cached under data/
+    for act in ("relu", "silu"):
+        assert 0.0 <= findings[f"method/{act}/cett"]["point"] <= 1.0
+    assert list((root / "data" / "sparsity_laws").glob("sweep-tiny-*.nc"))
+    assert (run_dir / "report.html").stat().st_size > 10_000
