@@ -4,6 +4,7 @@
     nox -s tests     # set up, run the test suite
     nox -s lint      # ruff
     nox -s bench     # speed benchmarks (writes benchmarks/results/*.json)
+    nox -s lab       # JupyterLab on notebooks/, .py studies open as notebooks
 
 Every session installs the package against the pinned environment in
 ``lib/constraints.txt`` so a report's environment is reproducible (its hash goes
@@ -11,6 +12,9 @@ into every manifest). torch, when a study needs it, is pinned to the CPU build.
 """
 
 from __future__ import annotations
+
+import json
+from pathlib import Path
 
 import nox
 
@@ -55,3 +59,15 @@ def bench(session: nox.Session) -> None:
     scripts = session.posargs or ["benchmarks/bench_fitting.py", "benchmarks/bench_gemm.py"]
     for script in scripts:
         session.run("python", script)
+
+
+@nox.session
+def lab(session: nox.Session) -> None:
+    """JupyterLab with jupytext: every ``notebooks/<study>.py`` opens as a notebook."""
+    _install(session, "lab")
+    settings = Path(session.virtualenv.location) / "share" / "jupyter" / "lab" / "settings"
+    settings.mkdir(parents=True, exist_ok=True)
+    overrides = {"@jupyterlab/docmanager-extension:plugin": {
+        "defaultViewers": {"python": "Jupytext Notebook"}}}
+    (settings / "overrides.json").write_text(json.dumps(overrides, indent=2))
+    session.run("jupyter", "lab", "notebooks", *session.posargs)
