@@ -318,7 +318,7 @@ def run_rl(cfg: RLRunConfig, *, seed: int, device: str = "cpu", num_threads: int
     progress
         Show a tqdm bar over RL steps.
     """
-    from tqdm.auto import tqdm
+    from tqdm import tqdm
 
     with torch_threads(num_threads):
         dev = torch.device(device)

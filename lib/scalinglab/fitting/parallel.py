@@ -15,7 +15,7 @@ from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 import cloudpickle
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 from scalinglab.errors import ScalingLabError
 

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 import xarray as xr
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 from scalinglab.kernels.energy import EnergyMeter
 

@@ -129,7 +129,7 @@ def provenance_header(
     link = ""
     if other_page:
         link = f'<p><a href="{esc(other_page[0])}">{esc(other_page[1])}</a></p>'
-    table = findings_html(list(findings)) if findings else "<p>No findings recorded.</p>"
+    table = _findings_block(list(findings))
     desc = f'<p class="sl-desc">{esc(description)}</p>' if description else ""
     if status != "ok":
         desc += (f'<div class="sl-failed"><b>This run {esc(status)}.</b>'
@@ -140,6 +140,25 @@ def provenance_header(
         f'<table class="sl-prov">{prov}</table>{link}'
         f"<h2>Findings</h2>{table}"
         "</header>"
+    )
+
+
+def _findings_block(findings: list[dict]) -> str:
+    """Headline findings first; the full list (every finding with its interval) below.
+
+    A short study shows one table; a long one (more than 12 findings) shows its
+    headline findings and folds the full table into a ``<details>`` element, so the
+    reader sees the claims before the detail.
+    """
+    if not findings:
+        return "<p>No findings recorded.</p>"
+    headline = [f for f in findings if f.get("headline")]
+    if len(findings) <= 12 or not headline:
+        return findings_html(findings)
+    return (
+        f"{findings_html(headline)}"
+        f"<details><summary>All {len(findings)} findings</summary>"
+        f"{findings_html(findings)}</details>"
     )
 
 
