@@ -12,6 +12,7 @@
 #     language: python
 #     name: python3
 #   scalinglab:
+#     draft: true
 #     title: "Pretraining optimizers compared with fair tuning: speedups over AdamW"
 #     description: >-
 #       Reproduces Wen et al. (2025), "Fantastic Pretraining Optimizers and Where to Find

@@ -36,6 +36,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--force", action="store_true",
                    help="run even if the latest good run has the same cache key")
     p.add_argument("--all", action="store_true", help="run every study (in parallel, Dask)")
+    p.add_argument("--include-drafts", action="store_true",
+                   help="with --all: also run studies marked draft (no committed small "
+                        "results yet: their sweep runs first, which can take long)")
     p.add_argument("--scheduler", default="", metavar="ADDR",
                    help="with --all: Dask scheduler address (default $SCALINGLAB_SCHEDULER, "
                    "else a LocalCluster; 'sync' = one after another in this process)")
@@ -112,7 +115,7 @@ def _run_all(args: argparse.Namespace, overrides: list) -> int:
 
     batch = run_all(variant=args.variant, overrides=overrides, scheduler=args.scheduler,
                     force=args.force, cell_timeout=args.timeout, command=_command(args),
-                    n_workers=args.workers)
+                    n_workers=args.workers, include_drafts=args.include_drafts)
     for r in batch.results:
         if r.status == "up-to-date":
             print(f"{r.study}/{r.variant}: up to date ({r.run_id})")

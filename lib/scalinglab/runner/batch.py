@@ -26,6 +26,9 @@ from scalinglab.runner.study import discover_studies, load_study
 from scalinglab.runner.text import format_table
 
 NO_VARIANT = "no-variant"
+#: A study whose header says ``draft: true`` (its ``small`` experiment results are not
+#: committed yet, so a batch run would start a long sweep): skipped unless asked for.
+DRAFT = "draft"
 
 
 @dataclass
@@ -36,7 +39,7 @@ class BatchResult:
 
     @property
     def ok(self) -> bool:
-        return all(r.ok or r.status == NO_VARIANT for r in self.results)
+        return all(r.ok or r.status in (NO_VARIANT, DRAFT) for r in self.results)
 
     def summary(self) -> str:
         rows = []
@@ -77,6 +80,7 @@ def run_all(
     command: str = "",
     n_workers: int | None = None,
     progress: bool = True,
+    include_drafts: bool = False,
 ) -> BatchResult:
     """Run every study (or ``studies``) at ``variant`` in parallel.
 
@@ -95,6 +99,9 @@ def run_all(
         Run even studies whose latest good run has the same cache key.
     n_workers
         LocalCluster size (default: CPU count, at most the number of studies).
+    include_drafts
+        Also run studies marked ``draft: true`` in their header (always run when
+        named in ``studies``).
 
     Raises
     ------
@@ -107,6 +114,10 @@ def run_all(
     tasks: list[dict[str, Any]] = []
     for name in names:
         study = load_study(name)
+        if study.draft and not include_drafts and studies is None:
+            results[name] = RunResult(name, variant, DRAFT,
+                                      error=f"draft study: run it with 'scalinglab run {name}'")
+            continue
         if variant not in study.variants:
             results[name] = RunResult(name, variant, NO_VARIANT,
                                       error=f"variants: {', '.join(study.variants)}")

@@ -4,7 +4,8 @@ A study is ``notebooks/<study>.py`` in jupytext percent format. Its metadata
 sits in the jupytext YAML header under ``jupyter: scalinglab:`` (so it lands in
 the notebook metadata): ``title``, ``description``, ``inputs`` (globs relative
 to the repository root), ``tiny`` (parameter overrides used by tests, available
-as the variant ``tiny``) and ``variants`` (named parameter overrides).
+as the variant ``tiny``), ``variants`` (named parameter overrides) and ``draft``
+(true while the study's ``small`` results are not committed: ``run --all`` skips it).
 
 The first code cell is tagged ``parameters`` and holds annotated literals::
 
@@ -71,6 +72,7 @@ class Study:
     variants: dict[str, dict[str, Any]]
     inputs: list[str] = field(default_factory=list)
     notebook: Any = None  # the jupytext-read nbformat NotebookNode
+    draft: bool = False  # header ``draft: true``: left out of ``run --all`` by default
 
     def code_sources(self) -> list[str]:
         """Source of every code cell, in order (part of the cache key)."""
@@ -134,6 +136,7 @@ def load_study(name: str, *, root: Path | None = None) -> Study:
         variants=variants,
         inputs=[str(g) for g in inputs],
         notebook=nb,
+        draft=bool(meta.get("draft", False)),
     )
 
 
