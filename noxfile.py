@@ -49,14 +49,17 @@ def tests(session: nox.Session) -> None:
 def lint(session: nox.Session) -> None:
     """Static checks."""
     session.install("-c", CONSTRAINTS, "ruff")
-    session.run("ruff", "check", "lib", "tests", "benchmarks", "noxfile.py")
+    session.run("ruff", "check", "lib", "tests", "benchmarks", "notebooks", "noxfile.py")
 
 
 @nox.session
 def bench(session: nox.Session) -> None:
     """Speed benchmarks; each prints ratios against its baseline measured in the same run."""
     _install(session, "test")
-    scripts = session.posargs or ["benchmarks/bench_fitting.py", "benchmarks/bench_gemm.py"]
+    scripts = session.posargs or [
+        "benchmarks/bench_fitting.py", "benchmarks/bench_gemm.py", "benchmarks/bench_rl.py",
+        "benchmarks/bench_optimizers.py", "benchmarks/bench_sparse_ffn.py",
+    ]  # bench_intervals.py compares with rliable in its own environment: see its header
     for script in scripts:
         session.run("python", script)
 

@@ -230,3 +230,26 @@ def test_batch_skips_draft_studies_unless_asked(root):
     assert batch.ok, "skipping a draft is not a failure"
     assert "scalinglab run fixture_basic" in batch.summary()
     assert not any((root / "reports").rglob("manifest.json")), "no draft may run"
+
+
+def test_cli_paths_are_made_absolute_relative_to_where_they_were_typed(tmp_path):
+    from scalinglab.runner.study import cwd_paths_absolute
+
+    (tmp_path / "a.csv").write_text("x\n")
+    (tmp_path / "b.csv").write_text("x\n")
+    got = cwd_paths_absolute("a.csv, b.csv", cwd=tmp_path)
+    assert got == f"{tmp_path / 'a.csv'},{tmp_path / 'b.csv'}"
+    assert cwd_paths_absolute("a.csv,missing.csv", cwd=tmp_path) == "a.csv,missing.csv"
+    assert cwd_paths_absolute("percentile", cwd=tmp_path) == "percentile"
+    assert cwd_paths_absolute("", cwd=tmp_path) == ""
+
+
+def test_input_files_outside_the_repository_change_the_cache_key(root, tmp_path_factory):
+    from scalinglab.runner.manifest import input_hashes
+
+    outside = tmp_path_factory.mktemp("elsewhere") / "scores.csv"
+    outside.write_text("algorithm,task,run,score\nA,t,0,1.0\n")
+    first = input_hashes({"scores": str(outside)}, [], root=root)
+    assert list(first) == [str(outside.resolve())]
+    outside.write_text("algorithm,task,run,score\nA,t,0,2.0\n")
+    assert input_hashes({"scores": str(outside)}, [], root=root) != first

@@ -106,7 +106,8 @@ def test_input_hashes_cover_path_parameters_and_header_globs(tmp_path):
                          ["data/b*.csv"], root=tmp_path)
     finally:
         outside.unlink()
-    assert sorted(h) == ["data/a.csv", "data/b.csv"]
+    # a file outside the repository (a user's own scores) counts, keyed by absolute path
+    assert sorted(h) == sorted(["data/a.csv", "data/b.csv", str(outside.resolve())])
     (tmp_path / "data" / "a.csv").write_text("changed\n")
     assert input_hashes({"data": "data/a.csv"}, [], root=tmp_path)["data/a.csv"] != h["data/a.csv"]
 

@@ -91,8 +91,8 @@ def git_commit() -> str | None:
 
 
 def git_dirty(*, paths: Iterable[str] = ("lib", "notebooks", "pyproject.toml")) -> bool:
-    """True if tracked files under ``paths`` differ from HEAD."""
-    out = _git("status", "--porcelain", "--untracked-files=no", "--", *paths)
+    """True if files under ``paths`` differ from HEAD (untracked, not ignored, files count)."""
+    out = _git("status", "--porcelain", "--untracked-files=normal", "--", *paths)
     return bool(out and out.strip())
 
 

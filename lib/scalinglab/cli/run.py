@@ -70,7 +70,7 @@ def _list(names: list[str]) -> int:
 
 def main(args: argparse.Namespace) -> int:
     from scalinglab.runner import index
-    from scalinglab.runner.study import discover_studies
+    from scalinglab.runner.study import cwd_paths_absolute, discover_studies
 
     if args.list:
         return _list([args.study] if args.study else discover_studies())
@@ -78,7 +78,7 @@ def main(args: argparse.Namespace) -> int:
         if not args.study:
             raise StudyError("--help-params needs a STUDY")
         return _list([args.study])
-    overrides = [tuple(p) for p in args.param]
+    overrides = [(name, cwd_paths_absolute(value)) for name, value in args.param]
     if args.all:
         if args.study:
             raise StudyError("give either STUDY or --all, not both")

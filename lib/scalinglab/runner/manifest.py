@@ -45,10 +45,12 @@ def input_hashes(
 ) -> dict[str, str]:
     """SHA-256 of every input file, keyed by its path relative to ``root``.
 
-    Inputs are string parameters naming an existing file under the repository
-    (relative to the root, to ``notebooks/``, or absolute; a comma-separated
-    list of such paths counts too), and the files matching the header's
-    ``inputs`` globs (relative to the root).
+    Inputs are string parameters naming an existing file (relative to the root,
+    to ``notebooks/``, or absolute, inside the repository or not; a
+    comma-separated list of such paths counts too), and the files matching the
+    header's ``inputs`` globs (relative to the root). Files outside the
+    repository are keyed by their absolute path, so editing a user's score file
+    changes the cache key.
     """
     files: set[Path] = set()
     for value in parameters.values():
@@ -60,7 +62,7 @@ def input_hashes(
                 continue
             for cand in (Path(v), root / v, root / "notebooks" / v):
                 try:
-                    if cand.is_file() and _under(cand, root):
+                    if cand.is_file():
                         files.add(cand.resolve())
                         break
                 except OSError:
@@ -71,7 +73,8 @@ def input_hashes(
             if p.is_file():
                 files.add(p.resolve())
     base = root.resolve()
-    return {str(p.relative_to(base)): file_hash(p) for p in sorted(files)}
+    return {(str(p.relative_to(base)) if _under(p, base) else str(p)): file_hash(p)
+            for p in sorted(files)}
 
 
 def cache_key(

@@ -362,3 +362,23 @@ def resolve_parameters(
     items = list(overrides.items()) if isinstance(overrides, dict) else list(overrides or [])
     merged.update(_apply(study.parameters, dict(items), source=f"study {study.name!r}"))
     return merged
+
+
+def cwd_paths_absolute(value: str, *, cwd: Path | None = None) -> str:
+    """Make file paths typed on the command line independent of the kernel's directory.
+
+    A ``-p`` value whose comma-separated parts all name existing files relative
+    to the directory the command was typed in is rewritten with absolute paths
+    (the kernel runs in ``notebooks/``, where a relative path would point
+    elsewhere). Any other value is returned unchanged.
+    """
+    base = Path.cwd() if cwd is None else cwd
+    parts = [p.strip() for p in value.split(",")]
+    if not value or not all(parts):
+        return value
+    try:
+        if not all((base / p).is_file() for p in parts):
+            return value
+    except OSError:
+        return value
+    return ",".join(str((base / p).resolve()) for p in parts)
