@@ -34,3 +34,16 @@ def test_long_list_shows_headlines_then_folds_everything():
 def test_long_list_without_headlines_is_one_table():
     html = _header([_finding(i) for i in range(20)])
     assert html.count('class="sl-findings"') == 1
+
+
+def test_tex_in_markdown_becomes_mathml_but_code_and_prices_do_not():
+    from scalinglab.runner.mathml import tex_to_mathml
+
+    md = ("The law $R(C) = R_0 + (A - R_0)$ holds; `x = $HOME` stays; costs $5 and $6.\n"
+          "$$\\log_{10} L = -k \\log_{10} X$$\n```\necho $PATH$\n```")
+    out = tex_to_mathml(md)
+    assert out.count("<math") == 2
+    assert 'display="inline"' in out and 'display="block"' in out
+    assert "<msub><mi>R</mi><mn>0</mn></msub>" in out
+    assert "`x = $HOME`" in out and "$5 and $6" in out and "echo $PATH$" in out
+    assert tex_to_mathml("no math here") == "no math here"

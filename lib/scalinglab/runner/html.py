@@ -24,6 +24,7 @@ from typing import Any
 import jinja2
 
 from scalinglab.record import findings_html
+from scalinglab.runner.mathml import tex_to_mathml
 
 TEMPLATE_NAME = "scalinglab_report.html.j2"
 
@@ -74,7 +75,8 @@ def normalise_notebook(nb: Any) -> Any:
     Cell ids become ``cell-<index>``; papermill metadata (notebook and cells),
     nbclient execution timestamps and jupytext metadata are dropped, and so are
     stderr outputs made only of tqdm progress lines (they carry rates and clock
-    times). Every other output is kept as it is.
+    times). Every other output is kept as it is. TeX math in markdown cells becomes
+    MathML (:mod:`scalinglab.runner.mathml`) so the offline report shows formulas.
     """
     out = copy.deepcopy(nb)
     for key in ("papermill", "jupytext"):
@@ -85,6 +87,8 @@ def normalise_notebook(nb: Any) -> Any:
             cell.metadata.pop(key, None)
         if cell.cell_type == "code":
             cell.outputs = [o for o in cell.outputs if not _is_progress(o)]
+        elif cell.cell_type == "markdown":
+            cell.source = tex_to_mathml(cell.source)
     return out
 
 
