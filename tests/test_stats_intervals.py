@@ -141,3 +141,11 @@ def test_progress_bar_goes_to_stderr(capsys):
     assert "bootstrap:" in err and "/1.50k" in err  # a bar over 3 algorithms x 500 replicates
     run(make_scores(), metrics=("iqm",), reps=500, batch_size=100)  # short job: no bar
     assert capsys.readouterr().err == ""
+
+
+def test_task_bootstrap_does_not_depend_on_batch_size():
+    s = make_scores()
+    whole = run(s, task_bootstrap=True)
+    batched = run(s, task_bootstrap=True, batch_size=33)
+    xr.testing.assert_identical(whole, batched)
+    assert not np.array_equal(whole.lo.values, run(s).lo.values), "tasks must be resampled"

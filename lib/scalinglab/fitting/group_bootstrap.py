@@ -190,6 +190,11 @@ def derive(fn: Callable[..., Any], *results: FitResult, level: float | None = No
     independent draws is a draw of the joint). E.g. the asymptote difference of
     two ablations: ``derive(lambda a, b: a["A"] - b["A"], fit_a, fit_b)``.
     All fits need the same number of draws.
+
+    Fits bootstrapped with the same ``seed`` and group count draw the same group
+    indices, which *pairs* them (right when group ``i`` is the same seed in every
+    fit, a paired design); for unrelated data, bootstrap each fit with its own seed
+    so the draws are independent.
     """
     if not results:
         raise ValueError("pass at least one FitResult")

@@ -231,6 +231,7 @@ def stratified_indices(
     *,
     size: int,
     task_bootstrap: bool = False,
+    task_rng: np.random.Generator | None = None,
 ) -> np.ndarray:
     """Flat indices of a batch of stratified bootstrap resamples of a compacted table.
 
@@ -243,6 +244,10 @@ def stratified_indices(
         Replicates in the batch.
     task_bootstrap
         Also resample the M task slots with replacement.
+    task_rng
+        Generator for the task draws (default ``rng``). Callers that batch pass a
+        separate stream, so that task and run draws do not interleave and the
+        replicates do not depend on the batch size.
 
     Returns
     -------
@@ -257,7 +262,7 @@ def stratified_indices(
     rows = int(n_runs.max())
     ragged = bool((n_runs != rows).any())
     if task_bootstrap:
-        slot_task = rng.integers(0, n_tasks, size=(size, 1, n_tasks))
+        slot_task = (task_rng or rng).integers(0, n_tasks, size=(size, 1, n_tasks))
         high = n_runs[slot_task]
     else:
         slot_task = np.arange(n_tasks)
@@ -316,8 +321,10 @@ def stratified_replicates(
     if batch_size is None:
         batch_size = auto_batch_size(cells * 48 + 16 * (n_stats or 8), reps)
     out: list[np.ndarray] = []
+    task_rng = rng.spawn(1)[0] if task_bootstrap else None
     for size in batches(reps, batch_size):
-        idx = stratified_indices(rng, n_runs, size=size, task_bootstrap=task_bootstrap)
+        idx = stratified_indices(rng, n_runs, size=size, task_bootstrap=task_bootstrap,
+                                 task_rng=task_rng)
         res = np.asarray(statistic(np.take(flat, idx)), dtype=float)
         out.append(res.reshape(size, -1))
         if on_batch is not None:

@@ -70,8 +70,10 @@ def profile_replicates(
     per_rep = 8 * (4 * cells + 2 * taus.size + (table.shape[1] * taus.size if kind != "score" else 0))
     batch_size = batch_size or auto_batch_size(per_rep, reps)
     out = []
+    task_rng = rng.spawn(1)[0] if task_bootstrap else None
     for size in batches(reps, batch_size):
-        idx = stratified_indices(rng, n_runs, size=size, task_bootstrap=task_bootstrap)
+        idx = stratified_indices(rng, n_runs, size=size, task_bootstrap=task_bootstrap,
+                                 task_rng=task_rng)
         if kind == "score":
             offsets = (np.arange(size, dtype=np.int64) * cells)[:, None, None]
             counts = np.bincount((idx + offsets).ravel(), minlength=size * cells)
