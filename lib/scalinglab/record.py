@@ -26,6 +26,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from scalinglab.textfmt import fmt_ci, fmt_num
+
 RESULTS_ENV = "SCALINGLAB_RESULTS"
 
 
@@ -162,24 +164,13 @@ def load_results(path: Path) -> list[dict]:
     return json.loads(Path(path).read_text())["findings"]
 
 
-def _fmt(x: float | None) -> str:
-    if x is None:
-        return ""
-    if x != x:  # NaN
-        return "nan"
-    ax = abs(x)
-    if ax != 0 and (ax >= 1e5 or ax < 1e-3):
-        return f"{x:.3e}"
-    return f"{x:.4g}"
-
-
 def findings_html(items: Sequence[Finding | dict]) -> str:
     """Render findings as an HTML table (used by notebooks and by the report header)."""
     rows = []
     for f in items:
         d = f.to_json() if isinstance(f, Finding) else f
         ci = d.get("ci")
-        ci_txt = f"[{_fmt(ci[0])}, {_fmt(ci[1])}]" if ci else "—"
+        ci_txt = fmt_ci(ci) or "—"
         how = []
         if d.get("level") is not None:
             how.append(f"{100 * d['level']:g}%")
@@ -190,7 +181,7 @@ def findings_html(items: Sequence[Finding | dict]) -> str:
         rows.append(
             "<tr>"
             f"<td>{html.escape(d['name'])}</td>"
-            f"<td>{_fmt(d['point'])}{(' ' + html.escape(d['unit'])) if d.get('unit') else ''}</td>"
+            f"<td>{fmt_num(d['point'])}{(' ' + html.escape(d['unit'])) if d.get('unit') else ''}</td>"
             f"<td>{ci_txt}</td>"
             f"<td>{html.escape(', '.join(how))}</td>"
             f"<td>{html.escape(d.get('description') or '')}</td>"
@@ -214,8 +205,8 @@ class _Table:
     def __repr__(self) -> str:
         lines = []
         for f in self.items:
-            ci = f"[{_fmt(f.ci[0])}, {_fmt(f.ci[1])}]" if f.ci else ""
-            lines.append(f"{f.name:40s} {_fmt(f.point):>12s} {ci}")
+            ci = fmt_ci(f.ci)
+            lines.append(f"{f.name:40s} {fmt_num(f.point):>12s} {ci}")
         return "\n".join(lines)
 
 

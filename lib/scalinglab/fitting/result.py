@@ -20,6 +20,7 @@ import numpy as np
 
 from scalinglab.fitting.problem import Problem
 from scalinglab.stats.bootstrap import percentile_interval
+from scalinglab.textfmt import format_table
 
 
 def _num(v: float) -> float | None:
@@ -165,10 +166,7 @@ class FitResult:
             lo, hi = (None, None) if self.ci is None else self.ci[k]
             fmt = lambda z: "-" if z is None or not np.isfinite(z) else f"{z:.6g}"  # noqa: E731
             rows.append((k + (" (fixed)" if k in self.fixed else ""), fmt(v), fmt(lo), fmt(hi)))
-        widths = [max(len(r[i]) for r in rows) for i in range(4)]
-        lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
-                 for r in rows]
-        lines.insert(1, "  ".join("-" * w for w in widths))
+        lines = [format_table(rows[0], rows[1:])]
         lines += ["", f"law        {self.law}", f"objective  {self.objective:.6g} ({self.objective_desc})",
                   f"points     {self.n_points} in {self.n_groups} groups",
                   f"converged  {self.converged}"]

@@ -23,7 +23,7 @@ from scalinglab.compute import compute_mode, get_client, map_tasks
 from scalinglab.paths import repo_root
 from scalinglab.runner.pipeline import UP_TO_DATE, RunResult, prepare_run, run_study, up_to_date_run
 from scalinglab.runner.study import discover_studies, load_study
-from scalinglab.runner.text import format_table
+from scalinglab.textfmt import format_table
 
 NO_VARIANT = "no-variant"
 #: A study whose header says ``draft: true`` (its ``small`` experiment results are not

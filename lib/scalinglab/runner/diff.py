@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from scalinglab.runner import store
-from scalinglab.runner.text import fmt_ci, fmt_num, format_table
+from scalinglab.textfmt import fmt_ci, fmt_num, format_table
 
 
 def _half_width(ci: Any) -> float | None:

@@ -19,7 +19,8 @@ from typing import Any
 from scalinglab.paths import reports_dir
 from scalinglab.runner import store
 from scalinglab.runner.diff import diff_html, diff_runs
-from scalinglab.runner.text import fmt_ci, fmt_num, format_table, headline
+from scalinglab.runner.text import headline
+from scalinglab.textfmt import fmt_ci, fmt_num, format_table
 
 CSS = """
 body { font-family: system-ui, sans-serif; max-width: 75em; margin: 1em auto; padding: 0 1em; }

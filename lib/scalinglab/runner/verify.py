@@ -18,7 +18,7 @@ from typing import Any
 from scalinglab.errors import StudyError
 from scalinglab.runner import store
 from scalinglab.runner.pipeline import run_study
-from scalinglab.runner.text import fmt_ci, fmt_num, format_table
+from scalinglab.textfmt import fmt_ci, fmt_num, format_table
 
 
 def _same(a: Any, b: Any) -> bool:
