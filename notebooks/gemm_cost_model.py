@@ -43,8 +43,10 @@
 #    timed over tile sizes and square and skinny shapes, next to OpenBLAS sgemm and the
 #    textbook triple loop. Which tile wins per shape, and how much it matters.
 # 3. **Roofline**: every kernel's achieved FLOP/s against its arithmetic intensity.
-# 4. **Runtime predictor**: the analytic roofline, a random forest, and the roofline times
-#    a learned correction, scored by 5-fold CV and on shapes never seen in training.
+# 4. **Runtime predictor**: the analytic roofline, a random forest, the roofline times
+#    a learned correction, and a model of the kernel's own work (padded FLOPs,
+#    micro-kernel calls, packing) with seven fitted costs per unit, alone and times a
+#    learned correction; scored by 5-fold CV and on shapes never seen in training.
 # 5. **Energy**, where the machine exposes a power counter.
 #
 # Timings are cached in `data/gemm_cost_model/` (re-timed only with `rerun=True`), so the
@@ -200,9 +202,15 @@ if ds is not None:
 # %% [markdown]
 # ## 4. Predicting run time
 #
-# Three predictors of each cell's median time: the analytic roofline (a lower bound, no
-# fitting), a random forest on shape, tile and derived features with a log target, and
-# the roofline times a learned correction. Out-of-fold predictions under two protocols:
+# Five predictors of each cell's median time: the analytic roofline (a lower bound, no
+# fitting); a random forest on shape, tile and derived features with a log target; the
+# roofline times a forest-learned correction; the **kernel model**, which counts the
+# kernel's work on its busiest thread (`scalinglab.cost_model.tiled_gemm_counts`: FLOPs
+# including the padding of partial register blocks, micro-kernel calls, panel steps,
+# bytes packed, thread-pool wake-ups) and fits one non-negative cost per count; and the
+# kernel model times a forest-learned correction. A forest cannot predict beyond the
+# range it was trained on (the smallest and largest shapes); a sum of physical costs
+# can. Out-of-fold predictions under two protocols:
 # shuffled 5-fold CV over cells, and grouped 5-fold over shapes (every shape predicted by
 # a model that never saw it). R² is of log time; MAPE of time; CIs resample shapes.
 
@@ -221,7 +229,8 @@ plt.show()
 
 # %%
 for row in acc.itertuples():
-    headline = row.protocol == "unseen_shapes" and row.model != "roofline"
+    headline = row.protocol == "unseen_shapes" and row.model in (
+        "random_forest", "kernel_model_x_correction")
     record(f"predictor/{row.protocol}/{row.model}/r2_log", row.r2_log, ci=(row.r2_lo, row.r2_hi),
            level=level, method=CI_SHAPES, resamples=reps, headline=headline,
            description=f"R^2 of log time, {row.n_cells} cells, {row.n_shapes} shapes "
@@ -236,11 +245,11 @@ for row in acc.itertuples():
 # measured tile's (1.0 = it picked the winner).
 
 # %%
-regret = predictor.tile_choice_regret(oof, cells, model="roofline_x_correction")
+regret = predictor.tile_choice_regret(oof, cells, model="kernel_model_x_correction")
 display(regret)
 record("predictor/unseen_shapes/tile_choice_regret_median", regret["regret"].median(), unit="x",
        description="measured time of the predicted-best tile over the best tile, median over "
-                   "unseen shapes (roofline x correction)")
+                   "unseen shapes (kernel model x correction)")
 
 # %% [markdown]
 # ## 5. Energy

@@ -13,6 +13,7 @@ from scalinglab.cost_model import HardwareRecord
 from scalinglab.errors import InputError, ParameterError
 from scalinglab.experiments import gemm
 from scalinglab.experiments import gemm_predictor as predictor
+from scalinglab.kernels.microkernel import MR, NR
 
 ROOT = Path(__file__).resolve().parents[1]
 HW = HardwareRecord("toy", peak_flop_per_s=1e11, mem_bytes_per_s=1e10)
@@ -115,7 +116,8 @@ def test_gemm_features_hand_counts():
     assert f.output_tiles == 3 * 2  # ceil(10/4) * ceil(10/8)
     assert f.k_steps == 2  # ceil(20/16)
     assert f.thread_utilisation == 1.0  # 6 tiles on 2 threads: 3 full waves
-    assert f.padding_factor == 12 * 12 / 100  # rows and columns padded to the 4x4 block
+    # rows and columns padded to whole MR x NR register blocks
+    assert f.padding_factor == (-(-10 // MR) * MR) * (-(-10 // NR) * NR) / 100
     assert np.exp(f.log_flops) == pytest.approx(2 * 10 * 10 * 20)
     assert f.b_panel_bytes == 4 * 8 * 16
     assert f.parallel_path == 0.0  # 4000 FLOPs: below the threshold, one thread
@@ -140,7 +142,7 @@ def test_predictors_on_a_smooth_law():
     cells = _synthetic_cells()
     oof = predictor.out_of_fold(cells, HW, n_threads=2, seed=0)
     assert set(oof["model"]) == set(predictor.MODELS)
-    assert len(oof) == len(cells) * 3 * 2
+    assert len(oof) == len(cells) * len(predictor.MODELS) * 2
     acc = predictor.accuracy(oof, reps=200).set_index(["protocol", "model"])
     rf = acc.loc[("unseen_shapes", "random_forest")]
     assert rf.r2_log > 0.9 and rf.r2_lo <= rf.r2_log <= rf.r2_hi
@@ -151,6 +153,24 @@ def test_predictors_on_a_smooth_law():
     assert (roof["predicted"] < roof["seconds"]).all()
     regret = predictor.tile_choice_regret(oof, cells, model="roofline_x_correction")
     assert len(regret) == 24 and (regret["regret"] >= 1.0).all()
+
+
+def test_kernel_model_extrapolates_where_a_forest_cannot():
+    # times that follow the kernel's counts exactly (fixed cost + FLOPs + packing) over
+    # shapes spanning 4 orders of magnitude: the grouped folds hold out the extremes
+    shapes = [(s, s, s) for s in (24, 48, 96, 192, 384, 768, 1536)] + [(64, 1024, 256),
+                                                                        (1024, 64, 256)]
+    tiles = [(24, 32, 64), (96, 128, 256), (288, 256, 1024)]
+    cells = pd.DataFrame([dict(M=m, N=n, K=k, tile_m=tm, tile_n=tn, tile_k=tk, seconds=1.0)
+                          for (m, n, k) in shapes for (tm, tn, tk) in tiles])
+    work = predictor.kernel_counts(cells, n_threads=2)
+    cost = np.zeros(work.shape[1])
+    cost[0], cost[2], cost[5] = 2e-5, 1.0 / 6e10, 1.0 / 5e9  # calls, FLOPs, packed bytes
+    cells["seconds"] = work @ cost
+    oof = predictor.out_of_fold(cells, HW, n_threads=2, seed=0)
+    acc = predictor.accuracy(oof, reps=50).set_index(["protocol", "model"])
+    assert acc.loc[("unseen_shapes", "kernel_model"), "r2_log"] > 0.999
+    assert acc.loc[("unseen_shapes", "random_forest"), "r2_log"] < 0.99
 
 
 def test_out_of_fold_needs_two_shapes():

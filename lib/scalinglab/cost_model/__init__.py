@@ -8,6 +8,7 @@ Pure functions with units in their names (``*_flops``, ``*_bytes``, ``*_seconds`
 - :mod:`~scalinglab.cost_model.inference`: generation FLOPs, KV-cache bytes,
   Kinetics' test-time cost.
 - :mod:`~scalinglab.cost_model.sparse_ffn`: sparse-FFN FLOPs, bytes and ideal speedup.
+- :mod:`~scalinglab.cost_model.tiled_gemm`: the work of a tiled GEMM on its busiest thread.
 - :mod:`~scalinglab.cost_model.roofline`: roofline time, ridge point, attainable FLOP/s.
 - :mod:`~scalinglab.cost_model.hardware`: the hardware record (measured or published).
 """
@@ -49,6 +50,7 @@ from scalinglab.cost_model.sparse_ffn import (
     sparse_ffn_speedup,
     union_activation_ratio,
 )
+from scalinglab.cost_model.tiled_gemm import tiled_gemm_counts
 
 __all__ = [
     "HardwareRecord", "KineticsCost", "arithmetic_intensity", "attainable_flop_per_s",
@@ -56,6 +58,6 @@ __all__ = [
     "gemm_min_bytes", "generation_flops", "generation_kv_read_bytes", "hardware_record",
     "kinetics_cost", "kv_cache_bytes", "measure_hardware", "mfu", "named_device",
     "ridge_point", "roofline_seconds", "sparse_ffn_bytes", "sparse_ffn_flops",
-    "sparse_ffn_speedup", "training_flops", "training_flops_per_token", "transformer_params",
+    "sparse_ffn_speedup", "tiled_gemm_counts", "training_flops", "training_flops_per_token", "transformer_params",
     "union_activation_ratio",
 ]

@@ -33,12 +33,13 @@ from scalinglab.data.tables import numeric_column, read_table
 from scalinglab.errors import InputError, ParameterError
 from scalinglab.kernels.gemm_numba import gemm_naive, gemm_tiled, warm_up
 from scalinglab.kernels.harness import CacheFlusher, benchmark, default_flush_bytes
+from scalinglab.kernels.microkernel import MR, NR
 from scalinglab.paths import repo_root
 from scalinglab.stats.bootstrap import percentile_interval, resample_groups
 
 STUDY = "gemm_cost_model"
 #: Bump when the kernels or the sweep change what a timing means (part of the cache key).
-EXPERIMENT_VERSION = 3
+EXPERIMENT_VERSION = 4
 TIMING_COLUMNS = ("M", "N", "K", "tile_m", "tile_n", "tile_k", "seconds")
 SHAPE = ["M", "N", "K"]
 TILE = ["tile_m", "tile_n", "tile_k"]
@@ -55,9 +56,11 @@ _SHAPES = {
               (4096, 64, 64), (64, 64, 4096), (300, 1200, 700), (1800, 100, 900),
               (700, 700, 30), (160, 2500, 320)],
 }
+# Tiles in whole register blocks (MR x NR: 12 x 32 with AVX-512, 6 x 16 with AVX2).
 _TILES = {
-    "tiny": [(16, 4, 64), (64, 16, 64), (16, 16, 256), (64, 4, 512)],
-    "small": list(itertools.product((16, 64, 256), (4, 16, 64), (64, 256, 1024))),
+    "tiny": [(MR, NR, 64), (4 * MR, NR, 64), (MR, 2 * NR, 256), (4 * MR, NR, 512)],
+    "small": list(itertools.product((2 * MR, 8 * MR, 24 * MR), (NR, 4 * NR, 8 * NR),
+                                    (64, 256, 1024))),
 }
 _REPEATS = {"tiny": 3, "small": 5}
 _FLUSH = {"tiny": 8 * 2**20, "small": None}  # None: 1.25 x last-level cache

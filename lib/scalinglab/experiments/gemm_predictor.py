@@ -11,6 +11,13 @@ Three predictors of the tiled kernel's median time per (shape, tile) cell:
   (as Liu and Halim 2024, with their FLOPs/bytes/intensity features).
 - ``roofline_x_correction``: the roofline times a learned factor, a forest on the
   same features fit to ``log(seconds / roofline)``.
+- ``kernel_model``: the kernel's own work on its busiest thread
+  (:func:`scalinglab.cost_model.tiled_gemm_counts`: padded FLOPs, micro-kernel calls,
+  panel steps, packed bytes, per-call and thread-pool overheads), each count times a
+  non-negative cost per unit fit by :func:`calibrate_kernel_model` (scipy's NNLS on
+  relative errors). Seven numbers with a physical meaning, so it extrapolates to
+  shapes larger or smaller than any it saw, where a forest predicts the nearest leaf.
+- ``kernel_model_x_correction``: the kernel model times a forest-learned factor.
 
 Two protocols, both out-of-fold: ``cv`` (5-fold over cells, shuffled) and
 ``unseen_shapes`` (grouped 5-fold: every shape's cells are predicted by a model
@@ -25,15 +32,24 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from scipy.optimize import nnls
 from sklearn.ensemble import RandomForestRegressor
 from sklearn.model_selection import GroupKFold, KFold
 
-from scalinglab.cost_model import HardwareRecord, gemm_flops, gemm_min_bytes, roofline_seconds
+from scalinglab.cost_model import (
+    HardwareRecord,
+    gemm_flops,
+    gemm_min_bytes,
+    roofline_seconds,
+    tiled_gemm_counts,
+)
+from scalinglab.cost_model.tiled_gemm import COUNTS
 from scalinglab.experiments.gemm import SHAPE, TILE
 from scalinglab.kernels.gemm_numba import MR, NR, PARALLEL_MIN_FLOPS
 from scalinglab.stats.bootstrap import percentile_interval, resample_groups
 
-MODELS = ("roofline", "random_forest", "roofline_x_correction")
+MODELS = ("roofline", "random_forest", "roofline_x_correction", "kernel_model",
+          "kernel_model_x_correction")
 PROTOCOLS = ("cv", "unseen_shapes")
 
 
@@ -59,7 +75,7 @@ def gemm_features(cells: pd.DataFrame, *, n_threads: int) -> pd.DataFrame:
     tiles = np.ceil(m / tm) * np.ceil(n / tn)
     waves = np.ceil(tiles / n_threads)
     eff_k = np.minimum(tk, k)
-    padded = np.ceil(m / MR) * MR * np.ceil(n / NR) * NR
+    padded = np.ceil(m / MR) * MR * np.ceil(n / NR) * NR  # register blocks of C
     micro_calls = padded / (MR * NR) * np.ceil(k / tk)
     return pd.DataFrame({
         "M": m, "N": n, "K": k, "tile_m": tm, "tile_n": tn, "tile_k": tk,
@@ -75,6 +91,43 @@ def gemm_features(cells: pd.DataFrame, *, n_threads: int) -> pd.DataFrame:
         "b_panel_bytes": 4.0 * np.minimum(tn, n) * eff_k,
         "a_panel_bytes": 4.0 * np.minimum(tm, m) * eff_k,
     })
+
+
+def kernel_counts(cells: pd.DataFrame, *, n_threads: int) -> np.ndarray:
+    """The kernel's work per (shape, tile) row, ``(cell, count)`` in :data:`COUNTS` order.
+
+    :func:`scalinglab.cost_model.tiled_gemm_counts` with the register block and the
+    threading threshold of :func:`scalinglab.kernels.gemm_numba.gemm_tiled`.
+    """
+    counts = tiled_gemm_counts(*(cells[c].to_numpy(float) for c in SHAPE + TILE),
+                               n_threads=n_threads, mr=MR, nr=NR,
+                               parallel_min_flops=PARALLEL_MIN_FLOPS)
+    return np.column_stack([counts[c] for c in COUNTS])
+
+
+def calibrate_kernel_model(counts: np.ndarray, seconds: np.ndarray) -> np.ndarray:
+    """Non-negative seconds per unit of each count, minimising relative error.
+
+    Solves ``min ||(counts @ cost - seconds) / seconds||`` subject to ``cost >= 0``
+    by ``scipy.optimize.nnls`` (columns scaled to [0, 1] for conditioning).
+
+    Parameters
+    ----------
+    counts
+        ``(cell, count)`` from :func:`kernel_counts`.
+    seconds
+        ``(cell,)`` measured times.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(count,)`` seconds per unit; predict with ``counts @ cost``.
+    """
+    scale = counts.max(axis=0)
+    scale[scale == 0] = 1.0
+    weighted = counts / scale / seconds[:, None]
+    cost, _ = nnls(weighted, np.ones(len(seconds)))
+    return cost / scale
 
 
 def _forest(seed: int) -> RandomForestRegressor:
@@ -103,6 +156,7 @@ def out_of_fold(
     """
     cells = cells.reset_index(drop=True)
     x = gemm_features(cells, n_threads=n_threads).to_numpy()
+    work = kernel_counts(cells, n_threads=n_threads)
     y = np.log(cells["seconds"].to_numpy(float))
     roof = np.asarray(roofline_seconds(
         gemm_flops(*(cells[c].to_numpy(float) for c in SHAPE)),
@@ -125,6 +179,11 @@ def out_of_fold(
             pred["random_forest"][test] = rf.predict(x[test])
             corr = _forest(seed).fit(x[train], y[train] - np.log(roof[train]))
             pred["roofline_x_correction"][test] = np.log(roof[test]) + corr.predict(x[test])
+            cost = calibrate_kernel_model(work[train], np.exp(y[train]))
+            kernel = np.log(np.maximum(work @ cost, 1e-12))
+            pred["kernel_model"][test] = kernel[test]
+            corr = _forest(seed).fit(x[train], y[train] - kernel[train])
+            pred["kernel_model_x_correction"][test] = kernel[test] + corr.predict(x[test])
         for model, p in pred.items():
             frames.append(pd.DataFrame({
                 "row": np.arange(len(cells)), "shape": shape_id, "protocol": protocol,

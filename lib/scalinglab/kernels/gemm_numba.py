@@ -4,22 +4,20 @@
 BLAS libraries do, in plain numba so that its tile sizes can be swept:
 
 1. **Packing.** ``a`` is cut into ``tile_m x tile_k`` tiles and ``b`` into
-   ``tile_k x tile_n`` tiles; each tile is copied into one contiguous buffer, rows
-   of ``a`` and columns of ``b`` laid out along ``k`` (``b`` is transposed while
-   packed), padded with zeros to whole register blocks. Packing costs ``O(mk + kn)``
-   and makes every inner loop a unit-stride stream.
+   ``tile_k x tile_n`` tiles; each tile is copied into one contiguous buffer of
+   micro-panels: ``MR`` rows of ``a`` stored column by column, ``NR`` columns of
+   ``b`` stored row by row, zero-padded to whole panels. Packing costs
+   ``O(mk + kn)`` and turns every access of the inner loop into a unit-stride stream.
 2. **Parallel over output tiles.** ``prange`` over the ``ceil(m / tile_m) *
    ceil(n / tile_n)`` tiles of ``C``; each thread owns its tile, so no two threads
    write the same element. Few large tiles leave cores idle: one of the effects the
    tile sweep measures. Problems under :data:`PARALLEL_MIN_FLOPS` or with a single
    output tile run the same loops on one thread (waking the pool costs more).
-3. **Register-blocked micro-kernel.** A ``4 x 4`` block of ``C`` is 16 dot products
-   of length ``tile_k``, accumulated in 16 scalars that LLVM keeps in vector
-   registers (vectorised along ``k``, 512-bit wide via
-   :func:`~scalinglab.kernels.simd.prefer_wide_vectors`): each step loads 4 rows of
-   ``a`` and 4 columns of ``b`` and issues 16 FMAs. The 4 rows of ``a`` stay in L1
-   while the block walks across the tile's columns, so a ``tile_n x tile_k`` panel
-   of ``b`` that fits in L1 (e.g. 16 x 512 floats = 32 KiB) is read from L1 too.
+3. **Register-blocked micro-kernel.** Inside a tile, an ``NR``-column panel of ``b``
+   stays in L1 while ``MR``-row panels of ``a`` stream past it; each pair updates an
+   ``MR x NR`` block of C held in vector registers by outer products
+   (:mod:`scalinglab.kernels.microkernel`: ``12 x 32`` with AVX-512, ``6 x 16``
+   with AVX2). The tile accumulates in a padded buffer that is copied to ``C`` once.
 
 Hand-written (BLAS is the library for real work) because the study needs a kernel
 whose tile sizes are parameters. ``gemm_naive`` is the textbook triple loop
@@ -38,11 +36,8 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit, prange
 
+from scalinglab.kernels.microkernel import MR, NR, micro_kernel
 from scalinglab.kernels.simd import prefer_wide_vectors
-
-#: Register block of the micro-kernel (rows of ``a`` x columns of ``b``).
-MR = 4
-NR = 4
 
 
 @dataclass(frozen=True)
@@ -66,76 +61,7 @@ class Tile:
 
 
 #: Tile sizes that did well on the 2-core AVX-512 development machine at 1024-2048.
-DEFAULT_TILE = Tile(128, 16, 512)
-
-
-@njit(cache=True, fastmath=True, inline="always")
-def _micro_4x4(ap, ia, bp, jb, kc, c, ci, cj, mr, nr):  # pragma: no cover - jitted
-    # Slices (not ap[ia + p]) so that every index is provably non-negative: a
-    # possibly negative index makes numba emit wrap-around code that turns the
-    # vector loads into gathers (7x slower).
-    a0 = ap[ia:ia + kc]
-    a1 = ap[ia + kc:ia + 2 * kc]
-    a2 = ap[ia + 2 * kc:ia + 3 * kc]
-    a3 = ap[ia + 3 * kc:ia + 4 * kc]
-    b0 = bp[jb:jb + kc]
-    b1 = bp[jb + kc:jb + 2 * kc]
-    b2 = bp[jb + 2 * kc:jb + 3 * kc]
-    b3 = bp[jb + 3 * kc:jb + 4 * kc]
-    z = np.float32(0.0)
-    c00 = c01 = c02 = c03 = z
-    c10 = c11 = c12 = c13 = z
-    c20 = c21 = c22 = c23 = z
-    c30 = c31 = c32 = c33 = z
-    for p in range(kc):
-        x0 = a0[p]
-        x1 = a1[p]
-        x2 = a2[p]
-        x3 = a3[p]
-        y0 = b0[p]
-        y1 = b1[p]
-        y2 = b2[p]
-        y3 = b3[p]
-        c00 += x0 * y0
-        c01 += x0 * y1
-        c02 += x0 * y2
-        c03 += x0 * y3
-        c10 += x1 * y0
-        c11 += x1 * y1
-        c12 += x1 * y2
-        c13 += x1 * y3
-        c20 += x2 * y0
-        c21 += x2 * y1
-        c22 += x2 * y2
-        c23 += x2 * y3
-        c30 += x3 * y0
-        c31 += x3 * y1
-        c32 += x3 * y2
-        c33 += x3 * y3
-    if mr == 4 and nr == 4:
-        c[ci, cj] += c00
-        c[ci, cj + 1] += c01
-        c[ci, cj + 2] += c02
-        c[ci, cj + 3] += c03
-        c[ci + 1, cj] += c10
-        c[ci + 1, cj + 1] += c11
-        c[ci + 1, cj + 2] += c12
-        c[ci + 1, cj + 3] += c13
-        c[ci + 2, cj] += c20
-        c[ci + 2, cj + 1] += c21
-        c[ci + 2, cj + 2] += c22
-        c[ci + 2, cj + 3] += c23
-        c[ci + 3, cj] += c30
-        c[ci + 3, cj + 1] += c31
-        c[ci + 3, cj + 2] += c32
-        c[ci + 3, cj + 3] += c33
-    else:  # edge block: padded rows/columns were computed on zeros; store the valid part
-        acc = ((c00, c01, c02, c03), (c10, c11, c12, c13),
-               (c20, c21, c22, c23), (c30, c31, c32, c33))
-        for i in range(mr):
-            row = acc[i]
-            for j in range(nr):
-                c[ci + i, cj + j] += row[j]
+DEFAULT_TILE = Tile(96, 64, 256)
 
 
 @njit(cache=True, inline="always")
@@ -148,9 +74,12 @@ def _pack_rows_tile(a, out, t, tile_m, tile_k):  # pragma: no cover - jitted
     mb = min(tile_m, m - i0)
     kb = min(tile_k, k - p0)
     base = t * mp * tile_k
-    for i in range(mb):
+    for ib in range(0, mb, MR):
+        blk = base + ib * kb
+        rows = min(MR, mb - ib)
         for p in range(kb):
-            out[base + i * kb + p] = a[i0 + i, p0 + p]
+            for i in range(rows):
+                out[blk + p * MR + i] = a[i0 + ib + i, p0 + p]
 
 
 @njit(cache=True, inline="always")
@@ -163,9 +92,12 @@ def _pack_cols_tile(b, out, t, tile_n, tile_k):  # pragma: no cover - jitted
     nb = min(tile_n, n - j0)
     kb = min(tile_k, k - p0)
     base = t * np_ * tile_k
-    for p in range(kb):
-        for j in range(nb):
-            out[base + j * kb + p] = b[p0 + p, j0 + j]
+    for jb in range(0, nb, NR):
+        blk = base + jb * kb
+        cols = min(NR, nb - jb)
+        for p in range(kb):
+            for j in range(cols):
+                out[blk + p * NR + j] = b[p0 + p, j0 + jb + j]
 
 
 @njit(cache=True, inline="always")
@@ -182,14 +114,17 @@ def _output_tile(ap, bp, c, t, k, tile_m, tile_n, tile_k):  # pragma: no cover -
     j0 = tj * tile_n
     mb = min(tile_m, m - i0)
     nb = min(tile_n, n - j0)
+    cb = np.zeros(mp * np_, dtype=np.float32)  # the tile of C, padded to whole blocks
     for tp in range(tk):
         kb = min(tile_k, k - tp * tile_k)
         abase = (ti * tk + tp) * mp * tile_k
         bbase = (tj * tk + tp) * np_ * tile_k
-        for i in range(0, mb, MR):
-            for j in range(0, nb, NR):
-                _micro_4x4(ap, abase + i * kb, bp, bbase + j * kb, kb, c,
-                           i0 + i, j0 + j, min(MR, mb - i), min(NR, nb - j))
+        for j in range(0, nb, NR):  # one NR-wide panel of B stays in L1 ...
+            for i in range(0, mb, MR):  # ... while MR-row panels of A stream past it
+                micro_kernel(ap, abase + i * kb, bp, bbase + j * kb, kb, cb, i * np_ + j, np_)
+    for i in range(mb):
+        for j in range(nb):
+            c[i0 + i, j0 + j] = cb[i * np_ + j]
 
 
 def _n_tiles(rows: int, cols: int, tile_r: int, tile_c: int) -> int:
@@ -242,7 +177,8 @@ def pack_rows(a: np.ndarray, tile_m: int, tile_k: int, *, parallel: bool = True)
 
     Tile ``(ti, tp)`` starts at ``(ti * ceil(k / tile_k) + tp) * tile_m_padded * tile_k``;
     inside it row ``i`` occupies ``[i * kb, (i + 1) * kb)`` where ``kb`` is the
-    tile's depth. Rows are padded with zeros to a multiple of ``MR``.
+    tile's depth: its rows come in panels of ``MR`` (the last zero-padded), each
+    stored column by column, ``(i, p)`` of panel ``ib`` at ``ib * kb + p * MR + i``.
 
     Returns
     -------
@@ -260,7 +196,8 @@ def pack_rows(a: np.ndarray, tile_m: int, tile_k: int, *, parallel: bool = True)
 def pack_cols(b: np.ndarray, tile_n: int, tile_k: int, *, parallel: bool = True) -> np.ndarray:
     """Pack ``b (k, n)`` into contiguous ``tile_k x tile_n`` tiles, columns along ``k``.
 
-    The layout of :func:`pack_rows` applied to ``b.T``; columns padded to ``NR``.
+    The layout of :func:`pack_rows` applied to ``b.T``: panels of ``NR`` columns
+    (the last zero-padded), each stored row by row.
     """
     k, n = b.shape
     np_ = -(-tile_n // NR) * NR

@@ -16,7 +16,9 @@ from matplotlib.ticker import FuncFormatter, NullFormatter
 from scalinglab.cost_model import HardwareRecord, attainable_flop_per_s
 
 _MODEL_LABELS = {"roofline": "roofline (analytic)", "random_forest": "random forest",
-                 "roofline_x_correction": "roofline x learned correction"}
+                 "roofline_x_correction": "roofline x learned correction",
+                 "kernel_model": "kernel model (fitted costs)",
+                 "kernel_model_x_correction": "kernel model x learned correction"}
 
 
 def plot_tile_heatmap(cells: pd.DataFrame) -> Figure:
