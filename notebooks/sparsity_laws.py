@@ -39,6 +39,7 @@ min_ffn_gain: float = 0.05  # checkpoints where dropping the whole FFN costs les
 reps: int = 2000  # bootstrap resamples for every CI
 level: float = 0.95  # CI level
 kernel_threads: int = 1  # torch and numba threads for the kernel benchmark
+horizon: bool = True  # also the long-horizon probe: the smallest model trained 16x longer
 
 # %% [markdown]
 # # Activation-sparsity laws
@@ -68,6 +69,8 @@ kernel_threads: int = 1  # torch and numba threads for the kernel benchmark
 # `scalinglab fit relu_sparsity FILE --x tokens --y activation_ratio --group run`).
 
 # %%
+import dataclasses
+
 import matplotlib.pyplot as plt
 import numba
 import numpy as np
@@ -77,7 +80,7 @@ from IPython.display import Markdown, display
 
 from scalinglab.cost_model import hardware_record
 from scalinglab.experiments import sparsity_analysis as sa
-from scalinglab.experiments.sparsity_sweep import run_sweep, sweep_config
+from scalinglab.experiments.sparsity_sweep import horizon_config, run_sweep, sweep_config
 from scalinglab.kernels.sparse_ffn import benchmark_sparse_ffn
 from scalinglab.record import findings_table, record
 
@@ -350,6 +353,56 @@ if ds is not None:
         record(f"kernel/speedup_at_{act}_ratio", sa.speedup_at(speed, a, impl="sparse_numba"),
                unit="x", description=f"sparse_numba speedup (batch 1, interpolated) at the mean "
                                      f"final {act} activation ratio {a:.3f}")
+
+# %% [markdown]
+# ## 8. A longer horizon: does ReLU's ratio turn?
+#
+# The sweep above stops at 7.5-60 tokens per parameter. The paper's models see far more
+# data per parameter, so the ReLU decrease may start later than our sweep looks. The probe
+# trains the smallest model 16x longer (about 950 tokens per parameter, on a larger corpus
+# so that it sees each byte fewer than two times), with the same recipe and metric, and
+# asks: what is the slope of the activation ratio per decade of tokens over the whole
+# run, and over its last decade only?
+
+# %%
+if horizon and not curves and ds is not None:
+    hcfg = horizon_config(compute_class)
+    hds = run_sweep(dataclasses.replace(hcfg, p=ppl_budget), scheduler=scheduler, rerun=rerun)
+    hdf = sa.curves_frame(hds, min_ffn_gain=min_ffn_gain)
+    t_end = float(hdf["tokens"].max())
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for act, g in hdf.groupby("activation", sort=False):
+        for s_, r in g.groupby("seed"):
+            ax.plot(r["tokens"], r["activation_ratio"], "-", alpha=0.5,
+                    color="C0" if act == "relu" else "C1",
+                    label=f"{act}" if s_ == g["seed"].min() else None)
+    ax.axvline(float(df["tokens"].max()), color="gray", ls=":", lw=1, label="end of main sweep")
+    ax.set(xscale="log", xlabel="training tokens D", ylabel=f"PPL-{ppl_budget:g}% activation ratio",
+           title=f"model {hcfg.models[0].name}: {t_end / hds.n_params.values[0]:.0f} tokens "
+                 "per parameter at the end (one line per seed)")
+    ax.legend(fontsize=8)
+    plt.show()
+    windows = {"whole": 0.0, "last_decade": t_end / 10}
+    for window, min_x in windows.items():
+        hs = sa.run_slopes(hdf, min_x=min_x)
+        for act, g in hs.groupby("activation", sort=False):
+            point, ci = sa.stratified_mean(g, "slope", **BOOT)
+            record(f"horizon/{act}/slope_per_decade/{window}", point, ci=ci, level=level,
+                   method=SEEDS_CI, resamples=reps, unit="activation ratio per 10x tokens",
+                   headline=act == "relu" and window == "last_decade",
+                   description=f"{act}, model {hcfg.models[0].name}, {window.replace('_', ' ')} "
+                               f"of a {t_end / 1e6:.0f}M-token run (paper: "
+                               f"{'negative' if act == 'relu' else 'positive'})")
+    hlaws, _ = sa.fit_laws(hdf, by=BY, **BOOT)
+    display(hlaws)
+    for row in hlaws.to_dict("records"):
+        if not isinstance(row.get("error"), str):
+            record(f"horizon/{row['activation']}/A0", row["A0"], ci=(row["A0_lo"], row["A0_hi"]),
+                   level=level, method=LAW_CI, resamples=reps,
+                   description=f"{row['law']} limit on the long run, {row['n_runs']} runs"
+                               + (f" ({row['warnings']})" if row["warnings"] else ""))
+    final_h = hdf[hdf["tokens"] == t_end].groupby("activation")[["activation_ratio", "loss"]]
+    display(final_h.mean())
 
 # %% [markdown]
 # ## Findings

@@ -52,4 +52,8 @@ def test_tiny_study_through_the_runner(tmp_path):
     for act in ("relu", "silu"):
         assert 0.0 <= findings[f"method/{act}/cett"]["point"] <= 1.0
     assert list((root / "data" / "sparsity_laws").glob("sweep-tiny-*.nc"))
+    # the long-horizon probe ran and was cached beside the sweep
+    assert list((root / "data" / "sparsity_laws").glob("sweep-tiny-horizon-*.nc"))
+    horizon = findings["horizon/relu/slope_per_decade/whole"]
+    assert np.isfinite(horizon["point"]) and horizon["ci"][0] <= horizon["ci"][1]
     assert (run_dir / "report.html").stat().st_size > 10_000

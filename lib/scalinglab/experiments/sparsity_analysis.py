@@ -150,13 +150,14 @@ def group_means(per_run: pd.DataFrame, value: str, *, by: Sequence[str], reps: i
     return pd.DataFrame(rows)
 
 
-def run_slopes(df: pd.DataFrame, *, y: str = "activation_ratio",
-               x: str = "tokens") -> pd.DataFrame:
+def run_slopes(df: pd.DataFrame, *, y: str = "activation_ratio", x: str = "tokens",
+               min_x: float = 0.0) -> pd.DataFrame:
     """Per run: the OLS slope of ``y`` against ``log10(x)`` over its usable checkpoints
-    (units of ``y`` per decade of ``x``); runs with fewer than 3 usable points dropped."""
+    with ``x >= min_x`` (units of ``y`` per decade of ``x``; ``min_x`` picks a late
+    window); runs with fewer than 3 such points dropped."""
     rows = []
-    for (act, model, s), g in df[df["usable"]].groupby(["activation", "model", "seed"],
-                                                       sort=False):
+    late = df[df["usable"] & (df[x] >= min_x)]
+    for (act, model, s), g in late.groupby(["activation", "model", "seed"], sort=False):
         if len(g) >= 3:
             slope = np.polyfit(np.log10(g[x].to_numpy(float)), g[y].to_numpy(float), 1)[0]
             rows.append({"activation": act, "model": model, "seed": s, "slope": slope,

@@ -167,6 +167,36 @@ def sweep_config(compute_class: str = "small", **overrides) -> SparsitySweepConf
     return dataclasses.replace(cfg, **overrides) if overrides else cfg
 
 
+def horizon_config(compute_class: str = "small") -> SparsitySweepConfig:
+    """A long-horizon probe: the smallest size trained 16x longer than the main sweep.
+
+    The main sweep stops at 7.5-60 tokens per parameter, where the paper's ReLU
+    trend may not have started; this probe asks whether it turns later.
+
+    - ``small``: model ``s`` (25k non-embedding parameters), ReLU and SiLU, 3 seeds,
+      24M tokens (950 tokens per parameter) of the corpus with the standard
+      library's source added (13.5M training tokens, so under two epochs),
+      14 checkpoints from 120k tokens: 6 runs, about 15 minutes on 2 workers.
+    - ``tiny``: one 2-layer toy model, 2 seeds, 240k tokens: seconds, for tests.
+    - ``medium``/``large``: the same probe for sizes s and m, 5 seeds, 64M tokens.
+    """
+    if compute_class == "tiny":
+        return dataclasses.replace(
+            sweep_config("tiny"), compute_class="tiny-horizon",
+            models=(ModelSpec("s", 16, 1, 2),), tokens=240_000, n_checkpoints=5,
+            first_checkpoint=0.05)
+    if compute_class == "small":
+        models, seeds, tokens = _SMALL[:1], (0, 1, 2), 24_000_000
+    elif compute_class in ("medium", "large"):
+        models, seeds, tokens = _SMALL[:2], tuple(range(5)), 64_000_000
+    else:
+        raise ValueError(f"unknown compute_class {compute_class!r}: tiny, small, medium, large")
+    return SparsitySweepConfig(
+        compute_class=f"{compute_class}-horizon", models=models, seeds=seeds, tokens=tokens,
+        n_checkpoints=14, first_checkpoint=120_000 / tokens,
+        corpus=CorpusConfig(sources=("pydoc_topics", "stdlib_docstrings", "stdlib_source")))
+
+
 # ----------------------------------------------------------------------------- one run
 @dataclass
 class RunResult:
