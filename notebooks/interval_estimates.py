@@ -46,6 +46,7 @@ method: str = "percentile"  # interval method for aggregate metrics: percentile 
 few_runs: int = 3  # runs per task of the "few-run study" in step 2
 few_draws: int = 1_000  # few-run subsamples drawn in step 2
 nan: str = "error"  # NaN scores in your files: error (name the cell) or drop (with a warning)
+references: str = ""  # with scores: table task, random, reference to normalize them by; "" = already normalized
 
 # %% [markdown]
 # # Interval estimates for aggregate performance
@@ -100,7 +101,7 @@ rng_few, rng_ci, rng_width, rng_ratio, rng_score, rng_avg, rng_poi = (
 
 # %%
 data = load_or_run(scores, compute_class=compute_class, seed=seed, scheduler=scheduler,
-                   rerun=rerun, nan=nan)
+                   rerun=rerun, nan=nan, references=references)
 algorithms = [str(a) for a in data.algorithm.values]
 print(f"{data.attrs['source']}: {len(algorithms)} algorithms x {data.sizes['task']} tasks "
       f"x {data.sizes['run']} runs")

@@ -104,3 +104,33 @@ def test_bad_files_exit_2_naming_the_cell(capsys, tmp_path, scores_csv):
     code, out, err = invoke(capsys, tmp_path / "nan.csv", "--reps", 50, "--nan", "drop")
     assert code == 0 and "warning: 1 NaN score(s) dropped" in err
     assert json.loads(out)["metrics"]["A"]["iqm"]["point"] is not None
+
+
+def test_references_normalize_the_scores(capsys, tmp_path, scores_csv):
+    # random -1, reference 3 on every task: normalized = (raw + 1) / 4, so the mean
+    # moves exactly that way (the mean is linear; the resampled CI too, draw by draw)
+    refs = tmp_path / "refs.csv"
+    pd.DataFrame({"task": [f"t{t}" for t in range(4)], "random": -1.0,
+                  "reference": 3.0}).to_csv(refs, index=False)
+    _, raw, _ = invoke(capsys, scores_csv, "--reps", 200, "--metrics", "mean")
+    code, norm, _ = invoke(capsys, scores_csv, "--reps", 200, "--metrics", "mean",
+                           "--references", refs)
+    assert code == 0
+    for alg in ("A", "B", "C"):
+        r = json.loads(raw)["metrics"][alg]["mean"]
+        n = json.loads(norm)["metrics"][alg]["mean"]
+        assert n["point"] == pytest.approx((r["point"] + 1) / 4)
+        assert n["ci"] == pytest.approx([(c + 1) / 4 for c in r["ci"]])
+
+
+def test_bad_references_name_file_column_and_row(capsys, tmp_path, scores_csv):
+    refs = tmp_path / "refs.csv"
+    refs.write_text("task,random,reference\nt0,0,1\nt1,0,1\nt2,0.5,0.5\nt3,0,1\n")
+    code, _, err = invoke(capsys, scores_csv, "--references", refs)
+    assert code == 2 and "refs.csv" in err and "reference" in err and "row 3" in err
+    refs.write_text("task,random,reference\nt0,0,1\nt1,0,1\nt2,0,1\n")
+    code, _, err = invoke(capsys, scores_csv, "--references", refs)
+    assert code == 2 and "no random score for task 't3'" in err
+    refs.write_text("task,random,reference\nt0,0,1\nt0,0,2\n")
+    code, _, err = invoke(capsys, scores_csv, "--references", refs)
+    assert code == 2 and "repeats row 1" in err and "row 2" in err

@@ -131,3 +131,16 @@ def test_cached_dataset_reused(tmp_path, monkeypatch):
     xr.testing.assert_identical(first, again)
     with pytest.raises(AssertionError, match="recomputed"):
         C.benchmark(compute_class="tiny", scheduler="sync", progress=False, rerun=True)
+
+
+def test_load_or_run_normalizes_user_scores_by_references(tmp_path):
+    scores = tmp_path / "s.csv"
+    scores.write_text("algorithm,task,run,score\na,x,0,5\na,x,1,7\na,y,0,0.2\na,y,1,0.4\n")
+    refs = tmp_path / "r.csv"
+    refs.write_text("task,random,reference\nx,5,9\ny,0,0.4\n")
+    out = C.load_or_run(str(scores), references=str(refs), progress=False)
+    np.testing.assert_allclose(out.sel(algorithm="a", task="x").values, [0.0, 0.5])
+    np.testing.assert_allclose(out.sel(algorithm="a", task="y").values, [0.5, 1.0])
+    assert "normalized by" in out.attrs["source"]
+    with pytest.raises(ParameterError, match="pass scores"):
+        C.load_or_run("", references=str(refs), progress=False)

@@ -27,10 +27,11 @@ import warnings
 
 import numpy as np
 
-from scalinglab.data.scores import NAN_POLICIES, load_scores
+from scalinglab.data.scores import NAN_POLICIES, load_references, load_scores
 from scalinglab.stats.improvement import pairwise_probability_of_improvement
 from scalinglab.stats.intervals import DEFAULT_METRICS, METHODS, interval_estimates
 from scalinglab.stats.metrics import resolve_metrics
+from scalinglab.stats.normalize import normalize
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -57,6 +58,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--nan", choices=NAN_POLICIES, default="error",
                    help="NaN scores: fail naming the cell, or drop them as absent runs "
                         "with a warning (default: %(default)s)")
+    p.add_argument("--references", metavar="FILE", default="",
+                   help="table with columns task, random, reference: normalize the scores to "
+                        "(raw - random) / (reference - random) first")
     p.add_argument("--task-bootstrap", action="store_true",
                    help="resample tasks as well as runs")
     p.add_argument("--format", choices=("json", "table"), default="json",
@@ -82,6 +86,9 @@ def compute(args: argparse.Namespace) -> dict:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         scores = load_scores(args.scores, nan=args.nan)
+    if args.references:
+        random, reference = load_references(args.references)
+        scores = normalize(scores, random=random, reference=reference)
     for w in caught:
         print(f"scalinglab intervals: warning: {w.message}", file=sys.stderr)
     rng_metrics, rng_poi = np.random.default_rng(args.seed).spawn(2)

@@ -44,7 +44,8 @@ import xarray as xr
 from scalinglab.data.tables import TABLE_SUFFIXES, label_column, numeric_column, read_table
 from scalinglab.errors import InputError
 
-__all__ = ["NAN_POLICIES", "SUFFIXES", "load_scores", "save_scores", "scores_from_dict"]
+__all__ = ["NAN_POLICIES", "SUFFIXES", "load_references", "load_scores", "save_scores",
+           "scores_from_dict"]
 
 NAN_POLICIES = ("error", "drop")
 _TABLE = {s for s, k in TABLE_SUFFIXES.items() if k != "netcdf"}
@@ -321,6 +322,44 @@ def _assemble(df: pd.DataFrame, *, sources: list[str], nan: str, dropped: int) -
     da.name = "score"
     da.attrs = {"sources": sources, "nan_policy": nan, "dropped_nan": dropped, "absent_is_nan": 1}
     return da
+
+
+def load_references(path: str | Path) -> tuple[dict[str, float], dict[str, float]]:
+    """Per-task ``random`` and ``reference`` scores for :func:`scalinglab.stats.normalize`.
+
+    Parameters
+    ----------
+    path
+        A table (``.csv``, ``.tsv``, ``.parquet``, ``.nc``) with columns ``task,
+        random, reference``: one row per task, finite numbers, ``reference != random``.
+
+    Returns
+    -------
+    tuple of dict
+        ``({task: random}, {task: reference})``.
+
+    Raises
+    ------
+    scalinglab.errors.InputError
+        A missing column, an empty task, a non-numeric score, a repeated task, or
+        equal random and reference scores, naming the file, column and row.
+    """
+    df = read_table(path, required=["task", "random", "reference"])
+    tasks = label_column(df, "task", file=path)
+    lo = numeric_column(df, "random", file=path)
+    hi = numeric_column(df, "reference", file=path)
+    seen: dict[str, int] = {}
+    for i, task in enumerate(tasks):
+        if task in seen:
+            raise InputError(f"task {task!r} repeats row {seen[task] + 1}", file=path,
+                             column="task", row=i + 1)
+        seen[task] = i
+        if lo[i] == hi[i]:
+            raise InputError(f"random and reference scores of task {task!r} are equal "
+                             f"({lo[i]!r}): nothing to normalize by", file=path,
+                             column="reference", row=i + 1)
+    return (dict(zip(tasks, lo.tolist(), strict=True)),
+            dict(zip(tasks, hi.tolist(), strict=True)))
 
 
 def save_scores(scores: xr.DataArray, path: str | Path) -> Path:

@@ -393,7 +393,7 @@ def benchmark(*, compute_class: str = "small", seed: int = 0, scheduler: str = "
 
 def load_or_run(scores: str = "", *, compute_class: str = "small", seed: int = 0,
                 scheduler: str = "", rerun: bool = False, nan: str = "error",
-                progress: bool = True) -> xr.DataArray:
+                references: str = "", progress: bool = True) -> xr.DataArray:
     """The study's scores: the user's own files, or this benchmark's normalized scores.
 
     Parameters
@@ -404,6 +404,10 @@ def load_or_run(scores: str = "", *, compute_class: str = "small", seed: int = 0
         benchmark at ``compute_class`` and ``seed``.
     nan
         NaN policy for the user's files: ``"error"`` or ``"drop"``.
+    references
+        With ``scores``: a table ``task, random, reference``
+        (:func:`scalinglab.data.scores.load_references`); the scores are normalized
+        to ``(raw - random) / (reference - random)``. ``""``: they already are.
 
     Returns
     -------
@@ -415,7 +419,16 @@ def load_or_run(scores: str = "", *, compute_class: str = "small", seed: int = 0
 
         paths = [p.strip() for p in scores.split(",") if p.strip()]
         out = load_scores(paths if len(paths) > 1 else paths[0], nan=nan)
-        return out.rename("score").assign_attrs(source="user files: " + ", ".join(paths))
+        source = "user files: " + ", ".join(paths)
+        if references.strip():
+            from scalinglab.data.scores import load_references
+
+            random, reference = load_references(references.strip())
+            out = normalize(out, random=random, reference=reference)
+            source += f", normalized by {references.strip()}"
+        return out.rename("score").assign_attrs(source=source)
+    if references.strip():
+        raise ParameterError("references normalizes your own scores: pass scores= too")
     ds = benchmark(compute_class=compute_class, seed=seed, scheduler=scheduler, rerun=rerun,
                    progress=progress)
     cfg = ds.attrs.get("config_hash", "")
