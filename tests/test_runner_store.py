@@ -221,3 +221,24 @@ def test_normalisation_drops_progress_bars_but_keeps_other_output():
     assert [c.id for c in normalise_notebook(nb).cells] == ["cell-0", "cell-1"]
     assert "papermill" not in normalise_notebook(nb).metadata
     assert nb.cells[1].outputs[0]["name"] == "stderr"  # the input notebook is not modified
+
+
+def test_unfinished_runs_read_as_running_killed_or_incomplete(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    run_id, tmp = store.allocate_run("s", "v", reports_root=tmp_path)
+    assert store.unfinished_state(tmp) == store.RUNNING  # owned by this (live) process
+    # a process that has exited: its folder was left by a hard kill
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    owner = json.loads((tmp / store.OWNER).read_text())
+    (tmp / store.OWNER).write_text(json.dumps({**owner, "pid": int(dead.stdout)}))
+    assert store.unfinished_state(tmp) == store.KILLED
+    (tmp / store.OWNER).write_text(json.dumps({**owner, "host": "elsewhere"}))
+    assert store.unfinished_state(tmp) == store.UNKNOWN
+    (tmp / store.OWNER).unlink()
+    assert store.unfinished_state(tmp) == store.UNKNOWN
+    final = store.finalize_run(tmp, run_id)
+    assert not (final / store.OWNER).exists()

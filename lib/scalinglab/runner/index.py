@@ -27,7 +27,7 @@ body { font-family: system-ui, sans-serif; max-width: 75em; margin: 1em auto; pa
 table { border-collapse: collapse; margin: .4em 0 1em; font-size: .9em; }
 th, td { border: 1px solid #ccc; padding: 3px 8px; text-align: left; vertical-align: top; }
 th { background: #f3f3f3; }
-.st-ok { color: #070; } .st-failed, .st-interrupted, .st-incomplete { color: #b00; }
+.st-ok { color: #070; } .st-failed, .st-interrupted, .st-incomplete, .st-killed { color: #b00; }
 tr.sl-moved td { background: #fff3cd; }
 .sl-err { font-size: .8em; color: #700; white-space: pre-wrap; }
 h2 { border-bottom: 1px solid #ddd; margin-top: 2em; }
@@ -54,8 +54,9 @@ def collect(*, reports_root: Path | None = None) -> dict[str, Any]:
     studies: dict[str, dict[str, Any]] = {}
     for ref in store.list_runs(reports_root=root):
         m = store.read_manifest(ref.path)
-        # a leftover .tmp- folder is still running or was killed hard (SIGKILL)
-        status = m.get("status", "incomplete") if ref.complete else "incomplete"
+        # a .tmp- folder is still running, or was left by a process killed hard
+        status = m.get("status", "incomplete") if ref.complete else store.unfinished_state(
+            ref.path)
         srec = studies.setdefault(ref.study, {"study": ref.study, "title": ref.study,
                                               "variants": {}})
         if m.get("title"):
@@ -120,7 +121,8 @@ def render_html(index: dict[str, Any]) -> str:
             for r in reversed(v["runs"]):
                 link = esc(r["path"] + "/report.html")
                 name = esc(r["run_id"])
-                ref = f'<a href="{link}">{name}</a>' if r["status"] != "incomplete" else name
+                finished = r["status"] not in ("incomplete", "killed", "running")
+                ref = f'<a href="{link}">{name}</a>' if finished else name
                 if r["run_id"] == v["latest"]:
                     ref += " <b>(latest)</b>"
                 heads = "<br>".join(

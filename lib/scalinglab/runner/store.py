@@ -10,7 +10,10 @@ never see it missing or half-made.
 Run ids are ``YYYYmmddTHHMMSSZ-<gitsha7>[-dirty]-<6 hex>``; the random suffix
 comes from :mod:`secrets` (never the seeded RNG) and the folder is created with
 an exclusive ``mkdir``, retried on a clash, so ids never collide even when many
-runs start in the same second.
+runs start in the same second. While a run is being built its folder holds
+``.owner`` (host and process id), so a folder left behind by a process killed
+hard (SIGKILL, out of memory) reads as ``killed`` rather than ``running``
+(:func:`unfinished_state`); the file is removed when the run is finalized.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import socket
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,6 +33,9 @@ TMP_PREFIX = ".tmp-"
 LATEST = "latest"
 #: Manifest statuses.
 OK, FAILED, INTERRUPTED, RUNNING = "ok", "failed", "interrupted", "running"
+#: States of an unfinished (``.tmp-``) run folder.
+KILLED, UNKNOWN = "killed", "incomplete"
+OWNER = ".owner"
 
 
 def new_run_id(*, commit: str | None = None, dirty: bool = False, now: datetime | None = None) -> str:
@@ -69,6 +76,7 @@ def allocate_run(
         if (parent / run_id).exists():  # a finished run already took this id
             tmp.rmdir()
             continue
+        (tmp / OWNER).write_text(json.dumps({"host": socket.gethostname(), "pid": os.getpid()}))
         return run_id, tmp
     raise StudyError(f"could not allocate a run id under {parent} after {attempts} attempts")
 
@@ -76,8 +84,35 @@ def allocate_run(
 def finalize_run(tmp_dir: Path, run_id: str) -> Path:
     """Rename ``.tmp-<run_id>/`` to ``<run_id>/`` (atomic on one filesystem)."""
     final = tmp_dir.parent / run_id
+    (tmp_dir / OWNER).unlink(missing_ok=True)
     os.rename(tmp_dir, final)
     return final
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's live process
+        return True
+    return True
+
+
+def unfinished_state(tmp_dir: Path) -> str:
+    """State of a ``.tmp-`` run folder: ``running``, ``killed`` or ``incomplete``.
+
+    ``killed``: its owner process, on this host, no longer exists. ``incomplete``:
+    the owner is unknown (an older folder) or on another host, so it cannot be told.
+    """
+    try:
+        owner = json.loads((tmp_dir / OWNER).read_text())
+        host, pid = owner["host"], int(owner["pid"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return UNKNOWN
+    if host != socket.gethostname():
+        return UNKNOWN
+    return RUNNING if _alive(pid) else KILLED
 
 
 def set_latest(run_dir: Path) -> Path:
