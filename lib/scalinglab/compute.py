@@ -151,10 +151,16 @@ def dataset_path(study: str, name: str, config: dict) -> Path:
     return data_dir() / study / f"{name}-{config_hash(config)}.nc"
 
 
-def save_dataset(ds: xr.Dataset, path: Path, *, config: dict) -> Path:
-    """Write ``ds`` with provenance attrs to ``path`` atomically (idempotent for Dask reruns)."""
+def save_dataset(ds: xr.Dataset, path: Path, *, config: dict,
+                 provenance: dict[str, str] | None = None) -> Path:
+    """Write ``ds`` with provenance attrs to ``path`` atomically (idempotent for Dask reruns).
+
+    ``provenance``: attrs taken when the computation started
+    (:func:`scalinglab.provenance.provenance_attrs`), so a commit made while a long
+    sweep runs is not credited with its results; default: taken now.
+    """
     ds = ds.copy()
-    ds.attrs.update(provenance_attrs(config))
+    ds.attrs.update(provenance or provenance_attrs(config))
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".nc")
     os.close(fd)
@@ -197,7 +203,8 @@ def cached_dataset(
         if loaded.attrs.get("config_hash") == config_hash(config):
             print(f"reusing {path.relative_to(data_dir().parent)} (config {config_hash(config)})")
             return loaded
+    provenance = provenance_attrs(config)  # the code and commit the computation starts from
     ds = compute()
-    save_dataset(ds, path, config=config)
+    save_dataset(ds, path, config=config, provenance=provenance)
     with xr.open_dataset(path, engine="h5netcdf") as saved:
         return saved.load()
