@@ -3,7 +3,7 @@
 Run (from the repository root, on an otherwise idle machine if you can)::
 
     .venv/bin/python benchmarks/bench_gemm.py
-    # options: --sizes 1024,1536,2048  --repeats 7  --tiles 128x16x512,256x12x512
+    # options: --sizes 1024,1536,2048  --repeats 7  --tiles 96x128x256,144x256x384
     #          --naive-max 1024  --flush-mib 600  --out benchmarks/results/gemm.json
 
 Targets (``studies/kernels_cost_models.md``): the tiled kernel reaches >= 60% of

@@ -61,7 +61,7 @@ class Tile:
 
 
 #: Tile sizes that did well on the 2-core AVX-512 development machine at 1024-2048.
-DEFAULT_TILE = Tile(96, 64, 256)
+DEFAULT_TILE = Tile(96, 128, 256)
 
 
 @njit(cache=True, inline="always")
