@@ -108,3 +108,19 @@ def test_zero_at_the_low_end_is_not_an_edge():
     assert s.best["wd"] == 0.0 and s.best["lr"] == 0.001
     warns = s.edge_warnings()
     assert not any("wd=" in w for w in warns) and any("lr=0.001" in w for w in warns)
+
+
+def test_grid_extends_past_an_edge_until_the_optimum_is_inside():
+    # optimum at lr = 10: two extensions past the top (1 -> 10 -> 100) bracket it
+    def f(c):
+        return (math.log10(c["lr"]) - 1) ** 2 + (c["wd"] - 0.1) ** 2
+    s = coordinate_descent(f, GRID, {"lr": 0.01, "wd": 0.1, "warmup": 10}, extend={"lr": 10.0})
+    assert s.best["lr"] == pytest.approx(10.0)
+    assert s.grid["lr"][-2:] == (10.0, 100.0) and not s.edge_warnings()
+    # the lower side, and the cap: the optimum at 1e-9 is beyond 3 extensions of 10x
+    s = coordinate_descent(lambda c: c["lr"], GRID, {"lr": 0.01, "wd": 0.1, "warmup": 10},
+                           extend={"lr": 10.0})
+    assert s.best["lr"] == pytest.approx(1e-6) and s.extended[("lr", "down")] == 3
+    assert any("is at the edge" in w for w in s.edge_warnings())
+    with pytest.raises(ValueError, match="factors must be > 1"):
+        CoordinateDescent(grid=GRID, start={}, extend={"lr": 1.0})

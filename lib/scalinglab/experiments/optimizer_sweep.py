@@ -102,6 +102,9 @@ class SweepConfig:
     retune_multiples: tuple[float, ...] = (1.0,)
     retune_max_rounds: int = 3
     grid_overrides: dict[str, dict[str, tuple]] = field(default_factory=dict)
+    # grids that grow (x factor) when the optimum sits on their edge (tuning.CoordinateDescent)
+    tune_extend: dict[str, float] = field(default_factory=lambda: {"lr": 2.0,
+                                                                    "weight_decay": 2.0})
     n_evals: int = 8
     eval_tokens: int = 4096
     final_eval_tokens: int = 32768
@@ -238,7 +241,8 @@ def _tune(sweep: SweepConfig, runner: _Runner) -> tuple[dict, list[CoordinateDes
     small = sweep.sizes[0]
     base = {o: CoordinateDescent(grid=sweep.grid(o), start=default_hparams(o), tol=sweep.tune_tol,
                                  coords=sweep.tune_coords, max_rounds=sweep.tune_max_rounds,
-                                 neighborhood=sweep.tune_neighborhood, name=o, stage=f"base {small.name} {sweep.tune_multiple:g}x")
+                                 neighborhood=sweep.tune_neighborhood, extend=sweep.tune_extend,
+                                 name=o, stage=f"base {small.name} {sweep.tune_multiple:g}x")
             for o in sweep.optimizers}
 
     def evaluate(size: SizeSpec, mult: float, desc: str):
@@ -254,8 +258,9 @@ def _tune(sweep: SweepConfig, runner: _Runner) -> tuple[dict, list[CoordinateDes
     cells = [(sz, m) for sz in sweep.sizes for m in sweep.retune_multiples
              if (sz.name, m) != (small.name, sweep.tune_multiple)]
     for sz, m in cells:  # one lockstep group per cell (its runs share a size and budget)
-        group = {o: CoordinateDescent(grid=sweep.grid(o), start=base[o].best, tol=sweep.tune_tol,
+        group = {o: CoordinateDescent(grid=base[o].grid, start=base[o].best, tol=sweep.tune_tol,
                                       coords=sweep.retune_coords, neighborhood=1,
+                                      extend=sweep.tune_extend,
                                       max_rounds=sweep.retune_max_rounds, name=o,
                                       stage=f"retune {sz.name} {m:g}x")
                  for o in sweep.optimizers}

@@ -6,7 +6,11 @@ coordinates held at the incumbent; move to the best value only if it beats the
 incumbent by more than ``tol`` (in objective units: held-out loss); after a full
 pass over the coordinates, start another pass if anything moved; stop when a full
 pass moves nothing (every single-coordinate change improves by at most ``tol``)
-or after ``max_rounds`` passes. Evaluations are cached by configuration, so a
+or after ``max_rounds`` passes. A coordinate listed in ``extend`` (e.g. the
+learning rate) whose best value is the last (or a non-zero first) of its grid
+has its grid extended by that factor beyond the edge, and is swept again, up to
+``max_extend`` times per side: a fair comparison needs each optimizer's optimum
+inside its grid, not on its edge. Evaluations are cached by configuration, so a
 later pass only pays for configurations it has not seen. A non-finite objective
 (a diverged run) counts as ``+inf``.
 
@@ -65,6 +69,12 @@ class CoordinateDescent:
         None: every value of a coordinate's grid is a candidate (the paper's sweep);
         ``k``: only the values within ``k`` grid positions of the incumbent (a local
         walk along the grid, used to re-tune at larger scales).
+    extend
+        Coordinate -> factor: numeric coordinates whose grid grows geometrically when
+        the incumbent sits on its edge (``value * factor`` above the top,
+        ``value / factor`` below a non-zero bottom).
+    max_extend
+        Extensions per coordinate and side at most.
     name, stage
         Labels for the path (e.g. optimizer and ``"base"``).
     """
@@ -75,6 +85,8 @@ class CoordinateDescent:
     coords: Sequence[str] | None = None
     max_rounds: int = 10
     neighborhood: int | None = None
+    extend: Mapping[str, float] = field(default_factory=dict)
+    max_extend: int = 3
     name: str = ""
     stage: str = ""
     cache: dict[str, float] = field(default_factory=dict)
@@ -87,6 +99,10 @@ class CoordinateDescent:
             raise ValueError(f"coordinates {missing} have no grid")
         if self.tol < 0 or self.max_rounds < 1:
             raise ValueError("need tol >= 0 and max_rounds >= 1")
+        if any(f <= 1 for f in self.extend.values()) or self.max_extend < 0:
+            raise ValueError("extension factors must be > 1 and max_extend >= 0")
+        self.grid = {c: tuple(v) for c, v in self.grid.items()}  # own copy: it may grow
+        self.extended: dict[tuple[str, str], int] = {}
         self.current: dict[str, Any] = dict(self.start)
         self.current_value = math.inf
         self.round, self._ci = 1, -1  # _ci = -1: the start is not evaluated yet
@@ -136,6 +152,8 @@ class CoordinateDescent:
                 if move:
                     self.current, self.current_value = cands[j], vals[j]
                     self._moved = True
+                if self._extend(c):
+                    continue  # sweep the same coordinate again over its new value
             self._ci += 1
             if self._ci == len(self.coords):
                 if not self._moved:
@@ -144,6 +162,21 @@ class CoordinateDescent:
                     self.status = "max_rounds"
                 else:
                     self.round, self._ci, self._moved = self.round + 1, 0, False
+
+    def _extend(self, c: str) -> bool:
+        """Grow ``c``'s grid past the incumbent if it sits on an edge; True if grown."""
+        if c not in self.extend:
+            return False
+        g, v, f = list(self.grid[c]), self.current.get(c), float(self.extend[c])
+        if v == max(g) and self.extended.get((c, "up"), 0) < self.max_extend:
+            side, new = "up", v * f
+        elif v == min(g) and v > 0 and self.extended.get((c, "down"), 0) < self.max_extend:
+            side, new = "down", v / f
+        else:
+            return False
+        self.extended[(c, side)] = self.extended.get((c, side), 0) + 1
+        self.grid[c] = tuple(sorted([*g, float(f"{new:.6g}")]))
+        return True
 
     # --------------------------------------------------------------- ask / tell
     @property
@@ -214,10 +247,11 @@ def coordinate_descent(
     coords: Sequence[str] | None = None,
     max_rounds: int = 10,
     neighborhood: int | None = None,
+    extend: Mapping[str, float] | None = None,
 ) -> CoordinateDescent:
     """Run one search with a plain objective ``config -> value``; return the finished search."""
     s = CoordinateDescent(grid=grid, start=start, tol=tol, coords=coords, max_rounds=max_rounds,
-                          neighborhood=neighborhood)
+                          neighborhood=neighborhood, extend=dict(extend or {}))
     descend_together({"": s}, lambda batch: [objective(c) for _, c in batch])
     return s
 
