@@ -137,8 +137,11 @@ else:
 #
 # Coordinate descent: from each optimizer's defaults, sweep one hyperparameter over its
 # grid with the others fixed, move to the best value only if it improves the final
-# held-out loss by more than the tolerance, repeat until a full pass moves nothing. Below:
-# the grids, the path (every evaluation, the incumbent as a line), and the chosen values.
+# held-out loss by more than the tolerance, repeat until a full pass moves nothing. A
+# learning rate or weight decay whose best value sits on the edge of its grid gets the grid
+# extended by 2x past that edge and swept again (up to three times a side), so that no
+# optimizer is compared at a value its grid merely cut off. Below: the starting grids, the
+# path (every evaluation, the incumbent as a line), and the chosen values.
 
 # %%
 if ds is not None:
