@@ -83,6 +83,20 @@ def test_tile_effect_ci_widens_with_noise():
     assert e.ratio_lo < e.ratio < e.ratio_hi and 1.4 < e.ratio < 2.4
 
 
+def test_tile_effect_ci_is_not_biased_by_picking_the_extremes():
+    # 12 tiles with the same true time and noisy repeats: the point ratio is the spread
+    # of noise; re-picking the extremes in every replicate would put the whole interval
+    # above it. With the pair held fixed, the interval brackets the point.
+    rng = np.random.default_rng(1)
+    calls = _calls({(8, 8, 8, t, 4, 4): list(1 + 0.2 * rng.random(5)) for t in range(1, 13)})
+    e = gemm.tile_effects(calls, reps=1000).iloc[0]
+    assert e.ratio_lo <= e.ratio <= e.ratio_hi
+    point, (lo, hi), _ = gemm.max_tile_effect(calls, reps=1000)
+    assert lo <= point <= hi
+    with pytest.raises(ValueError, match="over must be"):
+        gemm.max_tile_effect(calls, reps=10, over="mean")
+
+
 def test_speed_ratio_of_medians():
     point, (lo, hi) = gemm.speed_ratio(np.array([2.0, 2.0, 2.0]), np.array([4.0, 4.0, np.nan]),
                                        reps=100)

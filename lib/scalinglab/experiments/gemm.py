@@ -269,9 +269,12 @@ def tile_effects(
 ) -> pd.DataFrame:
     """Per shape: the best and worst tile and how much the choice matters.
 
-    ``ratio = median(worst) / median(best)``; its CI resamples, independently for
-    every (shape, tile) cell, that cell's repeats with replacement, recomputes all
-    medians and re-picks best and worst (percentile interval).
+    ``ratio = median(worst) / median(best)``, best and worst picked from the medians
+    of all repeats. Its CI holds that pair fixed and resamples, independently for
+    the two cells, each cell's repeats with replacement (percentile interval of the
+    ratio of medians): re-picking the extremes in every replicate would bias the
+    interval upward (the max over noisy medians exceeds the max of the true ones).
+    How stable the pick is, is reported separately as ``best_share``.
 
     Returns
     -------
@@ -282,8 +285,8 @@ def tile_effects(
     """
     rows = []
     for shape, labels, med, boot in _bootstrap_cells(timings, reps=reps, seed=seed):
-        lo, hi = percentile_interval(boot.max(axis=1) / boot.min(axis=1), level=level)
         b, w = int(np.argmin(med)), int(np.argmax(med))
+        lo, hi = percentile_interval(boot[:, w] / boot[:, b], level=level)
         rows.append({
             "M": shape[0], "N": shape[1], "K": shape[2], "best_tile": labels[b],
             "worst_tile": labels[w], "best_s": med[b], "worst_s": med[w],
@@ -297,21 +300,25 @@ def max_tile_effect(
     timings: pd.DataFrame, *, reps: int = 2000, level: float = 0.95, seed: int = 0,
     over: str = "max",
 ) -> tuple[float, tuple[float, float], str]:
-    """The largest (or median) best/worst ratio over shapes, its CI, and where the max is.
+    """The largest (or median) worst/best ratio over shapes, its CI, and where the max is.
 
-    Resamples as :func:`tile_effects` and takes the maximum (``over="max"``) or the
-    median (``over="median"``) over shapes in each replicate, so the interval
-    accounts for picking the largest. The max's percentile interval sits above the
-    point estimate when several shapes are close (the bootstrap max of noisy
-    ratios is biased upward): read it as the spread of the max, not a centred CI.
+    ``over="max"``: the shape with the largest ratio and that ratio's CI (as in
+    :func:`tile_effects`: its best and worst tiles held fixed). ``over="median"``:
+    the median over shapes of the fixed-pair ratios, recomputed in every replicate.
     """
-    reduce = {"max": np.max, "median": np.median}[over]
+    if over not in ("max", "median"):
+        raise ValueError(f"over must be 'max' or 'median', got {over!r}")
     cells = _bootstrap_cells(timings, reps=reps, seed=seed)
-    points = np.array([med.max() / med.min() for _, _, med, _ in cells])
-    boot = np.stack([b.max(axis=1) / b.min(axis=1) for _, _, _, b in cells], axis=1)
-    lo, hi = percentile_interval(reduce(boot, axis=1), level=level)
+    pairs = [(int(np.argmax(med)), int(np.argmin(med))) for _, _, med, _ in cells]
+    points = np.array([med[w] / med[b] for (_, _, med, _), (w, b) in zip(cells, pairs,
+                                                                          strict=True)])
+    boot = np.stack([bt[:, w] / bt[:, b] for (_, _, _, bt), (w, b) in zip(cells, pairs,
+                                                                          strict=True)], axis=1)
     k = int(np.argmax(points))
-    return float(reduce(points)), (float(lo), float(hi)), "x".join(map(str, cells[k][0]))
+    stat = boot[:, k] if over == "max" else np.median(boot, axis=1)
+    lo, hi = percentile_interval(stat, level=level)
+    point = points[k] if over == "max" else np.median(points)
+    return float(point), (float(lo), float(hi)), "x".join(map(str, cells[k][0]))
 
 
 def reference_table(ds: xr.Dataset, *, hw_peak_flop_per_s: float) -> pd.DataFrame:
