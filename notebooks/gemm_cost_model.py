@@ -11,9 +11,10 @@
 #     description: >-
 #       Reproduces Liu and Halim (2024) at CPU scale: a packed, tiled numba GEMM swept over
 #       tile sizes and shapes against OpenBLAS and the textbook loop; the roofline of every
-#       kernel against the machine's measured hardware record; and a random-forest runtime
-#       predictor (alone and as a correction of the analytic roofline) with R^2 and MAPE on
-#       shapes it never saw, all with bootstrap CIs.
+#       kernel against the machine's measured hardware record; and runtime predictors (a
+#       random forest, the roofline and a fitted model of the kernel's own work, alone and
+#       with a learned correction) with R^2 and MAPE on shapes they never saw, all with
+#       bootstrap CIs.
 #     inputs:
 #     - data/gemm_cost_model/*.nc
 #     - data/hardware/*.json
@@ -113,9 +114,10 @@ if hw.blas_fraction_of_peak is not None:
 # %% [markdown]
 # ## 2. The tile-size sweep
 #
-# The tiled kernel packs `A` and `B` tiles into contiguous buffers, runs a 4x4
-# register-blocked micro-kernel (16 dot products vectorised along `k`) and works on output
-# tiles in parallel. Every timed call follows a cache flush; each (shape, tile) cell is
+# The tiled kernel packs `A` and `B` tiles into contiguous panels, keeps a 12x32 block of
+# `C` in vector registers while it accumulates outer products along `k` (the BLIS/OpenBLAS
+# scheme; 6x16 on CPUs without AVX-512), and works on output tiles in parallel. Tiles are
+# whole register blocks, so the sweep measures the blocking, not padding waste. Every timed call follows a cache flush; each (shape, tile) cell is
 # timed `repeats` times after a warm-up (so numba's compile time is never counted), and
 # the machine's load average is recorded with each cell.
 
