@@ -7,6 +7,8 @@ and computes nothing beyond what it draws; the tables come from
 
 from __future__ import annotations
 
+import textwrap
+
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -126,7 +128,7 @@ def plot_predictions(oof: pd.DataFrame, *, protocol: str = "unseen_shapes") -> F
 
 def plot_accuracy(acc: pd.DataFrame, *, level: float = 0.95) -> Figure:
     """R^2 of log time per model and protocol with bootstrap CIs (from ``accuracy``)."""
-    fig, ax = plt.subplots(figsize=(6.5, 3.5))
+    fig, ax = plt.subplots(figsize=(8, 3.8))
     protocols = list(acc["protocol"].unique())
     models = list(acc["model"].unique())
     width = 0.8 / len(protocols)
@@ -135,10 +137,15 @@ def plot_accuracy(acc: pd.DataFrame, *, level: float = 0.95) -> Figure:
         x = np.arange(len(models)) + (k - (len(protocols) - 1) / 2) * width
         r2 = a["r2_log"].to_numpy()
         err = np.vstack([r2 - a["r2_lo"], a["r2_hi"] - r2]).clip(min=0)
+        off = r2 < -0.2  # below the axis: draw a stub and print the value instead
+        err[:, off] = 0.0
         ax.bar(x, np.clip(r2, -0.2, None), width, yerr=err, capsize=3,
                label=protocol.replace("_", " "))
+        for xi, v in zip(x[off], r2[off], strict=True):
+            ax.text(xi, -0.15, f"{v:.2g}", ha="center", fontsize=7)
     ax.axhline(0.95, color="gray", ls="--", lw=1, label="target 0.95")
-    ax.set_xticks(np.arange(len(models)), [_MODEL_LABELS.get(m, m) for m in models], fontsize=8)
+    labels = [textwrap.fill(_MODEL_LABELS.get(m, m), 16) for m in models]
+    ax.set_xticks(np.arange(len(models)), labels, fontsize=8)
     ax.set_ylabel(f"R^2 of log time ({100 * level:g}% CI)")
     ax.set_ylim(-0.2, 1.05)
     ax.legend(fontsize=8)
