@@ -337,7 +337,10 @@ if ds is not None:
 # ## 7. Wall clock: a token speedup that costs time per step
 #
 # Seconds per training step (median over runs, one CPU thread) relative to AdamW at the
-# same size, next to the token speedup; the wall-clock speedup divides the two.
+# same size, next to the token speedup; the wall-clock speedup divides the two. The sweep's
+# runs share the machine's cores with each other, so these ratios carry the noise of
+# whatever ran beside them (about +-25% here); `benchmarks/bench_optimizers.py` times every
+# optimizer back to back on an otherwise idle core for the clean per-step cost.
 
 # %%
 if ds is not None:
