@@ -422,13 +422,15 @@ if horizon and not curves and ds is not None:
 #   the fitted ReLU limit `A0` is an extrapolation of a flat curve (its warnings say so).
 #   Whether it turns down for larger models is a question for the `medium` class (sizes s
 #   and m at 64M tokens) or a GPU.
-# * **Width/depth**: at about 80k parameters, wider-shallower models come out *less*
-#   sparse per decade of width/depth, not more: the paper's linear rise below a bottleneck
-#   does not appear over width/depth 3.5-80 at this scale.
+# * **Width/depth**: at about 80k parameters, wider-shallower models come out slightly
+#   *sparser* (ReLU's ratio falls by about 0.02 per decade of width/depth), where the paper
+#   has the ratio rising with width/depth below a bottleneck (deeper, narrower models
+#   sparser): that effect does not appear over width/depth 3.5-80 at this scale.
 # * **Loss**: ReLU ends 0.02 nats lower than SiLU: comparable, as the paper says.
-# * **Kernel**: the numba sparse FFN runs 14x faster than dense at 2% activation (the cost
-#   model's ideal is 50x at batch 1) and breaks even near full activation; what sparsity
-#   buys is real once the activation ratio is small, which for these models means ReLU.
+# * **Kernel**: the numba sparse FFN runs more than 10x faster than dense at 2% activation
+#   (the cost model's ideal is 50x at batch 1; section 7 has this run's measurement) and
+#   breaks even near full activation: what sparsity buys is real once the activation ratio
+#   is small, which for these models means ReLU.
 
 # %% [markdown]
 # ## Findings
