@@ -76,3 +76,31 @@ def test_triton_matches_torch():  # pragma: no cover - GPU only
     b = torch.randn(257, 65, device="cuda", generator=g)
     c = gemm_triton(a, b, block_m=32, block_n=32, block_k=32)
     torch.testing.assert_close(c, a @ b, rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize("width", ["4", "8"])
+def test_narrower_vector_kernels_match_numpy(tmp_path, width):
+    """The micro-kernel as compiled for AVX2 (8 floats) and SSE/NEON (4), on this CPU."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import numpy as np\n"
+        "from scalinglab.kernels.microkernel import MR, NR, VECTOR_WIDTH\n"
+        "from scalinglab.kernels.gemm_numba import gemm_tiled\n"
+        "rng = np.random.default_rng(0)\n"
+        "for (m, n, k), t in [((17, 33, 5), (7, 5, 3)), ((129, 65, 257), (16, 16, 64)),\n"
+        "                     ((200, 150, 300), (96, 64, 128))]:\n"
+        "    a = rng.standard_normal((m, k), dtype=np.float32)\n"
+        "    b = rng.standard_normal((k, n), dtype=np.float32)\n"
+        "    c = gemm_tiled(a, b, tile_m=t[0], tile_n=t[1], tile_k=t[2])\n"
+        "    err = np.abs(c - a.astype(np.float64) @ b.astype(np.float64)).max()\n"
+        "    assert err < 1e-3, (m, n, k, t, err)\n"
+        "print(VECTOR_WIDTH, MR, NR)\n")
+    env = {**os.environ, "SCALINGLAB_VECTOR_WIDTH": width, "NUMBA_CACHE_DIR": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    w, mr, nr = map(int, out.stdout.split())
+    assert w == int(width) and nr == 2 * w and mr == {"8": 6, "4": 4}[width]

@@ -33,6 +33,8 @@ rows and ``NR`` columns and ``cb`` is a padded per-tile buffer.
 
 from __future__ import annotations
 
+import os
+
 from llvmlite import binding as llvm_binding
 from llvmlite import ir
 from numba import types
@@ -41,7 +43,17 @@ from numba.extending import intrinsic
 
 
 def _host_vector_width() -> int:
-    """Floats per vector register on this CPU: 16 (AVX-512), 8 (AVX/AVX2) or 4."""
+    """Floats per vector register on this CPU: 16 (AVX-512), 8 (AVX/AVX2) or 4.
+
+    ``SCALINGLAB_VECTOR_WIDTH`` (4, 8 or 16) overrides it, e.g. to test the narrower
+    kernels on a wider CPU; give such a process its own ``NUMBA_CACHE_DIR``, since
+    numba's disk cache keys compiled kernels by CPU, not by this setting.
+    """
+    forced = os.environ.get("SCALINGLAB_VECTOR_WIDTH", "")
+    if forced:
+        if forced not in ("4", "8", "16"):
+            raise ValueError(f"SCALINGLAB_VECTOR_WIDTH must be 4, 8 or 16, got {forced!r}")
+        return int(forced)
     try:
         features = llvm_binding.get_host_cpu_features()
     except Exception:  # pragma: no cover - exotic hosts
@@ -58,8 +70,8 @@ VECTOR_WIDTH: int = _host_vector_width()
 #: Vectors of B per step (the block is ``NR = VECTORS_N * VECTOR_WIDTH`` columns wide).
 VECTORS_N = 2
 #: Rows of the register block: as many as leave room for B and the broadcast
-#: (32 vector registers with AVX-512, 16 otherwise).
-MR: int = 12 if VECTOR_WIDTH == 16 else 6
+#: (32 vector registers with AVX-512, 16 with AVX2; 4-wide vectors: SSE or NEON).
+MR: int = {16: 12, 8: 6, 4: 4}[VECTOR_WIDTH]
 #: Columns of the register block.
 NR: int = VECTORS_N * VECTOR_WIDTH
 
