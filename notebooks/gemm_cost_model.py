@@ -71,7 +71,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
 
-from scalinglab.experiments import gemm
+from scalinglab.experiments import gemm, gemm_analysis
 from scalinglab.experiments import gemm_predictor as predictor
 from scalinglab.kernels.energy import energy_source
 from scalinglab.plots import gemm as plots
@@ -148,17 +148,17 @@ plt.show()
 # often the winning tile stays the winner across resamples).
 
 # %%
-effects = gemm.tile_effects(calls, **BOOT)
+effects = gemm_analysis.tile_effects(calls, **BOOT)
 display(effects)
 fig = plots.plot_tile_effects(effects, level=level)
 plt.show()
 
 # %%
-point, ci, where = gemm.max_tile_effect(calls, **BOOT)
+point, ci, where = gemm_analysis.max_tile_effect(calls, **BOOT)
 record("tile/max_worst_over_best", point, ci=ci, level=level, method=CI_REPEATS + ", max over shapes",
        resamples=reps, unit="x", headline=True,
        description=f"largest slowdown from the tile choice (at {where}); paper: up to 3.2x on GPU")
-median_ratio, median_ci, _ = gemm.max_tile_effect(calls, over="median", **BOOT)
+median_ratio, median_ci, _ = gemm_analysis.max_tile_effect(calls, over="median", **BOOT)
 record("tile/median_worst_over_best", median_ratio, ci=median_ci, level=level,
        method=CI_REPEATS + ", median over shapes", resamples=reps, unit="x",
        description="typical slowdown from the tile choice (median over shapes)")
@@ -182,7 +182,7 @@ if ds is not None:
     display(ref)
     big = ref.assign(f=ref.M * ref.N * ref.K).sort_values("f").iloc[-1]["shape"]
     best_tile = ds["tiled_seconds"].sel(shape=big).median("repeat").idxmin("tile").item()
-    frac, frac_ci = gemm.speed_ratio(ds["ref_seconds"].sel(impl="blas", shape=big).values,
+    frac, frac_ci = gemm_analysis.speed_ratio(ds["ref_seconds"].sel(impl="blas", shape=big).values,
                                      ds["tiled_seconds"].sel(shape=big, tile=best_tile).values,
                                      **BOOT)
     record("kernel/tiled_fraction_of_blas", frac, ci=frac_ci, level=level,

@@ -11,7 +11,7 @@ import pytest
 
 from scalinglab.cost_model import HardwareRecord
 from scalinglab.errors import InputError, ParameterError
-from scalinglab.experiments import gemm
+from scalinglab.experiments import gemm, gemm_analysis
 from scalinglab.experiments import gemm_predictor as predictor
 from scalinglab.kernels.microkernel import MR, NR
 
@@ -63,15 +63,15 @@ def test_tile_effects_known_ratio():
     # shape B: tiles 2 s and 2.5 s -> 1.25
     calls = _calls({(8, 8, 8, 4, 4, 4): [1.0] * 4, (8, 8, 8, 8, 8, 8): [3.0] * 4,
                     (9, 9, 9, 4, 4, 4): [2.5] * 4, (9, 9, 9, 8, 8, 8): [2.0] * 4})
-    eff = gemm.tile_effects(calls, reps=200)
+    eff = gemm_analysis.tile_effects(calls, reps=200)
     first = eff.iloc[0]
     assert (first.M, first.best_tile, first.worst_tile) == (8, "4x4x4", "8x8x8")
     assert first.ratio == pytest.approx(3.0) and (first.ratio_lo, first.ratio_hi) == (3.0, 3.0)
     assert first.best_share == 1.0
     assert eff.iloc[1].ratio == pytest.approx(1.25) and eff.iloc[1].best_tile == "8x8x8"
-    point, ci, where = gemm.max_tile_effect(calls, reps=200)
+    point, ci, where = gemm_analysis.max_tile_effect(calls, reps=200)
     assert point == pytest.approx(3.0) and ci == (3.0, 3.0) and where == "8x8x8"
-    median, median_ci, _ = gemm.max_tile_effect(calls, reps=200, over="median")
+    median, median_ci, _ = gemm_analysis.max_tile_effect(calls, reps=200, over="median")
     assert median == pytest.approx((3.0 + 1.25) / 2) and median_ci == pytest.approx((2.125,) * 2)
 
 
@@ -79,7 +79,7 @@ def test_tile_effect_ci_widens_with_noise():
     rng = np.random.default_rng(0)
     calls = _calls({(8, 8, 8, 4, 4, 4): list(1 + 0.3 * rng.random(7)),
                     (8, 8, 8, 8, 8, 8): list(2 + 0.3 * rng.random(7))})
-    e = gemm.tile_effects(calls, reps=500).iloc[0]
+    e = gemm_analysis.tile_effects(calls, reps=500).iloc[0]
     assert e.ratio_lo < e.ratio < e.ratio_hi and 1.4 < e.ratio < 2.4
 
 
@@ -89,16 +89,16 @@ def test_tile_effect_ci_is_not_biased_by_picking_the_extremes():
     # above it. With the pair held fixed, the interval brackets the point.
     rng = np.random.default_rng(1)
     calls = _calls({(8, 8, 8, t, 4, 4): list(1 + 0.2 * rng.random(5)) for t in range(1, 13)})
-    e = gemm.tile_effects(calls, reps=1000).iloc[0]
+    e = gemm_analysis.tile_effects(calls, reps=1000).iloc[0]
     assert e.ratio_lo <= e.ratio <= e.ratio_hi
-    point, (lo, hi), _ = gemm.max_tile_effect(calls, reps=1000)
+    point, (lo, hi), _ = gemm_analysis.max_tile_effect(calls, reps=1000)
     assert lo <= point <= hi
     with pytest.raises(ValueError, match="over must be"):
-        gemm.max_tile_effect(calls, reps=10, over="mean")
+        gemm_analysis.max_tile_effect(calls, reps=10, over="mean")
 
 
 def test_speed_ratio_of_medians():
-    point, (lo, hi) = gemm.speed_ratio(np.array([2.0, 2.0, 2.0]), np.array([4.0, 4.0, np.nan]),
+    point, (lo, hi) = gemm_analysis.speed_ratio(np.array([2.0, 2.0, 2.0]), np.array([4.0, 4.0, np.nan]),
                                        reps=100)
     assert point == 0.5 and lo == hi == 0.5
 
