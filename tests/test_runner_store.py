@@ -242,3 +242,21 @@ def test_unfinished_runs_read_as_running_killed_or_incomplete(tmp_path):
     assert store.unfinished_state(tmp) == store.UNKNOWN
     final = store.finalize_run(tmp, run_id)
     assert not (final / store.OWNER).exists()
+
+
+def test_prune_keeps_findings_of_every_run_and_the_latest_whole(tmp_path):
+    runs = []
+    for name in ("20260101T000000Z-a", "20260102T000000Z-b", "20260103T000000Z-c"):
+        d = tmp_path / "s" / "v" / name
+        d.mkdir(parents=True)
+        for f in ("report.html", "report-code.html", "s.ipynb", "results.json", "manifest.json"):
+            (d / f).write_text("{}")
+        runs.append(d)
+    store.set_latest(runs[1])  # latest need not be the newest (a later run failed)
+    removed = store.prune_html(keep=1, reports_root=tmp_path)
+    assert sorted(p.name for p in removed) == ["report-code.html", "report.html", "s.ipynb"]
+    assert not (runs[0] / "report.html").exists() and (runs[0] / "results.json").exists()
+    assert (runs[1] / "report.html").exists() and (runs[2] / "report.html").exists()
+    assert (runs[0] / "manifest.json").exists()
+    with pytest.raises(ValueError, match="keep"):
+        store.prune_html(keep=0, reports_root=tmp_path)

@@ -4,10 +4,13 @@ Usage::
 
     scalinglab reports [--format table|json]
     scalinglab reports diff RUN_A RUN_B [--format table|json]
+    scalinglab reports prune [--keep N]
 
 A RUN is a run folder path, ``study/variant/run_id`` (or ``study/variant/latest``),
 or a unique run-id prefix. ``reports`` also writes ``reports/index.html`` and
-``reports/index.json``.
+``reports/index.json``. ``prune`` removes the HTML and executed notebooks of all
+but the newest N runs of each study and variant (never ``latest``), keeping every
+version's findings and manifest.
 """
 
 from __future__ import annotations
@@ -26,13 +29,19 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "and write reports/index.html and reports/index.json.",
     )
     p.add_argument("--format", choices=FORMATS, default="table")
-    sub = p.add_subparsers(dest="reports_cmd", metavar="{diff}")
+    sub = p.add_subparsers(dest="reports_cmd", metavar="{diff,prune}")
     d = sub.add_parser("diff", help="which findings moved between two runs",
                        description="Compare the findings of two runs: delta and delta relative "
                        "to the CI half-width; 'moved' when |delta| exceeds it.")
     d.add_argument("run_a", metavar="RUN_A")
     d.add_argument("run_b", metavar="RUN_B")
     d.add_argument("--format", dest="diff_format", choices=FORMATS, default=None)
+    pr = sub.add_parser("prune", help="drop old runs' HTML, keep their findings",
+                        description="Remove report.html, report-code.html and the executed "
+                        "notebook of all but the newest N runs per study and variant (never "
+                        "latest); results.json and manifest.json stay, and the index is "
+                        "rewritten.")
+    pr.add_argument("--keep", type=int, default=1, help="runs kept whole (default: %(default)s)")
     p.set_defaults(func=main)
 
 
@@ -41,6 +50,14 @@ def main(args: argparse.Namespace) -> int:
 
     if getattr(args, "reports_cmd", None) == "diff":
         return _diff(args)
+    if getattr(args, "reports_cmd", None) == "prune":
+        from scalinglab.runner.store import prune_html
+
+        removed = prune_html(keep=args.keep)
+        index.write_index()
+        print(f"removed {len(removed)} files (HTML and notebooks of older runs); "
+              "findings and manifests kept; index rewritten")
+        return 0
     html_path, json_path, idx = index.write_index()
     if args.format == "json":
         print(json.dumps(idx, indent=2))

@@ -72,6 +72,7 @@ def collect(*, reports_root: Path | None = None) -> dict[str, Any]:
             "git_commit": m.get("git_commit"),
             "git_dirty": m.get("git_dirty"),
             "cache_key": m.get("cache_key"),
+            "has_html": (ref.path / "report.html").is_file(),
             "headline": headline(m.get("results", [])),
         })
     out = []
@@ -122,7 +123,9 @@ def render_html(index: dict[str, Any]) -> str:
                 link = esc(r["path"] + "/report.html")
                 name = esc(r["run_id"])
                 finished = r["status"] not in ("incomplete", "killed", "running")
-                ref = f'<a href="{link}">{name}</a>' if finished else name
+                ref = f'<a href="{link}">{name}</a>' if finished and r["has_html"] else name
+                if finished and not r["has_html"]:
+                    ref += " <small>(HTML pruned; findings kept)</small>"
                 if r["run_id"] == v["latest"]:
                     ref += " <b>(latest)</b>"
                 heads = "<br>".join(

@@ -212,3 +212,35 @@ def resolve_run(spec: str, *, reports_root: Path | None = None) -> Path:
         f"{spec!r} matches {len(matches)} runs: " + ", ".join(m.key for m in matches[:5])
     )
 
+
+
+#: What pruning removes from an old run; ``results.json`` and ``manifest.json`` stay.
+PRUNABLE = ("report.html", "report-code.html")
+
+
+def prune_html(*, keep: int = 1, reports_root: Path | None = None) -> list[Path]:
+    """Remove the HTML and executed notebook of all but the newest ``keep`` finished runs
+    of every study and variant (and never the ``latest`` run); return what was removed.
+
+    Findings (``results.json``) and manifests are kept for every version, so the index
+    and ``reports diff`` still cover them.
+    """
+    if keep < 1:
+        raise ValueError(f"keep must be >= 1, got {keep}")
+    root = reports_root or reports_dir()
+    removed: list[Path] = []
+    by_variant: dict[tuple[str, str], list[RunRef]] = {}
+    for ref in list_runs(reports_root=root):
+        if ref.complete:
+            by_variant.setdefault((ref.study, ref.variant), []).append(ref)
+    for (study, variant), refs in by_variant.items():
+        latest = variant_dir(study, variant, reports_root=root) / LATEST
+        current = latest.resolve() if latest.is_symlink() else None
+        for ref in refs[:-keep]:  # oldest first
+            if current is not None and ref.path.resolve() == current:
+                continue
+            for f in [*(ref.path / n for n in PRUNABLE), *ref.path.glob("*.ipynb")]:
+                if f.is_file():
+                    f.unlink()
+                    removed.append(f)
+    return removed
