@@ -12,7 +12,6 @@
 #     language: python
 #     name: python3
 #   scalinglab:
-#     draft: true
 #     title: "Pretraining optimizers compared with fair tuning: speedups over AdamW"
 #     description: >-
 #       Reproduces Wen et al. (2025), "Fantastic Pretraining Optimizers and Where to Find
@@ -34,7 +33,7 @@
 
 # %% tags=["parameters"]
 seed: int = 0  # seed of every bootstrap (training seeds are part of the sweep config)
-compute_class: str = "small"  # tiny (tests, < 1 min), small (2 CPU cores, ~30 min), medium, large
+compute_class: str = "small"  # tiny (tests, < 1 min), small (2 CPU cores, ~35 min), medium, large
 scheduler: str = ""  # "" = local Dask cluster, "sync" = in-process, else a scheduler address
 runs: str = ""  # your table of final losses (optimizer, model_size, data_multiple, loss[, seed]); "" = run the sweep
 schedule: str = "cosine"  # learning-rate schedule of every run: cosine or wsd (warmup-stable-decay)

@@ -157,8 +157,8 @@ def sweep_config(compute_class: str = "small", **overrides: Any) -> SweepConfig:
       (one local pass), so the whole study runs in well under a minute.
     - ``small``: sizes s/m/l (3.4k, 13.9k, 25.2k: 7.5x), multiples 1/2/4/8, three
       seeds, full coordinate descent at s (1x), learning rate and warmup re-tuned at
-      m and l (1x); estimated 27.5 minutes on 2 workers at a load average of 3.5,
-      about 50 at a load average of 6 (``benchmarks/bench_optimizers.py --estimate-small``).
+      m and l (1x); 35 minutes measured on 2 workers of an otherwise idle 2-core
+      machine (estimate: ``benchmarks/bench_optimizers.py --estimate-small``).
     - ``medium``: sizes l/xl/xxl (25k-200k, 8x), every multiple re-tuned, the
       stdlib-source corpus; a GPU or a cluster.
     - ``large``: sizes xxl/h/hh (200k-6.3M, 32x), five seeds; a GPU cluster.
