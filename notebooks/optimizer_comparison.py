@@ -353,6 +353,39 @@ if ds is not None:
             description="token speedup / step-time ratio")
 
 # %% [markdown]
+# ## Reading the results
+#
+# **What the committed `small` sweep shows** (6 optimizers x 3 sizes x 4 data budgets x 3
+# seeds, 216 final runs after 360 tuning runs).
+#
+# * **Tuning.** Every optimizer's learning rate and weight decay ended inside its grid:
+#   Lion's optimum first sat on the edges (lr 0.032, weight decay 2.0); the grown grids
+#   tried 0.064 and 4.0, and both lost. The remaining edges (AdamW's beta2 = 0.95,
+#   NAdamW's beta1 = 0.95) are ends of the usual ranges.
+# * **Speedup and size.** Muon's data-efficiency speedup over AdamW *grows* with size here,
+#   from about 0.65x at 3.4k non-embedding parameters to about 1.0x at 14k and 1.2x at 25k
+#   (slope of log speedup per log N about +0.3, CI above zero). The paper sees the
+#   opposite at 130M-1.2B parameters (1.3-1.4x shrinking to 1.1x). Both can hold: at a
+#   width of 8-32 an orthogonalised update has little to gain, and our sizes are below where
+#   the paper's trend starts. SOAP follows Muon more weakly (0.9x to 1.06x, CI covering 1
+#   at the largest size); NAdamW stays at or below AdamW, as the paper finds.
+# * **Matrix methods lead** from the middle size on: the matrix family's geometric-mean
+#   speedup over the scalar family's is about 1.15x and 1.18x (CIs above 1) at 14k and 25k,
+#   but 0.73x at 3.4k. Scion (matrix) and Lion (scalar) both stay well below AdamW at every
+#   size (0.36-0.72x) even with their grids grown: at this scale they are not competitive,
+#   a finding about these tiny models, not about the methods at scale.
+# * **Intermediate checkpoints mislead.** At the largest size and 8x Chinchilla, the
+#   ranking halfway through training agrees with the final one only weakly (Kendall tau
+#   about 0.2), and the leader changes from NAdamW mid-run to Muon at the end: the paper's
+#   warning against judging optimizers before their schedules have decayed reproduces.
+# * **Wall clock.** Muon's and SOAP's steps cost about 1.3x AdamW's on one CPU thread, so
+#   at 25k parameters Muon's 1.2x token speedup becomes about 0.9x in time (CI covering 1):
+#   a speedup in tokens is not yet a speedup in time at this size.
+# * **Baseline fit.** At the smallest size AdamW's fitted asymptote `E` sits at its bound
+#   0 (the losses still fall steeply at 8x Chinchilla), so speedups there are the least
+#   certain.
+
+# %% [markdown]
 # ## Findings
 
 # %%
