@@ -253,3 +253,17 @@ def test_input_files_outside_the_repository_change_the_cache_key(root, tmp_path_
     assert list(first) == [str(outside.resolve())]
     outside.write_text("algorithm,task,run,score\nA,t,0,2.0\n")
     assert input_hashes({"scores": str(outside)}, [], root=root) != first
+
+
+def test_editing_the_narrative_makes_a_report_stale(root):
+    """The report shows the markdown too, so it is part of the cache key."""
+    from scalinglab.runner.manifest import source_info
+
+    def key():
+        study = load_study("fixture_basic")
+        return source_info(study.path, study.cell_sources(), {}, {})["cache_key"]
+
+    before = key()
+    path = root / "notebooks" / "fixture_basic.py"
+    path.write_text(path.read_text().replace("bootstraps the mean.", "bootstraps its mean."))
+    assert key() != before

@@ -6,7 +6,7 @@ the findings, hashes of the source, inputs and library, git commit / dirty
 flag / diff, Python and package versions with the lock hash, per-cell timings,
 compute mode, the command as typed and the hash of ``report.html``.
 
-The cache key hashes what determines a run's science: the code cells, the
+The cache key hashes what determines a report: its code and markdown cells, the
 merged parameters, the input hashes, the lock hash and the library hash. Batch
 regeneration skips a study/variant whose latest good run has the same key.
 """
@@ -85,7 +85,7 @@ def cache_key(
     lock: str | None,
     lib: str,
 ) -> str:
-    """SHA-256 over code cells, merged parameters, input hashes, lock hash and lib hash."""
+    """SHA-256 over the cells, merged parameters, input hashes, lock hash and lib hash."""
     return sha256_bytes(canonical_json({
         "code": code, "parameters": parameters, "inputs": inputs, "lock": lock, "lib": lib,
     }).encode())

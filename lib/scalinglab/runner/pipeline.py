@@ -94,7 +94,7 @@ def prepare_run(
     study = load_study(study_name)
     params = resolve_parameters(study, variant=variant, overrides=overrides)
     inputs = input_hashes(params, study.inputs, root=repo_root())
-    hashes = source_info(study.path, study.code_sources(), params, inputs)
+    hashes = source_info(study.path, study.cell_sources(), params, inputs)
     return PreparedRun(study, variant, params, hashes)
 
 
@@ -213,7 +213,7 @@ def run_study(
             status, error = store.FAILED, _error_text(exc)
         nb = read_executed(executed_path)
         if status == store.OK:
-            hashes = with_inputs(hashes, study.code_sources(), params,
+            hashes = with_inputs(hashes, study.cell_sources(), params,
                                  input_hashes(params, study.inputs, root=repo_root()))
         if results_path.is_file():
             findings = load_results(results_path)

@@ -74,9 +74,11 @@ class Study:
     notebook: Any = None  # the jupytext-read nbformat NotebookNode
     draft: bool = False  # header ``draft: true``: left out of ``run --all`` by default
 
-    def code_sources(self) -> list[str]:
-        """Source of every code cell, in order (part of the cache key)."""
-        return [c.source for c in self.notebook.cells if c.cell_type == "code"]
+    def cell_sources(self) -> list[str]:
+        """Every code and markdown cell, in order, tagged with its type (part of the cache
+        key: the report shows the narrative too, so editing it makes a report stale)."""
+        return [f"{c.cell_type}:{c.source}" for c in self.notebook.cells
+                if c.cell_type in ("code", "markdown")]
 
     def parameters_help(self) -> str:
         """The valid parameters, one per line, with types, defaults and help."""
