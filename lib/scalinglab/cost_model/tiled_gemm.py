@@ -75,15 +75,15 @@ def tiled_gemm_counts(
         "tile_k", tile_k)
     if n_threads < 1 or mr < 1 or nr < 1:
         raise ValueError(f"n_threads, mr and nr must be >= 1, got {n_threads}, {mr}, {nr}")
-    tiles = np.ceil(m / tm) * np.ceil(n / tn)
+    row_tiles, col_tiles, k_steps = np.ceil(m / tm), np.ceil(n / tn), np.ceil(k / tk)
+    tiles = row_tiles * col_tiles
     threaded = (tiles > 1) & (2.0 * m * n * k >= parallel_min_flops)
     threads = np.where(threaded, float(n_threads), 1.0)
     waves = np.ceil(tiles / threads)
     rows = _round_up(np.minimum(tm, m), mr)
     cols = _round_up(np.minimum(tn, n), nr)
-    k_steps = np.ceil(k / tk)
-    packed = (np.ceil(m / tm) * _round_up(tm, mr) * np.ceil(k / tk) * tk
-              + np.ceil(n / tn) * _round_up(tn, nr) * np.ceil(k / tk) * tk)
+    # packed buffers are allocated for whole tiles: padded rows (columns) x tile_k per step
+    packed = (row_tiles * _round_up(tm, mr) + col_tiles * _round_up(tn, nr)) * k_steps * tk
     counts = {
         "calls": np.ones_like(tiles),
         "threaded": threaded.astype(float),

@@ -83,7 +83,7 @@ def gemm_features(cells: pd.DataFrame, *, n_threads: int) -> pd.DataFrame:
         "log_intensity": np.log(flops / nbytes),
         "output_tiles": tiles, "k_steps": np.ceil(k / tk),
         "thread_utilisation": tiles / (waves * n_threads),
-        "parallel_path": ((tiles > 1) & (flops >= PARALLEL_MIN_FLOPS)).astype(float),
+        "parallel_path": _counts(cells, n_threads=n_threads)["threaded"],
         "log_flops_per_busy_thread": np.log(flops / np.minimum(tiles, n_threads)),
         "padding_factor": padded / (m * n),
         "log_micro_calls": np.log(micro_calls),
@@ -93,15 +93,17 @@ def gemm_features(cells: pd.DataFrame, *, n_threads: int) -> pd.DataFrame:
     })
 
 
-def kernel_counts(cells: pd.DataFrame, *, n_threads: int) -> np.ndarray:
-    """The kernel's work per (shape, tile) row, ``(cell, count)`` in :data:`COUNTS` order.
+def _counts(cells: pd.DataFrame, *, n_threads: int) -> dict[str, np.ndarray]:
+    """:func:`scalinglab.cost_model.tiled_gemm_counts` with the register block and the
+    threading threshold of :func:`scalinglab.kernels.gemm_numba.gemm_tiled`."""
+    return tiled_gemm_counts(*(cells[c].to_numpy(float) for c in SHAPE + TILE),
+                             n_threads=n_threads, mr=MR, nr=NR,
+                             parallel_min_flops=PARALLEL_MIN_FLOPS)
 
-    :func:`scalinglab.cost_model.tiled_gemm_counts` with the register block and the
-    threading threshold of :func:`scalinglab.kernels.gemm_numba.gemm_tiled`.
-    """
-    counts = tiled_gemm_counts(*(cells[c].to_numpy(float) for c in SHAPE + TILE),
-                               n_threads=n_threads, mr=MR, nr=NR,
-                               parallel_min_flops=PARALLEL_MIN_FLOPS)
+
+def kernel_counts(cells: pd.DataFrame, *, n_threads: int) -> np.ndarray:
+    """The kernel's work per (shape, tile) row, ``(cell, count)`` in :data:`COUNTS` order."""
+    counts = _counts(cells, n_threads=n_threads)
     return np.column_stack([counts[c] for c in COUNTS])
 
 
