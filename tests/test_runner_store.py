@@ -87,10 +87,11 @@ def test_resolve_run_by_path_key_latest_and_prefix(tmp_path):
 
 
 def test_cache_key_changes_with_each_ingredient():
-    base = dict(code=["x = 1"], parameters={"seed": 0}, inputs={"a.csv": "h"}, lock="L", lib="B")
+    base = dict(cells=["code:x = 1"], parameters={"seed": 0}, inputs={"a.csv": "h"}, lock="L",
+                lib="B")
     key = cache_key(**base)
     assert key == cache_key(**dict(base))
-    for field, other in [("code", ["x = 2"]), ("parameters", {"seed": 1}),
+    for field, other in [("cells", ["code:x = 2"]), ("parameters", {"seed": 1}),
                          ("inputs", {"a.csv": "h2"}), ("lock", "L2"), ("lib", "B2")]:
         assert cache_key(**{**base, field: other}) != key, field
 

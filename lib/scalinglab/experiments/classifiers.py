@@ -414,20 +414,21 @@ def load_or_run(scores: str = "", *, compute_class: str = "small", seed: int = 0
     xarray.DataArray
         Named ``score``, dims ``(algorithm, run, task)``; attrs ``source``.
     """
+    references = references.strip()
     if scores.strip():
         from scalinglab.data.scores import load_scores
 
         paths = [p.strip() for p in scores.split(",") if p.strip()]
         out = load_scores(paths if len(paths) > 1 else paths[0], nan=nan)
         source = "user files: " + ", ".join(paths)
-        if references.strip():
+        if references:
             from scalinglab.data.scores import load_references
 
-            random, reference = load_references(references.strip())
+            random, reference = load_references(references)
             out = normalize(out, random=random, reference=reference)
-            source += f", normalized by {references.strip()}"
+            source += f", normalized by {references}"
         return out.rename("score").assign_attrs(source=source)
-    if references.strip():
+    if references:
         raise ParameterError("references normalizes your own scores: pass scores= too")
     ds = benchmark(compute_class=compute_class, seed=seed, scheduler=scheduler, rerun=rerun,
                    progress=progress)

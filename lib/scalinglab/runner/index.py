@@ -55,7 +55,7 @@ def collect(*, reports_root: Path | None = None) -> dict[str, Any]:
     for ref in store.list_runs(reports_root=root):
         m = store.read_manifest(ref.path)
         # a .tmp- folder is still running, or was left by a process killed hard
-        status = m.get("status", "incomplete") if ref.complete else store.unfinished_state(
+        status = m.get("status", store.UNKNOWN) if ref.complete else store.unfinished_state(
             ref.path)
         srec = studies.setdefault(ref.study, {"study": ref.study, "title": ref.study,
                                               "variants": {}})
@@ -122,7 +122,7 @@ def render_html(index: dict[str, Any]) -> str:
             for r in reversed(v["runs"]):
                 link = esc(r["path"] + "/report.html")
                 name = esc(r["run_id"])
-                finished = r["status"] not in ("incomplete", "killed", "running")
+                finished = r["status"] not in store.UNFINISHED
                 ref = f'<a href="{link}">{name}</a>' if finished and r["has_html"] else name
                 if finished and not r["has_html"]:
                     ref += " <small>(HTML pruned; findings kept)</small>"

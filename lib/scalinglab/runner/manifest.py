@@ -79,7 +79,7 @@ def input_hashes(
 
 def cache_key(
     *,
-    code: list[str],
+    cells: list[str],
     parameters: dict[str, Any],
     inputs: dict[str, str],
     lock: str | None,
@@ -87,11 +87,11 @@ def cache_key(
 ) -> str:
     """SHA-256 over the cells, merged parameters, input hashes, lock hash and lib hash."""
     return sha256_bytes(canonical_json({
-        "code": code, "parameters": parameters, "inputs": inputs, "lock": lock, "lib": lib,
+        "cells": cells, "parameters": parameters, "inputs": inputs, "lock": lock, "lib": lib,
     }).encode())
 
 
-def with_inputs(hashes: dict[str, Any], code: list[str], parameters: dict[str, Any],
+def with_inputs(hashes: dict[str, Any], cells: list[str], parameters: dict[str, Any],
                 inputs: dict[str, str]) -> dict[str, Any]:
     """``hashes`` with new input hashes and the cache key recomputed from them.
 
@@ -100,7 +100,7 @@ def with_inputs(hashes: dict[str, Any], code: list[str], parameters: dict[str, A
     the key that the next unchanged request will compute.
     """
     return {**hashes, "input_hashes": inputs,
-            "cache_key": cache_key(code=code, parameters=parameters, inputs=inputs,
+            "cache_key": cache_key(cells=cells, parameters=parameters, inputs=inputs,
                                    lock=hashes["lock_hash"], lib=hashes["lib_hash"])}
 
 
@@ -114,7 +114,7 @@ def git_state() -> dict[str, Any]:
     return state
 
 
-def source_info(study_path: Path, code: list[str], parameters: dict[str, Any],
+def source_info(study_path: Path, cells: list[str], parameters: dict[str, Any],
                 inputs: dict[str, str]) -> dict[str, Any]:
     """Hashes that identify a run's science (and its cache key)."""
     lib = lib_hash()
@@ -125,7 +125,7 @@ def source_info(study_path: Path, code: list[str], parameters: dict[str, Any],
         "lib_hash": lib,
         "lock_hash": lock,
         "parameters_hash": config_hash(parameters, length=64),
-        "cache_key": cache_key(code=code, parameters=parameters, inputs=inputs, lock=lock,
+        "cache_key": cache_key(cells=cells, parameters=parameters, inputs=inputs, lock=lock,
                                lib=lib),
     }
 

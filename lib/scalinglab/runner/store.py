@@ -35,6 +35,7 @@ LATEST = "latest"
 OK, FAILED, INTERRUPTED, RUNNING = "ok", "failed", "interrupted", "running"
 #: States of an unfinished (``.tmp-``) run folder.
 KILLED, UNKNOWN = "killed", "incomplete"
+UNFINISHED = (RUNNING, KILLED, UNKNOWN)
 OWNER = ".owner"
 
 
@@ -211,7 +212,6 @@ def resolve_run(spec: str, *, reports_root: Path | None = None) -> Path:
     raise StudyError(
         f"{spec!r} matches {len(matches)} runs: " + ", ".join(m.key for m in matches[:5])
     )
-
 
 
 #: What pruning removes from an old run; ``results.json`` and ``manifest.json`` stay.
