@@ -37,9 +37,9 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from scalinglab.experiments.optimizer_sweep import sweep_config
-from scalinglab.experiments.optimizers import default_hparams, hparam_grid
-from scalinglab.experiments.pretrain import heldout_loss, run_pretrain
+from scalinglab.studies.optimizers.sweep import sweep_config
+from scalinglab.training.optimizers import default_hparams, hparam_grid
+from scalinglab.training.pretrain import heldout_loss, run_pretrain
 from scalinglab.models import Transformer
 from scalinglab.models.corpus import build_corpus, eval_windows, sample_batch
 

@@ -8,7 +8,7 @@ Run (from the repository root; about a minute on one core)::
 What it measures, per model size of the ``small`` sweep, on one torch thread (as
 the sweep's Dask tasks run), median of ``--repeats`` timings:
 
-1. Rollout tokens/s: :func:`scalinglab.experiments.grpo.sample_completions` (KV
+1. Rollout tokens/s: :func:`scalinglab.studies.rl.grpo.sample_completions` (KV
    cache, each prompt prefilled once, stop when every row has ended) against a
    plain torch loop on the same model (``no_grad``, the whole sequence recomputed
    for each new token, prompts repeated ``G`` times). Two shapes: the task's own
@@ -39,9 +39,9 @@ from pathlib import Path
 import torch
 
 from scalinglab.cost_model.flops import training_flops
-from scalinglab.experiments.grpo import grpo_update, sample_completions
-from scalinglab.experiments.rl_run import run_rl, warm_start
-from scalinglab.experiments.rl_sweep import sweep_config
+from scalinglab.studies.rl.grpo import grpo_update, sample_completions
+from scalinglab.studies.rl.run import run_rl, warm_start
+from scalinglab.studies.rl.sweep import sweep_config
 from scalinglab.models import EOS, Transformer
 
 ROOT = Path(__file__).resolve().parents[1]

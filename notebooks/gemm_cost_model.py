@@ -71,8 +71,9 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
 
-from scalinglab.experiments import gemm, gemm_analysis
-from scalinglab.experiments import gemm_predictor as predictor
+from scalinglab.studies.gemm import sweep as gemm
+from scalinglab.studies.gemm import analysis as gemm_analysis
+from scalinglab.studies.gemm import predictor
 from scalinglab.kernels.energy import energy_source
 from scalinglab.plots import gemm as plots
 from scalinglab.record import findings_table, record

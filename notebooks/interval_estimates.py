@@ -77,7 +77,7 @@ references: str = ""  # with scores: table task, random, reference to normalize 
 # %%
 import numpy as np
 
-from scalinglab.experiments.classifiers import load_or_run
+from scalinglab.studies.intervals.classifiers import load_or_run
 from scalinglab.plots import intervals as plots
 from scalinglab.record import findings_table, record
 from scalinglab.stats.improvement import pairwise_probability_of_improvement

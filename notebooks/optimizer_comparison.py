@@ -77,10 +77,10 @@ import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
 
-from scalinglab.experiments import optimizer_analysis as analysis
-from scalinglab.experiments.optimizer_sweep import run_sweep, sweep_config
-from scalinglab.experiments.optimizers import OPTIMIZER_TABLE
-from scalinglab.experiments.speedup import compute_speedups, load_loss_table, sweep_table
+from scalinglab.studies.optimizers import analysis
+from scalinglab.studies.optimizers.sweep import run_sweep, sweep_config
+from scalinglab.training.optimizers import OPTIMIZER_TABLE
+from scalinglab.fitting.speedup import compute_speedups, load_loss_table, sweep_table
 from scalinglab.record import findings_table, record
 from scalinglab.stats.bootstrap import percentile_interval, resample_groups
 

@@ -64,8 +64,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from scalinglab.experiments import rl_analysis as rla
-from scalinglab.experiments.rl_sweep import run_sweep, sweep_config
+from scalinglab.studies.rl import analysis as rla
+from scalinglab.studies.rl.sweep import run_sweep, sweep_config
 from scalinglab.paths import repo_root
 from scalinglab.record import record
 

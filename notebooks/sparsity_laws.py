@@ -79,8 +79,8 @@ import torch
 from IPython.display import Markdown, display
 
 from scalinglab.cost_model import hardware_record
-from scalinglab.experiments import sparsity_analysis as sa
-from scalinglab.experiments.sparsity_sweep import horizon_config, run_sweep, sweep_config
+from scalinglab.studies.sparsity import analysis as sa
+from scalinglab.studies.sparsity.sweep import horizon_config, run_sweep, sweep_config
 from scalinglab.kernels.sparse_ffn import benchmark_sparse_ffn
 from scalinglab.record import findings_table, record
 

@@ -7,7 +7,7 @@ import pytest
 
 from scalinglab.cost_model import tiled_gemm_counts
 from scalinglab.cost_model.tiled_gemm import COUNTS
-from scalinglab.experiments.gemm_predictor import calibrate_kernel_model
+from scalinglab.studies.gemm.predictor import calibrate_kernel_model
 
 
 def test_threaded_counts_by_hand():

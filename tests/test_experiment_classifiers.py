@@ -7,7 +7,7 @@ import pytest
 import xarray as xr
 
 from scalinglab.errors import ParameterError
-from scalinglab.experiments import classifiers as C
+from scalinglab.studies.intervals import classifiers as C
 
 SMALL = dict(algorithms=("sgd", "lbfgs"), tasks=("iris", "wine", "xor"), runs=4)
 

@@ -11,8 +11,9 @@ import pytest
 
 from scalinglab.cost_model import HardwareRecord
 from scalinglab.errors import InputError, ParameterError
-from scalinglab.experiments import gemm, gemm_analysis
-from scalinglab.experiments import gemm_predictor as predictor
+from scalinglab.studies.gemm import sweep as gemm
+from scalinglab.studies.gemm import analysis as gemm_analysis
+from scalinglab.studies.gemm import predictor
 from scalinglab.kernels.microkernel import MR, NR
 
 ROOT = Path(__file__).resolve().parents[1]

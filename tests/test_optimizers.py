@@ -6,7 +6,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from scalinglab.experiments.optimizers import (
+from scalinglab.training.optimizers import (
     OPTIMIZER_TABLE,
     STUDY_OPTIMIZERS,
     build_optimizer,
@@ -15,7 +15,7 @@ from scalinglab.experiments.optimizers import (
     resolve_hparams,
     split_parameters,
 )
-from scalinglab.experiments.pretrain import llama_config
+from scalinglab.training.pretrain import llama_config
 from scalinglab.models import Transformer
 
 CFG = llama_config(d_model=16, n_layer=2, n_head=2, seq_len=16)

@@ -5,15 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from scalinglab.experiments.optimizer_analysis import (
+from scalinglab.studies.optimizers.analysis import (
     family_gap,
     leader_table,
     ranking_agreement,
     size_trend,
     wallclock_table,
 )
-from scalinglab.experiments.optimizer_sweep import cell_hparams, run_sweep, sweep_config
-from scalinglab.experiments.speedup import compute_speedups, sweep_table
+from scalinglab.studies.optimizers.sweep import cell_hparams, run_sweep, sweep_config
+from scalinglab.fitting.speedup import compute_speedups, sweep_table
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from scalinglab.experiments.pretrain import PretrainConfig, llama_config, lr_factor, run_pretrain
+from scalinglab.training.pretrain import PretrainConfig, llama_config, lr_factor, run_pretrain
 from scalinglab.models.corpus import CorpusConfig
 
 CORPUS = CorpusConfig(sources=("pydoc_topics",), heldout_fraction=0.2)

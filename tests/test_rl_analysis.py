@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from scalinglab.errors import InputError
-from scalinglab.experiments import rl_analysis as rla
+from scalinglab.studies.rl import analysis as rla
 
 SIZES = {"s": 1e4, "m": 1e5, "l": 1e6}
 C = np.linspace(0.0, 1e12, 26)  # evaluations at equal steps, as in a real run

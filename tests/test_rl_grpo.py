@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from scalinglab.experiments.grpo import (
+from scalinglab.studies.rl.grpo import (
     GRPOConfig,
     completion_logprobs,
     completion_mask,

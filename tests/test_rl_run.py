@@ -5,15 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from scalinglab.experiments.grpo import GRPOConfig
-from scalinglab.experiments.rl_run import (
+from scalinglab.studies.rl.grpo import GRPOConfig
+from scalinglab.studies.rl.run import (
     RLRunConfig,
     WarmupConfig,
     rl_step_flops,
     run_rl,
     warm_start,
 )
-from scalinglab.experiments.rl_tasks import TaskSpec
+from scalinglab.studies.rl.tasks import TaskSpec
 from scalinglab.models import TransformerConfig
 
 TASK = TaskSpec(op="add", n_digits=2, reverse_answer=True)

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from scalinglab.experiments import rl_sweep
-from scalinglab.experiments.grpo import GRPOConfig
-from scalinglab.experiments.rl_run import WarmupConfig
-from scalinglab.experiments.rl_sweep import (
+from scalinglab.studies.rl import sweep as rl_sweep
+from scalinglab.studies.rl.grpo import GRPOConfig
+from scalinglab.studies.rl.run import WarmupConfig
+from scalinglab.studies.rl.sweep import (
     SizeSpec,
     execute_sweep,
     run_sweep,

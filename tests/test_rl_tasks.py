@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from scalinglab.experiments.rl_tasks import (
+from scalinglab.studies.rl.tasks import (
     Problems,
     TaskSpec,
     check_completion,

@@ -8,7 +8,7 @@ import pytest
 import xarray as xr
 
 from scalinglab.errors import InputError
-from scalinglab.experiments import sparsity_analysis as sa
+from scalinglab.studies.sparsity import analysis as sa
 
 
 def _curves(law: str, *, a0: float, seeds=(0, 1, 2), noise=0.002, model="m", act="relu"):

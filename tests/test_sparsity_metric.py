@@ -10,7 +10,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from scalinglab.experiments.sparsity import (
+from scalinglab.studies.sparsity.cett import (
     LayerCETT,
     bracket_search,
     cett,

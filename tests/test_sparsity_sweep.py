@@ -7,7 +7,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from scalinglab.experiments.sparsity_sweep import (
+from scalinglab.studies.sparsity.sweep import (
     ModelSpec,
     data_seed,
     estimate_seconds,
@@ -80,7 +80,7 @@ def test_invalid_configs_fail_early():
 
 
 def test_dataset_layout_and_failed_runs_are_reported(capsys, monkeypatch):
-    from scalinglab.experiments import sparsity_sweep
+    from scalinglab.studies.sparsity import sweep as sparsity_sweep
 
     real = sparsity_sweep.train_run
 

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from scalinglab.errors import InputError
-from scalinglab.experiments.speedup import (
+from scalinglab.fitting.speedup import (
     _interval_with_inf,
     compute_speedups,
     effective_data,
@@ -116,7 +116,7 @@ def test_bad_tables_name_the_column_and_row():
 
 
 def test_family_gap_and_size_trend_by_hand():
-    from scalinglab.experiments.optimizer_analysis import family_gap, size_trend
+    from scalinglab.studies.optimizers.analysis import family_gap, size_trend
 
     rows = []
     for size, a in (("1000", 0.5), ("8000", 0.4)):

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from scalinglab.experiments.tuning import (
+from scalinglab.studies.optimizers.tuning import (
     CoordinateDescent,
     config_key,
     coordinate_descent,

@@ -2,7 +2,7 @@
 
 The package is organised one concept per module (see ``README.md`` and the
 architecture map): ``stats`` and ``fitting`` turn runs into findings,
-``experiments`` make runs, ``runner`` turns a study notebook into a versioned
+``studies`` hold each study's experiments and analysis, ``runner`` turns a study notebook into a versioned
 report, and ``cli`` is a thin shell over all of them.
 """
 

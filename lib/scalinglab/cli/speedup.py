@@ -17,7 +17,7 @@ Prints JSON::
 CIs (bootstrap over seeds) need a ``seed`` column with >= 2 seeds; otherwise
 ``ci`` entries are null. A speedup is null, never inf or NaN, where the loss is at
 or below the baseline's asymptote or the size's baseline could not be fitted; the
-status and ``warnings`` say which and why. See :mod:`scalinglab.experiments.speedup`.
+status and ``warnings`` say which and why. See :mod:`scalinglab.fitting.speedup`.
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ def _dumps(obj: dict) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Compute and print."""
-    from scalinglab.experiments.speedup import compute_speedups, load_loss_table
+    from scalinglab.fitting.speedup import compute_speedups, load_loss_table
 
     if args.bootstrap < 0:
         raise InputError(f"--bootstrap must be >= 0, got {args.bootstrap}")

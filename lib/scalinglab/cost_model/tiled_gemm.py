@@ -25,7 +25,7 @@ returns, per call:
 
 Each count is the quantity a fixed per-unit cost multiplies, so a linear model
 ``seconds ~ sum_j cost_j * count_j`` with non-negative costs (fit by
-:func:`scalinglab.experiments.gemm_predictor.calibrate_kernel_model`) extrapolates
+:func:`scalinglab.studies.gemm.predictor.calibrate_kernel_model`) extrapolates
 to shapes it never saw, which a tree model on the same features cannot.
 """
 

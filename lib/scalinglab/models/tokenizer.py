@@ -89,7 +89,7 @@ class ByteTokenizer:
         return out.decode("utf-8", errors="replace")
 
 
-#: The alphabet of :mod:`scalinglab.experiments.rl_tasks` prompts and answers.
+#: The alphabet of :mod:`scalinglab.studies.rl.tasks` prompts and answers.
 ARITHMETIC_ALPHABET = "0123456789+*%="
 
 

@@ -2,7 +2,7 @@
 
 Every helper returns a :class:`matplotlib.figure.Figure` from ``pyplot.subplots``
 and computes nothing beyond what it draws; the tables come from
-:mod:`scalinglab.experiments.gemm` and :mod:`scalinglab.experiments.gemm_predictor`.
+:mod:`scalinglab.studies.gemm.sweep` and :mod:`scalinglab.studies.gemm.predictor`.
 """
 
 from __future__ import annotations

@@ -41,7 +41,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from scalinglab.experiments.optimizers import build_optimizer, resolve_hparams
+from scalinglab.training.optimizers import build_optimizer, resolve_hparams
 from scalinglab.models.corpus import CorpusConfig, build_corpus, eval_windows, sample_batch
 from scalinglab.models.transformer import Transformer, TransformerConfig
 
@@ -94,7 +94,7 @@ class PretrainConfig:
     model
         The architecture (see :func:`llama_config`).
     optimizer, hparams
-        A key of :data:`~scalinglab.experiments.optimizers.OPTIMIZER_TABLE` and
+        A key of :data:`~scalinglab.training.optimizers.OPTIMIZER_TABLE` and
         overrides of its defaults (``lr``, ``weight_decay``, ``warmup``, ...).
     data_multiple, tokens_per_param
         The budget ``D = data_multiple * tokens_per_param * N``.

@@ -2,7 +2,7 @@
 
 A sweep has two phases, each mapped with :func:`scalinglab.compute.map_tasks`:
 
-1. one warm-up per (model size, seed) (:func:`~scalinglab.experiments.rl_run.warm_start`);
+1. one warm-up per (model size, seed) (:func:`~scalinglab.studies.rl.run.warm_start`);
 2. one GRPO run per (model size, variant, seed), started from that warm-up, so
    the variants of a size and seed share their starting policy and R0 (paired
    ablations) and the warm-up is paid once.
@@ -36,8 +36,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import xarray as xr
 
-from scalinglab.experiments.grpo import GRPOConfig
-from scalinglab.experiments.rl_run import (
+from scalinglab.studies.rl.grpo import GRPOConfig
+from scalinglab.studies.rl.run import (
     RLRunConfig,
     RunResult,
     WarmStart,
@@ -45,7 +45,7 @@ from scalinglab.experiments.rl_run import (
     run_rl,
     warm_start,
 )
-from scalinglab.experiments.rl_tasks import TaskSpec
+from scalinglab.studies.rl.tasks import TaskSpec
 from scalinglab.models.tokenizer import arithmetic_tokenizer
 from scalinglab.models.transformer import TransformerConfig
 

@@ -5,7 +5,7 @@ cache key, with the corpus hash); :func:`sweep_config` gives the main sweep of
 a compute class (sizes at one width/depth ratio, and shapes at about one
 parameter count) and :func:`horizon_config` the long-horizon probe (the
 smallest size trained 16x longer). The training loop is in
-:mod:`scalinglab.experiments.sparsity_sweep`.
+:mod:`scalinglab.studies.sparsity.sweep`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from scalinglab.experiments.sparsity import METHODS
+from scalinglab.studies.sparsity.cett import METHODS
 from scalinglab.models.corpus import CorpusConfig
 from scalinglab.models.transformer import TransformerConfig
 

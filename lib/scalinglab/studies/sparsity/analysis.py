@@ -1,6 +1,6 @@
 """Analyses of the sparsity-law sweep: curves, law fits, trends, width-depth, size, loss, speed.
 
-Turns :func:`scalinglab.experiments.sparsity_sweep.run_sweep`'s Dataset (or a
+Turns :func:`scalinglab.studies.sparsity.sweep.run_sweep`'s Dataset (or a
 user's table of ``run, tokens, activation_ratio``) into tables with bootstrap
 CIs. Uncertainty comes from seeds: a run is the resampling unit (the fitting
 engine's group bootstrap for the laws; :func:`scalinglab.stats.bootstrap.resample_groups`

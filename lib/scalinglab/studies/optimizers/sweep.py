@@ -1,11 +1,11 @@
 """The optimizer-comparison sweep: tune every optimizer fairly, then train every cell.
 
 Phases (each a batch of Dask tasks through :func:`scalinglab.compute.map_tasks`,
-every task one :func:`~scalinglab.experiments.pretrain.run_pretrain` with
+every task one :func:`~scalinglab.training.pretrain.run_pretrain` with
 ``num_threads=1``; the objective is the final held-out loss):
 
-1. **Base tuning**: coordinate descent (:mod:`scalinglab.experiments.tuning`) per
-   optimizer over its whole grid (:data:`~scalinglab.experiments.optimizers.OPTIMIZER_TABLE`)
+1. **Base tuning**: coordinate descent (:mod:`scalinglab.studies.optimizers.tuning`) per
+   optimizer over its whole grid (:data:`~scalinglab.training.optimizers.OPTIMIZER_TABLE`)
    at the smallest size and ``tune_multiple``, seed ``tune_seed``; all optimizers
    in lockstep so each step is one batch of tasks.
 2. **Re-tuning**: at every larger size (and at the smallest size for the other
@@ -45,13 +45,13 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from scalinglab.experiments.optimizers import (
+from scalinglab.training.optimizers import (
     OPTIMIZER_TABLE,
     STUDY_OPTIMIZERS,
     default_hparams,
     hparam_grid,
 )
-from scalinglab.experiments.pretrain import (
+from scalinglab.training.pretrain import (
     ENGINE_VERSION,
     PretrainConfig,
     PretrainResult,
@@ -59,7 +59,7 @@ from scalinglab.experiments.pretrain import (
     resolve_device,
     run_pretrain,
 )
-from scalinglab.experiments.tuning import (
+from scalinglab.studies.optimizers.tuning import (
     CoordinateDescent,
     descend_together,
     path_dataset,

@@ -12,7 +12,7 @@ file via :func:`load_timings`) with one row per timed call:
 ``M, N, K, tile_m, tile_n, tile_k, seconds``.
 
 The statistics of the timings (tile effects, speed ratios, with bootstrap CIs)
-are in :mod:`scalinglab.experiments.gemm_analysis`.
+are in :mod:`scalinglab.studies.gemm.analysis`.
 """
 
 from __future__ import annotations

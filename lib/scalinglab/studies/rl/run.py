@@ -11,7 +11,7 @@ design variant, one seed):
    a fixed slice of the RL prompts reaches ``target_lo`` (a band well below the
    ceiling, e.g. 0.05-0.3: the laws are about gains from R0). The check never uses
    held-out prompts.
-3. GRPO (:mod:`scalinglab.experiments.grpo`) for ``steps`` iterations, evaluating
+3. GRPO (:mod:`scalinglab.studies.rl.grpo`) for ``steps`` iterations, evaluating
    the pass rate (mean over ``eval_k`` samples per held-out prompt, temperature 1)
    every ``eval_every`` steps, and at step 0 (R0). Every evaluation draws from a
    generator re-seeded with the same seed (common random numbers), so the curve's
@@ -38,13 +38,13 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from scalinglab.experiments.grpo import (
+from scalinglab.studies.rl.grpo import (
     GRPOConfig,
     completion_mask,
     grpo_update,
     sample_completions,
 )
-from scalinglab.experiments.rl_tasks import Problems, TaskSpec, sample_problems, score_completions
+from scalinglab.studies.rl.tasks import Problems, TaskSpec, sample_problems, score_completions
 from scalinglab.models.tokenizer import PAD, arithmetic_tokenizer
 from scalinglab.models.transformer import Transformer, TransformerConfig
 

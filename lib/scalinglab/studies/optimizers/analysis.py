@@ -5,7 +5,7 @@
   size, and the slope
   of ``log(speedup)`` against ``log(N)`` (N non-embedding parameters) by least
   squares, with percentile CIs from the replicates of
-  :func:`~scalinglab.experiments.speedup.compute_speedups`.
+  :func:`~scalinglab.fitting.speedup.compute_speedups`.
 - :func:`family_gap`: do matrix-preconditioned optimizers lead? The difference of
   the mean log speedup of the matrix family and of the scalar family (baseline
   excluded) per size, as a ratio ``exp(gap)``, with CIs from the same replicates.
@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from scalinglab.experiments.speedup import SpeedupResult
+from scalinglab.fitting.speedup import SpeedupResult
 from scalinglab.stats.bootstrap import percentile_interval, resample_groups
 
 
@@ -78,7 +78,7 @@ def size_trend(result: SpeedupResult, n_params: Mapping[str, float]) -> tuple[pd
     Parameters
     ----------
     result
-        From :func:`~scalinglab.experiments.speedup.compute_speedups`.
+        From :func:`~scalinglab.fitting.speedup.compute_speedups`.
     n_params
         ``model_size -> N``.
 

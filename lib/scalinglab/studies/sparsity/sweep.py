@@ -7,7 +7,7 @@ tied embeddings) trained on the offline byte-level corpus
 linear warm-up (so a checkpoint at D tokens is a model trained on D tokens, not a
 point on a decaying schedule), measuring at geometrically spaced checkpoints the
 held-out loss and the PPL-p% activation ratio
-(:func:`~scalinglab.experiments.sparsity.ppl_sparsity`, CETT method; Top-k and
+(:func:`~scalinglab.studies.sparsity.cett.ppl_sparsity`, CETT method; Top-k and
 fixed-threshold baselines at the last checkpoint). Every run of a sweep sees the
 same number of tokens; a seed fixes both the initialisation and the batch order,
 so the ReLU and SiLU runs of a seed see the same batches (paired).
@@ -33,7 +33,7 @@ import torch
 import torch.nn.functional as F
 import xarray as xr
 
-from scalinglab.experiments.sparsity import (
+from scalinglab.studies.sparsity.cett import (
     METHODS,
     dense_pass,
     down_column_norms,
@@ -41,7 +41,7 @@ from scalinglab.experiments.sparsity import (
     ppl_sparsity,
     topk_policy,
 )
-from scalinglab.experiments.sparsity_config import (
+from scalinglab.studies.sparsity.config import (
     ACTIVATIONS,
     ENGINE_VERSION,
     STUDY,

@@ -1,0 +1,11 @@
+"""GEMM kernels and cost models (Liu & Halim 2024, GPPerf).
+
+Reproduces ``docs/studies/kernels_cost_models.md``.
+
+- :mod:`.sweep`: times the tiled and naive kernels over shapes x tiles (the study's data)
+- :mod:`.analysis`: tile effects and speed ratios with bootstrap intervals
+- :mod:`.predictor`: roofline, the calibrated kernel-work model and learned runtime predictors
+
+Shared rooms used: ``kernels`` (the GEMM kernels, timing harness, hardware measurement),
+``cost_model`` (FLOPs, bytes, roofline, the hardware record), ``stats``, ``compute``.
+"""
