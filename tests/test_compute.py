@@ -59,3 +59,38 @@ def test_cached_dataset_reuses_and_reruns(monkeypatch, tmp_path):
     assert len(calls) == 2 and float(c["v"][0]) == 2.0
     compute.cached_dataset("study", "runs", {**cfg, "seeds": 4}, make)
     assert len(calls) == 3, "a changed config must recompute"
+
+
+def _listening_addresses(proc) -> list[str]:
+    """Every TCP address this process and its children listen on."""
+    import psutil
+
+    found = []
+    for p in [proc, *proc.children(recursive=True)]:
+        try:
+            conns = p.net_connections(kind="inet")
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
+        found += [c.laddr.ip for c in conns if c.status == psutil.CONN_LISTEN]
+    return found
+
+
+def test_local_cluster_and_dashboard_listen_on_loopback_only():
+    import psutil
+
+    me = psutil.Process()
+    before = set(_listening_addresses(me))
+    with compute.get_client("", n_workers=1) as client:
+        assert client.dashboard_link  # the dashboard is on, only not reachable from outside
+        during = _listening_addresses(me)
+    opened = [ip for ip in during if ip not in before] or during
+    assert opened, "the cluster opened no listening socket"
+    assert all(ip in ("127.0.0.1", "::1") for ip in during), during
+
+
+def test_get_client_host_opts_in_to_other_interfaces():
+    import inspect
+
+    params = inspect.signature(compute.get_client).parameters
+    assert params["host"].kind is inspect.Parameter.KEYWORD_ONLY
+    assert params["host"].default == "127.0.0.1"

@@ -44,7 +44,9 @@ def compute_mode(scheduler: str = "") -> str:
 
 
 @contextlib.contextmanager
-def get_client(scheduler: str = "", *, n_workers: int | None = None) -> Iterator[Any]:
+def get_client(
+    scheduler: str = "", *, n_workers: int | None = None, host: str = "127.0.0.1"
+) -> Iterator[Any]:
     """Yield a Dask client (or None for ``"sync"``), closing what it started.
 
     Parameters
@@ -53,6 +55,13 @@ def get_client(scheduler: str = "", *, n_workers: int | None = None) -> Iterator
         ``""``: a ``LocalCluster(processes=True, threads_per_worker=1)`` with
         ``n_workers`` (default: CPU count); ``"sync"``: no Dask, yields None;
         anything else: the address of a running scheduler (``tcp://host:8786``).
+    n_workers
+        LocalCluster worker processes (default: CPU count).
+    host
+        Interface the LocalCluster's scheduler, workers and dashboard listen on.
+        Default loopback: the dashboard has no authentication, so nothing is
+        reachable from other machines unless asked (``host="0.0.0.0"`` or an
+        address opts in).
     """
     s = resolve_scheduler(scheduler)
     if s == "sync":
@@ -62,8 +71,10 @@ def get_client(scheduler: str = "", *, n_workers: int | None = None) -> Iterator
 
     if s == "":
         n = n_workers or os.cpu_count() or 1
+        bind = f"[{host}]" if ":" in host else host  # an IPv6 literal needs brackets
         with LocalCluster(
-            n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0"
+            n_workers=n, threads_per_worker=1, processes=True, host=host,
+            dashboard_address=f"{bind}:0",
         ) as cluster, Client(cluster) as client:
             yield client
     else:
