@@ -51,10 +51,21 @@ def test_few_runs_spread_and_errors():
     again = subsample_point_estimates(s, n_runs=3, draws=300, metrics=("iqm",),
                                       rng=np.random.default_rng(0))
     xr.testing.assert_identical(est, again)
-    ragged = s.copy()
-    ragged.loc[{"algorithm": "a", "task": "t2", "run": [8, 9]}] = np.nan
-    with pytest.raises(InputError, match="algorithm 'a', task 't2' has only 8 runs"):
-        subsample_point_estimates(ragged, n_runs=9, draws=2, rng=np.random.default_rng(0))
+    with pytest.raises(InputError, match="n_runs must be >= 1"):
+        subsample_point_estimates(s, n_runs=0, draws=2, rng=np.random.default_rng(0))
+
+
+def test_ragged_task_with_fewer_runs_contributes_all_of_them():
+    # ragged run counts are fine for intervals; the few-run study accepts them too
+    x = np.arange(30.0).reshape(6, 5)
+    x[2:, 1] = np.nan  # task 1 has only 2 runs, fewer than n_runs=3
+    sub = subsample_runs(x, n_runs=3, draws=50, rng=np.random.default_rng(0))
+    assert sub.shape == (50, 3, 5)
+    for d in range(50):
+        assert set(sub[d, :2, 1]) == {x[0, 1], x[1, 1]} and np.isnan(sub[d, 2, 1])
+        assert not np.isnan(sub[d, :, [0, 2, 3, 4]]).any()
+    one = np.array([[1.0, 2.0]])  # a single run per task, n_runs above it
+    assert subsample_runs(one, n_runs=3, draws=4, rng=np.random.default_rng(0)).shape == (4, 3, 2)
 
 
 def test_rank_flip_probability_hand_case():

@@ -50,25 +50,24 @@ def subsample_runs(
     Parameters
     ----------
     values
-        Shape ``(runs, tasks)``; NaN = absent. Every task needs ``>= n_runs`` runs.
+        Shape ``(runs, tasks)``; NaN = absent. Run counts may be ragged: a task
+        with fewer than ``n_runs`` runs contributes all of its runs to every
+        subsample (NaN = absent fills the rest), as the aggregate metrics and
+        ``scalinglab intervals`` accept ragged runs.
     name, tasks
-        Algorithm name and task labels, for error messages.
+        Algorithm name and task labels (kept for callers' error messages).
 
     Returns
     -------
     numpy.ndarray
-        Shape ``(draws, n_runs, tasks)``.
+        Shape ``(draws, n_runs, tasks)``; NaN where a task has fewer runs.
     """
-    table, available = compact_runs(values)
+    table, _available = compact_runs(values)
     if n_runs < 1:
         raise InputError(f"n_runs must be >= 1, got {n_runs}")
-    short = np.flatnonzero(available < n_runs)
-    if short.size:
-        task = tasks[int(short[0])] if tasks is not None else int(short[0])
-        raise InputError(
-            f"{'algorithm ' + repr(name) + ', ' if name else ''}task {task!r} has only "
-            f"{int(available[short[0]])} runs, fewer than n_runs={n_runs}"
-        )
+    if table.shape[0] < n_runs:  # every task has fewer runs: pad with absent rows
+        pad = np.full((n_runs - table.shape[0], table.shape[1]), np.nan)
+        table = np.vstack([table, pad])
     rows, tasks = table.shape
     keys = rng.random((draws, rows, tasks))
     keys[:, np.isnan(table)] = np.inf  # absent runs are never picked
