@@ -39,3 +39,23 @@ def reports_dir() -> Path:
 def lock_file() -> Path:
     """The pinned environment (pip constraints) used to regenerate reports."""
     return PACKAGE_DIR.parent / "constraints.txt"
+
+
+def require_checkout() -> Path:
+    """The repository root, or a clear error when the package runs outside a checkout.
+
+    Raises
+    ------
+    scalinglab.errors.StudyError
+        No ``notebooks/`` folder under :func:`repo_root` (a non-editable install,
+        or a wrong ``SCALINGLAB_ROOT``).
+    """
+    from scalinglab.errors import StudyError
+
+    root = repo_root()
+    if not notebooks_dir().is_dir():
+        raise StudyError(
+            f"no notebooks/ folder under {root}: studies and reports live in a checkout of the "
+            "repository; install it editable there (pip install -e .) or set SCALINGLAB_ROOT "
+            "to the checkout")
+    return root

@@ -1,5 +1,8 @@
+"""``python -m scalinglab.cli``: the same as the ``scalinglab`` command."""
+
 import sys
 
 from scalinglab.cli import main
 
-sys.exit(main())
+if __name__ == "__main__":
+    sys.exit(main())

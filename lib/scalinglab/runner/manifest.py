@@ -91,6 +91,12 @@ def cache_key(
     }).encode())
 
 
+def cell_hashes(cells: list[str]) -> list[str]:
+    """Short SHA-256 of each cell (as in the cache key), so ``status`` can name the cells
+    that changed since a run."""
+    return [sha256_bytes(c.encode())[:16] for c in cells]
+
+
 def with_inputs(hashes: dict[str, Any], cells: list[str], parameters: dict[str, Any],
                 inputs: dict[str, str]) -> dict[str, Any]:
     """``hashes`` with new input hashes and the cache key recomputed from them.
@@ -125,6 +131,7 @@ def source_info(study_path: Path, cells: list[str], parameters: dict[str, Any],
         "lib_hash": lib,
         "lock_hash": lock,
         "parameters_hash": config_hash(parameters, length=64),
+        "cell_hashes": cell_hashes(cells),
         "cache_key": cache_key(cells=cells, parameters=parameters, inputs=inputs, lock=lock,
                                lib=lib),
     }
@@ -173,6 +180,7 @@ def build_manifest(
         "lib_hash": hashes["lib_hash"],
         "lock_hash": hashes["lock_hash"],
         "cache_key": hashes["cache_key"],
+        "cell_hashes": hashes.get("cell_hashes"),
         "scalinglab_version": version,
         "git_commit": git.get("commit"),
         "git_dirty": bool(git.get("dirty")),

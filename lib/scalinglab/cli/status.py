@@ -1,0 +1,59 @@
+"""``scalinglab status``: which reports are up to date or stale, and why; runs nothing.
+
+Usage::
+
+    scalinglab status [STUDY ...] [--variant V ...] [--format table|json]
+
+For each study and each of its variants (``default``, ``tiny`` and the declared
+ones), compares what ``scalinglab run`` would run now (cells, merged parameters,
+inputs, library, lock) with the variant's latest good report and says which
+part changed; a study that reads ``data/hardware/`` also says when this machine
+has no hardware record. Unfinished run folders (``running``, ``killed``) are
+listed after. Exit status 0 (whatever the states), 2 for an unknown study.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "status",
+        help="which studies are up to date or stale, and why (runs nothing)",
+        description="Compare every study/variant with its latest good report (cache key: "
+        "cells, parameters, inputs, library, lock) and say why the stale ones are stale.",
+    )
+    p.add_argument("studies", nargs="*", metavar="STUDY", help="studies (default: all)")
+    p.add_argument("--variant", action="append", default=None, metavar="V",
+                   help="only this variant (repeatable; default: every variant)")
+    p.add_argument("--format", choices=("table", "json"), default="table")
+    p.set_defaults(func=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    from scalinglab.runner.status import status_all, unfinished_runs
+    from scalinglab.paths import require_checkout
+    from scalinglab.textfmt import format_table
+
+    require_checkout()
+    states = status_all(studies=args.studies or None, variants=args.variant)
+    leftovers = unfinished_runs()
+    if args.format == "json":
+        print(json.dumps({
+            "studies": [s.to_json() for s in states],
+            "unfinished": [{"run": ref.key, "state": state} for ref, state in leftovers],
+        }, indent=2))
+        return 0
+    rows = []
+    for s in states:
+        reasons = s.reasons or [""]
+        rows.append([s.study, s.variant, s.state, s.run_id or "", reasons[0]])
+        rows += [["", "", "", "", r] for r in reasons[1:]]
+    print(format_table(["study", "variant", "state", "latest", "why"], rows))
+    if leftovers:
+        print("\nunfinished run folders ('scalinglab reports prune' removes killed ones):")
+        for ref, state in leftovers:
+            print(f"  {ref.key}: {state}")
+    return 0

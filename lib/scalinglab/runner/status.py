@@ -1,0 +1,190 @@
+"""Which reports are up to date, and why the others are stale, without running anything.
+
+:func:`study_status` prepares each run request exactly as ``scalinglab run`` would
+(parameters merged and validated, inputs hashed, cache key computed) and compares
+it with the manifest of the variant's ``latest`` good run. When the keys differ,
+it names what changed, part by part of the cache key:
+
+- **cells**: which code or markdown cells were edited, added or removed (by
+  position and first line; older manifests without per-cell hashes only say that
+  the notebook changed);
+- **parameters**: which merged parameter values differ;
+- **inputs**: which input files were added, removed or changed;
+- **library** / **lock**: the ``scalinglab`` code or the pinned environment;
+- **hardware**: for a study whose inputs include ``data/hardware/``, this machine
+  has no record there, so running it would measure this machine afresh.
+
+It also lists unfinished (``.tmp-``) run folders as ``running``, ``killed`` or
+``incomplete``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from scalinglab.runner import store
+from scalinglab.runner.manifest import cache_key, cell_hashes
+
+#: Statuses of a study/variant.
+UP_TO_DATE, STALE, NEVER_RUN, INVALID = "up-to-date", "stale", "never run", "invalid"
+
+
+@dataclass
+class StudyStatus:
+    """The state of one study at one variant."""
+
+    study: str
+    variant: str
+    state: str  # up-to-date | stale | never run | invalid
+    run_id: str | None = None
+    reasons: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"study": self.study, "variant": self.variant, "state": self.state,
+                "run_id": self.run_id, "reasons": self.reasons}
+
+
+def _first_line(cell: str) -> str:
+    kind, _, text = cell.partition(":")
+    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    return f"{kind} {line[:60]!r}"
+
+
+def cell_changes(old: list[str] | None, cells: list[str]) -> list[str]:
+    """What changed between a run's per-cell hashes ``old`` and the current ``cells``.
+
+    Parameters
+    ----------
+    old
+        The manifest's ``cell_hashes`` (None for manifests written before they
+        were recorded).
+    cells
+        The study's current cells (:meth:`~scalinglab.runner.study.Study.cell_sources`).
+
+    Returns
+    -------
+    list of str
+        One line per edited, added or removed cell (1-based positions).
+    """
+    new = cell_hashes(cells)
+    if old is None:
+        return ["cells: the notebook's cells changed (this run predates per-cell hashes)"]
+    out = []
+    old_set, new_set = set(old), set(new)
+    for i, (h, cell) in enumerate(zip(new, cells, strict=True), start=1):
+        if h not in old_set:
+            verb = "edited" if i <= len(old) else "added"
+            out.append(f"cell {i} {verb}: {_first_line(cell)}")
+    removed = [i for i, h in enumerate(old, start=1) if h not in new_set]
+    if len(old) > len(new) or (removed and len(removed) > len(out)):
+        out.append(f"{len(old)} cells then, {len(new)} now (removed or moved)")
+    if not out and old != new:
+        out.append("cells reordered")
+    return out
+
+
+def _dict_changes(what: str, old: dict, new: dict, fmt=repr) -> list[str]:
+    out = []
+    for key in sorted(set(old) | set(new)):
+        if key not in old:
+            out.append(f"{what} added: {key}" + ("" if what == "input" else f" = {fmt(new[key])}"))
+        elif key not in new:
+            out.append(f"{what} removed: {key}")
+        elif old[key] != new[key]:
+            out.append(f"{what} changed: {key}" if what == "input"
+                       else f"{what} {key}: {fmt(old[key])} -> {fmt(new[key])}")
+    return out
+
+
+def hardware_reason(inputs: list[str]) -> str | None:
+    """Why a hardware-dependent study would re-measure this machine, or None.
+
+    A study reads ``data/hardware/`` when its header's inputs name it; when this
+    machine has no record there, running the study measures it afresh (and its
+    roofline findings change with the machine).
+    """
+    if not any("data/hardware" in pattern for pattern in inputs):
+        return None
+    from scalinglab.cost_model.hardware import hardware_path, machine_key
+
+    path = hardware_path()
+    if path.exists():
+        return None
+    known = sorted(p.stem for p in path.parent.glob("*.json")) if path.parent.is_dir() else []
+    return (f"hardware: this machine ({machine_key()}) has no record in data/hardware/ "
+            f"(recorded: {', '.join(known) or 'none'}); running the study measures it")
+
+
+def _key_with(manifest: dict, *, cells: list[str]) -> str:
+    """The cache key of ``manifest``'s run had it had these ``cells``."""
+    return cache_key(cells=cells, parameters=manifest.get("parameters") or {},
+                     inputs=manifest.get("input_hashes") or {}, lock=manifest.get("lock_hash"),
+                     lib=manifest.get("lib_hash") or "")
+
+
+def why_stale(prep: Any, manifest: dict) -> list[str]:
+    """Reasons ``prep`` (a :class:`~scalinglab.runner.pipeline.PreparedRun`) differs from
+    the run recorded in ``manifest``; empty when their cache keys agree."""
+    if manifest.get("cache_key") == prep.cache_key:
+        return []
+    hashes = prep.hashes
+    cells = prep.study.cell_sources()
+    reasons: list[str] = []
+    old_cells = manifest.get("cell_hashes")
+    if old_cells is not None:
+        reasons += cell_changes(old_cells, cells)
+    elif _key_with(manifest, cells=cells) != manifest.get("cache_key"):
+        # an older manifest without per-cell hashes: its key with today's cells tells
+        reasons += cell_changes(None, cells)
+    reasons += _dict_changes("parameter", manifest.get("parameters") or {}, prep.parameters)
+    reasons += _dict_changes("input", manifest.get("input_hashes") or {},
+                             hashes["input_hashes"])
+    if manifest.get("lib_hash") != hashes["lib_hash"]:
+        reasons.append("library: scalinglab's code changed")
+    if manifest.get("lock_hash") != hashes["lock_hash"]:
+        reasons.append("lock: lib/constraints.txt changed")
+    return reasons or ["cache key changed (no single part identified)"]
+
+
+def study_status(study: str, variant: str, *, reports_root: Path | None = None) -> StudyStatus:
+    """The state of ``study`` at ``variant``: compare the request with its latest good run."""
+    from scalinglab.errors import ScalingLabError
+    from scalinglab.runner.pipeline import prepare_run
+
+    try:
+        prep = prepare_run(study, variant=variant)
+    except ScalingLabError as exc:
+        return StudyStatus(study, variant, INVALID, reasons=[str(exc)])
+    hw = hardware_reason(prep.study.inputs)
+    latest = store.latest_run(study, variant, reports_root=reports_root)
+    if latest is None:
+        return StudyStatus(study, variant, NEVER_RUN,
+                           reasons=["no good report yet", *([hw] if hw else [])])
+    manifest = store.read_manifest(latest)
+    reasons = why_stale(prep, manifest)
+    if hw:
+        reasons.append(hw)
+    return StudyStatus(study, variant, STALE if reasons else UP_TO_DATE, run_id=latest.name,
+                       reasons=reasons)
+
+
+def status_all(*, studies: list[str] | None = None, variants: list[str] | None = None,
+               reports_root: Path | None = None) -> list[StudyStatus]:
+    """:func:`study_status` of every study (or ``studies``) at each of its variants
+    (or only those in ``variants``)."""
+    from scalinglab.runner.study import discover_studies, load_study
+
+    out = []
+    for name in studies or discover_studies():
+        for variant in load_study(name).variants:
+            if variants is None or variant in variants:
+                out.append(study_status(name, variant, reports_root=reports_root))
+    return out
+
+
+def unfinished_runs(*, reports_root: Path | None = None) -> list[tuple[store.RunRef, str]]:
+    """Leftover ``.tmp-`` run folders and their state (``running``, ``killed``, ``incomplete``)."""
+    return [(ref, store.unfinished_state(ref.path))
+            for ref in store.list_runs(reports_root=reports_root) if not ref.complete]
