@@ -1,5 +1,5 @@
 """The laws the studies use, with the exact forms and parameter names of
-``studies/fitting.md`` and analytic Jacobians.
+``docs/studies/fitting.md`` and analytic Jacobians.
 
 Every model function follows :mod:`scalinglab.fitting.laws`: inputs arrive as
 ``(n,)`` arrays, internal parameters as ``(S, 1)`` (``(S, G)`` per group), and
@@ -16,18 +16,15 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit
 
-from scalinglab.fitting.laws import Law, Param, product_grid, register_law
+from scalinglab.fitting.laws import Law, Param, product_grid
 
 LN10 = float(np.log(10.0))
 _TINY = 1e-12
 
 
-def _max_y(x: np.ndarray, y: np.ndarray) -> float:
-    return float(np.max(y))
-
-
-def _min_y(x: np.ndarray, y: np.ndarray) -> float:
-    return float(np.min(y))
+# Bounds are the quantities' physical ranges (a pass rate or an activation ratio lies in
+# [0, 1]), never the data's extremes: a hard bound such as "A >= max observed" would pin
+# the asymptote to one noisy evaluation and lend the fit precision it does not have.
 
 
 # --------------------------------------------------------------------------- chinchilla
@@ -95,7 +92,7 @@ def _chin_linearize(p, x, y, groups):
     ]
 
 
-CHINCHILLA = register_law(Law(
+CHINCHILLA = Law(
     name="chinchilla",
     formula="L = E + A / N^alpha + B / D^beta  (fitted as log L = LSE(a - alpha log N, b - beta log D, e))",
     x_names=("N", "D"),
@@ -108,7 +105,7 @@ CHINCHILLA = register_law(Law(
           "beta": [0.0, 0.5, 1.0, 1.5, 2.0]},
     objective="huber", x_positive=(True, True), linearize=_chin_linearize,
     description="Chinchilla loss in model size N and tokens D (Epoch's procedure)",
-))
+)
 
 
 # --------------------------------------------------------------------------- power_offset
@@ -140,7 +137,7 @@ def _po_linearize(p, x, y, groups):
               "intercept": ("A", lambda q: np.log(q["A"]))})]
 
 
-POWER_OFFSET = register_law(Law(
+POWER_OFFSET = Law(
     name="power_offset",
     formula="L(x) = A * x^(-alpha) + E",
     x_names=("x",),
@@ -149,7 +146,7 @@ POWER_OFFSET = register_law(Law(
     fn=_po_fn, jac=_po_jac, init=_po_init, objective="huber", x_positive=(True,),
     linearize=_po_linearize,
     description="power law with an irreducible term (optimizer-study speedups)",
-))
+)
 
 
 # --------------------------------------------------------------------------- scalerl
@@ -182,16 +179,16 @@ def _srl_linearize(p, x, y, groups):
               "intercept": ("C_mid", lambda q: q["B"] * np.log(q["C_mid"]))})]
 
 
-SCALERL = register_law(Law(
+SCALERL = Law(
     name="scalerl",
     formula="R(C) = R0 + (A - R0) / (1 + (C_mid / C)^B)",
     x_names=("C",),
-    params=(Param("A", bounds=(_max_y, 1.0)), Param("B", bounds=(0.0, None)),
+    params=(Param("A", bounds=(0.0, 1.0)), Param("B", bounds=(0.0, None)),
             Param("C_mid", bounds=(0.0, None), transform="log"), Param("R0", bounds=(0.0, 1.0))),
     fn=_srl_fn, jac=_srl_jac, init=_srl_init, objective="ls", x_positive=(True,),
     linearize=_srl_linearize,
     description="ScaleRL sigmoid in RL compute (fix R0 to the measured pre-RL value)",
-))
+)
 
 
 # --------------------------------------------------------------------------- loglinear_kn
@@ -232,7 +229,7 @@ def _lkn_linearize(p, x, y, groups):
     return out
 
 
-LOGLINEAR_KN = register_law(Law(
+LOGLINEAR_KN = Law(
     name="loglinear_kn",
     formula="log10 L = -k(N) log10 X + E0(N),  k(N) = Kmax N / (N + N0)",
     x_names=("N", "X"),
@@ -241,7 +238,7 @@ LOGLINEAR_KN = register_law(Law(
     fn=_lkn_fn, jac=_lkn_jac, space="log", init=_lkn_init, objective="huber",
     x_positive=(True, True), group_by_x=0, linearize=_lkn_linearize,
     description="RL post-training: L = 1 - pass@1 vs compute/data X, one E0 per group (model size)",
-))
+)
 
 
 # --------------------------------------------------------------------------- exp_saturation
@@ -267,14 +264,14 @@ def _exps_init(x, y, groups, n_groups):
                         log_lam=np.log(np.array([0.3, 1.0, 3.0, 10.0]) / _span(t)))
 
 
-EXP_SATURATION = register_law(Law(
+EXP_SATURATION = Law(
     name="exp_saturation",
     formula="R(t) = R0 + (Rmax - R0) (1 - exp(-lam t))",
     x_names=("t",),
     params=(Param("R0"), Param("Rmax"), Param("lam", bounds=(0.0, None), transform="log")),
     fn=_exps_fn, jac=_exps_jac, init=_exps_init, objective="ls", x_positive=(False,),
     description="GRPO reward trajectory, exponential saturation (our parametrisation)",
-))
+)
 
 
 # --------------------------------------------------------------------------- logistic_progress
@@ -298,7 +295,7 @@ def _logi_init(x, y, groups, n_groups):
                         t0=np.quantile(t, [0.25, 0.5, 0.75]))
 
 
-LOGISTIC_PROGRESS = register_law(Law(
+LOGISTIC_PROGRESS = Law(
     name="logistic_progress",
     formula="R(t) = R0 + (Rmax - R0) / (1 + exp(-kappa (t - t0)))",
     x_names=("t",),
@@ -306,7 +303,7 @@ LOGISTIC_PROGRESS = register_law(Law(
             Param("t0")),
     fn=_logi_fn, jac=_logi_jac, init=_logi_init, objective="ls", x_positive=(False,),
     description="GRPO reward trajectory, logistic in training progress (our parametrisation)",
-))
+)
 
 
 # --------------------------------------------------------------------------- relu_sparsity
@@ -341,16 +338,16 @@ def _relu_linearize(p, x, y, groups):
               "intercept": ("c", lambda q: np.log(q["c"]))})]
 
 
-RELU_SPARSITY = register_law(Law(
+RELU_SPARSITY = Law(
     name="relu_sparsity",
     formula="A(D) = exp(-c D^alpha + b) + A0",
     x_names=("D",),
     params=(Param("alpha", bounds=(0.0, 3.0)), Param("b"),
-            Param("c", bounds=(0.0, None), transform="log"), Param("A0", bounds=(0.0, _min_y))),
+            Param("c", bounds=(0.0, None), transform="log"), Param("A0", bounds=(0.0, 1.0))),
     fn=_relu_fn, jac=_relu_jac, init=_relu_init, objective="ls", x_positive=(True,),
     linearize=_relu_linearize,
     description="ReLU activation ratio decreasing to A0 with training tokens D",
-))
+)
 
 
 # --------------------------------------------------------------------------- silu_sparsity
@@ -382,13 +379,19 @@ def _silu_linearize(p, x, y, groups):
               "intercept": ("c", lambda q: np.log(q["c"]))})]
 
 
-SILU_SPARSITY = register_law(Law(
+SILU_SPARSITY = Law(
     name="silu_sparsity",
     formula="A(D) = -c D^(-alpha) + A0",
     x_names=("D",),
     params=(Param("alpha", bounds=(0.0, 3.0)), Param("c", bounds=(0.0, None), transform="log"),
-            Param("A0", bounds=(_max_y, 1.0))),
+            Param("A0", bounds=(0.0, 1.0))),
     fn=_silu_fn, jac=_silu_jac, init=_silu_init, objective="ls", x_positive=(True,),
     linearize=_silu_linearize,
     description="SiLU activation ratio increasing to A0 with training tokens D",
-))
+)
+
+#: Every built-in law, in registration order (:mod:`scalinglab.fitting.registry`).
+BUILTIN_LAWS: tuple[Law, ...] = (
+    CHINCHILLA, POWER_OFFSET, SCALERL, LOGLINEAR_KN,
+    EXP_SATURATION, LOGISTIC_PROGRESS, RELU_SPARSITY, SILU_SPARSITY,
+)

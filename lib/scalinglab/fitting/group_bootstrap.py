@@ -31,6 +31,7 @@ from scalinglab.errors import InputError
 from scalinglab.fitting.optimize import batched_lm, polish
 from scalinglab.fitting.parallel import dumps, loads, run_tasks
 from scalinglab.fitting.result import Derived, FitResult
+from scalinglab.fitting.starts import start_matrix
 from scalinglab.stats.bootstrap import percentile_interval, resample_groups
 
 #: Replicates per task; fixed so that results do not depend on n_jobs.
@@ -138,9 +139,7 @@ def bootstrap(
     if starts == "warm":
         st = result.local_optima[:warm]
     elif starts == "grid":
-        from scalinglab.fitting.multistart import _start_matrix
-
-        st = _start_matrix(problem, None)
+        st = start_matrix(problem, None)
     else:
         raise ValueError(f"starts must be 'warm' or 'grid', got {starts!r}")
     blob = dumps(problem)

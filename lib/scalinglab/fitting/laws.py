@@ -1,10 +1,11 @@
-"""The law registry: each scaling law is declared once, here or by a user.
+"""What a scaling law is: each law is declared once, as a :class:`Law`, here or by a user.
 
 A :class:`Law` names its inputs (``x_names``), its parameters (:class:`Param`,
 with bounds and an optional log transform), the formula as text, a vectorized
 model function, an optional analytic Jacobian and an initialization grid. The
-engine (:mod:`scalinglab.fitting.multistart`) needs nothing else, so a new law is a few
-lines::
+engine (:mod:`scalinglab.fitting.multistart`) needs nothing else; the registry
+(:mod:`scalinglab.fitting.registry`) names the built-in laws and the user's, so a new law is
+a few lines::
 
     from scalinglab.fitting import Law, Param, register_law
 
@@ -243,33 +244,3 @@ def product_grid(**values: Sequence[float]) -> np.ndarray:
     """
     lists = [np.atleast_1d(np.asarray(v, dtype=float)) for v in values.values()]
     return np.array(list(itertools.product(*lists)), dtype=float).reshape(-1, len(lists))
-
-
-_REGISTRY: dict[str, Law] = {}
-
-
-def register_law(law: Law, *, replace: bool = False) -> Law:
-    """Add ``law`` to the registry (``replace=True`` to overwrite a name)."""
-    if law.name in _REGISTRY and not replace:
-        raise ValueError(f"a law named {law.name!r} is already registered")
-    _REGISTRY[law.name] = law
-    return law
-
-
-def get_law(law: str | Law) -> Law:
-    """The registered law called ``law`` (a :class:`Law` passes through)."""
-    if isinstance(law, Law):
-        return law
-    from scalinglab.fitting import builtin_laws  # noqa: F401  (registers the built-ins)
-
-    try:
-        return _REGISTRY[law]
-    except KeyError:
-        raise KeyError(f"unknown law {law!r}; known laws: {sorted(_REGISTRY)}") from None
-
-
-def list_laws() -> dict[str, Law]:
-    """All registered laws by name."""
-    from scalinglab.fitting import builtin_laws  # noqa: F401
-
-    return dict(_REGISTRY)

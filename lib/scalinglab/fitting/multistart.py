@@ -15,13 +15,16 @@ from typing import Any
 import numpy as np
 
 from scalinglab.errors import InputError
-from scalinglab.fitting.laws import Law, get_law
+from scalinglab.fitting.group_bootstrap import bootstrap as run_bootstrap
+from scalinglab.fitting.laws import Law
 from scalinglab.fitting.loader import FitData, check_data, default_groups, from_arrays
 from scalinglab.fitting.objectives import DEFAULT_DELTA, Objective
 from scalinglab.fitting.optimize import batched_lm, distinct_best, polish
 from scalinglab.fitting.parallel import dumps, loads, run_tasks
 from scalinglab.fitting.problem import Problem
+from scalinglab.fitting.registry import get_law
 from scalinglab.fitting.result import FitResult
+from scalinglab.fitting.starts import start_matrix
 
 #: Starts per task when a multi-start fit is split over processes.
 STARTS_PER_TASK = 512
@@ -78,30 +81,6 @@ def _lm_task(args: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     problem = loads(blob)
     r = batched_lm(problem, starts, max_iter=max_iter)
     return r.theta, r.f, r.converged
-
-
-def _start_matrix(problem: Problem, starts: Any) -> np.ndarray:
-    """Starts in internal free coordinates, ``(S, F)``, clipped into the bounds."""
-    law, data = problem.law, problem.data
-    if starts is None:
-        full = law.starts(data.x, data.y, data.groups, data.n_groups)
-    elif isinstance(starts, Mapping):
-        from scalinglab.fitting.laws import product_grid
-
-        missing = [n for j, n in enumerate(problem.names)
-                   if not problem.fixed_mask[j] and n not in starts]
-        if missing:
-            raise ValueError(f"starts has no values for {missing}")
-        grid = product_grid(**{n: starts.get(n, [np.nan]) for n in problem.names})
-        full = np.column_stack([p.to_internal(grid[:, j]) for j, p in enumerate(problem.params)])
-    else:
-        rep = np.atleast_2d(np.asarray(starts, dtype=float))
-        if rep.shape[1] != problem.P:
-            raise ValueError(f"starts must have {problem.P} columns ({problem.names})")
-        full = np.column_stack([p.to_internal(rep[:, j]) for j, p in enumerate(problem.params)])
-    free = full[:, problem.free]
-    lo, hi = problem.lo, problem.hi
-    return np.clip(np.where(np.isfinite(free), free, 0.0), lo, hi)
 
 
 def bound_warnings(problem: Problem, theta_free: np.ndarray) -> list[str]:
@@ -187,7 +166,7 @@ def fit(
     """
     problem = make_problem(law, x, y, groups=groups, objective=objective, delta=delta,
                            fixed=fixed, bounds=bounds, weights=weights)
-    theta0 = _start_matrix(problem, starts)
+    theta0 = start_matrix(problem, starts)
     if n_jobs in (None, 1) and client is None:
         r = batched_lm(problem, theta0, max_iter=max_iter)
         th, f, conv = r.theta, r.f, r.converged
@@ -232,8 +211,6 @@ def fit(
         local_optima=local,
     )
     if bootstrap:
-        from scalinglab.fitting.group_bootstrap import bootstrap as run_bootstrap
-
         result = run_bootstrap(result, reps=bootstrap, seed=seed, level=level, derived=derived,
                                n_jobs=n_jobs, client=client, progress=progress)
     elif derived:

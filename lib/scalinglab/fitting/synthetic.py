@@ -12,7 +12,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from scalinglab.fitting.laws import Law, get_law
+from scalinglab.fitting.laws import Law
+from scalinglab.fitting.registry import get_law
 
 #: Epoch's replication estimates (Besiroglu et al. 2024), used as the truth of the example.
 EPOCH_CHINCHILLA = {"E": 1.82, "A": 482.0, "B": 2085.0, "alpha": 0.348, "beta": 0.366}
