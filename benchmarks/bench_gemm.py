@@ -11,7 +11,7 @@ BLAS at 1024-2048 on all cores; the textbook loop stays under 5%; BLAS itself
 reaches about 85% of the machine's FMA peak.
 
 What it does: measures the machine's FMA peak and copy bandwidth
-(:func:`scalinglab.cost_model.measure_hardware`), then times every
+(:func:`scalinglab.kernels.hardware_probe.measure_hardware`), then times every
 implementation on each square size with the shared harness (warm-up so numba's
 JIT is never timed, a cache flush larger than the last-level cache before every
 timed call, median and IQR over repeats). Implementations run back to back per
@@ -34,8 +34,9 @@ from pathlib import Path
 import numpy as np
 
 from scalinglab.compute import save_dataset
-from scalinglab.cost_model import gemm_flops, measure_hardware
+from scalinglab.cost_model import gemm_flops
 from scalinglab.kernels.gemm_numba import DEFAULT_TILE, gemm_naive, gemm_tiled, warm_up
+from scalinglab.kernels.hardware_probe import measure_hardware
 from scalinglab.kernels.harness import benchmark, default_flush_bytes
 from scalinglab.provenance import git_commit, git_dirty
 

@@ -44,8 +44,8 @@ import numba
 import torch
 
 from scalinglab.compute import save_dataset
-from scalinglab.cost_model import hardware_record
 from scalinglab.studies.sparsity.analysis import crossover, speedup_table
+from scalinglab.kernels.hardware_probe import hardware_record
 from scalinglab.kernels.harness import default_flush_bytes
 from scalinglab.kernels.sparse_ffn import benchmark_sparse_ffn
 from scalinglab.provenance import git_commit, git_dirty

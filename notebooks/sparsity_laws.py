@@ -78,7 +78,7 @@ import pandas as pd
 import torch
 from IPython.display import Markdown, display
 
-from scalinglab.cost_model import hardware_record
+from scalinglab.kernels.hardware_probe import hardware_record
 from scalinglab.studies.sparsity import analysis as sa
 from scalinglab.studies.sparsity.sweep import horizon_config, run_sweep, sweep_config
 from scalinglab.kernels.sparse_ffn import benchmark_sparse_ffn

@@ -13,13 +13,11 @@ from scalinglab.cost_model import (
     attainable_flop_per_s,
     bound,
     fraction_of_roofline,
-    hardware_record,
-    measure_hardware,
     named_device,
     ridge_point,
     roofline_seconds,
 )
-from scalinglab.cost_model.hardware import hardware_path, load_hardware, save_hardware
+from scalinglab.cost_model.hardware import load_hardware, save_hardware
 
 TOY = HardwareRecord("toy", peak_flop_per_s=100.0, mem_bytes_per_s=10.0)
 
@@ -64,26 +62,3 @@ def test_record_json_roundtrip(tmp_path):
     assert load_hardware(path) == rec
     assert json.loads(path.read_text())["blas_flop_per_s"] == 8e10
     assert rec.blas_fraction_of_peak == pytest.approx(0.8)
-
-
-def test_hardware_record_uses_the_cached_file(tmp_path, monkeypatch):
-    monkeypatch.setenv("SCALINGLAB_ROOT", str(tmp_path))
-    rec = HardwareRecord("cached", 3e11, 4e10, source="measured")
-    save_hardware(rec)
-    assert hardware_path().parent == tmp_path / "data" / "hardware"
-    assert hardware_record() == rec  # no measurement: the cached record comes back
-
-
-def test_measure_hardware_quick_is_plausible(monkeypatch):
-    from scalinglab.cost_model import hardware
-
-    # a busy machine: the record says so, and the user is warned
-    monkeypatch.setattr(hardware.os, "getloadavg", lambda: (3.0, 2.0, 1.0))
-    with pytest.warns(RuntimeWarning, match="machine is busy"):
-        rec = measure_hardware(quick=True)
-    assert rec.provenance["load_before"] == [3.0, 2.0, 1.0]
-    assert rec.source == "measured" and rec.dtype == "float32"
-    assert rec.peak_flop_per_s == max(rec.fma_flop_per_s, rec.blas_flop_per_s)
-    assert 1e9 < rec.fma_flop_per_s < 1e14  # between 1 GFLOP/s and 100 TFLOP/s
-    assert 1e8 < rec.mem_bytes_per_s < 1e13
-    assert rec.provenance["settings"]["passes"] == 200

@@ -23,7 +23,21 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 
-def _positive(name: str, value: ArrayLike, *, allow_zero: bool = False) -> np.ndarray:
+def check_positive(name: str, value: ArrayLike, *, allow_zero: bool = False) -> np.ndarray:
+    """``value`` as a float array, checked finite and > 0 (>= 0 with ``allow_zero``).
+
+    Parameters
+    ----------
+    name
+        Argument name, for the error message.
+    value
+        Scalar or array of any shape; the result has the same shape.
+
+    Raises
+    ------
+    ValueError
+        Some element is non-finite, negative, or zero without ``allow_zero``.
+    """
     arr = np.asarray(value, dtype=float)
     bad = arr < 0 if allow_zero else arr <= 0
     if np.any(bad) or np.any(~np.isfinite(arr)):
@@ -32,7 +46,7 @@ def _positive(name: str, value: ArrayLike, *, allow_zero: bool = False) -> np.nd
     return arr
 
 
-def _out(x: np.ndarray) -> float | np.ndarray:
+def scalar_or_array(x: np.ndarray) -> float | np.ndarray:
     """A Python float for scalar inputs, the array otherwise."""
     return float(x) if np.ndim(x) == 0 else x
 
@@ -50,7 +64,8 @@ def gemm_flops(m: ArrayLike, n: ArrayLike, k: ArrayLike) -> float | np.ndarray:
     float or numpy.ndarray
         FLOPs, the broadcast shape of the inputs.
     """
-    return _out(2.0 * _positive("m", m) * _positive("n", n) * _positive("k", k))
+    m, n, k = check_positive("m", m), check_positive("n", n), check_positive("k", k)
+    return scalar_or_array(2.0 * m * n * k)
 
 
 def gemm_min_bytes(
@@ -70,16 +85,16 @@ def gemm_min_bytes(
     float or numpy.ndarray
         Bytes.
     """
-    m, n, k = _positive("m", m), _positive("n", n), _positive("k", k)
-    s = float(_positive("dtype_bytes", dtype_bytes))
-    return _out(s * (m * k + k * n + m * n))
+    m, n, k = check_positive("m", m), check_positive("n", n), check_positive("k", k)
+    s = float(check_positive("dtype_bytes", dtype_bytes))
+    return scalar_or_array(s * (m * k + k * n + m * n))
 
 
 def gemm_intensity(
     m: ArrayLike, n: ArrayLike, k: ArrayLike, *, dtype_bytes: int = 4
 ) -> float | np.ndarray:
     """Arithmetic intensity of a GEMM at minimum traffic, in FLOP per byte."""
-    return _out(
+    return scalar_or_array(
         np.asarray(gemm_flops(m, n, k)) / np.asarray(gemm_min_bytes(m, n, k, dtype_bytes=dtype_bytes))
     )
 
@@ -117,14 +132,14 @@ def transformer_params(
     float or numpy.ndarray
         Parameters.
     """
-    n_layer = _positive("n_layer", n_layer)
-    d_model = _positive("d_model", d_model)
-    d_ff = 4.0 * d_model if d_ff is None else _positive("d_ff", d_ff)
-    d_attn = d_model if d_attn is None else _positive("d_attn", d_attn)
+    n_layer = check_positive("n_layer", n_layer)
+    d_model = check_positive("d_model", d_model)
+    d_ff = 4.0 * d_model if d_ff is None else check_positive("d_ff", d_ff)
+    d_attn = d_model if d_attn is None else check_positive("d_attn", d_attn)
     n = 2.0 * n_layer * d_model * (2.0 * d_attn + d_ff)
     if include_embeddings:
         n = n + (float(vocab_size) + float(n_ctx)) * d_model
-    return _out(n)
+    return scalar_or_array(n)
 
 
 def training_flops_per_token(
@@ -140,15 +155,15 @@ def training_flops_per_token(
     ``n_layer``, ``n_ctx`` and ``d_model`` are given; ``d_model`` stands for the
     attention width (heads x head dim).
     """
-    flops = 6.0 * _positive("n_params", n_params)
+    flops = 6.0 * check_positive("n_params", n_params)
     given = [x is not None for x in (n_layer, n_ctx, d_model)]
     if any(given) and not all(given):
         raise ValueError("the attention term needs all of n_layer, n_ctx and d_model")
     if all(given):
-        flops = flops + 12.0 * _positive("n_layer", n_layer) * _positive(
+        flops = flops + 12.0 * check_positive("n_layer", n_layer) * check_positive(
             "n_ctx", n_ctx
-        ) * _positive("d_model", d_model)
-    return _out(flops)
+        ) * check_positive("d_model", d_model)
+    return scalar_or_array(flops)
 
 
 def training_flops(
@@ -177,7 +192,8 @@ def training_flops(
         FLOPs.
     """
     per_token = training_flops_per_token(n_params, n_layer=n_layer, n_ctx=n_ctx, d_model=d_model)
-    return _out(np.asarray(per_token) * _positive("tokens", tokens, allow_zero=True))
+    tokens = check_positive("tokens", tokens, allow_zero=True)
+    return scalar_or_array(np.asarray(per_token) * tokens)
 
 
 def mfu(
@@ -210,5 +226,6 @@ def mfu(
         A fraction (1.0 = peak).
     """
     per_token = training_flops_per_token(n_params, n_layer=n_layer, n_ctx=n_ctx, d_model=d_model)
-    rate = _positive("tokens_per_s", tokens_per_s, allow_zero=True)
-    return _out(rate * np.asarray(per_token) / _positive("peak_flop_per_s", peak_flop_per_s))
+    rate = check_positive("tokens_per_s", tokens_per_s, allow_zero=True)
+    peak = check_positive("peak_flop_per_s", peak_flop_per_s)
+    return scalar_or_array(rate * np.asarray(per_token) / peak)

@@ -2,13 +2,18 @@
 
 A :class:`HardwareRecord` is either
 
-- **measured** on this machine by micro-benchmarks (:func:`measure_hardware`):
-  FMA throughput on registers (the arithmetic peak), NumPy/BLAS sgemm (what a tuned
-  library reaches) and a parallel streaming copy (memory bandwidth); cached as JSON
-  with provenance under ``data/hardware/`` so that every study on the machine uses
-  the same numbers (:func:`hardware_record`); or
+- **measured** on this machine by micro-benchmarks
+  (:func:`scalinglab.kernels.hardware_probe.measure_hardware`): FMA throughput on
+  registers (the arithmetic peak), NumPy/BLAS sgemm (what a tuned library reaches) and a
+  parallel streaming copy (memory bandwidth); cached as JSON with provenance under
+  ``data/hardware/`` (:func:`hardware_path`, :func:`save_hardware`, :func:`load_hardware`)
+  so that every study on the machine uses the same numbers
+  (:func:`scalinglab.kernels.hardware_probe.hardware_record`); or
 - **published** for a named device (:func:`named_device`), for planning: vendor
   datasheet figures, dense (no structured sparsity), per dtype.
+
+This module only describes and stores records; it measures nothing (the measuring code
+lives with the kernels it runs, in :mod:`scalinglab.kernels.hardware_probe`).
 
 Units are in the field names: ``*_flop_per_s`` (FLOP/s), ``*_bytes_per_s`` (bytes/s).
 """
@@ -19,7 +24,6 @@ import json
 import os
 import platform
 import re
-import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -158,69 +162,6 @@ def hardware_path(key: str | None = None) -> Path:
     return data_dir() / "hardware" / f"{key or machine_key()}.json"
 
 
-def measure_hardware(*, quick: bool = False, seed: int = 0) -> HardwareRecord:
-    """Measure this machine's roofs (float32) with the micro-benchmarks.
-
-    Parameters
-    ----------
-    quick
-        Smaller, shorter runs (about 1 s instead of about 10 s): for tests.
-    seed
-        Seed of the random BLAS operands.
-
-    Returns
-    -------
-    HardwareRecord
-        ``fma_flop_per_s`` is the higher of the all-thread FMA rate and the number of
-        threads times the one-thread rate (on a shared machine a parallel run is as
-        slow as its most-interrupted thread, while one thread's best run still shows
-        what a core can do); ``peak_flop_per_s`` is the higher of that and BLAS;
-        provenance holds both FMA rates, the settings, threads, load averages and
-        package versions.
-    """
-    from scalinglab.kernels import microbench
-    from scalinglab.kernels.harness import thread_counts
-    from scalinglab.provenance import environment
-
-    settings = (
-        {"passes": 200, "blas_n": 512, "copy_bytes": 1 << 26, "repeats": 2}
-        if quick else {"passes": 2000, "blas_n": 2048, "copy_bytes": 1 << 29, "repeats": 5}
-    )
-    load_before = os.getloadavg()
-    if load_before[0] >= 0.5:
-        warnings.warn(
-            f"measuring the hardware record while the machine is busy (1-min load "
-            f"{load_before[0]:.2f}): BLAS and bandwidth will read low; re-measure on an idle "
-            "machine with hardware_record(refresh=True)", RuntimeWarning, stacklevel=2)
-    threads = thread_counts()
-    n_threads = threads.get("numba_threads", 1)
-    fma_all = microbench.fma_flop_per_s(passes=settings["passes"], repeats=settings["repeats"])
-    fma_one = microbench.fma_flop_per_s(passes=settings["passes"],
-                                        repeats=4 * settings["repeats"], threads=1)
-    fma = max(fma_all, n_threads * fma_one)
-    blas = microbench.blas_sgemm_flop_per_s(
-        n=settings["blas_n"], repeats=settings["repeats"], seed=seed)
-    copy = microbench.copy_bytes_per_s(nbytes=settings["copy_bytes"], repeats=settings["repeats"])
-    return HardwareRecord(
-        name=machine_key(), peak_flop_per_s=max(fma, blas), mem_bytes_per_s=copy,
-        dtype="float32", source="measured", blas_flop_per_s=blas, fma_flop_per_s=fma,
-        n_cores=threads.get("cpu_count"),
-        provenance={
-            "method": "best of repeats: numba FMA chains on registers (peak = the higher of "
-                      "the all-thread rate and threads x the one-thread rate); numpy float32 "
-                      "matmul on all BLAS threads; numba parallel streaming copy (read + "
-                      "write bytes)",
-            "fma_all_threads_flop_per_s": fma_all,
-            "fma_one_thread_flop_per_s": fma_one,
-            "settings": settings,
-            "threads": threads,
-            "load_before": list(load_before),
-            "load_after": list(os.getloadavg()),
-            "environment": environment(),
-        },
-    )
-
-
 def save_hardware(record: HardwareRecord, path: Path | None = None) -> Path:
     """Write ``record`` as JSON (atomically) to ``path`` or :func:`hardware_path`."""
     path = Path(path) if path is not None else hardware_path()
@@ -234,23 +175,3 @@ def save_hardware(record: HardwareRecord, path: Path | None = None) -> Path:
 def load_hardware(path: Path) -> HardwareRecord:
     """Read a record written by :func:`save_hardware`."""
     return HardwareRecord.from_json(json.loads(Path(path).read_text()))
-
-
-def hardware_record(*, refresh: bool = False, quick: bool = False) -> HardwareRecord:
-    """This machine's record: cached in ``data/hardware/`` or measured (and cached) now.
-
-    Parameters
-    ----------
-    refresh
-        Measure again even if a cached record exists.
-    quick
-        Use :func:`measure_hardware`'s quick settings when measuring; a quick
-        record is returned but not cached (it would shadow a full measurement).
-    """
-    path = hardware_path()
-    if path.exists() and not refresh:
-        return load_hardware(path)
-    record = measure_hardware(quick=quick)
-    if not quick:
-        save_hardware(record, path)
-    return record

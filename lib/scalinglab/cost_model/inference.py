@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from scalinglab.cost_model.flops import _out, _positive
+from scalinglab.cost_model.flops import check_positive, scalar_or_array
 
 #: Arithmetic intensity (FLOP/byte) the Kinetics code uses to weigh memory traffic.
 KINETICS_INTENSITY = 562.5
@@ -43,9 +43,9 @@ def attention_context_sum(prompt_len: ArrayLike, gen_len: ArrayLike) -> float | 
     Token ``i`` (0-based) attends to ``prompt_len + i + 1`` positions (itself
     included), so the sum is ``gen_len * prompt_len + gen_len (gen_len + 1) / 2``.
     """
-    p = _positive("prompt_len", prompt_len, allow_zero=True)
-    g = _positive("gen_len", gen_len, allow_zero=True)
-    return _out(g * p + g * (g + 1.0) / 2.0)
+    p = check_positive("prompt_len", prompt_len, allow_zero=True)
+    g = check_positive("gen_len", gen_len, allow_zero=True)
+    return scalar_or_array(g * p + g * (g + 1.0) / 2.0)
 
 
 def generation_flops(
@@ -75,13 +75,15 @@ def generation_flops(
     float or numpy.ndarray
         FLOPs.
     """
-    flops = 2.0 * _positive("n_params", n_params) * _positive("gen_len", gen_len, allow_zero=True)
+    flops = (2.0 * check_positive("n_params", n_params)
+             * check_positive("gen_len", gen_len, allow_zero=True))
     if (n_layer is None) != (d_attn is None):
         raise ValueError("the attention term needs both n_layer and d_attn")
     if n_layer is not None:
         ctx = np.asarray(attention_context_sum(prompt_len, gen_len))
-        flops = flops + 4.0 * _positive("n_layer", n_layer) * _positive("d_attn", d_attn) * ctx
-    return _out(flops)
+        flops = (flops + 4.0 * check_positive("n_layer", n_layer)
+                 * check_positive("d_attn", d_attn) * ctx)
+    return scalar_or_array(flops)
 
 
 def kv_cache_bytes(
@@ -107,14 +109,14 @@ def kv_cache_bytes(
     dtype_bytes
         Bytes per element ``s`` (2 for bf16/fp16).
     """
-    return _out(
+    return scalar_or_array(
         2.0
-        * _positive("n_layer", n_layer)
-        * _positive("n_ctx", n_ctx, allow_zero=True)
-        * _positive("n_kv_heads", n_kv_heads)
-        * _positive("head_dim", head_dim)
-        * _positive("batch", batch)
-        * float(_positive("dtype_bytes", dtype_bytes))
+        * check_positive("n_layer", n_layer)
+        * check_positive("n_ctx", n_ctx, allow_zero=True)
+        * check_positive("n_kv_heads", n_kv_heads)
+        * check_positive("head_dim", head_dim)
+        * check_positive("batch", batch)
+        * float(check_positive("dtype_bytes", dtype_bytes))
     )
 
 
@@ -137,7 +139,7 @@ def generation_kv_read_bytes(
         kv_cache_bytes(n_layer, 1, n_kv_heads=n_kv_heads, head_dim=head_dim,
                        dtype_bytes=dtype_bytes)
     )
-    return _out(per_position * ctx)
+    return scalar_or_array(per_position * ctx)
 
 
 @dataclass(frozen=True)
@@ -166,7 +168,7 @@ class KineticsCost:
     @property
     def eflops(self) -> float | np.ndarray:
         """Total cost ``compute_flops + I * memory_bytes`` (Kinetics' eFLOPs)."""
-        return _out(np.asarray(self.compute_flops) + np.asarray(self.memory_eflops))
+        return scalar_or_array(np.asarray(self.compute_flops) + np.asarray(self.memory_eflops))
 
 
 def kinetics_cost(
@@ -209,14 +211,15 @@ def kinetics_cost(
     -------
     KineticsCost
     """
-    n = _positive("n_params", n_params)
-    lin = _positive("prompt_len", prompt_len, allow_zero=True)
-    lout = _positive("gen_len", gen_len, allow_zero=True)
-    samples = _positive("n_samples", n_samples)
+    n = check_positive("n_params", n_params)
+    lin = check_positive("prompt_len", prompt_len, allow_zero=True)
+    lout = check_positive("gen_len", gen_len, allow_zero=True)
+    samples = check_positive("n_samples", n_samples)
     width_q = float(n_layer) * float(n_q_heads) * float(head_dim)
     width_kv = float(n_layer) * float(n_kv_heads) * float(head_dim)
     compute = samples * (2.0 * n * lout + 2.0 * (2.0 * lin + lout) * lout * width_q)
     memory = float(kv_dtype_bytes) * (2.0 * lin + samples * lout) * lout * width_kv
     if include_param_bytes:
         memory = memory + float(kv_dtype_bytes) * n * lout
-    return KineticsCost(_out(compute), _out(memory), float(intensity_flop_per_byte))
+    return KineticsCost(scalar_or_array(compute), scalar_or_array(memory),
+                        float(intensity_flop_per_byte))

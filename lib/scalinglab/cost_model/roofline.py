@@ -15,13 +15,14 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from scalinglab.cost_model.flops import _out, _positive
+from scalinglab.cost_model.flops import check_positive, scalar_or_array
 from scalinglab.cost_model.hardware import HardwareRecord
 
 
 def arithmetic_intensity(flops: ArrayLike, bytes_moved: ArrayLike) -> float | np.ndarray:
     """FLOP per byte, ``flops / bytes_moved``."""
-    return _out(_positive("flops", flops, allow_zero=True) / _positive("bytes_moved", bytes_moved))
+    flops = check_positive("flops", flops, allow_zero=True)
+    return scalar_or_array(flops / check_positive("bytes_moved", bytes_moved))
 
 
 def ridge_point(hw: HardwareRecord) -> float:
@@ -31,8 +32,8 @@ def ridge_point(hw: HardwareRecord) -> float:
 
 def attainable_flop_per_s(intensity: ArrayLike, hw: HardwareRecord) -> float | np.ndarray:
     """The roofline: ``min(peak_flop_per_s, intensity * mem_bytes_per_s)`` in FLOP/s."""
-    i = _positive("intensity", intensity, allow_zero=True)
-    return _out(np.minimum(hw.peak_flop_per_s, i * hw.mem_bytes_per_s))
+    i = check_positive("intensity", intensity, allow_zero=True)
+    return scalar_or_array(np.minimum(hw.peak_flop_per_s, i * hw.mem_bytes_per_s))
 
 
 def roofline_seconds(flops: ArrayLike, bytes_moved: ArrayLike, hw: HardwareRecord) -> float | np.ndarray:
@@ -52,15 +53,15 @@ def roofline_seconds(flops: ArrayLike, bytes_moved: ArrayLike, hw: HardwareRecor
     float or numpy.ndarray
         Seconds, the broadcast shape of ``flops`` and ``bytes_moved``.
     """
-    f = _positive("flops", flops, allow_zero=True)
-    b = _positive("bytes_moved", bytes_moved, allow_zero=True)
-    return _out(np.maximum(f / hw.peak_flop_per_s, b / hw.mem_bytes_per_s))
+    f = check_positive("flops", flops, allow_zero=True)
+    b = check_positive("bytes_moved", bytes_moved, allow_zero=True)
+    return scalar_or_array(np.maximum(f / hw.peak_flop_per_s, b / hw.mem_bytes_per_s))
 
 
 def bound(flops: ArrayLike, bytes_moved: ArrayLike, hw: HardwareRecord) -> str | np.ndarray:
     """``"compute"`` or ``"memory"``: which roof limits the op (ties count as compute)."""
-    f = _positive("flops", flops, allow_zero=True)
-    b = _positive("bytes_moved", bytes_moved, allow_zero=True)
+    f = check_positive("flops", flops, allow_zero=True)
+    b = check_positive("bytes_moved", bytes_moved, allow_zero=True)
     out = np.where(f / hw.peak_flop_per_s >= b / hw.mem_bytes_per_s, "compute", "memory")
     return str(out) if out.ndim == 0 else out
 
@@ -69,6 +70,6 @@ def fraction_of_roofline(
     seconds: ArrayLike, flops: ArrayLike, bytes_moved: ArrayLike, hw: HardwareRecord
 ) -> float | np.ndarray:
     """How close a measured time comes to the roofline bound (1.0 = on the roof)."""
-    return _out(
-        np.asarray(roofline_seconds(flops, bytes_moved, hw)) / _positive("seconds", seconds)
+    return scalar_or_array(
+        np.asarray(roofline_seconds(flops, bytes_moved, hw)) / check_positive("seconds", seconds)
     )

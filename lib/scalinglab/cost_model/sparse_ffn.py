@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from scalinglab.cost_model.flops import _out, _positive
+from scalinglab.cost_model.flops import check_positive, scalar_or_array
 from scalinglab.cost_model.hardware import HardwareRecord
 from scalinglab.cost_model.roofline import roofline_seconds
 
@@ -29,8 +29,8 @@ def union_activation_ratio(activation_ratio: ArrayLike, batch: ArrayLike) -> flo
     a = np.asarray(activation_ratio, dtype=float)
     if np.any((a < 0) | (a > 1)) or np.any(~np.isfinite(a)):
         raise ValueError(f"activation_ratio must be in [0, 1], got {activation_ratio!r}")
-    b = _positive("batch", batch)
-    return _out(1.0 - (1.0 - a) ** b)
+    b = check_positive("batch", batch)
+    return scalar_or_array(1.0 - (1.0 - a) ** b)
 
 
 def sparse_ffn_flops(
@@ -63,12 +63,12 @@ def sparse_ffn_flops(
     float or numpy.ndarray
         FLOPs.
     """
-    b = _positive("batch", batch)
+    b = check_positive("batch", batch)
     frac = union_activation_ratio(activation_ratio, b) if union else np.asarray(
         union_activation_ratio(activation_ratio, 1)
     )
-    return _out(
-        2.0 * float(n_matrices) * _positive("d_model", d_model) * _positive("d_ff", d_ff)
+    return scalar_or_array(
+        2.0 * float(n_matrices) * check_positive("d_model", d_model) * check_positive("d_ff", d_ff)
         * np.asarray(frac) * b
     )
 
@@ -88,11 +88,11 @@ def sparse_ffn_bytes(
     neuron's weights are read once for the whole batch; the batch's input is read
     and its output written once.
     """
-    b = _positive("batch", batch)
-    d_model = _positive("d_model", d_model)
+    b = check_positive("batch", batch)
+    d_model = check_positive("d_model", d_model)
     frac = np.asarray(union_activation_ratio(activation_ratio, b))
-    weights = float(n_matrices) * d_model * _positive("d_ff", d_ff) * frac
-    return _out(float(dtype_bytes) * (weights + 2.0 * b * d_model))
+    weights = float(n_matrices) * d_model * check_positive("d_ff", d_ff) * frac
+    return scalar_or_array(float(dtype_bytes) * (weights + 2.0 * b * d_model))
 
 
 def sparse_ffn_speedup(
@@ -123,4 +123,4 @@ def sparse_ffn_speedup(
                          dtype_bytes=dtype_bytes, **kw),
         hw,
     )
-    return _out(np.asarray(dense) / np.asarray(sparse))
+    return scalar_or_array(np.asarray(dense) / np.asarray(sparse))

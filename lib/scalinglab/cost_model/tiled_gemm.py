@@ -34,7 +34,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from scalinglab.cost_model.flops import _positive
+from scalinglab.cost_model.flops import check_positive
 
 #: Names of the counts :func:`tiled_gemm_counts` returns.
 COUNTS = ("calls", "threaded", "critical_flops", "critical_micro_calls", "critical_k_steps",
@@ -70,8 +70,8 @@ def tiled_gemm_counts(
     dict of str to numpy.ndarray
         One array per count, the broadcast shape of the inputs.
     """
-    m, n, k = _positive("m", m), _positive("n", n), _positive("k", k)
-    tm, tn, tk = _positive("tile_m", tile_m), _positive("tile_n", tile_n), _positive(
+    m, n, k = check_positive("m", m), check_positive("n", n), check_positive("k", k)
+    tm, tn, tk = check_positive("tile_m", tile_m), check_positive("tile_n", tile_n), check_positive(
         "tile_k", tile_k)
     if n_threads < 1 or mr < 1 or nr < 1:
         raise ValueError(f"n_threads, mr and nr must be >= 1, got {n_threads}, {mr}, {nr}")

@@ -6,8 +6,10 @@
   CUDA device and Triton are present (see :func:`triton_available`).
 - :mod:`~scalinglab.kernels.harness`: warm-up, repeats, cache flush, median/IQR,
   load recorded, results as an xarray Dataset.
-- :mod:`~scalinglab.kernels.microbench`: FMA, BLAS and copy micro-benchmarks
-  (used by :func:`scalinglab.cost_model.measure_hardware`).
+- :mod:`~scalinglab.kernels.microbench`: FMA, BLAS and copy micro-benchmarks.
+- :mod:`~scalinglab.kernels.hardware_probe`: this machine's hardware record, measured
+  with them (:func:`~scalinglab.kernels.hardware_probe.measure_hardware`) and cached
+  (:func:`~scalinglab.kernels.hardware_probe.hardware_record`).
 - :mod:`~scalinglab.kernels.energy`: RAPL/NVML energy where the machine has it.
 
 Importing this package does not compile anything; numba compiles on first call

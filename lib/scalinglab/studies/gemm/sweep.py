@@ -27,10 +27,11 @@ import xarray as xr
 
 from scalinglab.compute import cached_dataset
 from scalinglab.cost_model import HardwareRecord, gemm_flops, gemm_min_bytes, named_device
-from scalinglab.cost_model.hardware import hardware_record, load_hardware
+from scalinglab.cost_model.hardware import load_hardware
 from scalinglab.data.tables import numeric_column, read_table
 from scalinglab.errors import InputError, ParameterError
 from scalinglab.kernels.gemm_numba import gemm_naive, gemm_tiled, warm_up
+from scalinglab.kernels.hardware_probe import hardware_record
 from scalinglab.kernels.harness import CacheFlusher, benchmark, default_flush_bytes
 from scalinglab.kernels.microkernel import MR, NR
 from scalinglab.paths import repo_root

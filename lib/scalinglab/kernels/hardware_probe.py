@@ -1,0 +1,108 @@
+"""Measuring this machine's roofs: the hardware record's micro-benchmarks, run and cached.
+
+The cost model (:mod:`scalinglab.cost_model.hardware`) describes a machine by a
+:class:`~scalinglab.cost_model.HardwareRecord` and stores it; measuring one runs kernels
+(FMA chains, BLAS sgemm, a streaming copy from :mod:`scalinglab.kernels.microbench`,
+thread counts from :mod:`scalinglab.kernels.harness`), so it lives here, next to them:
+
+- :func:`measure_hardware`: run the micro-benchmarks now (about 10 s; 1 s ``quick``).
+- :func:`hardware_record`: this machine's cached record under ``data/hardware/``, or a
+  fresh measurement (cached unless ``quick``).
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+
+from scalinglab.cost_model.hardware import (
+    HardwareRecord,
+    hardware_path,
+    load_hardware,
+    machine_key,
+    save_hardware,
+)
+from scalinglab.kernels import microbench
+from scalinglab.kernels.harness import thread_counts
+from scalinglab.provenance import environment
+
+
+def measure_hardware(*, quick: bool = False, seed: int = 0) -> HardwareRecord:
+    """Measure this machine's roofs (float32) with the micro-benchmarks.
+
+    Parameters
+    ----------
+    quick
+        Smaller, shorter runs (about 1 s instead of about 10 s): for tests.
+    seed
+        Seed of the random BLAS operands.
+
+    Returns
+    -------
+    HardwareRecord
+        ``fma_flop_per_s`` is the higher of the all-thread FMA rate and the number of
+        threads times the one-thread rate (on a shared machine a parallel run is as
+        slow as its most-interrupted thread, while one thread's best run still shows
+        what a core can do); ``peak_flop_per_s`` is the higher of that and BLAS;
+        provenance holds both FMA rates, the settings, threads, load averages and
+        package versions.
+    """
+    settings = (
+        {"passes": 200, "blas_n": 512, "copy_bytes": 1 << 26, "repeats": 2}
+        if quick else {"passes": 2000, "blas_n": 2048, "copy_bytes": 1 << 29, "repeats": 5}
+    )
+    load_before = os.getloadavg()
+    if load_before[0] >= 0.5:
+        warnings.warn(
+            f"measuring the hardware record while the machine is busy (1-min load "
+            f"{load_before[0]:.2f}): BLAS and bandwidth will read low; re-measure on an idle "
+            "machine with hardware_record(refresh=True)", RuntimeWarning, stacklevel=2)
+    threads = thread_counts()
+    n_threads = threads.get("numba_threads", 1)
+    fma_all = microbench.fma_flop_per_s(passes=settings["passes"], repeats=settings["repeats"])
+    fma_one = microbench.fma_flop_per_s(passes=settings["passes"],
+                                        repeats=4 * settings["repeats"], threads=1)
+    fma = max(fma_all, n_threads * fma_one)
+    blas = microbench.blas_sgemm_flop_per_s(
+        n=settings["blas_n"], repeats=settings["repeats"], seed=seed)
+    copy = microbench.copy_bytes_per_s(nbytes=settings["copy_bytes"], repeats=settings["repeats"])
+    return HardwareRecord(
+        name=machine_key(), peak_flop_per_s=max(fma, blas), mem_bytes_per_s=copy,
+        dtype="float32", source="measured", blas_flop_per_s=blas, fma_flop_per_s=fma,
+        n_cores=threads.get("cpu_count"),
+        provenance={
+            "method": "best of repeats: numba FMA chains on registers (peak = the higher of "
+                      "the all-thread rate and threads x the one-thread rate); numpy float32 "
+                      "matmul on all BLAS threads; numba parallel streaming copy (read + "
+                      "write bytes)",
+            "fma_all_threads_flop_per_s": fma_all,
+            "fma_one_thread_flop_per_s": fma_one,
+            "settings": settings,
+            "threads": threads,
+            "load_before": list(load_before),
+            "load_after": list(os.getloadavg()),
+            "environment": environment(),
+        },
+    )
+
+
+
+
+def hardware_record(*, refresh: bool = False, quick: bool = False) -> HardwareRecord:
+    """This machine's record: cached in ``data/hardware/`` or measured (and cached) now.
+
+    Parameters
+    ----------
+    refresh
+        Measure again even if a cached record exists.
+    quick
+        Use :func:`measure_hardware`'s quick settings when measuring; a quick
+        record is returned but not cached (it would shadow a full measurement).
+    """
+    path = hardware_path()
+    if path.exists() and not refresh:
+        return load_hardware(path)
+    record = measure_hardware(quick=quick)
+    if not quick:
+        save_hardware(record, path)
+    return record

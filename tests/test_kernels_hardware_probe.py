@@ -1,0 +1,31 @@
+"""Measuring the hardware record: the micro-benchmarks run, and the cached record is reused."""
+
+from __future__ import annotations
+
+import pytest
+
+from scalinglab.cost_model import HardwareRecord
+from scalinglab.cost_model.hardware import hardware_path, save_hardware
+from scalinglab.kernels import hardware_probe
+from scalinglab.kernels.hardware_probe import hardware_record, measure_hardware
+
+
+def test_hardware_record_uses_the_cached_file(tmp_path, monkeypatch):
+    monkeypatch.setenv("SCALINGLAB_ROOT", str(tmp_path))
+    rec = HardwareRecord("cached", 3e11, 4e10, source="measured")
+    save_hardware(rec)
+    assert hardware_path().parent == tmp_path / "data" / "hardware"
+    assert hardware_record() == rec  # no measurement: the cached record comes back
+
+
+def test_measure_hardware_quick_is_plausible(monkeypatch):
+    # a busy machine: the record says so, and the user is warned
+    monkeypatch.setattr(hardware_probe.os, "getloadavg", lambda: (3.0, 2.0, 1.0))
+    with pytest.warns(RuntimeWarning, match="machine is busy"):
+        rec = measure_hardware(quick=True)
+    assert rec.provenance["load_before"] == [3.0, 2.0, 1.0]
+    assert rec.source == "measured" and rec.dtype == "float32"
+    assert rec.peak_flop_per_s == max(rec.fma_flop_per_s, rec.blas_flop_per_s)
+    assert 1e9 < rec.fma_flop_per_s < 1e14  # between 1 GFLOP/s and 100 TFLOP/s
+    assert 1e8 < rec.mem_bytes_per_s < 1e13
+    assert rec.provenance["settings"]["passes"] == 200
