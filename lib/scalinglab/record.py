@@ -7,12 +7,33 @@ atomically to the ``results.json`` named by the ``SCALINGLAB_RESULTS``
 environment variable after every call, so a run that dies half-way still leaves
 the findings it reached.
 
+Rules a finding obeys (each raises ``ValueError`` when broken):
+
+- its point lies inside its interval (a percentile interval that excludes its
+  own point estimate says the statistic is biased or selected; fix the
+  statistic, do not report it);
+- a headline finding has an interval, and a report has at most
+  :data:`MAX_HEADLINES` headlines (the 13th raises);
+- a finding recorded ``identified=False`` (a fitted parameter on a bound, see
+  :func:`scalinglab.fitting.identification`) is shown one-sided ("at bound 0,
+  <= 0.016") and is never a headline: ``headline=True`` is dropped, with a note.
+
+Published claims are declared with :func:`claim` after the findings that decide
+them; their verdicts (:mod:`scalinglab.claims`) are recomputed from the current
+findings whenever ``results.json`` is written.
+
 ``results.json`` layout::
 
     {"findings": [{"name": str, "point": float, "ci": [lo, hi] | null,
                    "level": float | null, "method": str | null,
                    "resamples": int | null, "unit": str | null,
-                   "description": str | null, "headline": bool}, ...]}
+                   "description": str | null, "headline": bool,
+                   "identified": bool, "note": str | null,
+                   "bound": float | null, "side": "lower" | "upper" | null}, ...],
+     "claims": [{"id": str, "paper": str, "statement": str, "findings": [str],
+                 "expect": str | null, "value": ..., "tolerance": float,
+                 "rule": str, "untested": str | null, "verdict": str,
+                 "reason": str, "evidence": [...], "mde": float | null}, ...]}
 """
 
 from __future__ import annotations
@@ -26,9 +47,12 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from scalinglab.claims import Claim, Verdict, decide
 from scalinglab.textfmt import fmt_ci, fmt_num
 
 RESULTS_ENV = "SCALINGLAB_RESULTS"
+#: Most headline findings a report may have (the ledger carries the rest of the story).
+MAX_HEADLINES = 12
 
 
 @dataclass(frozen=True)
@@ -44,6 +68,10 @@ class Finding:
     unit: str | None = None
     description: str | None = None
     headline: bool = False
+    identified: bool = True
+    note: str | None = None
+    bound: float | None = None
+    side: str | None = None
 
     def to_json(self) -> dict:
         d = asdict(self)
@@ -55,6 +83,7 @@ class Finding:
 
 
 _FINDINGS: dict[str, Finding] = {}
+_CLAIMS: dict[str, Claim] = {}
 
 
 def _as_float(x: object, what: str, name: str) -> float:
@@ -76,6 +105,10 @@ def record(
     unit: str | None = None,
     description: str | None = None,
     headline: bool = False,
+    identified: bool = True,
+    note: str | None = None,
+    bound: float | None = None,
+    side: str | None = None,
 ) -> Finding:
     """Record a finding (re-recording a name replaces it).
 
@@ -86,15 +119,31 @@ def record(
     point
         The point estimate.
     ci
-        ``(lo, hi)`` interval; ``lo <= point <= hi`` is not required (a
-        bootstrap percentile interval need not contain the point estimate).
+        ``(lo, hi)`` interval; the point must lie inside it (NaN endpoints
+        aside).
     method, level, resamples
         How the interval was made, e.g. ``"stratified bootstrap, percentile"``,
         ``0.95`` and ``50000``. A finding with a CI must say its level.
     unit, description
         Free text shown in the findings table.
     headline
-        Shown in ``reports/index.html`` next to the study.
+        Shown in ``reports/index.html`` next to the study and in the report's
+        forest plot; needs an interval; at most :data:`MAX_HEADLINES`.
+    identified
+        False for a parameter on (or near) a bound or otherwise not identified
+        by the data: shown one-sided, never a headline, and a claim that rests
+        on it reads ``not identified``.
+    note
+        Why (e.g. ``"alpha at its lower bound 0 in the point fit"``).
+    bound, side
+        The bound it sits on and which one (``"lower"`` / ``"upper"``), when
+        known: the report then shows "at bound 0, <= hi".
+
+    Raises
+    ------
+    ValueError
+        A bad interval, a point outside its interval, a headline without an
+        interval, or a 13th headline.
 
     Returns
     -------
@@ -114,6 +163,21 @@ def record(
         if level is None:
             raise ValueError(f"record({name!r}): a finding with a ci must state its level")
         interval = (lo, hi)
+        _check_inside(name, p, lo, hi)
+    if side not in (None, "lower", "upper"):
+        raise ValueError(f"record({name!r}): side must be 'lower', 'upper' or None, got {side!r}")
+    identified = bool(identified)
+    if headline and not identified:
+        headline = False
+        note = "not a headline: not identified" + (f"; {note}" if note else "")
+    if headline:
+        if interval is None or any(math.isnan(c) for c in interval):
+            raise ValueError(f"record({name!r}): a headline finding needs an interval")
+        others = [n for n, g in _FINDINGS.items() if g.headline and n != name]
+        if len(others) >= MAX_HEADLINES:
+            raise ValueError(f"record({name!r}): a report has at most {MAX_HEADLINES} headline "
+                             f"findings; already {len(others)} ({', '.join(others)}). Keep the "
+                             "rest in the full findings table and the claims ledger.")
     f = Finding(
         name=name,
         point=p,
@@ -124,10 +188,27 @@ def record(
         unit=unit,
         description=description,
         headline=bool(headline),
+        identified=identified,
+        note=note,
+        bound=None if bound is None else _as_float(bound, "bound", name),
+        side=side,
     )
     _FINDINGS[name] = f
     _flush()
     return f
+
+
+def _check_inside(name: str, point: float, lo: float, hi: float) -> None:
+    """Raise when ``point`` lies outside ``[lo, hi]`` (beyond float round-off)."""
+    if any(math.isnan(v) for v in (point, lo, hi)):
+        return
+    slack = 1e-9 * max(abs(lo), abs(hi), abs(point), 1e-300)
+    if point < lo - slack or point > hi + slack:
+        raise ValueError(
+            f"record({name!r}): point {point!r} lies outside its interval [{lo!r}, {hi!r}]. "
+            "A percentile interval that excludes its own point estimate means the statistic "
+            "is biased or selects (a max over noisy cells): re-select inside each resample, "
+            "or report a statistic whose interval covers it.")
 
 
 def findings() -> list[Finding]:
@@ -135,9 +216,81 @@ def findings() -> list[Finding]:
     return list(_FINDINGS.values())
 
 
+def claim(
+    id: str,  # noqa: A002 - the claim's id, as the ledger names it
+    *,
+    paper: str,
+    statement: str,
+    finding: str | Sequence[str] | None = None,
+    expect: str | None = None,
+    value: float | Sequence[float] | None = None,
+    tolerance: float = 0.0,
+    untested: str | None = None,
+) -> Verdict:
+    """Declare a published claim this study tests; its verdict is computed from findings.
+
+    Parameters
+    ----------
+    id
+        Unique within a report (re-declaring an id replaces it), e.g.
+        ``"scalerl-half-compute"``.
+    paper, statement
+        Who claimed it, and what, in one sentence.
+    finding
+        The recorded finding name (or a list of names, all of which must agree)
+        whose interval decides the claim. Record it before declaring the claim.
+    expect, value, tolerance
+        The rule: ``"greater"`` (effect > value), ``"less"`` (effect < value),
+        ``"equal"`` (``|effect - value| <= tolerance``) or ``"between"``
+        (``value = (lo, hi)``, bounds included).
+    untested
+        Instead of a rule: why the study cannot test the claim.
+
+    Returns
+    -------
+    Verdict
+        ``reproduces``, ``contradicts``, ``inconclusive`` (with the minimum
+        detectable effect), ``not identified`` or ``untested``; see
+        :mod:`scalinglab.claims`.
+
+    Raises
+    ------
+    KeyError
+        A named finding was never recorded.
+    ValueError
+        A malformed rule.
+    """
+    names: tuple[str, ...]
+    if finding is None:
+        names = ()
+    elif isinstance(finding, str):
+        names = (finding,)
+    else:
+        names = tuple(finding)
+    if isinstance(value, Sequence) and not isinstance(value, str):
+        value = tuple(float(v) for v in value)  # type: ignore[assignment]
+    c = Claim(id=id, paper=paper, statement=statement, findings=names, expect=expect,
+              value=value, tolerance=float(tolerance), untested=untested)  # type: ignore[arg-type]
+    verdict = decide(c, {n: f.to_json() for n, f in _FINDINGS.items()})
+    _CLAIMS[id] = c
+    _flush()
+    return verdict
+
+
+def claims() -> list[Verdict]:
+    """Every declared claim with its verdict on the current findings, in declaration order.
+
+    A claim whose finding has since been forgotten (:func:`clear`) is left out.
+    """
+    current = {n: f.to_json() for n, f in _FINDINGS.items()}
+    return [decide(c, current) for c in _CLAIMS.values()
+            if all(n in current for n in c.findings)]
+
+
 def clear() -> None:
-    """Forget recorded findings (tests, or a fresh interactive run)."""
+    """Forget recorded findings and claims (tests, or a fresh interactive run)."""
     _FINDINGS.clear()
+    _CLAIMS.clear()
     _flush()
 
 
@@ -145,13 +298,15 @@ def _flush() -> None:
     target = os.environ.get(RESULTS_ENV)
     if not target:
         return
-    write_results(Path(target), findings())
+    write_results(Path(target), findings(), claims())
 
 
-def write_results(path: Path, items: Sequence[Finding]) -> None:
-    """Write findings to ``path`` atomically (temporary file, then ``os.replace``)."""
+def write_results(path: Path, items: Sequence[Finding],
+                  verdicts: Sequence[Verdict] = ()) -> None:
+    """Write findings and claims to ``path`` atomically (temporary file, then ``os.replace``)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    payload = {"findings": [f.to_json() for f in items]}
+    payload = {"findings": [f.to_json() for f in items],
+               "claims": [v.to_json() for v in verdicts]}
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-results-")
     with os.fdopen(fd, "w") as fh:
         json.dump(payload, fh, indent=2, allow_nan=True)
@@ -164,13 +319,49 @@ def load_results(path: Path) -> list[dict]:
     return json.loads(Path(path).read_text())["findings"]
 
 
+def load_claims(path: Path) -> list[dict]:
+    """Read the ``claims`` list of a ``results.json`` (``[]`` for files written before it)."""
+    return json.loads(Path(path).read_text()).get("claims", [])
+
+
+def _nan(x: object) -> bool:
+    try:
+        return math.isnan(float(x))  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return False
+
+
+def point_text(d: dict) -> str:
+    """The point as shown: ``"at lower bound 0"`` for a parameter pinned there, a dash for NaN."""
+    if not d.get("identified", True) and d.get("bound") is not None and d.get("side"):
+        return f"at {d['side']} bound {fmt_num(d['bound'])}"
+    return "—" if _nan(d.get("point")) else fmt_num(d.get("point"))
+
+
+def interval_text(d: dict) -> str:
+    """The interval as shown: one-sided (``"<= 0.0164"``) when not identified, a dash when none."""
+    ci = d.get("ci")
+    if not ci or any(c is None or _nan(c) for c in ci):
+        return "—"
+    if not d.get("identified", True):
+        if d.get("side") == "lower":
+            return f"≤ {fmt_num(ci[1])} (one-sided)"
+        if d.get("side") == "upper":
+            return f"≥ {fmt_num(ci[0])} (one-sided)"
+        return f"{fmt_ci(ci)} (not identified)"
+    return fmt_ci(ci)
+
+
 def findings_html(items: Sequence[Finding | dict]) -> str:
-    """Render findings as an HTML table (used by notebooks and by the report header)."""
-    rows = []
+    """Render findings as an HTML table (used by notebooks and by the report header).
+
+    A NaN point or interval is shown as a dash with a footnote saying why; a
+    finding that is not identified is shown one-sided and flagged.
+    """
+    esc = html.escape
+    rows, notes = [], []
     for f in items:
         d = f.to_json() if isinstance(f, Finding) else f
-        ci = d.get("ci")
-        ci_txt = fmt_ci(ci) or "—"
         how = []
         if d.get("level") is not None:
             how.append(f"{100 * d['level']:g}%")
@@ -178,20 +369,29 @@ def findings_html(items: Sequence[Finding | dict]) -> str:
             how.append(d["method"])
         if d.get("resamples"):
             how.append(f"{d['resamples']:,} resamples")
+        point, mark = point_text(d), ""
+        ci = d.get("ci")
+        if _nan(d.get("point")) or (ci and any(c is None or _nan(c) for c in ci)):
+            notes.append(d.get("note") or "the statistic is undefined on these data "
+                         "(e.g. too few points or resamples, or a failed fit)")
+            mark = f"<sup>{len(notes)}</sup>"
+        meaning = esc(d.get("description") or "")
+        if not d.get("identified", True):
+            meaning += f' <span class="sl-unident">not identified: {esc(d.get("note") or "")}</span>'
+        elif d.get("note") and not mark:
+            meaning += f" <small>({esc(d['note'])})</small>"
+        unit = (" " + esc(d["unit"])) if d.get("unit") and point != "—" else ""
+        cls = "" if d.get("identified", True) else ' class="sl-unident-row"'
         rows.append(
-            "<tr>"
-            f"<td>{html.escape(d['name'])}</td>"
-            f"<td>{fmt_num(d['point'])}{(' ' + html.escape(d['unit'])) if d.get('unit') else ''}</td>"
-            f"<td>{ci_txt}</td>"
-            f"<td>{html.escape(', '.join(how))}</td>"
-            f"<td>{html.escape(d.get('description') or '')}</td>"
-            "</tr>"
-        )
+            f"<tr{cls}><td>{esc(d['name'])}</td><td>{esc(point)}{unit}{mark}</td>"
+            f"<td>{esc(interval_text(d))}</td><td>{esc(', '.join(how))}</td>"
+            f"<td>{meaning}</td></tr>")
+    foot = "".join(f'<p class="sl-foot"><sup>{i}</sup> — : {esc(n)}</p>'
+                   for i, n in enumerate(notes, 1))
     return (
-        '<table class="sl-findings"><thead><tr><th>finding</th><th>point</th>'
-        "<th>interval</th><th>how</th><th>meaning</th></tr></thead><tbody>"
-        + "".join(rows)
-        + "</tbody></table>"
+        '<div class="sl-scroll"><table class="sl-findings"><thead><tr><th>finding</th>'
+        "<th>point</th><th>interval</th><th>how</th><th>meaning</th></tr></thead><tbody>"
+        + "".join(rows) + "</tbody></table></div>" + foot
     )
 
 
@@ -208,6 +408,14 @@ class _Table:
             ci = fmt_ci(f.ci)
             lines.append(f"{f.name:40s} {fmt_num(f.point):>12s} {ci}")
         return "\n".join(lines)
+
+
+def __getattr__(name: str):  # PEP 562: ``from scalinglab.record import record_param``
+    if name == "record_param":  # lives with the fitting code it reads; imported lazily
+        from scalinglab.fitting.identify import record_param
+
+        return record_param
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def findings_table() -> _Table:

@@ -1,5 +1,5 @@
 """The laws the studies use, with the exact forms and parameter names of
-``studies/fitting.md`` and analytic Jacobians.
+``docs/studies/fitting.md`` and analytic Jacobians.
 
 Every model function follows :mod:`scalinglab.fitting.laws`: inputs arrive as
 ``(n,)`` arrays, internal parameters as ``(S, 1)`` (``(S, G)`` per group), and
@@ -22,13 +22,9 @@ LN10 = float(np.log(10.0))
 _TINY = 1e-12
 
 
-def _max_y(x: np.ndarray, y: np.ndarray) -> float:
-    return float(np.max(y))
-
-
-def _min_y(x: np.ndarray, y: np.ndarray) -> float:
-    return float(np.min(y))
-
+# Bounds are the quantities' physical ranges (a pass rate or an activation ratio lies in
+# [0, 1]), never the data's extremes: a hard bound such as "A >= max observed" would pin
+# the asymptote to one noisy evaluation and lend the fit precision it does not have.
 
 # --------------------------------------------------------------------------- chinchilla
 def _chin_terms(N, D, e, a, b, alpha, beta):
@@ -186,7 +182,7 @@ SCALERL = Law(
     name="scalerl",
     formula="R(C) = R0 + (A - R0) / (1 + (C_mid / C)^B)",
     x_names=("C",),
-    params=(Param("A", bounds=(_max_y, 1.0)), Param("B", bounds=(0.0, None)),
+    params=(Param("A", bounds=(0.0, 1.0)), Param("B", bounds=(0.0, None)),
             Param("C_mid", bounds=(0.0, None), transform="log"), Param("R0", bounds=(0.0, 1.0))),
     fn=_srl_fn, jac=_srl_jac, init=_srl_init, objective="ls", x_positive=(True,),
     linearize=_srl_linearize,
@@ -346,7 +342,7 @@ RELU_SPARSITY = Law(
     formula="A(D) = exp(-c D^alpha + b) + A0",
     x_names=("D",),
     params=(Param("alpha", bounds=(0.0, 3.0)), Param("b"),
-            Param("c", bounds=(0.0, None), transform="log"), Param("A0", bounds=(0.0, _min_y))),
+            Param("c", bounds=(0.0, None), transform="log"), Param("A0", bounds=(0.0, 1.0))),
     fn=_relu_fn, jac=_relu_jac, init=_relu_init, objective="ls", x_positive=(True,),
     linearize=_relu_linearize,
     description="ReLU activation ratio decreasing to A0 with training tokens D",
@@ -387,7 +383,7 @@ SILU_SPARSITY = Law(
     formula="A(D) = -c D^(-alpha) + A0",
     x_names=("D",),
     params=(Param("alpha", bounds=(0.0, 3.0)), Param("c", bounds=(0.0, None), transform="log"),
-            Param("A0", bounds=(_max_y, 1.0))),
+            Param("A0", bounds=(0.0, 1.0))),
     fn=_silu_fn, jac=_silu_jac, init=_silu_init, objective="ls", x_positive=(True,),
     linearize=_silu_linearize,
     description="SiLU activation ratio increasing to A0 with training tokens D",

@@ -1,0 +1,288 @@
+"""The claims ledger: which published claims a study tests, and the verdict its findings give.
+
+A notebook declares each claim with :func:`scalinglab.record.claim`; this module
+holds the pure logic (no global state): the :class:`Claim` as declared, the
+rules that turn recorded findings into a :class:`Verdict`, and the ledger's
+HTML and text renderings. The verdict is computed, never typed:
+
+``reproduces``
+    every deciding finding's interval lies entirely on the claim's side
+    (``greater``: ``lo > value``; ``less``: ``hi < value``; ``equal``/``between``:
+    the interval lies inside the claimed region, bounds included).
+``contradicts``
+    some deciding finding's interval excludes the claim
+    (``greater``: ``hi <= value``; ``less``: ``lo >= value``; ``equal``/``between``:
+    the interval and the region do not overlap).
+``inconclusive``
+    neither: an interval admits both. The ledger states the minimum detectable
+    effect at this sample size, ``(z_{1-a/2} + z_{0.8}) * se`` with
+    ``se = half-width / z_{1-a/2}`` (80% power, two-sided level ``1 - a``).
+``not identified``
+    a deciding finding was recorded ``identified=False`` (its parameter sits on a
+    bound or cannot be told apart from it).
+``untested``
+    the claim is declared with ``untested="reason"``.
+
+With several deciding findings the claim must hold for all of them: one
+``contradicts`` contradicts it, all ``reproduces`` reproduce it, anything else
+is ``inconclusive``.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from scipy.stats import norm
+
+from scalinglab.textfmt import fmt_ci, fmt_num
+
+VERDICTS = ("reproduces", "contradicts", "inconclusive", "not identified", "untested")
+EXPECTS = ("greater", "less", "equal", "between")
+#: Power at which the minimum detectable effect of an inconclusive claim is stated.
+MDE_POWER = 0.8
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A published claim as declared in a notebook (see :func:`scalinglab.record.claim`)."""
+
+    id: str
+    paper: str
+    statement: str
+    findings: tuple[str, ...] = ()
+    expect: str | None = None
+    value: float | tuple[float, float] | None = None
+    tolerance: float = 0.0
+    untested: str | None = None
+
+    def __post_init__(self) -> None:
+        where = f"claim({self.id!r})"
+        if not isinstance(self.id, str) or not self.id:
+            raise TypeError("claim(): id must be a non-empty string")
+        if not self.paper or not self.statement:
+            raise ValueError(f"{where}: paper and statement are required")
+        if self.untested is not None:
+            if not str(self.untested).strip():
+                raise ValueError(f"{where}: untested needs its reason")
+            return
+        if not self.findings:
+            raise ValueError(f"{where}: name the finding(s) that decide it, or pass untested=")
+        if self.expect not in EXPECTS:
+            raise ValueError(f"{where}: expect must be one of {EXPECTS}, got {self.expect!r}")
+        if self.expect == "between":
+            if not (isinstance(self.value, Sequence) and len(self.value) == 2):
+                raise ValueError(f"{where}: expect='between' needs value=(lo, hi)")
+            a, b = (float(v) for v in self.value)
+            if not a <= b:
+                raise ValueError(f"{where}: value (lo, hi) has lo > hi: {self.value!r}")
+        else:
+            try:
+                float(self.value)  # type: ignore[arg-type]
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"{where}: value must be a number, got {self.value!r}") from exc
+        if not (self.tolerance >= 0):
+            raise ValueError(f"{where}: tolerance must be >= 0, got {self.tolerance!r}")
+
+    @property
+    def rule(self) -> str:
+        """The deciding rule in words, e.g. ``"effect > 1"`` or ``"|effect - 0| <= 0.02"``."""
+        if self.untested is not None:
+            return "untested"
+        if self.expect == "greater":
+            return f"effect > {fmt_num(self.value)}"
+        if self.expect == "less":
+            return f"effect < {fmt_num(self.value)}"
+        if self.expect == "equal":
+            return f"|effect - {fmt_num(self.value)}| <= {fmt_num(self.tolerance)}"
+        lo, hi = self.value  # type: ignore[misc]
+        return f"{fmt_num(lo)} <= effect <= {fmt_num(hi)}"
+
+    def region(self) -> tuple[float, float]:
+        """The claimed values of the effect as a closed or open interval ``(lo, hi)``."""
+        if self.expect == "greater":
+            return float(self.value), math.inf  # type: ignore[arg-type]
+        if self.expect == "less":
+            return -math.inf, float(self.value)  # type: ignore[arg-type]
+        if self.expect == "equal":
+            v = float(self.value)  # type: ignore[arg-type]
+            return v - self.tolerance, v + self.tolerance
+        lo, hi = self.value  # type: ignore[misc]
+        return float(lo), float(hi)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A claim with its computed verdict.
+
+    Attributes
+    ----------
+    verdict
+        One of :data:`VERDICTS`.
+    reason
+        Why, in words (the deciding interval, the bound, or the untested reason).
+    evidence
+        One ``{"name", "point", "ci", "level", "verdict"}`` per deciding finding.
+    mde
+        Minimum detectable effect (distance from the claim's boundary detectable
+        with 80% power at this sample size), for ``inconclusive`` only.
+    """
+
+    claim: Claim
+    verdict: str
+    reason: str
+    evidence: tuple[dict, ...] = ()
+    mde: float | None = None
+
+    def to_json(self) -> dict:
+        c = self.claim
+        value = list(c.value) if isinstance(c.value, tuple | list) else c.value
+        return {"id": c.id, "paper": c.paper, "statement": c.statement,
+                "findings": list(c.findings), "expect": c.expect, "value": value,
+                "tolerance": c.tolerance, "rule": c.rule, "untested": c.untested,
+                "verdict": self.verdict, "reason": self.reason,
+                "evidence": [dict(e) for e in self.evidence], "mde": self.mde}
+
+    def _repr_html_(self) -> str:
+        return ledger_html([self.to_json()])
+
+    def __repr__(self) -> str:
+        return f"<{self.claim.id}: {self.verdict} ({self.reason})>"
+
+
+def minimum_detectable_effect(ci: Sequence[float], level: float, *,
+                              power: float = MDE_POWER) -> float:
+    """``(z_{1-a/2} + z_power) * se`` with ``se`` from the interval's half-width.
+
+    Parameters
+    ----------
+    ci
+        ``(lo, hi)`` at two-sided confidence ``level``.
+    """
+    z = float(norm.ppf(0.5 + level / 2))
+    se = (float(ci[1]) - float(ci[0])) / 2 / z
+    return (z + float(norm.ppf(power))) * se
+
+
+def _one(claim: Claim, f: Mapping[str, Any]) -> tuple[str, str]:
+    """Verdict and reason for one deciding finding (a ``results.json`` finding dict)."""
+    name = f["name"]
+    if not f.get("identified", True):
+        note = f.get("note") or "on a bound or unidentifiable"
+        return "not identified", f"{name} is not identified: {note}"
+    ci = f.get("ci")
+    if not ci or any(c is None or math.isnan(float(c)) for c in ci):
+        return "inconclusive", f"{name} has no interval, so it cannot decide the claim"
+    lo, hi = float(ci[0]), float(ci[1])
+    a, b = claim.region()
+    shown = f"{name} = {fmt_num(f['point'])} {fmt_ci(ci)}"
+    if claim.expect == "greater":
+        inside, outside = lo > a, hi <= a
+    elif claim.expect == "less":
+        inside, outside = hi < b, lo >= b
+    else:
+        inside, outside = (lo >= a and hi <= b), (hi < a or lo > b)
+    if inside:
+        return "reproduces", f"{shown} lies within {claim.rule}"
+    if outside:
+        return "contradicts", f"{shown} excludes {claim.rule}"
+    return "inconclusive", f"{shown} admits both sides of {claim.rule}"
+
+
+def decide(claim: Claim, findings: Mapping[str, Mapping[str, Any]]) -> Verdict:
+    """Compute a claim's verdict from recorded findings.
+
+    Parameters
+    ----------
+    claim
+        The declared claim.
+    findings
+        Finding name -> finding dict (as in ``results.json``).
+
+    Raises
+    ------
+    KeyError
+        A deciding finding was never recorded.
+    """
+    if claim.untested is not None:
+        return Verdict(claim, "untested", str(claim.untested))
+    missing = [n for n in claim.findings if n not in findings]
+    if missing:
+        raise KeyError(f"claim({claim.id!r}) names finding(s) never recorded: "
+                       f"{', '.join(missing)} (record them before declaring the claim)")
+    rows, evidence = [], []
+    for name in claim.findings:
+        f = findings[name]
+        v, why = _one(claim, f)
+        rows.append((v, why, f))
+        evidence.append({"name": name, "point": f.get("point"), "ci": f.get("ci"),
+                         "level": f.get("level"), "unit": f.get("unit"), "verdict": v})
+    kinds = [v for v, _, _ in rows]
+    for want in ("not identified", "contradicts"):
+        if want in kinds:
+            return Verdict(claim, want, "; ".join(w for v, w, _ in rows if v == want),
+                           tuple(evidence))
+    if all(k == "reproduces" for k in kinds):
+        return Verdict(claim, "reproduces", "; ".join(w for _, w, _ in rows), tuple(evidence))
+    mdes = [minimum_detectable_effect(f["ci"], float(f.get("level") or 0.95))
+            for v, _, f in rows if v == "inconclusive" and f.get("ci")
+            and not any(c is None or math.isnan(float(c)) for c in f["ci"])]
+    mde = max(mdes) if mdes else None
+    reason = "; ".join(w for v, w, _ in rows if v == "inconclusive")
+    if mde is not None:
+        reason += (f"; at this sample size only an effect {fmt_num(mde)} or more beyond the "
+                   f"claim's boundary would be detected (80% power)")
+    return Verdict(claim, "inconclusive", reason, tuple(evidence), mde)
+
+
+def summary(claims: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    """Count of claims per verdict, in :data:`VERDICTS` order (zeros left out)."""
+    counts = {v: 0 for v in VERDICTS}
+    for c in claims:
+        counts[c["verdict"]] = counts.get(c["verdict"], 0) + 1
+    return {k: n for k, n in counts.items() if n}
+
+
+def summary_text(claims: Sequence[Mapping[str, Any]]) -> str:
+    """E.g. ``"3 reproduce, 1 contradicts, 2 inconclusive"``; ``"no claims"`` when empty."""
+    words = {"reproduces": "reproduce", "contradicts": "contradict"}
+    s = summary(claims)
+    if not s:
+        return "no claims declared"
+    return ", ".join(f"{n} {words.get(k, k) if n > 1 else k}" for k, n in s.items())
+
+
+def ledger_html(claims: Sequence[Mapping[str, Any]]) -> str:
+    """The ledger as an HTML table: claim, paper, verdict, deciding evidence."""
+    esc = html.escape
+    if not claims:
+        return '<p class="sl-noclaims">No published claims declared for this study.</p>'
+    rows = []
+    for c in claims:
+        cls = "sl-v-" + c["verdict"].replace(" ", "-")
+        ev = "<br>".join(
+            f"<code>{esc(e['name'])}</code> {fmt_num(e['point'])} {fmt_ci(e.get('ci'))}"
+            for e in c.get("evidence") or [])
+        mde = ("" if c.get("mde") is None else
+               f"<br><small>minimum detectable effect {fmt_num(c['mde'])}</small>")
+        rows.append(
+            f'<tr class="{cls}"><td><b>{esc(c["id"])}</b><br>{esc(c["statement"])}</td>'
+            f"<td>{esc(c['paper'])}</td>"
+            f'<td class="sl-verdict">{esc(c["verdict"])}</td>'
+            f"<td>{esc(c.get('rule') or '')}{'<br>' if ev else ''}{ev}{mde}"
+            f"<br><small>{esc(c.get('reason') or '')}</small></td></tr>")
+    return ('<div class="sl-scroll"><table class="sl-ledger"><thead><tr><th>claim</th>'
+            "<th>paper</th><th>verdict</th><th>rule and evidence</th></tr></thead><tbody>"
+            + "".join(rows) + "</tbody></table></div>")
+
+
+def ledger_text(claims: Sequence[Mapping[str, Any]]) -> str:
+    """The ledger as plain text lines: ``verdict  id  rule``."""
+    from scalinglab.textfmt import format_table
+
+    return format_table(["verdict", "claim", "rule", "paper"],
+                        [[c["verdict"], c["id"], c.get("rule") or "", c["paper"]]
+                         for c in claims])

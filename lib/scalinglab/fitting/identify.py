@@ -1,0 +1,212 @@
+"""Is a fitted parameter identified by the data, or pinned by a bound?
+
+A parameter that ends on (or within a small tolerance of) one of its bounds in
+the point fit, or in a large share of the bootstrap refits, or whose interval
+has zero width, is not estimated by the data: the bound is. Its value and
+interval then borrow their precision from the bound and must not be reported
+as a measurement. :func:`identification` tells which, and
+:func:`record_param` records a fitted parameter with that verdict attached
+(``scalinglab.record.record(..., identified=False, note=...)``), so the report
+shows it one-sided and a claim resting on it reads ``not identified``.
+
+Tolerance: a parameter is "at" a bound when it lies within ``rtol`` of it in the
+optimizer's coordinates, relative to the width of the bounded range when both
+bounds are finite, else to ``1 + |value|``; a log-scale parameter bounded below
+by 0 is at that bound when its log falls below
+:data:`scalinglab.fitting.multistart.LOG_FLOOR`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from scalinglab.fitting.result import FitResult
+
+#: Relative distance to a bound (optimizer coordinates) that counts as "at" it.
+RTOL = 1e-3
+#: Share of bootstrap refits at a bound from which a parameter is not identified.
+SHARE = 0.2
+#: An internal log-scale value below this is "at the bound 0" (value < 1e-13).
+LOG_FLOOR = -30.0
+
+
+@dataclass(frozen=True)
+class Identification:
+    """Whether one fitted parameter is identified.
+
+    Attributes
+    ----------
+    identified
+        False when on a bound in the point fit, at a bound in at least
+        ``share`` of the bootstrap refits, held fixed, or with a zero-width or
+        undefined interval.
+    reason
+        Why, in words ("" when identified).
+    side, bound
+        ``"lower"``/``"upper"`` and the bound's value (reported units) when a
+        bound is the cause; else None.
+    share_at_bound
+        Share of finite bootstrap draws at the nearer-populated bound (0 without draws).
+    """
+
+    identified: bool
+    reason: str
+    side: str | None
+    bound: float | None
+    share_at_bound: float
+
+
+def _at_bound(v: np.ndarray, lo: float, hi: float, log_scale: bool, rtol: float
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """Boolean masks (at lower, at upper) for internal values ``v`` (any shape)."""
+    v = np.asarray(v, dtype=float)
+    if np.isfinite(lo) and np.isfinite(hi):
+        tol = rtol * (hi - lo) * np.ones_like(v)
+    else:
+        tol = rtol * (1.0 + np.abs(v))
+    with np.errstate(invalid="ignore"):
+        at_lo = (v - lo <= tol) if np.isfinite(lo) else np.zeros(v.shape, bool)
+        if log_scale and not np.isfinite(lo):
+            at_lo = at_lo | (v < LOG_FLOOR)
+        at_hi = (hi - v <= tol) if np.isfinite(hi) else np.zeros(v.shape, bool)
+    return at_lo & np.isfinite(v) | (log_scale & (v == -np.inf)), at_hi & np.isfinite(v)
+
+
+def identification(result: FitResult, param: str, *, rtol: float = RTOL,
+                   share: float = SHARE) -> Identification:
+    """Whether ``param`` of a fitted law is identified by the data.
+
+    Parameters
+    ----------
+    result
+        A fit (with its problem attached; bootstrap draws ``(R, P)`` used when present).
+    param
+        A reported parameter name (``result.names``).
+    rtol, share
+        Tolerance to a bound, and the share of refits at a bound that makes a
+        parameter not identified.
+
+    Returns
+    -------
+    Identification
+    """
+    if param not in result.params:
+        raise KeyError(f"fit of {result.law!r} has no parameter {param!r}; "
+                       f"it has {', '.join(result.names)}")
+    problem = result.problem
+    if param in result.fixed:
+        return Identification(False, f"{param} was held fixed, not fitted", None,
+                              float(result.params[param]), 0.0)
+    value = float(result.params[param])
+    j = result.names.index(param)
+    share_at, side_d, bound_d = 0.0, None, None
+    if problem is not None:
+        k = int(np.flatnonzero(problem.free == j)[0])
+        lo, hi = float(problem.lo[k]), float(problem.hi[k])
+        p = problem.params[j]
+        log_scale = p.transform == "log"
+        rep = lambda z: float(p.to_reported(z))  # noqa: E731
+        bounds = {"lower": rep(lo) if np.isfinite(lo) else (0.0 if log_scale else None),
+                  "upper": rep(hi) if np.isfinite(hi) else None}
+        at_lo, at_hi = _at_bound(np.array(float(p.to_internal(value))), lo, hi, log_scale, rtol)
+        for side, hit in (("lower", bool(at_lo)), ("upper", bool(at_hi))):
+            if hit:
+                return Identification(
+                    False, f"{param} = {value:.4g} at its {side} bound "
+                    f"{bounds[side]:.4g} in the point fit", side, bounds[side],
+                    _share(result, j, lo, hi, log_scale, rtol)[0])
+        share_at, side_d = _share(result, j, lo, hi, log_scale, rtol)
+        bound_d = None if side_d is None else bounds[side_d]
+        if share_at >= share:
+            return Identification(
+                False, f"{param} at its {side_d} bound {bound_d:.4g} in "
+                f"{100 * share_at:.0f}% of bootstrap refits", side_d, bound_d, share_at)
+    ci = None if result.ci is None else result.ci.get(param)
+    if ci is not None:
+        a, b = float(ci[0]), float(ci[1])
+        if math.isnan(a) or math.isnan(b):
+            return Identification(False, f"{param} has no finite bootstrap refits",
+                                  None, None, share_at)
+        if b - a <= 1e-12 * max(1.0, abs(value)):
+            return Identification(False, f"{param} has a zero-width interval "
+                                  f"[{a:.6g}, {b:.6g}]", None, None, share_at)
+    return Identification(True, "", None, None, share_at)
+
+
+def _share(result: FitResult, j: int, lo: float, hi: float, log_scale: bool,
+           rtol: float) -> tuple[float, str | None]:
+    """Share of finite draws at the more populated bound, and which bound."""
+    if result.draws is None or result.problem is None:
+        return 0.0, None
+    col = np.asarray(result.draws[:, j], dtype=float)
+    col = col[~np.isnan(col)]
+    if col.size == 0:
+        return 0.0, None
+    internal = result.problem.params[j].to_internal(col)
+    at_lo, at_hi = _at_bound(internal, lo, hi, log_scale, rtol)
+    s_lo, s_hi = float(at_lo.mean()), float(at_hi.mean())
+    if max(s_lo, s_hi) == 0:
+        return 0.0, None
+    return (s_lo, "lower") if s_lo >= s_hi else (s_hi, "upper")
+
+
+def record_param(name: str, result: FitResult, param: str, *, headline: bool = False,
+                 unit: str | None = None, description: str | None = None,
+                 method: str | None = None, depends: tuple[str, ...] = (),
+                 rtol: float = RTOL, share: float = SHARE) -> Any:
+    """Record a fitted parameter (or derived quantity) as a finding, with its identification.
+
+    Parameters
+    ----------
+    name
+        Finding name, e.g. ``"law/relu/m/A0"``.
+    result, param
+        The fit and a parameter name (``result.names``) or a scalar derived
+        quantity (``result.derived``, see :meth:`FitResult.derive`).
+    headline
+        Asked for; dropped (with a note) when the parameter is not identified.
+    depends
+        For a derived quantity: the parameters it rests on; it is not identified
+        when any of them is not.
+    unit, description, method
+        As for :func:`scalinglab.record.record` (method defaults to the fit's
+        bootstrap description).
+
+    Returns
+    -------
+    scalinglab.record.Finding
+    """
+    from scalinglab.record import record
+
+    reps = result.bootstrap_info.get("reps")
+    method = method or (f"group bootstrap, percentile ({reps} refits); {result.objective_desc}"
+                        if result.ci is not None else f"point estimate; {result.objective_desc}")
+    if param in result.params:
+        ident = identification(result, param, rtol=rtol, share=share)
+        point = float(result.params[param])
+        ci = None if result.ci is None else result.ci[param]
+    elif param in result.derived:
+        d = result.derived[param]
+        if np.ndim(d.point) != 0:
+            raise ValueError(f"derived quantity {param!r} is not a scalar")
+        point = float(d.point)
+        ci = None if d.ci is None else (float(d.ci[0]), float(d.ci[1]))
+        ident = Identification(True, "", None, None, 0.0)
+        for dep in depends:
+            sub = identification(result, dep, rtol=rtol, share=share)
+            if not sub.identified:
+                ident = Identification(False, f"rests on {sub.reason}", None, None,
+                                       sub.share_at_bound)
+                break
+        if ident.identified and ci is not None and ci[1] - ci[0] <= 1e-12 * max(1.0, abs(point)):
+            ident = Identification(False, f"{param} has a zero-width interval", None, None, 0.0)
+    else:
+        raise KeyError(f"fit of {result.law!r} has no parameter or derived quantity {param!r}")
+    return record(name, point, ci=ci, method=method, level=result.level if ci else None,
+                  resamples=reps if ci else None, unit=unit, description=description,
+                  headline=headline, identified=ident.identified,
+                  note=ident.reason or None, bound=ident.bound, side=ident.side)
