@@ -53,6 +53,10 @@
 # Timings are cached in `data/gemm_cost_model/` (re-timed only with `rerun=True`), so the
 # report regenerates without re-running the sweep. Pass `timings=` to analyse your own
 # measurements (one row per timed call: `M, N, K, tile_m, tile_n, tile_k, seconds`).
+#
+# The facts this study reproduces (papers, claims with their ids, formulas, protocols and
+# published numbers) are in
+# [`docs/studies/kernels_cost_models.md`](../docs/studies/kernels_cost_models.md).
 
 # %% tags=["parameters"]
 seed: int = 0  # RNG seed: operands, bootstrap resamples, forests, fold shuffling

@@ -73,6 +73,10 @@ references: str = ""  # with scores: table task, random, reference to normalize 
 # rate and reference the mean accuracy of an RBF SVM tuned by cross-validation on the same
 # splits: 0 is guessing, 1 is as good as a tuned SVM. With the `scores` parameter the same
 # analysis runs on your own files instead.
+#
+# The facts this study reproduces (papers, claims with their ids, formulas, protocols and
+# published numbers) are in
+# [`docs/studies/interval_estimates.md`](../docs/studies/interval_estimates.md).
 
 # %%
 import numpy as np

@@ -68,6 +68,10 @@ level: float = 0.95  # CI level
 # The sizes here (thousands of parameters, not hundreds of millions) are far below the
 # paper's; what transfers is the method, and the question whether the same qualitative
 # pattern appears. Pass `runs=` to compute the same speedups from your own table.
+#
+# The facts this study reproduces (papers, claims with their ids, formulas, protocols and
+# published numbers) are in
+# [`docs/studies/optimizer_comparison.md`](../docs/studies/optimizer_comparison.md).
 
 # %%
 import dataclasses

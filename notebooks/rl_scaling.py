@@ -43,6 +43,10 @@
 # training to a low starting pass rate $R_0$, then trained with GRPO on held-in prompts
 # and evaluated on held-out ones. Compute is counted in FLOPs by the project's cost
 # model (2N per generated token, 6N per trained token, plus attention).
+#
+# The facts this study reproduces (papers, claims with their ids, formulas, protocols and
+# published numbers) are in
+# [`docs/studies/rl_scaling.md`](../docs/studies/rl_scaling.md).
 
 # %% tags=["parameters"]
 seed: int = 0  # seed of the bootstrap resampling (the sweep's seeds are in its config)

@@ -67,6 +67,10 @@ horizon: bool = True  # also the long-horizon probe: the smallest model trained 
 # so). The sweep is cached under `data/sparsity_laws/` by its config hash. Pass
 # `curves=` to fit the same laws to your own activation-ratio curves (also:
 # `scalinglab fit relu_sparsity FILE --x tokens --y activation_ratio --group run`).
+#
+# The facts this study reproduces (papers, claims with their ids, formulas, protocols and
+# published numbers) are in
+# [`docs/studies/sparsity_laws.md`](../docs/studies/sparsity_laws.md).
 
 # %%
 import dataclasses

@@ -4,7 +4,7 @@ Pure functions of sizes, vectorised over NumPy arrays (pass arrays to count a wh
 sweep at once). Units are in the names: ``*_flops`` are floating-point operations
 (a fused multiply-add counts as 2), ``*_bytes`` are bytes, ``*_flop_per_s`` rates.
 
-Formulas (see ``studies/kernels_cost_models.md``):
+Formulas (see ``docs/studies/kernels_cost_models.md``):
 
 - GEMM ``C[m, n] = A[m, k] @ B[k, n]``: ``2 m n k`` FLOPs; the minimum traffic is
   reading A and B and writing C once, ``s (m k + k n + m n)`` bytes for elements of

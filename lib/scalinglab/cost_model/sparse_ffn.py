@@ -6,7 +6,7 @@ the weights. At activation ratio ``a`` (fraction of the ``d_ff`` neurons active
 per token) and a batch of ``b`` tokens with independent activations, a kernel that
 gathers the active weights once for the whole batch must read the *union* of the
 active sets, a fraction ``1 - (1 - a)^b`` of the neurons (this module's formula;
-``studies/sparsity_laws.md``). Batch 1 is memory-bound, so the ideal speedup is
+``docs/studies/sparsity_laws.md``). Batch 1 is memory-bound, so the ideal speedup is
 about ``1 / a``; it shrinks quickly with batch.
 
 Counting convention: ``n_matrices`` weight matrices of ``d_model x d_ff`` (2 for

@@ -5,7 +5,7 @@ For a gated FFN ``y = W_down (act(W_gate x) * (W_up x))`` (``W_gate, W_up``:
 neurons ``S`` (from an activation predictor, or the union over a batch of the
 tokens' active sets), the output restricted to ``S`` needs only rows ``S`` of
 ``W_gate`` and ``W_up`` and columns ``S`` of ``W_down``: a fraction ``|S| / F`` of
-the weights, the point of activation sparsity (``studies/sparsity_laws.md``).
+the weights, the point of activation sparsity (``docs/studies/sparsity_laws.md``).
 
 Two implementations of :meth:`SparseFFN.forward`:
 
@@ -13,7 +13,7 @@ Two implementations of :meth:`SparseFFN.forward`:
   columns are rows too) with ``index_select`` into *preallocated* buffers, then
   three GEMMs on the gathered ``(|S|, D)`` blocks. Gathering into fresh tensors
   allocates and page-faults ``3 |S| D`` floats per call, which collapses for large
-  matrices (``studies/kernels_cost_models.md``); the buffers are allocated once.
+  matrices (``docs/studies/kernels_cost_models.md``); the buffers are allocated once.
   Works on any torch device (CUDA included).
 - ``impl="numba"``: a streaming kernel that never copies weights: each thread
   walks a chunk of the active neurons, computing the neuron's gate and up dot

@@ -8,7 +8,7 @@ Fitting goes through :mod:`scalinglab.fitting` (laws ``scalerl``,
 ``loglinear_kn``, ``logistic_progress``, ``exp_saturation``), resampling through
 :mod:`scalinglab.stats.bootstrap`; seeds are the resampling unit everywhere.
 
-Documented rules (see ``studies/rl_scaling.md``):
+Documented rules (see ``docs/studies/rl_scaling.md``):
 
 - R0 is the mean pass rate at compute 0 (after warm-up, before RL) and is held
   fixed in the ScaleRL fit (the law is about the gain from R0).

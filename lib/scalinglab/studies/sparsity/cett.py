@@ -1,6 +1,6 @@
 """PPL-p% activation sparsity (Luo et al. 2024): CETT, per-layer thresholds, baselines.
 
-The metric of ``studies/sparsity_laws.md``. For a gated FFN ``out = W_down h``
+The metric of ``docs/studies/sparsity_laws.md``. For a gated FFN ``out = W_down h``
 with ``h = act(W_gate x) * (W_up x)`` (shapes: ``h`` (N, F) over N tokens,
 ``W_down`` (D, F) as stored by ``nn.Linear``), neuron ``i``'s contribution to a
 token is ``c_i = |h_i| * ||W_down[:, i]||``. A neuron is *inactive* when
