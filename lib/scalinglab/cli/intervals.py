@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 import warnings
 
@@ -32,6 +31,7 @@ from scalinglab.stats.improvement import pairwise_probability_of_improvement
 from scalinglab.stats.intervals import DEFAULT_METRICS, METHODS, interval_estimates
 from scalinglab.stats.metrics import resolve_metrics
 from scalinglab.stats.normalize import normalize
+from scalinglab.textfmt import json_number
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -69,10 +69,6 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     return p
 
 
-def _num(x: float) -> float | None:
-    return None if x is None or not math.isfinite(x) else float(x)
-
-
 def compute(args: argparse.Namespace) -> dict:
     """The JSON-ready result of an ``intervals`` invocation."""
     from scalinglab.errors import InputError
@@ -104,9 +100,9 @@ def compute(args: argparse.Namespace) -> dict:
         "metrics": {
             str(alg): {
                 m: {
-                    "point": _num(ds.point.sel(algorithm=alg, metric=m).item()),
-                    "ci": [_num(ds.lo.sel(algorithm=alg, metric=m).item()),
-                           _num(ds.hi.sel(algorithm=alg, metric=m).item())],
+                    "point": json_number(ds.point.sel(algorithm=alg, metric=m).item()),
+                    "ci": [json_number(ds.lo.sel(algorithm=alg, metric=m).item()),
+                           json_number(ds.hi.sel(algorithm=alg, metric=m).item())],
                 }
                 for m in names
             }
@@ -120,8 +116,8 @@ def compute(args: argparse.Namespace) -> dict:
         )
         for i, label in enumerate(poi.coords["pair"].values):
             out["probability_of_improvement"][str(label)] = {
-                "point": _num(poi.point.values[i]),
-                "ci": [_num(poi.lo.values[i]), _num(poi.hi.values[i])],
+                "point": json_number(poi.point.values[i]),
+                "ci": [json_number(poi.lo.values[i]), json_number(poi.hi.values[i])],
             }
     return out
 

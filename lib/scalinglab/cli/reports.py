@@ -69,8 +69,8 @@ def main(args: argparse.Namespace) -> int:
 
 def _diff(args: argparse.Namespace) -> int:
     from scalinglab.runner.diff import diff_runs, diff_text
-    from scalinglab.runner.index import json_safe
     from scalinglab.runner.store import resolve_run
+    from scalinglab.textfmt import json_safe
 
     d = diff_runs(resolve_run(args.run_a), resolve_run(args.run_b))
     if (args.diff_format or args.format) == "json":

@@ -33,9 +33,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from scalinglab.runner.index import json_safe
     from scalinglab.runner.store import resolve_run
     from scalinglab.runner.verify import verify_run
+    from scalinglab.textfmt import json_safe
 
     run_dir = resolve_run(args.run)
     res = verify_run(run_dir, cell_timeout=args.timeout,

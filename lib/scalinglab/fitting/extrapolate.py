@@ -18,8 +18,9 @@ from scalinglab.errors import InputError
 from scalinglab.fitting.laws import Law
 from scalinglab.fitting.loader import FitData
 from scalinglab.fitting.multistart import fit, make_problem
-from scalinglab.fitting.result import FitResult, _num
+from scalinglab.fitting.result import FitResult
 from scalinglab.stats.bootstrap import percentile_interval, resample_groups
+from scalinglab.textfmt import json_number
 
 METRICS = ("mae", "rmse", "mape", "max")
 
@@ -65,8 +66,9 @@ class ExtrapolationResult:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary."""
-        return {"metric": self.metric, "error": _num(self.error),
-                "ci": None if self.ci is None else [_num(self.ci[0]), _num(self.ci[1])],
+        return {"metric": self.metric, "error": json_number(self.error),
+                "ci": (None if self.ci is None
+                       else [json_number(self.ci[0]), json_number(self.ci[1])]),
                 "level": self.level, "n_train": self.n_train, "n_test": self.n_test,
                 "train_fit": self.fit.to_dict()}
 

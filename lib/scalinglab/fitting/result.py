@@ -10,7 +10,6 @@ work on it. It also predicts at new inputs, with bootstrap intervals.
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -20,13 +19,7 @@ import numpy as np
 
 from scalinglab.fitting.problem import Problem
 from scalinglab.stats.bootstrap import percentile_interval
-from scalinglab.textfmt import format_table
-
-
-def _num(v: float) -> float | None:
-    """JSON-safe float (non-finite -> None)."""
-    v = float(v)
-    return v if math.isfinite(v) else None
+from scalinglab.textfmt import format_table, json_number
 
 
 @dataclass
@@ -40,11 +33,12 @@ class Derived:
     def to_dict(self) -> dict[str, Any]:
         p = np.asarray(self.point, dtype=float)
         if p.ndim == 0:
-            return {"point": _num(p), "ci": None if self.ci is None else
-                    [_num(self.ci[0]), _num(self.ci[1])]}
-        return {"point": [_num(v) for v in p.ravel()],
+            return {"point": json_number(p), "ci": None if self.ci is None else
+                    [json_number(self.ci[0]), json_number(self.ci[1])]}
+        return {"point": [json_number(v) for v in p.ravel()],
                 "ci": None if self.ci is None else
-                [[_num(v) for v in np.ravel(self.ci[0])], [_num(v) for v in np.ravel(self.ci[1])]]}
+                [[json_number(v) for v in np.ravel(self.ci[0])],
+                 [json_number(v) for v in np.ravel(self.ci[1])]]}
 
 
 @dataclass
@@ -102,10 +96,11 @@ class FitResult:
         """The CLI's JSON object (``full=True`` adds level, bootstrap info, derived)."""
         out: dict[str, Any] = {
             "law": self.law,
-            "params": {k: _num(v) for k, v in self.params.items()},
-            "ci": {k: None if self.ci is None else [_num(self.ci[k][0]), _num(self.ci[k][1])]
+            "params": {k: json_number(v) for k, v in self.params.items()},
+            "ci": {k: None if self.ci is None
+                   else [json_number(self.ci[k][0]), json_number(self.ci[k][1])]
                    for k in self.params},
-            "objective": _num(self.objective),
+            "objective": json_number(self.objective),
             "n_points": int(self.n_points),
             "n_groups": int(self.n_groups),
             "converged": bool(self.converged),

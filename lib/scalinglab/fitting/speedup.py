@@ -37,6 +37,7 @@ import pandas as pd
 
 from scalinglab.errors import InputError
 from scalinglab.stats.bootstrap import keyed_generators, percentile_interval, resample_groups
+from scalinglab.textfmt import json_number
 
 REQUIRED = ("optimizer", "model_size", "data_multiple", "loss")
 
@@ -60,13 +61,6 @@ def effective_data(loss: Any, *, A: float, alpha: float, E: float) -> tuple[np.n
 
 def _mult_key(m: float) -> str:
     return f"{float(m):g}"
-
-
-def _num(v: Any) -> float | None:
-    if v is None:
-        return None
-    v = float(v)
-    return v if math.isfinite(v) else None
 
 
 def validate_table(df: pd.DataFrame, *, file: str | Path | None = None) -> pd.DataFrame:
@@ -156,16 +150,16 @@ class SpeedupResult:
         def ci(r):
             if self.draws is None or r.status != "ok" or (np.isnan(r.lo) and np.isnan(r.hi)):
                 return None
-            return [_num(r.lo), _num(r.hi)]
+            return [json_number(r.lo), json_number(r.hi)]
         return {
             "baseline": self.baseline,
-            "baseline_fits": {s: {k: (_num(v) if k in ("A", "alpha", "E") else v)
+            "baseline_fits": {s: {k: (json_number(v) if k in ("A", "alpha", "E") else v)
                                   for k, v in f.items()} for s, f in self.fits.items()},
-            "speedup": self._nest("speedup", _num),
+            "speedup": self._nest("speedup", json_number),
             "ci": self._nest("", ci),
             "status": self._nest("status"),
-            "d_eff": self._nest("d_eff", _num),
-            "loss": self._nest("loss", _num),
+            "d_eff": self._nest("d_eff", json_number),
+            "loss": self._nest("loss", json_number),
             "n_seeds": self._nest("n_seeds", int),
             "level": self.level if self.draws is not None else None,
             "bootstrap": self.reps if self.draws is not None else 0,

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import html
 import json
-import math
 import secrets
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,7 @@ from scalinglab.paths import reports_dir
 from scalinglab.runner import store
 from scalinglab.runner.diff import diff_html, diff_runs
 from scalinglab.runner.text import headline
-from scalinglab.textfmt import fmt_ci, fmt_num, format_table
+from scalinglab.textfmt import fmt_ci, fmt_num, format_table, json_safe
 
 CSS = """
 body { font-family: system-ui, sans-serif; max-width: 75em; margin: 1em auto; padding: 0 1em; }
@@ -89,16 +88,6 @@ def collect(*, reports_root: Path | None = None) -> dict[str, Any]:
         srec["variants"] = variants
         out.append(srec)
     return {"studies": out}
-
-
-def json_safe(obj: Any) -> Any:
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    if isinstance(obj, dict):
-        return {k: json_safe(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [json_safe(v) for v in obj]
-    return obj
 
 
 def render_html(index: dict[str, Any]) -> str:
