@@ -219,14 +219,15 @@ def test_cli_lists_parameters(root, monkeypatch, capsys):
 
 
 def test_batch_skips_draft_studies_unless_asked(root):
-    from scalinglab.runner.batch import DRAFT, run_all
+    from scalinglab.runner.batch import run_all
+    from scalinglab.runner.store import RunStatus
 
     for f in (root / "notebooks").glob("*.py"):
         text = f.read_text().replace("#   scalinglab:\n", "#   scalinglab:\n#     draft: true\n", 1)
         f.write_text(text)
     assert all(load_study(n).draft for n in discover_studies())
     batch = run_all(variant="tiny", scheduler="sync", progress=False)
-    assert {r.status for r in batch.results} == {DRAFT}
+    assert {r.status for r in batch.results} == {RunStatus.DRAFT}
     assert batch.ok, "skipping a draft is not a failure"
     assert "scalinglab run fixture_basic" in batch.summary()
     assert not any((root / "reports").rglob("manifest.json")), "no draft may run"

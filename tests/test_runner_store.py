@@ -230,17 +230,17 @@ def test_unfinished_runs_read_as_running_killed_or_incomplete(tmp_path):
     import sys
 
     run_id, tmp = store.allocate_run("s", "v", reports_root=tmp_path)
-    assert store.unfinished_state(tmp) == store.RUNNING  # owned by this (live) process
+    assert store.unfinished_state(tmp) == store.RunStatus.RUNNING  # owned by this (live) process
     # a process that has exited: its folder was left by a hard kill
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
                           capture_output=True, text=True, check=True)
     owner = json.loads((tmp / store.OWNER).read_text())
     (tmp / store.OWNER).write_text(json.dumps({**owner, "pid": int(dead.stdout)}))
-    assert store.unfinished_state(tmp) == store.KILLED
+    assert store.unfinished_state(tmp) == store.RunStatus.KILLED
     (tmp / store.OWNER).write_text(json.dumps({**owner, "host": "elsewhere"}))
-    assert store.unfinished_state(tmp) == store.UNKNOWN
+    assert store.unfinished_state(tmp) == store.RunStatus.INCOMPLETE
     (tmp / store.OWNER).unlink()
-    assert store.unfinished_state(tmp) == store.UNKNOWN
+    assert store.unfinished_state(tmp) == store.RunStatus.INCOMPLETE
     final = store.finalize_run(tmp, run_id)
     assert not (final / store.OWNER).exists()
 

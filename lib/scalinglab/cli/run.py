@@ -94,30 +94,32 @@ def main(args: argparse.Namespace) -> int:
 
 
 def _run_one(args: argparse.Namespace, overrides: list) -> int:
-    from scalinglab.runner.pipeline import UP_TO_DATE, run_study
+    from scalinglab.runner.pipeline import run_study
+    from scalinglab.runner.store import RunStatus
     from scalinglab.runner.text import findings_text
 
     res = run_study(args.study, variant=args.variant, overrides=overrides,
                     cell_timeout=args.timeout, force=args.force, command=_command(args))
-    if res.status == UP_TO_DATE:
+    if res.status == RunStatus.UP_TO_DATE:
         print(f"up to date: {res.run_dir} (same cache key; --force to run again)")
     else:
         print(f"{res.status}: {res.run_dir}")
     print(findings_text(res.findings))
-    if res.status in ("ok", UP_TO_DATE):
+    if res.status in (RunStatus.OK, RunStatus.UP_TO_DATE):
         return 0
     print(f"scalinglab run: {args.study} {res.status}: {res.error}", file=sys.stderr)
-    return 130 if res.status == "interrupted" else 1
+    return 130 if res.status == RunStatus.INTERRUPTED else 1
 
 
 def _run_all(args: argparse.Namespace, overrides: list) -> int:
     from scalinglab.runner.batch import run_all
+    from scalinglab.runner.store import RunStatus
 
     batch = run_all(variant=args.variant, overrides=overrides, scheduler=args.scheduler,
                     force=args.force, cell_timeout=args.timeout, command=_command(args),
                     n_workers=args.workers, include_drafts=args.include_drafts)
     for r in batch.results:
-        if r.status == "up-to-date":
+        if r.status == RunStatus.UP_TO_DATE:
             print(f"{r.study}/{r.variant}: up to date ({r.run_id})")
     print(batch.summary())
     return 0 if batch.ok else 1

@@ -21,14 +21,11 @@ from typing import Any
 
 from scalinglab.compute import compute_mode, get_client, map_tasks
 from scalinglab.paths import repo_root
-from scalinglab.runner.pipeline import UP_TO_DATE, RunResult, prepare_run, run_study, up_to_date_run
+from scalinglab.runner.pipeline import RunResult, prepare_run, run_study, up_to_date_run
+from scalinglab.runner.store import RunStatus
 from scalinglab.runner.study import discover_studies, load_study
 from scalinglab.textfmt import format_table
 
-NO_VARIANT = "no-variant"
-#: A study whose header says ``draft: true`` (its ``small`` experiment results are not
-#: committed yet, so a batch run would start a long sweep): skipped unless asked for.
-DRAFT = "draft"
 
 
 @dataclass
@@ -39,7 +36,7 @@ class BatchResult:
 
     @property
     def ok(self) -> bool:
-        return all(r.ok or r.status in (NO_VARIANT, DRAFT) for r in self.results)
+        return all(r.ok or r.status in (RunStatus.NO_VARIANT, RunStatus.DRAFT) for r in self.results)
 
     def summary(self) -> str:
         rows = []
@@ -115,17 +112,17 @@ def run_all(
     for name in names:
         study = load_study(name)
         if study.draft and not include_drafts and studies is None:
-            results[name] = RunResult(name, variant, DRAFT,
+            results[name] = RunResult(name, variant, RunStatus.DRAFT,
                                       error=f"draft study: run it with 'scalinglab run {name}'")
             continue
         if variant not in study.variants:
-            results[name] = RunResult(name, variant, NO_VARIANT,
+            results[name] = RunResult(name, variant, RunStatus.NO_VARIANT,
                                       error=f"variants: {', '.join(study.variants)}")
             continue
         prep = prepare_run(name, variant=variant, overrides=overrides)
         current = None if force else up_to_date_run(prep)
         if current is not None:
-            results[name] = RunResult(name, variant, UP_TO_DATE, run_id=current.name,
+            results[name] = RunResult(name, variant, RunStatus.UP_TO_DATE, run_id=current.name,
                                       run_dir=current)
             continue
         tasks.append({
@@ -148,5 +145,5 @@ def run_all(
                 )
         for f in failures:
             name = tasks[f.index]["study"]
-            results[name] = RunResult(name, variant, "failed", error=f.error)
+            results[name] = RunResult(name, variant, RunStatus.FAILED, error=f.error)
     return BatchResult([results[n] for n in names])

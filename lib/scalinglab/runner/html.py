@@ -25,6 +25,7 @@ import jinja2
 
 from scalinglab.record import findings_html
 from scalinglab.runner.mathml import tex_to_mathml
+from scalinglab.runner.store import RunStatus
 
 TEMPLATE_NAME = "scalinglab_report.html.j2"
 
@@ -104,7 +105,7 @@ def provenance_header(
     version: str,
     findings: Sequence[dict],
     other_page: tuple[str, str] | None = None,
-    status: str = "ok",
+    status: str = RunStatus.OK,
     error: str | None = None,
 ) -> str:
     """The block shown above the notebook body: title, provenance and findings table.
@@ -135,7 +136,7 @@ def provenance_header(
         link = f'<p><a href="{esc(other_page[0])}">{esc(other_page[1])}</a></p>'
     table = _findings_block(list(findings))
     desc = f'<p class="sl-desc">{esc(description)}</p>' if description else ""
-    if status != "ok":
+    if status != RunStatus.OK:
         desc += (f'<div class="sl-failed"><b>This run {esc(status)}.</b>'
                  f"<pre>{esc(error or '')}</pre></div>")
     return (

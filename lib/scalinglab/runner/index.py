@@ -18,6 +18,7 @@ from typing import Any
 from scalinglab.paths import reports_dir
 from scalinglab.runner import store
 from scalinglab.runner.diff import diff_html, diff_runs
+from scalinglab.runner.store import RunStatus
 from scalinglab.runner.text import headline
 from scalinglab.textfmt import fmt_ci, fmt_num, format_table, json_safe
 
@@ -54,7 +55,7 @@ def collect(*, reports_root: Path | None = None) -> dict[str, Any]:
     for ref in store.list_runs(reports_root=root):
         m = store.read_manifest(ref.path)
         # a .tmp- folder is still running, or was left by a process killed hard
-        status = m.get("status", store.UNKNOWN) if ref.complete else store.unfinished_state(
+        status = m.get("status", RunStatus.INCOMPLETE) if ref.complete else store.unfinished_state(
             ref.path)
         srec = studies.setdefault(ref.study, {"study": ref.study, "title": ref.study,
                                               "variants": {}})
@@ -80,7 +81,7 @@ def collect(*, reports_root: Path | None = None) -> dict[str, Any]:
         for vrec in srec["variants"].values():
             latest = store.latest_run(srec["study"], vrec["variant"], reports_root=root)
             vrec["latest"] = latest.name if latest else None
-            good = [r for r in vrec["runs"] if r["status"] == store.OK]
+            good = [r for r in vrec["runs"] if r["status"] == RunStatus.OK]
             vrec["diff"] = None
             if len(good) >= 2:
                 vrec["diff"] = diff_runs(root / good[-2]["path"], root / good[-1]["path"])

@@ -39,9 +39,9 @@ from scalinglab.runner.manifest import (
     source_info,
     with_inputs,
 )
+from scalinglab.runner.store import RunStatus
 from scalinglab.runner.study import DEFAULT_VARIANT, Study, load_study, resolve_parameters
 
-UP_TO_DATE = "up-to-date"
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
@@ -74,7 +74,7 @@ class RunResult:
 
     @property
     def ok(self) -> bool:
-        return self.status in (store.OK, UP_TO_DATE)
+        return self.status in (RunStatus.OK, RunStatus.UP_TO_DATE)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -104,7 +104,7 @@ def up_to_date_run(prep: PreparedRun, *, reports_root: Path | None = None) -> Pa
     if latest is None:
         return None
     manifest = store.read_manifest(latest)
-    if manifest.get("status") == store.OK and manifest.get("cache_key") == prep.cache_key:
+    if manifest.get("status") == RunStatus.OK and manifest.get("cache_key") == prep.cache_key:
         return latest
     return None
 
@@ -171,7 +171,7 @@ def run_study(
         current = up_to_date_run(prep, reports_root=reports_root)
         if current is not None:
             return RunResult(
-                study.name, prep.variant, UP_TO_DATE, run_id=current.name, run_dir=current,
+                study.name, prep.variant, RunStatus.UP_TO_DATE, run_id=current.name, run_dir=current,
                 findings=store.read_manifest(current).get("results", []),
             )
 
@@ -198,8 +198,8 @@ def run_study(
             cell_timings=cell_timings(nb), report_html_sha256=html_sha,
         )
 
-    store.write_json(tmp / "manifest.json", manifest(store.RUNNING, None, [], None, None, None))
-    status, error = store.OK, None
+    store.write_json(tmp / "manifest.json", manifest(RunStatus.RUNNING, None, [], None, None, None))
+    status, error = RunStatus.OK, None
     findings: list[dict] = []
     nb = None
     html_sha = None
@@ -208,11 +208,11 @@ def run_study(
             execute_study(study.path, executed_path, params, results_path=results_path,
                           cell_timeout=cell_timeout)
         except KeyboardInterrupt as exc:
-            status, error = store.INTERRUPTED, _error_text(exc) or "interrupted"
+            status, error = RunStatus.INTERRUPTED, _error_text(exc) or "interrupted"
         except Exception as exc:  # a failed run is recorded, never raised
-            status, error = store.FAILED, _error_text(exc)
+            status, error = RunStatus.FAILED, _error_text(exc)
         nb = read_executed(executed_path)
-        if status == store.OK:
+        if status == RunStatus.OK:
             hashes = with_inputs(hashes, study.cell_sources(), params,
                                  input_hashes(params, study.inputs, root=repo_root()))
         if results_path.is_file():
@@ -224,18 +224,18 @@ def run_study(
                 html_sha = _write_html(tmp, study, prep.variant, params, git, __version__,
                                        findings, nb, status, error)
             except Exception as exc:
-                if status == store.OK:
-                    status = store.FAILED
+                if status == RunStatus.OK:
+                    status = RunStatus.FAILED
                     error = f"HTML export failed: {_error_text(exc)}"
     except BaseException as exc:  # noqa: B036 - record anything that escapes, then re-raise
-        status = store.INTERRUPTED if isinstance(exc, KeyboardInterrupt) else store.FAILED
+        status = RunStatus.INTERRUPTED if isinstance(exc, KeyboardInterrupt) else RunStatus.FAILED
         error = error or _error_text(exc) or traceback.format_exc()
         raise
     finally:
         store.write_json(tmp / "manifest.json",
                          manifest(status, error, findings, nb, html_sha, _now()))
         run_dir = store.finalize_run(tmp, run_id)
-        if status == store.OK:
+        if status == RunStatus.OK:
             store.set_latest(run_dir)
     return RunResult(study.name, prep.variant, status, run_id=run_id, run_dir=run_dir,
                      error=error, findings=findings, duration=round(time.perf_counter() - t0, 3))

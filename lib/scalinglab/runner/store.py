@@ -24,6 +24,7 @@ import secrets
 import socket
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from enum import StrEnum
 from pathlib import Path
 
 from scalinglab.errors import StudyError
@@ -31,12 +32,33 @@ from scalinglab.paths import reports_dir
 
 TMP_PREFIX = ".tmp-"
 LATEST = "latest"
-#: Manifest statuses.
-OK, FAILED, INTERRUPTED, RUNNING = "ok", "failed", "interrupted", "running"
-#: States of an unfinished (``.tmp-``) run folder.
-KILLED, UNKNOWN = "killed", "incomplete"
-UNFINISHED = (RUNNING, KILLED, UNKNOWN)
 OWNER = ".owner"
+
+
+class RunStatus(StrEnum):
+    """Every state a run can be in, the one list of them (members compare equal to their text).
+
+    A finished run's manifest records ``OK``, ``FAILED`` or ``INTERRUPTED``; its folder
+    reads ``RUNNING`` while it is built. A ``.tmp-`` folder left unfinished is
+    ``RUNNING`` (its owner process is alive), ``KILLED`` (the owner is gone) or
+    ``INCOMPLETE`` (the owner cannot be told). A run request that did not start a run
+    is ``UP_TO_DATE`` (the latest good report has this cache key), ``NO_VARIANT`` (the
+    study has no such variant) or ``DRAFT`` (a draft study left out of ``--all``).
+    """
+
+    OK = "ok"
+    FAILED = "failed"
+    INTERRUPTED = "interrupted"
+    RUNNING = "running"
+    KILLED = "killed"
+    INCOMPLETE = "incomplete"
+    UP_TO_DATE = "up-to-date"
+    NO_VARIANT = "no-variant"
+    DRAFT = "draft"
+
+
+#: States of a run folder whose run has not finished.
+UNFINISHED = (RunStatus.RUNNING, RunStatus.KILLED, RunStatus.INCOMPLETE)
 
 
 def new_run_id(*, commit: str | None = None, dirty: bool = False, now: datetime | None = None) -> str:
@@ -100,7 +122,7 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def unfinished_state(tmp_dir: Path) -> str:
+def unfinished_state(tmp_dir: Path) -> RunStatus:
     """State of a ``.tmp-`` run folder: ``running``, ``killed`` or ``incomplete``.
 
     ``killed``: its owner process, on this host, no longer exists. ``incomplete``:
@@ -110,10 +132,10 @@ def unfinished_state(tmp_dir: Path) -> str:
         owner = json.loads((tmp_dir / OWNER).read_text())
         host, pid = owner["host"], int(owner["pid"])
     except (OSError, ValueError, KeyError, TypeError):
-        return UNKNOWN
+        return RunStatus.INCOMPLETE
     if host != socket.gethostname():
-        return UNKNOWN
-    return RUNNING if _alive(pid) else KILLED
+        return RunStatus.INCOMPLETE
+    return RunStatus.RUNNING if _alive(pid) else RunStatus.KILLED
 
 
 def set_latest(run_dir: Path) -> Path:

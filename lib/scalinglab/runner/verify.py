@@ -18,6 +18,7 @@ from typing import Any
 from scalinglab.errors import StudyError
 from scalinglab.runner import store
 from scalinglab.runner.pipeline import run_study
+from scalinglab.runner.store import RunStatus
 from scalinglab.textfmt import fmt_ci, fmt_num, format_table
 
 
@@ -42,7 +43,7 @@ class VerifyResult:
 
     @property
     def reproduced(self) -> bool:
-        return self.rerun_status == store.OK and all(r["same"] for r in self.rows)
+        return self.rerun_status == RunStatus.OK and all(r["same"] for r in self.rows)
 
     def to_json(self) -> dict[str, Any]:
         return {"run": self.run, "reproduced": self.reproduced, "rerun_status": self.rerun_status,
@@ -54,7 +55,7 @@ class VerifyResult:
         lines = [f"run: {self.run}",
                  format_table(["finding", "recorded", "CI", "re-run", "CI", "identical"], rows)]
         lines += [f"note: {n}" for n in self.notes]
-        if self.rerun_status != store.OK:
+        if self.rerun_status != RunStatus.OK:
             lines.append(f"re-run {self.rerun_status}: {self.rerun_error}")
         lines.append("REPRODUCED" if self.reproduced else "NOT REPRODUCED")
         return "\n".join(lines)
@@ -93,7 +94,7 @@ def verify_run(run_dir: Path, *, cell_timeout: float | None = None,
         rerun = store.read_manifest(result.run_dir) if result.run_dir else {}
     out = VerifyResult(label, result.status, result.error,
                        rows=compare_findings(manifest.get("results", []), result.findings))
-    if manifest.get("status") != store.OK:
+    if manifest.get("status") != RunStatus.OK:
         out.notes.append(f"the recorded run has status {manifest.get('status')!r}")
     for key, what in (("source_hash", "notebook source"), ("lib_hash", "library code"),
                       ("input_hashes", "inputs"), ("lock_hash", "lock file")):
