@@ -6,9 +6,8 @@ import numpy as np
 import pytest
 
 import scalinglab.record as rec
-from scalinglab.fitting import fit, get_law, identification, list_laws
+from scalinglab.fitting import fit, get_law, identification, list_laws, record_param
 from scalinglab.fitting.synthetic import simulate
-from scalinglab.record import record_param
 
 TRUTH = {"A": 0.418, "alpha": 0.495, "E": 3.111}
 

@@ -410,13 +410,6 @@ class _Table:
         return "\n".join(lines)
 
 
-def __getattr__(name: str):  # PEP 562: ``from scalinglab.record import record_param``
-    if name == "record_param":  # lives with the fitting code it reads; imported lazily
-        from scalinglab.fitting.identify import record_param
-
-        return record_param
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
 
 def findings_table() -> _Table:
     """Every finding recorded so far, displayed as a table in a notebook."""
