@@ -79,7 +79,7 @@ from scalinglab.studies.gemm import sweep as gemm
 from scalinglab.studies.gemm import analysis as gemm_analysis
 from scalinglab.studies.gemm import predictor
 from scalinglab.kernels.energy import energy_source
-from scalinglab.plots import gemm as plots
+from scalinglab.studies.gemm import plots
 from scalinglab.record import findings_table, record
 
 pd.set_option("display.precision", 3)

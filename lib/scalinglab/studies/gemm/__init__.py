@@ -5,6 +5,7 @@ Reproduces ``docs/studies/kernels_cost_models.md``.
 - :mod:`.sweep`: times the tiled and naive kernels over shapes x tiles (the study's data)
 - :mod:`.analysis`: tile effects and speed ratios with bootstrap intervals
 - :mod:`.predictor`: roofline, the calibrated kernel-work model and learned runtime predictors
+- :mod:`.plots`: the study's figures (tile heatmap and effects, roofline, predictor accuracy)
 
 Shared rooms used: ``kernels`` (the GEMM kernels, timing harness, hardware measurement),
 ``cost_model`` (FLOPs, bytes, roofline, the hardware record), ``stats``, ``compute``.

@@ -3,6 +3,8 @@
 Every helper returns a :class:`matplotlib.figure.Figure` from ``pyplot.subplots``
 and computes nothing beyond what it draws; the tables come from
 :mod:`scalinglab.studies.gemm.sweep` and :mod:`scalinglab.studies.gemm.predictor`.
+They live in the study's room (not in the shared ``plots`` room) because they draw
+this study's tables and know its models' names.
 """
 
 from __future__ import annotations
