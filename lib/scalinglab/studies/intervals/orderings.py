@@ -1,0 +1,269 @@
+"""Published orderings by point estimate, tested with intervals (the paper's re-analysis).
+
+Agarwal et al. 2021 re-analyse published results: a leaderboard orders
+algorithms by a point estimate (median or mean normalized score), and the
+paper asks which of those orderings the interval estimates support, how often
+a few-run evaluation would have reversed them, and how much of the mean a few
+outlier tasks make. This module turns those questions into numbers with
+intervals, for any scores with dims ``(algorithm, run, task)``:
+
+- :func:`leaderboard_pairs`: the adjacent pairs of the ranking by a point
+  estimate (what a leaderboard states: "X beats Y");
+- :func:`ordering_table`: each such pair with both point estimates, whether the
+  IQM intervals overlap, and P(X > Y) with its interval;
+- :func:`separated_pairs`: pairs whose P(X > Y) interval excludes 0.5 (the full
+  data separate them);
+- :func:`pair_flip_rates`: how often ``n_runs``-run studies order given pairs
+  unlike all runs, with an outer-bootstrap interval (claim 1 on the pairs that
+  matter, rather than on near-ties);
+- :func:`top_task_share`: the share of the mean contributed by the highest
+  ``k`` tasks, with an interval (the mean's sensitivity to outliers).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from scalinglab.errors import InputError
+from scalinglab.stats.layout import check_scores
+from scalinglab.stats.metrics import AGGREGATES, per_task_means, resolve_metrics
+from scalinglab.stats.reliability import outer_bootstrap
+from scalinglab.stats.variability import rank_flip_probability, subsample_point_estimates
+
+__all__ = ["leaderboard_pairs", "ordering_table", "pair_flip_rates", "separated_pairs",
+           "top_task_share"]
+
+
+def _points(scores: xr.DataArray, metric: str) -> dict[str, float]:
+    checked = check_scores(scores).transpose("algorithm", "run", "task")
+    values = AGGREGATES[resolve_metrics(metric)[0]](checked.values)
+    return {str(a): float(v) for a, v in zip(checked.algorithm.values, values, strict=True)}
+
+
+def leaderboard_pairs(scores: xr.DataArray, *, metric: str = "median") -> list[tuple[str, str]]:
+    """Adjacent pairs ``(X, Y)`` of the ranking by ``metric`` on all runs, X ranked above Y.
+
+    Parameters
+    ----------
+    scores
+        Dims ``(algorithm, run, task)``; NaN = absent run.
+    metric
+        ``"median"``, ``"mean"`` or ``"iqm"`` (higher is better).
+
+    Returns
+    -------
+    list of tuple
+        ``A - 1`` pairs for ``A`` algorithms, best first (ties keep input order).
+    """
+    if metric == "optimality_gap":
+        raise InputError("leaderboard_pairs ranks by a higher-is-better metric")
+    points = _points(scores, metric)
+    ranked = sorted(points, key=lambda a: -points[a])
+    return list(zip(ranked[:-1], ranked[1:], strict=True))
+
+
+def ordering_table(
+    pairs: Sequence[tuple[str, str]],
+    ci: xr.Dataset,
+    poi: xr.Dataset,
+    *,
+    metrics: Sequence[str] = ("median", "mean"),
+) -> pd.DataFrame:
+    """One row per published ordering: point estimates against what the intervals say.
+
+    Parameters
+    ----------
+    pairs
+        ``(X, Y)`` with X ranked above Y by ``metrics[0]``.
+    ci
+        :func:`scalinglab.stats.intervals.interval_estimates` output (``point``,
+        ``lo``, ``hi`` with dims ``(algorithm, metric)``); needs ``metrics`` and ``iqm``.
+    poi
+        :func:`scalinglab.stats.improvement.pairwise_probability_of_improvement`
+        output holding every pair as ``"X:Y"``.
+    metrics
+        Point estimates shown for X and Y; ``<metric>_agrees`` says whether a
+        later one orders the pair as the first does.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Index ``"X > Y"``; columns ``<metric>_x``, ``<metric>_y``,
+        ``<metric>_agrees``, ``iqm_overlap`` (the IQM intervals overlap),
+        ``poi``, ``poi_lo``, ``poi_hi`` and ``supported`` (P(X > Y)'s interval
+        lies above 0.5).
+    """
+    rows = []
+    labels = [str(p) for p in poi.pair.values]
+    for x, y in pairs:
+        if f"{x}:{y}" not in labels:
+            raise InputError(f"no P(X > Y) for the pair {x}:{y}")
+        cell = poi.sel(pair=f"{x}:{y}")
+        row: dict[str, object] = {"ordering": f"{x} > {y}"}
+        for i, m in enumerate(metrics):
+            px = float(ci["point"].sel(algorithm=x, metric=m))
+            py = float(ci["point"].sel(algorithm=y, metric=m))
+            row |= {f"{m}_x": px, f"{m}_y": py}
+            if i:
+                row[f"{m}_agrees"] = px > py
+        ix, iy = ci.sel(algorithm=x, metric="iqm"), ci.sel(algorithm=y, metric="iqm")
+        row["iqm_overlap"] = (float(ix["lo"]) <= float(iy["hi"])
+                              and float(iy["lo"]) <= float(ix["hi"]))
+        row |= {"poi": float(cell["point"]), "poi_lo": float(cell["lo"]),
+                "poi_hi": float(cell["hi"]), "supported": float(cell["lo"]) > 0.5}
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("ordering")
+
+
+def separated_pairs(poi: xr.Dataset) -> list[tuple[str, str]]:
+    """Pairs whose P(X > Y) interval excludes 0.5, oriented winner first.
+
+    Parameters
+    ----------
+    poi
+        Dataset with ``point``, ``lo``, ``hi`` over dim ``pair`` and coords ``x``, ``y``.
+    """
+    out = []
+    for i in range(poi.sizes["pair"]):
+        x, y = str(poi["x"].values[i]), str(poi["y"].values[i])
+        if float(poi["lo"].values[i]) > 0.5:
+            out.append((x, y))
+        elif float(poi["hi"].values[i]) < 0.5:
+            out.append((y, x))
+    return out
+
+
+def pair_flip_rates(
+    scores: xr.DataArray,
+    pairs: Sequence[tuple[str, str]],
+    *,
+    n_runs: int,
+    draws: int = 1000,
+    metrics: Sequence[str] | str = ("iqm", "median", "mean"),
+    reps: int = 200,
+    level: float = 0.95,
+    rng: np.random.Generator,
+) -> xr.Dataset:
+    """How often ``n_runs``-run studies order the given pairs unlike all runs, with CIs.
+
+    A draw takes ``n_runs`` runs per task without replacement and computes
+    each metric; it flips a pair when its point estimates order the pair
+    against the all-runs point estimates (ties in the draw count as no flip).
+    The interval comes from an outer stratified bootstrap over runs
+    (:func:`scalinglab.stats.reliability.outer_bootstrap`): in each replicate the
+    all-runs reference is the replicate's own.
+
+    Parameters
+    ----------
+    scores
+        Dims ``(algorithm, run, task)``; NaN = absent run.
+    pairs
+        ``(X, Y)`` algorithm pairs (orientation does not matter); at least one.
+    n_runs, draws
+        Runs per few-run study and studies drawn.
+    reps
+        Outer bootstrap replicates.
+
+    Returns
+    -------
+    xarray.Dataset
+        ``point``, ``lo``, ``hi`` with dims ``(pair, metric)`` (pair labels
+        ``"X:Y"`` and ``"(mean)"``, the mean flip rate over the pairs).
+    """
+    names = resolve_metrics(metrics)
+    checked = check_scores(scores)
+    algorithms = [str(a) for a in checked.algorithm.values]
+    if not pairs:
+        raise InputError("pair_flip_rates needs at least one pair")
+    for x, y in pairs:
+        for a in (x, y):
+            if a not in algorithms:
+                raise InputError(f"unknown algorithm {a!r}; have {algorithms}")
+    index = np.array([[algorithms.index(x), algorithms.index(y)] for x, y in pairs])
+
+    def statistic(data: xr.DataArray, g: np.random.Generator) -> np.ndarray:
+        est = subsample_point_estimates(data, n_runs=n_runs, draws=draws, metrics=names, rng=g)
+        full = xr.DataArray(
+            np.stack([AGGREGATES[m](data.transpose("algorithm", "run", "task").values)
+                      for m in names], axis=-1),
+            dims=("algorithm", "metric"),
+            coords={"algorithm": data.algorithm.values, "metric": list(names)})
+        flips = rank_flip_probability(est, full)["pair_flip"].values  # (A, A, K)
+        per_pair = flips[index[:, 0], index[:, 1]]  # (P, K); NaN for tied references
+        with np.errstate(invalid="ignore"):
+            mean = np.nanmean(per_pair, axis=0) if np.isfinite(per_pair).any() else \
+                np.full(len(names), np.nan)
+        return np.vstack([per_pair, mean[None]])
+
+    res = outer_bootstrap(checked, statistic, reps=reps, level=level, rng=rng)
+    labels = [f"{x}:{y}" for x, y in pairs] + ["(mean)"]
+    dims = ("pair", "metric")
+    return xr.Dataset(
+        {v: (dims, res[v]) for v in ("point", "lo", "hi")},
+        coords={"pair": labels, "metric": list(names)},
+        attrs={"n_runs": int(n_runs), "draws": int(draws), "reps": int(reps),
+               "level": float(level),
+               "method": "outer stratified bootstrap over runs, percentile"})
+
+
+def top_task_share(
+    scores: xr.DataArray,
+    *,
+    k: int | None = None,
+    reps: int = 2000,
+    level: float = 0.95,
+    rng: np.random.Generator,
+) -> xr.Dataset:
+    """Share of each algorithm's mean score contributed by its ``k`` highest tasks.
+
+    ``share = sum of the per-task means of the k tasks / sum of all per-task
+    means``, the k tasks being, per algorithm, those with the highest per-task
+    mean on all runs (fixed across resamples, so the interval measures the
+    share's sampling noise, not a max over noisy cells); with equal per-task
+    means it is ``k / M``. Meaningful when the per-task means are mostly
+    positive (normalized scores above the random baseline).
+
+    Parameters
+    ----------
+    scores
+        Dims ``(algorithm, run, task)``; NaN = absent run.
+    k
+        Tasks counted; default ``ceil(M / 10)`` (the top 10% of tasks).
+    reps
+        Stratified bootstrap replicates (runs resampled within tasks).
+
+    Returns
+    -------
+    xarray.Dataset
+        ``point``, ``lo``, ``hi`` with dim ``algorithm``, ``top_tasks`` with dims
+        ``(algorithm, rank)`` (the k tasks, highest first); attrs ``k``,
+        ``tasks``, ``uniform_share`` (``k / M``).
+    """
+    checked = check_scores(scores)
+    m = checked.sizes["task"]
+    k = max(1, math.ceil(m / 10)) if k is None else int(k)
+    if not 1 <= k < m:
+        raise InputError(f"k must be in [1, {m - 1}] for {m} tasks, got {k}")
+
+    full = per_task_means(checked.transpose("algorithm", "run", "task").values)  # (A, M)
+    chosen = np.argsort(-full, axis=1, kind="stable")[:, :k]  # (A, k)
+
+    def statistic(data: xr.DataArray, g: np.random.Generator) -> np.ndarray:
+        means = per_task_means(data.transpose("algorithm", "run", "task").values)  # (A, M)
+        top = np.take_along_axis(means, chosen, axis=1).sum(axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return top / means.sum(axis=1)
+
+    res = outer_bootstrap(checked, statistic, reps=reps, level=level, rng=rng)
+    tasks = np.asarray(checked.task.values)[chosen].astype(str)
+    return xr.Dataset(
+        {**{v: ("algorithm", res[v]) for v in ("point", "lo", "hi")},
+         "top_tasks": (("algorithm", "rank"), tasks)},
+        coords={"algorithm": [str(a) for a in checked.algorithm.values], "rank": np.arange(k)},
+        attrs={"k": k, "tasks": m, "uniform_share": k / m, "reps": int(reps),
+               "level": float(level), "method": "stratified bootstrap over runs, percentile"})
