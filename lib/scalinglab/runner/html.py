@@ -11,18 +11,27 @@ normalised (cell ids ``cell-0``, ``cell-1``...; papermill metadata,
 execution timestamps and tqdm progress output removed) and nothing clock- or run-specific (run id,
 dates, durations) is written into the page; those live in the manifest and the
 index.
+
+The header reads as a reviewer would: the claims ledger first (each published
+claim with its computed verdict), then at most twelve headline findings with a
+forest plot of their intervals, then every finding in a collapsed table. NaN
+cells show a dash with a footnote; wide tables (the header's and the notebook's
+own outputs) scroll inside the page.
 """
 
 from __future__ import annotations
 
+import base64
 import copy
 import html
+import io
 import re
 from collections.abc import Sequence
 from typing import Any
 
 import jinja2
 
+from scalinglab.claims import ledger_html, summary_text
 from scalinglab.record import findings_html
 from scalinglab.runner.mathml import tex_to_mathml
 from scalinglab.runner.store import RunStatus
@@ -56,6 +65,25 @@ table.sl-findings th { background: #f3f3f3; }
 .sl-dirty { color: #b00; font-weight: bold; }
 .sl-failed { border: 2px solid #b00; background: #fee; padding: .5em 1em; margin: 1em 0; }
 .sl-failed pre { white-space: pre-wrap; font-size: .85em; }
+.sl-scroll { overflow-x: auto; max-width: 100%; }
+table.sl-ledger { border-collapse: collapse; margin: .5em 0; font-size: .9em; }
+table.sl-ledger th, table.sl-ledger td { border: 1px solid #ccc; padding: 4px 8px;
+  text-align: left; vertical-align: top; }
+table.sl-ledger th { background: #f3f3f3; }
+table.sl-ledger td small { color: #555; }
+td.sl-verdict { font-weight: bold; white-space: nowrap; }
+tr.sl-v-reproduces td.sl-verdict { color: #00734f; }
+tr.sl-v-contradicts td.sl-verdict { color: #b13c00; }
+tr.sl-v-inconclusive td.sl-verdict { color: #8a5a00; }
+tr.sl-v-not-identified td.sl-verdict, tr.sl-v-untested td.sl-verdict { color: #666; }
+tr.sl-unident-row td { color: #666; }
+.sl-unident { color: #8a5a00; font-size: .9em; }
+.sl-foot { font-size: .85em; color: #444; margin: .1em 0; }
+.sl-summary { color: #333; }
+.sl-forest { max-width: 100%; height: auto; display: block; margin: .5em 0; }
+details.sl-all > summary { cursor: pointer; font-weight: bold; margin: .5em 0; }
+.jp-OutputArea-output { overflow-x: auto; max-width: 100%; }
+.jp-RenderedHTMLCommon table { font-size: .85em; }
 """
 
 
@@ -104,16 +132,19 @@ def provenance_header(
     dirty: bool,
     version: str,
     findings: Sequence[dict],
+    claims: Sequence[dict] = (),
     other_page: tuple[str, str] | None = None,
     status: str = RunStatus.OK,
     error: str | None = None,
 ) -> str:
-    """The block shown above the notebook body: title, provenance and findings table.
+    """The block shown above the notebook body: title, provenance, ledger and findings.
 
     Parameters
     ----------
     findings
         The ``findings`` list of ``results.json``.
+    claims
+        The ``claims`` list of ``results.json`` (the ledger, shown first).
     other_page
         ``(href, label)`` of the companion page (report with / without code).
     status, error
@@ -134,37 +165,60 @@ def provenance_header(
     link = ""
     if other_page:
         link = f'<p><a href="{esc(other_page[0])}">{esc(other_page[1])}</a></p>'
-    table = _findings_block(list(findings))
     desc = f'<p class="sl-desc">{esc(description)}</p>' if description else ""
     if status != RunStatus.OK:
         desc += (f'<div class="sl-failed"><b>This run {esc(status)}.</b>'
                  f"<pre>{esc(error or '')}</pre></div>")
+    claims = list(claims)
+    ledger = (f"<h2>Claims ledger</h2><p class=\"sl-summary\">{esc(summary_text(claims))}: "
+              "each published claim this study tests, with the verdict its findings give "
+              "(computed from the intervals, never typed).</p>" + ledger_html(claims))
     return (
         '<header class="sl-header">'
         f"<h1>{esc(title)}</h1>{desc}"
-        f'<table class="sl-prov">{prov}</table>{link}'
-        f"<h2>Findings</h2>{table}"
+        f'<div class="sl-scroll"><table class="sl-prov">{prov}</table></div>{link}'
+        f"{ledger}{_findings_block(list(findings), claims)}"
         "</header>"
     )
 
 
-def _findings_block(findings: list[dict]) -> str:
-    """Headline findings first; the full list (every finding with its interval) below.
+def _findings_block(findings: list[dict], claims: Sequence[dict] = ()) -> str:
+    """Headline findings with a forest plot; every finding in a collapsed table below.
 
-    A short study shows one table; a long one (more than 12 findings) shows its
-    headline findings and folds the full table into a ``<details>`` element, so the
-    reader sees the claims before the detail.
+    A study with no headline and at most 12 findings shows them in one open table.
     """
     if not findings:
-        return "<p>No findings recorded.</p>"
+        return "<h2>Findings</h2><p>No findings recorded.</p>"
     headline = [f for f in findings if f.get("headline")]
-    if len(findings) <= 12 or not headline:
-        return findings_html(findings)
-    return (
-        f"{findings_html(headline)}"
-        f"<details><summary>All {len(findings)} findings</summary>"
-        f"{findings_html(findings)}</details>"
-    )
+    unident = sum(1 for f in findings if not f.get("identified", True))
+    extra = f", {unident} not identified" if unident else ""
+    if not headline and len(findings) <= 12:
+        return f"<h2>Findings</h2>{findings_html(findings)}"
+    out = ""
+    if headline:
+        out += (f"<h2>Headline findings</h2>{forest_html(headline, claims)}"
+                f"{findings_html(headline)}")
+    return (out + f'<details class="sl-all"><summary>All {len(findings)} findings'
+            f"{extra}</summary>{findings_html(findings)}</details>")
+
+
+def forest_html(findings: Sequence[dict], claims: Sequence[dict] = ()) -> str:
+    """The forest plot of ``findings`` as an embedded PNG ``<img>`` ('' when nothing to plot).
+
+    The PNG carries no software or date metadata, so the same findings give the
+    same bytes.
+    """
+    from scalinglab.plots.forest import forest_plot
+
+    try:
+        fig = forest_plot(findings, claims=claims)
+    except ValueError:  # no finding with a point estimate
+        return ""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110, metadata={"Software": None})
+    data = base64.b64encode(buf.getvalue()).decode("ascii")
+    return (f'<img class="sl-forest" alt="forest plot of the headline findings" '
+            f'src="data:image/png;base64,{data}">')
 
 
 def export_html(nb: Any, *, title: str, header: str, with_code: bool = False) -> str:

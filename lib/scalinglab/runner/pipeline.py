@@ -28,7 +28,7 @@ from typing import Any
 from scalinglab.compute import compute_mode
 from scalinglab.paths import repo_root
 from scalinglab.provenance import environment, sha256_bytes
-from scalinglab.record import load_results, write_results
+from scalinglab.record import load_claims, load_results, write_results
 from scalinglab.runner import store
 from scalinglab.runner.execute import cell_timings, execute_study, read_executed
 from scalinglab.runner.html import export_html, provenance_header
@@ -245,6 +245,8 @@ def _write_html(folder: Path, study: Study, variant: str, params: dict, git: dic
                 findings: list[dict], nb: Any, status: str, error: str | None) -> str:
     """Write ``report.html`` and ``report-code.html``; return the report's SHA-256."""
     sha = ""
+    results = folder / "results.json"
+    claims = load_claims(results) if results.is_file() else []
     for name, other, with_code in (
         ("report.html", ("report-code.html", "Show the code"), False),
         ("report-code.html", ("report.html", "Hide the code"), True),
@@ -253,7 +255,7 @@ def _write_html(folder: Path, study: Study, variant: str, params: dict, git: dic
             title=study.title, description=study.description, study=study.name,
             variant=variant, parameters=params, commit=git.get("commit"),
             dirty=bool(git.get("dirty")), version=version, findings=findings,
-            other_page=other, status=status, error=error,
+            claims=claims, other_page=other, status=status, error=error,
         )
         page = export_html(nb, title=study.title, header=header, with_code=with_code)
         data = page.encode("utf-8")
