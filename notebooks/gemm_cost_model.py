@@ -59,16 +59,16 @@
 # [`docs/studies/kernels_cost_models.md`](../docs/studies/kernels_cost_models.md).
 
 # %% tags=["parameters"]
-seed: int = 0  # RNG seed: operands, bootstrap resamples, forests, fold shuffling
-compute_class: str = "small"  # tiny (tests: seconds) or small (minutes on 2 CPU cores)
+seed: int = 0  # RNG seed: operands, bootstrap resamples, forests, fold shuffling [>= 0]
+compute_class: str = "small"  # tiny (tests: seconds) or small (minutes on 2 CPU cores) {tiny, small}
 scheduler: str = ""  # unused: timings must run alone, so the sweep never goes to Dask
-timings: str = ""  # your own timing table (csv/parquet/nc); "" = this study's sweep
+timings: str = ""  # your own timing table (csv/parquet/nc); "" = this study's sweep [file]
 rerun: bool = False  # re-time the sweep even if data/gemm_cost_model/ has it
 hardware: str = ""  # "" = this machine (cached); "H100 SXM/float32"; or a record .json
 flush_mib: float = -1.0  # cache-flush buffer in MiB (-1 = class default, 1.25 x LLC for small)
-reps: int = 2000  # bootstrap resamples for every CI
-level: float = 0.95  # CI level
-n_splits: int = 5  # folds for CV and for the unseen-shape evaluation
+reps: int = 2000  # bootstrap resamples for every CI [>= 1]
+level: float = 0.95  # CI level [> 0, < 1]
+n_splits: int = 5  # folds for CV and for the unseen-shape evaluation [>= 2]
 
 # %%
 import matplotlib.pyplot as plt

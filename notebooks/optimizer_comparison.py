@@ -32,15 +32,15 @@
 # ---
 
 # %% tags=["parameters"]
-seed: int = 0  # seed of every bootstrap (training seeds are part of the sweep config)
-compute_class: str = "small"  # tiny (tests, < 1 min), small (2 CPU cores, ~35 min), medium, large
+seed: int = 0  # seed of every bootstrap (training seeds are part of the sweep config) [>= 0]
+compute_class: str = "small"  # tiny (tests, < 1 min), small (2 CPU cores, ~35 min), medium, large {tiny, small, medium, large}
 scheduler: str = ""  # "" = local Dask cluster, "sync" = in-process, else a scheduler address
-runs: str = ""  # your table of final losses (optimizer, model_size, data_multiple, loss[, seed]); "" = run the sweep
-schedule: str = "cosine"  # learning-rate schedule of every run: cosine or wsd (warmup-stable-decay)
+runs: str = ""  # your table of final losses (optimizer, model_size, data_multiple, loss[, seed]); "" = run the sweep [file]
+schedule: str = "cosine"  # learning-rate schedule of every run: cosine or wsd (warmup-stable-decay) {cosine, wsd}
 rerun: bool = False  # re-run the sweep even if data/optimizer_comparison/ has it
 baseline: str = "adamw"  # the optimizer whose L(D) defines the speedup
-reps: int = 2000  # bootstrap resamples for every CI
-level: float = 0.95  # CI level
+reps: int = 2000  # bootstrap resamples for every CI [>= 1]
+level: float = 0.95  # CI level [> 0, < 1]
 
 # %% [markdown]
 # # Fantastic pretraining optimizers, at small scale

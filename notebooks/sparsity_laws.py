@@ -29,16 +29,16 @@
 # ---
 
 # %% tags=["parameters"]
-seed: int = 0  # root of the bootstrap draws and the kernel benchmark's random weights
-compute_class: str = "small"  # sweep size: tiny (tests, seconds), small (~25 min on 2 cores), medium, large
+seed: int = 0  # root of the bootstrap draws and the kernel benchmark's random weights [>= 0]
+compute_class: str = "small"  # sweep size: tiny (tests, seconds), small (~25 min on 2 cores), medium, large {tiny, small, medium, large}
 scheduler: str = ""  # "" = local Dask cluster, "sync" = in-process, else a scheduler address
-curves: str = ""  # your activation-ratio table (run, tokens, activation_ratio[, activation]); "" = this study's sweep
+curves: str = ""  # your activation-ratio table (run, tokens, activation_ratio[, activation]); "" = this study's sweep [file]
 rerun: bool = False  # re-train the sweep even if data/sparsity_laws/ has it
-ppl_budget: float = 1.0  # p of PPL-p%: allowed perplexity rise in percent
-min_ffn_gain: float = 0.05  # checkpoints where dropping the whole FFN costs less (nats/token) are not used
-reps: int = 2000  # bootstrap resamples for every CI
-level: float = 0.95  # CI level
-kernel_threads: int = 1  # torch and numba threads for the kernel benchmark
+ppl_budget: float = 1.0  # p of PPL-p%: allowed perplexity rise in percent [> 0]
+min_ffn_gain: float = 0.05  # checkpoints where dropping the whole FFN costs less (nats/token) are not used [>= 0]
+reps: int = 2000  # bootstrap resamples for every CI [>= 1]
+level: float = 0.95  # CI level [> 0, < 1]
+kernel_threads: int = 1  # torch and numba threads for the kernel benchmark [>= 1]
 horizon: bool = True  # also the long-horizon probe: the smallest model trained 16x longer
 
 # %% [markdown]

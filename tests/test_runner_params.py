@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 import shutil
 import textwrap
 from pathlib import Path
@@ -268,3 +270,151 @@ def test_editing_the_narrative_makes_a_report_stale(root):
     path = root / "notebooks" / "fixture_basic.py"
     path.write_text(path.read_text().replace("bootstraps the mean.", "bootstraps its mean."))
     assert key() != before
+
+
+# --- value rules declared in the parameters cell (checked before any kernel starts) ---
+
+RULED = textwrap.dedent("""\
+    seed: int = 0  # RNG seed [>= 0]
+    compute_class: str = "default"  # compute class {default, tiny}
+    scheduler: str = "sync"  # scheduler
+    data: str = ""  # optional CSV [file]
+    reps: int = 300  # bootstrap resamples [>= 1]
+    level: float = 0.9  # CI level [> 0, < 1]
+    sizes: list[int] = [1, 2]  # sizes [>= 1]
+    method: str = "percentile"  # interval method {percentile, bca}
+""")
+
+
+def test_value_rules_are_parsed_from_the_help_comment():
+    p = parse_parameters_source(RULED)
+    assert p["reps"].bounds == ((">=", 1),) and p["reps"].help == "bootstrap resamples [>= 1]"
+    assert p["level"].bounds == ((">", 0), ("<", 1))
+    assert p["method"].choices == ("percentile", "bca")
+    assert p["data"].file and not p["reps"].file
+    assert p["scheduler"].bounds == () and p["scheduler"].choices is None
+
+
+@pytest.mark.parametrize("line, match", [
+    ("reps: int = 0  # resamples [>= 1]\n", "default breaks its rule: 'reps' must be >= 1, got 0"),
+    ('m: str = "x"  # method {a, b}\n', "default breaks its rule: 'm' must be one of a, b"),
+    ("reps: int = 3  # resamples [at least 1]\n", "bad rule"),
+    ("reps: int = 3  # resamples [file]\n", "bad rule"),
+    ("q: float = 0.5  # level [> zero]\n", "bad limit"),
+])
+def test_bad_rules_and_defaults_breaking_them_are_study_errors(line, match):
+    with pytest.raises(StudyError, match=re.escape(match)):
+        parse_parameters_source(line)
+
+
+@pytest.mark.parametrize("name, value, match", [
+    ("reps", 0, "'reps' must be >= 1, got 0"),
+    ("seed", -1, "'seed' must be >= 0, got -1"),
+    ("level", 1.0, "'level' must be < 1, got 1.0"),
+    ("level", -1.0, "'level' must be > 0, got -1.0"),
+    ("sizes", [3, 0], "'sizes' must be >= 1, got 0"),
+    ("method", "bogus", "'method' must be one of percentile, bca; got 'bogus'"),
+    ("data", "nope.csv", "'data': no such file or directory: 'nope.csv'"),
+])
+def test_values_breaking_a_rule_are_rejected_in_one_line(tmp_path, name, value, match):
+    p = parse_parameters_source(RULED)[name]
+    with pytest.raises(ParameterError, match=re.escape(match)) as info:
+        p.check(value, cwd=tmp_path)
+    assert "\n" not in str(info.value) and "np.float64" not in str(info.value)
+
+
+def test_existing_files_and_the_empty_default_pass(tmp_path):
+    p = parse_parameters_source(RULED)["data"]
+    (tmp_path / "a.csv").write_text("1\n")
+    (tmp_path / "dir").mkdir()
+    for ok in ("", "a.csv", "a.csv,dir", str(tmp_path / "a.csv")):
+        p.check(ok, cwd=tmp_path)
+
+
+@pytest.fixture
+def ruled_root(root):
+    """fixture_basic with value rules on its parameters, as a study author writes them."""
+    path = root / "notebooks" / "fixture_basic.py"
+    text = path.read_text()
+    for old, new in (
+        ("# RNG seed\n", "# RNG seed [>= 0]\n"),
+        ("# compute class (tiny for tests)\n", "# compute class {default, tiny}\n"),
+        ('("" = simulate)\n', '("" = simulate) [file]\n'),
+        ("# bootstrap resamples\n", "# bootstrap resamples [>= 1]\n"),
+    ):
+        assert old in text
+        text = text.replace(old, new, 1)
+    path.write_text(text)
+    return root
+
+
+@pytest.mark.parametrize("argv, match", [
+    (("-p", "reps", "0"), "'reps' must be >= 1, got 0"),
+    (("-p", "seed", "-1"), "'seed' must be >= 0, got -1"),
+    (("-p", "compute_class", "huge"), "'compute_class' must be one of default, tiny"),
+    (("-p", "data", "nope.csv"), "'data': no such file or directory: 'nope.csv'"),
+    (("--variant", "user"), "has no variant 'user'"),
+])
+def test_cli_rejects_bad_values_before_any_kernel(ruled_root, monkeypatch, capsys, argv, match):
+    def no_kernel(*a, **k):
+        raise AssertionError("a kernel was started")
+
+    monkeypatch.setattr(pipeline, "execute_study", no_kernel)
+    assert _main(monkeypatch, "run", "fixture_basic", *argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("scalinglab run: error: study 'fixture_basic': ") or match in err
+    assert match in err and err.count("\n") == 1, err
+    assert not any((ruled_root / "reports").iterdir())
+
+
+def test_user_data_and_other_compute_classes_get_their_own_folder(ruled_root, monkeypatch):
+    from scalinglab.runner.study import declared_variant, run_folder
+
+    (ruled_root / "mine.csv").write_text("1.0\n2.0\n")
+    monkeypatch.chdir(ruled_root)
+    study = load_study("fixture_basic")
+    cases = [
+        ("default", {}, "default"),
+        ("default", {"data": "mine.csv"}, "user"),
+        ("tiny", {"data": "mine.csv"}, "tiny-user"),
+        ("default", {"compute_class": "tiny"}, "default-tiny"),
+        ("default", {"compute_class": "default"}, "default"),
+        ("shifted", {"data": "mine.csv", "compute_class": "tiny"}, "shifted-user-tiny"),
+    ]
+    for variant, over, folder in cases:
+        values = resolve_parameters(study, variant=variant, overrides=over)
+        assert run_folder(study, variant, values) == folder
+        assert declared_variant(study, folder, values) == variant  # verify re-runs from the folder
+        assert pipeline.prepare_run("fixture_basic", variant=variant, overrides=over).variant == folder
+
+
+def test_a_run_on_user_data_leaves_the_reproductions_latest_alone(ruled_root, monkeypatch):
+    from scalinglab.runner import store
+
+    monkeypatch.chdir(ruled_root)
+    own = ruled_root / "mine.csv"
+    own.write_text("1.0\n2.0\n4.0\n")
+    first = pipeline.run_study("fixture_basic", variant="tiny")
+    assert first.status == "ok", first.error
+    mine = pipeline.run_study("fixture_basic", variant="tiny", overrides={"data": str(own)})
+    assert mine.status == "ok", mine.error
+    assert store.latest_run("fixture_basic", "tiny") == first.run_dir
+    assert mine.run_dir.parent == ruled_root / "reports" / "fixture_basic" / "tiny-user"
+    assert store.latest_run("fixture_basic", "tiny-user") == mine.run_dir
+    assert json.loads((mine.run_dir / "manifest.json").read_text())["variant"] == "tiny-user"
+
+
+def test_every_study_declares_its_value_rules():
+    """The studies' own parameter cells: resample counts, levels, choices and user files."""
+    from scalinglab.paths import repo_root
+
+    for name in discover_studies(repo_root() / "notebooks"):
+        p = load_study(name, root=repo_root() / "notebooks").parameters
+        assert p["seed"].bounds == ((">=", 0),), name
+        assert p["compute_class"].choices and "small" in p["compute_class"].choices, name
+        assert [n for n, q in p.items() if q.file], f"{name}: no [file] parameter for user data"
+        for n, q in p.items():
+            if n.endswith("reps"):
+                assert q.bounds and q.bounds[0][0] in (">=", ">"), (name, n)
+            if n in ("level", "confidence"):
+                assert q.bounds == ((">", 0), ("<", 1)), (name, n)

@@ -34,7 +34,8 @@ def _run(root: Path, *args: str) -> tuple[subprocess.CompletedProcess, list[dict
         cwd=root, env=env, capture_output=True, text=True, timeout=300,
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    latest = root / "reports" / STUDY / "tiny" / "latest"
+    folder = "tiny-user" if "scores" in args else "tiny"  # user data has its own folder
+    latest = root / "reports" / STUDY / folder / "latest"
     run_dir = latest.resolve()
     findings = json.loads((run_dir / "results.json").read_text())["findings"]
     return proc, findings, run_dir

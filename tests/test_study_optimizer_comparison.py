@@ -34,7 +34,8 @@ def _run(root: Path, *args: str) -> tuple[list[dict], Path]:
         cwd=root, env=env, capture_output=True, text=True, timeout=600,
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    run_dir = (root / "reports" / STUDY / "tiny" / "latest").resolve()
+    folder = "tiny-user" if "runs" in args else "tiny"  # user data has its own folder
+    run_dir = (root / "reports" / STUDY / folder / "latest").resolve()
     return json.loads((run_dir / "results.json").read_text())["findings"], run_dir
 
 

@@ -40,7 +40,14 @@ from scalinglab.runner.manifest import (
     with_inputs,
 )
 from scalinglab.runner.store import RunStatus
-from scalinglab.runner.study import DEFAULT_VARIANT, Study, load_study, resolve_parameters
+from scalinglab.runner.study import (
+    DEFAULT_VARIANT,
+    Study,
+    declared_variant,
+    load_study,
+    resolve_parameters,
+    run_folder,
+)
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
@@ -92,10 +99,13 @@ def prepare_run(
 ) -> PreparedRun:
     """Load and validate a run request; no folder is made and no kernel starts."""
     study = load_study(study_name)
-    params = resolve_parameters(study, variant=variant, overrides=overrides)
+    items = list(overrides.items()) if isinstance(overrides, dict) else list(overrides or [])
+    declared = declared_variant(study, variant, dict(items))
+    params = resolve_parameters(study, variant=declared, overrides=overrides)
+    folder = run_folder(study, declared, params)  # user data: its own folder, not `latest`'s
     inputs = input_hashes(params, study.inputs, root=repo_root())
     hashes = source_info(study.path, study.cell_sources(), params, inputs)
-    return PreparedRun(study, variant, params, hashes)
+    return PreparedRun(study, folder, params, hashes)
 
 
 def up_to_date_run(prep: PreparedRun, *, reports_root: Path | None = None) -> Path | None:
