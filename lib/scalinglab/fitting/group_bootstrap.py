@@ -207,7 +207,7 @@ def derive(fn: Callable[..., Any], *results: FitResult, level: float | None = No
     vals = []
     for i in range(R.pop()):
         rows = [dict(zip(r.names, r.draws[i], strict=True)) for r in results]
-        ok = all(np.all(np.isfinite(r.draws[i][r._core_mask()])) for r in results)
+        ok = all(np.all(np.isfinite(r.draws[i][r.core_mask()])) for r in results)
         vals.append(np.asarray(fn(*rows), dtype=float) if ok else np.full(point.shape, np.nan))
     vals = np.array(vals)
     lo, hi = percentile_interval(vals, level=level, axis=0)

@@ -258,15 +258,19 @@ class FitResult:
             d = Derived(point, None, None)
         else:
             vals = np.array([np.asarray(fn(dict(zip(self.names, row, strict=True))), dtype=float)
-                             if np.all(np.isfinite(row[self._core_mask()])) else
+                             if np.all(np.isfinite(row[self.core_mask()])) else
                              np.full(point.shape, np.nan) for row in self.draws])
             lo, hi = percentile_interval(vals, level=self.level, axis=0)
             d = Derived(point, (lo, hi), vals)
         self.derived[name] = d
         return d
 
-    def _core_mask(self) -> np.ndarray:
-        """Columns that are not per-group (a NaN there means the refit failed)."""
+    def core_mask(self) -> np.ndarray:
+        """Columns of ``draws`` that are not per-group, shape ``(P,)`` of bool.
+
+        A NaN in one of them means the refit failed; a NaN in a per-group column only
+        means the replicate did not draw that group.
+        """
         if self.problem is None:
             return np.ones(len(self.params), dtype=bool)
         return np.array([not p.per_group for p in self.problem.params])
