@@ -230,6 +230,24 @@ def test_the_cost_model_runs_no_kernel():
           [e for e in EDGES if room(e.src) == "cost_model" and room(e.dst) in COST_MODEL_NEVER])
 
 
+def _private_imports() -> list[str]:
+    """``from scalinglab.x import _name`` in a module other than ``x`` itself."""
+    out = []
+    for name, (path, _) in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if (isinstance(node, ast.ImportFrom) and not node.level and node.module
+                    and node.module.split(".")[0] == "scalinglab" and node.module != name):
+                out += [f"{name} imports {node.module}.{a.name} "
+                        f"({path.relative_to(PKG.parent)}:{node.lineno})"
+                        for a in node.names if a.name.startswith("_") and a.name != "__version__"]
+    return out
+
+
+def test_no_module_imports_another_modules_private_name():
+    # a helper used across modules is public (named without "_") and documented
+    _fail("private names imported across modules", _private_imports())
+
+
 @pytest.mark.parametrize("rule_edges, expected", [
     ([("scalinglab.a", "scalinglab.b"), ("scalinglab.b", "scalinglab.a")], 1),
     ([("scalinglab.a", "scalinglab.b"), ("scalinglab.b", "scalinglab.c")], 0),
