@@ -157,9 +157,21 @@ def map_tasks(
     return results, failures
 
 
+#: Where results of ``tiny`` compute classes go (git-ignored, never a report's input).
+TINY_CACHE = ".cache"
+#: Set (to ``1``) by the runner for a run at a ``tiny`` compute class.
+TINY_ENV = "SCALINGLAB_TINY_DATA"
+
+
 def dataset_path(study: str, name: str, config: dict) -> Path:
-    """``data/<study>/<name>-<confighash>.nc``."""
-    return data_dir() / study / f"{name}-{config_hash(config)}.nc"
+    """``data/<study>/<name>-<confighash>.nc``; a ``tiny*`` compute class (in the config, or
+    a notebook run with ``$SCALINGLAB_TINY_DATA`` set) goes to the git-ignored
+    ``data/.cache/<study>/`` instead, out of every study's input globs."""
+    folder = data_dir()
+    if (str(config.get("compute_class", "")).startswith("tiny")
+            or os.environ.get(TINY_ENV) == "1"):
+        folder = folder / TINY_CACHE
+    return folder / study / f"{name}-{config_hash(config)}.nc"
 
 
 def save_dataset(ds: xr.Dataset, path: Path, *, config: dict,

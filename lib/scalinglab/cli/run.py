@@ -44,6 +44,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                    "else a LocalCluster; 'sync' = one after another in this process)")
     p.add_argument("--workers", type=int, default=None, metavar="N",
                    help="with --all: LocalCluster worker processes")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="no progress on stderr (shown by default in a terminal: cells done, "
+                        "the experiment's own bar with its ETA)")
     p.add_argument("--list", action="store_true", help="list studies, variants and parameters")
     p.add_argument("--help-params", action="store_true", help="list STUDY's parameters")
     p.set_defaults(func=main)
@@ -69,9 +72,11 @@ def _list(names: list[str]) -> int:
 
 
 def main(args: argparse.Namespace) -> int:
+    from scalinglab.paths import require_checkout
     from scalinglab.runner import index
     from scalinglab.runner.study import cwd_paths_absolute, discover_studies
 
+    require_checkout()
     if args.list:
         return _list([args.study] if args.study else discover_studies())
     if args.help_params:
@@ -99,7 +104,8 @@ def _run_one(args: argparse.Namespace, overrides: list) -> int:
     from scalinglab.runner.text import findings_text
 
     res = run_study(args.study, variant=args.variant, overrides=overrides,
-                    cell_timeout=args.timeout, force=args.force, command=_command(args))
+                    cell_timeout=args.timeout, force=args.force, command=_command(args),
+                    progress=not args.quiet and sys.stderr.isatty())
     if res.status == RunStatus.UP_TO_DATE:
         print(f"up to date: {res.run_dir} (same cache key; --force to run again)")
     else:
@@ -122,4 +128,8 @@ def _run_all(args: argparse.Namespace, overrides: list) -> int:
         if r.status == RunStatus.UP_TO_DATE:
             print(f"{r.study}/{r.variant}: up to date ({r.run_id})")
     print(batch.summary())
+    if batch.interrupted:
+        print("scalinglab run: interrupted; unfinished studies are recorded as 'interrupted'",
+              file=sys.stderr)
+        return 130
     return 0 if batch.ok else 1

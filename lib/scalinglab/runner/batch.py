@@ -6,26 +6,51 @@ process: a ``LocalCluster`` of single-threaded worker processes by default
 address (``--scheduler`` or ``SCALINGLAB_SCHEDULER``). Every request is
 validated and checked against the cache in the calling process first, so bad
 parameters fail before any work is sent and unchanged studies are skipped.
-A task carries only plain data (study name, variant, parameters, repository
-root), so a worker needs nothing but the installed package and the repository
-at the same path; each run writes its own folder atomically, so a task that
-Dask re-runs after a worker died is harmless.
+
+No shared filesystem is assumed. A task carries only plain data (study name,
+variant, parameters, repository root, expected source and input hashes); the worker runs the
+study from its own copy of the repository (at the same path, or where its
+``SCALINGLAB_WORKER_ROOT`` says) into a private temporary reports folder and
+sends back the run folder's files and any experiment results it wrote under
+``data/``. The client alone writes ``reports/``: each run folder is built under
+``.tmp-<run_id>/`` and renamed, ``latest`` moves only for a good run, and data
+files are replaced atomically. Before any task is sent, every worker is asked
+whether it has the repository; one that has not fails the batch at once with a
+clear error, and a task whose worker's copy has another notebook or other inputs
+fails naming what differs instead of reporting other science. (The manifest
+records the worker's own library and lock hashes and git commit.)
+
+Ctrl-C stops the batch: studies still queued or running are recorded as
+``interrupted`` run folders (manifest, no findings), finished ones are kept,
+and the caller still rewrites the index.
 """
 
 from __future__ import annotations
 
 import os
+import socket
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from scalinglab.compute import compute_mode, get_client, map_tasks
+from scalinglab.compute import compute_mode, get_client
+from scalinglab.errors import StudyError
 from scalinglab.paths import repo_root
-from scalinglab.runner.pipeline import RunResult, prepare_run, run_study, up_to_date_run
+from scalinglab.runner import store
+from scalinglab.runner.pipeline import (
+    PreparedRun,
+    RunResult,
+    prepare_run,
+    run_study,
+    up_to_date_run,
+)
 from scalinglab.runner.store import RunStatus
 from scalinglab.runner.study import discover_studies, load_study
 from scalinglab.textfmt import format_table
 
+#: Set on a worker whose checkout is not at the client's path.
+WORKER_ROOT_ENV = "SCALINGLAB_WORKER_ROOT"
 
 
 @dataclass
@@ -33,10 +58,12 @@ class BatchResult:
     """Results of :func:`run_all`, one per study, in study order."""
 
     results: list[RunResult]
+    interrupted: bool = False
 
     @property
     def ok(self) -> bool:
-        return all(r.ok or r.status in (RunStatus.NO_VARIANT, RunStatus.DRAFT) for r in self.results)
+        return not self.interrupted and all(
+            r.ok or r.status in (RunStatus.NO_VARIANT, RunStatus.DRAFT) for r in self.results)
 
     def summary(self) -> str:
         rows = []
@@ -48,22 +75,201 @@ class BatchResult:
         return format_table(["study", "variant", "status", "run", "seconds", "error"], rows)
 
 
+def _worker_root(client_root: str) -> Path:
+    return Path(os.environ.get(WORKER_ROOT_ENV) or client_root)
+
+
+def _probe(client_root: str) -> dict[str, Any]:
+    """Worker side: does this worker have the repository?"""
+    root = _worker_root(client_root)
+    return {"host": socket.gethostname(), "root": str(root),
+            "has_repo": (root / "notebooks").is_dir()}
+
+
+def check_workers(client: Any, root: str) -> None:
+    """Fail at once, naming them, when some worker has no checkout of the repository.
+
+    Raises
+    ------
+    StudyError
+        A worker sees no ``notebooks/`` folder at the repository path.
+    """
+    answers = client.run(_probe, root)
+    missing = [f"{addr} ({a['host']}: {a['root']})" for addr, a in sorted(answers.items())
+               if not a["has_repo"]]
+    if missing:
+        raise StudyError(
+            "worker(s) without the repository: " + ", ".join(missing) + ". Every worker needs "
+            "a checkout at the same commit, at the same path or where its "
+            f"{WORKER_ROOT_ENV} says; reports and data come back to this machine")
+
+
+def _snapshot(folder: Path) -> dict[str, tuple[int, int]]:
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(folder):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+        for f in filenames:
+            if not f.startswith("."):
+                p = Path(dirpath) / f
+                st = p.stat()
+                out[str(p.relative_to(folder))] = (st.st_mtime_ns, st.st_size)
+    return out
+
+
 def _run_task(task: dict[str, Any]) -> dict[str, Any]:
-    """Worker side: run one study with plain-data arguments; return a plain dict."""
+    """Worker side: run one study from this worker's checkout into a private folder and
+    return the result with the run folder's files and the data files it wrote (bytes)."""
+    root = _worker_root(task["root"])
     saved = os.environ.get("SCALINGLAB_ROOT")
-    os.environ["SCALINGLAB_ROOT"] = task["root"]
+    os.environ["SCALINGLAB_ROOT"] = str(root)
     try:
-        res = run_study(
-            task["study"], variant=task["variant"], overrides=task["parameters"],
-            cell_timeout=task["cell_timeout"], force=True, command=task["command"],
-            executor=task["executor"],
-        )
-        return res.to_json()
+        prep = prepare_run(task["study"], variant=task["variant"], overrides=task["parameters"])
+        differs = [what for key, what in (("source_hash", "notebook"), ("input_hashes", "inputs"))
+                   if prep.hashes[key] != task["hashes"][key]]
+        if differs:
+            raise StudyError(
+                f"worker {socket.gethostname()}: its checkout at {root} differs from the "
+                f"client's ({', '.join(differs)}: another commit or other data); bring it to "
+                "the same commit and data")
+        data = root / "data"
+        before = _snapshot(data) if data.is_dir() else {}
+        with tempfile.TemporaryDirectory(prefix="scalinglab-run-") as tmp:
+            res = run_study(task["study"], variant=task["variant"], prepared=prep,
+                            cell_timeout=task["cell_timeout"], force=True,
+                            command=task["command"], executor=task["executor"],
+                            reports_root=Path(tmp))
+            files = ({p.name: p.read_bytes() for p in res.run_dir.iterdir() if p.is_file()}
+                     if res.run_dir is not None else {})
+        after = _snapshot(data) if data.is_dir() else {}
+        written = {rel: (data / rel).read_bytes() for rel, stat in after.items()
+                   if before.get(rel) != stat}
+        return {**res.to_json(), "files": files, "data_files": written,
+                "host": socket.gethostname()}
     finally:
         if saved is None:
             os.environ.pop("SCALINGLAB_ROOT", None)
         else:
             os.environ["SCALINGLAB_ROOT"] = saved
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.is_file() and path.read_bytes() == data:
+        return
+    tmp = path.with_name(f"{store.TMP_PREFIX}{path.name}-{os.getpid()}")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+def receive(value: dict[str, Any], *, reports_root: Path | None = None) -> RunResult:
+    """Client side: write a task's run folder (atomically, under ``.tmp-`` then renamed)
+    and its data files into this checkout; move ``latest`` for a good run."""
+    for rel, data in value.get("data_files", {}).items():
+        _write_atomic(repo_root() / "data" / rel, data)
+    run_dir = None
+    if value.get("run_id") and value.get("files"):
+        parent = store.variant_dir(value["study"], value["variant"], reports_root=reports_root)
+        parent.mkdir(parents=True, exist_ok=True)
+        final = parent / value["run_id"]
+        if final.exists():
+            raise StudyError(f"{final} exists already: not overwriting a run")
+        tmp = parent / f"{store.TMP_PREFIX}{value['run_id']}"
+        tmp.mkdir()
+        for name, data in value["files"].items():
+            (tmp / name).write_bytes(data)
+        run_dir = store.finalize_run(tmp, value["run_id"])
+        if value["status"] == RunStatus.OK:
+            store.set_latest(run_dir)
+    return RunResult(value["study"], value["variant"], value["status"], run_id=value["run_id"],
+                     run_dir=run_dir, error=value["error"], findings=value["findings"],
+                     duration=value["duration"])
+
+
+def record_interrupted(prep: PreparedRun, *, command: str, executor: str, error: str,
+                       reports_root: Path | None = None) -> RunResult:
+    """Keep a trace of a study that a stopped batch did not finish: a run folder whose
+    manifest says ``interrupted`` (no findings, no HTML); ``latest`` does not move."""
+    from datetime import UTC, datetime
+
+    from scalinglab import __version__
+    from scalinglab.provenance import environment
+    from scalinglab.record import write_results
+    from scalinglab.runner.manifest import build_manifest, git_state
+
+    git = git_state()
+    run_id, tmp = store.allocate_run(prep.study.name, prep.variant, commit=git["commit"],
+                                     dirty=git["dirty"], reports_root=reports_root)
+    now = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+    write_results(tmp / "results.json", [])
+    store.write_json(tmp / "manifest.json", build_manifest(
+        study=prep.study.name, title=prep.study.title, variant=prep.variant, run_id=run_id,
+        status=RunStatus.INTERRUPTED, error=error, started=now, finished=now, duration=None,
+        parameters=prep.parameters, hashes=prep.hashes, git=git, environment=environment(),
+        version=__version__, compute_mode=executor, executor=executor, command=command,
+        results=[], cell_timings=[], report_html_sha256=None))
+    run_dir = store.finalize_run(tmp, run_id)
+    return RunResult(prep.study.name, prep.variant, RunStatus.INTERRUPTED, run_id=run_id,
+                     run_dir=run_dir, error=error)
+
+
+def _guarded(task: dict[str, Any]) -> tuple[bool, Any]:
+    import traceback
+
+    try:
+        return True, _run_task(task)
+    except StudyError as exc:  # a clear one-line reason (no traceback)
+        return False, str(exc)
+    except Exception:
+        return False, traceback.format_exc()
+
+
+def _execute(tasks: list[dict[str, Any]], preps: dict[str, PreparedRun], *, scheduler: str,
+             n_workers: int | None, progress: bool, command: str
+             ) -> tuple[dict[str, RunResult], bool]:
+    """Run the tasks; on Ctrl-C record the unfinished ones as interrupted."""
+    from tqdm import tqdm
+
+    results: dict[str, RunResult] = {}
+    bar = tqdm(total=len(tasks), desc="studies", unit="study", disable=not progress)
+
+    def done(task: dict[str, Any], ok: bool, value: Any) -> None:
+        name = task["study"]
+        results[name] = (receive(value) if ok else
+                         RunResult(name, task["variant"], RunStatus.FAILED, error=value))
+        bar.update(1)
+
+    interrupted = False
+    try:
+        if compute_mode(scheduler) == "sync":
+            for task in tasks:
+                done(task, *_guarded(task))
+                if results[task["study"]].status == RunStatus.INTERRUPTED:
+                    interrupted = True
+                    break
+        else:
+            workers = n_workers or min(len(tasks), os.cpu_count() or 1)
+            with get_client(scheduler, n_workers=workers) as client:
+                check_workers(client, tasks[0]["root"])
+                from dask.distributed import as_completed
+
+                futures = {client.submit(_guarded, t, pure=False): t for t in tasks}
+                try:
+                    for fut in as_completed(list(futures)):
+                        done(futures[fut], *fut.result())
+                except KeyboardInterrupt:
+                    interrupted = True
+                    client.cancel(list(futures))
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        bar.close()
+    if interrupted:
+        for task in tasks:
+            if task["study"] not in results:
+                results[task["study"]] = record_interrupted(
+                    preps[task["study"]], command=command, executor=task["executor"],
+                    error="interrupted (Ctrl-C) before it finished; run it again")
+    return results, interrupted
 
 
 def run_all(
@@ -100,15 +306,22 @@ def run_all(
         Also run studies marked ``draft: true`` in their header (always run when
         named in ``studies``).
 
+    Returns
+    -------
+    BatchResult
+        One result per study; ``interrupted`` is True after Ctrl-C.
+
     Raises
     ------
     ParameterError, StudyError
-        A bad request for any study (nothing has run yet).
+        A bad request for any study, or a worker without the repository
+        (nothing has run yet).
     """
     names = studies or discover_studies()
     executor = compute_mode(scheduler)
     results: dict[str, RunResult] = {}
     tasks: list[dict[str, Any]] = []
+    preps: dict[str, PreparedRun] = {}
     for name in names:
         study = load_study(name)
         if study.draft and not include_drafts and studies is None:
@@ -125,25 +338,16 @@ def run_all(
             results[name] = RunResult(name, variant, RunStatus.UP_TO_DATE, run_id=current.name,
                                       run_dir=current)
             continue
+        preps[name] = prep
         tasks.append({
             "study": name, "variant": variant, "parameters": prep.parameters,
             "root": str(repo_root()), "cell_timeout": cell_timeout, "command": command,
             "executor": executor,
+            "hashes": {k: prep.hashes[k] for k in ("source_hash", "input_hashes")},
         })
+    interrupted = False
     if tasks:
-        workers = n_workers or min(len(tasks), os.cpu_count() or 1)
-        with get_client(scheduler, n_workers=workers) as client:
-            values, failures = map_tasks(_run_task, tasks, client=client, scheduler=scheduler,
-                                         desc="studies", progress=progress)
-        for task, value in zip(tasks, values, strict=True):
-            if value is not None:
-                rd = value["run_dir"]
-                results[task["study"]] = RunResult(
-                    value["study"], value["variant"], value["status"], run_id=value["run_id"],
-                    run_dir=None if rd is None else Path(rd), error=value["error"],
-                    findings=value["findings"], duration=value["duration"],
-                )
-        for f in failures:
-            name = tasks[f.index]["study"]
-            results[name] = RunResult(name, variant, RunStatus.FAILED, error=f.error)
-    return BatchResult([results[n] for n in names])
+        done, interrupted = _execute(tasks, preps, scheduler=scheduler, n_workers=n_workers,
+                                     progress=progress, command=command)
+        results.update(done)
+    return BatchResult([results[n] for n in names], interrupted=interrupted)

@@ -12,6 +12,11 @@ are set for the duration of the run and restored afterwards.
 A ``SIGTERM`` received while a notebook runs in the main thread is turned into
 :class:`RunInterrupted` (a ``KeyboardInterrupt``), so a killed run is marked
 ``interrupted`` instead of vanishing.
+
+With ``progress=True`` (``scalinglab run STUDY`` in a terminal) papermill's bar
+counts cells on stderr and what the notebook writes to stderr (an experiment's
+own tqdm bar with its time estimate, warnings) is forwarded there live; the
+kernel's start-up warning about unencrypted local TCP is silenced either way.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ import contextlib
 import logging
 import os
 import signal
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,10 +34,14 @@ from typing import Any
 import jupytext
 import nbformat
 
+from scalinglab.compute import TINY_ENV
 from scalinglab.paths import notebooks_dir, repo_root
 from scalinglab.record import RESULTS_ENV
 
 KERNEL = "python3"
+#: Kernel options: its own log at ERROR (it warns on every start that a local kernel's
+#: TCP sockets are unencrypted, which is expected for a kernel on localhost).
+KERNEL_ARGUMENTS = ["--IPKernelApp.log_level=ERROR"]
 
 
 class RunInterrupted(KeyboardInterrupt):
@@ -90,6 +100,7 @@ def execute_study(
     results_path: Path,
     cell_timeout: float | None = None,
     start_timeout: float = 120,
+    progress: bool = False,
 ) -> Any:
     """Convert ``source`` with jupytext and execute it with papermill into ``output``.
 
@@ -106,6 +117,9 @@ def execute_study(
         Exported to the kernel as ``SCALINGLAB_RESULTS``.
     cell_timeout
         Seconds a single cell may run (None: no limit).
+    progress
+        Show a bar of executed cells and forward the notebook's stderr (its own
+        progress bars, with their ETA) to this process's stderr, live.
 
     Returns
     -------
@@ -130,7 +144,9 @@ def execute_study(
         cell["id"] = f"cell-{i}"
     staged = output.with_name(f".input-{output.name}")
     nbformat.write(nb, staged)
-    env = {RESULTS_ENV: str(results_path), "SCALINGLAB_ROOT": str(repo_root())}
+    env = {RESULTS_ENV: str(results_path), "SCALINGLAB_ROOT": str(repo_root()),
+           # a tiny run's experiment results go to the git-ignored data/.cache/
+           TINY_ENV: "1" if str(parameters.get("compute_class", "")).startswith("tiny") else "0"}
     try:
         with _environ(**env), _quiet_papermill(), _sigterm_as_interrupt():
             return papermill.execute_notebook(
@@ -139,8 +155,10 @@ def execute_study(
                 parameters=parameters,
                 kernel_name=KERNEL,
                 cwd=str(notebooks_dir()),
-                progress_bar=False,
+                progress_bar=progress,
                 log_output=False,
+                stderr_file=sys.stderr if progress else None,
+                extra_arguments=KERNEL_ARGUMENTS,
                 execution_timeout=cell_timeout,
                 start_timeout=start_timeout,
             )

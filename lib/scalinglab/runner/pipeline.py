@@ -141,6 +141,7 @@ def run_study(
     command: str = "",
     executor: str = "local",
     prepared: PreparedRun | None = None,
+    progress: bool = False,
 ) -> RunResult:
     """Run one study into a new versioned report folder.
 
@@ -162,6 +163,8 @@ def run_study(
         The command as typed, for the manifest.
     executor
         Where the notebook ran (``local`` or the batch's Dask scheduler), for the manifest.
+    progress
+        Show the cells' progress and the notebook's own progress bars on stderr.
 
     Returns
     -------
@@ -216,7 +219,7 @@ def run_study(
     try:
         try:
             execute_study(study.path, executed_path, params, results_path=results_path,
-                          cell_timeout=cell_timeout)
+                          cell_timeout=cell_timeout, progress=progress)
         except KeyboardInterrupt as exc:
             status, error = RunStatus.INTERRUPTED, _error_text(exc) or "interrupted"
         except Exception as exc:  # a failed run is recorded, never raised

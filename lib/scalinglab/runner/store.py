@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import shutil
 import socket
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -242,7 +243,8 @@ PRUNABLE = ("report.html", "report-code.html")
 
 def prune_html(*, keep: int = 1, reports_root: Path | None = None) -> list[Path]:
     """Remove the HTML and executed notebook of all but the newest ``keep`` finished runs
-    of every study and variant (and never the ``latest`` run); return what was removed.
+    of every study and variant (and never the ``latest`` run), and every unfinished
+    ``.tmp-`` run folder whose process is gone (``killed``); return what was removed.
 
     Findings (``results.json``) and manifests are kept for every version, so the index
     and ``reports diff`` still cover them.
@@ -255,6 +257,9 @@ def prune_html(*, keep: int = 1, reports_root: Path | None = None) -> list[Path]
     for ref in list_runs(reports_root=root):
         if ref.complete:
             by_variant.setdefault((ref.study, ref.variant), []).append(ref)
+        elif unfinished_state(ref.path) == RunStatus.KILLED:  # its process is gone: nothing to keep
+            shutil.rmtree(ref.path)
+            removed.append(ref.path)
     for (study, variant), refs in by_variant.items():
         latest = variant_dir(study, variant, reports_root=root) / LATEST
         current = latest.resolve() if latest.is_symlink() else None

@@ -79,12 +79,40 @@ def compare_findings(recorded: list[dict], rerun: list[dict]) -> list[dict]:
     return rows
 
 
+def unverifiable(run_dir: Path, manifest: dict) -> str | None:
+    """Why ``run_dir`` cannot be verified (it never finished well), or None.
+
+    Only a finished run with status ``ok`` has findings to reproduce; a killed,
+    running, failed or interrupted one is refused at once instead of re-running
+    the study only to report "NOT REPRODUCED".
+    """
+    if run_dir.name.startswith(store.TMP_PREFIX):
+        state = store.unfinished_state(run_dir)
+        return (f"{run_dir} is an unfinished run ({state}): there is nothing to verify; "
+                "'scalinglab reports prune' removes killed ones")
+    status = manifest.get("status")
+    if status != RunStatus.OK:
+        return (f"{run_dir} has status {status!r}" + (f" ({manifest.get('error')})"
+                if manifest.get("error") else "") + ": only a good run can be verified")
+    return None
+
+
 def verify_run(run_dir: Path, *, cell_timeout: float | None = None,
                command: str = "") -> VerifyResult:
-    """Re-run ``run_dir``'s study/variant with its recorded parameters and compare findings."""
+    """Re-run ``run_dir``'s study/variant with its recorded parameters and compare findings.
+
+    Raises
+    ------
+    StudyError
+        No readable manifest, or the run did not finish with status ``ok``
+        (:func:`unverifiable`): refused before anything runs.
+    """
     manifest = store.read_manifest(run_dir)
     if not manifest.get("study"):
         raise StudyError(f"{run_dir}: no readable manifest.json")
+    refusal = unverifiable(Path(run_dir), manifest)
+    if refusal:
+        raise StudyError(refusal)
     label = f"{manifest['study']}/{manifest['variant']}/{manifest['run_id']}"
     with tempfile.TemporaryDirectory(prefix="scalinglab-verify-") as tmp:
         result = run_study(
@@ -94,8 +122,6 @@ def verify_run(run_dir: Path, *, cell_timeout: float | None = None,
         rerun = store.read_manifest(result.run_dir) if result.run_dir else {}
     out = VerifyResult(label, result.status, result.error,
                        rows=compare_findings(manifest.get("results", []), result.findings))
-    if manifest.get("status") != RunStatus.OK:
-        out.notes.append(f"the recorded run has status {manifest.get('status')!r}")
     for key, what in (("source_hash", "notebook source"), ("lib_hash", "library code"),
                       ("input_hashes", "inputs"), ("lock_hash", "lock file")):
         if rerun and rerun.get(key) != manifest.get(key):
