@@ -99,6 +99,10 @@ class ReadableLogScale(mscale.LogScale):
 
     name = "log"
 
+    def __init__(self, *, base: float = 10, subs: Any = None,
+                 nonpositive: str = "clip") -> None:
+        super().__init__(base=base, subs=subs, nonpositive=nonpositive)
+
     def set_default_locators_and_formatters(self, axis: Any) -> None:
         axis.set_major_locator(ticker.LogLocator(self.base))
         axis.set_major_formatter(ReadableLogFormatter(self.base))

@@ -66,6 +66,7 @@ table.sl-findings th { background: #f3f3f3; }
 .sl-failed { border: 2px solid #b00; background: #fee; padding: .5em 1em; margin: 1em 0; }
 .sl-failed pre { white-space: pre-wrap; font-size: .85em; }
 .sl-scroll { overflow-x: auto; max-width: 100%; }
+table.sl-findings td:nth-child(2), table.sl-findings td:nth-child(3) { white-space: nowrap; }
 table.sl-ledger { border-collapse: collapse; margin: .5em 0; font-size: .9em; }
 table.sl-ledger th, table.sl-ledger td { border: 1px solid #ccc; padding: 4px 8px;
   text-align: left; vertical-align: top; }
