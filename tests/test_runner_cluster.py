@@ -1,0 +1,163 @@
+"""Cluster runs without a shared filesystem, and Ctrl-C on ``run --all``.
+
+A real ``dask scheduler`` and two ``dask worker`` processes, each started in its own empty
+directory and each with its own copy of the repository (``SCALINGLAB_WORKER_ROOT``): what
+the studies write must come back to the client's checkout, and a worker without the
+repository must stop the batch at once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import scalinglab.cli as cli
+from scalinglab.runner.batch import WORKER_ROOT_ENV
+
+FIXTURES = Path(__file__).parent / "fixtures" / "studies"
+DASK = Path(sys.executable).with_name("dask")
+pytestmark = pytest.mark.slow
+
+
+def _checkout(root: Path) -> Path:
+    for sub in ("notebooks", "data/fixture", "reports"):
+        (root / sub).mkdir(parents=True)
+    shutil.copy(FIXTURES / "fixture_basic.py", root / "notebooks")
+    shutil.copy(FIXTURES / "fixture_basic.py", root / "notebooks" / "fixture_copy.py")
+    return root
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _start_cluster(tmp_path: Path, worker_roots: list[Path]) -> tuple[str, list]:
+    from dask.distributed import Client
+
+    address = f"tcp://127.0.0.1:{_free_port()}"
+    env = {k: v for k, v in os.environ.items() if k != "SCALINGLAB_ROOT"}
+    procs = [subprocess.Popen(
+        [str(DASK), "scheduler", "--host", "127.0.0.1", "--port", address.rsplit(":", 1)[1],
+         "--no-dashboard"], env=env, cwd=tmp_path,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+    for i, wroot in enumerate(worker_roots):
+        cwd = tmp_path / f"worker-{i}-cwd"
+        cwd.mkdir()  # each worker starts in its own empty directory
+        procs.append(subprocess.Popen(
+            [str(DASK), "worker", address, "--nthreads", "1", "--nworkers", "1",
+             "--no-dashboard", "--name", f"w{i}"],
+            env={**env, WORKER_ROOT_ENV: str(wroot)}, cwd=cwd,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    deadline = time.monotonic() + 90
+    while True:
+        try:
+            with Client(address, timeout="5s") as client:
+                client.wait_for_workers(len(worker_roots), timeout=90)
+            return address, procs
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
+
+
+def _stop(procs: list) -> None:
+    for proc in reversed(procs):
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=20)
+
+
+def _runs(root: Path) -> list[Path]:
+    return sorted(p for p in (root / "reports").glob("*/*/*") if not p.name == "latest")
+
+
+def test_reports_and_data_come_back_from_workers_without_a_shared_filesystem(
+        tmp_path, monkeypatch, capsys):
+    client_root = _checkout(tmp_path / "client")
+    worker_roots = [_checkout(tmp_path / f"worker-{i}-repo") for i in range(2)]
+    monkeypatch.setenv("SCALINGLAB_ROOT", str(client_root))
+    address, procs = _start_cluster(tmp_path, worker_roots)
+    try:
+        code = cli.main(["run", "--all", "--variant", "tiny", "--scheduler", address,
+                         "-p", "write_cache", "true"])
+    finally:
+        _stop(procs)
+    out = capsys.readouterr().out
+    assert code == 0, out
+    for study in ("fixture_basic", "fixture_copy"):
+        latest = client_root / "reports" / study / "tiny" / "latest"
+        m = json.loads((latest / "manifest.json").read_text())
+        assert m["status"] == "ok" and m["executor"] == address
+        assert m["results"][0]["name"] == "mean"
+        assert (latest / "report.html").stat().st_size > 10_000
+        assert (latest / f"{study}.ipynb").is_file()
+    assert not [p for p in _runs(client_root) if p.name.startswith(".tmp-")]
+    assert (client_root / "reports" / "index.html").is_file()
+    # the experiment data a worker wrote in its own checkout came back, byte for byte
+    cache = client_root / "data" / "fixture" / "cache.csv"
+    written = [w / "data" / "fixture" / "cache.csv" for w in worker_roots]
+    assert cache.is_file() and any(w.is_file() and w.read_bytes() == cache.read_bytes()
+                                   for w in written)
+    for w in worker_roots:  # the workers' own reports folders stay empty
+        assert _runs(w) == []
+
+
+def test_a_worker_without_the_repository_fails_the_batch_at_once(tmp_path, monkeypatch,
+                                                                  capsys):
+    client_root = _checkout(tmp_path / "client")
+    empty = tmp_path / "no-repo"
+    empty.mkdir()
+    monkeypatch.setenv("SCALINGLAB_ROOT", str(client_root))
+    address, procs = _start_cluster(tmp_path, [_checkout(tmp_path / "w0"), empty])
+    try:
+        code = cli.main(["run", "--all", "--variant", "tiny", "--scheduler", address])
+    finally:
+        _stop(procs)
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "worker(s) without the repository" in err and str(empty) in err
+    assert _runs(client_root) == [] and _runs(tmp_path / "w0") == []  # no study started
+
+
+def test_ctrl_c_on_run_all_records_interrupted_runs_and_rewrites_the_index(tmp_path):
+    root = _checkout(tmp_path / "repo")
+    env = {**os.environ, "SCALINGLAB_ROOT": str(root)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "scalinglab", "run", "--all", "--variant", "tiny",
+         "--workers", "2", "-p", "sleep_s", "120"],
+        env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True)
+    try:
+        time.sleep(30)  # cluster up, both notebooks sleeping in their first cells
+        assert proc.poll() is None
+        os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C sends: the whole process group
+        out, err = proc.communicate(timeout=90)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130, (out, err)
+    runs = _runs(root)
+    assert [p.parent.parent.name for p in runs] == ["fixture_basic", "fixture_copy"]
+    for run in runs:
+        assert not run.name.startswith(".tmp-")
+        m = json.loads((run / "manifest.json").read_text())
+        assert m["status"] == "interrupted" and m["results"] == []
+        assert not (run.parent / "latest").exists()
+    assert "interrupted" in out
+    index = json.loads((root / "reports" / "index.json").read_text())
+    assert "interrupted" in json.dumps(index)
