@@ -26,19 +26,39 @@ REPO = PACKAGE_DIR.parent.parent
 METRICS = ("iqm", "median", "mean", "optimality_gap")
 
 
-def _run(root: Path, *args: str) -> tuple[subprocess.CompletedProcess, list[dict], Path]:
+def _run(root: Path, *args: str, variant: str = "tiny", folder: str | None = None
+         ) -> tuple[subprocess.CompletedProcess, list[dict], Path]:
     env = {**os.environ, "SCALINGLAB_ROOT": str(root)}
     env.pop("SCALINGLAB_RESULTS", None)
     proc = subprocess.run(
-        [sys.executable, "-m", "scalinglab.cli", "run", STUDY, "--variant", "tiny", *args],
+        [sys.executable, "-m", "scalinglab.cli", "run", STUDY, "--variant", variant, *args],
         cwd=root, env=env, capture_output=True, text=True, timeout=300,
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    folder = "tiny-user" if "scores" in args else "tiny"  # user data has its own folder
+    folder = variant  # a run on the user's own scores has its own folder
+    if "scores" in args:
+        folder = "user" if variant == "default" else f"{variant}-user"
     latest = root / "reports" / STUDY / folder / "latest"
     run_dir = latest.resolve()
     findings = json.loads((run_dir / "results.json").read_text())["findings"]
     return proc, findings, run_dir
+
+
+def _claims(run_dir: Path) -> dict[str, dict]:
+    claims = json.loads((run_dir / "results.json").read_text())["claims"]
+    by_id = {c["id"]: c for c in claims}
+    assert len(by_id) == len(claims)
+    for c in claims:
+        assert c["verdict"] in ("reproduces", "contradicts", "inconclusive", "untested"), c
+    assert by_id["profiles"]["verdict"] == "untested"
+    return by_id
+
+
+def _poi(by_name: dict[str, dict], x: str, y: str) -> float:
+    """P(x > y) whichever way round the report oriented the pair."""
+    if f"poi/{x}_vs_{y}" in by_name:
+        return by_name[f"poi/{x}_vs_{y}"]["point"]
+    return 1.0 - by_name[f"poi/{y}_vs_{x}"]["point"]
 
 
 def _root(tmp_path: Path) -> Path:
@@ -77,11 +97,25 @@ def test_tiny_benchmark_through_the_runner(tmp_path):
     assert best != "sgd"
     assert by_name[f"iqm/{best}"]["headline"]
     assert by_name["iqm/sgd"]["ci"][1] < by_name[f"iqm/{best}"]["ci"][0]
-    assert by_name[f"poi/{best}_vs_sgd"]["point"] > 0.9
+    assert _poi(by_name, best, "sgd") > 0.9
     assert by_name[f"optimality_gap/{best}"]["point"] < by_name["optimality_gap/sgd"]["point"]
     heads = {f["name"] for f in findings if f["headline"]}
-    assert {"rank_flip_rate/few_runs", "ci_width_ratio/median_over_iqm"} <= heads
-    assert any(h.startswith("poi/") for h in heads)
+    # the headline is the paper's quantity, flips of the orderings all runs support;
+    # the all-pairs rank-flip rate (near-ties included) stays in the full table
+    assert "ci_width_ratio/median_over_iqm" in heads and "rank_flip_rate/few_runs" not in heads
+    assert sum(h.startswith("poi/") for h in heads) == len(algs) - 1  # the leaderboard's pairs
+    assert len(heads) <= 12
+    claims = _claims(run_dir)
+    orderings = [c for c in claims if c.startswith("ordering/")]
+    assert len(orderings) == len(algs) - 1
+    for cid in orderings:
+        x, y = cid.removeprefix("ordering/").split(">")
+        assert claims[cid]["findings"] == [f"poi/{x}_vs_{y}"]
+        assert by_name[f"median/{x}"]["point"] >= by_name[f"median/{y}"]["point"]
+    # sgd is far behind: its ordering below the others is supported by the intervals
+    assert claims[next(c for c in orderings if c.endswith(">sgd"))]["verdict"] == "reproduces"
+    assert set(claims[c]["verdict"] for c in ("iqm-efficiency", "mean-outliers")) <= {
+        "reproduces", "contradicts", "inconclusive"}
     for name in ("rank_flip_rate/few_runs", "pair_flip_rate/few_runs"):
         assert 0.0 <= by_name[name]["ci"][0] and by_name[name]["ci"][1] <= 1.0
     html = (run_dir / "report.html").read_text()
@@ -104,7 +138,9 @@ def test_user_scores_csv_goes_through_the_same_analysis(tmp_path):
     df.loc[5, "score"] = np.nan  # one failed seed: dropped with a warning under nan=drop
     csv = tmp_path / "my_scores.csv"
     df.to_csv(csv, index=False)
-    _, findings, run_dir = _run(root, "-p", "scores", str(csv), "-p", "nan", "drop")
+    # a run on the user's own files goes to <variant>-user, never replacing the reproduction
+    _, findings, run_dir = _run(root, "-p", "scores", str(csv), "-p", "nan", "drop",
+                                folder="tiny-user")
     by_name = _check_intervals(findings)
     iqm = {a: by_name[f"iqm/{a}"]["point"] for a in ("strong", "medium", "weak")}
     assert iqm["strong"] > iqm["medium"] > iqm["weak"]
@@ -113,6 +149,31 @@ def test_user_scores_csv_goes_through_the_same_analysis(tmp_path):
     assert iqm["weak"] == pytest.approx(expected[cut: len(expected) - cut].mean())
     assert by_name["poi/strong_vs_weak"]["point"] == pytest.approx(1.0)
     assert by_name["poi/strong_vs_medium"]["headline"]
+    assert _claims(run_dir)["ordering/strong>medium"]["verdict"] == "reproduces"
     assert not (root / "data" / STUDY).exists()  # the benchmark did not run
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert manifest["parameters"]["scores"] == str(csv)
+
+
+def test_published_variant_through_the_runner(tmp_path):
+    """The dmc variant reads the committed rliable data (500k steps) and fills the ledger."""
+    root = _root(tmp_path)
+    shutil.copytree(REPO / "data" / "published" / "rliable", root / "data" / "published" / "rliable")
+    _, findings, run_dir = _run(root, "-p", "reps", "2000", "-p", "profile_reps", "300",
+                                "-p", "outer_reps", "20", "-p", "few_draws", "100",
+                                "-p", "scheduler", "sync", variant="dmc")
+    by_name = _check_intervals(findings)
+    algs = ["DrQ", "Dreamer", "PISAC", "RAD", "SAC+AE", "SLAC"]
+    for alg in algs:
+        assert f"iqm/{alg}" in by_name and f"mean_top_share/{alg}" in by_name
+    # every pair is compared once, oriented by the median leaderboard
+    assert sum(n.startswith("poi/") for n in by_name) == len(algs) * (len(algs) - 1) // 2
+    assert by_name["iqm/SAC+AE"]["ci"][1] < by_name["iqm/PISAC"]["ci"][0]
+    claims = _claims(run_dir)
+    assert sum(c.startswith("ordering/") for c in claims) == len(algs) - 1
+    # six tasks that every algorithm nearly solves: no outlier task carries the mean
+    assert claims["mean-outliers"]["verdict"] == "contradicts"
+    assert by_name["mean_top_share/PISAC"]["ci"][1] < 2 / 6
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["status"] == "ok" and manifest["variant"] == "dmc"
+    assert not (root / "data" / STUDY).exists()  # the classifier benchmark did not run
