@@ -111,8 +111,9 @@ def test_report_html_has_findings_table_figure_and_no_external_urls(two_runs):
     assert external_references((a.run_dir / "report-code.html").read_text()) == []
     assert re.search(r'<img [^>]*src="data:image/png;base64,', page)
     assert "Fixture: mean of a normal sample" in body
-    table = body[body.index('<table class="sl-findings">'):body.index("</table>",
-                 body.index('<table class="sl-findings">'))]
+    full = body.index('<details class="sl-all">')  # every finding, below the headlines
+    table = body[body.index('<table class="sl-findings">', full):body.index("</table>",
+                 body.index('<table class="sl-findings">', full))]
     for f in a.findings:
         assert f">{f['name']}<" in table
     lo, hi = a.findings[0]["ci"]
