@@ -145,3 +145,23 @@ def test_data_errors_name_file_column_and_row(tmp_path, capsys):
     p = _bad(tmp_path, D=X8, loss=Y8 - 3.5)  # negative losses under log residuals
     code, _, err = _run(capsys, "power_offset", p, "--x", "D", "--y", "loss")
     assert code == 2 and "column 'loss', row 1" in err and "--objective ls" in err
+
+
+@pytest.mark.parametrize("extra, expect", [
+    (["--seed", "-1"], "--seed must be >= 0, got -1"),
+    (["--bound", "E=5:1"], "--bound E=5:1: the lower bound must be below the upper"),
+    (["--delta", "-1"], "--delta (the Huber threshold) must be > 0, got -1.0"),
+    (["--jobs", "0"], "--jobs must be >= 1 (or -1: all CPUs), got 0"),
+])
+def test_bad_option_values_exit_2_before_fitting(po_csv, capsys, extra, expect):
+    code, out, err = _run(capsys, "power_offset", po_csv, "--x", "data_multiple", "--y", "loss",
+                          "--bootstrap", "0", *extra)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert err.startswith("scalinglab fit: error:") and expect in err, err
+
+
+def test_bad_values_print_plain_numbers_not_numpy_reprs(tmp_path, capsys):
+    p = tmp_path / "neg.csv"
+    p.write_text("D,loss\n1,3\n-1,2\n2,2.5\n4,2.2\n")
+    code, _, err = _run(capsys, "power_offset", p, "--x", "D", "--y", "loss")
+    assert code == 2 and "row 2: value -1.0 must be > 0" in err and "np.float64" not in err

@@ -134,3 +134,27 @@ def test_bad_references_name_file_column_and_row(capsys, tmp_path, scores_csv):
     refs.write_text("task,random,reference\nt0,0,1\nt0,0,2\n")
     code, _, err = invoke(capsys, scores_csv, "--references", refs)
     assert code == 2 and "repeats row 1" in err and "row 2" in err
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    (["--seed", "-1"], "--seed must be >= 0, got -1"),
+    (["--compare", "A:A"], "--compare A:A: compares 'A' with itself"),
+])
+def test_bad_seed_and_self_comparison_exit_2_in_one_line(capsys, scores_csv, extra, message):
+    code, out, err = invoke(capsys, scores_csv, "--reps", 20, *extra)
+    assert code == 2 and out == "" and message in err and err.count("\n") == 1, err
+
+
+def test_binary_file_given_as_json_is_a_one_line_error(capsys, tmp_path):
+    bad = tmp_path / "garbage.json"
+    bad.write_bytes(bytes(range(128, 256)) * 3)
+    code, out, err = invoke(capsys, bad)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert f"file {bad}: not a JSON text file" in err
+
+
+def test_equal_reference_scores_print_plain_numbers(capsys, tmp_path, scores_csv):
+    refs = tmp_path / "refs.csv"
+    refs.write_text("task,random,reference\nt0,-1,-1\n")
+    code, _, err = invoke(capsys, scores_csv, "--references", refs)
+    assert code == 2 and "are equal (-1.0)" in err and "np.float64" not in err

@@ -76,3 +76,28 @@ def test_unknown_baseline_and_bad_options(tmp_path, capsys):
     assert "--bootstrap" in capsys.readouterr().err
     assert main(["speedup", str(tmp_path / "missing.csv")]) == 2
     assert "no such file" in capsys.readouterr().err
+
+
+def test_bad_seed_exits_2(tmp_path, capsys):
+    assert main(["speedup", str(_write(tmp_path)), "--seed", "-1"]) == 2
+    err = capsys.readouterr().err
+    assert "--seed must be >= 0, got -1" in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("mutate, extra, needle", [
+    (None, ["--min-points", "99"], "could not be fitted at any model size (--min-points 99"),
+    (lambda d: d[d.data_multiple == 1], [], "1 distinct data multiple(s)"),
+])
+def test_no_speedup_at_all_is_an_error_saying_why(tmp_path, capsys, mutate, extra, needle):
+    path = _write(tmp_path, mutate=mutate)
+    assert main(["speedup", str(path), "--bootstrap", "10", *extra]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1
+    assert f"file {path}: no speedup computed" in err and needle in err, err
+
+
+def test_one_size_table_still_gives_speedups(tmp_path, capsys):
+    path = _write(tmp_path, mutate=lambda d: d[d.model_size == "5k"])
+    assert main(["speedup", str(path), "--bootstrap", "10"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["speedup"]["muon"]["5k"]["2"] == pytest.approx(1.3, abs=0.1)

@@ -418,3 +418,19 @@ def test_every_study_declares_its_value_rules():
                 assert q.bounds and q.bounds[0][0] in (">=", ">"), (name, n)
             if n in ("level", "confidence"):
                 assert q.bounds == ((">", 0), ("<", 1)), (name, n)
+
+
+@pytest.mark.parametrize("argv, match", [
+    (("run", "--all", "--variant", "bogus"), "no study has variant 'bogus'"),
+    (("run", "fixture_basic", "--timeout", "-1"), "--timeout must be > 0 seconds, got -1.0"),
+    (("reports", "prune", "--keep", "0"), "--keep must be >= 1"),
+])
+def test_bad_run_and_prune_options_exit_2_doing_nothing(root, monkeypatch, capsys, argv, match):
+    def no_kernel(*a, **k):
+        raise AssertionError("a kernel was started")
+
+    monkeypatch.setattr(pipeline, "execute_study", no_kernel)
+    assert _main(monkeypatch, *argv) == 2
+    err = capsys.readouterr().err
+    assert match in err and err.count("\n") == 1, err
+    assert not any((root / "reports").iterdir())

@@ -99,10 +99,19 @@ def run(args: argparse.Namespace) -> int:
             raise InputError(f"--bound expects NAME=LO:HI, got {name}={text}")
         bounds[name] = (_float(lo, f"--bound {name}") if lo.strip() else None,
                         _float(hi, f"--bound {name}") if hi.strip() else None)
+        if None not in bounds[name] and not bounds[name][0] < bounds[name][1]:
+            raise InputError(f"--bound {name}={text}: the lower bound must be below the upper "
+                             f"(use --fix {name}=VALUE to hold it)")
     if args.bootstrap < 0:
         raise InputError(f"--bootstrap must be >= 0, got {args.bootstrap}")
     if not 0 < args.level < 1:
         raise InputError(f"--level must be in (0, 1), got {args.level}")
+    if args.seed < 0:
+        raise InputError(f"--seed must be >= 0, got {args.seed}")
+    if not args.delta > 0:
+        raise InputError(f"--delta (the Huber threshold) must be > 0, got {args.delta}")
+    if args.jobs < 1 and args.jobs != -1:
+        raise InputError(f"--jobs must be >= 1 (or -1: all CPUs), got {args.jobs}")
     data = load_table(args.data, x=xcols, y=args.y, group=args.group)
     result = fit(law, data, objective=args.objective, delta=args.delta, fixed=fixed,
                  bounds=bounds, bootstrap=args.bootstrap, level=args.level, seed=args.seed,

@@ -79,6 +79,13 @@ def compute(args: argparse.Namespace) -> dict:
             raise InputError(f"{flag} must be >= 1, got {value}")
     if not 0 < args.confidence < 1:
         raise InputError(f"--confidence must be in (0, 1), got {args.confidence}")
+    if args.seed < 0:
+        raise InputError(f"--seed must be >= 0, got {args.seed}")
+    for pair in args.compare:
+        x, sep, y = pair.partition(":")
+        if sep and x.strip() and x.strip() == y.strip():
+            raise InputError(f"--compare {pair}: compares {x.strip()!r} with itself "
+                             "(P(X > X) is 0.5 by definition); give two algorithms X:Y")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         scores = load_scores(args.scores, nan=args.nan)

@@ -62,6 +62,10 @@ def main(args: argparse.Namespace) -> int:
     if getattr(args, "reports_cmd", None) == "prune":
         from scalinglab.runner.store import prune_html
 
+        if args.keep < 1:
+            from scalinglab.errors import StudyError
+
+            raise StudyError(f"--keep must be >= 1 (the newest run stays whole), got {args.keep}")
         removed = prune_html(keep=args.keep)
         index.write_index()
         print(f"removed {len(removed)} files (HTML and notebooks of older runs); "

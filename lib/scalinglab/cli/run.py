@@ -84,9 +84,12 @@ def main(args: argparse.Namespace) -> int:
             raise StudyError("--help-params needs a STUDY")
         return _list([args.study])
     overrides = [(name, cwd_paths_absolute(value)) for name, value in args.param]
+    if args.timeout is not None and not args.timeout > 0:
+        raise StudyError(f"--timeout must be > 0 seconds, got {args.timeout}")
     if args.all:
         if args.study:
             raise StudyError("give either STUDY or --all, not both")
+        _require_variant(args.variant, discover_studies())
         code = _run_all(args, overrides)
     else:
         if not args.study:
@@ -96,6 +99,15 @@ def main(args: argparse.Namespace) -> int:
         code = _run_one(args, overrides)
     index.write_index()
     return code
+
+
+def _require_variant(variant: str, names: list[str]) -> None:
+    """``--all --variant V`` needs V to be declared by at least one study."""
+    from scalinglab.runner.study import load_study
+
+    declared = {v: None for n in names for v in load_study(n).variants}
+    if names and variant not in declared:
+        raise StudyError(f"no study has variant {variant!r} (variants: {', '.join(declared)})")
 
 
 def _run_one(args: argparse.Namespace, overrides: list) -> int:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import sys
 
 from scalinglab.errors import InputError
 
@@ -60,6 +61,26 @@ def _dumps(obj: dict) -> str:
                   lambda m: "[" + ", ".join(s.strip() for s in m.group(1).split(",")) + "]", text)
 
 
+def _require_some_speedup(out: dict, args: argparse.Namespace) -> None:
+    """Fail (exit 2) when no speedup could be computed at all, saying why; a partly null
+    result still prints, with its reasons in ``warnings``."""
+    values = [v for opt, per_size in out["speedup"].items() if opt != args.baseline
+              for per_mult in per_size.values() for v in per_mult.values()]
+    if any(v is not None for v in values):
+        return
+    fits = out.get("baseline_fits", {})
+    failed = {size: f.get("reason") or f.get("status") for size, f in fits.items()
+              if f.get("status") != "ok"}
+    if fits and len(failed) == len(fits):
+        why = "; ".join(f"size {k}: {v}" for k, v in failed.items())
+        raise InputError(f"no speedup computed: the baseline {args.baseline!r} could not be "
+                         f"fitted at any model size (--min-points {args.min_points}: {why})",
+                         file=args.data)
+    reason = (out.get("warnings") or ["every optimizer's loss is at or below the baseline's "
+                                      "asymptote, or no optimizer other than the baseline"])[0]
+    raise InputError(f"no speedup computed: {reason}", file=args.data)
+
+
 def run(args: argparse.Namespace) -> int:
     """Compute and print."""
     from scalinglab.fitting.speedup import compute_speedups, load_loss_table
@@ -71,9 +92,15 @@ def run(args: argparse.Namespace) -> int:
     if args.min_points < 3:
         raise InputError(f"--min-points must be >= 3 (the law has 3 parameters), "
                          f"got {args.min_points}")
+    if args.seed < 0:
+        raise InputError(f"--seed must be >= 0, got {args.seed}")
     table = load_loss_table(args.data)
     result = compute_speedups(table, baseline=args.baseline, bootstrap=args.bootstrap,
                               level=args.level, seed=args.seed, min_points=args.min_points,
                               objective=args.objective, source=args.data)
+    out = result.to_dict()
+    _require_some_speedup(out, args)
+    for w in out.get("warnings") or []:
+        print(f"scalinglab speedup: warning: {w}", file=sys.stderr)
     print(_dumps(result.to_dict()) if args.format == "json" else result.table())
     return 0

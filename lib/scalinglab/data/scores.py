@@ -103,7 +103,10 @@ def _from_table(df: pd.DataFrame, path: Path, rows: np.ndarray | None) -> pd.Dat
 
 def _read_json(path: Path) -> pd.DataFrame:
     try:
-        data = json.loads(path.read_text())
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not a JSON text file (byte {exc.start} is not UTF-8); expected "
+                         "{task: [run scores]}", file=path) from None
     except json.JSONDecodeError as exc:
         raise InputError(f"invalid JSON at line {exc.lineno}: {exc.msg}", file=path) from exc
     if not isinstance(data, dict):
@@ -356,7 +359,7 @@ def load_references(path: str | Path) -> tuple[dict[str, float], dict[str, float
         seen[task] = i
         if lo[i] == hi[i]:
             raise InputError(f"random and reference scores of task {task!r} are equal "
-                             f"({lo[i]!r}): nothing to normalize by", file=path,
+                             f"({float(lo[i])!r}): nothing to normalize by", file=path,
                              column="reference", row=i + 1)
     return (dict(zip(tasks, lo.tolist(), strict=True)),
             dict(zip(tasks, hi.tolist(), strict=True)))

@@ -131,12 +131,12 @@ def from_arrays(
         bad = ~np.isfinite(xa[:, j])
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            raise InputError(f"missing or non-finite value ({xa[i, j]!r})", file=src, column=name,
+            raise InputError(f"missing or non-finite value ({float(xa[i, j])!r})", file=src, column=name,
                              row=int(rws[i]))
     bad = ~np.isfinite(ya)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise InputError(f"missing or non-finite value ({ya[i]!r})", file=src, column=y_name,
+        raise InputError(f"missing or non-finite value ({float(ya[i])!r})", file=src, column=y_name,
                          row=int(rws[i]))
     if groups is None:
         codes, labels = np.arange(ya.shape[0]), tuple(str(int(r)) for r in rws)
@@ -191,12 +191,12 @@ def check_data(law: Law, data: FitData, *, log_y: bool, n_free: int) -> None:
     for j, positive in enumerate(law.x_positive):
         if positive and (data.x[:, j] <= 0).any():
             i = int(np.flatnonzero(data.x[:, j] <= 0)[0])
-            raise InputError(f"value {data.x[i, j]!r} must be > 0 (law {law.name!r} takes logs "
+            raise InputError(f"value {float(data.x[i, j])!r} must be > 0 (law {law.name!r} takes logs "
                              f"or real powers of {law.x_names[j]})", file=src,
                              column=data.x_names[j], row=data.row(i))
     if log_y and (data.y <= 0).any():
         i = int(np.flatnonzero(data.y <= 0)[0])
-        raise InputError(f"value {data.y[i]!r} must be > 0 (the Huber objective uses log "
+        raise InputError(f"value {float(data.y[i])!r} must be > 0 (the Huber objective uses log "
                          "residuals; use --objective ls)", file=src, column=data.y_name,
                          row=data.row(i))
     if data.n_points < n_free:
