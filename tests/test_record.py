@@ -79,6 +79,11 @@ def test_point_outside_its_interval_is_an_error(point, ci):
 def test_point_on_an_interval_end_is_fine():
     rec.record("a", 1.0, ci=(1.0, 2.0), level=0.95)
     rec.record("b", 2.0 + 1e-15, ci=(1.0, 2.0), level=0.95)  # round-off
+    # a point fit at a bound vs refits that stop 2.4e-8 short of it (optimizer tolerance)
+    rec.record("law/relu/m/A0", 0.069559756797266, ci=(0.06399536134832984, 0.06955973311504546),
+               level=0.95)
+    with pytest.raises(ValueError, match="outside"):
+        rec.record("d", 2.0001, ci=(1.0, 2.0), level=0.95)  # 5e-5 beyond: not round-off
     rec.record("c", 247.4, ci=(247.4, 247.4), level=0.95)
 
 
