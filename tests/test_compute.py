@@ -24,6 +24,23 @@ def test_map_tasks_sync_reports_failures_in_order():
     assert "task three breaks" in failures[0].error
 
 
+def test_map_tasks_hands_each_success_to_on_result_as_it_finishes():
+    seen = []
+    results, failures = compute.map_tasks(_square_or_fail, [1, 2, 3, 4], scheduler="sync",
+                                          progress=False,
+                                          on_result=lambda i, v: seen.append((i, v)))
+    assert seen == [(0, 1), (1, 4), (3, 16)]  # the failed task is not handed on
+    assert [f.index for f in failures] == [2]
+
+
+def test_resolve_device():
+    import torch
+
+    assert compute.resolve_device("cpu") == "cpu"
+    assert compute.resolve_device("cuda:1") == "cuda:1"
+    assert compute.resolve_device("auto") == ("cuda" if torch.cuda.is_available() else "cpu")
+
+
 @pytest.mark.slow
 def test_map_tasks_on_local_cluster_matches_sync():
     with compute.get_client("", n_workers=2) as client:

@@ -7,7 +7,13 @@ import math
 import numpy as np
 import pytest
 
-from scalinglab.training.pretrain import PretrainConfig, llama_config, lr_factor, run_pretrain
+from scalinglab.training.pretrain import (
+    Checkpoint,
+    PretrainConfig,
+    llama_config,
+    lr_factor,
+    run_pretrain,
+)
 from scalinglab.models.corpus import CorpusConfig
 
 CORPUS = CorpusConfig(sources=("pydoc_topics",), heldout_fraction=0.2)
@@ -72,3 +78,50 @@ def test_divergence_is_reported_not_hidden():
     r = run_pretrain(_cfg(hparams={"lr": 1e6, "grad_clip": 0.0}), seed=0)
     assert r.status == "diverged"
     assert math.isnan(r.final_loss) and np.isnan(r.eval_loss).all()
+
+
+def test_constant_schedule_warms_up_then_holds():
+    f = [lr_factor(s, 20, warmup_steps=4, schedule="constant") for s in range(20)]
+    assert f[:4] == [0.25, 0.5, 0.75, 1.0] and f[4:] == [1.0] * 16
+
+
+def test_checkpoint_callback_sees_the_run_without_changing_it():
+    cfg = _cfg(schedule="constant", n_evals=0, final_eval_tokens=0, train_steps=12)
+    assert cfg.steps == 12 and cfg.eval_steps == []
+    seen: list[Checkpoint] = []
+    params: list[float] = []
+
+    def on_checkpoint(ck: Checkpoint) -> None:
+        ck.model.eval()  # a measurement may switch modes; the run restores training mode
+        seen.append(ck)
+        params.append(float(sum(p.detach().sum() for p in ck.model.parameters())))
+
+    with_cb = run_pretrain(cfg, seed=3, num_threads=1, checkpoints=(3, 7, 12),
+                           on_checkpoint=on_checkpoint)
+    plain = run_pretrain(cfg, seed=3, num_threads=1)
+    assert [c.step for c in seen] == [3, 7, 12]
+    assert len(set(params)) == 3  # the live model, trained further between checkpoints
+    assert with_cb.status == plain.status == "ok" and with_cb.steps == 12
+    assert math.isnan(with_cb.final_loss) and with_cb.eval_loss.size == 0  # no evaluations
+    assert float(sum(p.detach().sum() for p in seen[-1].model.parameters())) == params[-1]
+    assert seen[-1].model.training
+    # the same run with and without a callback: same final weights, bit for bit
+    again: list[float] = []
+    run_pretrain(cfg, seed=3, num_threads=1, checkpoints=(12,),
+                 on_checkpoint=lambda ck: again.append(
+                     float(sum(p.detach().sum() for p in ck.model.parameters()))))
+    assert again == params[-1:]
+    # train_loss: the mean training loss over the steps since the previous checkpoint
+    per_step: list[float] = []
+    run_pretrain(cfg, seed=3, num_threads=1, checkpoints=range(1, 13),
+                 on_checkpoint=lambda ck: per_step.append(ck.train_loss))
+    assert [c.train_loss for c in seen] == [sum(per_step[0:3]) / 3, sum(per_step[3:7]) / 4,
+                                            sum(per_step[7:12]) / 5]
+
+
+def test_batch_seed_overrides_the_derived_batch_order():
+    cfg = _cfg(n_evals=1, final_eval_tokens=256, train_steps=6)
+    a = run_pretrain(cfg, seed=0, num_threads=1, batch_seed=123)
+    b = run_pretrain(cfg, seed=0, num_threads=1, batch_seed=123)
+    c = run_pretrain(cfg, seed=0, num_threads=1)
+    assert a.final_loss == b.final_loss != c.final_loss

@@ -117,7 +117,7 @@ def test_run_sweep_is_cached(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("SCALINGLAB_ROOT", str(tmp_path))
     cfg = _micro(tokens=2048, n_checkpoints=2, baselines=())
     first = run_sweep(cfg, scheduler="sync", progress=False)
-    assert list((tmp_path / "data" / "sparsity_laws").glob("sweep-tiny-*.nc"))
+    assert list(tmp_path.glob("data/**/sparsity_laws/sweep-tiny-*.nc"))
     second = run_sweep(cfg, scheduler="sync", progress=False)
     assert "reusing" in capsys.readouterr().out
     assert np.array_equal(first.activation_ratio.values, second.activation_ratio.values)
@@ -129,3 +129,38 @@ def test_estimate_packs_longest_runs_first():
     # per run: a = 1 s/step * 24 steps + 0 = 24 s; b = 48 s; 4 runs on 2 workers -> 72 s
     est = estimate_seconds(cfg, {"a": (1.0, 0.0), "b": (2.0, 0.0)}, workers=2)
     assert est == pytest.approx(72.0)
+
+
+class _Killed(BaseException):
+    """A killed sweep (not an ``Exception``: map_tasks does not turn it into a failed run)."""
+
+
+def test_a_killed_sweep_resumes_run_by_run_with_the_same_result(tmp_path, monkeypatch):
+    from scalinglab.studies.sparsity import sweep as sparsity_sweep
+
+    monkeypatch.setenv("SCALINGLAB_ROOT", str(tmp_path))
+    cfg = _micro(tokens=2048, n_checkpoints=2, baselines=(), seeds=(0, 1))  # 4 runs
+    real, done = sparsity_sweep.train_run, []
+
+    def counted(cfg, spec, activation, seed, **kw):
+        if kill_after is not None and len(done) == kill_after:
+            raise _Killed
+        done.append((activation, seed))
+        return real(cfg, spec, activation, seed, **kw)
+
+    monkeypatch.setattr(sparsity_sweep, "train_run", counted)
+    kill_after = 2
+    with pytest.raises(_Killed):
+        run_sweep(cfg, scheduler="sync", progress=False)
+    runs_dirs = list(tmp_path.glob("data/**/sparsity_laws/.runs/sweep-tiny-*"))
+    assert len(done) == 2 and not list(tmp_path.rglob("*.nc"))
+    assert len(runs_dirs) == 1 and len(list(runs_dirs[0].glob("*.pkl"))) == 2
+    first_two, kill_after = list(done), None
+    done.clear()
+    ds = run_sweep(cfg, scheduler="sync", progress=False)
+    assert len(done) == 2 and not set(done) & set(first_two), "only the 2 unfinished runs ran"
+    assert (ds.status == "ok").all()
+    fresh = execute_sweep(cfg, scheduler="sync", progress=False)  # uninterrupted, no cache
+    for v in ("loss", "train_loss", "activation_ratio", "layer_ratio", "ffn_off_loss"):
+        np.testing.assert_array_equal(ds[v].values, fresh[v].values)
+    assert not runs_dirs[0].exists() and len(list(tmp_path.rglob("sweep-tiny-*.nc"))) == 1

@@ -9,7 +9,9 @@ is what ``compute_class=tiny`` uses in tests.
 :func:`map_tasks` maps a function over task configs with a progress bar and a
 time estimate, and reports failed tasks instead of dropping them.
 :func:`cached_dataset` keys an experiment's xarray result by a hash of its
-config and stores it as netCDF with provenance under ``data/``.
+config and stores it as netCDF with provenance under ``data/``; sweeps go through
+:func:`scalinglab.sweeps.cached_sweep`, which also caches each run on its own.
+:func:`resolve_device` is the one place that turns ``"auto"`` into a torch device.
 """
 
 from __future__ import annotations
@@ -41,6 +43,18 @@ def compute_mode(scheduler: str = "") -> str:
     """Human-readable compute mode for manifests: ``sync``, ``LocalCluster`` or the address."""
     s = resolve_scheduler(scheduler)
     return {"": "LocalCluster", "sync": "sync"}.get(s, s)
+
+
+def resolve_device(device: str) -> str:
+    """The torch device a run uses: ``"auto"`` is ``"cuda"`` when available, else ``"cpu"``.
+
+    Anything else (``"cpu"``, ``"cuda"``, ``"cuda:1"``) is returned unchanged.
+    """
+    if device != "auto":
+        return device
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
 
 
 @contextlib.contextmanager
@@ -106,6 +120,7 @@ def map_tasks(
     client: Any = None,
     desc: str = "tasks",
     progress: bool = True,
+    on_result: Callable[[int, Any], None] | None = None,
 ) -> tuple[list[Any], list[TaskFailure]]:
     """Run ``fn(item)`` for every item; return results in order and the failures.
 
@@ -119,6 +134,9 @@ def map_tasks(
         Where to run (see :func:`get_client`); an existing ``client`` wins.
     desc
         Progress-bar label; the bar shows elapsed time and an estimate of the rest.
+    on_result
+        Called in this process as ``on_result(i, result)`` as soon as task ``i``
+        succeeds (e.g. to store it, so an interrupted map loses no finished task).
 
     Returns
     -------
@@ -133,6 +151,8 @@ def map_tasks(
     def _store(i: int, ok: bool, value: Any) -> None:
         if ok:
             results[i] = value
+            if on_result is not None:
+                on_result(i, value)
         else:
             failures.append(TaskFailure(i, items[i], value))
         bar.update(1)
@@ -197,6 +217,21 @@ def save_dataset(ds: xr.Dataset, path: Path, *, config: dict,
     return path
 
 
+def load_dataset(path: Path, config: dict) -> xr.Dataset | None:
+    """The dataset saved at ``path`` for ``config`` (printing "reusing ..."), or None.
+
+    None when there is no file or its ``config_hash`` attr is not ``config``'s.
+    """
+    if not path.exists():
+        return None
+    with xr.open_dataset(path, engine="h5netcdf") as ds:
+        loaded = ds.load()
+    if loaded.attrs.get("config_hash") != config_hash(config):
+        return None
+    print(f"reusing {path.relative_to(data_dir().parent)} (config {config_hash(config)})")
+    return loaded
+
+
 def cached_dataset(
     study: str,
     name: str,
@@ -206,6 +241,8 @@ def cached_dataset(
     rerun: bool = False,
 ) -> xr.Dataset:
     """Load the dataset for ``config`` from ``data/``, or compute and save it.
+
+    A sweep of one run: :func:`scalinglab.sweeps.cached_sweep` with no per-run cache.
 
     Parameters
     ----------
@@ -219,15 +256,6 @@ def cached_dataset(
     rerun
         Recompute even if a cached result exists (the explicit choice to re-run).
     """
-    path = dataset_path(study, name, config)
-    if path.exists() and not rerun:
-        with xr.open_dataset(path, engine="h5netcdf") as ds:
-            loaded = ds.load()
-        if loaded.attrs.get("config_hash") == config_hash(config):
-            print(f"reusing {path.relative_to(data_dir().parent)} (config {config_hash(config)})")
-            return loaded
-    provenance = provenance_attrs(config)  # the code and commit the computation starts from
-    ds = compute()
-    save_dataset(ds, path, config=config, provenance=provenance)
-    with xr.open_dataset(path, engine="h5netcdf") as saved:
-        return saved.load()
+    from scalinglab.sweeps import cached_sweep
+
+    return cached_sweep(study, name, config, lambda runs: compute(), rerun=rerun)

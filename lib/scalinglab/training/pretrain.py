@@ -2,8 +2,9 @@
 
 Budget: ``D = data_multiple * tokens_per_param * N`` training tokens, with ``N``
 the model's non-embedding parameters and ``tokens_per_param = 20`` (Chinchilla).
-The run takes ``steps = max(1, round(D / (batch_size * seq_len)))`` optimizer steps;
-the tokens actually seen are ``steps * batch_size * seq_len`` (recorded).
+The run takes ``steps = max(1, round(D / (batch_size * seq_len)))`` optimizer steps
+(or exactly ``train_steps`` when set); the tokens actually seen are
+``steps * batch_size * seq_len`` (recorded).
 
 Learning-rate schedule (:func:`lr_factor`), chosen per run so that it *ends at the
 budget*: linear warmup over ``round(warmup * steps)`` steps to the peak ``lr``, then
@@ -11,8 +12,10 @@ budget*: linear warmup over ``round(warmup * steps)`` steps to the peak ``lr``, 
 - ``"cosine"`` (default): cosine decay to ``min_lr_ratio * lr``;
 - ``"wsd"``: constant (stable) until the last ``decay_fraction`` of the steps, then
   linear decay to ``min_lr_ratio * lr``;
+- ``"constant"``: the peak ``lr`` to the end (a checkpoint after ``D`` tokens is then a
+  model trained on ``D`` tokens, not a point on a decaying schedule);
 
-in both, the *last* step (index ``steps - 1``) uses exactly ``min_lr_ratio * lr``.
+in the first two, the *last* step (index ``steps - 1``) uses exactly ``min_lr_ratio * lr``.
 Cosine is the default because the paper compares optimizers at the end of a
 full-length schedule for every budget, which either schedule satisfies; cosine has
 no extra knob.
@@ -28,12 +31,18 @@ Reproducibility: the model is initialised from ``seed``, batches are drawn by a
 touches the global RNG; the same config and seed give bit-identical losses on CPU.
 Timing: wall-clock per training step (forward, backward, clip and optimizer step,
 excluding evaluation) and training tokens per second.
+
+Checkpoints: :func:`run_pretrain` calls ``on_checkpoint`` with a :class:`Checkpoint`
+(the live model, the mean training loss since the previous checkpoint) after each
+step in ``checkpoints``; studies measure their own quantities there (the sparsity
+sweep's activation ratios) with this one training loop.
 """
 
 from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -41,6 +50,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from scalinglab.compute import resolve_device
 from scalinglab.training.optimizers import build_optimizer, resolve_hparams
 from scalinglab.models.corpus import CorpusConfig, build_corpus, eval_windows, sample_batch
 from scalinglab.models.transformer import Transformer, TransformerConfig
@@ -58,20 +68,23 @@ def llama_config(*, d_model: int, n_layer: int, n_head: int, seq_len: int,
 
 
 def lr_factor(step: int, total_steps: int, *, warmup_steps: int = 0,
-              schedule: Literal["cosine", "wsd"] = "cosine", min_lr_ratio: float = 0.0,
+              schedule: Literal["cosine", "wsd", "constant"] = "cosine",
+              min_lr_ratio: float = 0.0,
               decay_fraction: float = 0.2) -> float:
     """Multiplier of the peak learning rate for optimizer step ``step`` (0-based).
 
     Warmup ``(step + 1) / warmup_steps`` for ``step < warmup_steps``; afterwards the
     decay progress ``p = (step - warmup_steps + 1) / (total_steps - warmup_steps)``
     reaches exactly 1 at the last step ``total_steps - 1``, where the factor is
-    ``min_lr_ratio``.
+    ``min_lr_ratio`` (``"constant"``: 1 after the warmup).
     """
     if total_steps < 1 or not 0 <= step < total_steps:
         raise ValueError(f"step {step} outside [0, {total_steps})")
     warmup_steps = min(max(int(warmup_steps), 0), total_steps - 1)
     if step < warmup_steps:
         return (step + 1) / warmup_steps
+    if schedule == "constant":
+        return 1.0
     n_decay = total_steps - warmup_steps
     p = (step - warmup_steps + 1) / n_decay
     if schedule == "cosine":
@@ -82,7 +95,7 @@ def lr_factor(step: int, total_steps: int, *, warmup_steps: int = 0,
         if q <= 0:
             return 1.0
         return 1.0 - (1.0 - min_lr_ratio) * q
-    raise ValueError(f"unknown schedule {schedule!r}: cosine or wsd")
+    raise ValueError(f"unknown schedule {schedule!r}: cosine, wsd or constant")
 
 
 @dataclass(frozen=True)
@@ -103,11 +116,14 @@ class PretrainConfig:
     schedule, decay_fraction
         See :func:`lr_factor`.
     n_evals, eval_tokens, final_eval_tokens
-        Held-out evaluations along the run and at its end.
+        Held-out evaluations along the run and at its end (``n_evals=0``: none
+        along the run; ``final_eval_tokens=0``: none at the end, ``final_loss`` NaN).
     corpus
         The corpus (:class:`~scalinglab.models.corpus.CorpusConfig`).
     data_seed
         Added to the run's seed for the batch generator.
+    train_steps
+        Exactly this many optimizer steps (None: from the data budget).
     """
 
     model: TransformerConfig
@@ -116,13 +132,14 @@ class PretrainConfig:
     data_multiple: float = 1.0
     tokens_per_param: float = 20.0
     batch_size: int = 16
-    schedule: Literal["cosine", "wsd"] = "cosine"
+    schedule: Literal["cosine", "wsd", "constant"] = "cosine"
     decay_fraction: float = 0.2
     n_evals: int = 8
     eval_tokens: int = 8192
     final_eval_tokens: int = 65536
     corpus: CorpusConfig = CorpusConfig()
     data_seed: int = 0
+    train_steps: int | None = None
 
     @property
     def seq_len(self) -> int:
@@ -139,11 +156,15 @@ class PretrainConfig:
 
     @property
     def steps(self) -> int:
+        if self.train_steps is not None:
+            return max(1, int(self.train_steps))
         return max(1, round(self.target_tokens / (self.batch_size * self.seq_len)))
 
     @property
     def eval_steps(self) -> list[int]:
         """Steps (number of updates done) after which the held-out loss is measured."""
+        if self.n_evals <= 0:
+            return []
         n = max(1, min(self.n_evals, self.steps))
         return sorted({max(1, round(self.steps * (i + 1) / n)) for i in range(n)})
 
@@ -213,15 +234,36 @@ def heldout_loss(model: Transformer, windows: torch.Tensor, *, batch_size: int =
     return total / count
 
 
-def resolve_device(device: str) -> str:
-    """``"auto"``: CUDA when available, else CPU; anything else unchanged."""
-    if device == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    return device
+@dataclass
+class Checkpoint:
+    """What :func:`run_pretrain` hands ``on_checkpoint`` after a checkpoint step.
+
+    Attributes
+    ----------
+    step
+        Optimizer steps done.
+    model
+        The model being trained (the run goes on from it: measure, do not modify;
+        its train/eval mode is restored after the callback).
+    train_loss
+        Mean training loss over the steps since the previous checkpoint.
+    lr_factor
+        Learning-rate factor of the last step.
+    train_seconds
+        Training wall clock so far (evaluations and callbacks excluded).
+    """
+
+    step: int
+    model: Transformer
+    train_loss: float
+    lr_factor: float
+    train_seconds: float
 
 
 def run_pretrain(cfg: PretrainConfig, *, seed: int = 0, device: str = "cpu",
-                 num_threads: int | None = None, progress: bool = False) -> PretrainResult:
+                 num_threads: int | None = None, progress: bool = False,
+                 batch_seed: int | None = None, checkpoints: Sequence[int] = (),
+                 on_checkpoint: Callable[[Checkpoint], None] | None = None) -> PretrainResult:
     """Train ``cfg.model`` from scratch with ``cfg.optimizer`` to the budget; evaluate.
 
     Parameters
@@ -229,13 +271,19 @@ def run_pretrain(cfg: PretrainConfig, *, seed: int = 0, device: str = "cpu",
     cfg
         The run.
     seed
-        Model initialisation and batch order (``seed + cfg.data_seed``).
+        Model initialisation and batch order (``seed + cfg.data_seed * 1_000_003``).
     device
         ``"cpu"`` (default), ``"cuda"`` or ``"auto"``.
     num_threads
         ``torch.set_num_threads`` for this process (1 in Dask workers); None leaves it.
     progress
         A tqdm bar over steps.
+    batch_seed
+        Seed of the batch generator instead of the one derived from ``seed``.
+    checkpoints, on_checkpoint
+        ``on_checkpoint(Checkpoint(...))`` is called after each of these steps
+        (optimizer steps done, in ``1..cfg.steps``). A diverged run stops, so
+        later checkpoints are not called.
     """
     from tqdm import tqdm
 
@@ -248,10 +296,14 @@ def run_pretrain(cfg: PretrainConfig, *, seed: int = 0, device: str = "cpu",
     hp = resolve_hparams(cfg.optimizer, cfg.hparams)
     model = Transformer(cfg.model, seed=seed, device=device)
     opt = build_optimizer(cfg.optimizer, model, hp)
-    gen = torch.Generator().manual_seed(int(seed) + int(cfg.data_seed) * 1_000_003)
-    windows = eval_windows(corpus.heldout, cfg.eval_tokens, cfg.seq_len)
-    final_windows = eval_windows(corpus.heldout, cfg.final_eval_tokens, cfg.seq_len)
+    gen = torch.Generator().manual_seed(
+        int(seed) + int(cfg.data_seed) * 1_000_003 if batch_seed is None else int(batch_seed))
     steps, ev = cfg.steps, cfg.eval_steps
+    windows = eval_windows(corpus.heldout, cfg.eval_tokens, cfg.seq_len) if ev else None
+    final_windows = (eval_windows(corpus.heldout, cfg.final_eval_tokens, cfg.seq_len)
+                     if cfg.final_eval_tokens > 0 else None)
+    ckpts = set(int(c) for c in checkpoints) if on_checkpoint is not None else set()
+    ck_acc, ck_n = 0.0, 0
     warm = round(float(hp["warmup"]) * steps)
     clip = float(hp["grad_clip"])
     params = [p for p in model.parameters() if p.requires_grad]
@@ -284,15 +336,24 @@ def run_pretrain(cfg: PretrainConfig, *, seed: int = 0, device: str = "cpu",
             status = "diverged"
             break
         acc, acc_n = acc + lv, acc_n + 1
-        if step + 1 == ev[e_i]:
+        ck_acc, ck_n = ck_acc + lv, ck_n + 1
+        if e_i < n_e and step + 1 == ev[e_i]:
             out["loss"][e_i] = heldout_loss(model, windows)
             out["lr"][e_i], out["train"][e_i] = factor, acc / acc_n
             acc, acc_n, e_i = 0.0, 0, e_i + 1
+        if step + 1 in ckpts:
+            was = model.training
+            on_checkpoint(Checkpoint(step=step + 1, model=model, train_loss=ck_acc / ck_n,
+                                     lr_factor=factor, train_seconds=train_s))
+            model.train(was)
+            ck_acc, ck_n = 0.0, 0
     bar.close()
     done = step + 1 if status == "ok" else step
-    final = heldout_loss(model, final_windows) if status == "ok" else float("nan")
-    if not math.isfinite(final):
-        status, final = "diverged", float("nan")
+    final = float("nan")
+    if status == "ok" and final_windows is not None:
+        final = heldout_loss(model, final_windows)
+        if not math.isfinite(final):
+            status, final = "diverged", float("nan")
     tokens = steps * cfg.batch_size * cfg.seq_len
     return PretrainResult(
         eval_step=np.array(ev), eval_tokens_seen=np.array(ev) * cfg.batch_size * cfg.seq_len,

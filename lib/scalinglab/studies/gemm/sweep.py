@@ -7,8 +7,11 @@ with the shared harness (:mod:`scalinglab.kernels.harness`), one call at a time
 in a seeded random order of cells (timings must not share the machine with each
 other, so the sweep never runs on Dask workers); :func:`cached_sweep` stores the result under
 ``data/gemm_cost_model/`` keyed by the config, so a report regenerates without
-re-timing. Analyses work on a long table (:func:`timings_table`, or a user's own
-file via :func:`load_timings`) with one row per timed call:
+re-timing (through :func:`scalinglab.sweeps.cached_sweep`: the ordered cells are
+timed in runs of one shape's worth of cells, each kept as it finishes, so an
+interrupted sweep resumes where it stopped). Analyses work on a long table
+(:func:`timings_table`, or a user's own file via :func:`load_timings`) with one row
+per timed call:
 ``M, N, K, tile_m, tile_n, tile_k, seconds``.
 
 The statistics of the timings (tile effects, speed ratios, with bootstrap CIs)
@@ -25,7 +28,6 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from scalinglab.compute import cached_dataset
 from scalinglab.cost_model import HardwareRecord, gemm_flops, gemm_min_bytes, named_device
 from scalinglab.cost_model.hardware import load_hardware
 from scalinglab.data.tables import numeric_column, read_table
@@ -35,6 +37,7 @@ from scalinglab.kernels.hardware_probe import hardware_record
 from scalinglab.kernels.harness import CacheFlusher, benchmark, default_flush_bytes
 from scalinglab.kernels.microkernel import MR, NR
 from scalinglab.paths import repo_root
+from scalinglab.sweeps import RunCache, cached_sweep as _cached_sweep, map_runs
 
 STUDY = "gemm_cost_model"
 #: Bump when the kernels or the sweep change what a timing means (part of the cache key).
@@ -111,8 +114,16 @@ def sweep_config(compute_class: str, *, seed: int = 0, flush_mib: float = -1) ->
         naive_max_flops=_NAIVE_MAX_FLOPS[compute_class], seed=seed)
 
 
-def run_sweep(cfg: SweepConfig, *, progress: bool = True, energy: bool = True) -> xr.Dataset:
+def run_sweep(cfg: SweepConfig, *, progress: bool = True, energy: bool = True,
+              runs: RunCache | None = None) -> xr.Dataset:
     """Time the sweep now (see the module docstring).
+
+    Parameters
+    ----------
+    runs
+        The per-run cache (:func:`scalinglab.sweeps.cached_sweep`): the cells, in
+        their timing order, go in runs of ``len(cfg.tiles)`` cells; runs found there
+        are not timed again. None: no caching.
 
     Returns
     -------
@@ -155,9 +166,22 @@ def run_sweep(cfg: SweepConfig, *, progress: bool = True, energy: bool = True) -
     cases = [{**dict(zip(SHAPE, s, strict=True)), **dict(zip(TILE, t, strict=True))}
              for s in cfg.shapes for t in cfg.tiles]
     order = rng.permutation(len(cases))
-    raw = benchmark({"numba_tiled": tiled, "blas": blas, "numba_naive": naive},
-                    [cases[i] for i in order], repeats=cfg.repeats, warmup=cfg.warmup,
-                    flusher=CacheFlusher(cfg.flush_bytes), progress=progress, energy=energy)
+    kernels = {"numba_tiled": tiled, "blas": blas, "numba_naive": naive}
+    flusher = CacheFlusher(cfg.flush_bytes)
+
+    def time_cells(idx: list[int]) -> xr.Dataset:
+        return benchmark(kernels, [cases[i] for i in idx], repeats=cfg.repeats,
+                         warmup=cfg.warmup, flusher=flusher, progress=False, energy=energy)
+
+    per = len(cfg.tiles)
+    chunks = [[int(i) for i in order[k:k + per]] for k in range(0, len(order), per)]
+    parts, fails = map_runs(time_cells, chunks, keys=chunks, runs=runs, scheduler="sync",
+                            desc="GEMM timings", progress=progress)
+    if fails:
+        raise RuntimeError(f"GEMM timing failed:\n{fails[0].error}")
+    raw = xr.concat(parts, dim="case", combine_attrs="override")
+    raw.attrs = dict(parts[-1].attrs)  # the harness settings; energy: the last cell's meter
+    raw = raw.assign_coords(case=np.arange(len(cases)))
     raw = raw.isel(case=np.argsort(order))  # back to shape-major order
     n_s, n_t = len(cfg.shapes), len(cfg.tiles)
 
@@ -198,8 +222,8 @@ def run_sweep(cfg: SweepConfig, *, progress: bool = True, energy: bool = True) -
 
 def cached_sweep(cfg: SweepConfig, *, rerun: bool = False, progress: bool = True) -> xr.Dataset:
     """:func:`run_sweep` through ``data/gemm_cost_model/sweep-<hash>.nc`` (re-time only on ``rerun``)."""
-    return cached_dataset(STUDY, "sweep", cfg.to_dict(), lambda: run_sweep(cfg, progress=progress),
-                          rerun=rerun)
+    return _cached_sweep(STUDY, "sweep", cfg.to_dict(),
+                         lambda runs: run_sweep(cfg, progress=progress, runs=runs), rerun=rerun)
 
 
 def timings_table(ds: xr.Dataset) -> pd.DataFrame:

@@ -32,6 +32,7 @@ workers, and bit-identical results whether run in-process or on a cluster).
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import time
 import warnings
@@ -42,9 +43,10 @@ from functools import lru_cache
 import numpy as np
 import xarray as xr
 
-from scalinglab.compute import cached_dataset, get_client, map_tasks
+from scalinglab.compute import get_client
 from scalinglab.errors import ParameterError
 from scalinglab.stats.normalize import normalize
+from scalinglab.sweeps import RunCache, cached_sweep, makespan, map_runs
 
 #: Bump when a change to this module changes any number it produces.
 VERSION = "classifiers-v1"
@@ -297,11 +299,13 @@ def _raise_failures(failures) -> None:
 
 
 def run_experiment(config: dict, *, scheduler: str = "", chunk_runs: int = 5,
-                   progress: bool = True, items_order: Sequence[int] | None = None) -> xr.Dataset:
+                   progress: bool = True, items_order: Sequence[int] | None = None,
+                   runs: RunCache | None = None) -> xr.Dataset:
     """Run the benchmark described by ``config`` (see :func:`experiment_config`).
 
     Run 0 of every (algorithm, task) goes first and is timed to print an estimate
-    of the rest; then the remaining runs are mapped in chunks of ``chunk_runs``.
+    of the rest (:func:`scalinglab.sweeps.makespan` of each chunk's run-0 time times
+    its runs); then the remaining runs are mapped in chunks of ``chunk_runs``.
 
     Parameters
     ----------
@@ -309,6 +313,9 @@ def run_experiment(config: dict, *, scheduler: str = "", chunk_runs: int = 5,
         ``"sync"`` (in-process), ``""`` (LocalCluster) or a scheduler address.
     items_order
         A permutation of the task list (tests: results must not depend on it).
+    runs
+        The per-run cache (:func:`scalinglab.sweeps.cached_sweep`): chunks found there
+        are not fitted again. None: no caching.
 
     Returns
     -------
@@ -326,20 +333,24 @@ def run_experiment(config: dict, *, scheduler: str = "", chunk_runs: int = 5,
     with get_client(scheduler) as client:
         workers = 1 if client is None else max(1, len(client.scheduler_info()["workers"]))
         t0 = time.perf_counter()
-        res, fail = map_tasks(fit_item, first, client=client, scheduler=scheduler,
-                              desc="benchmark run 0", progress=progress)
+        res, fail = map_runs(fit_item, first, keys=[dataclasses.asdict(it) for it in first],
+                             runs=runs, client=client, scheduler=scheduler,
+                             desc="benchmark run 0", progress=progress)
         _raise_failures(fail)
         out.update({it: r["accuracy"] for it, r in zip(first, res, strict=True)})
         busy = sum(r["seconds"] for r in res)
         n_rest = sum(len(it.runs) for it in rest)
         if progress:
+            run0 = {(it.algorithm, it.task): r["seconds"] for it, r in zip(first, res, strict=True)}
+            eta = makespan([run0[(it.algorithm, it.task)] * len(it.runs) for it in rest],
+                           workers=workers)
             print(f"run 0: {len(first)} fits in {time.perf_counter() - t0:.1f} s "
                   f"({busy:.1f} s of fitting); estimated remaining {n_rest // max(1, len(first))}"
-                  f" runs: ~{busy * n_rest / max(1, len(first)) / workers:.0f} s "
-                  f"on {workers} worker(s)")
+                  f" runs: ~{eta:.0f} s on {workers} worker(s)")
         if rest:
-            res, fail = map_tasks(fit_item, rest, client=client, scheduler=scheduler,
-                                  desc="benchmark runs", progress=progress)
+            res, fail = map_runs(fit_item, rest, keys=[dataclasses.asdict(it) for it in rest],
+                                 runs=runs, client=client, scheduler=scheduler,
+                                 desc="benchmark runs", progress=progress)
             _raise_failures(fail)
             out.update({it: r["accuracy"] for it, r in zip(rest, res, strict=True)})
     return assemble(config, out)
@@ -384,11 +395,16 @@ def assemble(config: dict, results: dict[FitItem, np.ndarray]) -> xr.Dataset:
 
 def benchmark(*, compute_class: str = "small", seed: int = 0, scheduler: str = "",
               rerun: bool = False, progress: bool = True) -> xr.Dataset:
-    """The benchmark Dataset, loaded from ``data/interval_estimates/`` or run and saved."""
+    """The benchmark Dataset, loaded from ``data/interval_estimates/`` or run and saved.
+
+    Through :func:`scalinglab.sweeps.cached_sweep`: an interrupted benchmark resumes
+    chunk by chunk.
+    """
     config = experiment_config(compute_class, seed=seed)
-    return cached_dataset(
+    return cached_sweep(
         STUDY, f"classifiers-{compute_class}", config,
-        lambda: run_experiment(config, scheduler=scheduler, progress=progress), rerun=rerun)
+        lambda runs: run_experiment(config, scheduler=scheduler, progress=progress, runs=runs),
+        rerun=rerun)
 
 
 def load_or_run(scores: str = "", *, compute_class: str = "small", seed: int = 0,

@@ -23,8 +23,10 @@ give their position), the tuned hyperparameters as variables over ``(optimizer,
 model_size, data_multiple)``, timing per run, and the tuning path (dim
 ``evaluation``, variables ``tuning_*``). Cached under ``data/optimizer_comparison/``
 by the hash of the sweep config (incl. the corpus hash and engine version) with
-:func:`scalinglab.compute.cached_dataset`. A failed or diverged run is kept, with
-its ``status`` and ``error``, never dropped.
+:func:`scalinglab.sweeps.cached_sweep`, which also keeps every finished run (tuning
+and final) while the sweep runs: an interrupted sweep resumes run by run, its
+coordinate descents replaying from the stored runs. A failed or diverged run is
+kept, with its ``status`` and ``error``, never dropped.
 
 Compute classes (:func:`sweep_config`): ``tiny`` (tests, well under a minute),
 ``small`` (the default report on 2 CPU cores: three sizes of 3.4k, 13.9k and 25.2k
@@ -45,6 +47,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from scalinglab.compute import resolve_device
 from scalinglab.training.optimizers import (
     OPTIMIZER_TABLE,
     STUDY_OPTIMIZERS,
@@ -56,7 +59,6 @@ from scalinglab.training.pretrain import (
     PretrainConfig,
     PretrainResult,
     llama_config,
-    resolve_device,
     run_pretrain,
 )
 from scalinglab.studies.optimizers.tuning import (
@@ -65,6 +67,7 @@ from scalinglab.studies.optimizers.tuning import (
     path_dataset,
 )
 from scalinglab.models.corpus import CorpusConfig, build_corpus
+from scalinglab.sweeps import RunCache, cached_sweep, map_runs
 
 STUDY = "optimizer_comparison"
 
@@ -198,10 +201,15 @@ def _run_task(item: tuple[PretrainConfig, int, str]) -> PretrainResult:
 
 
 class _Runner:
-    """Runs pretraining tasks in batches and remembers every result by (config, seed)."""
+    """Runs pretraining tasks in batches and remembers every result by (config, seed).
 
-    def __init__(self, sweep: SweepConfig, client: Any, scheduler: str, progress: bool) -> None:
+    ``runs``: the sweep's per-run cache (runs found there are not run again).
+    """
+
+    def __init__(self, sweep: SweepConfig, client: Any, scheduler: str, progress: bool,
+                 runs: RunCache | None = None) -> None:
         self.sweep, self.client, self.scheduler, self.progress = sweep, client, scheduler, progress
+        self.runs = runs
         self.results: dict[tuple[str, int], PretrainResult] = {}
         self.errors: dict[tuple[str, int], str] = {}
 
@@ -210,8 +218,6 @@ class _Runner:
         return json.dumps(cfg.to_dict(), sort_keys=True, default=str), int(seed)
 
     def run(self, items: list[tuple[PretrainConfig, int]], desc: str) -> list[float]:
-        from scalinglab.compute import map_tasks
-
         todo, seen = [], set()
         for cfg, seed in items:
             k = self.key(cfg, seed)
@@ -219,8 +225,10 @@ class _Runner:
                 seen.add(k)
                 todo.append((cfg, seed, self.sweep.device))
         if todo:
-            res, fails = map_tasks(_run_task, todo, scheduler=self.scheduler, client=self.client,
-                                   desc=desc, progress=self.progress)
+            keys = [[*self.key(cfg, seed), device] for cfg, seed, device in todo]
+            res, fails = map_runs(_run_task, todo, runs=self.runs, keys=keys,
+                                  scheduler=self.scheduler, client=self.client, desc=desc,
+                                  progress=self.progress)
             failed = {f.index: f.error for f in fails}
             for i, (cfg, seed, _) in enumerate(todo):
                 if i in failed:
@@ -281,14 +289,18 @@ def cell_hparams(sweep: SweepConfig, tuned: dict, optimizer: str, size: SizeSpec
 
 
 def execute_sweep(sweep: SweepConfig, *, scheduler: str = "", client: Any = None,
-                  progress: bool = True) -> xr.Dataset:
-    """Run every phase of ``sweep`` (no cache) and assemble the dataset (see :func:`to_dataset`)."""
+                  progress: bool = True, runs: RunCache | None = None) -> xr.Dataset:
+    """Run every phase of ``sweep`` and assemble the dataset (see :func:`to_dataset`).
+
+    ``runs``: the sweep's per-run cache (:func:`scalinglab.sweeps.cached_sweep`); None:
+    no caching.
+    """
     from scalinglab.compute import get_client
 
     sweep = dataclasses.replace(sweep, device=resolve_device(sweep.device))
     own = client is None and scheduler != "sync"
     with (get_client(scheduler) if own else contextlib.nullcontext(client)) as cl:
-        runner = _Runner(sweep, cl, scheduler, progress)
+        runner = _Runner(sweep, cl, scheduler, progress, runs)
         tuned, searches = _tune(sweep, runner)
         cells = [(o, sz, m, s) for o in sweep.optimizers for sz in sweep.sizes
                  for m in sweep.data_multiples for s in sweep.seeds]
@@ -403,14 +415,13 @@ def run_sweep(sweep: SweepConfig | str = "small", *, scheduler: str = "", client
     scheduler, client
         ``""`` a local cluster, ``"sync"`` in-process, or a scheduler address.
     rerun
-        Recompute even when cached.
+        Recompute even when cached (runs of an interrupted attempt are still reused).
     """
-    from scalinglab.compute import cached_dataset
-
     if isinstance(sweep, str):
         sweep = sweep_config(sweep)
     sweep = dataclasses.replace(sweep, device=resolve_device(sweep.device))
-    return cached_dataset(
+    return cached_sweep(
         STUDY, f"sweep-{sweep.compute_class}", sweep.to_dict(),
-        lambda: execute_sweep(sweep, scheduler=scheduler, client=client, progress=progress),
+        lambda runs: execute_sweep(sweep, scheduler=scheduler, client=client, progress=progress,
+                                   runs=runs),
         rerun=rerun)

@@ -15,10 +15,13 @@ so the ReLU and SiLU runs of a seed see the same batches (paired).
 Models come in two families sharing runs: the *size* family (same width/depth
 ratio, growing parameters) and the *width-depth* family (about the same
 non-embedding parameters, width/depth ratio from wide-shallow to narrow-deep);
-the model in both is trained once. Each run is a Dask task
-(:func:`scalinglab.compute.map_tasks`, torch on one thread); results are an
-xarray Dataset (dims ``activation, model, seed, checkpoint, layer, sparsity_method``)
-cached by config hash under ``data/sparsity_laws/``.
+the model in both is trained once. A run is trained by the shared loop
+(:func:`scalinglab.training.pretrain.run_pretrain`, the measurements in its
+checkpoint callback). Each run is a Dask task (:func:`scalinglab.sweeps.map_runs`,
+torch on one thread); results are an xarray Dataset (dims ``activation, model,
+seed, checkpoint, layer, sparsity_method``) cached by config hash under
+``data/sparsity_laws/`` (:func:`scalinglab.sweeps.cached_sweep`, which keeps every
+finished run while the sweep runs, so an interrupted sweep resumes run by run).
 """
 
 from __future__ import annotations
@@ -30,8 +33,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 import xarray as xr
+
+from scalinglab.compute import resolve_device
 
 from scalinglab.studies.sparsity.cett import (
     METHODS,
@@ -50,8 +54,9 @@ from scalinglab.studies.sparsity.config import (
     horizon_config,
     sweep_config,
 )
-from scalinglab.models.corpus import build_corpus, eval_windows, sample_batch
-from scalinglab.models.transformer import Transformer
+from scalinglab.models.corpus import build_corpus, eval_windows
+from scalinglab.sweeps import RunCache, cached_sweep, makespan, map_runs
+from scalinglab.training.pretrain import Checkpoint, PretrainConfig, run_pretrain
 
 
 # ----------------------------------------------------------------------------- one run
@@ -73,70 +78,71 @@ class RunResult:
     measure_s: float
 
 
-def _optimizer(model: Transformer, cfg: SparsitySweepConfig) -> torch.optim.Optimizer:
-    decay = [p for p in model.parameters() if p.ndim >= 2]
-    rest = [p for p in model.parameters() if p.ndim < 2]
-    return torch.optim.AdamW([{"params": decay, "weight_decay": cfg.weight_decay},
-                              {"params": rest, "weight_decay": 0.0}],
-                             lr=cfg.lr, betas=(0.9, 0.95))
-
-
 def data_seed(seed: int) -> int:
     """Seed of a run's batch order: depends only on ``seed`` (shared by every model)."""
     return int(np.random.SeedSequence([seed, 1]).generate_state(1)[0])
 
 
+def pretrain_config(cfg: SparsitySweepConfig, spec: ModelSpec, activation: str) -> PretrainConfig:
+    """The training recipe of one run as a :class:`~scalinglab.training.pretrain.PretrainConfig`.
+
+    AdamW (betas 0.9, 0.95; weight decay on matrices only), a linear warm-up over
+    ``max(1, int(warmup_frac * steps))`` steps then the constant ``lr``, gradients
+    clipped to ``grad_clip``, exactly ``cfg.steps`` steps; no held-out evaluations of
+    its own (the checkpoints measure).
+    """
+    warm = max(1, int(cfg.warmup_frac * cfg.steps))
+    hparams = {"lr": cfg.lr, "weight_decay": cfg.weight_decay, "beta1": 0.9, "beta2": 0.95,
+               "eps": 1e-8, "warmup": warm / cfg.steps, "grad_clip": cfg.grad_clip}
+    return PretrainConfig(model=cfg.model_config(spec, activation), optimizer="adamw",
+                          hparams=hparams, batch_size=cfg.batch_size, schedule="constant",
+                          n_evals=0, final_eval_tokens=0, corpus=cfg.corpus,
+                          train_steps=cfg.steps)
+
+
 def train_run(cfg: SparsitySweepConfig, spec: ModelSpec, activation: str, seed: int, *,
               num_threads: int | None = 1, progress: bool = False) -> RunResult:
-    """Train one model and measure it at :meth:`SparsitySweepConfig.checkpoint_steps`."""
-    if num_threads is not None:
-        torch.set_num_threads(num_threads)
+    """Train one model and measure it at :meth:`SparsitySweepConfig.checkpoint_steps`.
+
+    Training is :func:`~scalinglab.training.pretrain.run_pretrain` with
+    :func:`pretrain_config` and batches drawn from :func:`data_seed`; the measurements
+    run in its checkpoint callback. A run whose training loss turns non-finite raises
+    (the sweep reports it as failed).
+    """
     corpus = build_corpus(cfg.corpus)
     windows = eval_windows(corpus.heldout, cfg.eval_tokens, cfg.seq_len)
-    model = Transformer(cfg.model_config(spec, activation), seed=seed, device=cfg.device)
-    opt = _optimizer(model, cfg)
-    gen = torch.Generator().manual_seed(data_seed(seed))
     ckpts = cfg.checkpoint_steps()
-    warm = max(1, int(cfg.warmup_frac * cfg.steps))
     rows: list[dict] = []
     baselines: dict[str, float] = {}
-    train_s = measure_s = 0.0
-    run_loss, run_n = 0.0, 0
-    t0 = time.perf_counter()
-    for step in range(1, cfg.steps + 1):
-        model.train()
-        for g in opt.param_groups:
-            g["lr"] = cfg.lr * min(1.0, step / warm)
-        x, y = sample_batch(corpus.train, cfg.batch_size, cfg.seq_len, generator=gen)
-        x, y = x.to(cfg.device), y.to(cfg.device)
-        loss = F.cross_entropy(model(x).flatten(0, 1), y.flatten())
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
-        opt.step()
-        run_loss, run_n = run_loss + loss.item(), run_n + 1
-        if step not in ckpts:
-            continue
+    measure_s = 0.0
+
+    def measure(ck: Checkpoint) -> None:
+        nonlocal measure_s, baselines
         t1 = time.perf_counter()
-        train_s += t1 - t0
+        model = ck.model
         dense = dense_pass(model, windows)
         res = ppl_sparsity(model, windows, p=cfg.p, method="cett", dense=dense)
         off = evaluate_sparse(model, windows, topk_policy(0.0, down_column_norms(model)))
-        if step == ckpts[-1]:
+        if ck.step == ckpts[-1]:
             baselines = {m: ppl_sparsity(model, windows, p=cfg.p, method=m,
                                          dense=dense).activation_ratio for m in cfg.baselines}
-        rows.append({"step": step, "loss": res.dense_nll, "off": off.nll,
-                     "train_loss": run_loss / run_n,
+        rows.append({"step": ck.step, "loss": res.dense_nll, "off": off.nll,
+                     "train_loss": ck.train_loss,
                      "ratio": res.activation_ratio, "knob": res.knob, "ppl": res.ppl_ratio,
                      "layer": res.layer_ratio, "natural": res.natural_ratio})
-        run_loss, run_n = 0.0, 0
         if cfg.checkpoint_dir:
-            _save_checkpoint(cfg, spec, activation, seed, step, model)
+            _save_checkpoint(cfg, spec, activation, seed, ck.step, model)
         if progress:
-            print(f"{spec.name}/{activation}/seed{seed} step {step}: loss {res.dense_nll:.3f} "
-                  f"ratio {res.activation_ratio:.3f}", flush=True)
-        t0 = time.perf_counter()
-        measure_s += t0 - t1
+            print(f"{spec.name}/{activation}/seed{seed} step {ck.step}: loss "
+                  f"{res.dense_nll:.3f} ratio {res.activation_ratio:.3f}", flush=True)
+        measure_s += time.perf_counter() - t1
+
+    result = run_pretrain(pretrain_config(cfg, spec, activation), seed=seed, device=cfg.device,
+                          num_threads=num_threads, batch_seed=data_seed(seed),
+                          checkpoints=ckpts, on_checkpoint=measure)
+    if result.status != "ok":
+        raise RuntimeError(f"{spec.name}/{activation}/seed{seed}: training loss not finite; "
+                           f"stopped after {len(rows)} of {len(ckpts)} checkpoints")
     baselines["cett"] = rows[-1]["ratio"]
     return RunResult(
         steps=np.array([r["step"] for r in rows]), loss=np.array([r["loss"] for r in rows]),
@@ -146,7 +152,7 @@ def train_run(cfg: SparsitySweepConfig, spec: ModelSpec, activation: str, seed: 
         cett_target=np.array([r["knob"] for r in rows]), ppl_ratio=np.array([r["ppl"] for r in rows]),
         layer_ratio=np.stack([r["layer"] for r in rows]),
         natural_ratio=np.stack([r["natural"] for r in rows]),
-        baseline_ratio=baselines, train_s=train_s, measure_s=measure_s)
+        baseline_ratio=baselines, train_s=result.train_seconds, measure_s=measure_s)
 
 
 def _save_checkpoint(cfg, spec, activation, seed, step, model) -> None:
@@ -164,18 +170,23 @@ def _task(item: tuple[SparsitySweepConfig, int, str, int]) -> RunResult:
 
 
 def execute_sweep(cfg: SparsitySweepConfig, *, scheduler: str = "", client=None,
-                  progress: bool = True) -> xr.Dataset:
-    """Run every (model, activation, seed) of ``cfg`` (no cache) into a Dataset."""
-    from scalinglab.compute import map_tasks
+                  progress: bool = True, runs: RunCache | None = None) -> xr.Dataset:
+    """Run every (model, activation, seed) of ``cfg`` into a Dataset.
 
+    ``runs``: the sweep's per-run cache (:func:`scalinglab.sweeps.cached_sweep`); runs
+    found there are not trained again. None: no caching.
+    """
     items = [(cfg, m, a, s) for m in range(len(cfg.models)) for a in cfg.activations
              for s in cfg.seeds]
     # longest tasks first (roughly: parameters, deeper is slower per parameter)
     cost = [cfg.model_config(m, "relu").n_params(non_embedding=False) * m.n_layer ** 0.5
             for m in cfg.models]
     order = sorted(range(len(items)), key=lambda i: -cost[items[i][1]])
-    results, failures = map_tasks(_task, [items[i] for i in order], scheduler=scheduler,
-                                  client=client, desc="sparsity runs", progress=progress)
+    results, failures = map_runs(_task, [items[i] for i in order], runs=runs,
+                                 keys=[[cfg.models[items[i][1]].name, *items[i][2:]]
+                                       for i in order],
+                                 scheduler=scheduler, client=client, desc="sparsity runs",
+                                 progress=progress)
     done = {items[i][1:]: r for i, r in zip(order, results, strict=True) if r is not None}
     errors = {items[order[f.index]][1:]: f.error for f in failures}
     for (m, a, s), err in errors.items():
@@ -275,18 +286,15 @@ def run_sweep(cfg: SparsitySweepConfig | str = "small", *, scheduler: str = "", 
         Where tasks run (:func:`scalinglab.compute.get_client`): ``""`` a local
         cluster, ``"sync"`` in-process, or a scheduler address.
     rerun
-        Recompute even when cached.
+        Recompute even when cached (runs of an interrupted attempt are still reused).
     """
-    from scalinglab.compute import cached_dataset
-
     if isinstance(cfg, str):
         cfg = sweep_config(cfg)
-    if cfg.device == "auto":
-        cfg = dataclasses.replace(cfg, device="cuda" if torch.cuda.is_available() else "cpu")
+    cfg = dataclasses.replace(cfg, device=resolve_device(cfg.device))
     key = {**cfg.to_dict(), "corpus_hash": build_corpus(cfg.corpus).content_hash}
-    return cached_dataset(STUDY, f"sweep-{cfg.compute_class}", key,
-                          lambda: execute_sweep(cfg, scheduler=scheduler, client=client,
-                                                progress=progress), rerun=rerun)
+    return cached_sweep(STUDY, f"sweep-{cfg.compute_class}", key,
+                        lambda runs: execute_sweep(cfg, scheduler=scheduler, client=client,
+                                                   progress=progress, runs=runs), rerun=rerun)
 
 
 def time_partial_runs(cfg: SparsitySweepConfig, *, steps: int = 40,
@@ -313,18 +321,16 @@ def time_partial_runs(cfg: SparsitySweepConfig, *, steps: int = 40,
 def estimate_seconds(cfg: SparsitySweepConfig, timings: dict[str, tuple[float, float]], *,
                      workers: int = 2) -> float:
     """Wall-clock estimate of a sweep from per-model ``(train s per step, measure s per
-    checkpoint)`` (e.g. from a short partial run), packed on ``workers`` workers."""
+    checkpoint)`` (e.g. from a short partial run), packed on ``workers`` workers
+    (:func:`scalinglab.sweeps.makespan`)."""
     per_run = []
     for m in cfg.models:
         t_step, t_meas = timings[m.name]
         per_run += [t_step * cfg.steps + t_meas * len(cfg.checkpoint_steps())] * (
             len(cfg.activations) * len(cfg.seeds))
-    loads = [0.0] * workers
-    for t in sorted(per_run, reverse=True):  # longest first onto the least-loaded worker
-        loads[loads.index(min(loads))] += t
-    return max(loads)
+    return makespan(per_run, workers=workers)
 
 
 __all__ = ["ACTIVATIONS", "ENGINE_VERSION", "STUDY", "ModelSpec", "RunResult", "SparsitySweepConfig",
-           "estimate_seconds", "execute_sweep", "horizon_config", "run_sweep", "sweep_config",
-           "time_partial_runs", "to_dataset", "train_run"]
+           "estimate_seconds", "execute_sweep", "horizon_config", "pretrain_config", "run_sweep",
+           "sweep_config", "time_partial_runs", "to_dataset", "train_run"]
