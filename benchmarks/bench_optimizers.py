@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import heapq
 import json
 import os
 import platform
@@ -42,6 +41,7 @@ from scalinglab.training.optimizers import default_hparams, hparam_grid
 from scalinglab.training.pretrain import heldout_loss, run_pretrain
 from scalinglab.models import Transformer
 from scalinglab.models.corpus import build_corpus, eval_windows, sample_batch
+from scalinglab.sweeps import makespan
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "optimizers.json"
@@ -107,14 +107,6 @@ def measure(sweep, steps: int, repeats: int) -> dict:
     return out
 
 
-def _pack(durations: list[float], workers: int) -> float:
-    """Makespan of longest-first packing onto ``workers``."""
-    heap = [0.0] * workers
-    for d in sorted(durations, reverse=True):
-        heapq.heappush(heap, heapq.heappop(heap) + d)
-    return max(heap)
-
-
 def estimate_small(sweep, sizes: dict, rounds: float, retune_evals: int, workers: int) -> dict:
     def run_s(o, size, mult):
         cfg = sweep.run_config(o, size, mult, {})
@@ -130,7 +122,7 @@ def estimate_small(sweep, sizes: dict, rounds: float, retune_evals: int, workers
         for sz in sweep.sizes[1:]:
             tuning += [run_s(o, sz, sweep.tune_multiple)] * retune_evals
     # tuning phases run as batches of a few tasks: pack each optimizer's runs alone
-    wall = _pack(finals, workers) + sum(tuning) / workers * 1.25
+    wall = makespan(finals, workers=workers) + sum(tuning) / workers * 1.25
     return {"final_runs": len(finals), "final_core_s": sum(finals),
             "tuning_runs_est": len(tuning), "tuning_core_s": sum(tuning),
             "workers": workers, "estimated_wall_s": wall,

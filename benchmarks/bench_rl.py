@@ -43,6 +43,7 @@ from scalinglab.studies.rl.grpo import grpo_update, sample_completions
 from scalinglab.studies.rl.run import run_rl, warm_start
 from scalinglab.studies.rl.sweep import sweep_config
 from scalinglab.models import EOS, Transformer
+from scalinglab.sweeps import makespan
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "rl.json"
@@ -193,14 +194,7 @@ def estimate_small(steps: int) -> dict:
     tasks = [per[s.name]["warmup_s"] for s in sweep.sizes for _ in sweep.seeds]
     rl = [per[s.name]["rl_run_s"] for s in sweep.sizes for _ in sweep.variants for _ in sweep.seeds]
     workers = 2
-
-    def makespan(durations):
-        loads = [0.0] * workers
-        for d in sorted(durations, reverse=True):
-            loads[loads.index(min(loads))] += d
-        return max(loads)
-
-    total = makespan(tasks) + makespan(rl)
+    total = makespan(tasks, workers=workers) + makespan(rl, workers=workers)
     return {"per_size": per, "core_seconds": sum(tasks) + sum(rl), "workers": workers,
             "estimated_wall_s": total, "n_warmups": len(tasks), "n_rl_runs": len(rl)}
 
