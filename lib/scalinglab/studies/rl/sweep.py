@@ -12,7 +12,8 @@ does not depend on where it ran. A task that raises is reported in the dataset
 (``status`` "failed" and its traceback in ``error``; its values NaN) and printed,
 never dropped. Results are cached under ``data/rl_scaling/`` by the hash of the
 sweep config (which includes :data:`ENGINE_VERSION`) through
-:func:`scalinglab.compute.cached_dataset`.
+:func:`scalinglab.sweeps.cached_sweep`, which also keeps every finished warm-up and
+GRPO run while the sweep runs, so an interrupted sweep resumes run by run.
 
 Compute classes (:func:`sweep_config`): ``tiny`` (tests, seconds), ``small`` (the
 default report: 3 sizes spanning 32x in non-embedding parameters, 3 variants,
@@ -36,6 +37,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import xarray as xr
 
+from scalinglab.compute import resolve_device
 from scalinglab.studies.rl.grpo import GRPOConfig
 from scalinglab.studies.rl.run import (
     RLRunConfig,
@@ -48,6 +50,7 @@ from scalinglab.studies.rl.run import (
 from scalinglab.studies.rl.tasks import TaskSpec
 from scalinglab.models.tokenizer import arithmetic_tokenizer
 from scalinglab.models.transformer import TransformerConfig
+from scalinglab.sweeps import RunCache, cached_sweep, map_runs
 
 #: Bump when the engine's results change for the same config (invalidates caches).
 ENGINE_VERSION = "1"
@@ -159,15 +162,6 @@ def sweep_config(compute_class: str = "small", **overrides) -> RLSweepConfig:
     return dataclasses.replace(cfg, **overrides) if overrides else cfg
 
 
-def resolve_device(device: str) -> str:
-    """``"auto"`` -> ``"cuda"`` when available, else ``"cpu"``; others unchanged."""
-    if device != "auto":
-        return device
-    import torch
-
-    return "cuda" if torch.cuda.is_available() else "cpu"
-
-
 def _warm_task(item: tuple[RLSweepConfig, int, int]) -> WarmStart:
     sweep, size_i, seed = item
     cfg = sweep.run_config(sweep.sizes[size_i], next(iter(sweep.variants)))
@@ -181,9 +175,14 @@ def _rl_task(item: tuple[RLSweepConfig, int, str, int, WarmStart]) -> RunResult:
 
 
 def execute_sweep(sweep: RLSweepConfig, *, scheduler: str = "", client=None,
-                  progress: bool = True) -> xr.Dataset:
-    """Run every task of ``sweep`` (no cache) and assemble the dataset."""
-    from scalinglab.compute import get_client, map_tasks
+                  progress: bool = True, runs: RunCache | None = None) -> xr.Dataset:
+    """Run every task of ``sweep`` and assemble the dataset.
+
+    ``runs``: the sweep's per-run cache (:func:`scalinglab.sweeps.cached_sweep`); warm-ups
+    and GRPO runs found there are not run again, new ones are stored as they finish.
+    None: no caching.
+    """
+    from scalinglab.compute import get_client
 
     sweep = dataclasses.replace(sweep, device=resolve_device(sweep.device))
     warm_items = [(sweep, i, s) for i in range(len(sweep.sizes)) for s in sweep.seeds]
@@ -191,17 +190,21 @@ def execute_sweep(sweep: RLSweepConfig, *, scheduler: str = "", client=None,
                for s in sweep.seeds]
     own = client is None and scheduler != "sync"
     with (get_client(scheduler) if own else contextlib.nullcontext(client)) as cl:
-        warms, wfail = map_tasks(_warm_task, warm_items, scheduler=scheduler, client=cl,
-                                 desc="warm-up", progress=progress)
+        warms, wfail = map_runs(
+            _warm_task, warm_items, runs=runs, scheduler=scheduler, client=cl, desc="warm-up",
+            keys=[["warm-up", sweep.sizes[i].name, s] for _, i, s in warm_items],
+            progress=progress)
         warm_of = {(it[1], it[2]): w for it, w in zip(warm_items, warms, strict=True)
                    if w is not None}
         werr = {(f.config[1], f.config[2]): f.error for f in wfail}
         todo = [(sweep, i, v, s, warm_of[(i, s)]) for i, v, s in rl_keys if (i, s) not in werr]
-        runs, rfail = map_tasks(_rl_task, todo, scheduler=scheduler, client=cl,
-                                desc="GRPO runs", progress=progress)
+        results_, rfail = map_runs(
+            _rl_task, todo, runs=runs, scheduler=scheduler, client=cl, desc="GRPO runs",
+            keys=[["grpo", sweep.sizes[i].name, v, s] for _, i, v, s, _ in todo],
+            progress=progress)
     failed = {f.index for f in rfail}
-    results = {(it[1], it[2], it[3]): r for n, (it, r) in enumerate(zip(todo, runs, strict=True))
-               if n not in failed}
+    results = {(it[1], it[2], it[3]): r
+               for n, (it, r) in enumerate(zip(todo, results_, strict=True)) if n not in failed}
     errors = {(i, v, s): "warm-up failed:\n" + werr[(i, s)] for i, v, s in rl_keys
               if (i, s) in werr}
     errors.update({(f.config[1], f.config[2], f.config[3]): f.error for f in rfail})
@@ -297,19 +300,18 @@ def run_sweep(sweep: RLSweepConfig | str = "small", *, scheduler: str = "", clie
         Where tasks run (:func:`scalinglab.compute.get_client`): ``""`` a local
         cluster, ``"sync"`` in-process, or a scheduler address.
     rerun
-        Recompute even when cached.
+        Recompute even when cached (runs of an interrupted attempt are still reused).
 
     Returns
     -------
     xarray.Dataset
         See :func:`to_dataset`; ``status``/``error`` say which runs failed.
     """
-    from scalinglab.compute import cached_dataset
-
     if isinstance(sweep, str):
         sweep = sweep_config(sweep)
     sweep = dataclasses.replace(sweep, device=resolve_device(sweep.device))
-    return cached_dataset(
+    return cached_sweep(
         STUDY, f"grpo-{sweep.compute_class}", sweep.to_dict(),
-        lambda: execute_sweep(sweep, scheduler=scheduler, client=client, progress=progress),
+        lambda runs: execute_sweep(sweep, scheduler=scheduler, client=client, progress=progress,
+                                   runs=runs),
         rerun=rerun)
