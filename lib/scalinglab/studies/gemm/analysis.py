@@ -4,12 +4,20 @@ Input: the long table of timed calls (one row per call: ``M, N, K, tile_m, tile_
 tile_k, seconds``; :func:`scalinglab.studies.gemm.sweep.timings_table` or a user's
 file via :func:`~scalinglab.studies.gemm.sweep.load_timings`). Every interval is a
 percentile bootstrap that resamples the repeats of each (shape, tile) cell
-independently (:func:`scalinglab.stats.bootstrap.resample_groups`).
+independently (:func:`scalinglab.stats.bootstrap.resample_groups`) and, with
+``between_sigma > 0``, multiplies each replicate cell median by a log-normal factor
+of that standard deviation: the cell-to-cell noise that a new process adds and that
+repeats inside one process do not show
+(:func:`scalinglab.studies.gemm.machine.between_process_sigma`).
 
 - :func:`tile_effects`: per shape, the best and worst tile and the ratio of their
-  median times (the pair held fixed in the bootstrap, so picking the extremes does
-  not bias the interval), and how often the best tile stays best.
-- :func:`max_tile_effect`: the largest (or median) such ratio over shapes.
+  median times. Best and worst are **re-selected in every replicate** (the
+  statistic is a selection, so its bootstrap must select too); the interval is the
+  replicates' percentile interval shifted by their median selection bias (on the log
+  scale), so it holds the point estimate, and never goes below 1 (a worst/best ratio
+  cannot).
+- :func:`max_tile_effect`: the largest (the paper's "up to") or median such ratio
+  over shapes, re-selected per shape and per replicate in the same way.
 - :func:`speed_ratio`: one kernel's speed as a fraction of a baseline's.
 """
 
@@ -18,14 +26,16 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from scalinglab.studies.gemm.sweep import SHAPE, TILE
 from scalinglab.stats.bootstrap import percentile_interval, resample_groups
+from scalinglab.studies.gemm.sweep import SHAPE, TILE
 
 
-def _bootstrap_cells(timings: pd.DataFrame, *, reps: int, seed: int) -> list[tuple]:
+def _bootstrap_cells(timings: pd.DataFrame, *, reps: int, seed: int,
+                     between_sigma: float = 0.0) -> list[tuple]:
     """Per shape: (shape, tile labels, cell medians, replicate medians ``(reps, tiles)``).
 
-    Every (shape, tile) cell's repeats are resampled with replacement, independently.
+    Every (shape, tile) cell's repeats are resampled with replacement, independently,
+    and each replicate median is multiplied by ``exp(N(0, between_sigma))``.
     """
     rng = np.random.default_rng(seed)
     out = []
@@ -36,37 +46,66 @@ def _bootstrap_cells(timings: pd.DataFrame, *, reps: int, seed: int) -> list[tup
         med = np.array([np.median(c) for c in cells])
         boot = np.stack([np.median(c[resample_groups(rng, len(c), reps)], axis=1)
                          for c in cells], axis=1)
+        if between_sigma > 0:
+            boot = boot * np.exp(rng.normal(0.0, between_sigma, size=boot.shape))
         out.append((shape, labels, med, boot))
     return out
 
 
+def selection_interval(point: float, replicates: np.ndarray, *, level: float = 0.95,
+                       floor: float | None = None) -> tuple[float, float]:
+    """Percentile interval of a selected statistic's replicates, bias-shifted.
+
+    Selecting the largest of noisy values (a worst tile, a maximum over shapes) in
+    every replicate biases the replicates upward. The replicates are shifted on the
+    log scale so that their median equals ``point`` before taking percentiles (the
+    bootstrap's own estimate of the selection bias is removed), so the interval
+    always holds the point; ``floor`` clips the lower end (1 for a worst/best ratio).
+
+    Parameters
+    ----------
+    point
+        The statistic on the data (> 0).
+    replicates
+        ``(reps,)`` the statistic re-selected in each replicate (> 0).
+    """
+    logs = np.log(np.asarray(replicates, float))
+    logs = logs - (np.nanmedian(logs) - np.log(point))
+    lo, hi = percentile_interval(logs, level=level)
+    # the shifted median is the point, so it lies inside up to rounding in exp(log(.))
+    lo, hi = min(float(np.exp(lo)), point), max(float(np.exp(hi)), point)
+    if floor is not None:
+        lo, hi = max(lo, floor), max(hi, floor)
+    return lo, hi
+
+
 def tile_effects(
-    timings: pd.DataFrame, *, reps: int = 2000, level: float = 0.95, seed: int = 0
+    timings: pd.DataFrame, *, reps: int = 2000, level: float = 0.95, seed: int = 0,
+    between_sigma: float = 0.0,
 ) -> pd.DataFrame:
     """Per shape: the best and worst tile and how much the choice matters.
 
-    ``ratio = median(worst) / median(best)``, best and worst picked from the medians
-    of all repeats. Its CI holds that pair fixed and resamples, independently for
-    the two cells, each cell's repeats with replacement (percentile interval of the
-    ratio of medians): re-picking the extremes in every replicate would bias the
-    interval upward (the max over noisy medians exceeds the max of the true ones).
-    How stable the pick is, is reported separately as ``best_share``.
+    ``ratio = max over tiles of the median time / min over tiles``, best and worst
+    picked from the medians of all repeats and picked again in every replicate
+    (:func:`selection_interval`). ``best_share`` is how often the best tile stays best.
 
     Returns
     -------
     pandas.DataFrame
         One row per shape: ``M, N, K, best_tile, worst_tile, best_s, worst_s, ratio,
-        ratio_lo, ratio_hi, best_share`` (share of replicates in which the best tile
-        stays best), sorted by ``ratio`` descending.
+        ratio_lo, ratio_hi, best_share``, sorted by ``ratio`` descending.
     """
     rows = []
-    for shape, labels, med, boot in _bootstrap_cells(timings, reps=reps, seed=seed):
+    for shape, labels, med, boot in _bootstrap_cells(timings, reps=reps, seed=seed,
+                                                      between_sigma=between_sigma):
         b, w = int(np.argmin(med)), int(np.argmax(med))
-        lo, hi = percentile_interval(boot[:, w] / boot[:, b], level=level)
+        ratio = med[w] / med[b]
+        lo, hi = selection_interval(ratio, boot.max(axis=1) / boot.min(axis=1), level=level,
+                                    floor=1.0)
         rows.append({
             "M": shape[0], "N": shape[1], "K": shape[2], "best_tile": labels[b],
             "worst_tile": labels[w], "best_s": med[b], "worst_s": med[w],
-            "ratio": med[w] / med[b], "ratio_lo": float(lo), "ratio_hi": float(hi),
+            "ratio": ratio, "ratio_lo": lo, "ratio_hi": hi,
             "best_share": float(np.mean(np.argmin(boot, axis=1) == b)),
         })
     return pd.DataFrame(rows).sort_values("ratio", ascending=False).reset_index(drop=True)
@@ -74,32 +113,29 @@ def tile_effects(
 
 def max_tile_effect(
     timings: pd.DataFrame, *, reps: int = 2000, level: float = 0.95, seed: int = 0,
-    over: str = "max",
+    over: str = "max", between_sigma: float = 0.0,
 ) -> tuple[float, tuple[float, float], str]:
     """The largest (or median) worst/best ratio over shapes, its CI, and where the max is.
 
-    ``over="max"``: the shape with the largest ratio and that ratio's CI (as in
-    :func:`tile_effects`: its best and worst tiles held fixed). ``over="median"``:
-    the median over shapes of the fixed-pair ratios, recomputed in every replicate.
+    Per shape and per replicate, best and worst are re-selected; the maximum (median)
+    over shapes is recomputed in every replicate (which shape holds the maximum may
+    change); the interval is :func:`selection_interval`'s.
     """
     if over not in ("max", "median"):
         raise ValueError(f"over must be 'max' or 'median', got {over!r}")
-    cells = _bootstrap_cells(timings, reps=reps, seed=seed)
-    pairs = [(int(np.argmax(med)), int(np.argmin(med))) for _, _, med, _ in cells]
-    points = np.array([med[w] / med[b] for (_, _, med, _), (w, b) in zip(cells, pairs,
-                                                                          strict=True)])
-    boot = np.stack([bt[:, w] / bt[:, b] for (_, _, _, bt), (w, b) in zip(cells, pairs,
-                                                                          strict=True)], axis=1)
+    cells = _bootstrap_cells(timings, reps=reps, seed=seed, between_sigma=between_sigma)
+    points = np.array([med.max() / med.min() for _, _, med, _ in cells])
+    boot = np.stack([bt.max(axis=1) / bt.min(axis=1) for _, _, _, bt in cells], axis=1)
+    reduce = np.max if over == "max" else np.median
+    point = float(reduce(points))
+    lo, hi = selection_interval(point, reduce(boot, axis=1), level=level, floor=1.0)
     k = int(np.argmax(points))
-    stat = boot[:, k] if over == "max" else np.median(boot, axis=1)
-    lo, hi = percentile_interval(stat, level=level)
-    point = points[k] if over == "max" else np.median(points)
-    return float(point), (float(lo), float(hi)), "x".join(map(str, cells[k][0]))
+    return point, (lo, hi), "x".join(map(str, cells[k][0]))
 
 
 def speed_ratio(
     baseline_seconds: np.ndarray, kernel_seconds: np.ndarray, *, reps: int = 2000,
-    level: float = 0.95, seed: int = 0,
+    level: float = 0.95, seed: int = 0, between_sigma: float = 0.0,
 ) -> tuple[float, tuple[float, float]]:
     """``median(baseline) / median(kernel)`` (the kernel's speed as a fraction of the
     baseline's) with a percentile bootstrap CI resampling each set of repeats.
@@ -108,6 +144,9 @@ def speed_ratio(
     ----------
     baseline_seconds, kernel_seconds
         Repeated timings, shape ``(repeats,)`` each (NaN ignored).
+    between_sigma
+        Between-process noise of each median (log scale), added to both in every
+        replicate (see the module docstring).
     """
     rng = np.random.default_rng(seed)
     a = np.asarray(baseline_seconds, float)
@@ -115,5 +154,7 @@ def speed_ratio(
     a, b = a[np.isfinite(a)], b[np.isfinite(b)]
     boot = (np.median(a[resample_groups(rng, a.size, reps)], axis=1)
             / np.median(b[resample_groups(rng, b.size, reps)], axis=1))
-    lo, hi = percentile_interval(boot, level=level)
-    return float(np.median(a) / np.median(b)), (float(lo), float(hi))
+    if between_sigma > 0:
+        boot = boot * np.exp(rng.normal(0.0, between_sigma * np.sqrt(2.0), size=reps))
+    point = float(np.median(a) / np.median(b))
+    return point, selection_interval(point, boot, level=level)

@@ -153,3 +153,77 @@ def plot_accuracy(acc: pd.DataFrame, *, level: float = 0.95) -> Figure:
     ax.legend(fontsize=8)
     fig.tight_layout()
     return fig
+
+
+def plot_gpperf_tiles(times: pd.DataFrame) -> Figure:
+    """GPPerf's runtimes: each shape's time per tile over its fastest tile's (log scale).
+
+    ``times``: ``M, N, K, tile, ms`` (:func:`scalinglab.studies.gemm.gpperf.load_gpperf`).
+    """
+    t = times.assign(shape=times[["M", "N", "K"]].astype(str).agg("x".join, axis=1))
+    t["rel"] = t["ms"] / t.groupby("shape")["ms"].transform("min")
+    grid = t.pivot(index="shape", columns="tile", values="rel")
+    order = t.groupby("shape")["ms"].min().sort_values().index
+    grid = grid.loc[order]
+    fig, ax = plt.subplots(figsize=(6, 9))
+    im = ax.imshow(np.log10(grid.to_numpy()), aspect="auto", cmap="viridis")
+    ax.set_xticks(range(grid.shape[1]), [str(c) for c in grid.columns])
+    ax.set_yticks(range(grid.shape[0]), grid.index, fontsize=7)
+    ax.set_xlabel("tile size (threads per block edge)")
+    ax.set_ylabel("shape M x N x K (fastest run time, ascending)")
+    for i in range(grid.shape[0]):
+        for j in range(grid.shape[1]):
+            v = grid.iat[i, j]
+            ax.text(j, i, "not run" if np.isnan(v) else f"{v:.3g}", ha="center", va="center",
+                    fontsize=6, color="w" if np.isnan(v) or v < 10 else "k")
+    fig.colorbar(im, ax=ax, label="log10(time / fastest tile's time)")
+    fig.tight_layout()
+    return fig
+
+
+def plot_gpperf_predictions(preds: pd.DataFrame, *, unit: str, model: str = "random_forest"
+                            ) -> Figure:
+    """Predicted vs measured under the paper's random split and on unseen shapes.
+
+    ``preds``: the predictions table of
+    :func:`scalinglab.studies.gemm.gpperf_predictor.predictor_accuracy`.
+    """
+    d = preds[preds["model"] == model]
+    protocols = [p for p in ("random_split", "unseen_shapes") if p in set(d["protocol"])]
+    fig, axes = plt.subplots(1, len(protocols), figsize=(4.5 * len(protocols), 4.2),
+                             squeeze=False)
+    lo = d[["measured", "predicted"]].clip(lower=1e-9).min().min()
+    hi = d[["measured", "predicted"]].max().max()
+    for ax, protocol in zip(axes[0], protocols, strict=True):
+        g = d[d["protocol"] == protocol]
+        ax.scatter(g["measured"], g["predicted"].clip(lower=lo), s=12, alpha=0.7)
+        ax.plot([lo, hi], [lo, hi], "k--", lw=1)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        title = ("paper's split (random 80/20, seed 42)" if protocol == "random_split"
+                 else "unseen shapes (grouped 5-fold)")
+        ax.set_title(title, fontsize=9)
+        ax.set_xlabel(f"measured ({unit})")
+    axes[0][0].set_ylabel(f"predicted ({unit})")
+    fig.tight_layout()
+    return fig
+
+
+def plot_gpperf_accuracy(acc: pd.DataFrame, *, metric: str = "r2", level: float = 0.95
+                         ) -> Figure:
+    """One metric per (target, protocol) for the random forest, with its interval."""
+    d = acc[(acc["model"] == "random_forest") & (acc["metric"] == metric)]
+    labels = [f"{r.target}: {r.protocol.replace('_', ' ')}" for r in d.itertuples()]
+    fig, ax = plt.subplots(figsize=(7, 0.45 * len(d) + 1.2))
+    y = np.arange(len(d))
+    point = d["point"].to_numpy()
+    err = np.vstack([point - d["lo"].to_numpy(), d["hi"].to_numpy() - point]).clip(min=0)
+    ax.errorbar(point, y, xerr=err, fmt="o", capsize=3)
+    ax.set_yticks(y, labels, fontsize=8)
+    ax.invert_yaxis()
+    ax.axvline(0.98, color="gray", ls="--", lw=1, label="paper: runtime 0.98")
+    ax.axvline(0.78, color="gray", ls=":", lw=1, label="paper: power 0.78")
+    ax.set_xlabel(f"{metric.replace('_', ' ')} of the random forest ({100 * level:g}% interval)")
+    ax.legend(fontsize=8, loc="lower left")
+    fig.tight_layout()
+    return fig

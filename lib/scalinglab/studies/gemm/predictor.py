@@ -53,7 +53,8 @@ MODELS = ("roofline", "random_forest", "roofline_x_correction", "kernel_model",
 PROTOCOLS = ("cv", "unseen_shapes")
 
 
-def gemm_features(cells: pd.DataFrame, *, n_threads: int) -> pd.DataFrame:
+def gemm_features(cells: pd.DataFrame, *, n_threads: int, mr: int = MR,
+                  nr: int = NR) -> pd.DataFrame:
     """Features of each (shape, tile) row: sizes and what follows from them.
 
     Parameters
@@ -62,6 +63,10 @@ def gemm_features(cells: pd.DataFrame, *, n_threads: int) -> pd.DataFrame:
         Columns ``M, N, K, tile_m, tile_n, tile_k``.
     n_threads
         Threads the kernel ran on (thread utilisation of the output tiles).
+    mr, nr
+        Register block the timed kernel used (default: this CPU's; timings made on
+        another CPU carry their own, see
+        :func:`scalinglab.studies.gemm.machine.committed_sweep_config`).
 
     Returns
     -------
@@ -75,15 +80,15 @@ def gemm_features(cells: pd.DataFrame, *, n_threads: int) -> pd.DataFrame:
     tiles = np.ceil(m / tm) * np.ceil(n / tn)
     waves = np.ceil(tiles / n_threads)
     eff_k = np.minimum(tk, k)
-    padded = np.ceil(m / MR) * MR * np.ceil(n / NR) * NR  # register blocks of C
-    micro_calls = padded / (MR * NR) * np.ceil(k / tk)
+    padded = np.ceil(m / mr) * mr * np.ceil(n / nr) * nr  # register blocks of C
+    micro_calls = padded / (mr * nr) * np.ceil(k / tk)
     return pd.DataFrame({
         "M": m, "N": n, "K": k, "tile_m": tm, "tile_n": tn, "tile_k": tk,
         "log_flops": np.log(flops), "log_bytes": np.log(nbytes),
         "log_intensity": np.log(flops / nbytes),
         "output_tiles": tiles, "k_steps": np.ceil(k / tk),
         "thread_utilisation": tiles / (waves * n_threads),
-        "parallel_path": _counts(cells, n_threads=n_threads)["threaded"],
+        "parallel_path": _counts(cells, n_threads=n_threads, mr=mr, nr=nr)["threaded"],
         "log_flops_per_busy_thread": np.log(flops / np.minimum(tiles, n_threads)),
         "padding_factor": padded / (m * n),
         "log_micro_calls": np.log(micro_calls),
@@ -93,17 +98,20 @@ def gemm_features(cells: pd.DataFrame, *, n_threads: int) -> pd.DataFrame:
     })
 
 
-def _counts(cells: pd.DataFrame, *, n_threads: int) -> dict[str, np.ndarray]:
+def _counts(cells: pd.DataFrame, *, n_threads: int, mr: int = MR,
+            nr: int = NR) -> dict[str, np.ndarray]:
     """:func:`scalinglab.cost_model.tiled_gemm_counts` with the register block and the
     threading threshold of :func:`scalinglab.kernels.gemm_numba.gemm_tiled`."""
     return tiled_gemm_counts(*(cells[c].to_numpy(float) for c in SHAPE + TILE),
-                             n_threads=n_threads, mr=MR, nr=NR,
+                             n_threads=n_threads, mr=mr, nr=nr,
                              parallel_min_flops=PARALLEL_MIN_FLOPS)
 
 
-def kernel_counts(cells: pd.DataFrame, *, n_threads: int) -> np.ndarray:
-    """The kernel's work per (shape, tile) row, ``(cell, count)`` in :data:`COUNTS` order."""
-    counts = _counts(cells, n_threads=n_threads)
+def kernel_counts(cells: pd.DataFrame, *, n_threads: int, mr: int = MR,
+                  nr: int = NR) -> np.ndarray:
+    """The kernel's work per (shape, tile) row, ``(cell, count)`` in :data:`COUNTS` order
+    (``mr x nr``: the register block the kernel used)."""
+    counts = _counts(cells, n_threads=n_threads, mr=mr, nr=nr)
     return np.column_stack([counts[c] for c in COUNTS])
 
 
@@ -139,7 +147,7 @@ def _forest(seed: int) -> RandomForestRegressor:
 
 def out_of_fold(
     cells: pd.DataFrame, hw: HardwareRecord, *, n_threads: int, seed: int = 0,
-    n_splits: int = 5,
+    n_splits: int = 5, mr: int = MR, nr: int = NR,
 ) -> pd.DataFrame:
     """Out-of-fold predictions of every model under both protocols.
 
@@ -150,6 +158,8 @@ def out_of_fold(
         (e.g. :func:`scalinglab.studies.gemm.sweep.cell_medians`).
     hw
         Hardware record for the roofline.
+    mr, nr
+        Register block the timed kernel used (:func:`gemm_features`).
 
     Returns
     -------
@@ -157,8 +167,8 @@ def out_of_fold(
         Long table: ``row, shape, protocol, model, seconds, predicted``.
     """
     cells = cells.reset_index(drop=True)
-    x = gemm_features(cells, n_threads=n_threads).to_numpy()
-    work = kernel_counts(cells, n_threads=n_threads)
+    x = gemm_features(cells, n_threads=n_threads, mr=mr, nr=nr).to_numpy()
+    work = kernel_counts(cells, n_threads=n_threads, mr=mr, nr=nr)
     y = np.log(cells["seconds"].to_numpy(float))
     roof = np.asarray(roofline_seconds(
         gemm_flops(*(cells[c].to_numpy(float) for c in SHAPE)),
