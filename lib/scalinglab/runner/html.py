@@ -66,7 +66,9 @@ table.sl-findings th { background: #f3f3f3; }
 .sl-failed { border: 2px solid #b00; background: #fee; padding: .5em 1em; margin: 1em 0; }
 .sl-failed pre { white-space: pre-wrap; font-size: .85em; }
 .sl-scroll { overflow-x: auto; max-width: 100%; }
-table.sl-findings td:nth-child(2), table.sl-findings td:nth-child(3) { white-space: nowrap; }
+table.sl-findings td:nth-child(3) { white-space: nowrap; }
+table.sl-findings td:nth-child(2) { min-width: 6em; max-width: 16em; }
+table.sl-findings td:nth-child(4) { min-width: 14em; }
 table.sl-ledger { border-collapse: collapse; margin: .5em 0; font-size: .9em; }
 table.sl-ledger th, table.sl-ledger td { border: 1px solid #ccc; padding: 4px 8px;
   text-align: left; vertical-align: top; }
@@ -171,9 +173,12 @@ def provenance_header(
         desc += (f'<div class="sl-failed"><b>This run {esc(status)}.</b>'
                  f"<pre>{esc(error or '')}</pre></div>")
     claims = list(claims)
-    ledger = (f"<h2>Claims ledger</h2><p class=\"sl-summary\">{esc(summary_text(claims))}: "
-              "each published claim this study tests, with the verdict its findings give "
-              "(computed from the intervals, never typed).</p>" + ledger_html(claims))
+    ledger = "<h2>Claims ledger</h2>"
+    if claims:
+        ledger += (f'<p class="sl-summary">{esc(summary_text(claims))}: each published claim '
+                   "this study tests, with the verdict its findings give (computed from the "
+                   "intervals, never typed).</p>")
+    ledger += ledger_html(claims)
     return (
         '<header class="sl-header">'
         f"<h1>{esc(title)}</h1>{desc}"
