@@ -47,7 +47,6 @@ import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
-from scipy import stats as sps
 
 #: Memory budget of one batch of replicates, in bytes.
 BATCH_BYTES = 256 * 2**20
@@ -114,6 +113,8 @@ def bca_interval(
         value as both ends; one whose replicates all lie on one side of the point
         (bias not estimable) gets NaN, with a warning.
     """
+    from scipy import stats as sps  # here, not at import: the CLI starts faster without it
+
     if not 0 < level < 1:
         raise ValueError(f"level must be in (0, 1), got {level}")
     reps = np.asarray(replicates, dtype=float)
