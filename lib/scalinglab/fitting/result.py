@@ -224,17 +224,25 @@ class FitResult:
         """Record parameters (and derived quantities) as findings via :func:`scalinglab.record`.
 
         Names are ``<prefix>.<param>`` (default prefix: the law's name); each
-        carries its percentile CI, level, method and number of resamples, and
-        whether it is identified (:func:`scalinglab.fitting.identification`: a
-        parameter on a bound is recorded ``identified=False``).
+        carries its percentile CI, level, method and number of resamples.
         """
-        from scalinglab.fitting.identify import record_param
+        from scalinglab.record import record
 
         prefix = prefix or self.law
-        out = [record_param(f"{prefix}.{k}", self, k) for k in names or self.names]
+        reps = self.bootstrap_info.get("reps")
+        method = (f"group bootstrap, percentile ({reps} refits); {self.objective_desc}"
+                  if self.ci is not None else f"point estimate; {self.objective_desc}")
+        out = []
+        for k in names or self.names:
+            ci = None if self.ci is None else self.ci[k]
+            out.append(record(f"{prefix}.{k}", self.params[k], ci=ci, method=method,
+                              level=self.level if ci else None, resamples=reps if ci else None))
         for k, d in (self.derived.items() if derived else ()):
             if np.ndim(d.point) == 0:
-                out.append(record_param(f"{prefix}.{k}", self, k))
+                ci = None if d.ci is None else (float(d.ci[0]), float(d.ci[1]))
+                out.append(record(f"{prefix}.{k}", float(d.point), ci=ci, method=method,
+                                  level=self.level if ci else None,
+                                  resamples=reps if ci else None))
         return out
 
     # ------------------------------------------------------------------ derived quantities
