@@ -65,6 +65,23 @@ def test_kn_recovers_tan_law_and_predicts_the_largest():
     assert np.allclose(slopes, true_k, rtol=0.15)
     assert abs(kn["holdout"]["error"]) < 0.1 * true_k[-1]
     assert kn["failed_reps"] == 0
+    rise, (lo, hi) = kn["k_rise"]
+    assert rise == pytest.approx(true_k[-1] - true_k[0], rel=0.2) and 0 < lo <= rise <= hi
+    assert kn["N0_identified"] == (True, "") and kn["holdout"]["N0_identified"][0]
+
+
+def test_kn_flags_n0_on_its_bound_when_k_falls_with_size():
+    def fn(v, n, c):  # the largest size learns least per unit of compute
+        k = 0.3 * (1e4 / n) ** 0.2
+        out = np.zeros(c.shape)
+        pos = c > 0
+        out[pos] = 1 - 10 ** (-k * np.log10(c[pos] / 1e9) - 0.05)
+        return out
+
+    kn = rla.fit_kn(_frame(fn, noise=0.002), reps=10, seed=0)
+    assert kn["k_rise"][0] < 0 and kn["k_rise"][1][1] < 0
+    ok, why = kn["N0_identified"]
+    assert not ok and "bound" in why
 
 
 def test_phases_find_the_plateau_of_a_logistic():

@@ -85,3 +85,32 @@ def test_rl_improves_on_r0():
     assert 0.03 < r.r0 < 0.35  # the warm-up stopped in (or near) its band
     assert r.pass_rate[-1] - r.r0 > 0.08, r.pass_rate
     assert r.train_reward[-30:].mean() > r.train_reward[:30].mean() + 0.05
+
+
+def test_generation_cap_below_every_answer_scores_zero():
+    cfg = _cfg(max_new_tokens=1)  # no answer fits in one token with its EOS
+    assert cfg.gen_len == 1 and _cfg().gen_len == TASK.max_answer_len + 1
+    r = run_rl(cfg, seed=0, warm=warm_start(cfg, seed=0))
+    assert np.all(r.pass_rate == 0) and np.all(r.train_reward == 0)
+    assert np.all(r.mean_length == 1)
+    with pytest.raises(ValueError, match="train_pool"):
+        _cfg(train_pool=10_000)
+
+
+def test_plateau_rule_stops_a_run_early_and_a_pool_changes_the_prompts():
+    from scalinglab.studies.rl.stopping import PlateauRule
+
+    always = PlateauRule(min_steps=0, window_frac=0.9, min_points=3, min_gain=-1.0, tol=1.0,
+                         patience=1)
+    cfg = _cfg(eval_every=2, grpo=GRPOConfig(steps=10, prompts_per_step=4, group_size=4),
+               plateau=always)
+    warm = warm_start(cfg, seed=0)
+    r = run_rl(cfg, seed=0, warm=warm)
+    assert r.stopped_early and r.eval_step.tolist() == [0, 2, 4, 6]
+    assert r.train_reward.shape == (6,)
+    full = run_rl(_cfg(eval_every=2, grpo=cfg.grpo), seed=0, warm=warm)
+    assert not full.stopped_early and full.eval_step.tolist() == [0, 2, 4, 6, 8, 10]
+    np.testing.assert_array_equal(full.pass_rate[:4], r.pass_rate)  # same run until the stop
+    pooled = run_rl(_cfg(eval_every=2, grpo=cfg.grpo, train_pool=4), seed=0, warm=warm)
+    assert pooled.pass_rate[0] == full.pass_rate[0]  # same start, same held-out prompts
+    assert not np.array_equal(pooled.train_reward, full.train_reward)

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import xarray as xr
 
+from scalinglab.compute import dataset_path
 from scalinglab.studies.rl import sweep as rl_sweep
 from scalinglab.studies.rl.grpo import GRPOConfig
 from scalinglab.studies.rl.run import WarmupConfig
@@ -61,9 +62,9 @@ def test_sweep_dataset_layout_and_cache(tmp_path, monkeypatch):
     # both variants start from the same warmed-up policy: same R0
     r0 = ds.pass_rate.isel(eval=0)
     np.testing.assert_array_equal(r0.sel(variant="baseline"), r0.sel(variant="sample_agg"))
-    files = list((tmp_path / "data" / "rl_scaling").glob("grpo-tiny-*.nc"))
-    assert len(files) == 1
-    assert xr.open_dataset(files[0], engine="h5netcdf").attrs["config_hash"]
+    path = dataset_path(rl_sweep.STUDY, "grpo-tiny", sweep.to_dict())
+    assert path.exists() and str(path).startswith(str(tmp_path))
+    assert xr.open_dataset(path, engine="h5netcdf").attrs["config_hash"]
 
     def boom(*a, **k):
         raise AssertionError("should have reused the cache")
@@ -115,3 +116,61 @@ def test_dask_workers_give_the_in_process_result():
     for name in ("pass_rate", "flops", "step_flops", "train_reward", "warmup_flops"):
         np.testing.assert_array_equal(local[name].values, remote[name].values, err_msg=name)
     assert remote.status.values.ravel().tolist() == ["ok", "ok"]
+
+
+def test_medium_is_the_redesign_the_claims_need():
+    med = sweep_config("medium")
+    n = [med.run_config(s, "baseline").model.n_params() for s in med.sizes]
+    assert len(n) >= 4 and max(n) / min(n) >= 30 and n == sorted(n)
+    assert len(med.seeds) >= 5 and 3 <= len(med.lr_grid) <= 5 and med.lr_steps > 0
+    assert med.plateau is not None and med.warmup.target_lo <= 0.05  # a slow start can show
+    s = med.sizes[1]
+    assert med.run_config(s, "half_lr").grpo.lr == pytest.approx(
+        med.run_config(s, "baseline").grpo.lr / 2)
+    cap = med.run_config(s, "len_cap")
+    assert cap.gen_len <= med.task.max_answer_len  # the 4-digit sums cannot end
+    fresh, reuse = med.run_config(s, "baseline"), med.run_config(s, "reuse")
+    assert fresh.pool >= med.grpo.steps * med.grpo.prompts_per_step  # never a prompt twice
+    assert reuse.pool * 4 <= fresh.pool  # several epochs over the fixed pool
+    assert {"sample_agg", "batch_norm"} <= set(med.variants)
+    # the default report's committed data is still found under the same config hash
+    small = sweep_config("small")
+    assert dataset_path(rl_sweep.STUDY, "grpo-small", small.to_dict()).exists()
+
+
+def test_learning_rate_stage_selects_per_size_and_runs_resume_from_the_cache(tmp_path):
+    from scalinglab.studies.rl.stopping import PlateauRule
+    from scalinglab.sweeps import RunCache
+
+    sweep = _mini(lr_grid=(0.5, 2.0), lr_seeds=(0,), lr_steps=2,
+                  grpo=GRPOConfig(steps=8, prompts_per_step=2, group_size=4),
+                  variants={"baseline": {}, "half_lr": {"lr_scale": 0.5}},
+                  variant_sizes={"half_lr": ("a",)},
+                  plateau=PlateauRule(min_steps=0, window_frac=0.9, min_points=3,
+                                      min_gain=-1.0, tol=1.0, patience=1))
+    runs = RunCache(tmp_path / "runs")
+    ds = execute_sweep(sweep, scheduler="sync", progress=False, runs=runs)
+    assert ds.status.sel(model_size="b", variant="half_lr").values.tolist() == ["skipped"]
+    assert ds.status.sel(variant="baseline").values.ravel().tolist() == ["ok", "ok"]
+    assert ds.attrs["n_failed"] == 0
+    assert ds.lr_pass_rate.dims == ("model_size", "lr_mult", "lr_seed", "lr_eval")
+    chosen = ds.lr_mult_selected.values
+    assert set(chosen) <= {0.5, 2.0}
+    rule = np.array([sweep.rule_lr(s) for s in sweep.sizes])
+    np.testing.assert_allclose(ds.lr.values, rule * chosen)
+    assert ds.stopped_early.sel(variant="baseline").all()  # the always-plateau rule
+    assert ds.pass_rate.isel(eval=-1).isnull().all()  # padded after the stop
+    assert runs.count() == 2 + 4 + 3  # warm-ups, learning-rate runs, GRPO runs
+
+    def boom(item):
+        raise AssertionError("a cached run was recomputed")
+
+    import scalinglab.studies.rl.sweep as mod
+    orig = (mod._warm_task, mod._lr_task, mod._rl_task)
+    try:
+        mod._warm_task = mod._lr_task = mod._rl_task = boom
+        again = execute_sweep(sweep, scheduler="sync", progress=False, runs=runs)
+    finally:
+        mod._warm_task, mod._lr_task, mod._rl_task = orig
+    xr.testing.assert_identical(again.pass_rate, ds.pass_rate)
+    xr.testing.assert_identical(again.lr_pass_rate, ds.lr_pass_rate)

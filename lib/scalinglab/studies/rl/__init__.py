@@ -5,9 +5,14 @@ Reproduces ``docs/studies/rl_scaling.md``.
 - :mod:`.tasks`: verifiable arithmetic prompts and their scoring
 - :mod:`.grpo`: sampling and the GRPO update
 - :mod:`.run`: one warm-up and one GRPO run, with FLOPs counted by :mod:`scalinglab.cost_model`
+- :mod:`.stopping`: the plateau rule that ends a run once its pass rate stops rising
 - :mod:`.sweep`: sizes x seeds x variants on Dask, cached under ``data/rl_scaling/``
+- :mod:`.lr_stage`: the per-size GRPO learning-rate stage and its selection rule
+- :mod:`.budget`: measured cost per size, extrapolated to a whole sweep
 - :mod:`.analysis`: sigmoid and k(N) fits, phases, ablation deltas (uses :mod:`scalinglab.fitting`,
   :mod:`scalinglab.stats`)
+- :mod:`.predict`: the papers' predictions with intervals over seeds (half compute -> A and the
+  final pass rate, early plateau, data reuse at equal compute, run-to-run spread of A)
 
 Shared rooms used: ``models`` (transformer, tokenizer), ``cost_model``, ``fitting``, ``stats``,
 ``compute``.

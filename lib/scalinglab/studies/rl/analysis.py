@@ -230,16 +230,52 @@ def fit_kn(df: pd.DataFrame, *, reps: int = 500, seed: int = 0, level: float = 0
             continue
     lo, hi = percentile_interval(draws, level=level)
     pair = lambda i: (float(point[i]), (float(lo[i]), float(hi[i])))  # noqa: E731
+    rise = draws[:, 2 + 2 * k - 1] - draws[:, 2 + k]
+    rlo, rhi = percentile_interval(rise, level=level)
+    n_bounds = (min(nvals.values()) / 100, 100 * max(nvals.values()))
     out = {"Kmax": pair(0), "N0": pair(1), "sizes": sizes, "n_params": [nvals[s] for s in sizes],
            "k_law": [pair(2 + i) for i in range(k)], "k_slope": [pair(2 + k + i) for i in range(k)],
+           "k_rise": (float(point[2 + 2 * k - 1] - point[2 + k]), (float(rlo), float(rhi))),
+           "N0_identified": _n0_identified(point[1], draws[:, 1], (lo[1], hi[1]), n_bounds),
            "reps": reps, "level": level, "failed_reps": int(np.isnan(draws[:, 0]).sum())}
     if held is not None:
         n_big = nvals[sizes[-1]]
         k_pred = float(held[0] * n_big / (n_big + held[1]))
         elo, ehi = percentile_interval(err, level=level)
+        h_bounds = (min(nvals[s] for s in sizes[:-1]) / 100, 100 * max(nvals[s] for s in sizes[:-1]))
         out["holdout"] = {"size": sizes[-1], "k_pred": k_pred, "k_measured": float(point[-1]),
-                          "error": k_pred - float(point[-1]), "error_ci": (float(elo), float(ehi))}
+                          "error": k_pred - float(point[-1]), "error_ci": (float(elo), float(ehi)),
+                          "N0_identified": _n0_identified(held[1], np.array([]), None, h_bounds)}
     return out
+
+
+def _n0_identified(n0: float, draws: np.ndarray, ci, bounds: tuple[float, float],
+                   *, rtol: float = 1e-3, share: float = 0.2) -> tuple[bool, str]:
+    """Whether k(N)'s N0 is identified: not on a bound of its search range (in log
+    space, within ``rtol`` of the range's width) in the point fit or in ``share`` of
+    the refits, and not a zero-width interval. Returns ``(identified, reason)``."""
+    lo_b, hi_b = np.log(bounds[0]), np.log(bounds[1])
+    tol = rtol * (hi_b - lo_b)
+
+    def side(v):
+        lv = np.log(np.asarray(v, dtype=float))
+        return lv - lo_b <= tol, hi_b - lv <= tol
+
+    at_lo, at_hi = side(n0)
+    if at_lo or at_hi:
+        b = bounds[0] if at_lo else bounds[1]
+        which = "lower" if at_lo else "upper"
+        return False, (f"N0 = {n0:.4g} at the {which} bound {b:.4g} of its range in the point "
+                       "fit: k does not rise with N across these sizes")
+    d = draws[np.isfinite(draws)]
+    if d.size:
+        lo_s, hi_s = side(d)
+        frac = float(max(lo_s.mean(), hi_s.mean()))
+        if frac >= share:
+            return False, f"N0 at a bound of its range in {100 * frac:.0f}% of bootstrap refits"
+    if ci is not None and np.isfinite(ci[0]) and ci[1] - ci[0] <= 1e-12 * max(1.0, abs(n0)):
+        return False, "N0 has a zero-width interval"
+    return True, ""
 
 
 def _rmse(res, t: np.ndarray, y: np.ndarray) -> float:
@@ -247,7 +283,9 @@ def _rmse(res, t: np.ndarray, y: np.ndarray) -> float:
 
 
 def _progress(g: pd.DataFrame) -> np.ndarray:
-    return (g["step"] / g.groupby("seed")["step"].transform("max")).to_numpy()
+    """Training progress: the step over the longest run of the group (its step budget
+    when no run stopped early), the same scale for every seed."""
+    return (g["step"] / g["step"].max()).to_numpy()
 
 
 def phases(df: pd.DataFrame, *, early_frac: float = 0.3, reps: int = 500,
@@ -306,24 +344,36 @@ def per_seed_sigmoids(df: pd.DataFrame, *, transient_frac: float = 0.1) -> pd.Da
     return pd.DataFrame(rows)
 
 
+#: Share of a variant's per-run fits with A on its bound 1 from which its A is not identified.
+A_BOUND_SHARE = 0.2
+
+
 def ablation_effects(per_seed: pd.DataFrame, *, baseline: str = "baseline", reps: int = 2000,
                      seed: int = 0, level: float = 0.95) -> pd.DataFrame:
-    """Each variant against the baseline on A and log10 B, paired by seed.
+    """Each variant against the baseline on A, log10 B and log10 C_mid, paired by seed.
 
     ``delta`` is the mean over sizes of the mean over seeds of (variant - baseline)
-    (seeds share their warm-up, so the pairing is real); the CI resamples seeds
-    within each size. ``p_improve`` is the probability of improvement P(variant >
-    baseline) over runs, averaged over sizes, from :mod:`scalinglab.stats.improvement`.
+    (seeds share their warm-up, so the pairing is real), over the sizes the variant
+    ran at; the CI resamples seeds within each size. ``p_improve`` is the probability
+    of improvement P(variant > baseline) over runs, averaged over those sizes, from
+    :mod:`scalinglab.stats.improvement`. ``mde`` is the smallest effect this design
+    detects with 80% power, from the interval's width
+    (:func:`scalinglab.claims.minimum_detectable_effect`). ``identified`` is False
+    for ``A`` when, in either arm, at least :data:`A_BOUND_SHARE` of the per-run fits
+    put A on its bound 1 (the run ended before the curve bent), with ``note``.
     """
+    from scalinglab.claims import minimum_detectable_effect
     from scalinglab.stats.improvement import probability_of_improvement
 
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore"):
         log_b = np.log10(per_seed["B"].to_numpy(dtype=float))
-    ps = per_seed.assign(log10_B=np.where(np.isfinite(log_b), log_b, np.nan))
+        log_c = np.log10(per_seed["C_mid"].to_numpy(dtype=float))
+    ps = per_seed.assign(log10_B=np.where(np.isfinite(log_b), log_b, np.nan),
+                         log10_C_mid=np.where(np.isfinite(log_c), log_c, np.nan))
     rows = []
     rng = np.random.default_rng(seed)
     for var in [v for v in ps["variant"].unique() if v != baseline]:
-        for metric in ("A", "log10_B"):
+        for metric in ("A", "log10_B", "log10_C_mid"):
             wide = ps.pivot_table(index=["model_size", "seed"], columns="variant", values=metric)
             diff = (wide[var] - wide[baseline]).dropna()
             sizes = list(diff.index.get_level_values(0).unique())
@@ -333,15 +383,27 @@ def ablation_effects(per_seed: pd.DataFrame, *, baseline: str = "baseline", reps
                              for d in per_size], axis=0)
             lo, hi = percentile_interval(boots, level=level)
 
-            def arr(v, metric=metric):
-                t = ps[ps["variant"] == v].pivot_table(index="seed", columns="model_size",
-                                                       values=metric)
+            def arr(v, metric=metric, sizes=sizes):
+                t = ps[(ps["variant"] == v) & ps["model_size"].isin(sizes)].pivot_table(
+                    index="seed", columns="model_size", values=metric)
                 return xr.DataArray(t.to_numpy(), dims=("run", "task"),
                                     coords={"task": list(t.columns)})
 
             poi = probability_of_improvement(arr(var), arr(baseline), reps=reps, level=level,
                                              rng=np.random.default_rng([seed, len(rows)]))
+            note = ""
+            if metric == "A":
+                for arm in (var, baseline):
+                    a = ps.loc[(ps["variant"] == arm) & ps["model_size"].isin(sizes), "A"]
+                    share = float(np.mean(a >= 1.0 - 1e-3)) if len(a) else 1.0
+                    if share >= A_BOUND_SHARE:
+                        note = (f"A of {arm} on its bound 1 in {100 * share:.0f}% of the "
+                                "per-run fits (runs ended before the curve bent)")
+                        break
             rows.append({"variant": var, "metric": metric, "delta": point, "delta_lo": float(lo),
                          "delta_hi": float(hi), "p_improve": poi["point"],
-                         "p_lo": poi["ci"][0], "p_hi": poi["ci"][1]})
+                         "p_lo": poi["ci"][0], "p_hi": poi["ci"][1],
+                         "mde": minimum_detectable_effect((float(lo), float(hi)), level),
+                         "identified": not note, "note": note, "sizes": ",".join(sizes),
+                         "n_seeds": int(min(len(d) for d in per_size))})
     return pd.DataFrame(rows)

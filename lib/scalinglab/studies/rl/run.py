@@ -16,6 +16,14 @@ design variant, one seed):
    every ``eval_every`` steps, and at step 0 (R0). Every evaluation draws from a
    generator re-seeded with the same seed (common random numbers), so the curve's
    step-to-step changes are not sampling noise in which completions were drawn.
+   With a ``plateau`` rule (:mod:`scalinglab.studies.rl.stopping`) the run stops
+   early once its held-out pass rate has plateaued.
+
+Design knobs of the redesigned sweep: ``train_pool`` draws the RL prompts from the
+first ``train_pool`` problems of the RL set only (a fixed pool reused for several
+epochs, Tan et al.'s data-reuse question, against fresh prompts), and
+``max_new_tokens`` caps the generation length of rollouts *and* evaluations below
+what the longest answers need (a positive control that must lower the asymptote).
 
 Compute is counted with :mod:`scalinglab.cost_model` (never here): rollouts as
 generation (``2 N`` per token plus attention over the cache; each prompt is
@@ -44,6 +52,7 @@ from scalinglab.studies.rl.grpo import (
     grpo_update,
     sample_completions,
 )
+from scalinglab.studies.rl.stopping import PlateauRule, should_stop
 from scalinglab.studies.rl.tasks import Problems, TaskSpec, sample_problems, score_completions
 from scalinglab.models.tokenizer import PAD, arithmetic_tokenizer
 from scalinglab.models.transformer import Transformer, TransformerConfig
@@ -80,12 +89,37 @@ class RLRunConfig:
     eval_every: int = 10
     eval_k: int = 4
     data_seed: int = 0
+    train_pool: int = 0  # RL prompts from the first train_pool RL problems only (0: all)
+    max_new_tokens: int = 0  # generation cap, rollouts and evals (0: the task's longest + EOS)
+    plateau: PlateauRule | None = None  # stop early once the pass rate plateaus
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.train_pool <= self.n_train:
+            raise ValueError(f"RLRunConfig: train_pool must be in [0, n_train={self.n_train}], "
+                             f"got {self.train_pool}")
+        if self.max_new_tokens < 0:
+            raise ValueError(f"RLRunConfig: max_new_tokens must be >= 0, got {self.max_new_tokens}")
+
+    @property
+    def gen_len(self) -> int:
+        """Generation length limit (EOS included) of rollouts and evaluations."""
+        return self.max_new_tokens or self.task.max_answer_len + 1
+
+    @property
+    def pool(self) -> int:
+        """Number of distinct RL prompts the run draws from."""
+        return self.train_pool or self.n_train
 
     def to_dict(self) -> dict:
-        return {"model": self.model.to_dict(), "task": self.task.to_dict(),
-                "warmup": self.warmup.to_dict(), "grpo": self.grpo.to_dict(),
-                **{k: getattr(self, k) for k in ("n_sft", "n_train", "n_heldout", "eval_every",
-                                                 "eval_k", "data_seed")}}
+        d = {"model": self.model.to_dict(), "task": self.task.to_dict(),
+             "warmup": self.warmup.to_dict(), "grpo": self.grpo.to_dict(),
+             **{k: getattr(self, k) for k in ("n_sft", "n_train", "n_heldout", "eval_every",
+                                              "eval_k", "data_seed")}}
+        # the redesign's knobs appear only when used (older configs keep their dicts)
+        d.update({k: getattr(self, k) for k in ("train_pool", "max_new_tokens") if getattr(self, k)})
+        if self.plateau is not None:
+            d["plateau"] = self.plateau.to_dict()
+        return d
 
 
 @dataclass
@@ -109,6 +143,7 @@ class RunResult:
     warmup_wall_s: float
     warmup_check: float  # pass rate at the last warm-up check
     timing_s: dict[str, float] = field(default_factory=dict)
+    stopped_early: bool = False  # the plateau rule ended the run before its step budget
 
     @property
     def r0(self) -> float:
@@ -196,8 +231,11 @@ def rl_step_flops(cfg: TransformerConfig, *, prompt_len: int, gen_lengths: np.nd
 
 @torch.no_grad()
 def pass_rate(model: Transformer, problems: Problems, *, k: int, seed: int,
-              temperature: float = 1.0, batch_sequences: int = 1024) -> np.ndarray:
+              temperature: float = 1.0, batch_sequences: int = 1024,
+              max_new_tokens: int = 0) -> np.ndarray:
     """Per-problem pass rate, mean over ``k`` sampled completions.
+
+    ``max_new_tokens``: generation limit (EOS included); 0 = the longest answer + EOS.
 
     Returns
     -------
@@ -210,7 +248,8 @@ def pass_rate(model: Transformer, problems: Problems, *, k: int, seed: int,
     out = []
     for s in range(0, len(problems), per):
         comp = sample_completions(model, prompts[s:s + per], repeats=k, temperature=temperature,
-                                  max_new_tokens=problems.spec.max_answer_len + 1, generator=gen)
+                                  max_new_tokens=max_new_tokens or problems.spec.max_answer_len + 1,
+                                  generator=gen)
         out.append(score_completions(comp, problems.subset(slice(s, s + per)), repeats=k))
     return np.concatenate(out).reshape(-1, k).mean(axis=1)
 
@@ -336,21 +375,23 @@ def run_rl(cfg: RLRunConfig, *, seed: int, device: str = "cpu", num_threads: int
         gen = torch.Generator().manual_seed(s_roll)  # prompt order, minibatches (CPU)
         sampler = torch.Generator(device=dev).manual_seed(s_roll + 1)  # rollouts (on device)
         train_prompts = sets["train"].prompt_tensor(arithmetic_tokenizer()).to(dev)
-        t_len, max_new = cfg.task.prompt_len, cfg.task.max_answer_len + 1
+        t_len, max_new, n_pool = cfg.task.prompt_len, cfg.gen_len, cfg.pool
         timing = dict.fromkeys(("rollout", "reward", "update", "eval"), 0.0)
         evals, per_step = [], []
-        order, pos, flops, wall = torch.randperm(cfg.n_train, generator=gen), 0, 0.0, 0.0
+        order, pos, flops, wall = torch.randperm(n_pool, generator=gen), 0, 0.0, 0.0
+        stopped = False
 
         def evaluate(step: int) -> None:
             t = time.perf_counter()
-            rate = float(pass_rate(model, sets["heldout"], k=cfg.eval_k, seed=s_eval).mean())
+            rate = float(pass_rate(model, sets["heldout"], k=cfg.eval_k, seed=s_eval,
+                                   max_new_tokens=cfg.max_new_tokens).mean())
             timing["eval"] += time.perf_counter() - t
             evals.append((step, flops, wall, step * g.prompts_per_step * g.group_size, rate))
 
         evaluate(0)
         for step in tqdm(range(1, g.steps + 1), disable=not progress, desc="GRPO", unit="step"):
-            if pos + g.prompts_per_step > cfg.n_train:
-                order, pos = torch.randperm(cfg.n_train, generator=gen), 0
+            if pos + g.prompts_per_step > n_pool:
+                order, pos = torch.randperm(n_pool, generator=gen), 0
             pidx = order[pos:pos + g.prompts_per_step]
             pos += g.prompts_per_step
             t0 = time.perf_counter()
@@ -379,6 +420,11 @@ def run_rl(cfg: RLRunConfig, *, seed: int, device: str = "cpu", num_threads: int
                              stats["zero_adv_frac"], step_flops))
             if step % cfg.eval_every == 0 or step == g.steps:
                 evaluate(step)
+                if cfg.plateau is not None and step < g.steps:
+                    ev_ = np.array(evals, dtype=float)
+                    if should_stop(ev_[:, 0], ev_[:, 1], ev_[:, 4], cfg.plateau):
+                        stopped = True
+                        break
         ev = np.array(evals, dtype=float).reshape(-1, 5)
         ps = np.array(per_step, dtype=float).reshape(-1, 5)
         return RunResult(
@@ -387,4 +433,4 @@ def run_rl(cfg: RLRunConfig, *, seed: int, device: str = "cpu", num_threads: int
             mean_length=ps[:, 1], clip_frac=ps[:, 2], zero_adv_frac=ps[:, 3], step_flops=ps[:, 4],
             n_params=model.n_params(), n_params_total=model.n_params(non_embedding=False),
             warmup_steps=warm.steps, warmup_flops=warm.flops, warmup_wall_s=warm.wall_s,
-            warmup_check=warm.check, timing_s=timing)
+            warmup_check=warm.check, timing_s=timing, stopped_early=stopped)

@@ -1,11 +1,17 @@
 """The RL-scaling sweep: sizes x design variants x seeds, as Dask tasks, into xarray.
 
-A sweep has two phases, each mapped with :func:`scalinglab.compute.map_tasks`:
+A sweep has two or three stages, each mapped with :func:`scalinglab.sweeps.map_runs`:
 
 1. one warm-up per (model size, seed) (:func:`~scalinglab.studies.rl.run.warm_start`);
-2. one GRPO run per (model size, variant, seed), started from that warm-up, so
+2. (``medium``) a short GRPO learning-rate sweep per size: ``lr_grid`` multipliers of
+   the width rule below, ``lr_seeds`` seeds, ``lr_steps`` steps each; the multiplier
+   with the highest held-out pass rate over its last evaluations
+   (:func:`select_lr`) is used for that size's main runs, and the whole sweep is
+   kept in the dataset (``lr_pass_rate``) as a result;
+3. one GRPO run per (model size, variant, seed), started from that warm-up, so
    the variants of a size and seed share their starting policy and R0 (paired
-   ablations) and the warm-up is paid once.
+   ablations) and the warm-up is paid once. ``variant_sizes`` can restrict a
+   variant to some sizes (the other cells are ``status`` "skipped").
 
 Each task sets torch to one thread (also in ``scheduler="sync"``), so a result
 does not depend on where it ran. A task that raises is reported in the dataset
@@ -17,8 +23,10 @@ GRPO run while the sweep runs, so an interrupted sweep resumes run by run.
 
 Compute classes (:func:`sweep_config`): ``tiny`` (tests, seconds), ``small`` (the
 default report: 3 sizes spanning 32x in non-embedding parameters, 3 variants,
-3 seeds; about 10 minutes on 2 idle cores), ``medium`` and ``large`` (a GPU or a
-cluster: more sizes, seeds and steps, and group-size variants).
+3 seeds; about 10 minutes on 2 idle cores), ``medium`` (the redesign that can decide
+the papers' claims: per-size learning rates, 4 sizes over 32x, runs to a plateau,
+a low R0, 5 seeds, positive controls and data reuse; hours on 2 cores, resumable run
+by run) and ``large`` (a GPU or a cluster).
 
 The warm-up uses one recipe (learning rate, batch, stopping band) for every size.
 The GRPO learning rate follows the width, ``lr = lr_base * lr_ref_width / d_model``
@@ -47,6 +55,8 @@ from scalinglab.studies.rl.run import (
     run_rl,
     warm_start,
 )
+from scalinglab.studies.rl.lr_stage import lr_stage_dataset, select_lr
+from scalinglab.studies.rl.stopping import PlateauRule
 from scalinglab.studies.rl.tasks import TaskSpec
 from scalinglab.models.tokenizer import arithmetic_tokenizer
 from scalinglab.models.transformer import TransformerConfig
@@ -89,24 +99,61 @@ class RLSweepConfig:
     eval_k: int = 4
     data_seed: int = 0
     device: str = "cpu"
+    # the redesign (medium): learning-rate stage, plateau stopping, variants on some sizes
+    lr_grid: tuple[float, ...] = ()  # multipliers of the width rule tried per size
+    lr_seeds: tuple[int, ...] = ()
+    lr_steps: int = 0
+    lr_last: int = 3  # evaluations averaged to rank the learning rates
+    plateau: PlateauRule | None = None
+    variant_sizes: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         d = dataclasses.asdict(self)
+        for k, default in _REDESIGN_DEFAULTS.items():  # unused: older configs keep their hash
+            if d[k] == default:
+                del d[k]
         d["engine_version"] = ENGINE_VERSION
         return d
 
-    def run_config(self, size: SizeSpec, variant: str) -> RLRunConfig:
-        """The :class:`RLRunConfig` of one (size, variant)."""
+    def rule_lr(self, size: SizeSpec) -> float:
+        """The width rule's learning rate ``lr_base * lr_ref_width / d_model``."""
+        return self.lr_base * self.lr_ref_width / size.d_model
+
+    def run_config(self, size: SizeSpec, variant: str, *, lr_mult: float = 1.0) -> RLRunConfig:
+        """The :class:`RLRunConfig` of one (size, variant).
+
+        A variant overrides :class:`GRPOConfig` fields, and may also set ``lr_scale``
+        (times the size's learning rate), ``train_pool`` and ``max_new_tokens``
+        (:class:`~scalinglab.studies.rl.run.RLRunConfig`). ``lr_mult`` multiplies the
+        width rule's learning rate (the size's selected multiplier).
+        """
         model = TransformerConfig(
             vocab_size=arithmetic_tokenizer().vocab_size, d_model=size.d_model,
             n_layer=size.n_layer, n_head=size.n_head,
             max_seq_len=self.task.prompt_len + self.task.max_answer_len + 1, **self.architecture)
-        lr = self.lr_base * self.lr_ref_width / size.d_model
-        grpo = dataclasses.replace(self.grpo, lr=lr, **self.variants[variant])
+        over = dict(self.variants[variant])
+        lr = self.rule_lr(size) * lr_mult * over.pop("lr_scale", 1.0)
+        run_knobs = {k: over.pop(k) for k in ("train_pool", "max_new_tokens") if k in over}
+        grpo = dataclasses.replace(self.grpo, lr=lr, **over)
         return RLRunConfig(model=model, task=self.task, warmup=self.warmup, grpo=grpo,
                            n_sft=self.n_sft, n_train=self.n_train, n_heldout=self.n_heldout,
                            eval_every=self.eval_every, eval_k=self.eval_k,
-                           data_seed=self.data_seed)
+                           data_seed=self.data_seed, plateau=self.plateau, **run_knobs)
+
+    def lr_config(self, size: SizeSpec, lr_mult: float) -> RLRunConfig:
+        """A learning-rate-stage run: the baseline at ``lr_mult`` x the width rule,
+        ``lr_steps`` steps, no plateau stop."""
+        cfg = self.run_config(size, next(iter(self.variants)), lr_mult=lr_mult)
+        return dataclasses.replace(cfg, grpo=dataclasses.replace(cfg.grpo, steps=self.lr_steps),
+                                   plateau=None)
+
+    def runs_at(self, variant: str) -> tuple[str, ...]:
+        """Names of the sizes ``variant`` runs at (every size unless restricted)."""
+        return tuple(self.variant_sizes.get(variant, [s.name for s in self.sizes]))
+
+
+_REDESIGN_DEFAULTS = {"lr_grid": (), "lr_seeds": (), "lr_steps": 0, "lr_last": 3,
+                      "plateau": None, "variant_sizes": {}}
 
 
 _ABLATIONS = {"baseline": {}, "sample_agg": {"loss_agg": "sample"},
@@ -128,7 +175,17 @@ def sweep_config(compute_class: str = "small", **overrides) -> RLSweepConfig:
       3 seeds, 500 GRPO steps of 16 prompts x 8 completions, eval every 25 steps
       on 256 held-out prompts x 4 samples (about 20 core-minutes: 9-10 minutes on
       2 idle cores, estimated by ``benchmarks/bench_rl.py --estimate-small``).
-    - ``medium``: sizes s..xl, 5 seeds, 800 steps, plus group size 4 and 16.
+    - ``medium``: the redesign (``docs/studies/rl_scaling.md``): sizes xs/s/m/l
+      (16/32/48/64 wide, 2-4 layers: 6k-197k non-embedding parameters, 32x); a
+      learning-rate stage per size (0.5, 1, 2, 4 x the width rule, 2 seeds, 300
+      steps); warm-up stopped at a pass rate of 0.03 (a slow start can show); up
+      to 2000 GRPO steps with the plateau stopping rule
+      (:class:`~scalinglab.studies.rl.stopping.PlateauRule`); 5 seeds; baseline at
+      every size, and at sizes s and m the two design ablations, half the learning
+      rate (a positive control on efficiency), a generation cap of 4 tokens (3
+      digits + EOS, below the 4-digit sums' 5: a positive control that must lower A)
+      and a fixed pool of 2000 prompts reused for up to 16 epochs against fresh
+      prompts (Tan et al.'s data reuse), all at the same compute per step.
     - ``large``: sizes s..xxl, 8 seeds, 2000 steps, 4-digit addition.
     """
     if compute_class == "tiny":
@@ -146,10 +203,22 @@ def sweep_config(compute_class: str = "small", **overrides) -> RLSweepConfig:
                             variants=dict(_ABLATIONS), grpo=GRPOConfig(steps=500),
                             eval_every=25)
     elif compute_class == "medium":
+        task = TaskSpec(op="add", n_digits=3, reverse_answer=True)
+        steps, ablated = 2000, ("s", "m")
+        variants = {**_ABLATIONS, "half_lr": {"lr_scale": 0.5},
+                    "len_cap": {"max_new_tokens": task.max_answer_len},
+                    "reuse": {"train_pool": 2000}}
         cfg = RLSweepConfig(
-            compute_class="medium", sizes=tuple(_SIZES[k] for k in ("s", "m", "l", "xl")),
-            variants={**_ABLATIONS, "group4": {"group_size": 4}, "group16": {"group_size": 16}},
-            seeds=tuple(range(5)), grpo=GRPOConfig(steps=800), n_heldout=512, eval_every=25)
+            compute_class="medium",
+            sizes=(SizeSpec("xs", 16, 2, 2), SizeSpec("s", 32, 2), SizeSpec("m", 48, 3),
+                   SizeSpec("l", 64, 4)),
+            variants=variants, seeds=tuple(range(5)), task=task,
+            warmup=WarmupConfig(target_lo=0.03, target_hi=0.06),
+            grpo=GRPOConfig(steps=steps), n_train=steps * GRPOConfig().prompts_per_step,
+            n_heldout=512, eval_every=25, eval_k=4,
+            lr_grid=(0.5, 1.0, 2.0, 4.0), lr_seeds=(0, 1), lr_steps=300,
+            plateau=PlateauRule(min_steps=400),
+            variant_sizes={v: ablated for v in variants if v != "baseline"})
     elif compute_class == "large":
         cfg = RLSweepConfig(
             compute_class="large", sizes=tuple(_SIZES[k] for k in ("s", "m", "l", "xl", "xxl")),
@@ -168,9 +237,15 @@ def _warm_task(item: tuple[RLSweepConfig, int, int]) -> WarmStart:
     return warm_start(cfg, seed=seed, device=sweep.device, num_threads=1)
 
 
-def _rl_task(item: tuple[RLSweepConfig, int, str, int, WarmStart]) -> RunResult:
-    sweep, size_i, variant, seed, warm = item
-    cfg = sweep.run_config(sweep.sizes[size_i], variant)
+def _rl_task(item: tuple[RLSweepConfig, int, str, int, WarmStart, float]) -> RunResult:
+    sweep, size_i, variant, seed, warm, lr_mult = item
+    cfg = sweep.run_config(sweep.sizes[size_i], variant, lr_mult=lr_mult)
+    return run_rl(cfg, seed=seed, device=sweep.device, num_threads=1, warm=warm)
+
+
+def _lr_task(item: tuple[RLSweepConfig, int, float, int, WarmStart]) -> RunResult:
+    sweep, size_i, lr_mult, seed, warm = item
+    cfg = sweep.lr_config(sweep.sizes[size_i], lr_mult)
     return run_rl(cfg, seed=seed, device=sweep.device, num_threads=1, warm=warm)
 
 
@@ -180,15 +255,19 @@ def execute_sweep(sweep: RLSweepConfig, *, scheduler: str = "", client=None,
 
     ``runs``: the sweep's per-run cache (:func:`scalinglab.sweeps.cached_sweep`); warm-ups
     and GRPO runs found there are not run again, new ones are stored as they finish.
-    None: no caching.
+    None: no caching. Main runs go variant by variant, seed by seed, so an interrupted
+    sweep has whole seeds of the baseline at every size first.
     """
     from scalinglab.compute import get_client
 
     sweep = dataclasses.replace(sweep, device=resolve_device(sweep.device))
-    warm_items = [(sweep, i, s) for i in range(len(sweep.sizes)) for s in sweep.seeds]
-    rl_keys = [(i, v, s) for i in range(len(sweep.sizes)) for v in sweep.variants
-               for s in sweep.seeds]
+    names = [s.name for s in sweep.sizes]
+    warm_seeds = sorted(set(sweep.seeds) | set(sweep.lr_seeds))
+    warm_items = [(sweep, i, s) for i in range(len(sweep.sizes)) for s in warm_seeds]
+    rl_keys = [(i, v, s) for v in sweep.variants for s in sweep.seeds
+               for i in range(len(sweep.sizes)) if names[i] in sweep.runs_at(v)]
     own = client is None and scheduler != "sync"
+    lr_results: dict = {}
     with (get_client(scheduler) if own else contextlib.nullcontext(client)) as cl:
         warms, wfail = map_runs(
             _warm_task, warm_items, runs=runs, scheduler=scheduler, client=cl, desc="warm-up",
@@ -197,10 +276,27 @@ def execute_sweep(sweep: RLSweepConfig, *, scheduler: str = "", client=None,
         warm_of = {(it[1], it[2]): w for it, w in zip(warm_items, warms, strict=True)
                    if w is not None}
         werr = {(f.config[1], f.config[2]): f.error for f in wfail}
-        todo = [(sweep, i, v, s, warm_of[(i, s)]) for i, v, s in rl_keys if (i, s) not in werr]
+        mult = dict.fromkeys(range(len(sweep.sizes)), 1.0)
+        if sweep.lr_grid:
+            lr_items = [(sweep, i, m, s, warm_of[(i, s)]) for i in range(len(sweep.sizes))
+                        for m in sweep.lr_grid for s in sweep.lr_seeds if (i, s) not in werr]
+            lr_runs, lr_fail = map_runs(
+                _lr_task, lr_items, runs=runs, scheduler=scheduler, client=cl,
+                desc="learning-rate stage", progress=progress,
+                keys=[["lr", names[i], m, s] for _, i, m, s, _ in lr_items])
+            for f in lr_fail:
+                print(f"FAILED learning-rate run size={names[f.config[1]]} x{f.config[2]} "
+                      f"seed={f.config[3]}: {f.error.strip().splitlines()[-1]}")
+            lr_results = {(it[1], it[2], it[3]): r for it, r in zip(lr_items, lr_runs, strict=True)
+                          if r is not None}
+            mult = {i: select_lr(sweep, lr_results, i) for i in range(len(sweep.sizes))}
+        todo = [(sweep, i, v, s, warm_of[(i, s)], mult[i]) for i, v, s in rl_keys
+                if (i, s) not in werr]
+        tagged = bool(sweep.lr_grid)  # the key names the selected learning rate
         results_, rfail = map_runs(
             _rl_task, todo, runs=runs, scheduler=scheduler, client=cl, desc="GRPO runs",
-            keys=[["grpo", sweep.sizes[i].name, v, s] for _, i, v, s, _ in todo],
+            keys=[["grpo", sweep.sizes[i].name, v, s, *([m] if tagged else [])]
+                  for _, i, v, s, _, m in todo],
             progress=progress)
     failed = {f.index for f in rfail}
     results = {(it[1], it[2], it[3]): r
@@ -211,11 +307,18 @@ def execute_sweep(sweep: RLSweepConfig, *, scheduler: str = "", client=None,
     for (i, v, s), err in errors.items():
         print(f"FAILED run size={sweep.sizes[i].name} variant={v} seed={s}: "
               f"{err.strip().splitlines()[-1]}")
-    return to_dataset(sweep, results, errors, warm_of)
+    ds = to_dataset(sweep, results, errors, warm_of, lr_mult=mult)
+    if sweep.lr_grid:
+        ds = ds.merge(lr_stage_dataset(sweep, lr_results))
+    return ds
 
 
-def to_dataset(sweep: RLSweepConfig, results: dict, errors: dict, warms: dict) -> xr.Dataset:
+def to_dataset(sweep: RLSweepConfig, results: dict, errors: dict, warms: dict, *,
+               lr_mult: dict[int, float] | None = None) -> xr.Dataset:
     """Assemble runs into a Dataset (dims ``model_size, variant, seed, eval, step``).
+
+    A run that stopped early (plateau rule) has NaN after its last evaluation and
+    step; a (size, variant) the sweep does not run is ``status`` "skipped".
 
     Parameters
     ----------
@@ -225,7 +328,10 @@ def to_dataset(sweep: RLSweepConfig, results: dict, errors: dict, warms: dict) -
         ``(size_index, variant, seed) -> traceback`` of the runs that failed.
     warms
         ``(size_index, seed) -> WarmStart`` (None where the warm-up failed).
+    lr_mult
+        ``size_index -> multiplier`` of the width rule's learning rate used (1).
     """
+    lr_mult = lr_mult or {}
     names = [s.name for s in sweep.sizes]
     variants, seeds = list(sweep.variants), list(sweep.seeds)
     steps = sweep.grpo.steps
@@ -237,17 +343,24 @@ def to_dataset(sweep: RLSweepConfig, results: dict, errors: dict, warms: dict) -
                                                        "zero_adv_frac", "step_flops")}
     timing = {k: np.full(shape, np.nan) for k in ("rollout_s", "reward_s", "update_s", "eval_s")}
     status = np.full(shape, "failed", dtype=object)
+    for j, v in enumerate(variants):
+        for i, name in enumerate(names):
+            if name not in sweep.runs_at(v):
+                status[i, j] = "skipped"
     error = np.full(shape, "", dtype=object)
+    stopped = np.zeros(shape, dtype=bool)
     for (i, v, s), r in results.items():
         j, k = variants.index(v), seeds.index(s)
-        if list(r.eval_step) != ev_steps:
+        ne, ns = len(r.eval_step), len(r.step_flops)
+        if list(r.eval_step) != ev_steps[:ne] or not (ne == e or sweep.plateau is not None):
             raise RuntimeError(f"eval schedule {list(r.eval_step)} != expected {ev_steps}")
-        arr["pass_rate"][i, j, k], arr["flops"][i, j, k] = r.pass_rate, r.eval_flops
-        arr["wall_s"][i, j, k] = r.eval_wall_s
+        arr["pass_rate"][i, j, k, :ne], arr["flops"][i, j, k, :ne] = r.pass_rate, r.eval_flops
+        arr["wall_s"][i, j, k, :ne] = r.eval_wall_s
         for name in per:
-            per[name][i, j, k] = getattr(r, name)
+            per[name][i, j, k, :ns] = getattr(r, name)
         for name in timing:
             timing[name][i, j, k] = r.timing_s[name[:-2]]
+        stopped[i, j, k] = getattr(r, "stopped_early", False)
         status[i, j, k] = "ok"
     for (i, v, s), err in errors.items():
         error[i, variants.index(v), seeds.index(s)] = err
@@ -257,14 +370,16 @@ def to_dataset(sweep: RLSweepConfig, results: dict, errors: dict, warms: dict) -
         if w is not None:
             for k in warm_vars:
                 warm_vars[k][i, seeds.index(s)] = getattr(w, k.removeprefix("warmup_"))
-    cfgs = [sweep.run_config(sz, variants[0]) for sz in sweep.sizes]
+    cfgs = [sweep.run_config(sz, variants[0], lr_mult=lr_mult.get(i, 1.0))
+            for i, sz in enumerate(sweep.sizes)]
     run_dims, ev_dims = ("model_size", "variant", "seed"), ("model_size", "variant", "seed", "eval")
     ds = xr.Dataset(
         {"pass_rate": (ev_dims, arr["pass_rate"], {"long_name": "held-out pass rate (mean@k)"}),
          **{k: (("model_size", "variant", "seed", "step"), v) for k, v in per.items()},
          **{k: (run_dims, v) for k, v in timing.items()},
          **{k: (("model_size", "seed"), v) for k, v in warm_vars.items()},
-         "status": (run_dims, status.astype(str)), "error": (run_dims, error.astype(str))},
+         "status": (run_dims, status.astype(str)), "error": (run_dims, error.astype(str)),
+         **({"stopped_early": (run_dims, stopped)} if sweep.plateau is not None else {})},
         coords={
             "model_size": names, "variant": variants, "seed": seeds,
             "eval": np.arange(e), "step": np.arange(1, s_ + 1),
@@ -280,10 +395,18 @@ def to_dataset(sweep: RLSweepConfig, results: dict, errors: dict, warms: dict) -
             "d_model": ("model_size", [s.d_model for s in sweep.sizes]),
             "n_layer": ("model_size", [s.n_layer for s in sweep.sizes]),
             "lr": ("model_size", [c.grpo.lr for c in cfgs]),
+            **({"lr_mult_selected": ("model_size", [lr_mult.get(i, 1.0)
+                                                    for i in range(len(names))])}
+               if sweep.lr_grid else {}),
+            **({"prompt_pool": ("variant", [sweep.run_config(sweep.sizes[0], v).pool
+                                            for v in variants]),
+                "gen_len": ("variant", [sweep.run_config(sweep.sizes[0], v).gen_len
+                                        for v in variants])}
+               if sweep.plateau is not None or sweep.lr_grid else {}),
             "variant_overrides": ("variant", [json.dumps(sweep.variants[v]) for v in variants]),
         },
         attrs={"study": STUDY, "compute_class": sweep.compute_class, "device": sweep.device,
-               "n_failed": int((status != "ok").sum()), "engine_version": ENGINE_VERSION},
+               "n_failed": int((status == "failed").sum()), "engine_version": ENGINE_VERSION},
     )
     return ds
 

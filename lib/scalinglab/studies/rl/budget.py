@@ -1,0 +1,130 @@
+"""What an RL sweep costs: measured seconds per size, extrapolated to the whole sweep.
+
+:func:`measure_costs` times, on this machine and one torch thread (as the sweep's
+tasks run), one warm-up and a short GRPO run per model size of a sweep: seconds
+per warm-up, per GRPO step (rollout, reward and update) and per held-out
+evaluation. :func:`estimate_sweep` turns those into the seconds of every task of
+the sweep (warm-ups, the learning-rate stage, the main runs at their full step
+budget: an upper bound when the plateau rule stops runs early) and packs them on
+``workers`` workers with :func:`scalinglab.sweeps.makespan`.
+
+Run ``python -m scalinglab.studies.rl.budget medium`` to measure and print the
+estimate; ``--out FILE`` writes the measurement as JSON (the notebook reads
+``data/rl_scaling/cost-medium.json``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import platform
+import time
+from pathlib import Path
+
+from scalinglab.studies.rl.run import run_rl, warm_start
+
+
+def measure_costs(sweep, *, steps: int = 50, seed: int = 0) -> dict:
+    """Seconds per warm-up, GRPO step and evaluation, per size of ``sweep``.
+
+    Parameters
+    ----------
+    sweep
+        An :class:`~scalinglab.studies.rl.sweep.RLSweepConfig`.
+    steps
+        GRPO steps timed per size (evaluations every ``sweep.eval_every``).
+    seed
+        Run seed of the timed runs.
+
+    Returns
+    -------
+    dict
+        ``{"sizes": {name: {"warmup_s", "warmup_steps", "step_s", "eval_s",
+        "n_params"}}, "steps": steps, "machine": ..., "measured_at": ...}``.
+    """
+    out = {}
+    for size in sweep.sizes:
+        cfg = sweep.run_config(size, next(iter(sweep.variants)))
+        cfg = dataclasses.replace(cfg, grpo=dataclasses.replace(cfg.grpo, steps=steps),
+                                  plateau=None)
+        t = time.perf_counter()
+        warm = warm_start(cfg, seed=seed, device="cpu", num_threads=1)
+        warm_s = time.perf_counter() - t
+        r = run_rl(cfg, seed=seed, device="cpu", num_threads=1, warm=warm)
+        n_eval = len(r.eval_step)
+        out[size.name] = {"warmup_s": warm_s, "warmup_steps": warm.steps,
+                          "step_s": (r.timing_s["rollout"] + r.timing_s["reward"]
+                                     + r.timing_s["update"]) / steps,
+                          "eval_s": r.timing_s["eval"] / n_eval,
+                          "n_params": cfg.model.n_params()}
+        print(f"{size.name}: {json.dumps(out[size.name])}", flush=True)
+    return {"sizes": out, "steps": steps, "machine": platform.node(),
+            "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+
+
+def task_seconds(sweep, costs: dict) -> dict[str, list[float]]:
+    """Estimated seconds of every task of ``sweep``, by stage.
+
+    Main runs are counted at their full step budget (``sweep.grpo.steps``), so with
+    a plateau rule the estimate is an upper bound.
+
+    Returns
+    -------
+    dict
+        ``{"warm-up": [...], "learning-rate stage": [...], "GRPO runs": [...]}``.
+    """
+    c = costs["sizes"]
+    seeds = sorted(set(sweep.seeds) | set(sweep.lr_seeds))
+    warm = [c[s.name]["warmup_s"] for s in sweep.sizes for _ in seeds]
+
+    def run_s(name: str, steps: int) -> float:
+        n_eval = len({0, *range(sweep.eval_every, steps + 1, sweep.eval_every), steps})
+        return steps * c[name]["step_s"] + n_eval * c[name]["eval_s"]
+
+    lr = [run_s(s.name, sweep.lr_steps) for s in sweep.sizes for _ in sweep.lr_grid
+          for _ in sweep.lr_seeds]
+    main = [run_s(s.name, sweep.grpo.steps) for v in sweep.variants for s in sweep.sizes
+            if s.name in sweep.runs_at(v) for _ in sweep.seeds]
+    return {"warm-up": warm, "learning-rate stage": lr, "GRPO runs": main}
+
+
+def estimate_sweep(sweep, costs: dict, *, workers: int = 2) -> dict:
+    """Wall-clock estimate of ``sweep`` on ``workers`` workers from measured costs.
+
+    Returns
+    -------
+    dict
+        ``tasks`` (count per stage), ``core_s`` (summed task seconds per stage and
+        ``total``) and ``wall_s`` (the stages run one after the other, each packed
+        longest-first onto the workers).
+    """
+    from scalinglab.sweeps import makespan
+
+    stages = task_seconds(sweep, costs)
+    core = {k: float(sum(v)) for k, v in stages.items()}
+    core["total"] = float(sum(core.values()))
+    wall = float(sum(makespan(v, workers=workers) for v in stages.values() if v))
+    return {"tasks": {k: len(v) for k, v in stages.items()}, "core_s": core, "wall_s": wall,
+            "workers": workers}
+
+
+def main(argv: list[str] | None = None) -> None:
+    from scalinglab.studies.rl.sweep import sweep_config
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("compute_class")
+    ap.add_argument("--steps", type=int, default=50)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--out", type=Path)
+    args = ap.parse_args(argv)
+    sweep = sweep_config(args.compute_class)
+    costs = measure_costs(sweep, steps=args.steps)
+    costs["estimate"] = estimate_sweep(sweep, costs, workers=args.workers)
+    print(json.dumps(costs["estimate"], indent=2))
+    if args.out:
+        args.out.write_text(json.dumps(costs, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

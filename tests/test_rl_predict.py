@@ -1,0 +1,97 @@
+"""ScaleRL's half-compute test, the early plateau, data reuse and seed spread, on curves
+with known laws."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from scalinglab.studies.rl import analysis as rla
+from scalinglab.studies.rl import predict as rlp
+
+STEPS = np.arange(0, 1001, 25)
+C = STEPS * 1e9
+
+
+def _sigmoid(c, r0=0.03, a=0.7, b=2.0, c_mid=3e11):
+    out = np.full(c.shape, r0)
+    pos = c > 0
+    out[pos] = r0 + (a - r0) / (1 + (c_mid / c[pos]) ** b)
+    return out
+
+
+def _frame(curves: dict, *, seeds=5, noise=0.005, seed=0, variant="baseline"):
+    rng = np.random.default_rng(seed)
+    rows = []
+    for size, (n, fn) in curves.items():
+        for sd in range(seeds):
+            y = np.clip(fn(C) + rng.normal(0, noise, C.size), 0, 1)
+            y[0] = fn(C[:1])[0]
+            rows += [{"model_size": size, "n_params": n, "variant": variant, "seed": sd,
+                      "step": int(st), "compute": c, "pass_rate": v}
+                     for st, c, v in zip(STEPS, C, y, strict=True)]
+    return pd.DataFrame(rows)
+
+
+def test_half_compute_predicts_a_bent_curve_and_flags_an_unbent_one():
+    df = _frame({"s": (1e4, lambda c: _sigmoid(c, c_mid=2e11)),
+                 "l": (1e5, lambda c: _sigmoid(c, a=0.9, b=1.2, c_mid=2e12))})
+    h = rlp.half_compute(df, reps=20, seed=0).set_index("model_size")
+    s, big = h.loc["s"], h.loc["l"]
+    assert s["A_full"] == pytest.approx(0.7, abs=0.02)
+    assert abs(s["A_error"]) < 0.03 and abs(s["final_error"]) < 0.03
+    assert s["A_error_lo"] <= s["A_error"] <= s["A_error_hi"]
+    assert bool(s["A_half_identified"]) and s["rmse"] < 0.01
+    # C_mid = 2x the run's compute: the first half is nowhere near the bend
+    assert not bool(big["A_half_identified"]) and "bound 1" in big["A_half_note"]
+
+
+def _logistic(t, r0=0.03, rmax=0.7, kappa=12.0, t0=0.4):
+    return r0 + (rmax - r0) / (1 + np.exp(-kappa * (t - t0)))
+
+
+def test_phase_predictions_recover_the_logistic_and_its_early_plateau():
+    df = _frame({"s": (1e4, lambda c: _logistic(c / C[-1])),
+                 "m": (1e5, lambda c: _logistic(c / C[-1], t0=0.8))}, noise=0.003)
+    ph = rlp.phase_predictions(df, early_frac=0.3, reps=20, seed=0).set_index("model_size")
+    s = ph.loc["s"]
+    t90 = 0.4 + np.log(9) / 12
+    assert s["t90"] == pytest.approx(t90, abs=0.02) and s["t50"] == pytest.approx(0.4, abs=0.02)
+    assert s["t10"] == pytest.approx(0.4 - np.log(9) / 12, abs=0.02) and s["t10"] > 0
+    assert s["R0"] == pytest.approx(0.03, abs=0.02)
+    assert s["t10_lo"] <= s["t10"] <= s["t10_hi"]
+    # the first 30% holds the slow start and the start of the climb: the plateau is there
+    # for s (t0 = 0.4), but for m (t0 = 0.8) the first 30% is flat and sees no plateau
+    assert abs(s["t90_error"]) < 0.2
+    m = ph.loc["m"]
+    assert not np.isfinite(m["t90_early"]) or m["early_fail_share"] >= 0.2 or \
+        abs(m["t90_error"]) > 0.1
+
+
+def test_matched_compute_delta_pairs_runs_at_the_shorter_end():
+    base = _frame({"s": (1e4, lambda c: _sigmoid(c))}, noise=0.0)
+    var = _frame({"s": (1e4, lambda c: _sigmoid(c) - 0.05)}, noise=0.0, variant="reuse")
+    var = var[var["step"] <= 600]  # stopped early: compared over the compute both reached
+    d = rlp.matched_compute_delta(pd.concat([base, var]), "reuse", reps=50)
+    assert d["delta"] == pytest.approx(-0.05, abs=1e-9) and d["sizes"] == ["s"]
+    assert d["ci"][0] <= d["delta"] <= d["ci"][1] and d["n_seeds"] == 5
+    with pytest.raises(ValueError, match="no run paired"):
+        rlp.matched_compute_delta(base, "reuse")
+
+
+def test_seed_spread_and_ablations_on_a_variant_run_at_some_sizes():
+    rng = np.random.default_rng(1)
+    rows = [{"variant": v, "model_size": s, "seed": sd, "n_params": 1.0,
+             "A": 0.7 + (0.1 if v == "cap" else 0.0) * -1 + rng.normal(0, 0.01),
+             "B": 2.0, "C_mid": 1e11 * (2 if v == "cap" else 1)}
+            for v in ("baseline", "cap") for s in ("s", "m") for sd in range(5)
+            if not (v == "cap" and s == "m")]
+    ps = pd.DataFrame(rows)
+    sp = rlp.seed_spread(ps, reps=200)
+    assert sp["sd"] == pytest.approx(0.01, abs=0.006) and sp["at_bound"] == 0
+    eff = rla.ablation_effects(ps, baseline="baseline", reps=200).set_index("metric")
+    assert eff.loc["A", "delta"] == pytest.approx(-0.1, abs=0.02)
+    assert eff.loc["A", "delta_hi"] < -0.05 and eff.loc["A", "sizes"] == "s"
+    assert eff.loc["log10_C_mid", "delta"] == pytest.approx(np.log10(2))
+    assert eff.loc["A", "mde"] > 0 and bool(eff.loc["A", "identified"])
