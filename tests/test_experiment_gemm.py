@@ -39,18 +39,20 @@ def test_sweep_config_classes():
 def test_run_sweep_puts_every_timing_in_its_cell(monkeypatch):
     import time
 
-    # a fake kernel that sleeps 20 ms for tile_m = 64 and returns at once for
-    # tile_m = 16: after the random run order is undone, every cell must hold its
-    # own tile's times (sleep never undersleeps; no call takes 20 ms otherwise)
+    # a fake kernel that sleeps 100 ms for tile_m = 4 MR (two of the four tiny tiles) and
+    # returns at once for the others: after the random run order is undone, every cell
+    # must hold its own tile's times (sleep never undersleeps; a no-op call does not take
+    # 100 ms even on a busy machine)
     monkeypatch.setattr(gemm, "gemm_tiled",
-                        lambda a, b, tile_m, tile_n, tile_k: time.sleep(0.02 * (tile_m == 64)))
+                        lambda a, b, tile_m, tile_n, tile_k: time.sleep(0.1 * (tile_m == 4 * MR)))
     cfg = gemm.sweep_config("tiny", flush_mib=0)
     ds = gemm.run_sweep(cfg, progress=False, energy=False)
     assert ds["tiled_seconds"].dims == ("shape", "tile", "repeat")
     med = ds["tiled_seconds"].median("repeat")
-    slow = ds["tile_m"] == 64
-    assert bool((med.where(slow) >= 0.02).sum() == slow.sum() * ds.sizes["shape"])
-    assert bool((med.where(~slow) < 0.02).sum() == (~slow).sum() * ds.sizes["shape"])
+    slow = ds["tile_m"] == 4 * MR
+    assert int(slow.sum()) == 2
+    assert bool((med.where(slow) >= 0.1).sum() == slow.sum() * ds.sizes["shape"])
+    assert bool((med.where(~slow) < 0.1).sum() == (~slow).sum() * ds.sizes["shape"])
     assert list(ds["shape"].values) == [f"{m}x{n}x{k}" for m, n, k in cfg.shapes]
     assert bool(ds["ref_seconds"].sel(impl="blas").notnull().all())
     naive_ran = ds["ref_seconds"].sel(impl="numba_naive").notnull().all("repeat")
@@ -228,6 +230,7 @@ def test_resolve_hardware_named_and_errors():
 
 
 @pytest.mark.slow
+@pytest.mark.slow
 def test_notebook_tiny_runs_through_the_runner(tmp_path, monkeypatch):
     """The study at compute_class=tiny through ``scalinglab run`` (jupytext -> papermill)."""
     from scalinglab.record import load_results
@@ -245,7 +248,126 @@ def test_notebook_tiny_runs_through_the_runner(tmp_path, monkeypatch):
     assert "predictor/unseen_shapes/roofline_x_correction/r2_log" in found
     assert "kernel/tiled_fraction_of_blas" in found
     assert any(f["headline"] for f in found.values())
-    # the sweep was cached with provenance under the (temporary) data/ folder
-    assert list((tmp_path / "data" / "gemm_cost_model").glob("sweep-*.nc"))
+    # timing and hardware figures carry intervals from separate processes, holding the point
+    for name in ("kernel/tiled_fraction_of_blas", "tile/max_worst_over_best"):
+        lo, hi = found[name]["ci"]
+        assert lo <= found[name]["point"] <= hi
+    # every claim of the paper is in the ledger with a computed verdict
+    claims = {c["id"]: c["verdict"] for c in load_results_claims(result.run_dir)}
+    assert {"runtime-r2-random-split", "runtime-r2-unseen-shapes", "tile-effect-3.2x",
+            "power-r2-0.78", "power-saving-22", "tile-16-best"} <= set(claims)
+    assert claims["power-r2-0.78"] == "untested"
+    # the sweep and the spread were cached with provenance under the (temporary) data/ folder
+    assert list((tmp_path / "data").rglob("sweep-*.nc"))
+    assert list((tmp_path / "data").rglob("spread-*.nc"))
     html = (result.run_dir / "report.html").read_text()
     assert "Energy" in html and "<img" in html
+
+
+def load_results_claims(run_dir: Path) -> list[dict]:
+    import json
+
+    return json.loads((run_dir / "results.json").read_text())["claims"]
+
+
+@pytest.mark.slow
+def test_notebook_gpperf_variant_reads_the_published_tables(tmp_path, monkeypatch):
+    """The gpperf variant on the committed published tables: the ledger decides every claim."""
+    from scalinglab.runner.pipeline import run_study
+
+    for sub in ("notebooks", "reports"):
+        (tmp_path / sub).mkdir()
+    shutil.copy(ROOT / "notebooks" / "gemm_cost_model.py", tmp_path / "notebooks")
+    shutil.copytree(ROOT / "data" / "published" / "gpperf",
+                    tmp_path / "data" / "published" / "gpperf")
+    monkeypatch.setenv("SCALINGLAB_ROOT", str(tmp_path))
+    result = run_study("gemm_cost_model", variant="gpperf", command="pytest",
+                       overrides={"reps": 200, "n_repeats": 3})
+    assert result.status == "ok", result.error
+    claims = {c["id"]: c["verdict"] for c in load_results_claims(result.run_dir)}
+    assert len(claims) == 10 and "untested" not in claims.values()
+    # the published tables' max tile effect (tile 1 vs the best, 255x) is not 3.2x
+    assert claims["tile-effect-3.2x"] == "contradicts"
+
+
+def _hw_json(name: str) -> str:
+    import json
+
+    return json.dumps(HardwareRecord(name, peak_flop_per_s=1e11, mem_bytes_per_s=1e10,
+                                     source="measured", blas_flop_per_s=9e10,
+                                     fma_flop_per_s=1e11).to_json())
+
+
+def test_study_uses_the_committed_hardware_record_on_another_cpu(tmp_path, monkeypatch):
+    from scalinglab.cost_model import hardware as hardware_mod
+    from scalinglab.studies.gemm import machine
+
+    monkeypatch.setenv("SCALINGLAB_ROOT", str(tmp_path))
+    monkeypatch.setattr(hardware_mod, "machine_key", lambda: "other-cpu-2c")
+    monkeypatch.setattr(machine, "machine_key", lambda: "other-cpu-2c")
+    (tmp_path / "data" / "hardware").mkdir(parents=True)
+    (tmp_path / "data" / "hardware" / "committed-cpu-2c.json").write_text(_hw_json("committed-cpu-2c"))
+    hw, note = machine.study_hardware("")
+    assert hw.name == "committed-cpu-2c" and "not on this machine" in note
+    (tmp_path / "data" / "hardware" / "third-cpu-4c.json").write_text(_hw_json("third-cpu-4c"))
+    with pytest.raises(ParameterError, match="remeasure_hardware"):
+        machine.study_hardware("")
+    (tmp_path / "data" / "hardware" / "other-cpu-2c.json").write_text(_hw_json("other-cpu-2c"))
+    hw, note = machine.study_hardware("")
+    assert hw.name == "other-cpu-2c" and "this machine" in note
+
+
+def test_committed_sweep_is_reused_whatever_this_cpu_tiles_and_flush(tmp_path, monkeypatch):
+    import json
+
+    import xarray as xr
+
+    from scalinglab.compute import dataset_path
+    from scalinglab.studies.gemm import machine
+
+    monkeypatch.setenv("SCALINGLAB_ROOT", str(tmp_path))
+    here, block = machine.committed_sweep_config("tiny")
+    assert block == (MR, NR)
+    # a sweep committed on a CPU with twice the register block and another flush size
+    stored = here.to_dict()
+    stored["tiles"] = [[2 * t[0], 2 * t[1], t[2]] for t in stored["tiles"]]
+    stored["flush_bytes"] = 12345
+    folder = tmp_path / "data" / "gemm_cost_model"
+    folder.mkdir(parents=True)
+    xr.Dataset(attrs={"config": json.dumps(stored)}).to_netcdf(folder / "sweep-old.nc",
+                                                               engine="h5netcdf")
+    cfg, block = machine.committed_sweep_config("tiny")
+    assert cfg.flush_bytes == 12345 and block == (2 * MR, 2 * NR)
+    assert cfg.to_dict() == stored
+    assert dataset_path("gemm_cost_model", "sweep", cfg.to_dict()).name != \
+        dataset_path("gemm_cost_model", "sweep", here.to_dict()).name
+    again, _ = machine.committed_sweep_config("tiny", rerun=True)  # re-timing: this CPU's
+    assert again == here
+    other_seed, _ = machine.committed_sweep_config("tiny", seed=1)
+    assert other_seed.flush_bytes == here.flush_bytes
+
+
+def test_spread_figures_and_rerun_interval():
+    import xarray as xr
+
+    from scalinglab.studies.gemm import machine
+
+    # 4 processes: cell medians differ by known factors across processes
+    f = np.array([1.0, 1.1, 0.9, 1.2])
+    tiled = np.stack([np.stack([np.full(3, 2.0 * x), np.full(3, 3.0 * x)]) for x in f])
+    ds = xr.Dataset({"fma_flop_per_s": ("process", np.full(4, 100.0)),
+                     "blas_flop_per_s": ("process", 80.0 * f),
+                     "tiled_seconds": (("process", "tile", "repeat"), tiled),
+                     "blas_seconds": (("process", "repeat"), np.ones((4, 3)) * f[:, None])})
+    per = machine.per_process(ds)
+    assert per["blas_fraction_of_peak"] == pytest.approx(0.8 * f)
+    assert per["tiled_fraction_of_blas"] == pytest.approx(np.full(4, 0.5))
+    assert machine.between_process_sigma(ds) == pytest.approx(np.std(np.log(f), ddof=1))
+    lo, hi = machine.rerun_interval(0.9, per["blas_fraction_of_peak"], level=0.95)
+    med = np.median(f)
+    half = 3.182446305284263 * np.std(np.log(f), ddof=1)  # t(0.975, 3 dof)
+    assert lo == pytest.approx(0.9 * np.exp(-half)) and hi == pytest.approx(0.9 * np.exp(half))
+    point, (a, b) = machine.over_processes(per["blas_fraction_of_peak"], reps=500)
+    assert a <= point <= b and point == pytest.approx(0.8 * med)
+    with pytest.raises(ValueError, match="at least 2"):
+        machine.rerun_interval(1.0, np.array([1.0]))

@@ -264,17 +264,72 @@ def spread_path(cfg: SpreadConfig) -> Path:
 
 def rerun_interval(point: float, per_process: np.ndarray, *, level: float = 0.95
                    ) -> tuple[float, float]:
-    """Where a re-measurement of ``point`` in a new process would fall.
+    """Interval of a figure measured in one process, from its spread over processes.
 
     ``point`` is one process's figure (e.g. the committed hardware record's);
-    ``per_process`` ``(process,)`` the same figure measured in separate processes.
-    The interval is ``point`` times the central ``level`` range of
-    ``per_process / median(per_process)`` (so it always holds ``point``).
+    ``per_process`` ``(process,)`` the same figure measured in separate processes. A
+    single process's value scatters log-normally around the machine's, with the
+    standard deviation ``s`` of ``log(per_process)``; the interval is
+    ``point * exp(+-t * s)`` with ``t`` Student's quantile on ``process - 1`` degrees
+    of freedom (so it always holds ``point``; a re-run lands inside it with
+    probability about ``P(|Z| < z / sqrt 2)``, 0.83 at 95%).
     """
+    from scipy.stats import t as student_t
+
     v = np.asarray(per_process, float)
     v = v[np.isfinite(v) & (v > 0)]
     if v.size < 2:
         raise ValueError("a re-run interval needs the figure from at least 2 processes")
-    rel = np.log(v / np.median(v))
-    lo, hi = np.percentile(rel, [50 * (1 - level), 50 * (1 + level)])
-    return min(point, float(point * np.exp(lo))), max(point, float(point * np.exp(hi)))
+    half = float(student_t.ppf(0.5 + level / 2, v.size - 1) * np.std(np.log(v), ddof=1))
+    return float(point * np.exp(-half)), float(point * np.exp(half))
+
+
+def rerun_coverage(ds: xr.Dataset, *, reps: int = 500, level: float = 0.95,
+                   seed: int = 0) -> dict[str, dict[str, float]]:
+    """How often a re-run's point lands inside one run's interval, with and without the
+    between-process widening.
+
+    Every ordered pair of processes ``(i, j)``: process ``i`` plays the report
+    (its point and interval), process ``j`` the re-run of identical code. The
+    between-process noise (``between_process_sigma``) and the re-run spread come from
+    the *other* processes only, so no pair checks itself against its own spread.
+
+    Returns
+    -------
+    dict
+        Per figure (``tiled_fraction_of_blas``, ``blas_fraction_of_peak``):
+        ``within_process`` (the repeats of one process only; None where one process
+        gives no interval), ``between_processes`` (as the study computes it), and
+        ``pairs``.
+    """
+    from scalinglab.studies.gemm.analysis import speed_ratio
+
+    n = ds.sizes["process"]
+    if n < 4:
+        raise ValueError(f"re-run coverage needs at least 4 processes, got {n}")
+    per = per_process(ds)
+    best = np.nanmedian(ds["tiled_seconds"].values, axis=2).argmin(axis=1)
+    hits = {"tiled_within": [], "tiled_between": [], "blas_between": []}
+    for i in range(n):
+        for j in range(n):
+            if i == j:
+                continue
+            others = [k for k in range(n) if k not in (i, j)]
+            sigma = between_process_sigma(ds.isel(process=others))
+            blas_i = ds["blas_seconds"].values[i]
+            tiled_i = ds["tiled_seconds"].values[i, best[i]]
+            target = per["tiled_fraction_of_blas"][j]
+            for key, s in (("tiled_within", 0.0), ("tiled_between", sigma)):
+                _, (lo, hi) = speed_ratio(blas_i, tiled_i, reps=reps, level=level, seed=seed,
+                                          between_sigma=s)
+                hits[key].append(lo <= target <= hi)
+            lo, hi = rerun_interval(per["blas_fraction_of_peak"][i],
+                                    per["blas_fraction_of_peak"][others], level=level)
+            hits["blas_between"].append(lo <= per["blas_fraction_of_peak"][j] <= hi)
+    pairs = n * (n - 1)
+    return {"tiled_fraction_of_blas": {"within_process": float(np.mean(hits["tiled_within"])),
+                                       "between_processes": float(np.mean(hits["tiled_between"])),
+                                       "pairs": pairs},
+            "blas_fraction_of_peak": {"within_process": None,
+                                      "between_processes": float(np.mean(hits["blas_between"])),
+                                      "pairs": pairs}}
