@@ -119,7 +119,7 @@ def test_bad_config_and_failures_are_loud():
 def test_cached_dataset_reused(tmp_path, monkeypatch):
     monkeypatch.setenv("SCALINGLAB_ROOT", str(tmp_path))
     first = C.benchmark(compute_class="tiny", scheduler="sync", progress=False)
-    files = list((tmp_path / "data" / "interval_estimates").glob("classifiers-tiny-*.nc"))
+    files = list(tmp_path.glob("data/**/interval_estimates/classifiers-tiny-*.nc"))
     assert len(files) == 1
     assert first.attrs["config_hash"] in files[0].name
 
@@ -144,3 +144,32 @@ def test_load_or_run_normalizes_user_scores_by_references(tmp_path):
     assert "normalized by" in out.attrs["source"]
     with pytest.raises(ParameterError, match="pass scores"):
         C.load_or_run("", references=str(refs), progress=False)
+
+
+class _Killed(BaseException):
+    """A killed benchmark (not an ``Exception``, so not a failed task)."""
+
+
+def test_a_killed_benchmark_resumes_chunk_by_chunk(tmp_path, monkeypatch, small):
+    monkeypatch.setenv("SCALINGLAB_ROOT", str(tmp_path))
+    real, done, kill_after = C.fit_item, [], [5]
+
+    def counted(item):
+        if kill_after and len(done) == kill_after[0]:
+            raise _Killed
+        done.append(item)
+        return real(item)
+
+    monkeypatch.setattr(C, "fit_item", counted)
+    config = C.experiment_config("tiny", seed=3, **SMALL)  # the `small` fixture's benchmark
+    monkeypatch.setattr(C, "experiment_config", lambda compute_class, seed: config)
+    with pytest.raises(_Killed):
+        C.benchmark(compute_class="tiny", seed=3, scheduler="sync", progress=False)
+    first, kill_after[:] = list(done), []
+    done.clear()
+    ds = C.benchmark(compute_class="tiny", seed=3, scheduler="sync", progress=False)
+    n_items = len(C.build_items(config))
+    assert len(first) == 5 and len(done) == n_items - 5, "only the unfinished chunks ran"
+    assert not set(done) & set(first)
+    xr.testing.assert_identical(ds["score"].drop_attrs(), small["score"].drop_attrs())
+
