@@ -292,7 +292,10 @@ poi.to_dataframe().round(3)
 # of its orderings the intervals support. Each row is an adjacent pair of the ranking by
 # median, with both algorithms' medians and means (does the mean order them the same way?),
 # whether their IQM intervals overlap, and P(X > Y) with its interval: the ordering is
-# *supported* when that interval lies above 0.5.
+# *supported* when that interval lies above 0.5. The two interval checks answer different
+# questions: disjoint IQM intervals say that X's typical run scores higher overall; P(X > Y)
+# says on how many tasks X's runs tend to beat Y's. When they disagree (X ahead on a few
+# tasks by a lot, behind on many by a little), the median's ordering rests on neither alone.
 
 # %%
 ordering_table(board_pairs, ci, poi, metrics=("median", "mean")).round(3)
