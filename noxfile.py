@@ -1,7 +1,8 @@
 """Sessions behind the README's commands.
 
     nox -s reports   # set up, regenerate every study's report (compute_class=small), index
-    nox -s tests     # set up, run the test suite
+    nox -s tests     # set up, type-check lib/ (mypy), run the test suite
+    nox -s tests -- -m "not slow"   # the everyday lane: no notebook or cluster runs
     nox -s lint      # ruff
     nox -s bench     # speed benchmarks (writes benchmarks/results/*.json)
     nox -s lab       # JupyterLab on notebooks/, .py studies open as notebooks
@@ -13,7 +14,6 @@ into every manifest). torch, when a study needs it, is pinned to the CPU build.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import nox
@@ -40,8 +40,11 @@ def reports(session: nox.Session) -> None:
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """Run the test suite (pytest's exit 5, 'no tests collected', is reported, not hidden)."""
+    """Type-check the library, then run the test suite (pytest's exit 5, 'no tests
+    collected', is reported, not hidden). Arguments go to pytest: ``-m "not slow"`` is
+    the everyday lane (no notebook or cluster runs); CI runs everything."""
     _install(session, "test")
+    session.run("mypy")  # settings and the files checked: [tool.mypy] in pyproject.toml
     session.run("pytest", *session.posargs, success_codes=[0, 5])
 
 
@@ -66,11 +69,14 @@ def bench(session: nox.Session) -> None:
 
 @nox.session
 def lab(session: nox.Session) -> None:
-    """JupyterLab with jupytext: every ``notebooks/<study>.py`` opens as a notebook."""
+    """JupyterLab with jupytext: every ``notebooks/<study>.py`` opens as a notebook.
+
+    The default viewer comes from the project's ``jupyter-config/labconfig/`` (installed
+    with the package into ``<env>/etc/jupyter``, so any JupyterLab in an environment with
+    ``scalinglab`` installed does the same); it is also put on ``JUPYTER_CONFIG_PATH``
+    here, for an environment installed before it existed.
+    """
     _install(session, "lab")
-    settings = Path(session.virtualenv.location) / "share" / "jupyter" / "lab" / "settings"
-    settings.mkdir(parents=True, exist_ok=True)
-    overrides = {"@jupyterlab/docmanager-extension:plugin": {
-        "defaultViewers": {"python": "Jupytext Notebook"}}}
-    (settings / "overrides.json").write_text(json.dumps(overrides, indent=2))
-    session.run("jupyter", "lab", "notebooks", *session.posargs)
+    config = str(Path("jupyter-config").resolve())
+    session.run("jupyter", "lab", "notebooks", *session.posargs,
+                env={"JUPYTER_CONFIG_PATH": config})
