@@ -84,3 +84,12 @@ def test_forest_plot_one_row_per_finding_with_claim_shading():
     assert len(axes[0].patches) == 1 and len(axes[1].patches) == 0  # shaded claim region
     with pytest.raises(ValueError, match="no finding"):
         forest_plot([findings[2]])
+
+
+def test_use_style_shows_dataframes_without_nan_in_ipython():
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    use_style()
+    html = shell.display_formatter.formatters["text/html"](pd.DataFrame({"b": [1.0, math.nan]}))
+    assert "—<sup>1</sup>" in html and "NaN" not in html
