@@ -8,6 +8,7 @@ import xarray as xr
 
 from scalinglab import compute
 from scalinglab.provenance import config_hash
+from scalinglab.sweeps import cached_dataset
 
 
 def _square_or_fail(x: int) -> int:
@@ -66,15 +67,15 @@ def test_cached_dataset_reuses_and_reruns(monkeypatch, tmp_path):
         return xr.Dataset({"v": ("seed", np.arange(3.0) + len(calls))})
 
     cfg = {"seeds": 3, "version": "1"}
-    a = compute.cached_dataset("study", "runs", cfg, make)
-    b = compute.cached_dataset("study", "runs", cfg, make)
+    a = cached_dataset("study", "runs", cfg, make)
+    b = cached_dataset("study", "runs", cfg, make)
     assert len(calls) == 1
     xr.testing.assert_identical(a, b)
     assert a.attrs["config_hash"] == config_hash(cfg)
     assert (tmp_path / "data" / "study" / f"runs-{config_hash(cfg)}.nc").exists()
-    c = compute.cached_dataset("study", "runs", cfg, make, rerun=True)
+    c = cached_dataset("study", "runs", cfg, make, rerun=True)
     assert len(calls) == 2 and float(c["v"][0]) == 2.0
-    compute.cached_dataset("study", "runs", {**cfg, "seeds": 4}, make)
+    cached_dataset("study", "runs", {**cfg, "seeds": 4}, make)
     assert len(calls) == 3, "a changed config must recompute"
 
 

@@ -8,9 +8,10 @@ is what ``compute_class=tiny`` uses in tests.
 
 :func:`map_tasks` maps a function over task configs with a progress bar and a
 time estimate, and reports failed tasks instead of dropping them.
-:func:`cached_dataset` keys an experiment's xarray result by a hash of its
-config and stores it as netCDF with provenance under ``data/``; sweeps go through
-:func:`scalinglab.sweeps.cached_sweep`, which also caches each run on its own.
+:func:`save_dataset` and :func:`load_dataset` store an experiment's xarray result as
+netCDF with provenance under ``data/``, keyed by a hash of its config; the caching itself
+is :mod:`scalinglab.sweeps` (:func:`~scalinglab.sweeps.cached_sweep`, which also caches
+each run on its own, and :func:`~scalinglab.sweeps.cached_dataset` for a single run).
 :func:`resolve_device` is the one place that turns ``"auto"`` into a torch device.
 """
 
@@ -230,32 +231,3 @@ def load_dataset(path: Path, config: dict) -> xr.Dataset | None:
         return None
     print(f"reusing {path.relative_to(data_dir().parent)} (config {config_hash(config)})")
     return loaded
-
-
-def cached_dataset(
-    study: str,
-    name: str,
-    config: dict,
-    compute: Callable[[], xr.Dataset],
-    *,
-    rerun: bool = False,
-) -> xr.Dataset:
-    """Load the dataset for ``config`` from ``data/``, or compute and save it.
-
-    A sweep of one run: :func:`scalinglab.sweeps.cached_sweep` with no per-run cache.
-
-    Parameters
-    ----------
-    study, name
-        Where it is stored: ``data/<study>/<name>-<confighash>.nc``.
-    config
-        Everything that determines the result (sizes, seeds, versions of the
-        experiment code); its hash is the cache key and is stored in the attrs.
-    compute
-        Called with no arguments when there is no cached result (or ``rerun``).
-    rerun
-        Recompute even if a cached result exists (the explicit choice to re-run).
-    """
-    from scalinglab.sweeps import cached_sweep
-
-    return cached_sweep(study, name, config, lambda runs: compute(), rerun=rerun)

@@ -230,6 +230,33 @@ def cached_sweep(
         return saved.load()
 
 
+def cached_dataset(
+    study: str,
+    name: str,
+    config: dict,
+    compute: Callable[[], xr.Dataset],
+    *,
+    rerun: bool = False,
+) -> xr.Dataset:
+    """Load the dataset for ``config`` from ``data/``, or compute and save it.
+
+    A sweep of one run: :func:`cached_sweep` with no per-run cache.
+
+    Parameters
+    ----------
+    study, name
+        Where it is stored: ``data/<study>/<name>-<confighash>.nc``.
+    config
+        Everything that determines the result (sizes, seeds, versions of the
+        experiment code); its hash is the cache key and is stored in the attrs.
+    compute
+        Called with no arguments when there is no cached result (or ``rerun``).
+    rerun
+        Recompute even if a cached result exists (the explicit choice to re-run).
+    """
+    return cached_sweep(study, name, config, lambda runs: compute(), rerun=rerun)
+
+
 def makespan(durations: Sequence[float], *, workers: int) -> float:
     """Wall clock of running ``durations`` (seconds, one per run) on ``workers`` workers.
 

@@ -28,12 +28,12 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from scalinglab.compute import cached_dataset
 from scalinglab.cost_model import HardwareRecord
 from scalinglab.cost_model.hardware import hardware_path, load_hardware, machine_key
 from scalinglab.errors import ParameterError
 from scalinglab.paths import data_dir
 from scalinglab.stats.bootstrap import percentile_interval, resample_groups
+from scalinglab.sweeps import cached_dataset
 
 STUDY = "gemm_cost_model"
 SPREAD_VERSION = 1
