@@ -146,17 +146,36 @@ def test_status_cli_lists_every_variant_and_unfinished_runs(lab, capsys):
     assert [s.variant for s in status_all()] == ["default", "tiny", "shifted"]
 
 
-def test_a_machine_without_a_hardware_record_is_a_reason(lab):
-    assert hardware_reason(["data/fixture/*.csv"]) is None
-    (lab / "data" / "hardware").mkdir()
-    (lab / "data" / "hardware" / "some-other-cpu-64c.json").write_text("{}")
-    reason = hardware_reason(["data/hardware/*.json"])
-    assert reason.startswith("hardware: this machine (")
-    assert "recorded: some-other-cpu-64c" in reason
+def test_a_machine_without_a_hardware_record_is_a_reason_or_a_note(lab):
     from scalinglab.cost_model.hardware import hardware_path
 
+    assert hardware_reason(["data/fixture/*.csv"]) is None
+    (lab / "data" / "hardware").mkdir()
+    text, stale = hardware_reason(["data/hardware/*.json"])
+    assert stale and "recorded: none" in text and "measures it" in text
+    (lab / "data" / "hardware" / "some-other-cpu-64c.json").write_text("{}")
+    text, stale = hardware_reason(["data/hardware/*.json"])
+    assert not stale and "the committed one of some-other-cpu-64c is reused" in text
+    (lab / "data" / "hardware" / "a-third-cpu-8c.json").write_text("{}")
+    text, stale = hardware_reason(["data/hardware/*.json"])
+    assert stale and "recorded: a-third-cpu-8c, some-other-cpu-64c" in text
     hardware_path().write_text("{}")
     assert hardware_reason(["data/hardware/*.json"]) is None
+
+
+def test_a_re_measured_hardware_record_is_named_as_the_reason(lab):
+    nb = lab / "notebooks" / "fixture_basic.py"
+    nb.write_text(nb.read_text().replace("#     - data/fixture/*.csv",
+                                         "#     - data/fixture/*.csv\n#     - data/hardware/*.json"))
+    (lab / "data" / "hardware").mkdir()
+    from scalinglab.cost_model.hardware import hardware_path
+
+    hardware_path().write_text('{"peak": 1}')
+    _fake_good_run()
+    assert study_status("fixture_basic", "default").state == "up-to-date"
+    hardware_path().write_text('{"peak": 2}')
+    s = study_status("fixture_basic", "default")
+    assert s.reasons == [f"input (hardware record) changed: data/hardware/{hardware_path().name}"]
 
 
 def test_tiny_experiment_results_go_to_the_ignored_cache(lab, monkeypatch):

@@ -8,7 +8,8 @@ For each study and each of its variants (``default``, ``tiny`` and the declared
 ones), compares what ``scalinglab run`` would run now (cells, merged parameters,
 inputs, library, lock) with the variant's latest good report and says which
 part changed; a study that reads ``data/hardware/`` also says when this machine
-has no hardware record. Unfinished run folders (``running``, ``killed``) are
+has no hardware record (stale if running it would measure this machine; a note if
+another machine's committed record would be reused). Unfinished run folders (``running``, ``killed``) are
 listed after. Exit status 0 (whatever the states), 2 for an unknown study.
 """
 
@@ -48,9 +49,9 @@ def main(args: argparse.Namespace) -> int:
         return 0
     rows = []
     for s in states:
-        reasons = s.reasons or [""]
-        rows.append([s.study, s.variant, s.state, s.run_id or "", reasons[0]])
-        rows += [["", "", "", "", r] for r in reasons[1:]]
+        lines = [*s.reasons, *(f"note: {n}" for n in s.notes)] or [""]
+        rows.append([s.study, s.variant, s.state, s.run_id or "", lines[0]])
+        rows += [["", "", "", "", line] for line in lines[1:]]
     print(format_table(["study", "variant", "state", "latest", "why"], rows))
     if leftovers:
         print("\nunfinished run folders ('scalinglab reports prune' removes killed ones):")

@@ -11,8 +11,10 @@ it names what changed, part by part of the cache key:
 - **parameters**: which merged parameter values differ;
 - **inputs**: which input files were added, removed or changed;
 - **library** / **lock**: the ``scalinglab`` code or the pinned environment;
-- **hardware**: for a study whose inputs include ``data/hardware/``, this machine
-  has no record there, so running it would measure this machine afresh.
+- **hardware**: a hardware record among the inputs was added or re-measured; or,
+  for a study whose inputs include ``data/hardware/``, this machine has no record
+  and none is committed to reuse, so running it would measure this machine afresh
+  (when another machine's committed record would be reused, that is a note).
 
 It also lists unfinished (``.tmp-``) run folders as ``running``, ``killed`` or
 ``incomplete``.
@@ -40,10 +42,11 @@ class StudyStatus:
     state: str  # up-to-date | stale | never run | invalid
     run_id: str | None = None
     reasons: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # worth knowing, not why it is stale
 
     def to_json(self) -> dict[str, Any]:
         return {"study": self.study, "variant": self.variant, "state": self.state,
-                "run_id": self.run_id, "reasons": self.reasons}
+                "run_id": self.run_id, "reasons": self.reasons, "notes": self.notes}
 
 
 def _first_line(cell: str) -> str:
@@ -98,12 +101,17 @@ def _dict_changes(what: str, old: dict, new: dict, fmt=repr) -> list[str]:
     return out
 
 
-def hardware_reason(inputs: list[str]) -> str | None:
-    """Why a hardware-dependent study would re-measure this machine, or None.
+def hardware_reason(inputs: list[str]) -> tuple[str, bool] | None:
+    """What this machine means for a study that reads ``data/hardware/``, or None.
 
-    A study reads ``data/hardware/`` when its header's inputs name it; when this
-    machine has no record there, running the study measures it afresh (and its
-    roofline findings change with the machine).
+    Returns
+    -------
+    (text, stale) or None
+        None when the study reads no hardware record or this machine has its own.
+        Otherwise ``stale`` is True when running the study would measure this machine
+        afresh (no committed record to reuse) and False when it reuses the one
+        committed record of another machine (then the text is a note: its roofline
+        findings are that machine's until the hardware is re-measured here).
     """
     if not any("data/hardware" in pattern for pattern in inputs):
         return None
@@ -113,8 +121,11 @@ def hardware_reason(inputs: list[str]) -> str | None:
     if path.exists():
         return None
     known = sorted(p.stem for p in path.parent.glob("*.json")) if path.parent.is_dir() else []
+    if len(known) == 1:
+        return (f"hardware: this machine ({machine_key()}) has no record; the committed one of "
+                f"{known[0]} is reused unless the study is asked to re-measure", False)
     return (f"hardware: this machine ({machine_key()}) has no record in data/hardware/ "
-            f"(recorded: {', '.join(known) or 'none'}); running the study measures it")
+            f"(recorded: {', '.join(known) or 'none'}); running the study measures it", True)
 
 
 def _key_with(manifest: dict, *, cells: list[str]) -> str:
@@ -139,8 +150,10 @@ def why_stale(prep: Any, manifest: dict) -> list[str]:
         # an older manifest without per-cell hashes: its key with today's cells tells
         reasons += cell_changes(None, cells)
     reasons += _dict_changes("parameter", manifest.get("parameters") or {}, prep.parameters)
-    reasons += _dict_changes("input", manifest.get("input_hashes") or {},
-                             hashes["input_hashes"])
+    reasons += [r.replace("input ", "input (hardware record) ", 1)
+                if "data/hardware/" in r else r
+                for r in _dict_changes("input", manifest.get("input_hashes") or {},
+                                       hashes["input_hashes"])]
     if manifest.get("lib_hash") != hashes["lib_hash"]:
         reasons.append("library: scalinglab's code changed")
     if manifest.get("lock_hash") != hashes["lock_hash"]:
@@ -158,16 +171,15 @@ def study_status(study: str, variant: str, *, reports_root: Path | None = None) 
     except ScalingLabError as exc:
         return StudyStatus(study, variant, INVALID, reasons=[str(exc)])
     hw = hardware_reason(prep.study.inputs)
+    stale_hw = [hw[0]] if hw and hw[1] else []
+    notes = [hw[0]] if hw and not hw[1] else []
     latest = store.latest_run(study, variant, reports_root=reports_root)
     if latest is None:
         return StudyStatus(study, variant, NEVER_RUN,
-                           reasons=["no good report yet", *([hw] if hw else [])])
-    manifest = store.read_manifest(latest)
-    reasons = why_stale(prep, manifest)
-    if hw:
-        reasons.append(hw)
+                           reasons=["no good report yet", *stale_hw], notes=notes)
+    reasons = why_stale(prep, store.read_manifest(latest)) + stale_hw
     return StudyStatus(study, variant, STALE if reasons else UP_TO_DATE, run_id=latest.name,
-                       reasons=reasons)
+                       reasons=reasons, notes=notes)
 
 
 def status_all(*, studies: list[str] | None = None, variants: list[str] | None = None,
