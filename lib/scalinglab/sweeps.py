@@ -80,7 +80,7 @@ class RunCache:
                 stored_key, value = pickle.load(fh)
         except FileNotFoundError:
             return False, None
-        except (EOFError, pickle.UnpicklingError, ValueError):  # a torn file: run it again
+        except Exception:  # torn, or unreadable (a class since renamed): run it again
             return False, None
         if stored_key != json.loads(json.dumps(key, default=str)):
             return False, None  # a hash collision would be astronomically rare; be safe
