@@ -41,7 +41,13 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from scalinglab.data.tables import TABLE_SUFFIXES, label_column, numeric_column, read_table
+from scalinglab.data.tables import (
+    TABLE_SUFFIXES,
+    label_column,
+    numeric_column,
+    read_table,
+    require_columns,
+)
 from scalinglab.errors import InputError
 
 __all__ = ["NAN_POLICIES", "SUFFIXES", "load_references", "load_scores", "save_scores",
@@ -81,22 +87,49 @@ def _expand(paths: str | Path | Sequence[str | Path]) -> list[Path]:
 
 def _run_labels(labels: pd.Series) -> pd.Series:
     """Run labels as int where they all are integers, else as str."""
+    if isinstance(labels.dtype, pd.CategoricalDtype):  # decide on the distinct labels only
+        cats = labels.cat.categories
+        as_num = pd.to_numeric(pd.Series(cats), errors="coerce")
+        if as_num.notna().all() and (as_num == np.round(as_num)).all():
+            codes = labels.cat.codes.to_numpy()
+            return pd.Series(as_num.to_numpy(np.int64)[codes], index=labels.index)
+        return labels
     as_num = pd.to_numeric(labels, errors="coerce")
     if as_num.notna().all() and (as_num == np.round(as_num)).all():
         return as_num.astype(np.int64)
     return labels.astype(str)
 
 
+def _labels(df: pd.DataFrame, column: str, path: Path) -> pd.Series:
+    """``df[column]`` as categorical str labels (one Python string per distinct label, not
+    per row: a 10M-row table stays small), erroring on the first empty cell."""
+    require_columns(df, [column], file=path)
+    raw = df[column]
+    missing = raw.isna().to_numpy()
+    if missing.any():
+        raise InputError("empty label", file=path, column=column,
+                         row=int(np.flatnonzero(missing)[0]) + 1)
+    cat = raw.astype("category")
+    names = [str(c) for c in cat.cat.categories]
+    if len(set(names)) != len(names):  # e.g. 1 and "1": let str() merge them
+        return pd.Series(label_column(df, column, file=path), index=df.index)
+    return cat.cat.rename_categories(names)
+
+
+def _constant(value: str, n: int) -> pd.Categorical:
+    return pd.Categorical.from_codes(np.zeros(n, dtype=np.int8), [value])
+
+
 def _from_table(df: pd.DataFrame, path: Path, rows: np.ndarray | None) -> pd.DataFrame:
     out = pd.DataFrame({
-        "algorithm": label_column(df, "algorithm", file=path),
-        "task": label_column(df, "task", file=path),
-        "run": label_column(df, "run", file=path),
+        "algorithm": _labels(df, "algorithm", path),
+        "task": _labels(df, "task", path),
+        "run": _labels(df, "run", path),
         "score": numeric_column(df, "score", file=path, allow_nan=True),
     })
     if "step" in df.columns:
         out["step"] = numeric_column(df, "step", file=path)
-    out["file"] = str(path)
+    out["file"] = _constant(str(path), len(out))
     out["row"] = np.arange(1, len(df) + 1) if rows is None else rows
     return out
 
@@ -302,27 +335,51 @@ def load_scores(
         raise InputError(f"duplicate record for {_where(first)}: {places}")
     if all(with_step):
         df = _select_step(df, step)
-    return _assemble(df, sources=[str(p) for p in dict.fromkeys(df["file"])],
+    return _assemble(df, sources=[str(p) for p in pd.unique(df["file"].astype(str))],
                      nan=nan, dropped=int(missing.sum()))
 
 
+def _codes(values: pd.Series, *, sort: bool) -> tuple[np.ndarray, list]:
+    """Integer codes of ``values`` and their labels (first-appearance order, or sorted)."""
+    labels = pd.unique(values.to_numpy() if not isinstance(values.dtype, pd.CategoricalDtype)
+                       else values)
+    labels = [_label(v) for v in labels]
+    if sort:
+        labels = sorted(labels)
+    return pd.Index(labels).get_indexer(values), labels
+
+
 def _assemble(df: pd.DataFrame, *, sources: list[str], nan: str, dropped: int) -> xr.DataArray:
-    algorithms = list(dict.fromkeys(df["algorithm"]))
-    tasks = list(dict.fromkeys(df["task"]))
-    have = df.groupby("algorithm", sort=False)["task"].agg(set)
-    for alg in algorithms:
-        lacking = [t for t in tasks if t not in have[alg]]
-        if lacking:
-            files = sorted(set(df.loc[df["algorithm"] == alg, "file"]))
-            raise InputError(
-                f"algorithm {alg!r} has no score for task {lacking[0]!r} "
-                f"({len(lacking)} task(s) missing; every algorithm needs every task)",
-                file=files[0],
-            )
-    dims = ["algorithm", "run", "task"] + (["step"] if "step" in df.columns else [])
-    da = df.set_index(dims)["score"].to_xarray()
-    da = da.reindex(algorithm=algorithms, task=tasks).transpose(*dims).astype(float)
-    da.name = "score"
+    """Scatter the (already checked, duplicate-free) records into a dense array: vectorized,
+    memory of the result plus a few int arrays (no MultiIndex, no per-row Python objects)."""
+    a_code, algorithms = _codes(df["algorithm"], sort=False)
+    t_code, tasks = _codes(df["task"], sort=False)
+    n_a, n_t = len(algorithms), len(tasks)
+    have = np.zeros((n_a, n_t), dtype=bool)
+    have[a_code, t_code] = True
+    for a in np.flatnonzero(~have.all(axis=1)):
+        lacking = [tasks[t] for t in np.flatnonzero(~have[a])]
+        files = sorted(set(df["file"].astype(str)[a_code == a]))
+        raise InputError(
+            f"algorithm {algorithms[a]!r} has no score for task {lacking[0]!r} "
+            f"({len(lacking)} task(s) missing; every algorithm needs every task)",
+            file=files[0],
+        )
+    r_code, runs = _codes(df["run"], sort=True)
+    dims = ["algorithm", "run", "task"]
+    shape, index = [n_a, len(runs), n_t], [a_code, r_code, t_code]
+    coords = {"algorithm": algorithms, "run": runs, "task": tasks}
+    if "step" in df.columns:
+        s_code, steps = _codes(df["step"], sort=True)
+        dims.append("step")
+        shape.append(len(steps))
+        index.append(s_code)
+        coords["step"] = steps
+    values = np.full(shape, np.nan)
+    values[tuple(index)] = df["score"].to_numpy(dtype=float)
+    if runs and isinstance(runs[0], str):  # as xarray's MultiIndex path made them
+        coords["run"] = np.array(runs, dtype=object)
+    da = xr.DataArray(values, dims=dims, coords=coords, name="score")
     da.attrs = {"sources": sources, "nan_policy": nan, "dropped_nan": dropped, "absent_is_nan": 1}
     return da
 
