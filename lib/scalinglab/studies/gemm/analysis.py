@@ -138,7 +138,10 @@ def speed_ratio(
     level: float = 0.95, seed: int = 0, between_sigma: float = 0.0,
 ) -> tuple[float, tuple[float, float]]:
     """``median(baseline) / median(kernel)`` (the kernel's speed as a fraction of the
-    baseline's) with a percentile bootstrap CI resampling each set of repeats.
+    baseline's) with a percentile bootstrap CI resampling each set of repeats,
+    shifted to the point like :func:`selection_interval` (a ratio of medians of a
+    few repeats has a skewed, discrete bootstrap distribution whose percentiles can
+    miss the point).
 
     Parameters
     ----------
