@@ -402,6 +402,8 @@ def test_a_run_on_user_data_leaves_the_reproductions_latest_alone(ruled_root, mo
     assert mine.run_dir.parent == ruled_root / "reports" / "fixture_basic" / "tiny-user"
     assert store.latest_run("fixture_basic", "tiny-user") == mine.run_dir
     assert json.loads((mine.run_dir / "manifest.json").read_text())["variant"] == "tiny-user"
+    modes = {f.name: f.stat().st_mode & 0o777 for f in mine.run_dir.iterdir() if f.is_file()}
+    assert modes["results.json"] == modes["report.html"] == modes["manifest.json"], modes
 
 
 def test_every_study_declares_its_value_rules():

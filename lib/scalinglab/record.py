@@ -312,6 +312,7 @@ def write_results(path: Path, items: Sequence[Finding],
     payload = {"findings": [f.to_json() for f in items],
                "claims": [v.to_json() for v in verdicts]}
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-results-")
+    os.fchmod(fd, 0o644)  # mkstemp makes it owner-only; readable like the other report files
     with os.fdopen(fd, "w") as fh:
         json.dump(payload, fh, indent=2, allow_nan=True)
         fh.write("\n")
