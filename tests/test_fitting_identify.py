@@ -110,6 +110,8 @@ def test_record_param_records_identification_and_drops_the_headline():
     assert d.identified
     d2 = record_param("po/alpha_dep", res, "A_plus_E", depends=("alpha",))
     assert not d2.identified and "rests on" in d2.note
+    e = record_param("po/E_dep", res, "E", depends=("alpha",))  # a parameter resting on one
+    assert not e.identified and "rests on alpha" in e.note
     v = rec.claim("c", paper="P", statement="s", finding="po/alpha", expect="less", value=1.0)
     assert v.verdict == "not identified"
 

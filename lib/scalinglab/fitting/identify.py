@@ -170,8 +170,10 @@ def record_param(name: str, result: FitResult, param: str, *, headline: bool = F
     headline
         Asked for; dropped (with a note) when the parameter is not identified.
     depends
-        For a derived quantity: the parameters it rests on; it is not identified
-        when any of them is not.
+        Other parameters it rests on; it is not identified when any of them is
+        not. E.g. ``relu_sparsity``'s limit ``A0`` with ``depends=("alpha",)``:
+        at ``alpha = 0`` the law is a constant and ``A0`` trades off against
+        ``b`` and ``c``, so its interval means nothing.
     unit, description, method
         As for :func:`scalinglab.record.record` (method defaults to the fit's
         bootstrap description).
@@ -196,16 +198,16 @@ def record_param(name: str, result: FitResult, param: str, *, headline: bool = F
         point = float(d.point)
         ci = None if d.ci is None else (float(d.ci[0]), float(d.ci[1]))
         ident = Identification(True, "", None, None, 0.0)
-        for dep in depends:
-            sub = identification(result, dep, rtol=rtol, share=share)
-            if not sub.identified:
-                ident = Identification(False, f"rests on {sub.reason}", None, None,
-                                       sub.share_at_bound)
-                break
-        if ident.identified and ci is not None and ci[1] - ci[0] <= 1e-12 * max(1.0, abs(point)):
+        if ci is not None and ci[1] - ci[0] <= 1e-12 * max(1.0, abs(point)):
             ident = Identification(False, f"{param} has a zero-width interval", None, None, 0.0)
     else:
         raise KeyError(f"fit of {result.law!r} has no parameter or derived quantity {param!r}")
+    for dep in depends if ident.identified else ():
+        sub = identification(result, dep, rtol=rtol, share=share)
+        if not sub.identified:
+            ident = Identification(False, f"rests on {sub.reason}", None, None,
+                                   sub.share_at_bound)
+            break
     return record(name, point, ci=ci, method=method, level=result.level if ci else None,
                   resamples=reps if ci else None, unit=unit, description=description,
                   headline=headline, identified=ident.identified,
