@@ -176,6 +176,21 @@ else:
     display(SKIP)
 
 # %% [markdown]
+# Do these intervals hold a re-run? Each pair of the spread's processes plays a report
+# and its re-run: the share of pairs in which the re-run's point lands inside the
+# report's interval, with one process's repeats alone (as before) and with the
+# between-process noise of the other processes (as computed here).
+# (`benchmarks/bench_gemm.py --reruns 6` measures it on fresh processes.)
+
+# %%
+if CPU and spread.sizes["process"] >= 4:
+    display(pd.DataFrame(machine.rerun_coverage(spread, level=level, seed=seed)).T)
+elif CPU:
+    display(Markdown("*Too few processes in the spread to check re-runs (need 4).*"))
+else:
+    display(SKIP)
+
+# %% [markdown]
 # ## 2. The tile-size sweep
 #
 # The tiled kernel packs `A` and `B` tiles into contiguous panels, keeps a 12x32 block of
