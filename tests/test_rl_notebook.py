@@ -40,7 +40,20 @@ def test_tiny_study_runs_our_own_sweep(lab):
         assert f"extrapolation/{size}/mae" in found and f"tan/k/{size}" in found
     assert {"tan/Kmax", "tan/N0", "tan/holdout_k_error"} <= set(found)
     assert "ablation/sample_agg/p_improve_A" in found
-    assert list((lab / "data" / "rl_scaling").glob("grpo-tiny-*.nc"))
+    for size in ("s", "m", "l"):
+        for name in ("A_pred_error", "final_pred_error", "rmse"):
+            assert found[f"scalerl/{size}/{name}"]["ci"] is not None
+        assert f"phases/{size}/t90_early_error" in found
+    ledger = {c["id"]: c for c in json.loads((Path(res.run_dir) / "results.json").read_text())
+              ["claims"]}
+    for cid in ("SCALERL-1", "SCALERL-2", "SCALERL-3", "SCALERL-4", "SCALERL-5", "TAN-1",
+                "TAN-2", "TAN-3", "TAN-4", "GRPOLAW-1", "GRPOLAW-2", "CONTROL-A", "CONTROL-B"):
+        assert cid in ledger, cid
+    # the tiny design has no reuse variant and no positive control: untested, with the reason
+    assert ledger["TAN-4"]["verdict"] == "untested" and ledger["TAN-4"]["untested"]
+    assert ledger["CONTROL-A"]["verdict"] == "untested"
+    assert ledger["SCALERL-4"]["findings"] == ["ablation/sample_agg/delta_A"]
+    assert list(lab.glob("data/**/grpo-tiny-*.nc"))  # data/.cache/ for tiny runs
 
 
 def test_user_logs_give_the_same_analyses(lab):
@@ -59,4 +72,4 @@ def test_user_logs_give_the_same_analyses(lab):
     found = _findings(res)
     for label, a in (("1e+05", 0.5), ("1e+06", 0.6), ("1e+07", 0.7)):
         assert found[f"scalerl/{label}/A"]["point"] == pytest.approx(a, abs=0.03)
-    assert not list(lab.glob("data/rl_scaling/*.nc"))  # no sweep was run
+    assert not list(lab.glob("data/**/*.nc"))  # no sweep was run

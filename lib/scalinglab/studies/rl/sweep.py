@@ -41,6 +41,7 @@ import contextlib
 import dataclasses
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import xarray as xr
@@ -146,6 +147,12 @@ class RLSweepConfig:
         cfg = self.run_config(size, next(iter(self.variants)), lr_mult=lr_mult)
         return dataclasses.replace(cfg, grpo=dataclasses.replace(cfg.grpo, steps=self.lr_steps),
                                    plateau=None)
+
+    def n_tasks(self) -> int:
+        """Warm-ups, learning-rate-stage runs and main runs of the whole sweep."""
+        warm = len(self.sizes) * len(set(self.seeds) | set(self.lr_seeds))
+        lr = len(self.sizes) * len(self.lr_grid) * len(self.lr_seeds)
+        return warm + lr + sum(len(self.runs_at(v)) * len(self.seeds) for v in self.variants)
 
     def runs_at(self, variant: str) -> tuple[str, ...]:
         """Names of the sizes ``variant`` runs at (every size unless restricted)."""
@@ -438,3 +445,14 @@ def run_sweep(sweep: RLSweepConfig | str = "small", *, scheduler: str = "", clie
         lambda runs: execute_sweep(sweep, scheduler=scheduler, client=client, progress=progress,
                                    runs=runs),
         rerun=rerun)
+
+
+def rl_runs_folder(sweep: RLSweepConfig) -> Path:
+    """Where the sweep keeps its finished runs while it runs
+    (``data/rl_scaling/.runs/grpo-<class>-<hash>/``; gone once the combined Dataset exists)."""
+    from scalinglab.compute import dataset_path
+    from scalinglab.sweeps import RUNS_DIR
+
+    sweep = dataclasses.replace(sweep, device=resolve_device(sweep.device))
+    path = dataset_path(STUDY, f"grpo-{sweep.compute_class}", sweep.to_dict())
+    return path.parent / RUNS_DIR / path.stem
