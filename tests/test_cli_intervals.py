@@ -158,3 +158,12 @@ def test_equal_reference_scores_print_plain_numbers(capsys, tmp_path, scores_csv
     refs.write_text("task,random,reference\nt0,-1,-1\n")
     code, _, err = invoke(capsys, scores_csv, "--references", refs)
     assert code == 2 and "are equal (-1.0)" in err and "np.float64" not in err
+
+
+def test_single_run_warning_is_one_prefixed_line(capsys, tmp_path):
+    one = tmp_path / "one.csv"
+    one.write_text("algorithm,task,run,score\nA,t0,0,1\nA,t1,0,2\nB,t0,0,1.5\nB,t1,0,0.5\n")
+    code, out, err = invoke(capsys, one, "--reps", 10)
+    assert code == 0 and json.loads(out)["metrics"]["A"]["iqm"]["point"] is not None
+    assert err.startswith("scalinglab intervals: warning: scores have a single run per task")
+    assert err.count("\n") == 1 and "UserWarning" not in err, err

@@ -23,6 +23,7 @@ import argparse
 import json
 import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 
@@ -69,8 +70,34 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     return p
 
 
+#: Input size (bytes) above which ``intervals`` says on stderr that it is reading.
+BIG_INPUT = 50 * 2**20
+
+
 def compute(args: argparse.Namespace) -> dict:
-    """The JSON-ready result of an ``intervals`` invocation."""
+    """The JSON-ready result of an ``intervals`` invocation.
+
+    Warnings (NaN scores dropped, a single run per task, ...) go to stderr as one
+    line each, ``scalinglab intervals: warning: ...``, each message once.
+    """
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            return _compute(args)
+        finally:
+            for message in dict.fromkeys(" ".join(str(w.message).split()) for w in caught):
+                print(f"scalinglab intervals: warning: {message}", file=sys.stderr)
+
+
+def _input_bytes(paths: list[str]) -> int:
+    total = 0
+    for item in map(Path, paths):
+        files = [f for f in item.iterdir() if f.is_file()] if item.is_dir() else [item]
+        total += sum(f.stat().st_size for f in files if f.exists())
+    return total
+
+
+def _compute(args: argparse.Namespace) -> dict:
     from scalinglab.errors import InputError
 
     names = resolve_metrics(args.metrics)
@@ -86,14 +113,14 @@ def compute(args: argparse.Namespace) -> dict:
         if sep and x.strip() and x.strip() == y.strip():
             raise InputError(f"--compare {pair}: compares {x.strip()!r} with itself "
                              "(P(X > X) is 0.5 by definition); give two algorithms X:Y")
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        scores = load_scores(args.scores, nan=args.nan)
+    size = _input_bytes(args.scores)
+    if size > BIG_INPUT:
+        print(f"scalinglab intervals: reading {size / 2**20:,.0f} MiB of scores ...",
+              file=sys.stderr, flush=True)
+    scores = load_scores(args.scores, nan=args.nan)
     if args.references:
         random, reference = load_references(args.references)
         scores = normalize(scores, random=random, reference=reference)
-    for w in caught:
-        print(f"scalinglab intervals: warning: {w.message}", file=sys.stderr)
     rng_metrics, rng_poi = np.random.default_rng(args.seed).spawn(2)
     ds = interval_estimates(
         scores, metrics=names, reps=args.reps, level=args.confidence, method=args.method,
