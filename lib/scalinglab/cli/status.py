@@ -34,8 +34,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from scalinglab.runner.status import status_all, unfinished_runs
     from scalinglab.paths import require_checkout
+    from scalinglab.runner.status import status_all, unfinished_runs
     from scalinglab.textfmt import format_table
 
     require_checkout()
