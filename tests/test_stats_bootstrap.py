@@ -149,3 +149,23 @@ def test_percentile_interval_and_batches():
 def test_resample_groups_unchanged_contract():
     idx = B.resample_groups(np.random.default_rng(0), 5, 7)
     assert idx.shape == (7, 5) and idx.min() >= 0 and idx.max() < 5
+
+
+def test_jackknife_in_batches_bounds_memory_and_keeps_the_result(monkeypatch):
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(9, 4))
+    x[7:, 1] = np.nan  # ragged
+    stat = B.stack_statistics([lambda a: np.nanmean(a, axis=(-2, -1)),
+                               lambda a: np.nanmedian(a, axis=(-2, -1))])
+    whole = B.jackknife_runs(x, stat, batch_size=9)
+    for size in (1, 2, 4):
+        np.testing.assert_array_equal(B.jackknife_runs(x, stat, batch_size=size), whole)
+    seen = []
+
+    def spy(a):
+        seen.append(a.shape[0])
+        return stat(a)
+
+    monkeypatch.setattr(B, "BATCH_BYTES", 9 * 4 * 48 * 2)  # two leave-one-out tables per batch
+    np.testing.assert_array_equal(B.jackknife_runs(x, spy), whole)
+    assert max(seen) == 2 and sum(seen) == 9

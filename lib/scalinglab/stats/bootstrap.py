@@ -320,7 +320,7 @@ def stratified_replicates(
     flat = table.ravel()
     cells = table.size
     if batch_size is None:
-        batch_size = auto_batch_size(cells * 48 + 16 * (n_stats or 8), reps)
+        batch_size = auto_batch_size(cells * 48 + 16 * (n_stats or 8), reps, budget=BATCH_BYTES)
     out: list[np.ndarray] = []
     task_rng = rng.spawn(1)[0] if task_bootstrap else None
     for size in batches(reps, batch_size):
@@ -334,7 +334,10 @@ def stratified_replicates(
 
 
 def jackknife_runs(
-    values: np.ndarray, statistic: Callable[[np.ndarray], np.ndarray]
+    values: np.ndarray,
+    statistic: Callable[[np.ndarray], np.ndarray],
+    *,
+    batch_size: int | None = None,
 ) -> np.ndarray:
     """Leave-one-run-out jackknife of ``statistic`` (for the BCa acceleration).
 
@@ -349,6 +352,10 @@ def jackknife_runs(
         Shape ``(runs, tasks)``; NaN = absent run.
     statistic
         As in :func:`stratified_replicates`.
+    batch_size
+        Leave-one-out tables per batch; default: as many as fit in about 256 MB
+        (the ``R`` tables of ``R x M`` cells never exist at once). It does not
+        change the result.
 
     Returns
     -------
@@ -357,11 +364,18 @@ def jackknife_runs(
     """
     table, n_runs = compact_runs(values)
     rows = table.shape[0]
-    jk = np.repeat(table[None], rows, axis=0)
     removable = n_runs > 1
-    for i in range(rows):
-        jk[i, i, removable] = np.nan
-    return np.asarray(statistic(jk), dtype=float).reshape(rows, -1)
+    if batch_size is None:
+        batch_size = auto_batch_size(table.size * 48, rows, budget=BATCH_BYTES)
+    out = []
+    start = 0
+    for size in batches(rows, batch_size):
+        jk = np.repeat(table[None], size, axis=0)
+        for k in range(size):
+            jk[k, start + k, removable] = np.nan
+        out.append(np.asarray(statistic(jk), dtype=float).reshape(size, -1))
+        start += size
+    return np.concatenate(out, axis=0)
 
 
 def stack_statistics(
