@@ -35,7 +35,7 @@ def test_dataset_dims_coords_and_provenance(tiny):
     assert (ds.status.values == "ok").all() and int(ds.attrs["n_failed"]) == 0
     assert np.isfinite(ds.final_loss.values).all()
     assert len(ds.attrs["corpus_hash"]) == 64 and ds.attrs["config_hash"]
-    assert list((root / "data" / "optimizer_comparison").glob("sweep-tiny-*.nc"))
+    assert list(root.glob("data/**/optimizer_comparison/sweep-tiny-*.nc"))
     n = ds.n_params.values
     assert n[1] / n[0] > 1.8
     np.testing.assert_allclose(ds.tokens.values / (20 * n[:, None] * ds.data_multiple.values),
