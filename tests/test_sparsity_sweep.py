@@ -110,7 +110,8 @@ def test_dataset_layout_and_failed_runs_are_reported(capsys, monkeypatch):
     fin = ds.final_ratio.sel(model="a", sparsity_method="cett")
     last = ds.activation_ratio.sel(model="a").isel(checkpoint=-1)
     assert np.array_equal(fin.values, last.values)
-    assert "FAILED run model=bad" in capsys.readouterr().out
+    printed = capsys.readouterr()
+    assert "FAILED run model=bad" in printed.out + printed.err
 
 
 def test_run_sweep_is_cached(tmp_path, monkeypatch, capsys):
@@ -119,7 +120,8 @@ def test_run_sweep_is_cached(tmp_path, monkeypatch, capsys):
     first = run_sweep(cfg, scheduler="sync", progress=False)
     assert list(tmp_path.glob("data/**/sparsity_laws/sweep-tiny-*.nc"))
     second = run_sweep(cfg, scheduler="sync", progress=False)
-    assert "reusing" in capsys.readouterr().out
+    printed = capsys.readouterr()
+    assert "reusing" in printed.out + printed.err
     assert np.array_equal(first.activation_ratio.values, second.activation_ratio.values)
 
 

@@ -124,7 +124,8 @@ def test_cached_sweep_resumes_then_saves_with_start_provenance_and_reuses(tmp_pa
     assert not folder.exists() and not folder.parent.exists()  # the Dataset holds the runs now
     calls.clear()
     again = cached_sweep("study", "sweep-tiny", cfg, _sweep_execute(calls))
-    assert calls == [] and "reusing data/study/sweep-tiny-" in capsys.readouterr().out
+    printed = capsys.readouterr()
+    assert calls == [] and "reusing data/study/sweep-tiny-" in printed.out + printed.err
     xr.testing.assert_identical(again, ds)
     rerun = cached_sweep("study", "sweep-tiny", cfg, _sweep_execute(calls), rerun=True)
     assert calls == [1, 2, 3, 4] and rerun.attrs["git_commit"] == "second-start"
