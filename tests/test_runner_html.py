@@ -92,3 +92,22 @@ def test_tex_in_markdown_becomes_mathml_but_code_and_prices_do_not():
     assert "<msub><mi>R</mi><mn>0</mn></msub>" in out
     assert "`x = $HOME`" in out and "$5 and $6" in out and "echo $PATH$" in out
     assert tex_to_mathml("no math here") == "no math here"
+
+
+def test_run_notes_on_stderr_leave_the_report_but_warnings_stay():
+    """A run that computed its experiment and one that reused the cache give the same page."""
+    import nbformat
+
+    from scalinglab.runner.html import normalise_notebook
+
+    def nb(*outputs):
+        cell = nbformat.v4.new_code_cell("x = 1")
+        cell.outputs = [nbformat.v4.new_output("stream", name=n, text=t) for n, t in outputs]
+        return nbformat.v4.new_notebook(cells=[cell])
+
+    computed = nb(("stderr", "run 0: 32 fits in 9.3 s; estimated remaining 4 runs: ~29 s\n"),
+                  ("stderr", "\n"), ("stdout", "3 algorithms x 8 tasks\n"))
+    reused = nb(("stderr", "reusing data/x.nc (config 9f9f)\n"), ("stdout", "3 algorithms x 8 tasks\n"))
+    assert normalise_notebook(computed).cells[0].outputs == normalise_notebook(reused).cells[0].outputs
+    warned = nb(("stderr", "/lib/x.py:3: UserWarning: scores have a single run per task\n"))
+    assert len(normalise_notebook(warned).cells[0].outputs) == 1

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import tempfile
 import traceback
 from collections.abc import Callable, Iterator, Sequence
@@ -229,5 +230,6 @@ def load_dataset(path: Path, config: dict) -> xr.Dataset | None:
         loaded = ds.load()
     if loaded.attrs.get("config_hash") != config_hash(config):
         return None
-    print(f"reusing {path.relative_to(data_dir().parent)} (config {config_hash(config)})")
+    print(f"reusing {path.relative_to(data_dir().parent)} (config {config_hash(config)})",
+          file=sys.stderr)  # a run note, like progress: not part of the report
     return loaded

@@ -32,6 +32,7 @@ import json
 import os
 import pickle
 import shutil
+import sys
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -174,7 +175,7 @@ def map_runs(
             todo.append(i)
     if progress and len(todo) < len(items):
         print(f"{desc}: {len(items) - len(todo)} of {len(items)} runs reused from "
-              f"{runs.folder}, {len(todo)} to run", flush=True)
+              f"{runs.folder}, {len(todo)} to run", file=sys.stderr, flush=True)
     if not todo:
         return results, []
     res, fails = map_tasks(fn, [items[i] for i in todo], scheduler=scheduler, client=client,

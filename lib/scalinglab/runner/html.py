@@ -8,7 +8,8 @@ a provenance header and the findings table above the notebook body.
 
 The same science gives byte-identical HTML: before export the notebook is
 normalised (cell ids ``cell-0``, ``cell-1``...; papermill metadata,
-execution timestamps and tqdm progress output removed) and nothing clock- or run-specific (run id,
+execution timestamps and stderr run notes (progress bars, timings, cache notes) removed;
+warnings and errors stay) and nothing clock- or run-specific (run id,
 dates, durations) is written into the page; those live in the manifest and the
 index.
 
@@ -94,11 +95,19 @@ details.sl-all > summary { cursor: pointer; font-weight: bold; margin: .5em 0; }
 _PROGRESS = re.compile(r"\d+%\|.*\|\s*[\d.]+[kMG]?/[\d.?]+[kMG]?\s*\[")
 
 
+#: A line of stderr that the report keeps: a warning or an error (``UserWarning: ...``).
+_KEPT_STDERR = re.compile(r"\b[A-Z]\w*(?:Warning|Error)\b")
+
+
 def _is_progress(output: Any) -> bool:
+    """stderr that is run notes, not science: tqdm bars, timings and ETAs, "reusing ..."
+    cache notes, blank remains of cleared bars (anything without a warning or error line).
+    The library writes such notes to stderr, so a run that computed an experiment and
+    one that reused its cache give the same report."""
     if output.get("output_type") != "stream" or output.get("name") != "stderr":
         return False
     lines = [ln for ln in re.split(r"[\r\n]", output.get("text", "")) if ln.strip()]
-    return bool(lines) and all(_PROGRESS.search(ln) for ln in lines)
+    return not any(_KEPT_STDERR.search(ln) and not _PROGRESS.search(ln) for ln in lines)
 
 
 def normalise_notebook(nb: Any) -> Any:

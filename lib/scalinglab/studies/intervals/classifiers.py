@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import sys
 import time
 import warnings
 from collections.abc import Callable, Sequence
@@ -346,7 +347,7 @@ def run_experiment(config: dict, *, scheduler: str = "", chunk_runs: int = 5,
                            workers=workers)
             print(f"run 0: {len(first)} fits in {time.perf_counter() - t0:.1f} s "
                   f"({busy:.1f} s of fitting); estimated remaining {n_rest // max(1, len(first))}"
-                  f" runs: ~{eta:.0f} s on {workers} worker(s)")
+                  f" runs: ~{eta:.0f} s on {workers} worker(s)", file=sys.stderr)
         if rest:
             res, fail = map_runs(fit_item, rest, keys=[dataclasses.asdict(it) for it in rest],
                                  runs=runs, client=client, scheduler=scheduler,

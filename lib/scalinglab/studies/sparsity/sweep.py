@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import sys
 import time
 from dataclasses import dataclass
 
@@ -134,7 +135,8 @@ def train_run(cfg: SparsitySweepConfig, spec: ModelSpec, activation: str, seed: 
             _save_checkpoint(cfg, spec, activation, seed, ck.step, model)
         if progress:
             print(f"{spec.name}/{activation}/seed{seed} step {ck.step}: loss "
-                  f"{res.dense_nll:.3f} ratio {res.activation_ratio:.3f}", flush=True)
+                  f"{res.dense_nll:.3f} ratio {res.activation_ratio:.3f}", file=sys.stderr,
+                  flush=True)
         measure_s += time.perf_counter() - t1
 
     result = run_pretrain(pretrain_config(cfg, spec, activation), seed=seed, device=cfg.device,
@@ -314,7 +316,7 @@ def time_partial_runs(cfg: SparsitySweepConfig, *, steps: int = 40,
                        float(np.mean([r.measure_s for r in runs])) / 2)
         if progress:
             print(f"{m.name}: {out[m.name][0] * 1e3:.1f} ms/step, "
-                  f"{out[m.name][1]:.2f} s/checkpoint", flush=True)
+                  f"{out[m.name][1]:.2f} s/checkpoint", file=sys.stderr, flush=True)
     return out
 
 
