@@ -59,3 +59,14 @@ def require_checkout() -> Path:
             "repository; install it editable there (pip install -e .) or set SCALINGLAB_ROOT "
             "to the checkout")
     return root
+
+
+def resolve_input(path: str | Path) -> Path:
+    """An input path as a notebook names it: absolute, relative to the working directory if
+    it exists there, else relative to the repository root (a study's variants name committed
+    files such as ``data/published/...`` from the root, while kernels run in ``notebooks/``)."""
+    p = Path(path)
+    if p.is_absolute() or p.exists():
+        return p
+    rooted = repo_root() / p
+    return rooted if rooted.exists() else p

@@ -137,6 +137,9 @@ class SpeedupResult:
     reps: int = 0
     seed: int = 0
     warnings: list[str] = field(default_factory=list)
+    #: ``size -> FitResult`` of the baseline (None where it could not be fitted); lets a
+    #: caller ask whether ``E`` is identified (:func:`scalinglab.fitting.identification`).
+    fit_results: dict[str, Any] = field(default_factory=dict)
 
     def _nest(self, column: str, fn=lambda v: v) -> dict:
         out: dict[str, dict[str, dict[str, Any]]] = {}
@@ -351,7 +354,8 @@ def compute_speedups(
                             f"{below} of {bootstrap} bootstrap replicates fall below the "
                             "asymptote" + ("; the CI is unbounded above" if np.isnan(hi) else ""))
     return SpeedupResult(baseline=baseline, cells=cells, fits=fits, draws=draws, level=level,
-                         reps=bootstrap if draws is not None else 0, seed=seed, warnings=warn)
+                         reps=bootstrap if draws is not None else 0, seed=seed, warnings=warn,
+                         fit_results=fres)
 
 
 def sweep_table(ds: Any, *, variable: str = "final_loss") -> pd.DataFrame:
