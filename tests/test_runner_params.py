@@ -368,7 +368,7 @@ def test_cli_rejects_bad_values_before_any_kernel(ruled_root, monkeypatch, capsy
 
 
 def test_user_data_and_other_compute_classes_get_their_own_folder(ruled_root, monkeypatch):
-    from scalinglab.runner.study import declared_variant, run_folder
+    from scalinglab.runner.folders import declared_variant, run_folder
 
     (ruled_root / "mine.csv").write_text("1.0\n2.0\n")
     monkeypatch.chdir(ruled_root)

@@ -40,14 +40,8 @@ from scalinglab.runner.manifest import (
     with_inputs,
 )
 from scalinglab.runner.store import RunStatus
-from scalinglab.runner.study import (
-    DEFAULT_VARIANT,
-    Study,
-    declared_variant,
-    load_study,
-    resolve_parameters,
-    run_folder,
-)
+from scalinglab.runner.folders import declared_variant, run_folder
+from scalinglab.runner.study import DEFAULT_VARIANT, Study, load_study, resolve_parameters
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 

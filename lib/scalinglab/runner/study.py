@@ -7,19 +7,10 @@ to the repository root), ``tiny`` (parameter overrides used by tests, available
 as the variant ``tiny``), ``variants`` (named parameter overrides) and ``draft``
 (true while the study's ``small`` results are not committed: ``run --all`` skips it).
 
-The first code cell is tagged ``parameters`` and holds annotated literals,
-each with a help comment that may end in a value rule::
+The first code cell is tagged ``parameters`` and holds annotated literals whose
+help comment may end in a value rule (:mod:`scalinglab.runner.param_rules`)::
 
     reps: int = 50_000  # bootstrap resamples [>= 1]
-    confidence: float = 0.95  # confidence level [> 0, < 1]
-    method: str = "percentile"  # interval method {percentile, bca}
-    scores: str = ""  # your own score files, comma-separated [file]
-
-``[...]`` holds comma-separated bounds (``>= x``, ``> x``, ``<= x``, ``< x``)
-or ``file`` (each comma-separated part must be an existing file or directory;
-``""`` means "not given" and marks the parameter as *user data*); ``{a, b}``
-lists the allowed values. For ``list[...]`` types the rule applies to every
-item. Defaults must obey their rules.
 
 It is read with :mod:`ast` and :mod:`tokenize`, never executed, so bad names,
 types and values are rejected before any kernel starts (papermill only warns
@@ -32,8 +23,6 @@ from __future__ import annotations
 import ast
 import io
 import json
-import math
-import operator
 import re
 import tokenize
 from dataclasses import dataclass, field
@@ -44,6 +33,7 @@ import jupytext
 
 from scalinglab.errors import ParameterError, StudyError
 from scalinglab.paths import notebooks_dir
+from scalinglab.runner.param_rules import check_value, parse_rules
 
 #: Annotations a parameter may have.
 SUPPORTED_TYPES = ("int", "float", "str", "bool", "list[int]", "list[float]", "list[str]")
@@ -51,13 +41,8 @@ SUPPORTED_TYPES = ("int", "float", "str", "bool", "list[int]", "list[float]", "l
 REQUIRED = {"seed": "int", "compute_class": "str", "scheduler": "str"}
 #: Variant every study has (no overrides).
 DEFAULT_VARIANT = "default"
-#: Report folder of runs on the user's own data (see :func:`run_folder`).
-USER_VARIANT = "user"
 
 _NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_RULE_RE = re.compile(r"\s*(\[[^\[\]]*\]|\{[^{}]*\})\s*$")
-_BOUND_RE = re.compile(r"^(>=|<=|>|<)\s*(\S+)$")
-_OPS = {">=": operator.ge, ">": operator.gt, "<=": operator.le, "<": operator.lt}
 _TRUE = {"true", "1", "yes", "y", "on"}
 _FALSE = {"false", "0", "no", "n", "off"}
 
@@ -86,72 +71,7 @@ class Parameter:
 
     def check(self, value: Any, *, cwd: Path | None = None) -> None:
         """Raise :class:`ParameterError` (one line) if ``value`` breaks the declared rule."""
-        items = value if isinstance(value, list) else [value]
-        for item in items:
-            for op, limit in self.bounds:
-                if isinstance(item, float) and math.isnan(item) or not _OPS[op](item, limit):
-                    raise ParameterError(
-                        f"{self.name!r} must be {op} {_show(limit)}, got {_show(item)}")
-            if self.choices is not None and str(item) not in self.choices:
-                raise ParameterError(
-                    f"{self.name!r} must be one of {', '.join(self.choices)}; got {item!r}")
-            if self.file and isinstance(item, str) and item:
-                for part in (p.strip() for p in item.split(",")):
-                    if not _exists(part, cwd):
-                        raise ParameterError(
-                            f"{self.name!r}: no such file or directory: {part!r}")
-
-
-def _show(x: Any) -> str:
-    """A number as a user typed it (``-1.0``, never ``np.float64(-1.0)``)."""
-    if isinstance(x, bool) or not isinstance(x, int | float):
-        return repr(x)
-    return str(int(x)) if isinstance(x, int) else repr(float(x))
-
-
-def _exists(part: str, cwd: Path | None) -> bool:
-    """``part`` names an existing file or directory: absolute, or from ``cwd``, the
-    repository root or ``notebooks/`` (where the kernel runs)."""
-    if not part:
-        return False
-    try:
-        return any((base / part).exists() for base in
-                   (Path.cwd() if cwd is None else cwd, notebooks_dir().parent, notebooks_dir()))
-    except OSError:
-        return False
-
-
-def _parse_rules(comment: str, typ: str, name: str, path: Path | str) -> dict[str, Any]:
-    """The value rules at the end of a help comment, as :class:`Parameter` fields.
-
-    The comment itself stays the help text (so ``--list`` shows the rules).
-    """
-    fields: dict[str, Any] = {}
-    rest = comment
-    scalar = typ[5:-1] if typ.startswith("list[") else typ
-    while m := _RULE_RE.search(rest):
-        rule, rest = m.group(1), rest[: m.start()].rstrip()
-        body = [c.strip() for c in rule[1:-1].split(",") if c.strip()]
-        if rule.startswith("{"):
-            fields["choices"] = tuple(c.strip("'\"") for c in body)
-            continue
-        for clause in body:
-            if clause == "file" and scalar == "str":
-                fields["file"] = True
-                continue
-            bound = _BOUND_RE.match(clause)
-            if not bound or scalar not in ("int", "float"):
-                raise StudyError(
-                    f"{path}: parameter {name!r}: bad rule {rule!r} (numbers take "
-                    "[>= x], [> x, < y]; str takes [file] or {a, b})")
-            try:
-                text = bound.group(2).replace("_", "")
-                limit = int(text) if re.fullmatch(r"[+-]?\d+", text) else float(text)
-            except ValueError:
-                raise StudyError(f"{path}: parameter {name!r}: bad limit in {rule!r}") from None
-            fields.setdefault("bounds", ())
-            fields["bounds"] += ((bound.group(1), limit),)
-    return fields
+        check_value(self, value, cwd=cwd)
 
 
 @dataclass
@@ -297,7 +217,7 @@ def parse_parameters_source(source: str, *, path: Path | str = "<cell>") -> dict
             raise StudyError(f"{path}: parameter {name!r} declared twice")
         end = node.end_lineno or node.lineno
         comment = comments.get(end, comments.get(node.lineno, ""))
-        param = Parameter(name, typ, value, comment, **_parse_rules(comment, typ, name, path))
+        param = Parameter(name, typ, value, comment, **parse_rules(comment, typ, name, path))
         if not param.file:  # a file default is checked when it is used, from where
             try:
                 param.check(value)
@@ -481,56 +401,6 @@ def check_values(study: Study, values: dict[str, Any], *, cwd: Path | None = Non
             study.parameters[name].check(value, cwd=cwd)
         except ParameterError as exc:
             raise ParameterError(f"study {study.name!r}: {exc}") from None
-
-
-def user_data(study: Study, values: dict[str, Any]) -> list[str]:
-    """Names of the ``[file]`` parameters given a value (the run reads the user's own data)."""
-    return [n for n, p in study.parameters.items() if p.file and values.get(n)]
-
-
-def run_folder(study: Study, variant: str, values: dict[str, Any]) -> str:
-    """The folder under ``reports/<study>/`` a run of ``variant`` with ``values`` goes to.
-
-    A run on the user's own data (a ``[file]`` parameter given) goes to ``user``
-    (``<variant>-user`` for another variant), and one with a ``compute_class``
-    other than the variant's gets ``-<compute_class>`` appended, so neither ever
-    replaces the ``latest`` of the committed reproduction.
-
-    Examples: ``default`` + ``-p scores mine.csv`` -> ``user``; ``tiny`` + ``-p scores
-    mine.csv`` -> ``tiny-user``; ``default`` + ``-p compute_class tiny`` -> ``default-tiny``.
-    """
-    base = resolve_parameters(study, variant=variant)
-    name = variant
-    if any(values.get(n) != base.get(n) for n in user_data(study, values)):
-        name = USER_VARIANT if variant == DEFAULT_VARIANT else f"{variant}-{USER_VARIANT}"
-    if values.get("compute_class", base.get("compute_class")) != base.get("compute_class"):
-        name = f"{name}-{values['compute_class']}"
-    return name
-
-
-def declared_variant(study: Study, folder: str, values: dict[str, Any]) -> str:
-    """The declared variant whose run with ``values`` goes to ``folder`` (see :func:`run_folder`).
-
-    ``verify`` re-runs a recorded run from its folder name and full parameters;
-    a declared variant is returned as is.
-
-    Raises
-    ------
-    ParameterError
-        No declared variant leads there with these values.
-    """
-    if folder in study.variants:
-        return folder
-    for name in study.variants:
-        if folder == USER_VARIANT or folder.startswith(f"{name}-"):
-            try:
-                merged = resolve_parameters(study, variant=name, overrides=values)
-            except ParameterError:
-                continue
-            if run_folder(study, name, merged) == folder:
-                return name
-    resolve_parameters(study, variant=folder)  # raises: unknown variant
-    return folder
 
 
 def cwd_paths_absolute(value: str, *, cwd: Path | None = None) -> str:
