@@ -83,7 +83,9 @@ def _stop(procs: list) -> None:
 
 
 def _runs(root: Path) -> list[Path]:
-    return sorted(p for p in (root / "reports").glob("*/*/*") if not p.name == "latest")
+    """Every run folder under ``root/reports``, unfinished ``.tmp-`` ones included."""
+    return sorted(p for p in (root / "reports").glob("*/*/*") if p.name != "latest") + sorted(
+        (root / "reports").glob("*/*/.tmp-*"))
 
 
 def test_reports_and_data_come_back_from_workers_without_a_shared_filesystem(
