@@ -399,19 +399,23 @@ if ds is not None:
 # Seconds per training step (median over runs, one CPU thread) relative to AdamW at the
 # same size, next to the token speedup; the wall-clock speedup divides the two. The sweep's
 # runs share the machine's cores with each other, so these ratios carry the noise of
-# whatever ran beside them (about +-25% here); `benchmarks/bench_optimizers.py` times every
-# optimizer back to back on an otherwise idle core for the clean per-step cost.
+# whatever ran beside them: their intervals resample the runs, each a separate process at
+# a separate time, so a re-run's ratio should land inside them.
+# `benchmarks/bench_optimizers.py` times every optimizer back to back on an otherwise idle
+# core for the clean per-step cost.
 
 # %%
 if ds is not None:
-    wc = analysis.wallclock_table(ds, res)
+    wc = analysis.wallclock_table(ds, res, seed=seed)
     display(wc)
     for r in wc[wc.optimizer != baseline].itertuples():
-        rec(f"step_time_ratio/{r.optimizer}/{r.model_size}", r.time_ratio, unit="x",
+        rec(f"step_time_ratio/{r.optimizer}/{r.model_size}", r.time_ratio, r.ratio_lo,
+            r.ratio_hi, unit="x", method="percentile bootstrap over runs (separate processes)",
             description=f"seconds per step over {baseline}'s (median over runs)")
         rec(f"wallclock_speedup/{r.optimizer}/{r.model_size}", r.wallclock_speedup,
             r.wallclock_lo, r.wallclock_hi, unit="x",
-            description="token speedup / step-time ratio")
+            identified=e_ok[r.model_size],
+            description="token speedup / step-time ratio (replicates paired)")
 
 # %% [markdown]
 # ## 8. Claims ledger

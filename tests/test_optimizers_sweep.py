@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from scalinglab.studies.optimizers.analysis import (
@@ -88,3 +89,8 @@ def test_analyses_run_on_the_sweep(tiny):
     base = wc[wc.optimizer == "adamw"]
     np.testing.assert_allclose(base.time_ratio, 1.0)
     assert (wc.seconds_per_step > 0).all()
+    other = wc[wc.optimizer != "adamw"]
+    assert (other.ratio_lo <= other.time_ratio).all() and (other.time_ratio <= other.ratio_hi).all()
+    assert (other.ratio_hi > other.ratio_lo).all()  # runs differ in time: a real interval
+    again = wallclock_table(ds, res)
+    pd.testing.assert_frame_equal(wc, again)  # seeded: same interval every call

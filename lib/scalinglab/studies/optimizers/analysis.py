@@ -223,31 +223,63 @@ def leader_table(ds: xr.Dataset) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _step_time_medians(times: np.ndarray, rng: np.random.Generator, reps: int) -> np.ndarray:
+    """Bootstrap medians of one (optimizer, size)'s seconds per step, resampling its runs."""
+    v = times[np.isfinite(times)]
+    if v.size < 2:
+        return np.full(reps, np.nan)
+    return np.median(v[resample_groups(rng, v.size, reps)], axis=1)
+
+
 def wallclock_table(ds: xr.Dataset, result: SpeedupResult, *,
-                    baseline: str | None = None) -> pd.DataFrame:
+                    baseline: str | None = None, seed: int = 0) -> pd.DataFrame:
     """Step time relative to the baseline next to token and wall-clock speedups, per size.
+
+    Every run of the sweep is a separate process at a separate time, so resampling runs
+    carries the machine's run-to-run variance into the step-time interval: each
+    replicate takes the median seconds per step over resampled runs of the optimizer and,
+    independently, of the baseline. Replicate ``r`` of the wall-clock speedup divides
+    token-speedup replicate ``r`` by step-time-ratio replicate ``r``.
 
     Returns
     -------
     pandas.DataFrame
         optimizer, model_size, seconds_per_step (median over runs), time_ratio
-        (over the baseline's), token_speedup (geometric mean over multiples) with
-        lo/hi, wallclock_speedup ``= token_speedup / time_ratio`` with lo/hi.
+        (over the baseline's) with ratio_lo/ratio_hi, token_speedup (geometric mean over
+        multiples) with token_lo/token_hi, wallclock_speedup ``= token_speedup /
+        time_ratio`` with wallclock_lo/wallclock_hi.
     """
+    from scalinglab.stats.bootstrap import keyed_generators
+
     baseline = baseline or result.baseline
     per, reps = _geomean_by_size(result)
-    sps = ds["seconds_per_step"].where(ds["status"] == "ok").median(("data_multiple", "seed"))
+    sec = ds["seconds_per_step"].where(ds["status"] == "ok")
+    sps = sec.median(("data_multiple", "seed"))
+    n_rep = result.reps or 1000
+    keys = [f"{o}|{s}" for o in ds.optimizer.values for s in ds.model_size.values]
+    gens = keyed_generators(np.random.default_rng(seed), keys)
+    boot = {k: _step_time_medians(
+        sec.sel(optimizer=k.split("|")[0], model_size=k.split("|")[1]).values.ravel(),
+        gens[k], n_rep) for k in keys}
     rows = []
     for r in per.itertuples():
         t = float(sps.sel(optimizer=r.optimizer, model_size=r.model_size))
         ratio = t / float(sps.sel(optimizer=baseline, model_size=r.model_size))
+        ratio_rep = boot[f"{r.optimizer}|{r.model_size}"] / boot[f"{baseline}|{r.model_size}"]
+        rlo = rhi = np.nan
+        if r.optimizer != baseline and np.isfinite(ratio_rep).any():
+            rlo, rhi = (float(v) for v in percentile_interval(ratio_rep, level=result.level))
         rep = reps[(r.optimizer, r.model_size)]
-        lo = hi = np.nan
+        lo = hi = wlo = whi = np.nan
         if rep is not None and np.isfinite(rep).any():
-            lo, hi = (float(v) for v in percentile_interval(np.where(np.isinf(rep), np.nan, rep),
-                                                            level=result.level))
+            tok = np.where(np.isinf(rep), np.nan, rep)
+            lo, hi = (float(v) for v in percentile_interval(tok, level=result.level))
+            if len(tok) == len(ratio_rep) and np.isfinite(ratio_rep).any():
+                wlo, whi = (float(v) for v in percentile_interval(tok / ratio_rep,
+                                                                   level=result.level))
         rows.append({"optimizer": r.optimizer, "model_size": r.model_size,
-                     "seconds_per_step": t, "time_ratio": ratio, "token_speedup": r.speedup,
-                     "token_lo": lo, "token_hi": hi, "wallclock_speedup": r.speedup / ratio,
-                     "wallclock_lo": lo / ratio, "wallclock_hi": hi / ratio})
+                     "seconds_per_step": t, "time_ratio": ratio, "ratio_lo": rlo,
+                     "ratio_hi": rhi, "token_speedup": r.speedup, "token_lo": lo,
+                     "token_hi": hi, "wallclock_speedup": r.speedup / ratio,
+                     "wallclock_lo": wlo, "wallclock_hi": whi})
     return pd.DataFrame(rows)
