@@ -38,7 +38,7 @@ import pandas as pd
 import xarray as xr
 
 from scalinglab.errors import InputError, ParameterError
-from scalinglab.paths import data_dir, repo_root
+from scalinglab.paths import data_dir, resolve_input
 
 __all__ = [
     "BENCHMARKS", "Benchmark", "atari200m_table", "curl_scores", "dmc_table", "in_repo",
@@ -98,12 +98,8 @@ def in_repo(paths: str) -> str:
     while the kernel runs in ``notebooks/``; a path found neither way is kept
     as given, so the reader's error names it.
     """
-    out = []
-    for part in (p.strip() for p in paths.split(",")):
-        if part and not Path(part).exists() and (repo_root() / part).exists():
-            part = str(repo_root() / part)
-        out.append(part)
-    return ",".join(p for p in out if p)
+    parts = (p.strip() for p in paths.split(","))
+    return ",".join(str(resolve_input(p)) for p in parts if p)
 
 
 def load_benchmark(name: str, *, root: Path | None = None) -> xr.DataArray:
