@@ -175,8 +175,8 @@ def _cycles(edges: list[Edge]) -> list[list[Edge]]:
 
 
 def _fail(title: str, bad: list[Edge] | list[str]) -> None:
-    if bad:
-        pytest.fail(f"{title}:\n  " + "\n  ".join(map(str, bad)), pytrace=False)
+    if bad:  # one line per edge (several names imported on one line are one edge)
+        pytest.fail(f"{title}:\n  " + "\n  ".join(dict.fromkeys(map(str, bad))), pytrace=False)
 
 
 def test_the_graph_sees_the_package():
