@@ -342,10 +342,11 @@ for r in gap.itertuples():
         description=f"geo-mean speedup of matrix ({r.matrix}) over scalar ({r.scalar}) methods")
 
 mults = sorted(table.data_multiple.unique())
-catch = published.catch_up(res, leader="muon", follower="soape", low=mults[0], high=mults[-1])
+soap = "soape" if "soape" in set(table.optimizer) else "soap"  # the paper's name, and ours
+catch = published.catch_up(res, leader="muon", follower=soap, low=mults[0], high=mults[-1])
 display(catch)
 for r in catch.itertuples():
-    rec(f"catch_up/soape_vs_muon/{r.model_size}", r.change, r.lo, r.hi, unit="x",
+    rec(f"catch_up/{soap}_vs_muon/{r.model_size}", r.change, r.lo, r.hi, unit="x",
         identified=e_ok[r.model_size],
         description=f"SOAP's speedup relative to Muon's at {mults[-1]:g}x over the same at "
                     f"{mults[0]:g}x (above 1: SOAP catches up with more data)")
@@ -460,7 +461,7 @@ decide("FPO-3b", f"At the largest size Muon's speedup is about 1.1x (paper at 1.
 decide("FPO-4", f"Scalar variants give about 1.0-1.1x (NAdamW at {small}; 'about': 0.9-1.2)",
        f"speedup_mean/nadamw/{small}", expect="between", value=(0.9, 1.2))
 decide("FPO-6", f"SOAP catches up with Muon as data grow ({mults[0]:g}x to {mults[-1]:g}x, "
-       f"at {small})", f"catch_up/soape_vs_muon/{small}", expect="greater", value=1.0)
+       f"at {small})", f"catch_up/{soap}_vs_muon/{small}", expect="greater", value=1.0)
 if ds is not None:
     decide("FPO-5", "Rankings at intermediate checkpoints differ from the final ranking "
            "(Kendall tau halfway through training below 1)",
@@ -478,6 +479,26 @@ claim("FPO-7", paper=PAPER, statement="Hyperparameters transferred from another 
 
 # %% [markdown]
 # ## Reading the results
+#
+# **The paper's own losses (`published` variant).** The engine reproduces the paper's
+# numbers exactly: AdamW's fits (130M: A 0.418, alpha 0.495, E 3.111; 1.2B: 0.239, 0.485,
+# 2.665) and Muon's speedups (130M 1.42/1.33/1.32/1.38, 1.2B 1.12/1.12/1.13/1.10). With the
+# loss noise the curves' departures from the law imply (sigma about 0.0044 nats), the
+# intervals the paper does not give decide its claims: matrix methods lead at 130M (1.27x
+# [1.23, 1.31] over the scalar family), Muon's speedup shrinks with size (slope -0.08
+# [-0.14, -0.03] per log N) and stays below 1.5x; scalar methods sit at 1.0-1.1x. Whether
+# Muon is "1.3-1.4x" at 130M and "1.1x" at 1.2B is inconclusive: each interval (about
+# +-0.1) is as wide as the claim's own band. SOAP catching up with Muon at 8x is
+# inconclusive too (1.13 [0.91, 1.41] at 130M): one run per setting cannot separate it.
+#
+# **Our scale, claim by claim.** At the smallest size AdamW's fitted `E` sits on its bound,
+# so every speedup there is *not identified*, and so is the size slope that rests on it;
+# the ledger decides the size-specific claims at the smallest identified size (m, 14k
+# parameters) instead. There, matrix methods lead (as in the paper) but Muon's speedup is
+# about 1.0x, which contradicts the paper's 130M figure: our models are four orders of
+# magnitude smaller. What this design cannot test is said in the ledger: the schedule
+# control for "rankings flip because of decay" and the hyperparameter-transfer arm for
+# "unfair tuning inflates speedups" (issue #14's redesigned sweep adds both).
 #
 # **What the committed `small` sweep shows** (6 optimizers x 3 sizes x 4 data budgets x 3
 # seeds, 216 final runs after 360 tuning runs).
