@@ -469,7 +469,7 @@ if ds is not None:
 else:
     claim("FPO-5", paper=PAPER, statement="Rankings at intermediate checkpoints differ from "
           "the final ranking", untested="the table holds final losses only, no checkpoints")
-claim("FPO-5b", paper=PAPER, statement="Mid-run rankings flip *because of* learning-rate decay",
+claim("FPO-5b", paper=PAPER, statement="Mid-run rankings flip because of learning-rate decay",
       untested="needs a constant-learning-rate or WSD schedule control at matched budgets; "
                "the `wsd` variant has no committed sweep yet")
 claim("FPO-7", paper=PAPER, statement="Hyperparameters transferred from another optimizer "
