@@ -290,3 +290,69 @@ def speedup_at(table: pd.DataFrame, ratio: float, *, impl: str, batch: int = 1) 
         raise ValueError(f"no benchmark rows for impl={impl!r}, batch={batch}")
     r = np.clip(ratio, t["ratio"].min(), t["ratio"].max())
     return float(np.exp(np.interp(np.log(r), np.log(t["ratio"]), np.log(t["speedup"]))))
+
+
+# ----------------------------------------------------------------------------- identification
+#: Sign of the activation-ratio trend with tokens each law's form can express.
+LAW_SIGN = {"relu_sparsity": -1, "silu_sparsity": +1}
+
+
+def law_identification(res: FitResult, param: str = "A0", *,
+                       trend: tuple[float, tuple[float, float]] | None = None):
+    """Whether a sparsity law's ``param`` is identified: not on a bound (point fit or >= 20%
+    of refits), resting on an identified ``alpha`` (at ``alpha = 0`` the ReLU law is a
+    constant and its limit trades off against ``b`` and ``c``), and fitted to data whose
+    trend has the sign the law's form expresses.
+
+    Parameters
+    ----------
+    res
+        A ``relu_sparsity`` or ``silu_sparsity`` fit.
+    trend
+        The data's own trend, ``(point, (lo, hi))`` in ratio per decade of tokens (e.g.
+        from :func:`run_slopes` and :func:`stratified_mean`); the parameter is not
+        identified when that interval lies entirely on the side the law cannot express.
+
+    Returns
+    -------
+    scalinglab.fitting.Identification
+    """
+    from scalinglab.fitting import Identification, identification
+
+    ident = identification(res, param)
+    if ident.identified and param != "alpha" and "alpha" in res.params:
+        sub = identification(res, "alpha")
+        if not sub.identified:
+            ident = Identification(False, f"rests on {sub.reason}", None, None,
+                                   sub.share_at_bound)
+    sign = LAW_SIGN.get(res.law)
+    if ident.identified and trend is not None and sign is not None:
+        lo, hi = trend[1]
+        if (sign < 0 and lo > 0) or (sign > 0 and hi < 0):
+            ident = Identification(
+                False, f"the data's trend {trend[0]:+.3g} [{lo:+.3g}, {hi:+.3g}] per decade has "
+                f"the sign {res.law}'s form cannot express", None, None, 0.0)
+    return ident
+
+
+def laws_display(table: pd.DataFrame, params: Sequence[str] = ("alpha", "c", "A0")
+                 ) -> pd.DataFrame:
+    """A compact view of :func:`fit_laws`' table: one ``"value [lo, hi]"`` string per
+    parameter (a dash where a law has no such parameter or no fit), points, runs."""
+    from scalinglab.textfmt import fmt_num
+
+    out = []
+    for row in table.to_dict("records"):
+        r = {k: row[k] for k in ("activation", "model", "law") if k in row}
+        for p in params:
+            v = row.get(p)
+            if v is None or (isinstance(v, float) and np.isnan(v)):
+                r[p] = None
+                continue
+            lo, hi = row.get(f"{p}_lo", np.nan), row.get(f"{p}_hi", np.nan)
+            r[p] = fmt_num(v) + ("" if np.isnan(lo) else f" [{fmt_num(lo)}, {fmt_num(hi)}]")
+        r["points/runs"] = f"{row.get('n_points', '')}/{row.get('n_runs', '')}"
+        r["warnings"] = "; ".join(v for v in (row.get("warnings"), row.get("error"))
+                                  if isinstance(v, str) and v)
+        out.append(r)
+    return pd.DataFrame(out)
