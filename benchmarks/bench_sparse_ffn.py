@@ -6,6 +6,8 @@ Run (from the repository root, on an otherwise idle machine if you can)::
     # options: --d-model 4096 --d-ff 16384 --plain --batches 1,8
     #          --ratios 1,0.7,0.5,0.3,0.2,0.1,0.05,0.02 --repeats 7 --threads 1
     #          --flush-mib 600 --out benchmarks/results/sparse_ffn.json
+    #          --processes 8   (repeat in 8 separate processes: intervals over processes,
+    #                           and how often a re-run's point lands inside them)
 
 What it does: a gated FFN (``W_gate, W_up``: F x D, ``W_down``: D x F, float32;
 ``--plain`` drops the gate) with random weights; for every batch size and
@@ -44,11 +46,12 @@ import numba
 import torch
 
 from scalinglab.compute import save_dataset
-from scalinglab.studies.sparsity.analysis import crossover, speedup_table
 from scalinglab.kernels.hardware_probe import hardware_record
 from scalinglab.kernels.harness import default_flush_bytes
 from scalinglab.kernels.sparse_ffn import benchmark_sparse_ffn
 from scalinglab.provenance import git_commit, git_dirty
+from scalinglab.studies.sparsity import kernel_spread as ks
+from scalinglab.studies.sparsity.analysis import crossover, speedup_table
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "sparse_ffn.json"
@@ -66,6 +69,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--threads", type=int, default=1, help="torch and numba threads")
     p.add_argument("--flush-mib", type=float, default=None, help="default: 1.25 x LLC")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--processes", type=int, default=1,
+                   help="repeat the benchmark in N separate processes; intervals resample them "
+                        "and, from 4 on, the re-run coverage is reported")
     p.add_argument("--out", type=Path, default=RESULTS)
     args = p.parse_args(argv)
     batches = [int(b) for b in args.batches.split(",")]
@@ -79,10 +85,24 @@ def main(argv: list[str] | None = None) -> int:
 
     t_start = time.perf_counter()
     hw = hardware_record()
-    ds = benchmark_sparse_ffn(args.d_model, args.d_ff, ratios=ratios, batches=batches,
-                              gated=not args.plain, repeats=args.repeats,
-                              flush_bytes=flush_bytes, seed=args.seed)
-    table = speedup_table(ds, hw)
+    coverage = None
+    if args.processes > 1:
+        ds = ks.run_over_processes(args.d_model, args.d_ff, ratios=ratios, batches=batches,
+                                   gated=not args.plain, repeats=args.repeats,
+                                   processes=args.processes,
+                                   threads=args.threads, flush_bytes=flush_bytes, seed=args.seed)
+        per_process = ks.per_process_speedups(ds, hw)
+        table = ks.speedup_over_processes(per_process, reps=2000, seed=args.seed)
+        if args.processes >= 4:
+            coverage = ks.rerun_coverage(per_process, seed=args.seed)
+            print(f"re-run coverage: one half's point inside the other half's 95% interval "
+                  f"in {100 * coverage['inside']:.0f}% of {coverage['cells']} comparisons "
+                  f"({coverage['half']} processes per half)")
+    else:
+        ds = benchmark_sparse_ffn(args.d_model, args.d_ff, ratios=ratios, batches=batches,
+                                  gated=not args.plain, repeats=args.repeats,
+                                  flush_bytes=flush_bytes, seed=args.seed)
+        table = speedup_table(ds, hw)
     rows, summary = [], {}
     for b in batches:
         tb = table[table["batch"] == b]
@@ -126,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     settings = {"d_model": args.d_model, "d_ff": args.d_ff, "n_matrices": ds.attrs["n_matrices"],
                 "batches": batches, "ratios": ratios, "repeats": args.repeats, "warmup": 1,
                 "flush_bytes": flush_bytes, "threads": args.threads, "seed": args.seed,
-                "dtype": "float32"}
+                "processes": args.processes, "dtype": "float32"}
     out = {
         "benchmark": "sparse_ffn",
         "command": " ".join([Path(sys.executable).name, *sys.argv]),
@@ -134,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
         "git_commit": git_commit(), "git_dirty": git_dirty(),
         "hardware": hw.to_json(), "settings": settings,
         "load_average_end": list(os.getloadavg()),
-        "results": rows, "summary": summary,
+        "results": rows, "summary": summary, "rerun_coverage": coverage,
         "wall_s": time.perf_counter() - t_start,
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
