@@ -1,0 +1,178 @@
+"""The study's analyses on a sample Dataset (ours or a user's), one call per notebook step.
+
+Input: a Dataset with ``correct`` and ``answer`` (size, prompt, sample), as
+:func:`~scalinglab.studies.tts.sampling.run_samples` or
+:func:`~scalinglab.studies.tts.table.load_samples` returns it. Every interval comes
+from one set of problem resamples (``R`` rows of problem indices), shared by all
+analyses, so differences between sizes and between cost measures are paired.
+
+Shapes: ``S`` sizes, ``P`` problems, ``K`` values of k, ``R`` resamples.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from scalinglab.studies.tts import coverage as cv
+from scalinglab.studies.tts import law as tlaw
+
+
+@dataclass
+class Curves:
+    """Coverage and majority-vote accuracy per size at every k = 1..k_max.
+
+    Attributes
+    ----------
+    ks
+        (k_max,) 1..k_max.
+    per_problem
+        size -> (P, k_max) pass@k per problem.
+    cov, cov_draws
+        size -> (k_max,) coverage, and (R, k_max) per resample.
+    draws
+        (R, P) the resamples' problem indices.
+    """
+
+    sizes: list[str]
+    ks: np.ndarray
+    per_problem: dict[str, np.ndarray]
+    cov: dict[str, np.ndarray]
+    cov_draws: dict[str, np.ndarray]
+    draws: np.ndarray
+    level: float
+
+    def ci(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        q = (1.0 - self.level) / 2.0
+        return np.nanquantile(x, q, axis=0), np.nanquantile(x, 1.0 - q, axis=0)
+
+    def table(self, ks: np.ndarray) -> pd.DataFrame:
+        """Coverage with its interval at ``ks``: one row per (size, k)."""
+        rows = []
+        for s in self.sizes:
+            lo, hi = self.ci(self.cov_draws[s])
+            for k in ks:
+                rows.append({"size": s, "k": int(k), "coverage": self.cov[s][k - 1],
+                             "lo": lo[k - 1], "hi": hi[k - 1]})
+        return pd.DataFrame(rows)
+
+
+def size_arrays(ds: xr.Dataset, size: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``n`` (P,), ``c`` (P,), ``answer`` (P, n_max) and ``correct`` (P, n_max) bool of a size."""
+    corr = np.asarray(ds["correct"].sel(size=size).values)
+    ans = np.asarray(ds["answer"].sel(size=size).values).astype(np.int64)
+    present = corr >= 0
+    ans = np.where(present, ans, cv.MISSING)
+    return present.sum(axis=1), (corr == 1).sum(axis=1), ans, corr == 1
+
+
+def max_k(ds: xr.Dataset) -> int:
+    """The largest k every problem of every size supports (the smallest n)."""
+    return int((np.asarray(ds["correct"].values) >= 0).sum(axis=2).min())
+
+
+def coverage_curves(ds: xr.Dataset, *, k_max: int, reps: int, seed: int,
+                    level: float = 0.95) -> Curves:
+    """Pass@k at k = 1..k_max per size, and coverage per problem resample."""
+    sizes = [str(s) for s in ds["size"].values]
+    ks = np.arange(1, k_max + 1)
+    draws = cv.prompt_draws(ds.sizes["prompt"], reps=reps, seed=seed)
+    weights = np.zeros((reps, ds.sizes["prompt"]))
+    np.add.at(weights, (np.repeat(np.arange(reps), draws.shape[1]), draws.ravel()), 1.0)
+    weights /= draws.shape[1]
+    per, cov, cdraws = {}, {}, {}
+    for s in sizes:
+        n, c, _, _ = size_arrays(ds, s)
+        per[s] = cv.pass_at_k(n, c, ks)
+        cov[s] = per[s].mean(axis=0)
+        cdraws[s] = weights @ per[s]
+    return Curves(sizes, ks, per, cov, cdraws, draws, level)
+
+
+def fit_laws(curves: Curves, *, reps: int | None = None) -> dict[str, tlaw.BootstrapFit]:
+    """The exponentiated power law per size on k = 1, 2, 4, ..., k_max, with refits on
+    (the first ``reps`` of) the problem resamples."""
+    grid = cv.k_grid(len(curves.ks))
+    draws = curves.draws[:reps]
+    return {s: tlaw.fit_bootstrap(grid, curves.per_problem[s][:, grid - 1], draws)
+            for s in curves.sizes}
+
+
+def extrapolation_k(k_max: int, *, frac: int = 8) -> int:
+    """The largest k of the extrapolation fit: ``k_max / frac``, at least 4 (three grid
+    points, 1, 2 and 4, for a two-parameter law)."""
+    return max(k_max // frac, 4)
+
+
+def extrapolation(curves: Curves, *, frac: int = 8, reps: int | None = None) -> dict[str, tuple]:
+    """Per size: fit on k <= :func:`extrapolation_k`, predict k_max; ``(error, error_draws)``."""
+    grid = cv.k_grid(len(curves.ks))
+    k_fit = extrapolation_k(len(curves.ks), frac=frac)
+    draws = curves.draws[:reps]
+    return {s: tlaw.extrapolate(grid, curves.per_problem[s][:, grid - 1], draws, k_fit=k_fit)
+            for s in curves.sizes}
+
+
+def loglinear_slope(curves: Curves, size: str) -> tuple[float, np.ndarray]:
+    """Slope of coverage against log2 k over the grid (coverage gained per doubling of k):
+    point and (R,) draws, by least squares over k = 1, 2, 4, ..., k_max."""
+    grid = cv.k_grid(len(curves.ks))
+    u = np.log2(grid)
+    u = (u - u.mean()) / np.sum((u - u.mean()) ** 2)
+    return float(curves.cov[size][grid - 1] @ u), curves.cov_draws[size][:, grid - 1] @ u
+
+
+@dataclass
+class Majority:
+    """Majority-vote accuracy per size at the grid's k.
+
+    Attributes
+    ----------
+    ks
+        (K,) the grid 1, 2, 4, ..., k_max.
+    per_problem
+        size -> (P, K).
+    """
+
+    ks: np.ndarray
+    per_problem: dict[str, np.ndarray]
+
+    def curve(self, size: str, draws: np.ndarray | None = None) -> np.ndarray:
+        x = self.per_problem[size]
+        return x.mean(axis=0) if draws is None else np.stack([x[i].mean(axis=0) for i in draws])
+
+
+def majority(ds: xr.Dataset, *, k_max: int, reps: int = 32, seed: int = 0) -> Majority:
+    """Majority-vote accuracy per problem at k = 1, 2, 4, ..., k_max for every size."""
+    ks = cv.k_grid(k_max)
+    out = {}
+    for i, s in enumerate(str(x) for x in ds["size"].values):
+        _, _, ans, ok = size_arrays(ds, s)
+        out[s] = cv.majority_accuracy(ans, ok, ks, reps=reps, seed=seed + i)
+    return Majority(ks, out)
+
+
+def plateau(maj: Majority, curves: Curves, size: str, *, tol: float = 0.01
+            ) -> dict[str, tuple[float, np.ndarray]]:
+    """Where majority voting stops improving, and what coverage gains after it.
+
+    Returns
+    -------
+    dict
+        ``k_plateau``: the smallest grid k within ``tol`` of the majority accuracy at
+        k_max; ``maj_gain``: majority accuracy at k_max minus at k_max / 8;
+        ``cov_gain``: coverage at k_max minus at k_max / 8. Each ``(point, (R,) draws)``.
+    """
+    ks = maj.ks
+    k8 = int(ks[-1] // 8)
+    j8 = int(np.searchsorted(ks, k8))
+    m_pt, m_dr = maj.curve(size), maj.curve(size, curves.draws)
+    c_pt, c_dr = curves.cov[size], curves.cov_draws[size]
+    return {"k_plateau": (cv.plateau_k(m_pt, ks, tol=tol),
+                          np.array([cv.plateau_k(d, ks, tol=tol) for d in m_dr])),
+            "maj_gain": (float(m_pt[-1] - m_pt[j8]), m_dr[:, -1] - m_dr[:, j8]),
+            "cov_gain": (float(c_pt[ks[-1] - 1] - c_pt[k8 - 1]),
+                         c_dr[:, ks[-1] - 1] - c_dr[:, k8 - 1])}

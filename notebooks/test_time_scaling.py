@@ -1,0 +1,313 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+#   scalinglab:
+#     title: "Test-time scaling: repeated sampling coverage and what inference costs"
+#     description: >-
+#       Hundreds of samples per held-out arithmetic prompt from the RL study's policies:
+#       coverage by the unbiased pass@k, the exponentiated power law per size with
+#       extrapolation, majority voting against coverage, and the compute-optimal size
+#       and k under FLOPs versus Kinetics eFLOPs from the measured hardware record.
+#     inputs:
+#     - data/test_time_scaling/*.nc
+#     - data/test_time_scaling/policies/*.json
+#     - data/hardware/*.json
+#     tiny:
+#       compute_class: tiny
+#       scheduler: sync
+#       reps: 100
+#       fit_reps: 20
+#       vote_reps: 8
+# ---
+
+# %% [markdown]
+# # Test-time scaling: does coverage keep growing with samples, and what does it cost?
+#
+# **Large Language Monkeys** (Brown et al. 2024) draw many samples per problem and count a
+# problem solved when any sample is correct (*coverage*, pass@k). Coverage grows with the
+# number of samples k over orders of magnitude, roughly log-linearly, and
+# $\log \mathrm{coverage}(k) \approx a\,k^{b}$ (an exponentiated power law). Without a
+# verifier, majority voting plateaus while coverage keeps rising. **Kinetics**
+# (Sadhukhan et al. 2025) argues that counting FLOPs alone overrates small models: reading
+# the KV cache costs memory traffic that parameter counts ignore, so under a cost that adds
+# compute and memory (eFLOPs) larger models make better use of test-time compute.
+#
+# Here the policies are the RL study's: the same character-level transformers warmed up and
+# trained with GRPO on 3-digit addition (`compute_class=small`: 25k, 148k and 788k
+# non-embedding parameters), saved with provenance under `data/test_time_scaling/policies/`.
+# Each answers every held-out prompt $n \ge 4 k_{max}$ times through the shared KV-cache
+# sampler; answers are checked exactly. Every interval resamples **prompts** (the unit the
+# claims generalise over), one set of resamples shared by all analyses so comparisons are
+# paired. Your own samples work too (parameter `samples`: a table of
+# `problem, sample, correct` and optionally `model, tokens, answer`).
+#
+# The papers' claims, the unbiased estimator, the law and the Kinetics cost form are in
+# [`docs/studies/test_time_scaling.md`](../docs/studies/test_time_scaling.md).
+
+# %% tags=["parameters"]
+seed: int = 0  # seed of the prompt resampling and of majority-vote subsets [>= 0]
+compute_class: str = "small"  # tiny (tests), small (default report) {tiny, small}
+scheduler: str = ""  # "" = local Dask cluster, "sync" = in-process, or a scheduler address
+samples: str = ""  # your samples (CSV/Parquet: problem, sample, correct [, model, tokens, answer]); "" = ours [file]
+rerun: bool = False  # resample even if a cached sample dataset exists
+k_max: int = 0  # largest k analysed; 0 = n / 4 (ours) or the smallest n / 4 of a table [>= 0]
+temperature: float = 1.0  # sampling temperature of our policies [>= 0]
+top_p: float = 1.0  # nucleus mass of our sampler (1 = plain sampling) [> 0, <= 1]
+reps: int = 1000  # prompt resamples for coverage, majority and cost intervals [>= 1]
+fit_reps: int = 200  # resamples refitted for the law's and the extrapolation's intervals [>= 1]
+vote_reps: int = 32  # random subsets per prompt and k for majority voting [>= 1]
+hardware: str = "data/hardware/intel-xeon-processor-2c.json"  # measured hardware record (I = peak FLOP/s / memory B/s) [file]
+level: float = 0.95  # confidence level of every interval [> 0, < 1]
+
+# %%
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from scalinglab.paths import resolve_input
+from scalinglab.plots import use_style
+from scalinglab.record import claim, record
+from scalinglab.studies.tts import analysis as tta
+from scalinglab.studies.tts import cost as ttc
+from scalinglab.studies.tts.law import predict
+from scalinglab.studies.tts.sampling import run_samples, tts_config
+from scalinglab.studies.tts.table import load_samples
+
+use_style()
+pd.set_option("display.precision", 4)
+pd.set_option("display.width", 160)
+METHOD = "bootstrap over prompts, percentile"
+LLM, KIN = "Brown et al. 2024 (Large Language Monkeys)", "Sadhukhan et al. 2025 (Kinetics)"
+
+if samples:
+    ds = load_samples(resolve_input(samples))
+    n_min = tta.max_k(ds)
+    K = k_max or (n_min // 4 if n_min >= 16 else n_min)
+    print(f"read {ds.sizes['prompt']} problems x {n_min}+ samples for {ds.sizes['size']} model(s)")
+else:
+    cfg = tts_config(compute_class, temperature=temperature, top_p=top_p)
+    ds = run_samples(cfg, scheduler=scheduler, rerun=rerun)
+    K = k_max or cfg.k_max
+    print(f"{ds.sizes['prompt']} held-out prompts x {ds.sizes['sample']} samples per size; "
+          f"temperature {ds.attrs['temperature']}, top-p {ds.attrs['top_p']}")
+    print(pd.DataFrame({"size": ds["size"].values, "n_params": ds["n_params"].values,
+                        "policy": ds["policy_file"].values,
+                        "pass@1": ds["correct"].mean(("prompt", "sample")).values}).to_string(index=False))
+if K > tta.max_k(ds):
+    raise ValueError(f"k_max={K} exceeds the smallest number of samples per problem {tta.max_k(ds)}")
+sizes = [str(s) for s in ds["size"].values]
+small, large = sizes[0], sizes[-1]
+
+# %% [markdown]
+# ## Coverage grows with k
+#
+# Coverage(k) is the unbiased pass@k averaged over prompts, at every k from 1 to $k_{max}$
+# (computed in the stable product form; see the study file).
+
+# %%
+curves = tta.coverage_curves(ds, k_max=K, reps=reps, seed=seed, level=level)
+grid = curves.ks[np.isin(curves.ks, [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, K])]
+print(curves.table(grid).pivot(index="k", columns="size", values="coverage").to_string())
+for s in sizes:
+    lo, hi = curves.ci(curves.cov_draws[s])
+    for k in (1, K):
+        record(f"coverage/{s}/k{k}", curves.cov[s][k - 1], ci=(lo[k - 1], hi[k - 1]),
+               method=METHOD, level=level, resamples=reps, headline=(s == large and k == K),
+               description=f"coverage (pass@{k}) of size {s}")
+    slope, sd = tta.loglinear_slope(curves, s)
+    record(f"loglinear/{s}/slope", slope, ci=tuple(np.quantile(sd, [(1 - level) / 2, (1 + level) / 2])),
+           method=METHOD, level=level, resamples=reps, unit="coverage per doubling of k",
+           description="least-squares slope of coverage on log2 k, k = 1, 2, 4, ..., k_max")
+
+# %% [markdown]
+# ## The exponentiated power law, and extrapolation from k <= k_max / 8
+#
+# Per size, $\log \mathrm{coverage} = a\,k^b$ is fitted (the fitting engine's registered
+# law `exp_power`, least squares on log coverage at k = 1, 2, 4, ..., $k_{max}$); its
+# intervals refit `fit_reps` prompt resamples. The extrapolation check fits only
+# $k \le k_{max}/8$ and predicts coverage at $k_{max}$.
+
+# %%
+fits = tta.fit_laws(curves, reps=fit_reps)
+extra = tta.extrapolation(curves, reps=fit_reps)
+k_fit = tta.extrapolation_k(K)
+q = [(1 - level) / 2, (1 + level) / 2]
+rows = []
+for s in sizes:
+    f = fits[s]
+    for p, bound in (("a", (-50.0, 0.0)), ("b", (-5.0, 0.0))):
+        v = f.point.params[p]
+        at_bound = min(abs(v - bound[0]), abs(v - bound[1])) < 1e-6
+        record(f"law/{s}/{p}", v, ci=f.ci(p, level), method=METHOD, level=level,
+               resamples=fit_reps, identified=not at_bound,
+               note=f"{p} at its bound in the point fit" if at_bound else None,
+               description=f"exp_power {p} of size {s}")
+    err, ed = extra[s]
+    ok = np.isfinite(ed)
+    record(f"extrapolation/{s}/error", err, ci=tuple(np.quantile(ed[ok], q)), method=METHOD,
+           level=level, resamples=int(ok.sum()),
+           description=f"predicted - observed coverage at k={K}, law fitted on k <= {k_fit}")
+    rows.append({"size": s, "a": f.point.params["a"], "b": f.point.params["b"],
+                 "b_ci": f.ci("b", level), "extrapolation_error": err})
+print(pd.DataFrame(rows).to_string(index=False))
+
+fig, ax = plt.subplots(figsize=(7, 4.2))
+for s in sizes:
+    lo, hi = curves.ci(curves.cov_draws[s])
+    (line,) = ax.plot(curves.ks, curves.cov[s], label=f"{s}")
+    ax.fill_between(curves.ks, lo, hi, alpha=0.2, color=line.get_color())
+    ax.plot(curves.ks, predict(fits[s].point.params, curves.ks), "--", color=line.get_color(), lw=1)
+ax.axvline(k_fit, color="grey", lw=0.8, ls=":")
+ax.set(xscale="log", xlabel="samples k", ylabel="coverage (pass@k)",
+       title="Coverage per size (bands: 95% over prompts; dashed: exp(a k^b))")
+ax.legend(title="size")
+plt.show()
+
+# %% [markdown]
+# ## Majority voting against coverage
+#
+# Without a verifier the answer is the most frequent one among k samples (invalid answers
+# do not vote; ties are broken by a seeded draw), averaged over `vote_reps` random subsets
+# per prompt. Majority voting *plateaus* where it gets within 1 point of its accuracy at
+# $k_{max}$; the gains from $k_{max}/8$ to $k_{max}$ are compared with coverage's.
+
+# %%
+maj = tta.majority(ds, k_max=K, reps=vote_reps, seed=seed)
+for s in sizes:
+    pl = tta.plateau(maj, curves, s)
+    for name, (pt, dr) in pl.items():
+        record(f"majority/{s}/{name}", pt, ci=tuple(np.quantile(dr, q)), method=METHOD, level=level,
+               resamples=reps, unit="samples" if name == "k_plateau" else "accuracy",
+               description={"k_plateau": "smallest k within 0.01 of majority accuracy at k_max",
+                            "maj_gain": "majority accuracy at k_max minus at k_max/8",
+                            "cov_gain": "coverage at k_max minus at k_max/8"}[name])
+fig, ax = plt.subplots(figsize=(7, 4.2))
+for s in sizes:
+    (line,) = ax.plot(curves.ks, curves.cov[s], label=f"{s} coverage")
+    ax.plot(maj.ks, maj.curve(s), "o--", color=line.get_color(), label=f"{s} majority vote")
+ax.set(xscale="log", xlabel="samples k", ylabel="accuracy", title="Coverage keeps rising; majority voting flattens")
+ax.legend(ncol=2, fontsize=8)
+plt.show()
+
+# %% [markdown]
+# ## What the samples cost: FLOPs against Kinetics eFLOPs
+#
+# Best-of-k on one prompt costs, per the project's cost model
+# (`scalinglab.cost_model.inference.kinetics_cost`), $k(2NL_{out} + $ attention$)$ FLOPs,
+# and in eFLOPs that plus $I$ times the KV-cache bytes read, with $I$ the measured
+# hardware record's peak FLOP/s over its memory bandwidth. $L_{out}$ is each size's measured
+# mean generation length. At a budget every size can afford between 1 and $k_{max}$
+# samples, each size buys as many samples as fit, and we compare coverage.
+
+# %%
+shapes = ttc.shapes_of(ds)
+has_tokens = bool(np.isfinite(np.asarray(ds["tokens"].values, dtype=float)).any())
+cost_ok = bool(shapes) and has_tokens and len(sizes) > 1
+if cost_ok:
+    hw = ttc.load_hardware(resolve_input(hardware))
+    glen = ttc.gen_lengths(ds, curves.draws)
+    costs = ttc.cost_table(shapes, {s: g[0] for s, g in glen.items()},
+                           prompt_len=float(ds.attrs["prompt_len"]), ks=curves.ks, hw=hw)
+    print(f"hardware {hw.name}: I = {hw.intensity_flop_per_byte:.1f} FLOP/byte, "
+          f"{hw.kv_dtype_bytes}-byte KV elements")
+    print(costs[costs.k.isin([1, K])].to_string(index=False))
+    for s in sizes:
+        share = ttc.kv_share(shapes[s], prompt_len=float(ds.attrs["prompt_len"]),
+                             gen_len=np.r_[glen[s][0], glen[s][1]], k=K, hw=hw)
+        record(f"cost/{s}/kv_share", share[0], ci=tuple(np.quantile(share[1:], q)), method=METHOD,
+               level=level, resamples=reps, description=f"KV-memory share of eFLOPs at k={K}")
+        if s == small:
+            share_small = share
+    diff = share_small - share
+    record("cost/kv_share_small_minus_large", diff[0], ci=tuple(np.quantile(diff[1:], q)),
+           method=METHOD, level=level, resamples=reps,
+           description=f"KV share of size {small} minus size {large}")
+    matched = {m: ttc.matched(m, costs, curves.cov, curves.cov_draws,
+                              ttc.common_budgets(costs, m, k_max=K, n=12)) for m in ttc.MEASURES}
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
+    for ax, (m, mt) in zip(axes, matched.items(), strict=True):
+        for i, s in enumerate(sizes):
+            ax.plot(mt.budgets, mt.coverage[i], "o-", label=s, ms=3)
+        ax.set(xscale="log", xlabel=f"budget per prompt ({m})", title=f"equal {m}")
+    axes[0].set_ylabel("coverage")
+    axes[0].legend(title="size")
+    plt.show()
+    rows = []
+    for m, mt in matched.items():
+        adv, adv_d = ttc.advantage_small(mt, small, large)
+        record(f"cost/{m}/adv_small_vs_large", float(np.nanmean(adv)),
+               ci=tuple(np.nanquantile(np.nanmean(adv_d, axis=1), q)), method=METHOD, level=level,
+               resamples=reps, description=f"coverage of {small} minus {large} at equal {m}, "
+                                           "mean over the common budgets")
+        best = mt.best()
+        rows.append({"measure": m, **{f"B{j}": f"{sizes[b]} k={mt.k[b, j]}" for j, b in enumerate(best)}})
+        top = len(mt.budgets) - 1
+        record(f"cost/{m}/best_coverage_top", mt.coverage[best[top], top],
+               ci=tuple(np.nanquantile(np.nanmax(mt.draws[:, :, top], axis=1), q)), method=METHOD,
+               level=level, resamples=reps,
+               description=f"coverage of the compute-optimal (size, k) = ({sizes[best[top]]}, "
+                           f"{mt.k[best[top], top]}) at the largest common {m} budget")
+    print("compute-optimal (size, k) per budget (low to high):")
+    print(pd.DataFrame(rows).set_index("measure").T.to_string())
+    a_f, d_f = ttc.advantage_small(matched["flops"], small, large)
+    a_e, d_e = ttc.advantage_small(matched["eflops"], small, large)
+    over, over_d = np.nanmean(a_f - a_e), np.nanmean(d_f - d_e, axis=1)
+    record("cost/overrate_small", float(over), ci=tuple(np.nanquantile(over_d, q)), method=METHOD,
+           level=level, resamples=reps, headline=True,
+           description=f"advantage of {small} over {large} under FLOPs minus under eFLOPs")
+    dis, dis_d = ttc.disagreement(matched["flops"], matched["eflops"])
+    record("cost/disagree_share", dis, ci=tuple(np.quantile(dis_d, q)), method=METHOD, level=level,
+           resamples=reps, description="share of budget ranks where the best size differs "
+                                       "between FLOPs and eFLOPs")
+    c = costs[costs["size"] == large].set_index("k")["flops"]
+    up = ttc.matched("flops", costs, curves.cov, curves.cov_draws, np.array([float(c.loc[1])]))
+    gain, gain_d, k_up = ttc.equal_cost_upsample(up, small, large)
+    record("cost/flops/upsample_small_vs_large_k1", gain, ci=tuple(np.nanquantile(gain_d, q)),
+           method=METHOD, level=level, resamples=reps,
+           description=f"coverage of {small} at k={k_up} minus {large} at k=1, equal FLOPs")
+else:
+    print("cost analysis skipped: it needs model shapes, generated token counts and two sizes")
+
+# %% [markdown]
+# ## Claims ledger
+#
+# Each claim is decided by the findings above; the verdict is computed from their
+# intervals, never typed.
+
+# %%
+claim("LLM-1", paper=LLM, statement="Coverage grows with the number of samples, log-linearly "
+      "over k (positive gain per doubling of k at every size)",
+      finding=[f"loglinear/{s}/slope" for s in sizes], expect="greater", value=0.0)
+claim("LLM-2", paper=LLM, statement="log coverage follows a power law in k: b < 0 at every size",
+      finding=[f"law/{s}/b" for s in sizes], expect="less", value=0.0)
+claim("LLM-3", paper=LLM, statement=f"The exponentiated power law fitted on k <= k_max/8 predicts "
+      f"coverage at k_max within 0.03", finding=[f"extrapolation/{s}/error" for s in sizes],
+      expect="equal", value=0.0, tolerance=0.03)
+claim("LLM-4", paper=LLM, statement="Majority voting plateaus: from k_max/8 to k_max its accuracy "
+      "changes by less than 0.02", finding=[f"majority/{s}/maj_gain" for s in sizes],
+      expect="equal", value=0.0, tolerance=0.02)
+claim("LLM-5", paper=LLM, statement="...while coverage keeps rising over the same range",
+      finding=[f"majority/{s}/cov_gain" for s in sizes], expect="greater", value=0.0)
+if cost_ok:
+    claim("LLM-6", paper=LLM, statement="Amplifying a cheaper model with more samples beats one "
+          "sample of the stronger model at equal (FLOPs) cost",
+          finding="cost/flops/upsample_small_vs_large_k1", expect="greater", value=0.0)
+    claim("KIN-1", paper=KIN, statement="FLOPs-only accounting overrates small models: the small "
+          "model's coverage advantage at equal cost shrinks under eFLOPs",
+          finding="cost/overrate_small", expect="greater", value=0.0)
+    claim("KIN-2", paper=KIN, statement="KV-cache memory traffic is a larger share of the cost "
+          "of small models", finding="cost/kv_share_small_minus_large", expect="greater", value=0.0)
+    claim("KIN-3", paper=KIN, statement="Under eFLOPs, test-time compute is better spent on the "
+          "larger model (the small one loses at equal eFLOPs)",
+          finding="cost/eflops/adv_small_vs_large", expect="less", value=0.0)
+else:
+    for cid in ("LLM-6", "KIN-1", "KIN-2", "KIN-3"):
+        claim(cid, paper=KIN if cid.startswith("KIN") else LLM, statement="cost comparison",
+              untested="these samples carry no model shapes or token counts to cost them")
+claim("KIN-4", paper=KIN, statement="Sparse attention lowers per-token cost so more samples fit "
+      "the same budget", untested="the project's models have dense attention only")
