@@ -30,6 +30,7 @@ VERBS: dict[str, str] = {
     "intervals": "stratified bootstrap CIs of IQM, median, mean, optimality gap; P(X > Y)",
     "fit": "fit a scaling law to a CSV/Parquet/netCDF table, with bootstrap CIs",
     "speedup": "speedup of optimizers over a baseline from a table of final losses",
+    "coverage": "coverage (pass@k) with bootstrap CIs and the exponentiated power law",
 }
 
 
