@@ -165,3 +165,13 @@ def test_bad_values_print_plain_numbers_not_numpy_reprs(tmp_path, capsys):
     p.write_text("D,loss\n1,3\n-1,2\n2,2.5\n4,2.2\n")
     code, _, err = _run(capsys, "power_offset", p, "--x", "D", "--y", "loss")
     assert code == 2 and "row 2: value -1.0 must be > 0" in err and "np.float64" not in err
+
+
+def test_big_tables_are_announced_on_stderr(po_csv, capsys, monkeypatch):
+    import scalinglab.cli.fit as fit_cli
+
+    monkeypatch.setattr(fit_cli, "BIG_TABLE", 10)  # the 30-point table counts as big here
+    code, out, err = _run(capsys, "power_offset", po_csv, "--x", "data_multiple", "--y", "loss",
+                          "--bootstrap", "0")
+    assert code == 0 and json.loads(out)["n_points"] == 30
+    assert err.startswith("scalinglab fit: 30 points: every start of the multi-start fit")

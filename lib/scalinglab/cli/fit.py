@@ -12,6 +12,9 @@ import sys
 
 from scalinglab.errors import InputError
 
+#: Points above which ``fit`` says on stderr that the fit will take a while.
+BIG_TABLE = 1_000_000
+
 
 def _laws_epilog() -> str:
     from scalinglab.fitting import list_laws
@@ -113,6 +116,10 @@ def run(args: argparse.Namespace) -> int:
     if args.jobs < 1 and args.jobs != -1:
         raise InputError(f"--jobs must be >= 1 (or -1: all CPUs), got {args.jobs}")
     data = load_table(args.data, x=xcols, y=args.y, group=args.group)
+    if data.y.shape[0] > BIG_TABLE:  # the fit itself has no bar: say what is coming
+        print(f"scalinglab fit: {data.y.shape[0]:,} points: every start of the multi-start fit "
+              f"and each of the {args.bootstrap} bootstrap refits passes over all of them; "
+              "this can take minutes", file=sys.stderr, flush=True)
     result = fit(law, data, objective=args.objective, delta=args.delta, fixed=fixed,
                  bounds=bounds, bootstrap=args.bootstrap, level=args.level, seed=args.seed,
                  n_jobs=args.jobs, progress=sys.stderr.isatty())
