@@ -341,15 +341,18 @@ alt = rla.phases(curves, early_frac=early_frac, reps=1, seed=seed)
 ph = ph.merge(alt[["model_size", "rmse_logistic", "rmse_exp"]], on="model_size")
 for _, r in ph.iterrows():
     s, big = r["model_size"], r["model_size"] == sizes[-1]
-    slow_ok = r["R0"] >= 0
+    step_note = (None if r["rise_resolved"] else
+                 f"the logistic rises within one evaluation interval ({r['eval_dt']:.3f} of the "
+                 "run): a step, its phases are not resolved")
     for name, what in (("t10", "end of the slow start"), ("t50", "middle of the rapid gain"),
                        ("t90", "plateau onset")):
-        ok = slow_ok if name == "t10" else True
+        note = step_note
+        if name == "t10" and r["R0"] < 0:
+            note = (f"the logistic's R0 = {r['R0']:.3f} < 0: the curve already climbs at "
+                    "step 0, the data hold no slow start")
         record(f"phases/{s}/{name}", r[name], ci=(r[f"{name}_lo"], r[f"{name}_hi"]),
-               level=level, method=METHOD, resamples=pred_reps, identified=ok,
-               note=None if ok else (f"the logistic's R0 = {r['R0']:.3f} < 0: the curve already "
-                                     "climbs at step 0, the data hold no slow start"),
-               description=f"{what} (fraction of the size's step budget)")
+               level=level, method=METHOD, resamples=pred_reps, identified=note is None,
+               note=note, description=f"{what} (fraction of the size's step budget)")
     early_ok = np.isfinite(r["t90_early"]) and r["early_fail_share"] < 0.2
     why = ("the fit on the first {:.0%} sees no plateau ({})".format(
         early_frac, "point fit" if not np.isfinite(r["t90_early"])

@@ -61,6 +61,7 @@ def test_phase_predictions_recover_the_logistic_and_its_early_plateau():
     assert s["t10"] == pytest.approx(0.4 - np.log(9) / 12, abs=0.02) and s["t10"] > 0
     assert s["R0"] == pytest.approx(0.03, abs=0.02)
     assert s["t10_lo"] <= s["t10"] <= s["t10_hi"]
+    assert s["rise_resolved"] and s["eval_dt"] == pytest.approx(0.025)
     # the first 30% holds the slow start and the start of the climb: the plateau is there
     # for s (t0 = 0.4), but for m (t0 = 0.8) the first 30% is flat and sees no plateau
     assert abs(s["t90_error"]) < 0.2
@@ -95,3 +96,10 @@ def test_seed_spread_and_ablations_on_a_variant_run_at_some_sizes():
     assert eff.loc["A", "delta_hi"] < -0.05 and eff.loc["A", "sizes"] == "s"
     assert eff.loc["log10_C_mid", "delta"] == pytest.approx(np.log10(2))
     assert eff.loc["A", "mde"] > 0 and bool(eff.loc["A", "identified"])
+
+
+def test_a_rise_within_one_evaluation_interval_is_not_resolved():
+    df = _frame({"s": (1e4, lambda c: _logistic(c / C[-1], kappa=2000.0, t0=0.51))},
+                noise=0.001)
+    ph = rlp.phase_predictions(df, early_frac=0.3, reps=5, seed=0).iloc[0]
+    assert not ph["rise_resolved"]

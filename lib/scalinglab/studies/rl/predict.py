@@ -176,7 +176,10 @@ def phase_predictions(df: pd.DataFrame, *, early_frac: float = 0.3, reps: int = 
     DataFrame
         One row per size: ``R0`` and ``Rmax`` of the logistic, ``t10``, ``t50``,
         ``t90``, ``t90_early`` and ``t90_error`` (early - full), each with ``*_lo``,
-        ``*_hi``; ``early_fail_share`` (refits whose early fit saw no plateau).
+        ``*_hi``; ``early_fail_share`` (refits whose early fit saw no plateau);
+        ``eval_dt`` (the evaluation interval in ``t``) and ``rise_resolved`` (the rise
+        from ``t10`` to ``t90`` spans at least one evaluation interval; if not, the
+        logistic is a step between two evaluations and its phases are not resolved).
     """
     rng = np.random.default_rng(seed)
     names = ["R0", "Rmax", "t10", "t50", "t90", "t90_early", "t90_error"]
@@ -196,8 +199,12 @@ def phase_predictions(df: pd.DataFrame, *, early_frac: float = 0.3, reps: int = 
         with np.errstate(all="ignore"):
             lo, hi = percentile_interval(draws, level=level)
         fitted = ~np.isnan(draws[:, 4])
+        dt = float(np.median(np.diff(np.unique(np.concatenate(
+            [g["step"].to_numpy() for g in runs]))))) / t_end
         row = {"model_size": size, "n_params": float(runs[0]["n_params"].iloc[0]),
-               "t_end_step": t_end,
+               "t_end_step": t_end, "eval_dt": dt,
+               # a rise narrower than one evaluation interval is a step: kappa is unbounded
+               "rise_resolved": bool(point[4] - point[2] >= dt),
                "early_fail_share": float(np.mean(np.isnan(draws[fitted, 5])))
                if fitted.any() else 1.0}
         for k, name in enumerate(names):
