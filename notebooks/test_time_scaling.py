@@ -23,6 +23,9 @@
 #       reps: 100
 #       fit_reps: 20
 #       vote_reps: 8
+#     variants:
+#       medium:
+#         compute_class: medium
 # ---
 
 # %% [markdown]
@@ -38,8 +41,10 @@
 # compute and memory (eFLOPs) larger models make better use of test-time compute.
 #
 # Here the policies are the RL study's: the same character-level transformers warmed up and
-# trained with GRPO on 3-digit addition (`compute_class=small`: 25k, 148k and 788k
-# non-embedding parameters), saved with provenance under `data/test_time_scaling/policies/`.
+# trained with GRPO on 3-digit addition, saved with provenance under
+# `data/test_time_scaling/policies/`. The default report (`compute_class=small`) samples
+# sizes s and m (25k and 148k non-embedding parameters), what this 2-core machine could
+# train and sample within its budget; `medium` adds size l (788k, 32x).
 # Each answers every held-out prompt $n \ge 4 k_{max}$ times through the shared KV-cache
 # sampler; answers are checked exactly. Every interval resamples **prompts** (the unit the
 # claims generalise over), one set of resamples shared by all analyses so comparisons are
@@ -51,7 +56,7 @@
 
 # %% tags=["parameters"]
 seed: int = 0  # seed of the prompt resampling and of majority-vote subsets [>= 0]
-compute_class: str = "small"  # tiny (tests), small (default report) {tiny, small}
+compute_class: str = "small"  # tiny (tests), small (default report: sizes s, m), medium (s, m, l) {tiny, small, medium}
 scheduler: str = ""  # "" = local Dask cluster, "sync" = in-process, or a scheduler address
 samples: str = ""  # your samples (CSV/Parquet: problem, sample, correct [, model, tokens, answer]); "" = ours [file]
 rerun: bool = False  # resample even if a cached sample dataset exists

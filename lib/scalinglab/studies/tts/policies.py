@@ -39,7 +39,7 @@ POLICY_VERSION = "1"
 
 def rl_class(compute_class: str) -> RLSweepConfig:
     """The RL sweep whose sizes and recipe the policies follow: ``tiny`` for ``tiny``,
-    the RL study's ``small`` class otherwise."""
+    the RL study's ``small`` class otherwise (``small`` and ``medium`` share policies)."""
     return sweep_config("tiny" if compute_class.startswith("tiny") else "small")
 
 
@@ -129,6 +129,7 @@ def load_or_train(sweep: RLSweepConfig, size: str, *, seed: int = 0, rerun: bool
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".pt")
     os.close(fd)
+    os.chmod(tmp, 0o644)  # mkstemp makes it owner-only; results are meant to be shared
     torch.save(state, tmp)
     os.replace(tmp, path)
     meta = {**prov, "config": key, "training": info, "file": path.name}

@@ -49,7 +49,9 @@ class TTSConfig:
     Attributes
     ----------
     compute_class
-        ``tiny`` or ``small`` (the RL class whose sizes and recipe the policies follow).
+        ``tiny``, ``small`` or ``medium`` (see :func:`tts_config`).
+    sizes
+        Names of the RL class's sizes to sample (empty: all of them).
     n_prompts
         Held-out prompts (the first ones of the RL study's held-out set).
     n_samples
@@ -67,6 +69,7 @@ class TTSConfig:
     """
 
     compute_class: str = "small"
+    sizes: tuple[str, ...] = ()
     n_prompts: int = 256
     n_samples: int = 1024
     temperature: float = 1.0
@@ -83,6 +86,15 @@ class TTSConfig:
             raise ValueError(f"top_p must be in (0, 1], got {self.top_p}")
         if self.temperature < 0:
             raise ValueError(f"temperature must be >= 0, got {self.temperature}")
+        known = [s.name for s in rl_class(self.compute_class).sizes]
+        if any(s not in known for s in self.sizes):
+            raise ValueError(f"sizes {list(self.sizes)} not all in the RL class's {known}")
+
+    @property
+    def size_names(self) -> list[str]:
+        """The sampled sizes, smallest first."""
+        known = [s.name for s in rl_class(self.compute_class).sizes]
+        return [s for s in known if not self.sizes or s in self.sizes]
 
     @property
     def k_max(self) -> int:
@@ -92,23 +104,33 @@ class TTSConfig:
         d = dataclasses.asdict(self)
         d.pop("batch_sequences")  # throughput only
         sweep = rl_class(self.compute_class)
-        d["policies"] = {s.name: config_hash(policy_config(sweep, s.name, seed=self.policy_seed))
-                         for s in sweep.sizes}
+        d["sizes"] = self.size_names
+        d["policies"] = {s: config_hash(policy_config(sweep, s, seed=self.policy_seed))
+                         for s in self.size_names}
         d["engine_version"] = ENGINE_VERSION
         return d
 
 
 def tts_config(compute_class: str = "small", **overrides) -> TTSConfig:
-    """The experiment of a class: ``tiny`` (3 tiny policies, 32 prompts x 64 samples,
-    k_max 16: seconds) or ``small`` (the RL small class's 3 sizes, 128 prompts x 1024
-    samples, k_max 256)."""
+    """The experiment of a class.
+
+    - ``tiny``: the RL tiny class's 3 policies, 32 prompts x 64 samples, k_max 16 (a
+      minute, mostly training the policies): tests and the smoke run.
+    - ``small`` (default report): the RL small class's sizes s and m (25k and 148k
+      non-embedding parameters), 128 held-out prompts x 1024 samples, k_max 256. Its
+      policies train in about 4 core-minutes and its samples in about 1; size l (788k)
+      alone would add about 6 (``medium``).
+    - ``medium``: all three sizes s, m, l (32x), 256 prompts x 1024 samples.
+    """
     if compute_class.startswith("tiny"):
         cfg = TTSConfig(compute_class=compute_class, n_prompts=32, n_samples=64,
                         prompts_per_run=16)
     elif compute_class == "small":
-        cfg = TTSConfig(compute_class="small", n_prompts=128)
+        cfg = TTSConfig(compute_class="small", sizes=("s", "m"), n_prompts=128)
+    elif compute_class == "medium":
+        cfg = TTSConfig(compute_class="medium", n_prompts=256)
     else:
-        raise ValueError(f"unknown compute_class {compute_class!r}: tiny, small")
+        raise ValueError(f"unknown compute_class {compute_class!r}: tiny, small, medium")
     return dataclasses.replace(cfg, **overrides) if overrides else cfg
 
 
@@ -202,7 +224,7 @@ def _run_block(item: tuple[TTSConfig, str, int]) -> dict:
         lo, hi = block * cfg.prompts_per_run, min((block + 1) * cfg.prompts_per_run, cfg.n_prompts)
         sub = probs.subset(slice(lo, hi))
         ids = sub.prompt_tensor()
-        s_index = [s.name for s in sweep.sizes].index(size)
+        s_index = [s.name for s in sweep.sizes].index(size)  # a size's stream ignores the others
         seed = int(np.random.SeedSequence([cfg.seed, s_index, block]).generate_state(1)[0])
         gen = torch.Generator().manual_seed(seed)
         max_new = sweep.task.max_answer_len + 1
@@ -229,7 +251,7 @@ def _run_block(item: tuple[TTSConfig, str, int]) -> dict:
 def execute(cfg: TTSConfig, *, scheduler: str = "", runs=None, progress: bool = True) -> xr.Dataset:
     """Train (or load) the policies, then sample every (size, block); one Dataset."""
     sweep = rl_class(cfg.compute_class)
-    sizes = [s.name for s in sweep.sizes]
+    sizes = cfg.size_names
     metas = {}
     for s in sizes:  # train missing policies first, one at a time
         model, metas[s] = load_or_train(sweep, s, seed=cfg.policy_seed)
@@ -245,7 +267,8 @@ def execute(cfg: TTSConfig, *, scheduler: str = "", runs=None, progress: bool = 
         return np.stack([np.concatenate([res[i][var] for i, it in enumerate(items) if it[1] == s])
                          for s in sizes])
 
-    shapes = {s.name: sweep.run_config(s, "baseline").model for s in sweep.sizes}
+    shapes = {s.name: sweep.run_config(s, "baseline").model for s in sweep.sizes
+              if s.name in sizes}
     ds = xr.Dataset(
         {"answer": (("size", "prompt", "sample"), stack("answer")),
          "correct": (("size", "prompt", "sample"), stack("correct")),

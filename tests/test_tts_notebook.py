@@ -1,0 +1,71 @@
+"""The test_time_scaling study end to end: the tiny study through the runner, and a user's table."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from scalinglab.runner.pipeline import run_study
+
+pytestmark = pytest.mark.slow
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOK = ROOT / "notebooks" / "test_time_scaling.py"
+
+
+@pytest.fixture
+def lab(tmp_path, monkeypatch):
+    (tmp_path / "notebooks").mkdir()
+    shutil.copy(NOTEBOOK, tmp_path / "notebooks")
+    (tmp_path / "data" / "hardware").mkdir(parents=True)
+    for f in (ROOT / "data" / "hardware").glob("*.json"):
+        shutil.copy(f, tmp_path / "data" / "hardware")
+    monkeypatch.setenv("SCALINGLAB_ROOT", str(tmp_path))
+    return tmp_path
+
+
+def _results(result) -> tuple[dict, dict]:
+    data = json.loads((Path(result.run_dir) / "results.json").read_text())
+    return ({f["name"]: f for f in data["findings"]},
+            {c["id"]: c for c in data["claims"]})
+
+
+def test_tiny_study_samples_its_own_policies(lab):
+    res = run_study("test_time_scaling", variant="tiny")
+    assert res.status == "ok", res.error
+    found, ledger = _results(res)
+    for s in ("s", "m", "l"):
+        for name in (f"coverage/{s}/k1", f"coverage/{s}/k16", f"law/{s}/a", f"law/{s}/b",
+                     f"extrapolation/{s}/error", f"majority/{s}/k_plateau", f"cost/{s}/kv_share"):
+            assert found[name]["ci"] is not None, name
+        assert found[f"coverage/{s}/k16"]["value"] > found[f"coverage/{s}/k1"]["value"]
+    assert {"cost/overrate_small", "cost/flops/adv_small_vs_large",
+            "cost/eflops/adv_small_vs_large", "cost/disagree_share"} <= set(found)
+    for cid in ("LLM-1", "LLM-2", "LLM-3", "LLM-4", "LLM-5", "LLM-6", "KIN-1", "KIN-2", "KIN-3"):
+        assert ledger[cid]["verdict"] in ("reproduces", "contradicts", "inconclusive",
+                                          "not identified"), cid
+    assert ledger["KIN-4"]["verdict"] == "untested"
+    # the samples (with provenance) and the policies (with their sidecars) are cached
+    nc = list(lab.glob("data/.cache/test_time_scaling/samples-tiny-*.nc"))
+    assert nc and len(list(lab.glob("data/.cache/test_time_scaling/policies/*.json"))) == 3
+
+
+def test_users_table_gets_coverage_laws(lab):
+    rng, rows = np.random.default_rng(0), []
+    for m, q in (("big", 0.3), ("small", 0.1)):
+        for p in range(40):
+            pp = rng.beta(q * 2, 2 * (1 - q))
+            rows += [(m, p, s, int(rng.random() < pp)) for s in range(64)]
+    table = lab / "mine.csv"
+    pd.DataFrame(rows, columns=["model", "problem", "sample", "correct"]).to_csv(table, index=False)
+    res = run_study("test_time_scaling", variant="tiny",
+                    overrides={"samples": str(table), "reps": 50, "fit_reps": 10})
+    assert res.status == "ok", res.error
+    found, ledger = _results(res)
+    assert found["coverage/big/k16"]["value"] > found["coverage/big/k1"]["value"]
+    assert "law/small/b" in found and "cost/overrate_small" not in found
+    assert ledger["KIN-1"]["verdict"] == "untested"
