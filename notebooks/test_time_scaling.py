@@ -290,8 +290,8 @@ claim("LLM-1", paper=LLM, statement="Coverage grows with the number of samples, 
       finding=[f"loglinear/{s}/slope" for s in sizes], expect="greater", value=0.0)
 claim("LLM-2", paper=LLM, statement="log coverage follows a power law in k: b < 0 at every size",
       finding=[f"law/{s}/b" for s in sizes], expect="less", value=0.0)
-claim("LLM-3", paper=LLM, statement=f"The exponentiated power law fitted on k <= k_max/8 predicts "
-      f"coverage at k_max within 0.03", finding=[f"extrapolation/{s}/error" for s in sizes],
+claim("LLM-3", paper=LLM, statement="The exponentiated power law fitted on k <= k_max/8 predicts "
+      "coverage at k_max within 0.03", finding=[f"extrapolation/{s}/error" for s in sizes],
       expect="equal", value=0.0, tolerance=0.03)
 claim("LLM-4", paper=LLM, statement="Majority voting plateaus: from k_max/8 to k_max its accuracy "
       "changes by less than 0.02", finding=[f"majority/{s}/maj_gain" for s in sizes],

@@ -10,7 +10,8 @@ import pytest
 
 from scalinglab.cli import main
 from scalinglab.errors import InputError
-from scalinglab.studies.tts import analysis, coverage as cv
+from scalinglab.studies.tts import analysis
+from scalinglab.studies.tts import coverage as cv
 from scalinglab.studies.tts.table import load_samples
 
 

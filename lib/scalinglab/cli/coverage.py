@@ -123,11 +123,10 @@ def _table(out: dict) -> str:
             lines.append(f"{s:<12} {k:>6} {c:>9.4f}  " + ("" if ci is None else f"[{ci[0]:.4f}, {ci[1]:.4f}]"))
         law = m["law"]
         if law is not None:
-            ci = law["ci"]
-            def iv(p):
-                return "" if ci[p] is None else f" [{ci[p][0]:.4g}, {ci[p][1]:.4g}]"
-            lines.append(f"{s:<12} law: coverage = exp(a k^b), a = {law['a']:.4g}{iv('a')}, "
-                         f"b = {law['b']:.4g}{iv('b')}")
+            iv = {p: "" if law["ci"][p] is None
+                  else f" [{law['ci'][p][0]:.4g}, {law['ci'][p][1]:.4g}]" for p in ("a", "b")}
+            lines.append(f"{s:<12} law: coverage = exp(a k^b), a = {law['a']:.4g}{iv['a']}, "
+                         f"b = {law['b']:.4g}{iv['b']}")
     return "\n".join(lines)
 
 

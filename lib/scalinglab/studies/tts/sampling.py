@@ -29,12 +29,12 @@ import xarray as xr
 
 from scalinglab.models.tokenizer import EOS, PAD
 from scalinglab.models.transformer import Transformer
+from scalinglab.provenance import config_hash
 from scalinglab.studies.rl.grpo import sample_completions
 from scalinglab.studies.rl.run import torch_threads
 from scalinglab.studies.rl.tasks import Problems, sample_problems
 from scalinglab.studies.tts.coverage import INVALID
 from scalinglab.studies.tts.policies import STUDY, load_or_train, policy_config, rl_class
-from scalinglab.provenance import config_hash
 from scalinglab.sweeps import cached_sweep, map_runs
 
 #: Bump when the samples change for the same config.
