@@ -246,7 +246,7 @@ def late_trends(curves: pd.DataFrame, *, window: float = 10.0, reps: int = 500,
     return pd.DataFrame(rows), draws
 
 
-def summarize(values: np.ndarray, draws: np.ndarray, *, level: float = 0.95
+def summarize(values: float, draws: np.ndarray, *, level: float = 0.95
               ) -> tuple[float, tuple[float, float]]:
     """A point and the percentile interval of its draws ``(R,)``."""
     lo, hi = percentile_interval(draws, level=level)
