@@ -316,3 +316,22 @@ else:
               untested="these samples carry no model shapes or token counts to cost them")
 claim("KIN-4", paper=KIN, statement="Sparse attention lowers per-token cost so more samples fit "
       "the same budget", untested="the project's models have dense attention only")
+
+# %% [markdown]
+# ## Reading the ledger
+#
+# Three things limit what the verdicts mean at this scale (see the study file's *Limits*):
+#
+# * **Saturation.** Where a size's pass@1 is already high, coverage reaches 1 on almost
+#   every prompt within a few dozen samples: "coverage keeps rising" (LLM-5) and the
+#   law's fit then rest on a handful of hard prompts. The coverage gains are printed above
+#   beside the verdicts; a gain of a few hundredths of a point is positive but not the
+#   orders-of-magnitude growth of the paper.
+# * **Sizes are not ordered by quality.** The RL recipe gives every size the same number of
+#   GRPO steps with a learning rate falling with width (the RL study's own caveat), so a
+#   larger policy here can have a *lower* pass@1 than a smaller one. "Small vs large" claims
+#   (LLM-6, KIN-1, KIN-3) then compare cheaper and costlier models, not weaker and stronger
+#   ones, as the pass@1 table at the top shows.
+# * **Short generations.** Answers are at most 5 tokens, so the KV term that Kinetics finds
+#   dominant for long chains is a minority of the cost here; the FLOPs/eFLOPs shift is a
+#   lower bound of what long generations would show.
