@@ -212,11 +212,26 @@ def test_shared_rooms_never_import_a_study_the_runner_or_the_cli():
            and (room(e.dst) in TOP or room(e.dst).startswith("studies"))])
 
 
+#: Declared study-to-study dependencies, each with its reason (docs/architecture.md). A study
+#: builds on another only when it consumes that study's experiment (its trained models).
+STUDY_BUILDS_ON = {
+    "studies.tts": {"studies.rl"},  # samples from the RL study's trained policies and tasks
+}
+
+
 def test_a_study_imports_no_other_study_nor_the_runner_or_the_cli():
-    _fail("a study imports another study, the studies package, the runner or the CLI",
+    _fail("a study imports another study (undeclared), the studies package, the runner or the CLI",
           [e for e in EDGES if room(e.src).startswith("studies.")
            and (room(e.dst) in TOP or (room(e.dst).startswith("studies")
-                                       and room(e.dst) != room(e.src)))])
+                                       and room(e.dst) != room(e.src)
+                                       and room(e.dst) not in STUDY_BUILDS_ON.get(room(e.src),
+                                                                                  set())))])
+
+
+def test_declared_study_dependencies_go_one_way():
+    for src, dsts in STUDY_BUILDS_ON.items():
+        for dst in dsts:
+            assert src not in STUDY_BUILDS_ON.get(dst, set()), f"{src} <-> {dst}"
 
 
 def test_the_runner_knows_no_science():
