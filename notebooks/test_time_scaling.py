@@ -74,14 +74,14 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from scalinglab.fitting.coverage_law import predict
 from scalinglab.paths import resolve_input
 from scalinglab.plots import use_style
 from scalinglab.record import claim, record
+from scalinglab.stats.samples import load_samples
 from scalinglab.studies.tts import analysis as tta
 from scalinglab.studies.tts import cost as ttc
-from scalinglab.studies.tts.law import predict
 from scalinglab.studies.tts.sampling import run_samples, tts_config
-from scalinglab.studies.tts.table import load_samples
 
 use_style()
 pd.set_option("display.precision", 4)

@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 import pytest
 
-from scalinglab.studies.tts import coverage as cv
+from scalinglab.stats import passk as cv
 
 
 def brute_pass_at_k(outcomes: list[bool], k: int) -> float:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from scalinglab.fitting import coverage_law as law
 from scalinglab.fitting import get_law
-from scalinglab.studies.tts import coverage as cv
-from scalinglab.studies.tts import law
+from scalinglab.stats import passk as cv
 
 
 def test_law_is_registered_with_the_engine():

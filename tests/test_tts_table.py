@@ -10,9 +10,9 @@ import pytest
 
 from scalinglab.cli import main
 from scalinglab.errors import InputError
-from scalinglab.studies.tts import analysis
-from scalinglab.studies.tts import coverage as cv
-from scalinglab.studies.tts.table import load_samples
+from scalinglab.stats import passk as cv
+from scalinglab.stats import samples as analysis
+from scalinglab.stats.samples import load_samples
 
 
 def _table(tmp_path, rows, columns=("model", "problem", "sample", "correct")):

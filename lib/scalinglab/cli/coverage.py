@@ -14,7 +14,8 @@ the smallest number of samples per problem. Prints JSON::
      "level": 0.95, "bootstrap": N, "seed": 0, "warnings": [...]}
 
 A law that cannot be fitted (fewer than three k with 0 < coverage < 1) is null, with
-the reason in ``warnings``. See :mod:`scalinglab.studies.tts`.
+the reason in ``warnings``. See :mod:`scalinglab.stats.passk`, :mod:`scalinglab.stats.samples` and
+:mod:`scalinglab.fitting.coverage_law`.
 """
 
 from __future__ import annotations
@@ -78,9 +79,10 @@ def compute(args: argparse.Namespace) -> dict:
     """The JSON object ``run`` prints."""
     import numpy as np
 
-    from scalinglab.studies.tts import analysis, law
-    from scalinglab.studies.tts.coverage import k_grid
-    from scalinglab.studies.tts.table import load_samples
+    from scalinglab.fitting import coverage_law as law
+    from scalinglab.stats import samples as analysis
+    from scalinglab.stats.passk import k_grid
+    from scalinglab.stats.samples import load_samples
 
     ds = load_samples(args.data)
     n_min = analysis.max_k(ds)

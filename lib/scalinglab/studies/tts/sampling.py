@@ -12,7 +12,7 @@ provenance in ``data/test_time_scaling/samples-<class>-<hash>.nc``:
 
 - ``answer`` (size, prompt, sample) int64: the completion's code, ``int("1" + text)``
   for a completion of digits ended by EOS (the leading 1 keeps leading zeros
-  distinct), :data:`~scalinglab.studies.tts.coverage.INVALID` otherwise;
+  distinct), :data:`~scalinglab.stats.passk.INVALID` otherwise;
 - ``correct`` (size, prompt, sample) int8: the exact checker's verdict;
 - ``tokens`` (size, prompt, sample) int8: tokens generated, EOS included.
 """
@@ -30,10 +30,10 @@ import xarray as xr
 from scalinglab.models.tokenizer import EOS, PAD
 from scalinglab.models.transformer import Transformer
 from scalinglab.provenance import config_hash
+from scalinglab.stats.passk import INVALID
 from scalinglab.studies.rl.grpo import sample_completions
 from scalinglab.studies.rl.run import torch_threads
 from scalinglab.studies.rl.tasks import Problems, sample_problems
-from scalinglab.studies.tts.coverage import INVALID
 from scalinglab.studies.tts.policies import STUDY, load_or_train, policy_config, rl_class
 from scalinglab.sweeps import cached_sweep, map_runs
 

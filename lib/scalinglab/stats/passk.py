@@ -1,5 +1,7 @@
 """Coverage (pass@k) and majority-vote accuracy from repeated samples, with intervals.
 
+Shared by the test-time scaling study and ``scalinglab coverage``.
+
 Shapes: ``P`` problems, ``n`` samples per problem (problems may have different
 ``n_i``), ``K`` values of ``k``, ``R`` bootstrap replicates.
 

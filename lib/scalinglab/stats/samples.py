@@ -1,4 +1,9 @@
-"""A user's own samples: a table of ``problem, sample, correct`` as the study's Dataset.
+"""Repeated samples per problem: a user's table as a Dataset, and coverage curves.
+
+A table of ``problem, sample, correct`` becomes the Dataset layout the test-time
+scaling study writes (``correct``, ``answer`` over size, prompt, sample);
+:func:`coverage_curves` gives pass@k at every k with intervals from resampling
+problems (used by the study and by ``scalinglab coverage``).
 
 Columns (CSV, Parquet, or a netCDF in the study's own layout):
 
@@ -15,6 +20,7 @@ file, the column and the first bad row.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +28,8 @@ import pandas as pd
 import xarray as xr
 
 from scalinglab.errors import InputError
-from scalinglab.studies.tts.coverage import INVALID, MISSING
+from scalinglab.stats import passk as cv
+from scalinglab.stats.passk import INVALID, MISSING
 
 REQUIRED = ("problem", "sample", "correct")
 _TRUE = {"1", "true", "yes", "t", "1.0"}
@@ -139,3 +146,74 @@ def load_samples(path: str | Path) -> xr.Dataset:
             ds["n"] = (ds["correct"] >= 0).sum("sample")
         return ds
     return from_frame(_read(path), path=path)
+
+
+@dataclass
+class Curves:
+    """Coverage and majority-vote accuracy per size at every k = 1..k_max.
+
+    Attributes
+    ----------
+    ks
+        (k_max,) 1..k_max.
+    per_problem
+        size -> (P, k_max) pass@k per problem.
+    cov, cov_draws
+        size -> (k_max,) coverage, and (R, k_max) per resample.
+    draws
+        (R, P) the resamples' problem indices.
+    """
+
+    sizes: list[str]
+    ks: np.ndarray
+    per_problem: dict[str, np.ndarray]
+    cov: dict[str, np.ndarray]
+    cov_draws: dict[str, np.ndarray]
+    draws: np.ndarray
+    level: float
+
+    def ci(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        q = (1.0 - self.level) / 2.0
+        return np.nanquantile(x, q, axis=0), np.nanquantile(x, 1.0 - q, axis=0)
+
+    def table(self, ks: np.ndarray) -> pd.DataFrame:
+        """Coverage with its interval at ``ks``: one row per (size, k)."""
+        rows = []
+        for s in self.sizes:
+            lo, hi = self.ci(self.cov_draws[s])
+            for k in ks:
+                rows.append({"size": s, "k": int(k), "coverage": self.cov[s][k - 1],
+                             "lo": lo[k - 1], "hi": hi[k - 1]})
+        return pd.DataFrame(rows)
+
+
+def size_arrays(ds: xr.Dataset, size: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``n`` (P,), ``c`` (P,), ``answer`` (P, n_max) and ``correct`` (P, n_max) bool of a size."""
+    corr = np.asarray(ds["correct"].sel(size=size).values)
+    ans = np.asarray(ds["answer"].sel(size=size).values).astype(np.int64)
+    present = corr >= 0
+    ans = np.where(present, ans, cv.MISSING)
+    return present.sum(axis=1), (corr == 1).sum(axis=1), ans, corr == 1
+
+
+def max_k(ds: xr.Dataset) -> int:
+    """The largest k every problem of every size supports (the smallest n)."""
+    return int((np.asarray(ds["correct"].values) >= 0).sum(axis=2).min())
+
+
+def coverage_curves(ds: xr.Dataset, *, k_max: int, reps: int, seed: int,
+                    level: float = 0.95) -> Curves:
+    """Pass@k at k = 1..k_max per size, and coverage per problem resample."""
+    sizes = [str(s) for s in ds["size"].values]
+    ks = np.arange(1, k_max + 1)
+    draws = cv.prompt_draws(ds.sizes["prompt"], reps=reps, seed=seed)
+    weights = np.zeros((reps, ds.sizes["prompt"]))
+    np.add.at(weights, (np.repeat(np.arange(reps), draws.shape[1]), draws.ravel()), 1.0)
+    weights /= draws.shape[1]
+    per, cov, cdraws = {}, {}, {}
+    for s in sizes:
+        n, c, _, _ = size_arrays(ds, s)
+        per[s] = cv.pass_at_k(n, c, ks)
+        cov[s] = per[s].mean(axis=0)
+        cdraws[s] = weights @ per[s]
+    return Curves(sizes, ks, per, cov, cdraws, draws, level)

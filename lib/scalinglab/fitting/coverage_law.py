@@ -2,7 +2,8 @@
 
 ``coverage(k) = exp(a * k^b)`` with ``a < 0`` and ``b < 0`` (Brown et al. 2024): the
 log of coverage is a power law in k. Registered with the fitting engine as
-``exp_power`` (``scalinglab fit exp_power``), fitted in log space (the law's
+``exp_power`` when this module is imported (through :func:`register_law`, in its own
+module), fitted in log space (the law's
 ``space="log"``) with least squares on ``log coverage``: the objective is Huber with a
 threshold far above any residual, which is least squares.
 
@@ -117,7 +118,7 @@ class BootstrapFit:
 def fit_bootstrap(ks: np.ndarray, per_problem: np.ndarray, draws: np.ndarray) -> BootstrapFit:
     """Fit the law to the mean of ``per_problem`` (P, K) and to each resample.
 
-    ``draws`` (R, P) are problem indices (:func:`~scalinglab.studies.tts.coverage.prompt_draws`).
+    ``draws`` (R, P) are problem indices (:func:`~scalinglab.stats.passk.prompt_draws`).
     """
     point = fit_coverage(ks, per_problem.mean(axis=0))
     out = np.full((len(draws), 2), np.nan)
