@@ -25,6 +25,9 @@
 #       compute_class: tiny
 #       reps: 200
 #       n_repeats: 5
+#     reports:
+#     - default
+#     - gpperf
 #     variants:
 #       retime:
 #         rerun: true

@@ -28,6 +28,13 @@
 #       reps: 2000
 #       scheduler: sync
 #     title: Interval estimates of aggregate performance (rliable, reproduced)
+#     reports:
+#     - default
+#     - atari100k
+#     - atari200m
+#     - procgen
+#     - dmc
+#     - dmc100k
 #     variants:
 #       atari100k:
 #         few_draws: 500

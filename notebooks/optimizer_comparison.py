@@ -27,6 +27,9 @@
 #       compute_class: tiny
 #       scheduler: sync
 #       reps: 200
+#     reports:
+#     - default
+#     - published
 #     variants:
 #       published:
 #         reps: 1000

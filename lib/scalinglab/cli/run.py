@@ -29,8 +29,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("study", nargs="?", help="study name (notebooks/STUDY.py)")
     p.add_argument("-p", "--param", nargs=2, action="append", default=[],
                    metavar=("NAME", "VALUE"), help="override a parameter (repeatable)")
-    p.add_argument("--variant", default="default",
-                   help="named parameter set from the study header (default, tiny, ...)")
+    p.add_argument("--variant", default=None,
+                   help="named parameter set from the study header (default, tiny, ...); "
+                        "with --all and no --variant: every variant each study lists under "
+                        "'reports' in its header (default, and the papers' own data)")
     p.add_argument("--timeout", type=float, default=None, metavar="S",
                    help="fail the run when one cell runs longer than S seconds")
     p.add_argument("--force", action="store_true",
@@ -89,13 +91,15 @@ def main(args: argparse.Namespace) -> int:
     if args.all:
         if args.study:
             raise StudyError("give either STUDY or --all, not both")
-        _require_variant(args.variant, discover_studies())
+        if args.variant is not None:
+            _require_variant(args.variant, discover_studies())
         code = _run_all(args, overrides)
     else:
         if not args.study:
             raise StudyError("give a STUDY to run (or --all, or --list)")
         if args.scheduler or args.workers:
             raise StudyError("--scheduler and --workers apply to --all only")
+        args.variant = args.variant or "default"
         code = _run_one(args, overrides)
     index.write_index()
     return code
@@ -129,19 +133,42 @@ def _run_one(args: argparse.Namespace, overrides: list) -> int:
     return 130 if res.status == RunStatus.INTERRUPTED else 1
 
 
+def _report_batches(include_drafts: bool) -> list[tuple[str, list[str] | None]]:
+    """``(variant, studies)`` for ``run --all`` without ``--variant``: the default variant of
+    every study first (drafts left out as usual), then each further variant a study lists
+    under ``reports`` in its header, for the studies that list it."""
+    from scalinglab.runner.study import discover_studies, load_study
+
+    studies = {n: load_study(n) for n in discover_studies()}
+    extra: dict[str, list[str]] = {}
+    for n, s in studies.items():
+        if s.draft and not include_drafts:
+            continue
+        for v in s.reports:
+            if v != "default":
+                extra.setdefault(v, []).append(n)
+    return [("default", None), *extra.items()]
+
+
 def _run_all(args: argparse.Namespace, overrides: list) -> int:
     from scalinglab.runner.batch import run_all
     from scalinglab.runner.store import RunStatus
 
-    batch = run_all(variant=args.variant, overrides=overrides, scheduler=args.scheduler,
-                    force=args.force, cell_timeout=args.timeout, command=_command(args),
-                    n_workers=args.workers, include_drafts=args.include_drafts)
-    for r in batch.results:
-        if r.status == RunStatus.UP_TO_DATE:
-            print(f"{r.study}/{r.variant}: up to date ({r.run_id})")
-    print(batch.summary())
-    if batch.interrupted:
-        print("scalinglab run: interrupted; unfinished studies are recorded as 'interrupted'",
-              file=sys.stderr)
-        return 130
-    return 0 if batch.ok else 1
+    batches = ([(args.variant, None)] if args.variant is not None
+               else _report_batches(args.include_drafts))
+    ok = True
+    for variant, studies in batches:
+        batch = run_all(studies=studies, variant=variant, overrides=overrides,
+                        scheduler=args.scheduler, force=args.force, cell_timeout=args.timeout,
+                        command=_command(args), n_workers=args.workers,
+                        include_drafts=args.include_drafts)
+        for r in batch.results:
+            if r.status == RunStatus.UP_TO_DATE:
+                print(f"{r.study}/{r.variant}: up to date ({r.run_id})")
+        print(batch.summary())
+        ok = ok and batch.ok
+        if batch.interrupted:
+            print("scalinglab run: interrupted; unfinished studies are recorded as "
+                  "'interrupted'", file=sys.stderr)
+            return 130
+    return 0 if ok else 1
