@@ -13,7 +13,7 @@ from scalinglab.studies.rl.run import (
     run_rl,
     warm_start,
 )
-from scalinglab.studies.rl.tasks import TaskSpec
+from scalinglab.studies.rl.tasks import TaskSpec, sample_problems
 from scalinglab.models import TransformerConfig
 
 TASK = TaskSpec(op="add", n_digits=2, reverse_answer=True)
@@ -97,20 +97,38 @@ def test_generation_cap_below_every_answer_scores_zero():
         _cfg(train_pool=10_000)
 
 
-def test_plateau_rule_stops_a_run_early_and_a_pool_changes_the_prompts():
+def test_plateau_rule_stops_a_run_early_and_a_pool_limits_the_prompts(monkeypatch):
+    import scalinglab.studies.rl.run as run_mod
     from scalinglab.studies.rl.stopping import PlateauRule
+
+    seen: list[set] = [set()]  # RL prompts scored by each run (evaluations score k=2)
+    real_score = run_mod.score_completions
+
+    def spy(tokens, problems, **kw):
+        if kw.get("repeats") == 4:  # a GRPO rollout: group size 4
+            seen[-1].update(zip(problems.a.tolist(), problems.b.tolist(), strict=True))
+        return real_score(tokens, problems, **kw)
+
+    monkeypatch.setattr(run_mod, "score_completions", spy)
 
     always = PlateauRule(min_steps=0, window_frac=0.9, min_points=3, min_gain=-1.0, tol=1.0,
                          patience=1)
     cfg = _cfg(eval_every=2, grpo=GRPOConfig(steps=10, prompts_per_step=4, group_size=4),
                plateau=always)
     warm = warm_start(cfg, seed=0)
+    seen.append(set())
     r = run_rl(cfg, seed=0, warm=warm)
     assert r.stopped_early and r.eval_step.tolist() == [0, 2, 4, 6]
     assert r.train_reward.shape == (6,)
+    seen.append(set())
     full = run_rl(_cfg(eval_every=2, grpo=cfg.grpo), seed=0, warm=warm)
     assert not full.stopped_early and full.eval_step.tolist() == [0, 2, 4, 6, 8, 10]
     np.testing.assert_array_equal(full.pass_rate[:4], r.pass_rate)  # same run until the stop
+    seen.append(set())
     pooled = run_rl(_cfg(eval_every=2, grpo=cfg.grpo, train_pool=4), seed=0, warm=warm)
     assert pooled.pass_rate[0] == full.pass_rate[0]  # same start, same held-out prompts
-    assert not np.array_equal(pooled.train_reward, full.train_reward)
+    train = sample_problems(TASK, {"sft": 300, "train": 200, "heldout": 32}, seed=0)["train"]
+    pool = set(zip(train.a[:4].tolist(), train.b[:4].tolist(), strict=True))
+    assert seen[3] == pool  # 10 steps of 4 prompts: only the pool's 4, each used 10 times
+    assert len(seen[2]) == 40 and seen[2] <= set(zip(train.a.tolist(), train.b.tolist(),
+                                                     strict=True))  # fresh: 40 distinct
