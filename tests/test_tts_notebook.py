@@ -42,7 +42,7 @@ def test_tiny_study_samples_its_own_policies(lab):
         for name in (f"coverage/{s}/k1", f"coverage/{s}/k16", f"law/{s}/a", f"law/{s}/b",
                      f"extrapolation/{s}/error", f"majority/{s}/k_plateau", f"cost/{s}/kv_share"):
             assert found[name]["ci"] is not None, name
-        assert found[f"coverage/{s}/k16"]["value"] > found[f"coverage/{s}/k1"]["value"]
+        assert found[f"coverage/{s}/k16"]["point"] > found[f"coverage/{s}/k1"]["point"]
     assert {"cost/overrate_small", "cost/flops/adv_small_vs_large",
             "cost/eflops/adv_small_vs_large", "cost/disagree_share"} <= set(found)
     for cid in ("LLM-1", "LLM-2", "LLM-3", "LLM-4", "LLM-5", "LLM-6", "KIN-1", "KIN-2", "KIN-3"):
@@ -66,6 +66,6 @@ def test_users_table_gets_coverage_laws(lab):
                     overrides={"samples": str(table), "reps": 50, "fit_reps": 10})
     assert res.status == "ok", res.error
     found, ledger = _results(res)
-    assert found["coverage/big/k16"]["value"] > found["coverage/big/k1"]["value"]
+    assert found["coverage/big/k16"]["point"] > found["coverage/big/k1"]["point"]
     assert "law/small/b" in found and "cost/overrate_small" not in found
     assert ledger["KIN-1"]["verdict"] == "untested"
