@@ -163,8 +163,10 @@ plt.show()
 # ## The learning rate of each size (`medium`)
 #
 # The `small` design's learning rate follows the width ($lr \propto 1/d_{model}$) untuned.
-# The redesign first runs every size for a few hundred steps at 0.5, 1, 2 and 4 times that
-# rule (2 seeds, from the same warmed-up policies as the main runs) and keeps, per size,
+# The redesign first runs every size for 300 steps at 0.125, 0.25, 0.5 and 1 times that
+# rule (2 seeds, from the same warmed-up policies as the main runs; a first start of the
+# sweep at 0.5-4x drove GRPO from $R_0 \approx 0.03$ to zero reward at 1x and above) and
+# keeps, per size,
 # the multiplier with the highest held-out pass rate over the last evaluations
 # (`lr_score`; a choice on the edge of the grid is flagged: the optimum may lie beyond).
 
@@ -534,16 +536,18 @@ claim("GRPOLAW-2", paper=NIMM,
 #
 # The cost of one run per size was measured on this machine (one torch thread, as the
 # sweep's tasks run: one warm-up and 50 GRPO steps per size, evaluations every 25 steps on
-# 512 held-out prompts x 4 samples) by `python -m scalinglab.studies.rl.budget medium`,
+# 512 held-out prompts x 4 samples) by `python -m scalinglab.studies.rl.budget medium`
+# for `s`, `m` and `l`; `xl` (the 128-wide policy, added after a 16-wide one failed its
+# warm-up) takes the committed `small` sweep's recorded seconds for the same policy,
 # and extrapolated to every task of the sweep at its full step budget (an upper bound:
 # the plateau rule stops runs early). The measurement ran while the 2-core machine carried
 # a load average of about 15, so it is several times slower than an idle machine; the
 # committed `small` sweep's recorded timings of the same `s` policy (0.078 s per GRPO
 # step on an idle machine, 0.51 s in the measurement: a factor of 6.6) give the factor,
 # and the idle estimate divides by it. Measured: 20 warm-ups, 32 learning-rate runs and
-# 70 main runs; about 35 core-hours as measured, so **about 5.3 core-hours, 2.7 hours on 2
+# 70 main runs; about 44 core-hours as measured, so **about 6.7 core-hours, 3.4 hours on 2
 # idle cores** at the full 2000-step budget of every main run (the budget is 4 hours; the
-# plateau rule ends most runs earlier). The sweep was started with
+# plateau rule ends runs earlier). The sweep was started with
 # one worker (`scheduler="sync"`, `nice`) beside other work; every finished warm-up and run
 # is kept under `data/rl_scaling/.runs/grpo-medium-<hash>/`, so `run_sweep("medium")` (or
 # this notebook with `--variant medium`) continues where it stopped; the count below is its

@@ -182,10 +182,12 @@ def sweep_config(compute_class: str = "small", **overrides) -> RLSweepConfig:
       3 seeds, 500 GRPO steps of 16 prompts x 8 completions, eval every 25 steps
       on 256 held-out prompts x 4 samples (about 20 core-minutes: 9-10 minutes on
       2 idle cores, estimated by ``benchmarks/bench_rl.py --estimate-small``).
-    - ``medium``: the redesign (``docs/studies/rl_scaling.md``): sizes xs/s/m/l
-      (16/32/48/64 wide, 2-4 layers: 6k-197k non-embedding parameters, 32x); a
-      learning-rate stage per size (0.5, 1, 2, 4 x the width rule, 2 seeds, 300
-      steps); warm-up stopped at a pass rate of 0.03 (a slow start can show); up
+    - ``medium``: the redesign (``docs/studies/rl_scaling.md``): sizes s/m/l/xl
+      (32/48/64/128 wide, 2-4 layers: 25k-788k non-embedding parameters, 32x); a
+      learning-rate stage per size (0.125, 0.25, 0.5, 1 x the width rule, 2 seeds, 300
+      steps: a first start at 0.5-4x collapsed GRPO to zero reward at 1x and above from
+      R0 0.03, and a 16-wide policy did not reach R0 0.03 in 3000 warm-up steps);
+      warm-up stopped at a pass rate of 0.03 (a slow start can show); up
       to 2000 GRPO steps with the plateau stopping rule
       (:class:`~scalinglab.studies.rl.stopping.PlateauRule`); 5 seeds; baseline at
       every size, and at sizes s and m the two design ablations, half the learning
@@ -217,13 +219,13 @@ def sweep_config(compute_class: str = "small", **overrides) -> RLSweepConfig:
                     "reuse": {"train_pool": 2000}}
         cfg = RLSweepConfig(
             compute_class="medium",
-            sizes=(SizeSpec("xs", 16, 2, 2), SizeSpec("s", 32, 2), SizeSpec("m", 48, 3),
-                   SizeSpec("l", 64, 4)),
+            sizes=(SizeSpec("s", 32, 2), SizeSpec("m", 48, 3), SizeSpec("l", 64, 4),
+                   SizeSpec("xl", 128, 4)),
             variants=variants, seeds=tuple(range(5)), task=task,
             warmup=WarmupConfig(target_lo=0.03, target_hi=0.06),
             grpo=GRPOConfig(steps=steps), n_train=steps * GRPOConfig().prompts_per_step,
             n_heldout=512, eval_every=25, eval_k=4,
-            lr_grid=(0.5, 1.0, 2.0, 4.0), lr_seeds=(0, 1), lr_steps=300,
+            lr_grid=(0.125, 0.25, 0.5, 1.0), lr_seeds=(0, 1), lr_steps=300,
             plateau=PlateauRule(min_steps=400),
             variant_sizes={v: ablated for v in variants if v != "baseline"})
     elif compute_class == "large":
