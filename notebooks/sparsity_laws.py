@@ -15,17 +15,24 @@
 #       thresholds per layer, outer search on perplexity) at checkpoints; fits of the ReLU
 #       and SiLU sparsity laws with bootstrap CIs over seeds; width-depth and size effects;
 #       and a sparse FFN kernel timed against the dense FFN next to the cost model's ideal
-#       speedup.
+#       speedup. The published variant refits the paper's own released curves (0.1B-2.4B)
+#       with a block bootstrap over checkpoints, against the authors' parameters.
 #     inputs:
 #     - data/sparsity_laws/*.nc
 #     - data/hardware/*.json
+#     - data/published/sparsing_law/data/*.txt
+#     - data/published/sparsing_law/fitted_parameters.csv
 #     tiny:
 #       compute_class: tiny
 #       scheduler: sync
 #       reps: 100
+#       kernel_processes: 2
 #     variants:
 #       rerun:
 #         rerun: true
+#       published:
+#         published: sparsing_law
+#         reps: 500
 # ---
 
 # %% tags=["parameters"]
@@ -33,12 +40,14 @@ seed: int = 0  # root of the bootstrap draws and the kernel benchmark's random w
 compute_class: str = "small"  # sweep size: tiny (tests, seconds), small (~25 min on 2 cores), medium, large {tiny, small, medium, large}
 scheduler: str = ""  # "" = local Dask cluster, "sync" = in-process, else a scheduler address
 curves: str = ""  # your activation-ratio table (run, tokens, activation_ratio[, activation]); "" = this study's sweep [file]
+published: str = ""  # "" = this study's sweep; "sparsing_law" = the paper's own released curves {"", sparsing_law}
 rerun: bool = False  # re-train the sweep even if data/sparsity_laws/ has it
 ppl_budget: float = 1.0  # p of PPL-p%: allowed perplexity rise in percent [> 0]
 min_ffn_gain: float = 0.05  # checkpoints where dropping the whole FFN costs less (nats/token) are not used [>= 0]
 reps: int = 2000  # bootstrap resamples for every CI [>= 1]
 level: float = 0.95  # CI level [> 0, < 1]
 kernel_threads: int = 1  # torch and numba threads for the kernel benchmark [>= 1]
+kernel_processes: int = 4  # separate processes the kernel benchmark is repeated in (its intervals resample them) [>= 2]
 horizon: bool = True  # also the long-horizon probe: the smallest model trained 16x longer
 
 # %% [markdown]
@@ -67,6 +76,9 @@ horizon: bool = True  # also the long-horizon probe: the smallest model trained 
 # so). The sweep is cached under `data/sparsity_laws/` by its config hash. Pass
 # `curves=` to fit the same laws to your own activation-ratio curves (also:
 # `scalinglab fit relu_sparsity FILE --x tokens --y activation_ratio --group run`).
+# The `published` variant (`scalinglab run sparsity_laws --variant published`) instead
+# refits the paper's own released curves, 0.1B-2.4B, and runs the same claims ledger at
+# paper scale (section 9).
 #
 # The facts this study reproduces (papers, claims with their ids, formulas, protocols and
 # published numbers) are in
@@ -82,12 +94,19 @@ import pandas as pd
 import torch
 from IPython.display import Markdown, display
 
+from scalinglab.errors import ParameterError
 from scalinglab.kernels.hardware_probe import hardware_record
+from scalinglab.plots import Table, use_style
+from scalinglab.record import claim, findings, findings_table, record
 from scalinglab.studies.sparsity import analysis as sa
+from scalinglab.studies.sparsity import kernel_spread as ks
+from scalinglab.studies.sparsity import published as pub
 from scalinglab.studies.sparsity.sweep import horizon_config, run_sweep, sweep_config
-from scalinglab.kernels.sparse_ffn import benchmark_sparse_ffn
-from scalinglab.record import findings_table, record
 
+use_style()
+if published not in ("", "sparsing_law"):
+    raise ParameterError(f"published must be '' or 'sparsing_law', got {published!r}")
+PUBLISHED = published == "sparsing_law"
 pd.set_option("display.precision", 3)
 pd.set_option("display.width", 140)
 BOOT = dict(reps=reps, level=level, seed=seed)
@@ -106,7 +125,15 @@ LAW_CI = "group bootstrap over runs (seeds) of the law fit, percentile"
 # Top-k and fixed-threshold baselines under the same budget.
 
 # %%
-if curves:
+if PUBLISHED:
+    pub.check_provenance()
+    df = pub.load_curves()
+    ds = None
+    display(Markdown(f"The paper's released curves: {df['run'].nunique()} runs, {len(df)} "
+                     "checkpoints (sha256 as published; `data/published/sparsing_law/`). "
+                     "Sections 1-8 below are this study's own sweep: in this variant the "
+                     "paper's curves are analysed in section 9."))
+elif curves:
     df = sa.read_curves(curves)
     ds = None
     display(Markdown(f"Your curves: {df['run'].nunique()} runs, {len(df)} points."))
@@ -151,30 +178,45 @@ if ds is not None:
 # the data ends on a bound: the warnings say so.
 
 # %%
-slopes = sa.run_slopes(df)
-for act, g in slopes.groupby("activation", sort=False):
-    point, ci = sa.stratified_mean(g, "slope", **BOOT)
-    record(f"trend/{act}/slope_per_decade", point, ci=ci, level=level, method=SEEDS_CI,
-           resamples=reps, unit="activation ratio per 10x tokens", headline=True,
-           description=f"{act}: sign of the activation-ratio trend with training tokens "
-                       f"(paper: {'negative' if act == 'relu' else 'positive'})")
-display(sa.group_means(slopes, "slope", by=["activation", "model"], **BOOT))
+TRENDS: dict[tuple[str, str], tuple[float, tuple[float, float]]] = {}
+if not PUBLISHED:
+    slopes = sa.run_slopes(df)
+    for act, g in slopes.groupby("activation", sort=False):
+        point, ci = sa.stratified_mean(g, "slope", **BOOT)
+        record(f"trend/{act}/slope_per_decade", point, ci=ci, level=level, method=SEEDS_CI,
+               resamples=reps, unit="activation ratio per 10x tokens", headline=True,
+               description=f"{act}: sign of the activation-ratio trend with training tokens "
+                           f"(paper: {'negative' if act == 'relu' else 'positive'})")
+        for model, gm in g.groupby("model", sort=False):
+            TRENDS[(act, model)] = sa.stratified_mean(gm, "slope", **BOOT)
+    display(sa.group_means(slopes, "slope", by=["activation", "model"], **BOOT))
 
 # %%
 BY = ["activation", "model"]
-user_laws = None if (not curves or "activation" in df.attrs.get("given", ())) else list(sa.LAWS.values())
-laws_table, fits = sa.fit_laws(df, by=BY, laws=user_laws, **BOOT)
-display(laws_table)
-for row in laws_table.to_dict("records"):
-    if isinstance(row.get("error"), str):
-        print(f"{row['activation']}/{row['model']}/{row['law']}: no fit ({row['error']})")
-        continue
-    name = f"law/{row['activation']}/{row['model']}/A0" if user_laws is None else \
-        f"law/{row['law']}/A0"
-    record(name, row["A0"], ci=(row["A0_lo"], row["A0_hi"]), level=level, method=LAW_CI,
-           resamples=reps, headline=ds is None or row["model"] == "m",
-           description=f"{row['law']} limit activation ratio, {row['n_runs']} runs"
-                       + (f" ({row['warnings']})" if row["warnings"] else ""))
+fits = {}
+if not PUBLISHED:
+    user_laws = None if (not curves or "activation" in df.attrs.get("given", ())) else list(sa.LAWS.values())
+    laws_table, fits = sa.fit_laws(df, by=BY, laws=user_laws, **BOOT)
+    display(Table(sa.laws_display(laws_table),
+                  notes={"alpha": "no fit", "c": "no fit", "A0": "no fit"}))
+    for row in laws_table.to_dict("records"):
+        if isinstance(row.get("error"), str):
+            print(f"{row['activation']}/{row['model']}/{row['law']}: no fit ({row['error']})")
+            continue
+        name = f"law/{row['activation']}/{row['model']}/A0" if user_laws is None else \
+            f"law/{row['law']}/A0"
+        res = fits[(row["activation"], row["model"], row["law"])]
+        ident = sa.law_identification(res, "A0", trend=TRENDS.get((row["activation"],
+                                                                   row["model"])))
+        record(name, row["A0"], ci=(row["A0_lo"], row["A0_hi"]), level=level, method=LAW_CI,
+               resamples=reps, headline=(ds is None or row["model"] == "m") and ident.identified,
+               identified=ident.identified, note=ident.reason or None, bound=ident.bound,
+               side=ident.side,
+               description=f"{row['law']} limit activation ratio, {row['n_runs']} runs"
+                           + (f" ({row['warnings']})" if row["warnings"] else ""))
+    print("Law limits not identified (shown one-sided in the findings, never headlines): "
+          "a parameter on a bound in the point fit or in >= 20% of refits, alpha at 0 (the "
+          "ReLU law is then a constant), or a trend of the sign the law cannot express.")
 
 # %%
 if fits:
@@ -297,66 +339,82 @@ if ds is not None:
 # (`1 - (1 - a)^b` of them for a batch of b tokens). The active sets are given (as an
 # activation predictor would), random per token. `benchmarks/bench_sparse_ffn.py` runs the
 # same at 4096 x 16384.
+#
+# **Intervals across processes.** Repeats inside one process share its state, so their
+# bootstrap is narrower than what a re-run of identical code moves (an earlier report's
+# 16.5x [15.3, 16.8] at a = 0.02 became 14.2x [12.8, 14.4]). The benchmark therefore runs
+# in `kernel_processes` fresh processes one after another; each process gives its own
+# speedup (ratio of its medians), and the point is their median with a bootstrap over
+# processes (coarse with 4 processes, and honest about it).
+# `benchmarks/bench_sparse_ffn.py --processes 8` reports how often one half's point falls
+# inside the other half's interval. The masks are random: timing on masks recorded from
+# the trained models needs the models, which the sweep does not keep.
 
 # %%
-torch.set_num_threads(kernel_threads)
-numba.set_num_threads(min(kernel_threads, numba.config.NUMBA_NUM_THREADS))
-KERNEL = {"tiny": dict(d_model=256, d_ff=1024, batches=(1,), ratios=(1.0, 0.3, 0.1, 0.02),
-                       repeats=3, flush_bytes=8 * 2**20)}.get(
-    compute_class, dict(d_model=2048, d_ff=8192, batches=(1, 8),
-                        ratios=(1.0, 0.7, 0.5, 0.3, 0.2, 0.1, 0.05, 0.02), repeats=7,
-                        flush_bytes=None))
-hw = hardware_record(quick=compute_class == "tiny")
-bench = benchmark_sparse_ffn(KERNEL["d_model"], KERNEL["d_ff"], ratios=KERNEL["ratios"],
-                             batches=KERNEL["batches"], repeats=KERNEL["repeats"],
-                             flush_bytes=KERNEL["flush_bytes"], seed=seed)
-speed = sa.speedup_table(bench, hw, **BOOT)
-display(speed.pivot_table(index=["batch", "ratio"], columns="impl",
-                          values=["speedup", "fraction_of_ideal"]).sort_index(ascending=[True, False]))
-print(f"d_model {KERNEL['d_model']}, d_ff {KERNEL['d_ff']}, gated, float32, {kernel_threads} "
-      f"thread(s); load average during timing: max {speed['load'].max():.2f} on "
-      f"{bench.attrs['cpu_count']} cores")
+if not PUBLISHED:
+    torch.set_num_threads(kernel_threads)
+    numba.set_num_threads(min(kernel_threads, numba.config.NUMBA_NUM_THREADS))
+    KERNEL = {"tiny": dict(d_model=256, d_ff=1024, batches=(1,), ratios=(1.0, 0.3, 0.1, 0.02),
+                           repeats=3, flush_bytes=8 * 2**20)}.get(
+        compute_class, dict(d_model=2048, d_ff=8192, batches=(1, 8),
+                            ratios=(1.0, 0.7, 0.5, 0.3, 0.2, 0.1, 0.05, 0.02), repeats=5,
+                            flush_bytes=None))
+    hw = hardware_record(quick=compute_class == "tiny")
+    bench = ks.run_over_processes(KERNEL["d_model"], KERNEL["d_ff"], ratios=KERNEL["ratios"],
+                                  batches=KERNEL["batches"], repeats=KERNEL["repeats"],
+                                  processes=kernel_processes, threads=kernel_threads,
+                                  flush_bytes=KERNEL["flush_bytes"], seed=seed)
+    speed = ks.speedup_over_processes(ks.per_process_speedups(bench, hw), **BOOT)
+    display(speed.pivot_table(index=["batch", "ratio"], columns="impl",
+                              values=["speedup", "fraction_of_ideal"]).sort_index(ascending=[True, False]))
+    print(f"d_model {KERNEL['d_model']}, d_ff {KERNEL['d_ff']}, gated, float32, {kernel_threads} "
+          f"thread(s), {kernel_processes} separate processes x {KERNEL['repeats']} repeats; load "
+          f"average during timing: max {speed['load'].max():.2f} on "
+          f"{bench.attrs['cpu_count']} cores")
 
 # %%
-fig, axes = plt.subplots(1, len(KERNEL["batches"]), figsize=(6 * len(KERNEL["batches"]), 4),
-                         squeeze=False)
-for ax, b in zip(axes[0], KERNEL["batches"], strict=True):
-    sb = speed[speed["batch"] == b]
-    ideal = sb.drop_duplicates("ratio")
-    ax.plot(ideal["ratio"], ideal["ideal"], "k--", label="ideal (cost model)")
-    for impl, g in sb.groupby("impl", sort=False):
-        ax.errorbar(g["ratio"], g["speedup"], [g["speedup"] - g["speedup_lo"],
-                                               g["speedup_hi"] - g["speedup"]],
-                    fmt="o-", capsize=3, label=impl)
-    ax.axhline(1.0, color="gray", lw=0.8)
-    ax.set(xscale="log", yscale="log", xlabel="activation ratio a", ylabel="speedup over dense",
-           title=f"batch {b}")
-    ax.invert_xaxis()
-    ax.legend(fontsize=8)
-plt.show()
+if not PUBLISHED:
+    fig, axes = plt.subplots(1, len(KERNEL["batches"]), figsize=(6 * len(KERNEL["batches"]), 4),
+                             squeeze=False)
+    for ax, b in zip(axes[0], KERNEL["batches"], strict=True):
+        sb = speed[speed["batch"] == b]
+        ideal = sb.drop_duplicates("ratio")
+        ax.plot(ideal["ratio"], ideal["ideal"], "k--", label="ideal (cost model)")
+        for impl, g in sb.groupby("impl", sort=False):
+            ax.errorbar(g["ratio"], g["speedup"], [g["speedup"] - g["speedup_lo"],
+                                                   g["speedup_hi"] - g["speedup"]],
+                        fmt="o-", capsize=3, label=impl)
+        ax.axhline(1.0, color="gray", lw=0.8)
+        ax.set(xscale="log", yscale="log", xlabel="activation ratio a", ylabel="speedup over dense",
+               title=f"batch {b}")
+        ax.invert_xaxis()
+        ax.legend(fontsize=8)
+    plt.show()
 
 # %%
-for impl in ("sparse_torch", "sparse_numba"):
-    sb = speed[(speed["batch"] == 1) & (speed["impl"] == impl)].sort_values("ratio",
-                                                                            ascending=False)
-    cross = sa.crossover(sb["ratio"].to_numpy(), sb["speedup"].to_numpy())
-    if cross is not None:
-        record(f"kernel/{impl}/crossover_ratio", cross, unit="activation ratio",
-               description=f"{impl}: largest activation ratio where it is no slower than dense "
-                           "(batch 1, interpolated)")
-    low = sb.iloc[-1]
-    record(f"kernel/{impl}/speedup_at_{low['ratio']:g}", low["speedup"],
-           ci=(low["speedup_lo"], low["speedup_hi"]), level=level,
-           method="percentile bootstrap over timed repeats (ratio of medians)", resamples=reps,
-           unit="x", headline=impl == "sparse_numba",
-           description=f"batch 1, measured; ideal (cost model) {low['ideal']:.1f}x, "
-                       f"{100 * low['fraction_of_ideal']:.0f}% of it")
-if ds is not None:
-    for act in acts:
-        a = float(final[final["activation"] == act]["activation_ratio"].mean())
-        record(f"kernel/speedup_at_{act}_ratio", sa.speedup_at(speed, a, impl="sparse_numba"),
-               unit="x", description=f"sparse_numba speedup (batch 1, interpolated) at the mean "
-                                     f"final {act} activation ratio {a:.3f}")
+if not PUBLISHED:
+    for impl in ("sparse_torch", "sparse_numba"):
+        sb = speed[(speed["batch"] == 1) & (speed["impl"] == impl)].sort_values("ratio",
+                                                                                ascending=False)
+        cross = sa.crossover(sb["ratio"].to_numpy(), sb["speedup"].to_numpy())
+        if cross is not None:
+            record(f"kernel/{impl}/crossover_ratio", cross, unit="activation ratio",
+                   description=f"{impl}: largest activation ratio where it is no slower than dense "
+                               "(batch 1, interpolated)")
+        low = sb.iloc[-1]
+        record(f"kernel/{impl}/speedup_at_{low['ratio']:g}", low["speedup"],
+               ci=(low["speedup_lo"], low["speedup_hi"]), level=level,
+               method=f"percentile bootstrap over {kernel_processes} separate processes (median "
+                      "of each process's dense/sparse ratio of medians)", resamples=reps,
+               unit="x", headline=impl == "sparse_numba",
+               description=f"batch 1, measured; ideal (cost model) {low['ideal']:.1f}x, "
+                           f"{100 * low['fraction_of_ideal']:.0f}% of it")
+    if ds is not None:
+        for act in acts:
+            a = float(final[final["activation"] == act]["activation_ratio"].mean())
+            record(f"kernel/speedup_at_{act}_ratio", sa.speedup_at(speed, a, impl="sparse_numba"),
+                   unit="x", description=f"sparse_numba speedup (batch 1, interpolated) at the mean "
+                                         f"final {act} activation ratio {a:.3f}")
 
 # %% [markdown]
 # ## 8. A longer horizon: does ReLU's ratio turn?
@@ -397,44 +455,251 @@ if horizon and not curves and ds is not None:
                    description=f"{act}, model {hcfg.models[0].name}, {window.replace('_', ' ')} "
                                f"of a {t_end / 1e6:.0f}M-token run (paper: "
                                f"{'negative' if act == 'relu' else 'positive'})")
-    hlaws, _ = sa.fit_laws(hdf, by=BY, **BOOT)
-    display(hlaws)
+    hlaws, hfits = sa.fit_laws(hdf, by=BY, **BOOT)
+    display(Table(sa.laws_display(hlaws), notes={"alpha": "no fit", "c": "no fit",
+                                                 "A0": "no fit"}))
+    hs_all = sa.run_slopes(hdf, min_x=windows["last_decade"])
     for row in hlaws.to_dict("records"):
         if not isinstance(row.get("error"), str):
+            g = hs_all[hs_all["activation"] == row["activation"]]
+            ident = sa.law_identification(hfits[(row["activation"], row["model"], row["law"])],
+                                          "A0", trend=sa.stratified_mean(g, "slope", **BOOT))
             record(f"horizon/{row['activation']}/A0", row["A0"], ci=(row["A0_lo"], row["A0_hi"]),
-                   level=level, method=LAW_CI, resamples=reps,
+                   level=level, method=LAW_CI, resamples=reps, identified=ident.identified,
+                   note=ident.reason or None, bound=ident.bound, side=ident.side,
                    description=f"{row['law']} limit on the long run, {row['n_runs']} runs"
                                + (f" ({row['warnings']})" if row["warnings"] else ""))
     final_h = hdf[hdf["tokens"] == t_end].groupby("activation")[["activation_ratio", "loss"]]
     display(final_h.mean())
 
 # %% [markdown]
+# ## 9. The paper's own curves (`published` variant)
+#
+# Luo et al. released the activation-ratio curves behind their laws: ReLU models of
+# 0.1B-2.4B and SiLU models of 0.1B-1.2B parameters, 24-42 checkpoints each up to 42-318B
+# tokens (`data/published/sparsing_law/`, byte-for-byte copies with their sha256 and
+# provenance), and the parameters of their fits (transcribed from their `calc.py`). We
+# refit every curve with the shared fitting engine, in their units (D in billions of
+# tokens, so `alpha`, `b`, `c`, `A0` are theirs one to one), and compare parameters and
+# errors on the same points.
+#
+# **Intervals.** Each curve is one training run, so its checkpoints are the only
+# resampling unit, and neighbouring checkpoints share that run's noise (the lag-1
+# autocorrelation of our fits' residuals is in the table). We resample **contiguous
+# blocks** of checkpoints (non-overlapping, Carlstein's block bootstrap, through the
+# engine's group bootstrap): block length `ceil(n^(1/3))`, i.e. 3-4 checkpoints for
+# n = 24-42, the rate at which the block length is MSE-optimal for variances and two-sided
+# intervals (Hall, Horowitz & Jing 1995); longer blocks would leave 6-8 blocks per curve,
+# too few for a 4-parameter law. A parameter on a bound in the point fit or in >= 20% of
+# the refits is `not identified` and shown one-sided.
+
+# %%
+if PUBLISHED:
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4))
+    ptab, pfits = pub.refit(df, reps=reps, level=level, seed=seed)
+    auth = pub.author_params().set_index("model")
+    for ax, (act, g) in zip(axes, df.groupby("activation", sort=False), strict=True):
+        for model, c in g.groupby("model", sort=False):
+            pts = ax.plot(c["D"], c["activation_ratio"], ".", ms=3)[0]
+            grid = np.geomspace(c["D"].min(), c["D"].max(), 100)
+            ax.plot(grid, pfits[(act, model)].predict(grid), "-", color=pts.get_color(),
+                    label=f"{model}")
+            ax.plot(grid, pub.author_predict(auth.loc[f"{model}_{act}"], act, grid), ":",
+                    color=pts.get_color())
+        ax.set(xscale="log", xlabel="training tokens D (billions)", ylabel="activation ratio",
+               title=f"{act}: points, our fit (solid), the authors' (dotted)")
+        ax.legend(fontsize=8, ncol=2)
+    plt.show()
+
+# %%
+if PUBLISHED:
+    cols = ["activation", "model", "n_points", "block_len", "resid_lag1", "rmse", "auth_rmse"]
+    show = ptab[cols].copy()
+    for p in ("alpha", "b", "c", "A0"):
+        show[p] = [None if np.isnan(r.get(p, np.nan)) else
+                   f"{r[p]:.3g} [{r[p + '_lo']:.3g}, {r[p + '_hi']:.3g}]"
+                   for r in ptab.to_dict("records")]
+        show[f"auth {p}"] = ptab[f"auth_{p}"]
+    display(Table(show, notes={"b": "the SiLU law has no b", "auth b": "the SiLU law has no b"},
+                  digits=3))
+    for r in ptab.to_dict("records"):
+        res = pfits[(r["activation"], r["model"])]
+        ident = sa.law_identification(res, "A0")
+        record(f"paper/law/{r['activation']}/{r['model']}/A0", r["A0"],
+               ci=(r["A0_lo"], r["A0_hi"]), level=level, resamples=reps,
+               method=f"block bootstrap over checkpoints (blocks of {r['block_len']}), percentile",
+               identified=ident.identified, note=ident.reason or None, bound=ident.bound,
+               side=ident.side, unit="activation ratio",
+               headline=ident.identified and r["model"] in ("0.1b", "1.2b"),
+               description=f"{r['activation']} limit, the paper's {r['model']} curve refitted "
+                           f"(authors: {r['auth_A0']:.4g})")
+    worse = ptab[ptab["rmse"] > ptab["auth_rmse"] * (1 + 1e-3)]
+    print(f"Our refit's RMSE is at most the authors' on {len(ptab) - len(worse)} of "
+          f"{len(ptab)} curves; median ratio ours/theirs "
+          f"{np.median(ptab['rmse'] / ptab['auth_rmse']):.2f}.")
+
+# %% [markdown]
+# Law-free, the same claims: per curve, the slope of the activation ratio per decade of
+# tokens over its **last decade** of tokens (past the early change), and the ratio at its
+# last checkpoint from that line; intervals from the block bootstrap of that window. Scale
+# dependence: the end-of-training ratio against log10(parameters), as a fraction of the
+# mean ratio per 10x parameters. We call a dependence "weak" when it is below 15% of the
+# limit per 10x parameters (the paper gives no number; their own ReLU limits, 6.1-7.8%
+# over 24x, move about 11% per decade).
+
+# %%
+if PUBLISHED:
+    late, late_draws = pub.late_trends(df, reps=reps, seed=seed)
+    display(Table(late, digits=3))
+    for act in ("relu", "silu"):
+        point, ci = pub.mean_over_models(late, late_draws, activation=act, level=level)
+        record(f"paper/{act}/trend/late_slope", point, ci=ci, level=level, resamples=reps,
+               method="block bootstrap over each curve's last-decade checkpoints, mean over sizes",
+               unit="activation ratio per 10x tokens", headline=True,
+               description=f"{act}: slope over the last decade of tokens, mean over the paper's "
+                           f"{int((late['activation'] == act).sum())} sizes (paper: "
+                           f"{'decreasing' if act == 'relu' else 'increasing'})")
+        point, ci = pub.mean_over_models(late, late_draws, activation=act, column=1, level=level)
+        record(f"paper/{act}/end_ratio", point, ci=ci, level=level, resamples=reps,
+               method="block bootstrap over each curve's last-decade checkpoints, mean over sizes",
+               unit="activation ratio",
+               description=f"{act}: ratio at the last checkpoint (late line), mean over sizes")
+        point, ci = pub.scale_slope(late, late_draws, activation=act, level=level)
+        record(f"paper/{act}/scale/relative_slope", point, ci=ci, level=level, resamples=reps,
+               method="block bootstrap over each curve's last-decade checkpoints; OLS on "
+                      "log10 parameters over mean", unit="fraction of the limit per 10x parameters",
+               headline=True, description=f"{act}: end-of-training ratio vs parameter count, "
+                                          "relative (paper: weak dependence)")
+
+# %% [markdown]
+# ## The claims ledger
+#
+# Each claim of the paper (`docs/studies/sparsity_laws.md`) decided by the findings above,
+# the verdict computed from their intervals. Where this variant's design cannot decide a
+# claim, the ledger says so and why.
+
+# %%
+LUO = "Luo et al. 2024 (Sparsing Law)"
+if PUBLISHED:
+    relu_A0 = [f"paper/law/relu/{m}/A0" for m in ptab[ptab["activation"] == "relu"]["model"]]
+    silu_A0 = [f"paper/law/silu/{m}/A0" for m in ptab[ptab["activation"] == "silu"]["model"]]
+    claim("relu-decreasing", paper=LUO, finding="paper/relu/trend/late_slope", expect="less",
+          value=0.0, statement="ReLU's activation ratio decreases with training data")
+    claim("silu-increasing", paper=LUO, finding="paper/silu/trend/late_slope",
+          expect="greater", value=0.0,
+          statement="SiLU's activation ratio increases with training data")
+    claim("relu-limit", paper=LUO, finding=relu_A0, expect="between", value=(0.06, 0.08),
+          statement="ReLU's ratio tends to a limit A0 of about 6-8% (law fit, every size)")
+    claim("silu-limit", paper=LUO, finding=silu_A0, expect="between", value=(0.38, 0.41),
+          statement="SiLU's ratio tends to a limit A0 of about 38-41% (law fit, every size)")
+    for act in ("relu", "silu"):
+        claim(f"weak-scale-{act}", paper=LUO, finding=f"paper/{act}/scale/relative_slope",
+              expect="equal", value=0.0, tolerance=0.15,
+              statement=f"The {act} limit depends only weakly on parameter count (< 15% of "
+                        "the limit per 10x parameters)")
+    claim("deeper-sparser", paper=LUO, untested="the release has no width-depth curves",
+          statement="The limit grows with width/depth below a bottleneck (deeper is sparser)")
+    claim("relu-silu-loss", paper=LUO, untested="the release has no losses",
+          statement="ReLU and SiLU models reach comparable loss")
+    claim("sparse-speedup", paper=LUO, untested="a GPU kernel (2.4B at 93.5% sparsity, 4.1x) "
+          "with no CPU equivalent; the default variant times our own kernel",
+          statement="A sparse FFN at 93.5% sparsity runs 4.1x faster")
+elif ds is not None:
+    sz_f = {f.name: f for f in findings()}["size/relu/slope_per_decade"]
+    size_slope = f"{sz_f.point:+.3f} [{sz_f.ci[0]:+.3f}, {sz_f.ci[1]:+.3f}] per decade"
+    have = {f.name for f in findings()}
+    relu_dec = ("horizon/relu/slope_per_decade/last_decade" if horizon
+                else "trend/relu/slope_per_decade")
+    claim("relu-decreasing", paper=LUO, finding=relu_dec, expect="less", value=0.0,
+          statement="ReLU's activation ratio decreases with training data"
+                    + (" (the long run's last decade, past the early rise)" if horizon else ""))
+    claim("silu-increasing", paper=LUO, finding="trend/silu/slope_per_decade",
+          expect="greater", value=0.0,
+          statement="SiLU's activation ratio increases with training data")
+    for act, lim in (("relu", (0.06, 0.08)), ("silu", (0.38, 0.41))):
+        name = f"law/{act}/m/A0"
+        claim(f"{act}-limit", paper=LUO, expect="between", value=lim,
+              **({"finding": name} if name in have else
+                 {"untested": f"no law fit for model m ({act}): see the law table's errors"}),
+              statement=f"{act}'s ratio tends to a limit A0 of about "
+                        f"{100 * lim[0]:.0f}-{100 * lim[1]:.0f}% (law fit, model m)")
+    claim("weak-scale-relu", paper=LUO,
+          untested="every size saw the same tokens, so the size slope "
+                   f"size/relu/slope_per_decade ({size_slope}) is confounded with tokens per "
+                   "parameter (60 for the smallest model, 7.5 for the largest); the "
+                   "redesigned sweep at equal tokens per parameter decides it",
+          statement="The limit depends only weakly on parameter count")
+    claim("deeper-sparser", paper=LUO,
+          untested="one parameter count and the paper's protocol (fixed non-embedding "
+                   "parameters, >= 5 ratios, matched tokens per parameter) not followed; "
+                   "width_depth/relu/slope_per_decade is reported, not judged",
+          statement="The limit grows with width/depth below a bottleneck (deeper is sparser)")
+    claim("relu-silu-loss", paper=LUO, finding="loss/relu_minus_silu", expect="equal",
+          value=0.0, tolerance=0.05,
+          statement="ReLU and SiLU models reach comparable loss (within 0.05 nats/token)")
+    claim("sparse-speedup", paper=LUO, untested="the paper's 4.1x is a GPU kernel on a 2.4B "
+          "model; our CPU kernel is timed in section 7 against the cost model instead",
+          statement="A sparse FFN at 93.5% sparsity runs 4.1x faster")
+
+# %% [markdown]
 # ## Reading the results
 #
+# **The claims ledger** (the report's first table) decides each claim from the findings;
+# the rest of this section says why.
+#
 # **What the committed `small` runs show.** The metric, the laws, the baselines and the
-# kernel reproduce as mechanics; the claims reproduce in part.
+# kernel reproduce as mechanics; the claims reproduce in part, and the design cannot decide
+# several of them.
 #
 # * **SiLU** rises with training data, as the paper says (about +0.3 activation ratio per
 #   10x tokens in the main sweep), and keeps rising on the long run (to about 0.54 at 24M
 #   tokens, still +0.04 per decade over the last decade).
 # * **ReLU** does *not* fall to the paper's 6-8%. In the main sweep (at most 60 tokens per
 #   parameter) its ratio still rises, by about 0.06 per decade, while its FFN is becoming
-#   useful; on the long run it levels off at about 0.21 from 1M tokens on and stays there up
-#   to 24M tokens (950 tokens per parameter): its slope over the whole run covers zero and
-#   over the last decade is -0.002 per decade. So ReLU and SiLU do move apart with data, as
-#   the paper says, but at 25k parameters ReLU's ratio plateaus instead of decreasing, and
-#   the fitted ReLU limit `A0` is an extrapolation of a flat curve (its warnings say so).
-#   Whether it turns down for larger models is a question for the `medium` class (sizes s
-#   and m at 64M tokens) or a GPU.
+#   useful; on the long run it levels off at about 0.21 and over the last decade (up to 950
+#   tokens per parameter) falls by only 0.0015 [0.0003, 0.0032] per decade. The ledger
+#   counts that as "decreasing", and it is, but at that rate reaching 7% would take dozens
+#   of decades of data: the paper's curves (published variant) fall about 12x faster.
+# * **The fitted limits are not identified.** On the main sweep every ReLU fit is fitted to
+#   a rising trend, which `A(D) = exp(-c D^alpha + b) + A0` cannot express: the fits end
+#   with `alpha` at 0 (a constant "law") and an `A0` that trades off against `b` and `c`.
+#   Several SiLU fits put `A0` on its bound 1. Such a limit is recorded `not identified`
+#   (shown one-sided, never a headline), and the A0 claims read `not identified`: there is
+#   no A0 headline to read.
+# * **Size.** The final ReLU ratio falls by 0.11 [0.08, 0.13] per 10x parameters, far from
+#   the paper's weak dependence, but every size saw the same 1.5M tokens: the smallest model
+#   60 tokens per parameter, the largest 7.5. With ReLU's ratio still rising early in
+#   training, a model that has seen fewer tokens per parameter sits lower on its curve, so
+#   the slope mixes size with data. The ledger leaves the claim `untested`; the sweep at
+#   equal tokens per parameter decides it.
 # * **Width/depth**: at about 80k parameters, wider-shallower models come out slightly
 #   *sparser* (ReLU's ratio falls by about 0.02 per decade of width/depth), where the paper
-#   has the ratio rising with width/depth below a bottleneck (deeper, narrower models
-#   sparser): that effect does not appear over width/depth 3.5-80 at this scale.
-# * **Loss**: ReLU ends 0.02 nats lower than SiLU: comparable, as the paper says.
-# * **Kernel**: the numba sparse FFN runs more than 10x faster than dense at 2% activation
-#   (the cost model's ideal is 50x at batch 1; section 7 has this run's measurement) and
-#   breaks even near full activation: what sparsity buys is real once the activation ratio
-#   is small, which for these models means ReLU.
+#   has the ratio rising with width/depth below a bottleneck. One parameter count, five
+#   shapes that are not at matched non-embedding parameters, and 7.5-60 tokens per
+#   parameter are not the paper's protocol, so the ledger reports it untested.
+# * **Loss**: ReLU ends 0.02 nats lower than SiLU: comparable, as the paper says (within
+#   the 0.05 nats/token the ledger allows).
+# * **Kernel**: the numba sparse FFN is many times faster than dense at 2% activation (the
+#   cost model's ideal is 50x at batch 1) and breaks even near full activation. Its
+#   intervals now come from separate processes, so they are wider than before and a re-run
+#   should land inside them (`benchmarks/bench_sparse_ffn.py --processes 8` counts how
+#   often). The masks are random: the sweep keeps no models, so timing on the trained
+#   models' own activation patterns needs the sweep to record them.
+#
+# **The paper's own curves** (`published` variant). Refitted with our engine, in the
+# authors' units, the laws fit every released curve at least as well as the authors'
+# parameters (RMSE at most theirs on all 11 curves, a median 0.45 of theirs, much lower on
+# SiLU), and where our optimum agrees with theirs the parameters match to three digits
+# (0.1B, 0.2B and 0.8B ReLU). The data reproduce both directions: over each curve's last decade
+# of tokens ReLU falls by 0.018 [0.016, 0.020] per decade and SiLU rises by 0.021 [0.017,
+# 0.023] per decade, averaged over sizes. The limits are less firm than the paper's table
+# suggests: with a block bootstrap over checkpoints, the ReLU limit of 0.4B sits on its
+# bound 0 (a lower error than the authors' 0.069, so their limit is one of several near-
+# equal optima) and the 2.4B limit is on 0 in 41% of refits; so the "6-8%" claim is
+# `not identified` at paper scale too, while the law-free end-of-training ratio is 0.075
+# [0.075, 0.076] (ReLU) and 0.385 [0.385, 0.386] (SiLU). The scale dependence is weak on
+# our criterion (below 15% of the limit per 10x parameters): +10% [8%, 13%] for ReLU,
+# -3% [-3%, -2%] for SiLU.
 
 # %% [markdown]
 # ## Findings

@@ -33,7 +33,7 @@ def test_tiny_study_through_the_runner(tmp_path):
     env.pop("SCALINGLAB_RESULTS", None)
     proc = subprocess.run(
         [sys.executable, "-m", "scalinglab.cli", "run", "sparsity_laws", "--variant", "tiny"],
-        cwd=root, env=env, capture_output=True, text=True, timeout=300)
+        cwd=root, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     run_dir = (root / "reports" / "sparsity_laws" / "tiny" / "latest").resolve()
     findings = {f["name"]: f for f in
@@ -48,12 +48,25 @@ def test_tiny_study_through_the_runner(tmp_path):
     for name in ("loss/relu_minus_silu", "kernel/sparse_numba/speedup_at_0.02",
                  "kernel/sparse_torch/speedup_at_0.02"):
         assert name in findings
-    # activation ratios are fractions, and the sweep was cached under data/
+    # activation ratios are fractions, and the sweep was cached under data/.cache/ (tiny)
     for act in ("relu", "silu"):
         assert 0.0 <= findings[f"method/{act}/cett"]["point"] <= 1.0
-    assert list((root / "data" / "sparsity_laws").glob("sweep-tiny-*.nc"))
+    cache = root / "data" / ".cache" / "sparsity_laws"
+    assert list(cache.glob("sweep-tiny-*.nc"))
+    assert not list((root / "data" / "sparsity_laws").glob("sweep-tiny-*.nc"))
     # the long-horizon probe ran and was cached beside the sweep
-    assert list((root / "data" / "sparsity_laws").glob("sweep-tiny-horizon-*.nc"))
+    assert list(cache.glob("sweep-tiny-horizon-*.nc"))
+    # the claims ledger decides every claim of the study file, and no A0 headline rests
+    # on a limit that is not identified
+    claims = {c["id"]: c for c in json.loads((run_dir / "results.json").read_text())["claims"]}
+    assert set(claims) == {"relu-decreasing", "silu-increasing", "relu-limit", "silu-limit",
+                           "weak-scale-relu", "deeper-sparser", "relu-silu-loss",
+                           "sparse-speedup"}
+    assert claims["weak-scale-relu"]["verdict"] == "untested"
+    for f in findings.values():
+        assert not (f["headline"] and not f["identified"]), f
+    # kernel intervals from separate processes
+    assert "2 separate processes" in findings["kernel/sparse_numba/speedup_at_0.02"]["method"]
     horizon = findings["horizon/relu/slope_per_decade/whole"]
     assert np.isfinite(horizon["point"]) and horizon["ci"][0] <= horizon["ci"][1]
     assert (run_dir / "report.html").stat().st_size > 10_000
