@@ -12,11 +12,18 @@ draw of ``rng`` plus a hash of the algorithm's name
 same intervals bit for bit, whatever the order or the set of algorithms, the
 batch size or the set of metrics requested (all metrics share the resamples).
 With a ``step`` dim, each step gets its own stream keyed by ``"<algorithm>@<step>"``.
+
+A table without absent runs is bootstrapped by the fused pass of
+:mod:`scalinglab.stats.fused` (same draws, same replicates bit for bit, no
+resampled tables in memory); a ragged one by the generic
+:func:`~scalinglab.stats.bootstrap.stratified_replicates`.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import xarray as xr
@@ -24,6 +31,7 @@ import xarray as xr
 from scalinglab.errors import InputError
 from scalinglab.stats.bootstrap import (
     bca_interval,
+    compact_runs,
     jackknife_runs,
     keyed_generators,
     percentile_interval,
@@ -31,6 +39,7 @@ from scalinglab.stats.bootstrap import (
     stack_statistics,
     stratified_replicates,
 )
+from scalinglab.stats.fused import fused_replicates
 from scalinglab.stats.layout import check_scores
 from scalinglab.stats.metrics import AGGREGATES, optimality_gap, resolve_metrics
 
@@ -83,17 +92,26 @@ def table_interval(
     if method not in METHODS:
         raise InputError(f"unknown interval method {method!r}; choose from {list(METHODS)}")
     statistic = stack_statistics(_metric_functions(metrics, gamma))
-    point = statistic(np.asarray(values, dtype=float)[None])[0]
-    reps_arr = stratified_replicates(
-        values,
-        statistic,
-        reps=reps,
-        rng=rng,
-        task_bootstrap=task_bootstrap,
-        batch_size=batch_size,
-        n_stats=len(metrics),
-        on_batch=on_batch,
-    )
+    table = np.asarray(values, dtype=float)
+    point = statistic(table[None])[0]
+    compact, n_runs = compact_runs(table)
+    if (n_runs == compact.shape[0]).all():
+        # Every task has the same run count (absent rows aside): the fused pass
+        # gives the same replicates bit for bit without the resampled tables.
+        reps_arr = fused_replicates(compact, metrics, reps=reps, rng=rng,
+                                    task_bootstrap=task_bootstrap, batch_size=batch_size,
+                                    gamma=gamma, on_batch=on_batch)
+    else:
+        reps_arr = stratified_replicates(
+            table,
+            statistic,
+            reps=reps,
+            rng=rng,
+            task_bootstrap=task_bootstrap,
+            batch_size=batch_size,
+            n_stats=len(metrics),
+            on_batch=on_batch,
+        )
     if method == "percentile":
         lo, hi = percentile_interval(reps_arr, level=level, axis=0)
     else:
@@ -114,6 +132,7 @@ def interval_estimates(
     batch_size: int | None = None,
     gamma: float = 1.0,
     progress: bool | None = None,
+    workers: int | None = None,
 ) -> xr.Dataset:
     """Stratified-bootstrap interval estimates of aggregate metrics per algorithm.
 
@@ -142,6 +161,9 @@ def interval_estimates(
         Threshold of the optimality gap.
     progress
         Progress bar on stderr: None = only for long jobs.
+    workers
+        Threads bootstrapping algorithms (and steps) concurrently; default: the
+        CPU count. Never changes the result.
 
     Returns
     -------
@@ -166,24 +188,33 @@ def interval_estimates(
     shape = (len(algorithms), len(names), len(steps))
     point, lo, hi = (np.empty(shape) for _ in range(3))
     work = float(reps) * len(keys) * checked.sizes["run"] * checked.sizes["task"]
+    jobs = []
+    for s_i, step in enumerate(steps):
+        values = (checked if step is None else checked.isel(step=s_i)).values
+        for a_i, alg in enumerate(algorithms):
+            jobs.append((a_i, s_i, values[a_i], gens[alg if step is None else f"{alg}@{step}"]))
+    n_workers = min(len(jobs), workers if workers is not None else os.cpu_count() or 1)
+    if n_workers < 1:
+        raise InputError(f"workers must be >= 1, got {workers}")
     with progress_bar(reps * len(keys), work=work, progress=progress, desc="bootstrap") as bar:
-        for s_i, step in enumerate(steps):
-            data = checked if step is None else checked.isel(step=s_i)
-            for a_i, alg in enumerate(algorithms):
-                key = alg if step is None else f"{alg}@{step}"
-                p, low, high = table_interval(
-                    data.values[a_i],
-                    names,
-                    reps=int(reps),
-                    level=level,
-                    method=method,
-                    rng=gens[key],
-                    task_bootstrap=task_bootstrap,
-                    batch_size=batch_size,
-                    gamma=gamma,
-                    on_batch=bar.update,
-                )
-                point[a_i, :, s_i], lo[a_i, :, s_i], hi[a_i, :, s_i] = p, low, high
+
+        def one(job):
+            a_i, s_i, table, gen = job
+            return a_i, s_i, table_interval(
+                table, names, reps=int(reps), level=level, method=method, rng=gen,
+                task_bootstrap=task_bootstrap, batch_size=batch_size, gamma=gamma,
+                on_batch=bar.update,
+            )
+
+        # Each job draws from its own generator, so threads (the bootstrap
+        # releases the GIL) never change a result.
+        if n_workers == 1:
+            results = [one(job) for job in jobs]
+        else:
+            with ThreadPoolExecutor(max_workers=n_workers) as pool:
+                results = list(pool.map(one, jobs))
+    for a_i, s_i, (p, low, high) in results:
+        point[a_i, :, s_i], lo[a_i, :, s_i], hi[a_i, :, s_i] = p, low, high
     dims = ("algorithm", "metric", "step")
     coords = {
         "algorithm": checked.coords["algorithm"].values,
