@@ -27,6 +27,9 @@
 #       scheduler: sync
 #       reps: 100
 #       kernel_processes: 2
+#     reports:
+#     - default
+#     - published
 #     variants:
 #       rerun:
 #         rerun: true
