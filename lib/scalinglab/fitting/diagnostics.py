@@ -35,8 +35,14 @@ class OLSFit:
 
 
 def ols(u: np.ndarray, v: np.ndarray, *, groups: np.ndarray | None = None,
-        level: float = 0.95) -> OLSFit:
-    """OLS of ``v`` on ``u`` (both ``(n,)``); cluster-robust by ``groups`` when given."""
+        level: float = 0.95, robust: bool = False) -> OLSFit:
+    """OLS of ``v`` on ``u`` (both ``(n,)``); cluster-robust by ``groups`` when given.
+
+    ``robust=True`` (without ``groups``) uses HC3 heteroskedasticity-robust
+    standard errors (MacKinnon & White 1985), the small-sample choice: with a
+    handful of points (one per model size) it is the cross-check to set beside
+    a bootstrap interval of the same slope.
+    """
     u, v = np.asarray(u, dtype=float), np.asarray(v, dtype=float)
     if u.size < 3:
         raise ValueError(f"need at least 3 points for OLS, got {u.size}")
@@ -45,6 +51,8 @@ def ols(u: np.ndarray, v: np.ndarray, *, groups: np.ndarray | None = None,
     if groups is not None and len(np.unique(groups)) >= 2:
         codes = pd.factorize(pd.Series(np.asarray(groups, dtype=object)))[0]
         res, cov = model.fit(cov_type="cluster", cov_kwds={"groups": codes}), "cluster"
+    elif robust:
+        res, cov = model.fit(cov_type="HC3"), "HC3"
     else:
         res, cov = model.fit(), "nonrobust"
     ci = np.asarray(res.conf_int(alpha=1 - level))
@@ -55,7 +63,8 @@ def ols(u: np.ndarray, v: np.ndarray, *, groups: np.ndarray | None = None,
 
 
 def loglog_ols(x: np.ndarray, y: np.ndarray, *, offset: float = 0.0,
-               groups: np.ndarray | None = None, level: float = 0.95) -> OLSFit:
+               groups: np.ndarray | None = None, level: float = 0.95,
+               robust: bool = False) -> OLSFit:
     """OLS of ``log(y - offset)`` on ``log x``: slope ``-alpha``, intercept ``log A``.
 
     Parameters
@@ -67,11 +76,13 @@ def loglog_ols(x: np.ndarray, y: np.ndarray, *, offset: float = 0.0,
     groups
         Labels ``(n,)`` for cluster-robust standard errors (points within a
         run are correlated).
+    robust
+        HC3 robust standard errors (see :func:`ols`).
     """
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     ok = (x > 0) & (y > offset)
     g = None if groups is None else np.asarray(groups, dtype=object)[ok]
-    return ols(np.log(x[ok]), np.log(y[ok] - offset), groups=g, level=level)
+    return ols(np.log(x[ok]), np.log(y[ok] - offset), groups=g, level=level, robust=robust)
 
 
 def cross_check(result: FitResult, *, level: float | None = None) -> pd.DataFrame:
