@@ -251,7 +251,7 @@ def catch_up(result: SpeedupResult, *, leader: str = "muon", follower: str = "so
                     idx[(o, m)] = int(hit[0])
         if len(idx) < 4:
             continue
-        def ratio(v: np.ndarray) -> np.ndarray:
+        def ratio(v: np.ndarray, idx: dict = idx) -> np.ndarray:
             return (v[..., idx[(follower, high)]] / v[..., idx[(leader, high)]]) / (
                 v[..., idx[(follower, low)]] / v[..., idx[(leader, low)]])
         point = float(ratio(c.speedup.to_numpy()))
