@@ -2,8 +2,8 @@
 
 ``coverage(k) = exp(a * k^b)`` with ``a < 0`` and ``b < 0`` (Brown et al. 2024): the
 log of coverage is a power law in k. Registered with the fitting engine as
-``exp_power`` when this module is imported (through :func:`register_law`, in its own
-module), fitted in log space (the law's
+``exp_power`` (declared in :mod:`scalinglab.fitting.exp_power`, registered with the
+built-in laws), fitted in log space (the law's
 ``space="log"``) with least squares on ``log coverage``: the objective is Huber with a
 threshold far above any residual, which is least squares.
 
@@ -18,47 +18,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from scalinglab.fitting import FitResult, Law, Param, fit, get_law, list_laws, register_law
+from scalinglab.fitting import FitResult, Law, fit, get_law, list_laws, register_law
+from scalinglab.fitting.exp_power import LAW, NAME
 
-NAME = "exp_power"
 #: Huber threshold on log residuals above every residual: least squares in log space.
 LS_DELTA = 10.0
-
-
-def _fn(k, a, b):
-    return a * np.exp(b * np.log(k))
-
-
-def _jac(k, a, b):
-    kb = np.exp(b * np.log(k))
-    v = a * kb
-    return v, {"a": np.broadcast_to(kb, v.shape), "b": v * np.log(k)}
-
-
-def _init(x, y, groups, n_groups):
-    """Starts: a grid plus the log-log line through ``log(-log y)`` against ``log k``."""
-    grid = [(a, b) for a in (-0.05, -0.3, -1.0, -3.0) for b in (-0.05, -0.3, -0.8)]
-    k, ly = x[:, 0], np.log(np.clip(y, 1e-12, 1 - 1e-12))
-    ok = ly < 0
-    if ok.sum() >= 2:
-        slope, icpt = np.polyfit(np.log(k[ok]), np.log(-ly[ok]), 1)
-        grid.append((-float(np.exp(icpt)), float(np.clip(slope, -4.9, -1e-4))))
-    return np.array(grid, dtype=float)
-
-
-LAW = Law(
-    name=NAME,
-    formula="coverage = exp(a * k^b)",
-    x_names=("k",),
-    params=(Param("a", bounds=(-50.0, 0.0)), Param("b", bounds=(-5.0, 0.0))),
-    fn=_fn,
-    jac=_jac,
-    space="log",
-    init=_init,
-    objective="huber",
-    x_positive=(True,),
-    description="exponentiated power law of coverage in samples k (Brown et al. 2024)",
-)
 
 
 def ensure_registered() -> Law:

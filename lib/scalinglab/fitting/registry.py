@@ -10,9 +10,10 @@ with :func:`register_law`.
 from __future__ import annotations
 
 from scalinglab.fitting.builtin_laws import BUILTIN_LAWS
+from scalinglab.fitting.exp_power import LAW as EXP_POWER
 from scalinglab.fitting.laws import Law
 
-_REGISTRY: dict[str, Law] = {law.name: law for law in BUILTIN_LAWS}
+_REGISTRY: dict[str, Law] = {law.name: law for law in (*BUILTIN_LAWS, EXP_POWER)}
 
 
 def register_law(law: Law, *, replace: bool = False) -> Law:
