@@ -36,12 +36,12 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from scalinglab.studies.optimizers.sweep import sweep_config
-from scalinglab.training.optimizers import default_hparams, hparam_grid
-from scalinglab.training.pretrain import heldout_loss, run_pretrain
 from scalinglab.models import Transformer
 from scalinglab.models.corpus import build_corpus, eval_windows, sample_batch
+from scalinglab.studies.optimizers.sweep import sweep_config
 from scalinglab.sweeps import makespan
+from scalinglab.training.optimizers import default_hparams, hparam_grid
+from scalinglab.training.pretrain import heldout_loss, run_pretrain
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "optimizers.json"

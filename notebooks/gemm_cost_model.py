@@ -93,7 +93,6 @@ n_repeats: int = 20  # random splits behind the repeated-split intervals (gpperf
 
 # %%
 import matplotlib.pyplot as plt
-import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
 

@@ -118,11 +118,6 @@ references: str = ""  # with scores: table task, random, reference to normalize 
 # %%
 import numpy as np
 
-from scalinglab.studies.intervals.classifiers import load_or_run
-from scalinglab.studies.intervals.orderings import (
-    leaderboard_pairs, ordering_table, pair_flip_rates, separated_pairs, top_task_share,
-)
-from scalinglab.studies.intervals.published import in_repo
 from scalinglab.plots import intervals as plots
 from scalinglab.record import claim, findings_table, record
 from scalinglab.stats.improvement import pairwise_probability_of_improvement
@@ -130,6 +125,15 @@ from scalinglab.stats.intervals import interval_estimates
 from scalinglab.stats.profiles import performance_profile
 from scalinglab.stats.reliability import ci_width_ratio, few_run_variability, run_count_grid
 from scalinglab.stats.variability import ci_width_vs_runs
+from scalinglab.studies.intervals.classifiers import load_or_run
+from scalinglab.studies.intervals.orderings import (
+    leaderboard_pairs,
+    ordering_table,
+    pair_flip_rates,
+    separated_pairs,
+    top_task_share,
+)
+from scalinglab.studies.intervals.published import in_repo
 
 # one independent generator per step: a step's draws never shift another step's
 rng_few, rng_ci, rng_width, rng_ratio, rng_score, rng_avg, rng_poi, rng_flip, rng_share = (

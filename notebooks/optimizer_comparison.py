@@ -95,13 +95,13 @@ import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
 
-from scalinglab.studies.optimizers import analysis, published
-from scalinglab.studies.optimizers.sweep import run_sweep, sweep_config
-from scalinglab.training.optimizers import OPTIMIZER_TABLE
 from scalinglab.fitting.speedup import compute_speedups, sweep_table
 from scalinglab.plots import use_style
 from scalinglab.record import claim, findings_table, record
 from scalinglab.stats.bootstrap import percentile_interval, resample_groups
+from scalinglab.studies.optimizers import analysis, published
+from scalinglab.studies.optimizers.sweep import run_sweep, sweep_config
+from scalinglab.training.optimizers import OPTIMIZER_TABLE
 
 use_style()
 pd.set_option("display.precision", 4)

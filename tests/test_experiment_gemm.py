@@ -11,10 +11,10 @@ import pytest
 
 from scalinglab.cost_model import HardwareRecord
 from scalinglab.errors import InputError, ParameterError
-from scalinglab.studies.gemm import sweep as gemm
+from scalinglab.kernels.microkernel import MR, NR
 from scalinglab.studies.gemm import analysis as gemm_analysis
 from scalinglab.studies.gemm import predictor
-from scalinglab.kernels.microkernel import MR, NR
+from scalinglab.studies.gemm import sweep as gemm
 
 ROOT = Path(__file__).resolve().parents[1]
 HW = HardwareRecord("toy", peak_flop_per_s=1e11, mem_bytes_per_s=1e10)

@@ -92,7 +92,7 @@ def test_unseen_shapes_cannot_borrow_from_a_shapes_other_tiles():
     rng = np.random.default_rng(0)
     shapes = [(int(m), int(n), int(k)) for m, n, k in rng.integers(1, 64, size=(30, 3)) * 64]
     factor = np.exp(rng.normal(0, 1.0, size=len(shapes)))
-    rows = [(m, n, k, t, f * (1 + 0.01 * rng.random())) for (m, n, k), f in zip(shapes, factor)
+    rows = [(m, n, k, t, f * (1 + 0.01 * rng.random())) for (m, n, k), f in zip(shapes, factor, strict=True)
             for t in (4, 8, 16, 32)]
     df = pd.DataFrame(rows, columns=["M", "N", "K", "tile", "ms"])
     acc, preds = gp.predictor_accuracy(df, "ms", models=("random_forest",), n_repeats=3,

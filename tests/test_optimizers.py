@@ -6,6 +6,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from scalinglab.models import Transformer
 from scalinglab.training.optimizers import (
     OPTIMIZER_TABLE,
     STUDY_OPTIMIZERS,
@@ -16,7 +17,6 @@ from scalinglab.training.optimizers import (
     split_parameters,
 )
 from scalinglab.training.pretrain import llama_config
-from scalinglab.models import Transformer
 
 CFG = llama_config(d_model=16, n_layer=2, n_head=2, seq_len=16)
 

@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from scalinglab.fitting.speedup import compute_speedups, sweep_table
 from scalinglab.studies.optimizers.analysis import (
     family_gap,
     leader_table,
@@ -14,7 +15,6 @@ from scalinglab.studies.optimizers.analysis import (
     wallclock_table,
 )
 from scalinglab.studies.optimizers.sweep import cell_hparams, run_sweep, sweep_config
-from scalinglab.fitting.speedup import compute_speedups, sweep_table
 
 
 @pytest.fixture(scope="module")

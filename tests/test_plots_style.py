@@ -41,7 +41,7 @@ def test_log_axis_labels_are_plain_and_never_overlap(lo, hi):
     texts, boxes = _labels(lo, hi)
     assert len(texts) >= 2, texts
     assert not any("times" in t or "\\cdot" in t for t in texts), texts
-    for (_, right), (left, _) in zip(boxes, boxes[1:]):
+    for (_, right), (left, _) in zip(boxes, boxes[1:], strict=False):
         assert right <= left, (texts, boxes)
 
 

@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 
+from scalinglab.models.corpus import CorpusConfig
 from scalinglab.training.pretrain import (
     Checkpoint,
     PretrainConfig,
@@ -14,7 +15,6 @@ from scalinglab.training.pretrain import (
     lr_factor,
     run_pretrain,
 )
-from scalinglab.models.corpus import CorpusConfig
 
 CORPUS = CorpusConfig(sources=("pydoc_topics",), heldout_fraction=0.2)
 MODEL = llama_config(d_model=8, n_layer=1, n_head=2, seq_len=16)

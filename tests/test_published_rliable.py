@@ -16,6 +16,8 @@ from scipy.stats import trim_mean
 import scalinglab.cli as cli
 from scalinglab.errors import InputError, ParameterError
 from scalinglab.paths import PACKAGE_DIR
+from scalinglab.stats.improvement import pairwise_probability_of_improvement
+from scalinglab.stats.intervals import interval_estimates
 from scalinglab.studies.intervals import published as P
 from scalinglab.studies.intervals.orderings import (
     leaderboard_pairs,
@@ -24,8 +26,6 @@ from scalinglab.studies.intervals.orderings import (
     separated_pairs,
     top_task_share,
 )
-from scalinglab.stats.improvement import pairwise_probability_of_improvement
-from scalinglab.stats.intervals import interval_estimates
 
 REPO = PACKAGE_DIR.parent.parent
 DATA = REPO / "data" / "published" / "rliable"

@@ -10,6 +10,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from scalinglab.models import Transformer, TransformerConfig
 from scalinglab.studies.sparsity.cett import (
     LayerCETT,
     bracket_search,
@@ -23,7 +24,6 @@ from scalinglab.studies.sparsity.cett import (
     threshold_policy,
     topk_policy,
 )
-from scalinglab.models import Transformer, TransformerConfig
 
 # A hand-made layer: D = 2, F = 3; column norms of W_down are 1, 2, sqrt(2).
 W_DOWN = torch.tensor([[1.0, 0.0, 1.0], [0.0, 2.0, 1.0]])

@@ -8,8 +8,8 @@ import pytest
 from scalinglab.stats.bootstrap import percentile_interval
 from scalinglab.stats.repeats import (
     ratio_interval,
-    reselect_interval,
     rerun_stability,
+    reselect_interval,
     session_interval,
 )
 

@@ -22,7 +22,13 @@ from typing import Any
 from scalinglab.claims import summary, summary_text
 from scalinglab.paths import repo_root, reports_dir
 from scalinglab.runner import store
-from scalinglab.runner.diff import diff_findings, diff_html, diff_runs, previous_differing, run_claims
+from scalinglab.runner.diff import (
+    diff_findings,
+    diff_html,
+    diff_runs,
+    previous_differing,
+    run_claims,
+)
 from scalinglab.runner.store import RunStatus
 from scalinglab.runner.text import headline
 from scalinglab.textfmt import fmt_ci, fmt_num, format_table, json_safe

@@ -31,6 +31,7 @@ from scalinglab.provenance import environment, sha256_bytes
 from scalinglab.record import load_claims, load_results, write_results
 from scalinglab.runner import store
 from scalinglab.runner.execute import cell_timings, execute_study, read_executed
+from scalinglab.runner.folders import declared_variant, run_folder
 from scalinglab.runner.html import export_html, provenance_header
 from scalinglab.runner.manifest import (
     build_manifest,
@@ -40,7 +41,6 @@ from scalinglab.runner.manifest import (
     with_inputs,
 )
 from scalinglab.runner.store import RunStatus
-from scalinglab.runner.folders import declared_variant, run_folder
 from scalinglab.runner.study import DEFAULT_VARIANT, Study, load_study, resolve_parameters
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")

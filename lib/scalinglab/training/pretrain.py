@@ -51,9 +51,9 @@ import torch
 import torch.nn.functional as F
 
 from scalinglab.compute import resolve_device
-from scalinglab.training.optimizers import build_optimizer, resolve_hparams
 from scalinglab.models.corpus import CorpusConfig, build_corpus, eval_windows, sample_batch
 from scalinglab.models.transformer import Transformer, TransformerConfig
+from scalinglab.training.optimizers import build_optimizer, resolve_hparams
 
 #: Bump when results change for the same config (part of every cache key).
 ENGINE_VERSION = "1"

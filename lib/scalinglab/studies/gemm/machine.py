@@ -163,8 +163,8 @@ def spread_config(compute_class: str, *, seed: int = 0, processes: int = -1,
 def _one_process(cfg: dict) -> dict:
     """Everything one process measures (runs in a fresh, spawned process)."""
     from scalinglab.kernels.gemm_numba import gemm_tiled, warm_up
-    from scalinglab.kernels.harness import CacheFlusher, benchmark
     from scalinglab.kernels.hardware_probe import measure_hardware
+    from scalinglab.kernels.harness import CacheFlusher, benchmark
 
     load = os.getloadavg()[0]
     warm_up()

@@ -44,9 +44,9 @@ from scalinglab.cost_model import (
     tiled_gemm_counts,
 )
 from scalinglab.cost_model.tiled_gemm import COUNTS
-from scalinglab.studies.gemm.sweep import SHAPE, TILE
 from scalinglab.kernels.gemm_numba import MR, NR, PARALLEL_MIN_FLOPS
 from scalinglab.stats.bootstrap import percentile_interval, resample_groups
+from scalinglab.studies.gemm.sweep import SHAPE, TILE
 
 MODELS = ("roofline", "random_forest", "roofline_x_correction", "kernel_model",
           "kernel_model_x_correction")

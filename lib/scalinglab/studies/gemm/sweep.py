@@ -37,7 +37,8 @@ from scalinglab.kernels.hardware_probe import hardware_record
 from scalinglab.kernels.harness import CacheFlusher, benchmark, default_flush_bytes
 from scalinglab.kernels.microkernel import MR, NR
 from scalinglab.paths import repo_root
-from scalinglab.sweeps import RunCache, cached_sweep as _cached_sweep, map_runs
+from scalinglab.sweeps import RunCache, map_runs
+from scalinglab.sweeps import cached_sweep as _cached_sweep
 
 STUDY = "gemm_cost_model"
 #: Bump when the kernels or the sweep change what a timing means (part of the cache key).

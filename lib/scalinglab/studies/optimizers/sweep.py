@@ -48,6 +48,13 @@ import numpy as np
 import xarray as xr
 
 from scalinglab.compute import resolve_device
+from scalinglab.models.corpus import CorpusConfig, build_corpus
+from scalinglab.studies.optimizers.tuning import (
+    CoordinateDescent,
+    descend_together,
+    path_dataset,
+)
+from scalinglab.sweeps import RunCache, cached_sweep, map_runs
 from scalinglab.training.optimizers import (
     OPTIMIZER_TABLE,
     STUDY_OPTIMIZERS,
@@ -61,13 +68,6 @@ from scalinglab.training.pretrain import (
     llama_config,
     run_pretrain,
 )
-from scalinglab.studies.optimizers.tuning import (
-    CoordinateDescent,
-    descend_together,
-    path_dataset,
-)
-from scalinglab.models.corpus import CorpusConfig, build_corpus
-from scalinglab.sweeps import RunCache, cached_sweep, map_runs
 
 STUDY = "optimizer_comparison"
 

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from scalinglab.studies.sparsity.cett import METHODS
 from scalinglab.models.corpus import CorpusConfig
 from scalinglab.models.transformer import TransformerConfig
+from scalinglab.studies.sparsity.cett import METHODS
 
 #: Bump when results change for the same config (invalidates caches).
 ENGINE_VERSION = "1"

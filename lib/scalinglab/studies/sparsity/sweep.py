@@ -37,7 +37,7 @@ import torch
 import xarray as xr
 
 from scalinglab.compute import resolve_device
-
+from scalinglab.models.corpus import build_corpus, eval_windows
 from scalinglab.studies.sparsity.cett import (
     METHODS,
     dense_pass,
@@ -55,7 +55,6 @@ from scalinglab.studies.sparsity.config import (
     horizon_config,
     sweep_config,
 )
-from scalinglab.models.corpus import build_corpus, eval_windows
 from scalinglab.sweeps import RunCache, cached_sweep, makespan, map_runs
 from scalinglab.training.pretrain import Checkpoint, PretrainConfig, run_pretrain
 
