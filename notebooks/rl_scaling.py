@@ -87,14 +87,18 @@ import json
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from IPython.display import display
 
 from scalinglab.fitting import record_param
 from scalinglab.paths import repo_root
+from scalinglab.plots import use_style
 from scalinglab.record import claim, record
 from scalinglab.studies.rl import analysis as rla
 from scalinglab.studies.rl import predict as rlp
 from scalinglab.studies.rl.budget import estimate_sweep
 from scalinglab.studies.rl.sweep import rl_runs_folder, run_sweep, sweep_config
+
+use_style()
 
 pd.set_option("display.precision", 4)
 pd.set_option("display.width", 160)

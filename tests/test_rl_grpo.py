@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import torch
 
+from scalinglab.models import EOS, PAD, Transformer, TransformerConfig
 from scalinglab.studies.rl.grpo import (
     GRPOConfig,
     completion_logprobs,
@@ -17,7 +18,6 @@ from scalinglab.studies.rl.grpo import (
     grpo_update,
     sample_completions,
 )
-from scalinglab.models import EOS, PAD, Transformer, TransformerConfig
 
 S3 = math.sqrt(3.0)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from scalinglab.models import TransformerConfig
 from scalinglab.studies.rl.grpo import GRPOConfig
 from scalinglab.studies.rl.run import (
     RLRunConfig,
@@ -14,7 +15,6 @@ from scalinglab.studies.rl.run import (
     warm_start,
 )
 from scalinglab.studies.rl.tasks import TaskSpec, sample_problems
-from scalinglab.models import TransformerConfig
 
 TASK = TaskSpec(op="add", n_digits=2, reverse_answer=True)
 

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import torch
 
+from scalinglab.models import EOS, PAD, arithmetic_tokenizer
 from scalinglab.studies.rl.tasks import (
     Problems,
     TaskSpec,
@@ -14,7 +15,6 @@ from scalinglab.studies.rl.tasks import (
     sample_problems,
     score_completions,
 )
-from scalinglab.models import EOS, PAD, arithmetic_tokenizer
 
 
 def _problems(spec, pairs):
