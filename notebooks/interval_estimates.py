@@ -119,6 +119,7 @@ references: str = ""  # with scores: table task, random, reference to normalize 
 import numpy as np
 
 from scalinglab.plots import intervals as plots
+from scalinglab.plots import use_style
 from scalinglab.record import claim, findings_table, record
 from scalinglab.stats.improvement import pairwise_probability_of_improvement
 from scalinglab.stats.intervals import interval_estimates
@@ -134,6 +135,8 @@ from scalinglab.studies.intervals.orderings import (
     top_task_share,
 )
 from scalinglab.studies.intervals.published import in_repo
+
+use_style()
 
 # one independent generator per step: a step's draws never shift another step's
 rng_few, rng_ci, rng_width, rng_ratio, rng_score, rng_avg, rng_poi, rng_flip, rng_share = (
