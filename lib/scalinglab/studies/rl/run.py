@@ -46,6 +46,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from scalinglab.models.tokenizer import PAD, arithmetic_tokenizer
+from scalinglab.models.transformer import Transformer, TransformerConfig
 from scalinglab.studies.rl.grpo import (
     GRPOConfig,
     completion_mask,
@@ -54,8 +56,6 @@ from scalinglab.studies.rl.grpo import (
 )
 from scalinglab.studies.rl.stopping import PlateauRule, should_stop
 from scalinglab.studies.rl.tasks import Problems, TaskSpec, sample_problems, score_completions
-from scalinglab.models.tokenizer import PAD, arithmetic_tokenizer
-from scalinglab.models.transformer import Transformer, TransformerConfig
 
 
 @dataclass(frozen=True)

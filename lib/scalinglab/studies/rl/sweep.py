@@ -47,7 +47,10 @@ import numpy as np
 import xarray as xr
 
 from scalinglab.compute import resolve_device
+from scalinglab.models.tokenizer import arithmetic_tokenizer
+from scalinglab.models.transformer import TransformerConfig
 from scalinglab.studies.rl.grpo import GRPOConfig
+from scalinglab.studies.rl.lr_stage import lr_stage_dataset, select_lr
 from scalinglab.studies.rl.run import (
     RLRunConfig,
     RunResult,
@@ -56,11 +59,8 @@ from scalinglab.studies.rl.run import (
     run_rl,
     warm_start,
 )
-from scalinglab.studies.rl.lr_stage import lr_stage_dataset, select_lr
 from scalinglab.studies.rl.stopping import PlateauRule
 from scalinglab.studies.rl.tasks import TaskSpec
-from scalinglab.models.tokenizer import arithmetic_tokenizer
-from scalinglab.models.transformer import TransformerConfig
 from scalinglab.sweeps import RunCache, cached_sweep, map_runs
 
 #: Bump when the engine's results change for the same config (invalidates caches).
