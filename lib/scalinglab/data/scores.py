@@ -36,6 +36,7 @@ import math
 import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -368,7 +369,7 @@ def _assemble(df: pd.DataFrame, *, sources: list[str], nan: str, dropped: int) -
     r_code, runs = _codes(df["run"], sort=True)
     dims = ["algorithm", "run", "task"]
     shape, index = [n_a, len(runs), n_t], [a_code, r_code, t_code]
-    coords = {"algorithm": algorithms, "run": runs, "task": tasks}
+    coords: dict[str, Any] = {"algorithm": algorithms, "run": runs, "task": tasks}
     if "step" in df.columns:
         s_code, steps = _codes(df["step"], sort=True)
         dims.append("step")

@@ -42,8 +42,13 @@ from scalinglab.textfmt import json_number
 REQUIRED = ("optimizer", "model_size", "data_multiple", "loss")
 
 
-def effective_data(loss: Any, *, A: float, alpha: float, E: float) -> tuple[np.ndarray, np.ndarray]:
+def effective_data(
+    loss: Any, *, A: float | np.ndarray, alpha: float | np.ndarray, E: float | np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """``D_eff = ((L - E) / A)^(-1/alpha)`` where defined.
+
+    ``A``, ``alpha`` and ``E`` are scalars or arrays broadcasting against ``loss``
+    (one fit per bootstrap draw, shape ``(reps,)`` against ``loss`` of ``(reps,)``).
 
     Returns
     -------

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -255,7 +256,8 @@ def catch_up(result: SpeedupResult, *, leader: str = "muon", follower: str = "so
             return (v[..., idx[(follower, high)]] / v[..., idx[(leader, high)]]) / (
                 v[..., idx[(follower, low)]] / v[..., idx[(leader, low)]])
         point = float(ratio(c.speedup.to_numpy()))
-        lo = hi = np.nan
+        lo: Any = np.nan
+        hi: Any = np.nan
         if result.draws is not None:
             with np.errstate(invalid="ignore"):
                 d = ratio(result.draws)
