@@ -52,7 +52,9 @@ def tests(session: nox.Session) -> None:
 def lint(session: nox.Session) -> None:
     """Static checks."""
     session.install("-c", CONSTRAINTS, "ruff")
-    session.run("ruff", "check", "lib", "tests", "benchmarks", "notebooks", "noxfile.py")
+    paths = ("lib", "tests", "benchmarks", "notebooks", "noxfile.py")
+    session.run("ruff", "check", *paths)
+    session.run("ruff", "format", "--check", *paths)
 
 
 @nox.session
@@ -60,8 +62,11 @@ def bench(session: nox.Session) -> None:
     """Speed benchmarks; each prints ratios against its baseline measured in the same run."""
     _install(session, "test")
     scripts = session.posargs or [
-        "benchmarks/bench_fitting.py", "benchmarks/bench_gemm.py", "benchmarks/bench_rl.py",
-        "benchmarks/bench_optimizers.py", "benchmarks/bench_sparse_ffn.py",
+        "benchmarks/bench_fitting.py",
+        "benchmarks/bench_gemm.py",
+        "benchmarks/bench_rl.py",
+        "benchmarks/bench_optimizers.py",
+        "benchmarks/bench_sparse_ffn.py",
     ]  # bench_intervals.py compares with rliable in its own environment: see its header
     for script in scripts:
         session.run("python", script)
@@ -78,5 +83,6 @@ def lab(session: nox.Session) -> None:
     """
     _install(session, "lab")
     config = str(Path("jupyter-config").resolve())
-    session.run("jupyter", "lab", "notebooks", *session.posargs,
-                env={"JUPYTER_CONFIG_PATH": config})
+    session.run(
+        "jupyter", "lab", "notebooks", *session.posargs, env={"JUPYTER_CONFIG_PATH": config}
+    )

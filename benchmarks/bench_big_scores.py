@@ -50,13 +50,21 @@ def write_table(path: Path, rows: int, *, seed: int = 0) -> None:
     runs = rows // (ALGORITHMS * TASKS)
     rng = np.random.default_rng(seed)
     n = ALGORITHMS * TASKS * runs
-    alg = pd.Categorical.from_codes(np.repeat(np.arange(ALGORITHMS), TASKS * runs),
-                                    [f"alg{i}" for i in range(ALGORITHMS)])
-    task = pd.Categorical.from_codes(np.tile(np.repeat(np.arange(TASKS), runs), ALGORITHMS),
-                                     [f"task{j}" for j in range(TASKS)])
+    alg = pd.Categorical.from_codes(
+        np.repeat(np.arange(ALGORITHMS), TASKS * runs), [f"alg{i}" for i in range(ALGORITHMS)]
+    )
+    task = pd.Categorical.from_codes(
+        np.tile(np.repeat(np.arange(TASKS), runs), ALGORITHMS), [f"task{j}" for j in range(TASKS)]
+    )
     score = rng.normal(size=n) + np.repeat(np.arange(ALGORITHMS) * 0.1, TASKS * runs)
-    pd.DataFrame({"algorithm": alg, "task": task, "run": np.tile(np.arange(runs), ALGORITHMS * TASKS),
-                  "score": score}).to_parquet(path, index=False)
+    pd.DataFrame(
+        {
+            "algorithm": alg,
+            "task": task,
+            "run": np.tile(np.arange(runs), ALGORITHMS * TASKS),
+            "score": score,
+        }
+    ).to_parquet(path, index=False)
 
 
 def old_load(path: Path) -> xr.DataArray:
@@ -64,12 +72,14 @@ def old_load(path: Path) -> xr.DataArray:
     from scalinglab.data.tables import label_column, numeric_column, read_table
 
     raw = read_table(path, required=["algorithm", "task", "run", "score"])
-    df = pd.DataFrame({
-        "algorithm": label_column(raw, "algorithm", file=path),
-        "task": label_column(raw, "task", file=path),
-        "run": label_column(raw, "run", file=path),
-        "score": numeric_column(raw, "score", file=path, allow_nan=True),
-    })
+    df = pd.DataFrame(
+        {
+            "algorithm": label_column(raw, "algorithm", file=path),
+            "task": label_column(raw, "task", file=path),
+            "run": label_column(raw, "run", file=path),
+            "score": numeric_column(raw, "score", file=path, allow_nan=True),
+        }
+    )
     df["file"] = str(path)
     df["row"] = np.arange(1, len(df) + 1)
     as_num = pd.to_numeric(df["run"], errors="coerce")
@@ -119,8 +129,11 @@ def measure(which: str, path: Path, reps: int) -> dict:
     proc.start()
     seconds, peak, before = queue.get()
     proc.join()
-    return {"seconds": round(seconds, 2), "peak_mib": round(peak, 1),
-            "peak_above_imports_mib": round(peak - before, 1)}
+    return {
+        "seconds": round(seconds, 2),
+        "peak_mib": round(peak, 1),
+        "peak_above_imports_mib": round(peak - before, 1),
+    }
 
 
 def main() -> None:
@@ -134,23 +147,34 @@ def main() -> None:
         write_table(small, 100_000)
         xr.testing.assert_equal(old_load(small), new_load(small))
         write_table(big, args.rows)
-        out = {"rows": args.rows, "reps": args.reps, "shape": [ALGORITHMS, args.rows // 100, TASKS],
-               "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs",
-               "load_average": [round(x, 1) for x in os.getloadavg()]}
+        out = {
+            "rows": args.rows,
+            "reps": args.reps,
+            "shape": [ALGORITHMS, args.rows // 100, TASKS],
+            "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs",
+            "load_average": [round(x, 1) for x in os.getloadavg()],
+        }
         out["new_load"] = measure("new", big, args.reps)
         out["intervals"] = measure("intervals", big, args.reps)
         if not args.skip_old:
             out["old_load"] = measure("old", big, args.reps)
             out["load_speedup"] = round(out["old_load"]["seconds"] / out["new_load"]["seconds"], 1)
-            out["load_memory_ratio"] = round(out["old_load"]["peak_above_imports_mib"]
-                                             / max(1.0, out["new_load"]["peak_above_imports_mib"]), 1)
+            out["load_memory_ratio"] = round(
+                out["old_load"]["peak_above_imports_mib"]
+                / max(1.0, out["new_load"]["peak_above_imports_mib"]),
+                1,
+            )
     for key in ("old_load", "new_load", "intervals"):
         if key in out:
-            print(f"{key:<10} {out[key]['seconds']:>8.1f} s  {out[key]['peak_mib']:>8.0f} MiB peak "
-                  f"({out[key]['peak_above_imports_mib']:.0f} MiB above the imports)")
+            print(
+                f"{key:<10} {out[key]['seconds']:>8.1f} s  {out[key]['peak_mib']:>8.0f} MiB peak "
+                f"({out[key]['peak_above_imports_mib']:.0f} MiB above the imports)"
+            )
     if "load_speedup" in out:
-        print(f"loading: {out['load_speedup']}x faster, {out['load_memory_ratio']}x less memory "
-              "(above the imports)")
+        print(
+            f"loading: {out['load_speedup']}x faster, {out['load_memory_ratio']}x less memory "
+            "(above the imports)"
+        )
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(out, indent=2) + "\n")
     print(f"wrote {RESULTS.relative_to(ROOT)}")

@@ -99,8 +99,9 @@ def references_csv(folder: Path, path: Path) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rliable-python",
-                        default=os.environ.get("RLIABLE_PYTHON", "/tmp/rliable-venv/bin/python"))
+    parser.add_argument(
+        "--rliable-python", default=os.environ.get("RLIABLE_PYTHON", "/tmp/rliable-venv/bin/python")
+    )
     parser.add_argument("--atari", type=Path, default=ATARI)
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args(argv)
@@ -108,42 +109,84 @@ def main(argv: list[str] | None = None) -> int:
     load = os.getloadavg()
 
     t_help, help_cpu, _ = wall([str(script), "--help"], max(5, args.repeats))
-    print(f"scalinglab --help: {t_help:.3f} s wall, {statistics.median(help_cpu):.3f} s CPU "
-          f"(medians of {len(help_cpu)}; target < 0.3 s)")
+    print(
+        f"scalinglab --help: {t_help:.3f} s wall, {statistics.median(help_cpu):.3f} s CPU "
+        f"(medians of {len(help_cpu)}; target < 0.3 s)"
+    )
 
     with tempfile.TemporaryDirectory() as tmp:
         refs = references_csv(args.atari, Path(tmp) / "refs.csv")
         files = [str(args.atari / f"{a}.json") for a in ALGORITHMS]
-        ours_cmd = [str(script), "intervals", *files, "--references", str(refs),
-                    "--metrics", METRICS, "--reps", str(REPS), "--seed", "0"]
+        ours_cmd = [
+            str(script),
+            "intervals",
+            *files,
+            "--references",
+            str(refs),
+            "--metrics",
+            METRICS,
+            "--reps",
+            str(REPS),
+            "--seed",
+            "0",
+        ]
         t_ours, ours_cpu, ours_out = wall(ours_cmd, args.repeats)
     ours = json.loads(ours_out)
-    print(f"scalinglab intervals, Atari 100k, {len(ALGORITHMS)} algorithms x 4 metrics, "
-          f"{REPS:,} resamples: {t_ours:.2f} s whole process, {statistics.median(ours_cpu):.2f} s "
-          f"CPU (medians of {args.repeats})")
+    print(
+        f"scalinglab intervals, Atari 100k, {len(ALGORITHMS)} algorithms x 4 metrics, "
+        f"{REPS:,} resamples: {t_ours:.2f} s whole process, {statistics.median(ours_cpu):.2f} s "
+        f"CPU (medians of {args.repeats})"
+    )
 
     result = {
-        "machine": {"platform": platform.platform(), "cpus": os.cpu_count(),
-                    "load_before": list(load), "load_after": list(os.getloadavg())},
-        "help_seconds": t_help, "help_cpu_seconds": help_cpu,
-        "intervals_seconds": t_ours, "intervals_cpu_seconds": ours_cpu,
+        "machine": {
+            "platform": platform.platform(),
+            "cpus": os.cpu_count(),
+            "load_before": list(load),
+            "load_after": list(os.getloadavg()),
+        },
+        "help_seconds": t_help,
+        "help_cpu_seconds": help_cpu,
+        "intervals_seconds": t_ours,
+        "intervals_cpu_seconds": ours_cpu,
         "intervals_command": " ".join(["scalinglab", *ours_cmd[1:]]).replace(
-            str(args.atari), "ATARI"),
-        "ours_iqm": {a: [ours["metrics"][a]["iqm"]["point"], *ours["metrics"][a]["iqm"]["ci"]]
-                     for a in ALGORITHMS},
+            str(args.atari), "ATARI"
+        ),
+        "ours_iqm": {
+            a: [ours["metrics"][a]["iqm"]["point"], *ours["metrics"][a]["iqm"]["ci"]]
+            for a in ALGORITHMS
+        },
     }
     if Path(args.rliable_python).exists():
         t_rl, rl_cpu, rl_out = wall(
-            [args.rliable_python, "-c", RLIABLE_SCRIPT, str(args.atari), str(REPS),
-             json.dumps(ALGORITHMS)], 1)
+            [
+                args.rliable_python,
+                "-c",
+                RLIABLE_SCRIPT,
+                str(args.atari),
+                str(REPS),
+                json.dumps(ALGORITHMS),
+            ],
+            1,
+        )
         cpu_ratio = rl_cpu[0] / statistics.median(ours_cpu)
-        result.update({"rliable_seconds": t_rl, "rliable_cpu_seconds": rl_cpu,
-                       "rliable_iqm": json.loads(rl_out), "ratio": t_rl / t_ours,
-                       "cpu_ratio": cpu_ratio})
-        print(f"rliable, same work, whole process: {t_rl:.1f} s wall, {rl_cpu[0]:.1f} s CPU -> "
-              f"ours {t_rl / t_ours:.1f}x faster wall, {cpu_ratio:.1f}x CPU (target >= 40x)")
+        result.update(
+            {
+                "rliable_seconds": t_rl,
+                "rliable_cpu_seconds": rl_cpu,
+                "rliable_iqm": json.loads(rl_out),
+                "ratio": t_rl / t_ours,
+                "cpu_ratio": cpu_ratio,
+            }
+        )
+        print(
+            f"rliable, same work, whole process: {t_rl:.1f} s wall, {rl_cpu[0]:.1f} s CPU -> "
+            f"ours {t_rl / t_ours:.1f}x faster wall, {cpu_ratio:.1f}x CPU (target >= 40x)"
+        )
         for a in ALGORITHMS:
-            print(f"  IQM {a:12s} ours {result['ours_iqm'][a]}  rliable {result['rliable_iqm'][a]['iqm']}")
+            print(
+                f"  IQM {a:12s} ours {result['ours_iqm'][a]}  rliable {result['rliable_iqm'][a]['iqm']}"
+            )
     else:
         print(f"no rliable at {args.rliable_python}: ratio not measured")
     RESULTS.parent.mkdir(parents=True, exist_ok=True)

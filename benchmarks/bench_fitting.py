@@ -75,8 +75,12 @@ def _cpu() -> float:
 def _timed(fn):
     w0, c0, load0 = time.perf_counter(), _cpu(), os.getloadavg()[0]
     out = fn()
-    return out, {"wall_s": time.perf_counter() - w0, "cpu_s": _cpu() - c0,
-                 "load_before": load0, "load_after": os.getloadavg()[0]}
+    return out, {
+        "wall_s": time.perf_counter() - w0,
+        "cpu_s": _cpu() - c0,
+        "load_before": load0,
+        "load_after": os.getloadavg()[0],
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -92,17 +96,27 @@ def main(argv: list[str] | None = None) -> int:
     N, D, L = (df[c].to_numpy(float) for c in ("N", "D", "loss"))
     x = np.column_stack([N, D])
     _DATA.update(lnN=np.log(N), lnD=np.log(D), lnL=np.log(L))
-    grid = get_law("chinchilla").starts(x, L, np.zeros(len(L), int), 1)  # (4500, 5) e,a,b,alpha,beta
-    print(f"data: {args.data} ({len(L)} points); grid: {grid.shape[0]} starts; "
-          f"{os.cpu_count()} CPUs; jobs={args.jobs}", flush=True)
+    grid = get_law("chinchilla").starts(
+        x, L, np.zeros(len(L), int), 1
+    )  # (4500, 5) e,a,b,alpha,beta
+    print(
+        f"data: {args.data} ({len(L)} points); grid: {grid.shape[0]} starts; "
+        f"{os.cpu_count()} CPUs; jobs={args.jobs}",
+        flush=True,
+    )
 
     # ---- the engine
     res1, t_one = _timed(lambda: fit("chinchilla", x, L, groups=df["budget"].to_numpy()))
-    print(f"engine, 1 process : {t_one['wall_s']:.2f} s wall, {t_one['cpu_s']:.2f} s CPU", flush=True)
-    res, t_eng = _timed(lambda: fit("chinchilla", x, L, groups=df["budget"].to_numpy(),
-                                    n_jobs=args.jobs))
-    print(f"engine, {args.jobs} processes: {t_eng['wall_s']:.2f} s wall, {t_eng['cpu_s']:.2f} s CPU",
-          flush=True)
+    print(
+        f"engine, 1 process : {t_one['wall_s']:.2f} s wall, {t_one['cpu_s']:.2f} s CPU", flush=True
+    )
+    res, t_eng = _timed(
+        lambda: fit("chinchilla", x, L, groups=df["budget"].to_numpy(), n_jobs=args.jobs)
+    )
+    print(
+        f"engine, {args.jobs} processes: {t_eng['wall_s']:.2f} s wall, {t_eng['cpu_s']:.2f} s CPU",
+        flush=True,
+    )
     th = res.problem.free  # all five are free; internal order e, a, b, alpha, beta
     eng_obj = plain_objective(res.theta[th], _DATA["lnN"], _DATA["lnD"], _DATA["lnL"])
     assert res1.objective == res.objective, "process split changed the result"
@@ -115,29 +129,39 @@ def main(argv: list[str] | None = None) -> int:
         starts = grid[np.sort(np.random.default_rng(0).choice(len(grid), k, replace=False))]
         subset = True
     chunks = np.array_split(starts, max(1, args.jobs) * 8)
-    print(f"plain loop over {len(starts)} starts (L-BFGS-B, finite-difference gradient) ...",
-          flush=True)
+    print(
+        f"plain loop over {len(starts)} starts (L-BFGS-B, finite-difference gradient) ...",
+        flush=True,
+    )
     if args.jobs > 1:
+
         def run_plain():
             with ProcessPoolExecutor(args.jobs) as pool:
                 return [r for part in pool.map(_plain_chunk, chunks) for r in part]
     else:
+
         def run_plain():
             return [r for c in chunks for r in _plain_chunk(c)]
+
     plain, t_plain = _timed(run_plain)
     scale = len(grid) / len(starts)
     plain_wall_full = t_plain["wall_s"] * scale
     fs = np.array([f for f, _ in plain])
     best = int(np.argmin(fs))
     plain_obj, plain_x = float(fs[best]), plain[best][1]
-    print(f"plain loop: {t_plain['wall_s']:.1f} s wall, {t_plain['cpu_s']:.1f} s CPU"
-          + (f" -> {plain_wall_full:.0f} s extrapolated to {len(grid)} starts" if subset else ""),
-          flush=True)
+    print(
+        f"plain loop: {t_plain['wall_s']:.1f} s wall, {t_plain['cpu_s']:.1f} s CPU"
+        + (f" -> {plain_wall_full:.0f} s extrapolated to {len(grid)} starts" if subset else ""),
+        flush=True,
+    )
 
     # ---- bootstrap
     boot, t_boot = _timed(lambda: bootstrap(res, reps=args.reps, seed=0, n_jobs=args.jobs))
-    print(f"bootstrap: {args.reps} refits in {t_boot['wall_s']:.2f} s wall "
-          f"({t_boot['cpu_s']:.2f} s CPU); failed {boot.bootstrap_info['failed']}", flush=True)
+    print(
+        f"bootstrap: {args.reps} refits in {t_boot['wall_s']:.2f} s wall "
+        f"({t_boot['cpu_s']:.2f} s CPU); failed {boot.bootstrap_info['failed']}",
+        flush=True,
+    )
 
     rel = (eng_obj - plain_obj) / plain_obj
     same = bool(eng_obj <= plain_obj * (1 + 1e-9))
@@ -146,36 +170,64 @@ def main(argv: list[str] | None = None) -> int:
     frac_opt = float(np.mean(fs <= plain_obj * (1 + 1e-6)))
     out = {
         "benchmark": "chinchilla multi-start fit (Epoch grid) and group bootstrap",
-        "data": {"file": os.path.relpath(args.data, repo_root()), "n_points": len(L),
-                 "n_groups": int(df["budget"].nunique())},
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
-                    "numpy": np.__version__, "scipy": scipy.__version__,
-                    "platform": platform.platform()},
+        "data": {
+            "file": os.path.relpath(args.data, repo_root()),
+            "n_points": len(L),
+            "n_groups": int(df["budget"].nunique()),
+        },
+        "machine": {
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+            "numpy": np.__version__,
+            "scipy": scipy.__version__,
+            "platform": platform.platform(),
+        },
         "jobs": args.jobs,
-        "engine": {"method": "batched Levenberg-Marquardt (numpy, analytic Jacobian, IRLS "
-                             "curvature for Huber) from all 4,500 starts, best 5 distinct "
-                             "polished with L-BFGS-B (analytic gradient)",
-                   "starts": len(grid), "timing": t_eng, "timing_1_process": t_one,
-                   "best_objective": eng_obj, "params": res.params, "converged": res.converged},
-        "plain_loop": {"method": "scipy.optimize.minimize L-BFGS-B, defaults (finite-difference "
-                                 "2-point gradient), Epoch's objective, one call per start",
-                       "starts_timed": len(starts), "subset": subset, "timing": t_plain,
-                       "wall_s_for_all_starts": plain_wall_full,
-                       "extrapolated": subset, "best_objective": plain_obj,
-                       "params_at_best": plain_params,
-                       "fraction_of_starts_reaching_best": frac_opt},
+        "engine": {
+            "method": "batched Levenberg-Marquardt (numpy, analytic Jacobian, IRLS "
+            "curvature for Huber) from all 4,500 starts, best 5 distinct "
+            "polished with L-BFGS-B (analytic gradient)",
+            "starts": len(grid),
+            "timing": t_eng,
+            "timing_1_process": t_one,
+            "best_objective": eng_obj,
+            "params": res.params,
+            "converged": res.converged,
+        },
+        "plain_loop": {
+            "method": "scipy.optimize.minimize L-BFGS-B, defaults (finite-difference "
+            "2-point gradient), Epoch's objective, one call per start",
+            "starts_timed": len(starts),
+            "subset": subset,
+            "timing": t_plain,
+            "wall_s_for_all_starts": plain_wall_full,
+            "extrapolated": subset,
+            "best_objective": plain_obj,
+            "params_at_best": plain_params,
+            "fraction_of_starts_reaching_best": frac_opt,
+        },
         "speedup_wall": plain_wall_full / t_eng["wall_s"],
         "speedup_wall_1_process_engine": plain_wall_full / t_one["wall_s"],
         "objective_relative_difference_engine_minus_plain": rel,
         "same_best_objective": same,
-        "bootstrap": {"reps": args.reps, "timing": t_boot, "starts": boot.bootstrap_info["starts"],
-                      "failed": boot.bootstrap_info["failed"],
-                      "ci": {k: list(v) for k, v in boot.ci.items()}},
-        "targets": {"fit_wall_s_max": 15.0, "bootstrap_wall_s_max": 30.0,
-                    "fit_ok": t_eng["wall_s"] <= 15.0, "bootstrap_ok": t_boot["wall_s"] <= 30.0},
+        "bootstrap": {
+            "reps": args.reps,
+            "timing": t_boot,
+            "starts": boot.bootstrap_info["starts"],
+            "failed": boot.bootstrap_info["failed"],
+            "ci": {k: list(v) for k, v in boot.ci.items()},
+        },
+        "targets": {
+            "fit_wall_s_max": 15.0,
+            "bootstrap_wall_s_max": 30.0,
+            "fit_ok": t_eng["wall_s"] <= 15.0,
+            "bootstrap_ok": t_boot["wall_s"] <= 30.0,
+        },
     }
-    print(f"best objective: engine {eng_obj:.12g}, plain {plain_obj:.12g} "
-          f"(relative difference {rel:.2e}; same or better: {same})")
+    print(
+        f"best objective: engine {eng_obj:.12g}, plain {plain_obj:.12g} "
+        f"(relative difference {rel:.2e}; same or better: {same})"
+    )
     print(f"speedup (wall, {args.jobs} processes each): {out['speedup_wall']:.1f}x")
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(out, indent=2) + "\n")

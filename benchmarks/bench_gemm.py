@@ -57,8 +57,10 @@ RESULTS = ROOT / "benchmarks" / "results" / "gemm.json"
 
 def _operands(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.default_rng(seed)
-    return (rng.standard_normal((n, n), dtype=np.float32),
-            rng.standard_normal((n, n), dtype=np.float32))
+    return (
+        rng.standard_normal((n, n), dtype=np.float32),
+        rng.standard_normal((n, n), dtype=np.float32),
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -70,8 +72,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--flush-mib", type=float, default=None, help="default: 1.25 x LLC")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", type=Path, default=RESULTS)
-    p.add_argument("--reruns", type=int, default=-1,
-                   help="re-run coverage over this many fresh processes (0: --spread data)")
+    p.add_argument(
+        "--reruns",
+        type=int,
+        default=-1,
+        help="re-run coverage over this many fresh processes (0: --spread data)",
+    )
     p.add_argument("--spread", type=Path, default=None, help="a spread-*.nc to analyse")
     p.add_argument("--compute-class", default="small")
     args = p.parse_args(argv)
@@ -84,9 +90,11 @@ def main(argv: list[str] | None = None) -> int:
     t_start = time.perf_counter()
     warm_up()
     hw = measure_hardware()
-    print(f"hardware: FMA peak {hw.fma_flop_per_s / 1e9:.1f} GFLOP/s, BLAS "
-          f"{hw.blas_flop_per_s / 1e9:.1f} GFLOP/s ({100 * hw.blas_fraction_of_peak:.0f}% of "
-          f"peak), copy {hw.mem_bytes_per_s / 1e9:.1f} GB/s")
+    print(
+        f"hardware: FMA peak {hw.fma_flop_per_s / 1e9:.1f} GFLOP/s, BLAS "
+        f"{hw.blas_flop_per_s / 1e9:.1f} GFLOP/s ({100 * hw.blas_fraction_of_peak:.0f}% of "
+        f"peak), copy {hw.mem_bytes_per_s / 1e9:.1f} GB/s"
+    )
 
     data: dict[int, tuple[np.ndarray, np.ndarray]] = {}
 
@@ -105,6 +113,7 @@ def main(argv: list[str] | None = None) -> int:
         def factory(case):
             a, b = ops(case)
             return lambda: gemm_tiled(a, b, tile_m=t[0], tile_n=t[1], tile_k=t[2])
+
         return factory
 
     def naive(case):
@@ -113,8 +122,11 @@ def main(argv: list[str] | None = None) -> int:
         a, b = ops(case)
         return lambda: gemm_naive(a, b)
 
-    kernels = {"blas": blas, **{f"numba_tiled[{t[0]}x{t[1]}x{t[2]}]": tiled(t) for t in tiles},
-               "numba_naive": naive}
+    kernels = {
+        "blas": blas,
+        **{f"numba_tiled[{t[0]}x{t[1]}x{t[2]}]": tiled(t) for t in tiles},
+        "numba_naive": naive,
+    }
     cases = [{"M": n, "N": n, "K": n} for n in sizes]
     ds = benchmark(kernels, cases, repeats=args.repeats, warmup=1, flush_bytes=flush_bytes)
 
@@ -123,8 +135,12 @@ def main(argv: list[str] | None = None) -> int:
         flops = gemm_flops(n, n, n)
         cell = ds.isel(case=j)
         blas_med = float(cell["median_s"].sel(impl="blas"))
-        row = {"size": n, "load_before": float(cell["load_before"].max()),
-               "load_after": float(cell["load_after"].max()), "impls": {}}
+        row = {
+            "size": n,
+            "load_before": float(cell["load_before"].max()),
+            "load_after": float(cell["load_after"].max()),
+            "impls": {},
+        }
         for impl in ds["impl"].values:
             med = float(cell["median_s"].sel(impl=impl))
             if not np.isfinite(med):
@@ -133,7 +149,8 @@ def main(argv: list[str] | None = None) -> int:
             bq25 = float(cell["q25_s"].sel(impl="blas"))
             bq75 = float(cell["q75_s"].sel(impl="blas"))
             row["impls"][str(impl)] = {
-                "median_s": med, "iqr_s": q75 - q25,
+                "median_s": med,
+                "iqr_s": q75 - q25,
                 "gflop_per_s": flops / med / 1e9,
                 "fraction_of_blas": blas_med / med,
                 "fraction_of_blas_range": [bq25 / q75, bq75 / q25],
@@ -142,14 +159,21 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(row)
         print(f"\nn={n}  (load {row['load_before']:.2f} -> {row['load_after']:.2f})")
         for impl, r in row["impls"].items():
-            print(f"  {impl:28s} {r['gflop_per_s']:8.1f} GFLOP/s  {100 * r['fraction_of_blas']:6.1f}% "
-                  f"of BLAS [{100 * r['fraction_of_blas_range'][0]:.0f}-"
-                  f"{100 * r['fraction_of_blas_range'][1]:.0f}]  "
-                  f"{100 * r['fraction_of_fma_peak']:5.1f}% of peak")
-    tiled = [r["impls"][k]["fraction_of_blas"] for r in rows for k in r["impls"]
-             if k.startswith("numba_tiled")]
-    naive = [r["impls"]["numba_naive"]["fraction_of_blas"] for r in rows
-             if "numba_naive" in r["impls"]]
+            print(
+                f"  {impl:28s} {r['gflop_per_s']:8.1f} GFLOP/s  {100 * r['fraction_of_blas']:6.1f}% "
+                f"of BLAS [{100 * r['fraction_of_blas_range'][0]:.0f}-"
+                f"{100 * r['fraction_of_blas_range'][1]:.0f}]  "
+                f"{100 * r['fraction_of_fma_peak']:5.1f}% of peak"
+            )
+    tiled = [
+        r["impls"][k]["fraction_of_blas"]
+        for r in rows
+        for k in r["impls"]
+        if k.startswith("numba_tiled")
+    ]
+    naive = [
+        r["impls"]["numba_naive"]["fraction_of_blas"] for r in rows if "numba_naive" in r["impls"]
+    ]
     summary = {
         "target_tiled_ge_60pct_of_blas": bool(tiled and min(tiled) >= 0.60),
         "min_tiled_fraction_of_blas": min(tiled) if tiled else None,
@@ -162,14 +186,24 @@ def main(argv: list[str] | None = None) -> int:
         "benchmark": "gemm",
         "command": " ".join([Path(sys.executable).name, *sys.argv]),
         "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "git_commit": git_commit(), "git_dirty": git_dirty(),
+        "git_commit": git_commit(),
+        "git_dirty": git_dirty(),
         "hardware": hw.to_json(),
-        "settings": {"repeats": args.repeats, "warmup": 1, "flush_bytes": flush_bytes,
-                     "tiles": [list(t) for t in tiles], "naive_max": args.naive_max,
-                     "threads": {k: ds.attrs[k] for k in ("cpu_count", "numba_threads",
-                                                           "blas_threads") if k in ds.attrs}},
+        "settings": {
+            "repeats": args.repeats,
+            "warmup": 1,
+            "flush_bytes": flush_bytes,
+            "tiles": [list(t) for t in tiles],
+            "naive_max": args.naive_max,
+            "threads": {
+                k: ds.attrs[k]
+                for k in ("cpu_count", "numba_threads", "blas_threads")
+                if k in ds.attrs
+            },
+        },
         "load_average_end": list(os.getloadavg()),
-        "results": rows, "summary": summary,
+        "results": rows,
+        "summary": summary,
         "wall_s": time.perf_counter() - t_start,
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -201,14 +235,17 @@ def reruns(args: argparse.Namespace) -> int:
         "benchmark": "gemm_reruns",
         "command": " ".join([Path(sys.executable).name, *sys.argv]),
         "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "git_commit": git_commit(), "git_dirty": git_dirty(),
-        "source": source, "machine": ds.attrs.get("machine"),
+        "git_commit": git_commit(),
+        "git_dirty": git_dirty(),
+        "source": source,
+        "machine": ds.attrs.get("machine"),
         "load_before": [float(x) for x in ds["load_before"].values],
         "between_process_sigma": machine.between_process_sigma(ds),
         "per_process": {k: [float(x) for x in v] for k, v in machine.per_process(ds).items()},
         "coverage": coverage,
         "target_rerun_inside_ge_80pct": all(
-            c["between_processes"] >= 0.8 for c in coverage.values()),
+            c["between_processes"] >= 0.8 for c in coverage.values()
+        ),
         "wall_s": time.perf_counter() - t_start,
     }
     print(json.dumps(out["coverage"], indent=2))

@@ -129,9 +129,18 @@ def run_rliable(python: str, score_dict: dict[str, np.ndarray]) -> dict:
         path = Path(tmp) / "scores.npz"
         np.savez(path, **score_dict)
         proc = subprocess.run(
-            [python, "-c", RLIABLE_HELPER, str(path), str(IQM_REPS), str(POI_REPS),
-             json.dumps(PAIRS)],
-            capture_output=True, text=True, check=False,
+            [
+                python,
+                "-c",
+                RLIABLE_HELPER,
+                str(path),
+                str(IQM_REPS),
+                str(POI_REPS),
+                json.dumps(PAIRS),
+            ],
+            capture_output=True,
+            text=True,
+            check=False,
         )
     if proc.returncode != 0:
         sys.exit(f"rliable helper failed:\n{proc.stderr[-3000:]}")
@@ -151,35 +160,48 @@ def agreement(ours_mc: np.ndarray, theirs: np.ndarray) -> dict:
     """z-scores of rliable's endpoints against our Monte-Carlo distribution of them."""
     mean, sd = ours_mc.mean(axis=0), ours_mc.std(axis=0, ddof=1)
     z = (np.asarray(theirs) - mean) / (sd * np.sqrt(1 + 1 / ours_mc.shape[0]))
-    return {"ours_mean": mean.tolist(), "mc_sd": sd.tolist(), "z": z.tolist(),
-            "max_abs_z": float(np.max(np.abs(z)))}
+    return {
+        "ours_mean": mean.tolist(),
+        "mc_sd": sd.tolist(),
+        "z": z.tolist(),
+        "max_abs_z": float(np.max(np.abs(z))),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rliable-python",
-                        default=os.environ.get("RLIABLE_PYTHON", "/tmp/rliable-venv/bin/python"))
+    parser.add_argument(
+        "--rliable-python", default=os.environ.get("RLIABLE_PYTHON", "/tmp/rliable-venv/bin/python")
+    )
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args(argv)
     if not Path(args.rliable_python).exists():
-        print(f"no rliable python at {args.rliable_python}; see the setup at the top of "
-              "benchmarks/bench_intervals.py", file=sys.stderr)
+        print(
+            f"no rliable python at {args.rliable_python}; see the setup at the top of "
+            "benchmarks/bench_intervals.py",
+            file=sys.stderr,
+        )
         return 2
 
     score_dict = make_scores()
     scores = scores_from_dict(score_dict)
     algs = list(score_dict)
-    print(f"data: {len(algs)} algorithms x {scores.sizes['task']} tasks x "
-          f"{scores.sizes['run']} runs; running rliable ({args.rliable_python}) ...", flush=True)
+    print(
+        f"data: {len(algs)} algorithms x {scores.sizes['task']} tasks x "
+        f"{scores.sizes['run']} runs; running rliable ({args.rliable_python}) ...",
+        flush=True,
+    )
     theirs = run_rliable(args.rliable_python, score_dict)
 
     def ours_iqm(seed=0, method="percentile", data=scores, metrics=("iqm",)):
-        return interval_estimates(data, metrics=metrics, reps=IQM_REPS, method=method,
-                                  rng=np.random.default_rng(seed))
+        return interval_estimates(
+            data, metrics=metrics, reps=IQM_REPS, method=method, rng=np.random.default_rng(seed)
+        )
 
     def ours_poi(seed=0):
-        return pairwise_probability_of_improvement(scores, PAIRS, reps=POI_REPS,
-                                                   rng=np.random.default_rng(seed))
+        return pairwise_probability_of_improvement(
+            scores, PAIRS, reps=POI_REPS, rng=np.random.default_rng(seed)
+        )
 
     first = theirs["four_metrics_one_algorithm"]["algorithm"]
     one = scores.sel(algorithm=[first])
@@ -189,18 +211,28 @@ def main(argv: list[str] | None = None) -> int:
     t_bca, bca = timed(lambda: ours_iqm(data=one, method="bca"), args.repeats)
 
     # Monte-Carlo spread of our endpoints over other seeds
-    iqm_mc = np.array([np.r_[d.lo.values[:, 0], d.hi.values[:, 0]]
-                       for d in (ours_iqm(seed=100 + s) for s in range(MC_SEEDS))])
-    poi_mc = np.array([np.r_[d.lo.values, d.hi.values]
-                       for d in (ours_poi(seed=100 + s) for s in range(MC_SEEDS))])
-    bca_mc = np.array([np.r_[d.lo.values[:, 0], d.hi.values[:, 0]]
-                       for d in (ours_iqm(seed=100 + s, data=one, method="bca")
-                                 for s in range(MC_SEEDS))])
+    iqm_mc = np.array(
+        [
+            np.r_[d.lo.values[:, 0], d.hi.values[:, 0]]
+            for d in (ours_iqm(seed=100 + s) for s in range(MC_SEEDS))
+        ]
+    )
+    poi_mc = np.array(
+        [np.r_[d.lo.values, d.hi.values] for d in (ours_poi(seed=100 + s) for s in range(MC_SEEDS))]
+    )
+    bca_mc = np.array(
+        [
+            np.r_[d.lo.values[:, 0], d.hi.values[:, 0]]
+            for d in (ours_iqm(seed=100 + s, data=one, method="bca") for s in range(MC_SEEDS))
+        ]
+    )
     labels = [f"{x}:{y}" for x, y in PAIRS]
-    their_iqm = np.r_[[theirs["iqm"]["ci"][a][0] for a in algs],
-                      [theirs["iqm"]["ci"][a][1] for a in algs]]
-    their_poi = np.r_[[theirs["poi"]["ci"][p][0] for p in labels],
-                      [theirs["poi"]["ci"][p][1] for p in labels]]
+    their_iqm = np.r_[
+        [theirs["iqm"]["ci"][a][0] for a in algs], [theirs["iqm"]["ci"][a][1] for a in algs]
+    ]
+    their_poi = np.r_[
+        [theirs["poi"]["ci"][p][0] for p in labels], [theirs["poi"]["ci"][p][1] for p in labels]
+    ]
     their_bca = np.array(theirs["iqm_bca_one_algorithm"]["ci"])
 
     point_diff = max(
@@ -209,71 +241,115 @@ def main(argv: list[str] | None = None) -> int:
         float(np.max(np.abs(four.point.values[0] - theirs["four_metrics_one_algorithm"]["point"]))),
     )
     res = {
-        "machine": {"platform": platform.platform(), "processor": platform.processor(),
-                    "cpu_count": os.cpu_count(), "python": platform.python_version()},
-        "versions": {"ours": {p: metadata.version(p) for p in ("numpy", "scipy", "xarray")},
-                     "rliable_env": theirs["versions"]},
-        "data": {"algorithms": len(algs), "tasks": scores.sizes["task"],
-                 "runs": scores.sizes["run"], "generator": "make_scores(seed=2021)"},
+        "machine": {
+            "platform": platform.platform(),
+            "processor": platform.processor(),
+            "cpu_count": os.cpu_count(),
+            "python": platform.python_version(),
+        },
+        "versions": {
+            "ours": {p: metadata.version(p) for p in ("numpy", "scipy", "xarray")},
+            "rliable_env": theirs["versions"],
+        },
+        "data": {
+            "algorithms": len(algs),
+            "tasks": scores.sizes["task"],
+            "runs": scores.sizes["run"],
+            "generator": "make_scores(seed=2021)",
+        },
         "iqm_ci": {
-            "reps": IQM_REPS, "algorithms": len(algs),
-            "rliable_s": theirs["iqm"]["seconds"], "ours_s": t_iqm,
-            "speedup": theirs["iqm"]["seconds"] / t_iqm, "target": 50,
-            "ci": {a: {"rliable": theirs["iqm"]["ci"][a],
-                       "ours": [iqm.lo.sel(algorithm=a).item(), iqm.hi.sel(algorithm=a).item()]}
-                   for a in algs},
+            "reps": IQM_REPS,
+            "algorithms": len(algs),
+            "rliable_s": theirs["iqm"]["seconds"],
+            "ours_s": t_iqm,
+            "speedup": theirs["iqm"]["seconds"] / t_iqm,
+            "target": 50,
+            "ci": {
+                a: {
+                    "rliable": theirs["iqm"]["ci"][a],
+                    "ours": [iqm.lo.sel(algorithm=a).item(), iqm.hi.sel(algorithm=a).item()],
+                }
+                for a in algs
+            },
             "agreement": agreement(iqm_mc, their_iqm),
         },
         "probability_of_improvement": {
-            "reps": POI_REPS, "pairs": labels,
-            "rliable_s": theirs["poi"]["seconds"], "ours_s": t_poi,
-            "speedup": theirs["poi"]["seconds"] / t_poi, "target": 500,
-            "ci": {p: {"rliable": theirs["poi"]["ci"][p],
-                       "ours": [poi.lo.sel(pair=p).item(), poi.hi.sel(pair=p).item()]}
-                   for p in labels},
+            "reps": POI_REPS,
+            "pairs": labels,
+            "rliable_s": theirs["poi"]["seconds"],
+            "ours_s": t_poi,
+            "speedup": theirs["poi"]["seconds"] / t_poi,
+            "target": 500,
+            "ci": {
+                p: {
+                    "rliable": theirs["poi"]["ci"][p],
+                    "ours": [poi.lo.sel(pair=p).item(), poi.hi.sel(pair=p).item()],
+                }
+                for p in labels
+            },
             "agreement": agreement(poi_mc, their_poi),
         },
         "four_metrics_one_algorithm": {
-            "reps": IQM_REPS, "algorithm": first,
-            "rliable_s": theirs["four_metrics_one_algorithm"]["seconds"], "ours_s": t_four,
+            "reps": IQM_REPS,
+            "algorithm": first,
+            "rliable_s": theirs["four_metrics_one_algorithm"]["seconds"],
+            "ours_s": t_four,
             "speedup": theirs["four_metrics_one_algorithm"]["seconds"] / t_four,
         },
         "iqm_bca_one_algorithm": {
-            "reps": IQM_REPS, "algorithm": first,
-            "rliable_s": theirs["iqm_bca_one_algorithm"]["seconds"], "ours_s": t_bca,
+            "reps": IQM_REPS,
+            "algorithm": first,
+            "rliable_s": theirs["iqm_bca_one_algorithm"]["seconds"],
+            "ours_s": t_bca,
             "speedup": theirs["iqm_bca_one_algorithm"]["seconds"] / t_bca,
-            "ci": {"rliable": their_bca.tolist(),
-                   "ours": [bca.lo.item(), bca.hi.item()]},
+            "ci": {"rliable": their_bca.tolist(), "ours": [bca.lo.item(), bca.hi.item()]},
             "agreement": agreement(bca_mc, their_bca),
         },
         "max_point_estimate_difference": point_diff,
         "repeats": args.repeats,
     }
-    ok_speed = res["iqm_ci"]["speedup"] >= 50 and res["probability_of_improvement"]["speedup"] >= 500
-    ok_ci = all(res[k]["agreement"]["max_abs_z"] < 4
-                for k in ("iqm_ci", "probability_of_improvement", "iqm_bca_one_algorithm"))
-    res["pass"] = {"speed": bool(ok_speed), "ci_agreement": bool(ok_ci),
-                   "points_equal": bool(point_diff < 1e-9)}
+    ok_speed = (
+        res["iqm_ci"]["speedup"] >= 50 and res["probability_of_improvement"]["speedup"] >= 500
+    )
+    ok_ci = all(
+        res[k]["agreement"]["max_abs_z"] < 4
+        for k in ("iqm_ci", "probability_of_improvement", "iqm_bca_one_algorithm")
+    )
+    res["pass"] = {
+        "speed": bool(ok_speed),
+        "ci_agreement": bool(ok_ci),
+        "points_equal": bool(point_diff < 1e-9),
+    }
 
-    for key, title in (("iqm_ci", f"IQM CI, {IQM_REPS} reps, {len(algs)} algorithms"),
-                       ("probability_of_improvement", f"P(X>Y), {POI_REPS} reps, {len(PAIRS)} pairs"),
-                       ("four_metrics_one_algorithm", f"4 metrics, {IQM_REPS} reps, 1 algorithm"),
-                       ("iqm_bca_one_algorithm", f"IQM BCa, {IQM_REPS} reps, 1 algorithm")):
+    for key, title in (
+        ("iqm_ci", f"IQM CI, {IQM_REPS} reps, {len(algs)} algorithms"),
+        ("probability_of_improvement", f"P(X>Y), {POI_REPS} reps, {len(PAIRS)} pairs"),
+        ("four_metrics_one_algorithm", f"4 metrics, {IQM_REPS} reps, 1 algorithm"),
+        ("iqm_bca_one_algorithm", f"IQM BCa, {IQM_REPS} reps, 1 algorithm"),
+    ):
         r = res[key]
         target = f"  (target >= {r['target']}x)" if "target" in r else ""
-        print(f"{title:<40} rliable {r['rliable_s']:8.3f} s   ours {r['ours_s']:8.4f} s   "
-              f"speedup {r['speedup']:8.1f}x{target}")
+        print(
+            f"{title:<40} rliable {r['rliable_s']:8.3f} s   ours {r['ours_s']:8.4f} s   "
+            f"speedup {r['speedup']:8.1f}x{target}"
+        )
     print("\nCI endpoints (rliable vs ours):")
     for key in ("iqm_ci", "probability_of_improvement"):
         for name, v in res[key]["ci"].items():
-            print(f"  {key:<28} {name:<10} rliable [{v['rliable'][0]:.4f}, {v['rliable'][1]:.4f}]"
-                  f"   ours [{v['ours'][0]:.4f}, {v['ours'][1]:.4f}]")
+            print(
+                f"  {key:<28} {name:<10} rliable [{v['rliable'][0]:.4f}, {v['rliable'][1]:.4f}]"
+                f"   ours [{v['ours'][0]:.4f}, {v['ours'][1]:.4f}]"
+            )
     v = res["iqm_bca_one_algorithm"]["ci"]
-    print(f"  {'iqm BCa':<28} {first:<10} rliable [{v['rliable'][0]:.4f}, {v['rliable'][1]:.4f}]"
-          f"   ours [{v['ours'][0]:.4f}, {v['ours'][1]:.4f}]")
+    print(
+        f"  {'iqm BCa':<28} {first:<10} rliable [{v['rliable'][0]:.4f}, {v['rliable'][1]:.4f}]"
+        f"   ours [{v['ours'][0]:.4f}, {v['ours'][1]:.4f}]"
+    )
     for key in ("iqm_ci", "probability_of_improvement", "iqm_bca_one_algorithm"):
-        print(f"max |z| of rliable endpoints vs our Monte-Carlo spread, {key}: "
-              f"{res[key]['agreement']['max_abs_z']:.2f}")
+        print(
+            f"max |z| of rliable endpoints vs our Monte-Carlo spread, {key}: "
+            f"{res[key]['agreement']['max_abs_z']:.2f}"
+        )
     print(f"max point-estimate difference: {point_diff:.2e}")
     print(f"pass: {res['pass']}")
     RESULTS.parent.mkdir(parents=True, exist_ok=True)

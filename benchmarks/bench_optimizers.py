@@ -51,8 +51,10 @@ def plain_adamw_tok_s(model_cfg, batch_size: int, steps: int, lr: float) -> floa
     """Tokens/s of a plain torch AdamW loop on pre-sampled batches."""
     corpus = build_corpus(sweep_config("small").corpus)
     g = torch.Generator().manual_seed(0)
-    batches = [sample_batch(corpus.train, batch_size, model_cfg.max_seq_len, generator=g)
-               for _ in range(steps)]
+    batches = [
+        sample_batch(corpus.train, batch_size, model_cfg.max_seq_len, generator=g)
+        for _ in range(steps)
+    ]
     model = Transformer(model_cfg, seed=0)
     opt = torch.optim.AdamW(model.parameters(), lr=lr, betas=(0.9, 0.95), weight_decay=0.1)
     t = time.perf_counter()
@@ -71,24 +73,39 @@ def measure(sweep, steps: int, repeats: int) -> dict:
         base = sweep.run_config("adamw", size, 1.0, {})
         tok_per_step = size.batch_size * sweep.seq_len
         mult = steps * tok_per_step / base.target_tokens
-        row = {"n_params": base.n_params, "d_model": size.d_model, "n_layer": size.n_layer,
-               "batch_tokens": tok_per_step, "optimizers": {}}
+        row = {
+            "n_params": base.n_params,
+            "d_model": size.d_model,
+            "n_layer": size.n_layer,
+            "batch_tokens": tok_per_step,
+            "optimizers": {},
+        }
         plain = []
         ours: dict[str, list] = {o: [] for o in sweep.optimizers}
         for _ in range(repeats):  # interleaved, so background load hits all alike
-            plain.append(plain_adamw_tok_s(base.model, size.batch_size, steps,
-                                           default_hparams("adamw")["lr"]))
+            plain.append(
+                plain_adamw_tok_s(
+                    base.model, size.batch_size, steps, default_hparams("adamw")["lr"]
+                )
+            )
             for o in sweep.optimizers:
-                cfg = dataclasses.replace(sweep.run_config(o, size, 1.0, {}), data_multiple=mult,
-                                          n_evals=1, final_eval_tokens=sweep.eval_tokens)
+                cfg = dataclasses.replace(
+                    sweep.run_config(o, size, 1.0, {}),
+                    data_multiple=mult,
+                    n_evals=1,
+                    final_eval_tokens=sweep.eval_tokens,
+                )
                 r = run_pretrain(cfg, seed=0, num_threads=1)
                 ours[o].append((r.tokens_per_s, r.seconds_per_step))
         p = statistics.median(plain)
         row["plain_adamw_tok_s"] = p
         for o in sweep.optimizers:
             tok = statistics.median(v[0] for v in ours[o])
-            row["optimizers"][o] = {"tok_s": tok, "ratio_to_plain_adamw": tok / p,
-                                    "seconds_per_step": statistics.median(v[1] for v in ours[o])}
+            row["optimizers"][o] = {
+                "tok_s": tok,
+                "ratio_to_plain_adamw": tok / p,
+                "seconds_per_step": statistics.median(v[1] for v in ours[o]),
+            }
         cfg = sweep.run_config("adamw", size, 1.0, {})
         model = Transformer(cfg.model, seed=0)
         corpus = build_corpus(sweep.corpus)
@@ -101,9 +118,14 @@ def measure(sweep, steps: int, repeats: int) -> dict:
         heldout_loss(model, w_final)
         row["eval_seconds_per_run"] = sweep.n_evals * e1 + time.perf_counter() - t
         out[size.name] = row
-        print(f"{size.name:>3} N={base.n_params:>6} plain AdamW {p / 1e3:7.1f}k tok/s | " + " | ".join(
-            f"{o} {row['optimizers'][o]['tok_s'] / 1e3:.1f}k ({row['optimizers'][o]['ratio_to_plain_adamw']:.2f}x)"
-            for o in sweep.optimizers), flush=True)
+        print(
+            f"{size.name:>3} N={base.n_params:>6} plain AdamW {p / 1e3:7.1f}k tok/s | "
+            + " | ".join(
+                f"{o} {row['optimizers'][o]['tok_s'] / 1e3:.1f}k ({row['optimizers'][o]['ratio_to_plain_adamw']:.2f}x)"
+                for o in sweep.optimizers
+            ),
+            flush=True,
+        )
     return out
 
 
@@ -113,8 +135,13 @@ def estimate_small(sweep, sizes: dict, rounds: float, retune_evals: int, workers
         m = sizes[size.name]
         return cfg.steps * m["optimizers"][o]["seconds_per_step"] + m["eval_seconds_per_run"]
 
-    finals = [run_s(o, sz, m) for o in sweep.optimizers for sz in sweep.sizes
-              for m in sweep.data_multiples for _ in sweep.seeds]
+    finals = [
+        run_s(o, sz, m)
+        for o in sweep.optimizers
+        for sz in sweep.sizes
+        for m in sweep.data_multiples
+        for _ in sweep.seeds
+    ]
     tuning = []
     for o in sweep.optimizers:
         n = 1 + rounds * sum(len(v) - 1 for v in hparam_grid(o).values())
@@ -123,12 +150,17 @@ def estimate_small(sweep, sizes: dict, rounds: float, retune_evals: int, workers
             tuning += [run_s(o, sz, sweep.tune_multiple)] * retune_evals
     # tuning phases run as batches of a few tasks: pack each optimizer's runs alone
     wall = makespan(finals, workers=workers) + sum(tuning) / workers * 1.25
-    return {"final_runs": len(finals), "final_core_s": sum(finals),
-            "tuning_runs_est": len(tuning), "tuning_core_s": sum(tuning),
-            "workers": workers, "estimated_wall_s": wall,
-            "assumptions": f"{rounds} coordinate-descent passes at the smallest size, "
-                           f"{retune_evals} re-tuning runs per optimizer and larger size, "
-                           "tuning batches 80% efficient on the workers"}
+    return {
+        "final_runs": len(finals),
+        "final_core_s": sum(finals),
+        "tuning_runs_est": len(tuning),
+        "tuning_core_s": sum(tuning),
+        "workers": workers,
+        "estimated_wall_s": wall,
+        "assumptions": f"{rounds} coordinate-descent passes at the smallest size, "
+        f"{retune_evals} re-tuning runs per optimizer and larger size, "
+        "tuning batches 80% efficient on the workers",
+    }
 
 
 def main() -> None:
@@ -144,16 +176,24 @@ def main() -> None:
     sweep = sweep_config("small")
     t0 = time.time()
     sizes = measure(sweep, args.steps, args.repeats)
-    result = {"machine": platform.machine(), "torch": torch.__version__, "threads": 1,
-              "load_average_at_start": os.getloadavg()[0], "steps_per_timing": args.steps,
-              "repeats": args.repeats, "sizes": sizes}
+    result = {
+        "machine": platform.machine(),
+        "torch": torch.__version__,
+        "threads": 1,
+        "load_average_at_start": os.getloadavg()[0],
+        "steps_per_timing": args.steps,
+        "repeats": args.repeats,
+        "sizes": sizes,
+    }
     if args.estimate_small:
         est = estimate_small(sweep, sizes, args.rounds, args.retune_evals, args.workers)
         result["estimate_small"] = est
-        print(f"small sweep: {est['final_runs']} final runs ({est['final_core_s'] / 60:.1f} "
-              f"core-min), ~{est['tuning_runs_est']} tuning runs ({est['tuning_core_s'] / 60:.1f} "
-              f"core-min); estimated {est['estimated_wall_s'] / 60:.1f} min on "
-              f"{args.workers} workers")
+        print(
+            f"small sweep: {est['final_runs']} final runs ({est['final_core_s'] / 60:.1f} "
+            f"core-min), ~{est['tuning_runs_est']} tuning runs ({est['tuning_core_s'] / 60:.1f} "
+            f"core-min); estimated {est['estimated_wall_s'] / 60:.1f} min on "
+            f"{args.workers} workers"
+        )
     result["benchmark_seconds"] = time.time() - t0
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(result, indent=2))

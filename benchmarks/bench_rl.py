@@ -79,12 +79,12 @@ def plain_rollout(model, prompts, repeats, max_new, gen):
         logits = model(seq)[:, -1]
         nxt = torch.multinomial(torch.softmax(logits, -1), 1, generator=gen)
         seq = torch.cat([seq, nxt], dim=1)
-    return seq[:, prompts.shape[1]:]
+    return seq[:, prompts.shape[1] :]
 
 
 def plain_update(model, opt, prompts, comp, adv):
     seq = torch.cat([prompts, comp], dim=1)
-    logits = model(seq[:, :-1])[:, prompts.shape[1] - 1:]
+    logits = model(seq[:, :-1])[:, prompts.shape[1] - 1 :]
     logp = torch.log_softmax(logits, -1).gather(-1, comp[..., None]).squeeze(-1)
     loss = -(adv[:, None] * logp).mean()
     opt.zero_grad()
@@ -103,12 +103,21 @@ def bench_size(sweep, size, *, repeats: int) -> dict:
         model = Transformer(mcfg, seed=0).eval()
         model.lm_head = NoEOS(model.lm_head)  # both loops then run max_new steps
         tokens = g.prompts_per_step * g.group_size * max_new
-        ours = _median_time(lambda m=model, n=max_new: sample_completions(
-            m, prompts, max_new_tokens=n, repeats=g.group_size, generator=gen), repeats)
-        plain = _median_time(lambda m=model, n=max_new: plain_rollout(
-            m, prompts, g.group_size, n, gen), repeats)
-        out[f"rollout_{label}"] = {"max_new": max_new, "ours_tok_s": tokens / ours,
-                                   "plain_tok_s": tokens / plain, "speedup": plain / ours}
+        ours = _median_time(
+            lambda m=model, n=max_new: sample_completions(
+                m, prompts, max_new_tokens=n, repeats=g.group_size, generator=gen
+            ),
+            repeats,
+        )
+        plain = _median_time(
+            lambda m=model, n=max_new: plain_rollout(m, prompts, g.group_size, n, gen), repeats
+        )
+        out[f"rollout_{label}"] = {
+            "max_new": max_new,
+            "ours_tok_s": tokens / ours,
+            "plain_tok_s": tokens / plain,
+            "speedup": plain / ours,
+        }
     model = Transformer(cfg.model, seed=0)
     n = g.prompts_per_step * g.group_size
     comp = torch.randint(3, 13, (n, cfg.task.max_answer_len + 1), generator=gen)
@@ -118,28 +127,43 @@ def bench_size(sweep, size, *, repeats: int) -> dict:
     adv = torch.randn(n, generator=gen)
     one_mb = dataclasses.replace(g, n_minibatches=1)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-5)
-    ours = _median_time(lambda: grpo_update(model, opt, rep_prompts, comp, rewards, one_mb,
-                                            generator=gen), repeats)
+    ours = _median_time(
+        lambda: grpo_update(model, opt, rep_prompts, comp, rewards, one_mb, generator=gen), repeats
+    )
     plain = _median_time(lambda: plain_update(model, opt, rep_prompts, comp, adv), repeats)
     seq = rep_prompts.shape[1] + comp.shape[1] - 1
-    flops = float(training_flops(cfg.model.n_params(), n * seq, n_layer=size.n_layer,
-                                 n_ctx=seq, d_model=size.d_model))
-    out["train"] = {"tokens": n * seq, "ours_tok_s": n * seq / ours, "plain_tok_s": n * seq / plain,
-                    "ours_gflop_s": flops / ours / 1e9, "plain_gflop_s": flops / plain / 1e9,
-                    "speedup": plain / ours}
+    flops = float(
+        training_flops(
+            cfg.model.n_params(), n * seq, n_layer=size.n_layer, n_ctx=seq, d_model=size.d_model
+        )
+    )
+    out["train"] = {
+        "tokens": n * seq,
+        "ours_tok_s": n * seq / ours,
+        "plain_tok_s": n * seq / plain,
+        "ours_gflop_s": flops / ours / 1e9,
+        "plain_gflop_s": flops / plain / 1e9,
+        "speedup": plain / ours,
+    }
     return out
 
 
 def phase_breakdown(sweep, size, steps: int) -> dict:
     cfg = sweep.run_config(size, "baseline")
-    cfg = dataclasses.replace(cfg, grpo=dataclasses.replace(cfg.grpo, steps=steps),
-                              eval_every=max(1, steps // 2),
-                              warmup=dataclasses.replace(cfg.warmup, max_steps=20, check_every=20))
+    cfg = dataclasses.replace(
+        cfg,
+        grpo=dataclasses.replace(cfg.grpo, steps=steps),
+        eval_every=max(1, steps // 2),
+        warmup=dataclasses.replace(cfg.warmup, max_steps=20, check_every=20),
+    )
     r = run_rl(cfg, seed=0, num_threads=1)
     total = sum(r.timing_s.values())
-    return {"steps": steps, "seconds": r.timing_s,
-            "share": {k: v / total for k, v in r.timing_s.items()},
-            "per_step_s": (total - r.timing_s["eval"]) / steps}
+    return {
+        "steps": steps,
+        "seconds": r.timing_s,
+        "share": {k: v / total for k, v in r.timing_s.items()},
+        "per_step_s": (total - r.timing_s["eval"]) / steps,
+    }
 
 
 def profile_step(sweep, size) -> list[dict]:
@@ -154,10 +178,16 @@ def profile_step(sweep, size) -> list[dict]:
     rewards = (torch.rand(g.prompts_per_step * g.group_size, generator=gen) < 0.3).double().numpy()
 
     def step():
-        comp = sample_completions(model, prompts, max_new_tokens=cfg.task.max_answer_len + 1,
-                                  repeats=g.group_size, generator=gen)
-        grpo_update(model, opt, prompts.repeat_interleave(g.group_size, 0), comp, rewards, g,
-                    generator=gen)
+        comp = sample_completions(
+            model,
+            prompts,
+            max_new_tokens=cfg.task.max_answer_len + 1,
+            repeats=g.group_size,
+            generator=gen,
+        )
+        grpo_update(
+            model, opt, prompts.repeat_interleave(g.group_size, 0), comp, rewards, g, generator=gen
+        )
 
     step()
     with profile(activities=[ProfilerActivity.CPU]) as prof:
@@ -165,9 +195,15 @@ def profile_step(sweep, size) -> list[dict]:
             step()
     rows = sorted(prof.key_averages(), key=lambda e: e.self_cpu_time_total, reverse=True)
     total = sum(e.self_cpu_time_total for e in rows)
-    return [{"op": e.key, "self_ms_per_step": e.self_cpu_time_total / 3e3,
-             "share": e.self_cpu_time_total / total, "calls_per_step": e.count / 3}
-            for e in rows[:12]]
+    return [
+        {
+            "op": e.key,
+            "self_ms_per_step": e.self_cpu_time_total / 3e3,
+            "share": e.self_cpu_time_total / total,
+            "calls_per_step": e.count / 3,
+        }
+        for e in rows[:12]
+    ]
 
 
 def estimate_small(steps: int) -> dict:
@@ -179,24 +215,37 @@ def estimate_small(steps: int) -> dict:
         t = time.perf_counter()
         w = warm_start(cfg, seed=0, num_threads=1)
         warm_s = time.perf_counter() - t
-        short = dataclasses.replace(cfg, grpo=dataclasses.replace(cfg.grpo, steps=steps),
-                                    eval_every=sweep.eval_every)
+        short = dataclasses.replace(
+            cfg, grpo=dataclasses.replace(cfg.grpo, steps=steps), eval_every=sweep.eval_every
+        )
         t = time.perf_counter()
         r = run_rl(short, seed=0, num_threads=1, warm=w)
         rl_s = time.perf_counter() - t
         n_evals = sweep.grpo.steps // sweep.eval_every + 1
         eval_each = r.timing_s["eval"] / len(r.pass_rate)
         full_rl = (rl_s - r.timing_s["eval"]) / steps * sweep.grpo.steps + eval_each * n_evals
-        per[size.name] = {"warmup_s": warm_s, "warmup_steps": w.steps, "rl_run_s": full_rl,
-                          "measured_rl_steps": steps}
-        print(f"  {size.name}: warm-up {warm_s:.1f} s ({w.steps} steps), "
-              f"RL run ~{full_rl:.1f} s for {sweep.grpo.steps} steps")
+        per[size.name] = {
+            "warmup_s": warm_s,
+            "warmup_steps": w.steps,
+            "rl_run_s": full_rl,
+            "measured_rl_steps": steps,
+        }
+        print(
+            f"  {size.name}: warm-up {warm_s:.1f} s ({w.steps} steps), "
+            f"RL run ~{full_rl:.1f} s for {sweep.grpo.steps} steps"
+        )
     tasks = [per[s.name]["warmup_s"] for s in sweep.sizes for _ in sweep.seeds]
     rl = [per[s.name]["rl_run_s"] for s in sweep.sizes for _ in sweep.variants for _ in sweep.seeds]
     workers = 2
     total = makespan(tasks, workers=workers) + makespan(rl, workers=workers)
-    return {"per_size": per, "core_seconds": sum(tasks) + sum(rl), "workers": workers,
-            "estimated_wall_s": total, "n_warmups": len(tasks), "n_rl_runs": len(rl)}
+    return {
+        "per_size": per,
+        "core_seconds": sum(tasks) + sum(rl),
+        "workers": workers,
+        "estimated_wall_s": total,
+        "n_warmups": len(tasks),
+        "n_rl_runs": len(rl),
+    }
 
 
 def main() -> int:
@@ -208,20 +257,26 @@ def main() -> int:
     args = ap.parse_args()
     torch.set_num_threads(1)
     sweep = sweep_config("small")
-    res = {"machine": platform.processor() or platform.machine(), "torch": torch.__version__,
-           "threads": 1, "sizes": {}}
+    res = {
+        "machine": platform.processor() or platform.machine(),
+        "torch": torch.__version__,
+        "threads": 1,
+        "sizes": {},
+    }
     for size in sweep.sizes:
         b = bench_size(sweep, size, repeats=args.repeats)
         b["phases"] = phase_breakdown(sweep, size, args.phase_steps)
         res["sizes"][size.name] = b
         rt, rl, tr = b["rollout_task"], b["rollout_long"], b["train"]
         ph = b["phases"]["share"]
-        print(f"size {size.name} (N={b['n_params']:,}): rollout {rt['ours_tok_s']:,.0f} tok/s "
-              f"vs plain {rt['plain_tok_s']:,.0f} ({rt['speedup']:.2f}x); long "
-              f"{rl['ours_tok_s']:,.0f} vs {rl['plain_tok_s']:,.0f} ({rl['speedup']:.2f}x); "
-              f"train {tr['ours_tok_s']:,.0f} tok/s vs plain {tr['plain_tok_s']:,.0f} "
-              f"({tr['ours_gflop_s']:.1f} GFLOP/s); phases "
-              + ", ".join(f"{k} {v:.0%}" for k, v in ph.items()))
+        print(
+            f"size {size.name} (N={b['n_params']:,}): rollout {rt['ours_tok_s']:,.0f} tok/s "
+            f"vs plain {rt['plain_tok_s']:,.0f} ({rt['speedup']:.2f}x); long "
+            f"{rl['ours_tok_s']:,.0f} vs {rl['plain_tok_s']:,.0f} ({rl['speedup']:.2f}x); "
+            f"train {tr['ours_tok_s']:,.0f} tok/s vs plain {tr['plain_tok_s']:,.0f} "
+            f"({tr['ours_gflop_s']:.1f} GFLOP/s); phases "
+            + ", ".join(f"{k} {v:.0%}" for k, v in ph.items())
+        )
     res["profile_top_ops"] = profile_step(sweep, sweep.sizes[-1])
     print(f"top ops of one GRPO step, size {sweep.sizes[-1].name}:")
     for row in res["profile_top_ops"]:
@@ -230,9 +285,11 @@ def main() -> int:
         print("estimating the small sweep:")
         res["small_estimate"] = estimate_small(args.estimate_steps)
         est = res["small_estimate"]
-        print(f"small sweep: {est['n_warmups']} warm-ups + {est['n_rl_runs']} RL runs, "
-              f"{est['core_seconds'] / 60:.1f} core-min, ~{est['estimated_wall_s'] / 60:.1f} min "
-              f"on {est['workers']} workers")
+        print(
+            f"small sweep: {est['n_warmups']} warm-ups + {est['n_rl_runs']} RL runs, "
+            f"{est['core_seconds'] / 60:.1f} core-min, ~{est['estimated_wall_s'] / 60:.1f} min "
+            f"on {est['workers']} workers"
+        )
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(res, indent=2, default=float))
     print(f"wrote {RESULTS.relative_to(ROOT)}")

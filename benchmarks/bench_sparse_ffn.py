@@ -69,9 +69,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--threads", type=int, default=1, help="torch and numba threads")
     p.add_argument("--flush-mib", type=float, default=None, help="default: 1.25 x LLC")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--processes", type=int, default=1,
-                   help="repeat the benchmark in N separate processes; intervals resample them "
-                        "and, from 4 on, the re-run coverage is reported")
+    p.add_argument(
+        "--processes",
+        type=int,
+        default=1,
+        help="repeat the benchmark in N separate processes; intervals resample them "
+        "and, from 4 on, the re-run coverage is reported",
+    )
     p.add_argument("--out", type=Path, default=RESULTS)
     args = p.parse_args(argv)
     batches = [int(b) for b in args.batches.split(",")]
@@ -80,81 +84,144 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(args.threads)
     numba.set_num_threads(min(args.threads, numba.config.NUMBA_NUM_THREADS))
     if os.getloadavg()[0] > 0.5 * (os.cpu_count() or 1):
-        print(f"warning: machine busy (1-min load {os.getloadavg()[0]:.2f}); timings are noisy "
-              "and recorded with their load")
+        print(
+            f"warning: machine busy (1-min load {os.getloadavg()[0]:.2f}); timings are noisy "
+            "and recorded with their load"
+        )
 
     t_start = time.perf_counter()
     hw = hardware_record()
     coverage = None
     if args.processes > 1:
-        ds = ks.run_over_processes(args.d_model, args.d_ff, ratios=ratios, batches=batches,
-                                   gated=not args.plain, repeats=args.repeats,
-                                   processes=args.processes,
-                                   threads=args.threads, flush_bytes=flush_bytes, seed=args.seed)
+        ds = ks.run_over_processes(
+            args.d_model,
+            args.d_ff,
+            ratios=ratios,
+            batches=batches,
+            gated=not args.plain,
+            repeats=args.repeats,
+            processes=args.processes,
+            threads=args.threads,
+            flush_bytes=flush_bytes,
+            seed=args.seed,
+        )
         per_process = ks.per_process_speedups(ds, hw)
         table = ks.speedup_over_processes(per_process, reps=2000, seed=args.seed)
         if args.processes >= 4:
             coverage = ks.rerun_coverage(per_process, seed=args.seed)
-            print(f"re-run coverage: one half's point inside the other half's 95% interval "
-                  f"in {100 * coverage['inside']:.0f}% of {coverage['cells']} comparisons "
-                  f"({coverage['half']} processes per half)")
+            print(
+                f"re-run coverage: one half's point inside the other half's 95% interval "
+                f"in {100 * coverage['inside']:.0f}% of {coverage['cells']} comparisons "
+                f"({coverage['half']} processes per half)"
+            )
     else:
-        ds = benchmark_sparse_ffn(args.d_model, args.d_ff, ratios=ratios, batches=batches,
-                                  gated=not args.plain, repeats=args.repeats,
-                                  flush_bytes=flush_bytes, seed=args.seed)
+        ds = benchmark_sparse_ffn(
+            args.d_model,
+            args.d_ff,
+            ratios=ratios,
+            batches=batches,
+            gated=not args.plain,
+            repeats=args.repeats,
+            flush_bytes=flush_bytes,
+            seed=args.seed,
+        )
         table = speedup_table(ds, hw)
     rows, summary = [], {}
     for b in batches:
         tb = table[table["batch"] == b]
-        print(f"\nbatch {b}: d_model {args.d_model}, d_ff {args.d_ff}, "
-              f"{ds.attrs['n_matrices']} matrices, {args.threads} thread(s)")
-        wide = tb.pivot_table(index="ratio", columns="impl",
-                              values=["speedup", "fraction_of_ideal"]).sort_index(ascending=False)
+        print(
+            f"\nbatch {b}: d_model {args.d_model}, d_ff {args.d_ff}, "
+            f"{ds.attrs['n_matrices']} matrices, {args.threads} thread(s)"
+        )
+        wide = tb.pivot_table(
+            index="ratio", columns="impl", values=["speedup", "fraction_of_ideal"]
+        ).sort_index(ascending=False)
         first = tb.drop_duplicates("ratio").set_index("ratio").sort_index(ascending=False)
-        print(f"  {'a':>5} {'union':>6} {'dense ms':>9} {'ideal':>6} "
-              + " ".join(f"{i:>14}" for i in SPARSE))
+        print(
+            f"  {'a':>5} {'union':>6} {'dense ms':>9} {'ideal':>6} "
+            + " ".join(f"{i:>14}" for i in SPARSE)
+        )
         for a in wide.index:
-            print(f"  {a:5.2f} {first.loc[a, 'union_ratio']:6.3f} "
-                  f"{1e3 * first.loc[a, 'dense_s']:9.2f} {first.loc[a, 'ideal']:6.1f} "
-                  + " ".join(f"{wide.loc[a, ('speedup', i)]:6.2f}x "
-                             f"({100 * wide.loc[a, ('fraction_of_ideal', i)]:3.0f}%)"
-                             for i in SPARSE))
+            print(
+                f"  {a:5.2f} {first.loc[a, 'union_ratio']:6.3f} "
+                f"{1e3 * first.loc[a, 'dense_s']:9.2f} {first.loc[a, 'ideal']:6.1f} "
+                + " ".join(
+                    f"{wide.loc[a, ('speedup', i)]:6.2f}x "
+                    f"({100 * wide.loc[a, ('fraction_of_ideal', i)]:3.0f}%)"
+                    for i in SPARSE
+                )
+            )
         per_impl = {}
         for impl in SPARSE:
             ti = tb[tb["impl"] == impl].sort_values("ratio", ascending=False)
             cross = crossover(ti["ratio"].to_numpy(), ti["speedup"].to_numpy())
             print(f"  crossover {impl}: a <= {cross}")
-            per_impl[impl] = {k: ti[k].tolist() for k in (
-                "sparse_s", "speedup", "speedup_lo", "speedup_hi", "fraction_of_ideal",
-                "fraction_of_roofline")}
+            per_impl[impl] = {
+                k: ti[k].tolist()
+                for k in (
+                    "sparse_s",
+                    "speedup",
+                    "speedup_lo",
+                    "speedup_hi",
+                    "fraction_of_ideal",
+                    "fraction_of_roofline",
+                )
+            }
             per_impl[impl]["crossover_ratio"] = cross
-        rows.append({"batch": b, "ratios": first.index.tolist(),
-                     "union_ratio": first["union_ratio"].tolist(),
-                     "dense_median_s": first["dense_s"].tolist(),
-                     "ideal_speedup": first["ideal"].tolist(),
-                     "load_max": float(tb["load"].max()), "impls": per_impl})
+        rows.append(
+            {
+                "batch": b,
+                "ratios": first.index.tolist(),
+                "union_ratio": first["union_ratio"].tolist(),
+                "dense_median_s": first["dense_s"].tolist(),
+                "ideal_speedup": first["ideal"].tolist(),
+                "load_max": float(tb["load"].max()),
+                "impls": per_impl,
+            }
+        )
         summary[f"batch{b}"] = {
-            impl: {"crossover_ratio": per_impl[impl]["crossover_ratio"],
-                   **{f"speedup_at_{a:g}": sp for a, sp in zip(first.index, per_impl[impl]
-                                                               ["speedup"], strict=True)
-                      if a in (0.5, 0.1, 0.05, 0.02)},
-                   **{f"fraction_of_ideal_at_{a:g}": fr for a, fr in zip(
-                       first.index, per_impl[impl]["fraction_of_ideal"], strict=True)
-                      if a in (0.1, 0.02)}}
-            for impl in SPARSE}
+            impl: {
+                "crossover_ratio": per_impl[impl]["crossover_ratio"],
+                **{
+                    f"speedup_at_{a:g}": sp
+                    for a, sp in zip(first.index, per_impl[impl]["speedup"], strict=True)
+                    if a in (0.5, 0.1, 0.05, 0.02)
+                },
+                **{
+                    f"fraction_of_ideal_at_{a:g}": fr
+                    for a, fr in zip(first.index, per_impl[impl]["fraction_of_ideal"], strict=True)
+                    if a in (0.1, 0.02)
+                },
+            }
+            for impl in SPARSE
+        }
     print("\n" + json.dumps(summary, indent=2))
-    settings = {"d_model": args.d_model, "d_ff": args.d_ff, "n_matrices": ds.attrs["n_matrices"],
-                "batches": batches, "ratios": ratios, "repeats": args.repeats, "warmup": 1,
-                "flush_bytes": flush_bytes, "threads": args.threads, "seed": args.seed,
-                "processes": args.processes, "dtype": "float32"}
+    settings = {
+        "d_model": args.d_model,
+        "d_ff": args.d_ff,
+        "n_matrices": ds.attrs["n_matrices"],
+        "batches": batches,
+        "ratios": ratios,
+        "repeats": args.repeats,
+        "warmup": 1,
+        "flush_bytes": flush_bytes,
+        "threads": args.threads,
+        "seed": args.seed,
+        "processes": args.processes,
+        "dtype": "float32",
+    }
     out = {
         "benchmark": "sparse_ffn",
         "command": " ".join([Path(sys.executable).name, *sys.argv]),
         "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "git_commit": git_commit(), "git_dirty": git_dirty(),
-        "hardware": hw.to_json(), "settings": settings,
+        "git_commit": git_commit(),
+        "git_dirty": git_dirty(),
+        "hardware": hw.to_json(),
+        "settings": settings,
         "load_average_end": list(os.getloadavg()),
-        "results": rows, "summary": summary, "rerun_coverage": coverage,
+        "results": rows,
+        "summary": summary,
+        "rerun_coverage": coverage,
         "wall_s": time.perf_counter() - t_start,
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -38,8 +38,7 @@ def main() -> None:
     probs = heldout(cfg)
     per = max(1, cfg.batch_sequences // cfg.n_samples)
     ids = probs.prompt_tensor()[:per]
-    out = {"compute_class": cfg.compute_class, "batch_sequences": cfg.batch_sequences,
-           "sizes": {}}
+    out = {"compute_class": cfg.compute_class, "batch_sequences": cfg.batch_sequences, "sizes": {}}
     with torch_threads(1):
         for s in cfg.size_names:
             model, _ = load_or_train(sweep, s, seed=cfg.policy_seed)
@@ -47,15 +46,23 @@ def main() -> None:
             for r in range(args.repeats):
                 gen = torch.Generator().manual_seed(r)
                 t0 = time.perf_counter()
-                rows = sample_nucleus(model, ids, max_new_tokens=sweep.task.max_answer_len + 1,
-                                      repeats=min(cfg.n_samples, cfg.batch_sequences),
-                                      temperature=cfg.temperature, top_p=cfg.top_p, generator=gen)
+                rows = sample_nucleus(
+                    model,
+                    ids,
+                    max_new_tokens=sweep.task.max_answer_len + 1,
+                    repeats=min(cfg.n_samples, cfg.batch_sequences),
+                    temperature=cfg.temperature,
+                    top_p=cfg.top_p,
+                    generator=gen,
+                )
                 times.append(time.perf_counter() - t0)
             rate = rows.shape[0] / statistics.median(times)
             total = cfg.n_prompts * cfg.n_samples / rate
             out["sizes"][s] = {"samples_per_s": rate, "class_samples_s": total}
-            print(f"{s}: {rate:,.0f} samples/s; the class's {cfg.n_prompts} x {cfg.n_samples} "
-                  f"samples: {total:.0f} s on one worker")
+            print(
+                f"{s}: {rate:,.0f} samples/s; the class's {cfg.n_prompts} x {cfg.n_samples} "
+                f"samples: {total:.0f} s on one worker"
+            )
     path = Path(__file__).parent / "results" / "tts_sampling.json"
     path.write_text(json.dumps(out, indent=1) + "\n")
     print(f"wrote {path}")

@@ -77,7 +77,9 @@
 
 # %% tags=["parameters"]
 seed: int = 0  # RNG seed: operands, bootstrap resamples, forests, fold shuffling [>= 0]
-compute_class: str = "small"  # tiny (tests: seconds) or small (minutes on 2 CPU cores) {tiny, small}
+compute_class: str = (
+    "small"  # tiny (tests: seconds) or small (minutes on 2 CPU cores) {tiny, small}
+)
 scheduler: str = ""  # unused: timings must run alone, so the sweep never goes to Dask
 timings: str = ""  # your own timing table (csv/parquet/nc); "" = this study's sweep [file]
 rerun: bool = False  # re-time the sweep even if data/gemm_cost_model/ has it
@@ -88,7 +90,9 @@ level: float = 0.95  # CI level [> 0, < 1]
 n_splits: int = 5  # folds for CV and for the unseen-shape evaluation [>= 2]
 published: str = ""  # "" = this CPU's sweep; "gpperf" = Liu & Halim's own tables {"", gpperf}
 remeasure_hardware: bool = False  # measure this machine's roofs now instead of the committed record
-processes: int = -1  # separate processes for the re-run spread (-1 = class default: 6 small, 2 tiny)
+processes: int = (
+    -1
+)  # separate processes for the re-run spread (-1 = class default: 6 small, 2 tiny)
 n_repeats: int = 20  # random splits behind the repeated-split intervals (gpperf) [>= 2]
 
 # %%
@@ -108,15 +112,18 @@ use_style()
 pd.set_option("display.precision", 3)
 pd.set_option("display.width", 140)
 BOOT = dict(level=level, reps=reps, seed=seed)
-CI_REPEATS = ("percentile bootstrap over repeats within each (shape, tile) cell, each "
-              "replicate median times log-normal between-process noise")
+CI_REPEATS = (
+    "percentile bootstrap over repeats within each (shape, tile) cell, each "
+    "replicate median times log-normal between-process noise"
+)
 CI_SHAPES = "percentile bootstrap over shapes (out-of-fold predictions)"
 PAPER = "Liu & Halim 2024 (GPPerf)"
 if published not in ("", "gpperf"):
     raise ParameterError(f"published must be '' or 'gpperf', got {published!r}")
 CPU = published == ""
-SKIP = Markdown("*Not part of this variant: the `gpperf` variant analyses the paper's own "
-                "tables in section 6.*")
+SKIP = Markdown(
+    "*Not part of this variant: the `gpperf` variant analyses the paper's own tables in section 6.*"
+)
 
 # %% [markdown]
 # ## 1. The hardware record
@@ -138,44 +145,72 @@ SKIP = Markdown("*Not part of this variant: the `gpperf` variant analyses the pa
 if CPU:
     # re-timing the sweep measures this machine's roofs too (timings and roofs must
     # come from one machine)
-    hw, hw_note = machine.study_hardware(hardware, remeasure=remeasure_hardware or rerun,
-                                         quick=compute_class == "tiny")
+    hw, hw_note = machine.study_hardware(
+        hardware, remeasure=remeasure_hardware or rerun, quick=compute_class == "tiny"
+    )
     spread = machine.cached_spread(
-        machine.spread_config(compute_class, seed=seed, processes=processes,
-                              flush_mib=flush_mib), rerun=rerun)
+        machine.spread_config(compute_class, seed=seed, processes=processes, flush_mib=flush_mib),
+        rerun=rerun,
+    )
     sigma = machine.between_process_sigma(spread)
     per_proc = machine.per_process(spread)
-    display(Markdown(f"Hardware record: {hw_note}. Re-run spread: {spread.sizes['process']} "
-                     f"processes on {spread.attrs['machine']} (1-min load "
-                     f"{float(spread['load_before'].min()):.1f}-"
-                     f"{float(spread['load_before'].max()):.1f} on "
-                     f"{spread.attrs['cpu_count']} cores); between-process noise of a cell's "
-                     f"median: {100 * sigma:.1f}% (log-scale s.d.)."))
-    display(pd.Series({
-        "machine": hw.name, "source": hw.source, "dtype": hw.dtype,
-        "peak GFLOP/s": hw.peak_flop_per_s / 1e9,
-        "BLAS sgemm GFLOP/s": (hw.blas_flop_per_s or float("nan")) / 1e9,
-        "BLAS / peak": hw.blas_fraction_of_peak,
-        "copy GB/s": hw.mem_bytes_per_s / 1e9,
-        "ridge point FLOP/byte": hw.ridge_flop_per_byte,
-        "1-min load when measured": hw.provenance.get("load_before", [float("nan")])[0],
-    }, name="hardware record").to_frame())
-    record("hardware/peak_gflops", hw.peak_flop_per_s / 1e9, unit="GFLOP/s",
-           ci=machine.rerun_interval(hw.peak_flop_per_s / 1e9,
-                                     spread["fma_flop_per_s"].values, level=level),
-           level=level, method=f"re-run interval: the record's value times the spread of "
-                               f"{spread.sizes['process']} separate processes' FMA peaks",
-           description=f"arithmetic roof ({hw.source}; measured: best of FMA micro-benchmark runs)")
-    record("hardware/bandwidth_gbs", hw.mem_bytes_per_s / 1e9, unit="GB/s",
-           description="memory roof (streaming copy, read + write)")
+    display(
+        Markdown(
+            f"Hardware record: {hw_note}. Re-run spread: {spread.sizes['process']} "
+            f"processes on {spread.attrs['machine']} (1-min load "
+            f"{float(spread['load_before'].min()):.1f}-"
+            f"{float(spread['load_before'].max()):.1f} on "
+            f"{spread.attrs['cpu_count']} cores); between-process noise of a cell's "
+            f"median: {100 * sigma:.1f}% (log-scale s.d.)."
+        )
+    )
+    display(
+        pd.Series(
+            {
+                "machine": hw.name,
+                "source": hw.source,
+                "dtype": hw.dtype,
+                "peak GFLOP/s": hw.peak_flop_per_s / 1e9,
+                "BLAS sgemm GFLOP/s": (hw.blas_flop_per_s or float("nan")) / 1e9,
+                "BLAS / peak": hw.blas_fraction_of_peak,
+                "copy GB/s": hw.mem_bytes_per_s / 1e9,
+                "ridge point FLOP/byte": hw.ridge_flop_per_byte,
+                "1-min load when measured": hw.provenance.get("load_before", [float("nan")])[0],
+            },
+            name="hardware record",
+        ).to_frame()
+    )
+    record(
+        "hardware/peak_gflops",
+        hw.peak_flop_per_s / 1e9,
+        unit="GFLOP/s",
+        ci=machine.rerun_interval(
+            hw.peak_flop_per_s / 1e9, spread["fma_flop_per_s"].values, level=level
+        ),
+        level=level,
+        method=f"re-run interval: the record's value times the spread of "
+        f"{spread.sizes['process']} separate processes' FMA peaks",
+        description=f"arithmetic roof ({hw.source}; measured: best of FMA micro-benchmark runs)",
+    )
+    record(
+        "hardware/bandwidth_gbs",
+        hw.mem_bytes_per_s / 1e9,
+        unit="GB/s",
+        description="memory roof (streaming copy, read + write)",
+    )
     if hw.blas_fraction_of_peak is not None:
-        record("hardware/blas_fraction_of_peak", hw.blas_fraction_of_peak,
-               ci=machine.rerun_interval(hw.blas_fraction_of_peak,
-                                         per_proc["blas_fraction_of_peak"], level=level),
-               level=level, headline=True,
-               method=f"re-run interval: the record's value times the spread of "
-                      f"{spread.sizes['process']} separate processes' values",
-               description="OpenBLAS sgemm (2048) as a fraction of the FMA peak")
+        record(
+            "hardware/blas_fraction_of_peak",
+            hw.blas_fraction_of_peak,
+            ci=machine.rerun_interval(
+                hw.blas_fraction_of_peak, per_proc["blas_fraction_of_peak"], level=level
+            ),
+            level=level,
+            headline=True,
+            method=f"re-run interval: the record's value times the spread of "
+            f"{spread.sizes['process']} separate processes' values",
+            description="OpenBLAS sgemm (2048) as a fraction of the FMA peak",
+        )
 else:
     display(SKIP)
 
@@ -213,18 +248,23 @@ if CPU:
         calls = gemm.load_timings(timings)
         block = (predictor.MR, predictor.NR)
     else:
-        sweep_cfg, block = machine.committed_sweep_config(compute_class, seed=seed,
-                                                          flush_mib=flush_mib, rerun=rerun)
+        sweep_cfg, block = machine.committed_sweep_config(
+            compute_class, seed=seed, flush_mib=flush_mib, rerun=rerun
+        )
         ds = gemm.cached_sweep(sweep_cfg, rerun=rerun)
         calls = gemm.timings_table(ds)
     cells = gemm.cell_medians(calls)
-    print(f"{len(calls)} timed calls, {len(cells)} (shape, tile) cells, "
-          f"{calls.groupby(gemm.SHAPE).ngroups} shapes, {calls.groupby(gemm.TILE).ngroups} tiles")
+    print(
+        f"{len(calls)} timed calls, {len(cells)} (shape, tile) cells, "
+        f"{calls.groupby(gemm.SHAPE).ngroups} shapes, {calls.groupby(gemm.TILE).ngroups} tiles"
+    )
     if ds is not None:
         loads = ds["tiled_load_before"].values
-        print(f"load average during the sweep: median {pd.Series(loads.ravel()).median():.2f}, "
-              f"max {loads.max():.2f} on {ds.attrs.get('cpu_count')} cores "
-              f"(flush {ds.attrs['flush_bytes'] / 2**20:.0f} MiB, {ds.attrs['repeats']} repeats)")
+        print(
+            f"load average during the sweep: median {pd.Series(loads.ravel()).median():.2f}, "
+            f"max {loads.max():.2f} on {ds.attrs.get('cpu_count')} cores "
+            f"(flush {ds.attrs['flush_bytes'] / 2**20:.0f} MiB, {ds.attrs['repeats']} repeats)"
+        )
     fig = plots.plot_tile_heatmap(cells)
     plt.show()
 else:
@@ -245,24 +285,42 @@ if CPU:
     fig = plots.plot_tile_effects(effects, level=level)
     plt.show()
     point, ci, where = gemm_analysis.max_tile_effect(calls, between_sigma=sigma, **BOOT)
-    record("tile/max_worst_over_best", point, ci=ci, level=level,
-           method=CI_REPEATS + "; best, worst and the max over shapes re-selected per "
-                               "replicate, median-bias shifted", resamples=reps, unit="x",
-           headline=True,
-           description=f"largest slowdown from the tile choice (at {where}); paper: up to "
-                       "3.2x on GPU")
-    median_ratio, median_ci, _ = gemm_analysis.max_tile_effect(calls, over="median",
-                                                               between_sigma=sigma, **BOOT)
-    record("tile/median_worst_over_best", median_ratio, ci=median_ci, level=level,
-           method=CI_REPEATS + "; re-selected per replicate, median over shapes",
-           resamples=reps, unit="x",
-           description="typical slowdown from the tile choice (median over shapes)")
+    record(
+        "tile/max_worst_over_best",
+        point,
+        ci=ci,
+        level=level,
+        method=CI_REPEATS + "; best, worst and the max over shapes re-selected per "
+        "replicate, median-bias shifted",
+        resamples=reps,
+        unit="x",
+        headline=True,
+        description=f"largest slowdown from the tile choice (at {where}); paper: up to 3.2x on GPU",
+    )
+    median_ratio, median_ci, _ = gemm_analysis.max_tile_effect(
+        calls, over="median", between_sigma=sigma, **BOOT
+    )
+    record(
+        "tile/median_worst_over_best",
+        median_ratio,
+        ci=median_ci,
+        level=level,
+        method=CI_REPEATS + "; re-selected per replicate, median over shapes",
+        resamples=reps,
+        unit="x",
+        description="typical slowdown from the tile choice (median over shapes)",
+    )
     for row in effects.itertuples():
-        record(f"tile/worst_over_best/{row.M}x{row.N}x{row.K}", row.ratio,
-               ci=(row.ratio_lo, row.ratio_hi), level=level,
-               method=CI_REPEATS + "; best and worst re-selected per replicate",
-               resamples=reps, unit="x",
-               description=f"best tile {row.best_tile}, worst {row.worst_tile}")
+        record(
+            f"tile/worst_over_best/{row.M}x{row.N}x{row.K}",
+            row.ratio,
+            ci=(row.ratio_lo, row.ratio_hi),
+            level=level,
+            method=CI_REPEATS + "; best and worst re-selected per replicate",
+            resamples=reps,
+            unit="x",
+            description=f"best tile {row.best_tile}, worst {row.worst_tile}",
+        )
     display(effects["best_tile"].value_counts().rename("shapes won").to_frame())
 else:
     display(SKIP)
@@ -279,18 +337,35 @@ else:
 # %%
 if CPU and ds is not None:
     ref = gemm.reference_table(ds, hw_peak_flop_per_s=hw.peak_flop_per_s)
-    display(Markdown(table_html(ref, notes={
-        "naive_gflops": "the textbook loop runs only on shapes up to 2 x 256^3 FLOPs"})))
+    display(
+        Markdown(
+            table_html(
+                ref,
+                notes={
+                    "naive_gflops": "the textbook loop runs only on shapes up to 2 x 256^3 FLOPs"
+                },
+            )
+        )
+    )
     big = ref.assign(f=ref.M * ref.N * ref.K).sort_values("f").iloc[-1]["shape"]
     best_tile = ds["tiled_seconds"].sel(shape=big).median("repeat").idxmin("tile").item()
     frac, frac_ci = gemm_analysis.speed_ratio(
         ds["ref_seconds"].sel(impl="blas", shape=big).values,
         ds["tiled_seconds"].sel(shape=big, tile=best_tile).values,
-        between_sigma=sigma, **BOOT)
-    record("kernel/tiled_fraction_of_blas", frac, ci=frac_ci, level=level,
-           method="percentile bootstrap over repeats (ratio of medians), each median times "
-                  "log-normal between-process noise, median-bias shifted", resamples=reps,
-           headline=True, description=f"numba tiled ({best_tile}) speed / OpenBLAS at {big}")
+        between_sigma=sigma,
+        **BOOT,
+    )
+    record(
+        "kernel/tiled_fraction_of_blas",
+        frac,
+        ci=frac_ci,
+        level=level,
+        method="percentile bootstrap over repeats (ratio of medians), each median times "
+        "log-normal between-process noise, median-bias shifted",
+        resamples=reps,
+        headline=True,
+        description=f"numba tiled ({best_tile}) speed / OpenBLAS at {big}",
+    )
 else:
     display(SKIP)
 
@@ -326,10 +401,12 @@ else:
 
 # %%
 if CPU:
-    n_threads = int(ds.attrs.get("numba_threads", hw.n_cores or 1)) if ds is not None else (
-        hw.n_cores or 1)
-    oof = predictor.out_of_fold(cells, hw, n_threads=n_threads, seed=seed, n_splits=n_splits,
-                                mr=block[0], nr=block[1])
+    n_threads = (
+        int(ds.attrs.get("numba_threads", hw.n_cores or 1)) if ds is not None else (hw.n_cores or 1)
+    )
+    oof = predictor.out_of_fold(
+        cells, hw, n_threads=n_threads, seed=seed, n_splits=n_splits, mr=block[0], nr=block[1]
+    )
     acc = predictor.accuracy(oof, **BOOT)
     display(acc)
     fig = plots.plot_accuracy(acc, level=level)
@@ -338,15 +415,29 @@ if CPU:
     plt.show()
     for row in acc.itertuples():
         headline = row.protocol == "unseen_shapes" and row.model in (
-            "random_forest", "kernel_model_x_correction")
-        record(f"predictor/{row.protocol}/{row.model}/r2_log", row.r2_log,
-               ci=(row.r2_lo, row.r2_hi), level=level, method=CI_SHAPES, resamples=reps,
-               headline=headline,
-               description=f"R^2 of log time, {row.n_cells} cells, {row.n_shapes} shapes "
-                           "(target >= 0.95 on unseen shapes; paper 0.98)")
-        record(f"predictor/{row.protocol}/{row.model}/mape", row.mape,
-               ci=(row.mape_lo, row.mape_hi), level=level, method=CI_SHAPES, resamples=reps,
-               description="mean absolute percentage error of time (paper: 15.6%)")
+            "random_forest",
+            "kernel_model_x_correction",
+        )
+        record(
+            f"predictor/{row.protocol}/{row.model}/r2_log",
+            row.r2_log,
+            ci=(row.r2_lo, row.r2_hi),
+            level=level,
+            method=CI_SHAPES,
+            resamples=reps,
+            headline=headline,
+            description=f"R^2 of log time, {row.n_cells} cells, {row.n_shapes} shapes "
+            "(target >= 0.95 on unseen shapes; paper 0.98)",
+        )
+        record(
+            f"predictor/{row.protocol}/{row.model}/mape",
+            row.mape,
+            ci=(row.mape_lo, row.mape_hi),
+            level=level,
+            method=CI_SHAPES,
+            resamples=reps,
+            description="mean absolute percentage error of time (paper: 15.6%)",
+        )
 else:
     display(SKIP)
 
@@ -359,10 +450,13 @@ else:
 if CPU:
     regret = predictor.tile_choice_regret(oof, cells, model="kernel_model_x_correction")
     display(regret)
-    record("predictor/unseen_shapes/tile_choice_regret_median", regret["regret"].median(),
-           unit="x",
-           description="measured time of the predicted-best tile over the best tile, median "
-                       "over unseen shapes (kernel model x correction)")
+    record(
+        "predictor/unseen_shapes/tile_choice_regret_median",
+        regret["regret"].median(),
+        unit="x",
+        description="measured time of the predicted-best tile over the best tile, median "
+        "over unseen shapes (kernel model x correction)",
+    )
 else:
     display(SKIP)
 
@@ -378,9 +472,13 @@ if CPU:
         per_call = ds["tiled_energy_j"] / (ds.attrs["repeats"] + ds.attrs["warmup"])
         display(per_call.to_dataframe(name="joules per call (incl. flush)").unstack())
     else:
-        display(Markdown(f"**Energy could not be measured on this machine**: {energy_note}. "
-                         "The paper's power claims are tested on its own data in the "
-                         "`gpperf` variant."))
+        display(
+            Markdown(
+                f"**Energy could not be measured on this machine**: {energy_note}. "
+                "The paper's power claims are tested on its own data in the "
+                "`gpperf` variant."
+            )
+        )
 else:
     display(SKIP)
 
@@ -402,13 +500,16 @@ else:
 if not CPU:
     gpperf.check_provenance()
     times, power = gpperf.load_gpperf()
-    print(f"{len(times)} runtimes and {len(power)} powers over "
-          f"{times.groupby(gpperf.SHAPE).ngroups} shapes (sha256 as published)")
+    print(
+        f"{len(times)} runtimes and {len(power)} powers over "
+        f"{times.groupby(gpperf.SHAPE).ngroups} shapes (sha256 as published)"
+    )
     fig = plots.plot_gpperf_tiles(times)
     plt.show()
 else:
-    display(Markdown("*Not part of this variant: run `--variant gpperf` for the paper's "
-                     "own data.*"))
+    display(
+        Markdown("*Not part of this variant: run `--variant gpperf` for the paper's own data.*")
+    )
 
 # %% [markdown]
 # ### Predicting runtime and power: the paper's split against unseen shapes
@@ -423,29 +524,43 @@ else:
 if not CPU:
     acc_frames, pred_frames = [], []
     for table, target in ((times, "ms"), (power, "watts")):
-        a, pr = gpperf_predictor.predictor_accuracy(table, target, n_repeats=n_repeats,
-                                                    n_splits=n_splits, **BOOT)
+        a, pr = gpperf_predictor.predictor_accuracy(
+            table, target, n_repeats=n_repeats, n_splits=n_splits, **BOOT
+        )
         acc_frames.append(a)
         pred_frames.append(pr.assign(target=target))
     gp_acc = pd.concat(acc_frames, ignore_index=True)
     gp_pred = pd.concat(pred_frames, ignore_index=True)
-    display(gp_acc.pivot_table(index=["target", "model", "protocol"], columns="metric",
-                               values="point", sort=False))
+    display(
+        gp_acc.pivot_table(
+            index=["target", "model", "protocol"], columns="metric", values="point", sort=False
+        )
+    )
     fig = plots.plot_gpperf_accuracy(gp_acc, level=level)
     plt.show()
     fig = plots.plot_gpperf_predictions(gp_pred[gp_pred["target"] == "ms"], unit="ms")
     plt.show()
     names = {"ms": "runtime", "watts": "power"}
     for row in gp_acc.itertuples():
-        headline = (row.model == "random_forest" and row.metric == "r2" and (
-            row.protocol in ("random_split", "unseen_shapes")
-            or (row.target == "ms" and row.protocol == "random_split_repeated")))
-        record(f"gpperf/{names[row.target]}/{row.protocol}/{row.model}/{row.metric}",
-               row.point, ci=(row.lo, row.hi), level=level, method=row.interval,
-               resamples=reps if "bootstrap" in row.interval else n_repeats,
-               headline=headline,
-               description=f"{row.metric} of {names[row.target]} ({row.n_test} test rows per "
-                           f"split); paper: R^2 0.98 runtime, 0.78 power, mean error 15.6%")
+        headline = (
+            row.model == "random_forest"
+            and row.metric == "r2"
+            and (
+                row.protocol in ("random_split", "unseen_shapes")
+                or (row.target == "ms" and row.protocol == "random_split_repeated")
+            )
+        )
+        record(
+            f"gpperf/{names[row.target]}/{row.protocol}/{row.model}/{row.metric}",
+            row.point,
+            ci=(row.lo, row.hi),
+            level=level,
+            method=row.interval,
+            resamples=reps if "bootstrap" in row.interval else n_repeats,
+            headline=headline,
+            description=f"{row.metric} of {names[row.target]} ({row.n_test} test rows per "
+            f"split); paper: R^2 0.98 runtime, 0.78 power, mean error 15.6%",
+        )
 else:
     display(SKIP)
 
@@ -469,34 +584,62 @@ if not CPU:
     display(eff_all.head(12))
     display(pd.concat({"tiles 1-32": summary_all, "tiles 8-32": summary_common}))
     SHAPES_BOOT = "percentile bootstrap over shapes (best and worst tile re-selected per shape)"
-    for label, summ, head in (("all_tiles", summary_all, True),
-                              ("tiles_8_16_32", summary_common, False)):
+    for label, summ, head in (
+        ("all_tiles", summary_all, True),
+        ("tiles_8_16_32", summary_common, False),
+    ):
         for stat in ("max_ratio", "median_ratio"):
             r = summ.loc[stat]
-            record(f"gpperf/tile/{stat.replace('_ratio', '')}_worst_over_best/{label}",
-                   r.point, ci=(r.lo, r.hi), level=level, method=SHAPES_BOOT, resamples=reps,
-                   unit="x", headline=head if stat == "max_ratio" else not head,
-                   description=f"{stat.split('_')[0]} over {int(r.n_shapes)} shapes of the "
-                               "slowest tile's time over the fastest's; paper: up to 3.2x")
+            record(
+                f"gpperf/tile/{stat.replace('_ratio', '')}_worst_over_best/{label}",
+                r.point,
+                ci=(r.lo, r.hi),
+                level=level,
+                method=SHAPES_BOOT,
+                resamples=reps,
+                unit="x",
+                headline=head if stat == "max_ratio" else not head,
+                description=f"{stat.split('_')[0]} over {int(r.n_shapes)} shapes of the "
+                "slowest tile's time over the fastest's; paper: up to 3.2x",
+            )
     r = summary_common.loc["share_best_16"]
-    record("gpperf/tile/share_best_16", r.point, ci=(r.lo, r.hi), level=level,
-           method=SHAPES_BOOT, resamples=reps, headline=True,
-           description="share of shapes whose fastest tile is 16 (among 8, 16, 32)")
+    record(
+        "gpperf/tile/share_best_16",
+        r.point,
+        ci=(r.lo, r.hi),
+        level=level,
+        method=SHAPES_BOOT,
+        resamples=reps,
+        headline=True,
+        description="share of shapes whose fastest tile is 16 (among 8, 16, 32)",
+    )
     saving = gpperf.power_savings(times, power, baseline_tile=1)
     long = saving[saving["best_ms"] >= 1000.0]
     display(saving)
     for label, df, head in (("all_shapes", saving, True), ("long_kernels", long, True)):
         pt, ci = gpperf.median_over_shapes(df["power_saving"].to_numpy(), **BOOT)
-        record(f"gpperf/power/saving_vs_tile1/{label}", pt, ci=ci, level=level,
-               method="median over shapes, percentile bootstrap over shapes",
-               resamples=reps, headline=head,
-               description=f"1 - power at the fastest tile / power at tile 1, {len(df)} shapes"
-                           "; paper: 22% less power")
+        record(
+            f"gpperf/power/saving_vs_tile1/{label}",
+            pt,
+            ci=ci,
+            level=level,
+            method="median over shapes, percentile bootstrap over shapes",
+            resamples=reps,
+            headline=head,
+            description=f"1 - power at the fastest tile / power at tile 1, {len(df)} shapes"
+            "; paper: 22% less power",
+        )
     pt, ci = gpperf.median_over_shapes(saving["energy_saving"].to_numpy(), **BOOT)
-    record("gpperf/energy/saving_vs_tile1", pt, ci=ci, level=level,
-           method="median over shapes, percentile bootstrap over shapes", resamples=reps,
-           description=f"1 - energy at the fastest tile / energy at tile 1, "
-                       f"{int(saving['energy_saving'].notna().sum())} shapes with tile 1 timed")
+    record(
+        "gpperf/energy/saving_vs_tile1",
+        pt,
+        ci=ci,
+        level=level,
+        method="median over shapes, percentile bootstrap over shapes",
+        resamples=reps,
+        description=f"1 - energy at the fastest tile / energy at tile 1, "
+        f"{int(saving['energy_saving'].notna().sum())} shapes with tile 1 timed",
+    )
 else:
     display(SKIP)
 
@@ -512,80 +655,157 @@ else:
 # %%
 R2_RUNTIME = "A random forest predicts GEMM runtime with R^2 0.98"
 if CPU:
-    claim("GEMM-2/runtime-r2", paper=PAPER,
-          statement=R2_RUNTIME + " (random split; here shuffled 5-fold CV, R^2 of log time)",
-          finding="predictor/cv/random_forest/r2_log", expect="equal", value=0.98,
-          tolerance=0.02)
-    claim("GEMM-2/runtime-r2-unseen-shapes", paper=PAPER,
-          statement=R2_RUNTIME + " and predicts across matrix sizes (shapes never seen in "
-                                 "training; R^2 of log time)",
-          finding="predictor/unseen_shapes/random_forest/r2_log", expect="equal", value=0.98,
-          tolerance=0.02)
-    claim("GEMM-2/runtime-mean-error", paper=PAPER,
-          statement="Runtime prediction's mean error is 15.6% or better (within 5 points; "
-                    "random split, here shuffled 5-fold CV)",
-          finding="predictor/cv/random_forest/mape", expect="between",
-          value=(0.0, 0.206))
-    claim("GEMM-1", paper=PAPER,
-          statement="The tile size alone changes performance by up to 3.2x",
-          finding="tile/max_worst_over_best", expect="equal", value=3.2, tolerance=0.32)
-    claim("GEMM-3", paper=PAPER,
-          statement="16x16 tiles give the best balance of parallelism and resources",
-          untested="CPU tiles are multiples of the register block (12x32 or 6x16 plus a depth),"
-                   " with no 16x16 thread block to compare; tested in the gpperf variant")
-    no_power = ("this machine exposes no power counter (" + energy_source()[1] + "); tested "
-                "on the paper's own data in the gpperf variant")
-    claim("GEMM-2/power-r2", paper=PAPER,
-          statement="A random forest predicts GPU power with R^2 0.78", untested=no_power)
-    claim("GEMM-power-saving", paper=PAPER,
-          statement="The best tile size reduces power by 22% against a baseline "
-                    "configuration", untested=no_power)
+    claim(
+        "GEMM-2/runtime-r2",
+        paper=PAPER,
+        statement=R2_RUNTIME + " (random split; here shuffled 5-fold CV, R^2 of log time)",
+        finding="predictor/cv/random_forest/r2_log",
+        expect="equal",
+        value=0.98,
+        tolerance=0.02,
+    )
+    claim(
+        "GEMM-2/runtime-r2-unseen-shapes",
+        paper=PAPER,
+        statement=R2_RUNTIME + " and predicts across matrix sizes (shapes never seen in "
+        "training; R^2 of log time)",
+        finding="predictor/unseen_shapes/random_forest/r2_log",
+        expect="equal",
+        value=0.98,
+        tolerance=0.02,
+    )
+    claim(
+        "GEMM-2/runtime-mean-error",
+        paper=PAPER,
+        statement="Runtime prediction's mean error is 15.6% or better (within 5 points; "
+        "random split, here shuffled 5-fold CV)",
+        finding="predictor/cv/random_forest/mape",
+        expect="between",
+        value=(0.0, 0.206),
+    )
+    claim(
+        "GEMM-1",
+        paper=PAPER,
+        statement="The tile size alone changes performance by up to 3.2x",
+        finding="tile/max_worst_over_best",
+        expect="equal",
+        value=3.2,
+        tolerance=0.32,
+    )
+    claim(
+        "GEMM-3",
+        paper=PAPER,
+        statement="16x16 tiles give the best balance of parallelism and resources",
+        untested="CPU tiles are multiples of the register block (12x32 or 6x16 plus a depth),"
+        " with no 16x16 thread block to compare; tested in the gpperf variant",
+    )
+    no_power = (
+        "this machine exposes no power counter (" + energy_source()[1] + "); tested "
+        "on the paper's own data in the gpperf variant"
+    )
+    claim(
+        "GEMM-2/power-r2",
+        paper=PAPER,
+        statement="A random forest predicts GPU power with R^2 0.78",
+        untested=no_power,
+    )
+    claim(
+        "GEMM-power-saving",
+        paper=PAPER,
+        statement="The best tile size reduces power by 22% against a baseline configuration",
+        untested=no_power,
+    )
 else:
-    claim("GEMM-2/runtime-r2", paper=PAPER,
-          statement=R2_RUNTIME + " (the paper's single 80/20 split, seed 42, raw runtime)",
-          finding="gpperf/runtime/random_split/random_forest/r2", expect="equal", value=0.98,
-          tolerance=0.02)
-    claim("GEMM-2/runtime-r2-any-split", paper=PAPER,
-          statement=R2_RUNTIME + " (any single random 80/20 split could have reported it)",
-          finding="gpperf/runtime/random_split_repeated/random_forest/r2", expect="equal",
-          value=0.98, tolerance=0.02)
-    claim("GEMM-2/runtime-r2-unseen-shapes", paper=PAPER,
-          statement=R2_RUNTIME + " and predicts across matrix sizes (shapes never seen in "
-                                 "training, raw runtime)",
-          finding="gpperf/runtime/unseen_shapes/random_forest/r2", expect="equal",
-          value=0.98, tolerance=0.02)
-    claim("GEMM-2/runtime-mean-error", paper=PAPER,
-          statement="Runtime prediction's mean error is 15.6% or better (within 5 points; "
-                    "the paper's split)",
-          finding="gpperf/runtime/random_split/random_forest/mape", expect="between",
-          value=(0.0, 0.206))
-    claim("GEMM-1", paper=PAPER,
-          statement="The tile size alone changes performance by up to 3.2x (tiles 1-32)",
-          finding="gpperf/tile/max_worst_over_best/all_tiles", expect="equal", value=3.2,
-          tolerance=0.32)
-    claim("GEMM-3", paper=PAPER,
-          statement="16x16 tiles give the best balance: 16 is the fastest tile on most shapes",
-          finding="gpperf/tile/share_best_16", expect="greater", value=0.5)
-    claim("GEMM-2/power-r2", paper=PAPER,
-          statement="A random forest predicts GPU power with R^2 0.78 or better (the paper's "
-                    "split)",
-          finding="gpperf/power/random_split/random_forest/r2", expect="between",
-          value=(0.73, 1.0))
-    claim("GEMM-2/power-r2-unseen-shapes", paper=PAPER,
-          statement="A random forest predicts GPU power with R^2 0.78 or better (unseen "
-                    "shapes)",
-          finding="gpperf/power/unseen_shapes/random_forest/r2", expect="between",
-          value=(0.73, 1.0))
-    claim("GEMM-power-saving", paper=PAPER,
-          statement="The fastest tile draws 22% less power than the untiled kernel (median "
-                    "over all shapes)",
-          finding="gpperf/power/saving_vs_tile1/all_shapes", expect="equal", value=0.22,
-          tolerance=0.05)
-    claim("GEMM-power-saving-long-kernels", paper=PAPER,
-          statement="The fastest tile draws 22% less power than the untiled kernel (shapes "
-                    "running at least 1 s, where the 100 ms power polls see the kernel)",
-          finding="gpperf/power/saving_vs_tile1/long_kernels", expect="equal", value=0.22,
-          tolerance=0.05)
+    claim(
+        "GEMM-2/runtime-r2",
+        paper=PAPER,
+        statement=R2_RUNTIME + " (the paper's single 80/20 split, seed 42, raw runtime)",
+        finding="gpperf/runtime/random_split/random_forest/r2",
+        expect="equal",
+        value=0.98,
+        tolerance=0.02,
+    )
+    claim(
+        "GEMM-2/runtime-r2-any-split",
+        paper=PAPER,
+        statement=R2_RUNTIME + " (any single random 80/20 split could have reported it)",
+        finding="gpperf/runtime/random_split_repeated/random_forest/r2",
+        expect="equal",
+        value=0.98,
+        tolerance=0.02,
+    )
+    claim(
+        "GEMM-2/runtime-r2-unseen-shapes",
+        paper=PAPER,
+        statement=R2_RUNTIME + " and predicts across matrix sizes (shapes never seen in "
+        "training, raw runtime)",
+        finding="gpperf/runtime/unseen_shapes/random_forest/r2",
+        expect="equal",
+        value=0.98,
+        tolerance=0.02,
+    )
+    claim(
+        "GEMM-2/runtime-mean-error",
+        paper=PAPER,
+        statement="Runtime prediction's mean error is 15.6% or better (within 5 points; "
+        "the paper's split)",
+        finding="gpperf/runtime/random_split/random_forest/mape",
+        expect="between",
+        value=(0.0, 0.206),
+    )
+    claim(
+        "GEMM-1",
+        paper=PAPER,
+        statement="The tile size alone changes performance by up to 3.2x (tiles 1-32)",
+        finding="gpperf/tile/max_worst_over_best/all_tiles",
+        expect="equal",
+        value=3.2,
+        tolerance=0.32,
+    )
+    claim(
+        "GEMM-3",
+        paper=PAPER,
+        statement="16x16 tiles give the best balance: 16 is the fastest tile on most shapes",
+        finding="gpperf/tile/share_best_16",
+        expect="greater",
+        value=0.5,
+    )
+    claim(
+        "GEMM-2/power-r2",
+        paper=PAPER,
+        statement="A random forest predicts GPU power with R^2 0.78 or better (the paper's split)",
+        finding="gpperf/power/random_split/random_forest/r2",
+        expect="between",
+        value=(0.73, 1.0),
+    )
+    claim(
+        "GEMM-2/power-r2-unseen-shapes",
+        paper=PAPER,
+        statement="A random forest predicts GPU power with R^2 0.78 or better (unseen shapes)",
+        finding="gpperf/power/unseen_shapes/random_forest/r2",
+        expect="between",
+        value=(0.73, 1.0),
+    )
+    claim(
+        "GEMM-power-saving",
+        paper=PAPER,
+        statement="The fastest tile draws 22% less power than the untiled kernel (median "
+        "over all shapes)",
+        finding="gpperf/power/saving_vs_tile1/all_shapes",
+        expect="equal",
+        value=0.22,
+        tolerance=0.05,
+    )
+    claim(
+        "GEMM-power-saving-long-kernels",
+        paper=PAPER,
+        statement="The fastest tile draws 22% less power than the untiled kernel (shapes "
+        "running at least 1 s, where the 100 ms power polls see the kernel)",
+        finding="gpperf/power/saving_vs_tile1/long_kernels",
+        expect="equal",
+        value=0.22,
+        tolerance=0.05,
+    )
 
 # %% [markdown]
 # ## Findings

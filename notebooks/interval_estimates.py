@@ -63,15 +63,23 @@
 
 # %% tags=["parameters"]
 seed: int = 0  # root of every random draw (benchmark seeds and all bootstraps) [>= 0]
-compute_class: str = "small"  # benchmark size: tiny, small, medium or large {tiny, small, medium, large}
+compute_class: str = (
+    "small"  # benchmark size: tiny, small, medium or large {tiny, small, medium, large}
+)
 scheduler: str = ""  # "" = local Dask cluster, "sync" = in-process, else a scheduler address
 scores: str = ""  # your own score files, comma-separated; "" = run the study's benchmark [file]
 rerun: bool = False  # re-run the benchmark even if a cached result exists under data/
 reps: int = 50_000  # bootstrap resamples for the aggregate-metric CIs (paper: 50,000) [>= 1]
-profile_reps: int = 2_000  # resamples for profiles, P(X > Y) and CI-width curves (paper: 2,000) [>= 1]
-outer_reps: int = 200  # outer bootstrap replicates for CIs of rank-flip rates and width ratios [>= 2]
+profile_reps: int = (
+    2_000  # resamples for profiles, P(X > Y) and CI-width curves (paper: 2,000) [>= 1]
+)
+outer_reps: int = (
+    200  # outer bootstrap replicates for CIs of rank-flip rates and width ratios [>= 2]
+)
 confidence: float = 0.95  # confidence level of every interval [> 0, < 1]
-method: str = "percentile"  # interval method for aggregate metrics: percentile or bca {percentile, bca}
+method: str = (
+    "percentile"  # interval method for aggregate metrics: percentile or bca {percentile, bca}
+)
 few_runs: int = 3  # runs per task of the "few-run study" in step 2 [>= 1]
 few_draws: int = 1_000  # few-run subsamples drawn in step 2 [>= 1]
 nan: str = "error"  # NaN scores in your files: error (name the cell) or drop (with a warning) {error, drop}
@@ -153,11 +161,20 @@ PAPER = "Agarwal et al. 2021 (rliable)"
 # The table shows the mean normalized score of each algorithm on each task.
 
 # %%
-data = load_or_run(in_repo(scores), compute_class=compute_class, seed=seed, scheduler=scheduler,
-                   rerun=rerun, nan=nan, references=in_repo(references))
+data = load_or_run(
+    in_repo(scores),
+    compute_class=compute_class,
+    seed=seed,
+    scheduler=scheduler,
+    rerun=rerun,
+    nan=nan,
+    references=in_repo(references),
+)
 algorithms = [str(a) for a in data.algorithm.values]
-print(f"{data.attrs['source']}: {len(algorithms)} algorithms x {data.sizes['task']} tasks "
-      f"x {data.sizes['run']} runs")
+print(
+    f"{data.attrs['source']}: {len(algorithms)} algorithms x {data.sizes['task']} tasks "
+    f"x {data.sizes['run']} runs"
+)
 data.mean("run").to_pandas().round(3)
 
 # %%
@@ -176,25 +193,40 @@ fig = plots.plot_score_heatmap(data)
 # they do not overstate how often rankings flip.
 
 # %%
-few = few_run_variability(data, n_runs=few_runs, draws=few_draws, reps=outer_reps,
-                          level=confidence, rng=rng_few)
+few = few_run_variability(
+    data, n_runs=few_runs, draws=few_draws, reps=outer_reps, level=confidence, rng=rng_few
+)
 fig = plots.plot_few_run_spread(few["estimate"], few["full"], rank_metric="iqm")
 
 # %%
 flip_how = dict(level=confidence, method=few.attrs["method"], resamples=outer_reps)
 for stat, name, text in (
-    ("ranking_change_rate", "rank_flip_rate/few_runs",
-     f"fraction of {few_runs}-run studies whose IQM ranking of all algorithms differs from "
-     "the all-runs ranking"),
-    ("winner_change_rate", "winner_change_rate/few_runs",
-     f"fraction of {few_runs}-run studies whose best algorithm by IQM is not the all-runs best"),
-    ("pair_flip_rate", "pair_flip_rate/few_runs",
-     f"mean over algorithm pairs of the fraction of {few_runs}-run studies ordering the pair "
-     "(by IQM) unlike all runs"),
+    (
+        "ranking_change_rate",
+        "rank_flip_rate/few_runs",
+        f"fraction of {few_runs}-run studies whose IQM ranking of all algorithms differs from "
+        "the all-runs ranking",
+    ),
+    (
+        "winner_change_rate",
+        "winner_change_rate/few_runs",
+        f"fraction of {few_runs}-run studies whose best algorithm by IQM is not the all-runs best",
+    ),
+    (
+        "pair_flip_rate",
+        "pair_flip_rate/few_runs",
+        f"mean over algorithm pairs of the fraction of {few_runs}-run studies ordering the pair "
+        "(by IQM) unlike all runs",
+    ),
 ):
     sel = few.sel(statistic=stat, metric="iqm")
-    record(name, float(sel["point"]), ci=(float(sel["lo"]), float(sel["hi"])), **flip_how,
-           description=text)
+    record(
+        name,
+        float(sel["point"]),
+        ci=(float(sel["lo"]), float(sel["hi"])),
+        **flip_how,
+        description=text,
+    )
 few[["point", "lo", "hi"]].to_dataframe().round(3)
 
 # %% [markdown]
@@ -217,9 +249,14 @@ ci_how = dict(level=confidence, method=f"stratified bootstrap, {method}", resamp
 for alg in algorithms:
     for metric in ci.metric.values:
         cell = ci.sel(algorithm=alg, metric=metric)
-        record(f"{metric}/{alg}", float(cell["point"]), ci=(float(cell["lo"]), float(cell["hi"])),
-               **ci_how, description=f"{metric} normalized score of {alg}",
-               headline=(metric == "iqm" and alg == best))
+        record(
+            f"{metric}/{alg}",
+            float(cell["point"]),
+            ci=(float(cell["lo"]), float(cell["hi"])),
+            **ci_how,
+            description=f"{metric} normalized score of {alg}",
+            headline=(metric == "iqm" and alg == best),
+        )
 ci.to_dataframe().unstack("metric").round(3)
 
 # %% [markdown]
@@ -234,22 +271,44 @@ ci.to_dataframe().unstack("metric").round(3)
 # runs): the paper's 57 Atari games show a larger gap than a 10-task benchmark can.
 
 # %%
-widths = ci_width_vs_runs(data, run_count_grid(data), metrics=("iqm", "median"),
-                          reps=profile_reps, level=confidence, rng=rng_width, draws=10)
+widths = ci_width_vs_runs(
+    data,
+    run_count_grid(data),
+    metrics=("iqm", "median"),
+    reps=profile_reps,
+    level=confidence,
+    rng=rng_width,
+    draws=10,
+)
 fig = plots.plot_ci_width_vs_runs(widths)
 
 # %%
-ratio = ci_width_ratio(data, numerator="median", denominator="iqm", inner_reps=profile_reps,
-                       reps=outer_reps, level=confidence, rng=rng_ratio)
+ratio = ci_width_ratio(
+    data,
+    numerator="median",
+    denominator="iqm",
+    inner_reps=profile_reps,
+    reps=outer_reps,
+    level=confidence,
+    rng=rng_ratio,
+)
 ratio_how = dict(level=confidence, method=ratio.attrs["method"], resamples=outer_reps)
 for label in ratio.algorithm.values:
     cell = ratio.sel(algorithm=label)
-    name = ("ci_width_ratio/median_over_iqm" if label == "(all)"
-            else f"ci_width_ratio/median_over_iqm/{label}")
-    record(name, float(cell["point"]), ci=(float(cell["lo"]), float(cell["hi"])), **ratio_how,
-           description="median CI width / IQM CI width"
-           + (" (mean widths over algorithms)" if label == "(all)" else f" for {label}"),
-           headline=label == "(all)")
+    name = (
+        "ci_width_ratio/median_over_iqm"
+        if label == "(all)"
+        else f"ci_width_ratio/median_over_iqm/{label}"
+    )
+    record(
+        name,
+        float(cell["point"]),
+        ci=(float(cell["lo"]), float(cell["hi"])),
+        **ratio_how,
+        description="median CI width / IQM CI width"
+        + (" (mean widths over algorithms)" if label == "(all)" else f" for {label}"),
+        headline=label == "(all)",
+    )
 ratio.to_dataframe().round(3)
 
 # %% [markdown]
@@ -264,13 +323,16 @@ ratio.to_dataframe().round(3)
 # %%
 taus = np.linspace(min(0.0, float(data.quantile(0.01))), float(data.quantile(0.99)), 101)
 profiles = [
-    performance_profile(data, taus, reps=profile_reps, level=confidence, rng=rng_score,
-                        kind="score"),
-    performance_profile(data, taus, reps=profile_reps, level=confidence, rng=rng_avg,
-                        kind="average"),
+    performance_profile(
+        data, taus, reps=profile_reps, level=confidence, rng=rng_score, kind="score"
+    ),
+    performance_profile(
+        data, taus, reps=profile_reps, level=confidence, rng=rng_avg, kind="average"
+    ),
 ]
-fig = plots.plot_performance_profiles(profiles, titles=["score distribution",
-                                                        "average-score distribution"])
+fig = plots.plot_performance_profiles(
+    profiles, titles=["score distribution", "average-score distribution"]
+)
 
 # %% [markdown]
 # ## 6. Probability of improvement
@@ -284,19 +346,26 @@ fig = plots.plot_performance_profiles(profiles, titles=["score distribution",
 # %%
 board_pairs = leaderboard_pairs(data, metric="median")
 board = [board_pairs[0][0]] + [y for _, y in board_pairs]
-pairs = board_pairs + [(x, y) for i, x in enumerate(board) for y in board[i + 2:]]
-poi = pairwise_probability_of_improvement(data, pairs, reps=profile_reps, level=confidence,
-                                          rng=rng_poi)
+pairs = board_pairs + [(x, y) for i, x in enumerate(board) for y in board[i + 2 :]]
+poi = pairwise_probability_of_improvement(
+    data, pairs, reps=profile_reps, level=confidence, rng=rng_poi
+)
 fig = plots.plot_probability_of_improvement(poi.isel(pair=slice(0, len(board_pairs))))
 
 # %%
 for i, pair in enumerate(poi.pair.values):
     cell = poi.sel(pair=pair)
     x, y = str(cell["x"].item()), str(cell["y"].item())
-    record(f"poi/{x}_vs_{y}", float(cell["point"]), ci=(float(cell["lo"]), float(cell["hi"])),
-           level=confidence, method="stratified bootstrap (independent per algorithm), percentile",
-           resamples=profile_reps, description=f"P({x} > {y}) on a random task",
-           headline=i < len(board_pairs))
+    record(
+        f"poi/{x}_vs_{y}",
+        float(cell["point"]),
+        ci=(float(cell["lo"]), float(cell["hi"])),
+        level=confidence,
+        method="stratified bootstrap (independent per algorithm), percentile",
+        resamples=profile_reps,
+        description=f"P({x} > {y}) on a random task",
+        headline=i < len(board_pairs),
+    )
 poi.to_dataframe().round(3)
 
 # %% [markdown]
@@ -329,16 +398,29 @@ ordering_table(board_pairs, ci, poi, metrics=("median", "mean")).round(3)
 separated = separated_pairs(poi)
 print(f"{len(separated)} of {len(pairs)} pairs separated by P(X > Y) on all runs")
 if separated:
-    flips = pair_flip_rates(data, separated, n_runs=few_runs, draws=few_draws,
-                            reps=outer_reps, level=confidence, rng=rng_flip)
+    flips = pair_flip_rates(
+        data,
+        separated,
+        n_runs=few_runs,
+        draws=few_draws,
+        reps=outer_reps,
+        level=confidence,
+        rng=rng_flip,
+    )
     for metric in flips.metric.values:
         cell = flips.sel(pair="(mean)", metric=metric)
-        record(f"pair_flip_rate/separated/{metric}", float(cell["point"]),
-               ci=(float(cell["lo"]), float(cell["hi"])), level=confidence,
-               method=flips.attrs["method"], resamples=outer_reps,
-               description=f"mean over the {len(separated)} pairs that all runs separate of the "
-               f"fraction of {few_runs}-run studies ordering the pair (by {metric}) unlike all "
-               "runs", headline=metric == "median")
+        record(
+            f"pair_flip_rate/separated/{metric}",
+            float(cell["point"]),
+            ci=(float(cell["lo"]), float(cell["hi"])),
+            level=confidence,
+            method=flips.attrs["method"],
+            resamples=outer_reps,
+            description=f"mean over the {len(separated)} pairs that all runs separate of the "
+            f"fraction of {few_runs}-run studies ordering the pair (by {metric}) unlike all "
+            "runs",
+            headline=metric == "median",
+        )
 flips["point"].to_pandas().round(3) if separated else None
 
 # %%
@@ -347,11 +429,17 @@ k, n_tasks = share.attrs["k"], share.attrs["tasks"]
 top_by_mean = str(ci["point"].sel(metric="mean").to_series().idxmax())
 for alg in algorithms:
     cell = share.sel(algorithm=alg)
-    record(f"mean_top_share/{alg}", float(cell["point"]), ci=(float(cell["lo"]), float(cell["hi"])),
-           level=confidence, method=share.attrs["method"], resamples=outer_reps,
-           description=f"share of {alg}'s mean score from its top {k} of {n_tasks} tasks "
-           f"({', '.join(map(str, cell['top_tasks'].values))}; equal shares: {k / n_tasks:.2f})",
-           headline=alg == top_by_mean)
+    record(
+        f"mean_top_share/{alg}",
+        float(cell["point"]),
+        ci=(float(cell["lo"]), float(cell["hi"])),
+        level=confidence,
+        method=share.attrs["method"],
+        resamples=outer_reps,
+        description=f"share of {alg}'s mean score from its top {k} of {n_tasks} tasks "
+        f"({', '.join(map(str, cell['top_tasks'].values))}; equal shares: {k / n_tasks:.2f})",
+        headline=alg == top_by_mean,
+    )
 share[["point", "lo", "hi"]].to_dataframe().round(3)
 
 # %% [markdown]
@@ -367,30 +455,55 @@ share[["point", "lo", "hi"]].to_dataframe().round(3)
 
 # %%
 for x, y in board_pairs:
-    claim(f"ordering/{x}>{y}", paper=PAPER,
-          statement=f"{x} outperforms {y}, as the median leaderboard orders them "
-          "(the intervals support it: P(X > Y) above 0.5)",
-          finding=f"poi/{x}_vs_{y}", expect="greater", value=0.5)
+    claim(
+        f"ordering/{x}>{y}",
+        paper=PAPER,
+        statement=f"{x} outperforms {y}, as the median leaderboard orders them "
+        "(the intervals support it: P(X > Y) above 0.5)",
+        finding=f"poi/{x}_vs_{y}",
+        expect="greater",
+        value=0.5,
+    )
 if separated:
-    claim("few-run-flips", paper=PAPER,
-          statement=f"With {few_runs} runs per task, point estimates (median) reverse orderings "
-          "that all runs support in more than 5% of evaluations",
-          finding="pair_flip_rate/separated/median", expect="greater", value=0.05)
+    claim(
+        "few-run-flips",
+        paper=PAPER,
+        statement=f"With {few_runs} runs per task, point estimates (median) reverse orderings "
+        "that all runs support in more than 5% of evaluations",
+        finding="pair_flip_rate/separated/median",
+        expect="greater",
+        value=0.05,
+    )
 else:
-    claim("few-run-flips", paper=PAPER,
-          statement=f"With {few_runs} runs per task, point estimates reverse supported orderings",
-          untested="no pair of algorithms is separated by P(X > Y) on all runs")
-claim("iqm-efficiency", paper=PAPER,
-      statement="The IQM's 95% interval is narrower than the median's for the same runs",
-      finding="ci_width_ratio/median_over_iqm", expect="greater", value=1.0)
-claim("mean-outliers", paper=PAPER,
-      statement=f"The mean is dominated by a few outlier tasks: the top {k} of {n_tasks} tasks "
-      f"carry more than twice their equal share ({2 * k / n_tasks:.2f}) of every algorithm's mean",
-      finding=[f"mean_top_share/{a}" for a in algorithms], expect="greater",
-      value=2 * k / n_tasks)
-claim("profiles", paper=PAPER,
-      statement="Performance profiles with confidence bands show the whole score distribution",
-      untested="a figure (section 5), not a number: no finding decides it")
+    claim(
+        "few-run-flips",
+        paper=PAPER,
+        statement=f"With {few_runs} runs per task, point estimates reverse supported orderings",
+        untested="no pair of algorithms is separated by P(X > Y) on all runs",
+    )
+claim(
+    "iqm-efficiency",
+    paper=PAPER,
+    statement="The IQM's 95% interval is narrower than the median's for the same runs",
+    finding="ci_width_ratio/median_over_iqm",
+    expect="greater",
+    value=1.0,
+)
+claim(
+    "mean-outliers",
+    paper=PAPER,
+    statement=f"The mean is dominated by a few outlier tasks: the top {k} of {n_tasks} tasks "
+    f"carry more than twice their equal share ({2 * k / n_tasks:.2f}) of every algorithm's mean",
+    finding=[f"mean_top_share/{a}" for a in algorithms],
+    expect="greater",
+    value=2 * k / n_tasks,
+)
+claim(
+    "profiles",
+    paper=PAPER,
+    statement="Performance profiles with confidence bands show the whole score distribution",
+    untested="a figure (section 5), not a number: no finding decides it",
+)
 
 # %% [markdown]
 # ## Findings

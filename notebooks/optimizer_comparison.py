@@ -120,8 +120,15 @@ def rec(name, point, lo=None, hi=None, *, method=None, **kw):
         kw["description"] = kw.get("description", "") + f" (CI [{lo:.3g}, unbounded above])"
     if ci is None:
         kw["headline"] = False
-    record(name, float(point), ci=ci, level=level if ci else None,
-           method=method if ci else None, resamples=reps if ci else None, **kw)
+    record(
+        name,
+        float(point),
+        ci=ci,
+        level=level if ci else None,
+        method=method if ci else None,
+        resamples=reps if ci else None,
+        **kw,
+    )
 
 
 # %% [markdown]
@@ -141,15 +148,25 @@ else:
     sweep = dataclasses.replace(sweep_config(compute_class), schedule=schedule)
     ds = run_sweep(sweep, scheduler=scheduler, rerun=rerun)
     table = sweep_table(ds)
-    display(pd.DataFrame({"non-embedding params": ds.n_params.values,
-                          "d_model": ds.d_model.values, "layers": ds.n_layer.values,
-                          "batch (sequences)": ds.batch_size.values},
-                         index=ds.model_size.values))
-    display(Markdown(
-        f"Corpus `{ds.attrs['corpus_sources']}`: {ds.attrs['corpus_train_tokens']:,} training "
-        f"and {ds.attrs['corpus_heldout_tokens']:,} held-out byte tokens, SHA-256 "
-        f"`{ds.attrs['corpus_hash'][:16]}...`. Schedule: {ds.attrs['schedule']}; "
-        f"{int(ds.attrs['n_failed'])} failed or diverged runs."))
+    display(
+        pd.DataFrame(
+            {
+                "non-embedding params": ds.n_params.values,
+                "d_model": ds.d_model.values,
+                "layers": ds.n_layer.values,
+                "batch (sequences)": ds.batch_size.values,
+            },
+            index=ds.model_size.values,
+        )
+    )
+    display(
+        Markdown(
+            f"Corpus `{ds.attrs['corpus_sources']}`: {ds.attrs['corpus_train_tokens']:,} training "
+            f"and {ds.attrs['corpus_heldout_tokens']:,} held-out byte tokens, SHA-256 "
+            f"`{ds.attrs['corpus_hash'][:16]}...`. Schedule: {ds.attrs['schedule']}; "
+            f"{int(ds.attrs['n_failed'])} failed or diverged runs."
+        )
+    )
     bad = ds.status.to_series()
     if (bad != "ok").any():
         display(bad[bad != "ok"].to_frame())
@@ -168,34 +185,54 @@ else:
 
 # %%
 if ds is not None:
-    display(pd.DataFrame({o: {k: ", ".join(f"{v:g}" for v in vals)
-                              for k, vals in sweep.grid(o).items()}
-                          for o in sweep.optimizers}).T.fillna(""))
+    display(
+        pd.DataFrame(
+            {
+                o: {k: ", ".join(f"{v:g}" for v in vals) for k, vals in sweep.grid(o).items()}
+                for o in sweep.optimizers
+            }
+        ).T.fillna("")
+    )
     path = ds[[v for v in ds.data_vars if v.startswith("tuning_")]].to_dataframe()
     path.columns = [c.removeprefix("tuning_") for c in path.columns]
     fig, axes = plt.subplots(1, 2, figsize=(12, 4))
     for o, g in path[path.stage.str.startswith("base")].groupby("search", sort=False):
         x = np.arange(len(g))
-        axes[0].scatter(x, g.objective.clip(upper=g.objective[np.isfinite(g.objective)].max()),
-                        s=8, alpha=0.4)
+        axes[0].scatter(
+            x, g.objective.clip(upper=g.objective[np.isfinite(g.objective)].max()), s=8, alpha=0.4
+        )
         axes[0].plot(x, g.incumbent, label=o)
-    axes[0].set(xlabel="evaluation", ylabel="final held-out loss",
-                title=f"coordinate descent at {ds.model_size.values[0]}")
+    axes[0].set(
+        xlabel="evaluation",
+        ylabel="final held-out loss",
+        title=f"coordinate descent at {ds.model_size.values[0]}",
+    )
     axes[0].legend(fontsize=8)
     lr = ds.lr.isel(data_multiple=0).to_pandas()
     for o in lr.index:
         axes[1].plot(ds.n_params.values, lr.loc[o].values, "o-", label=o)
-    axes[1].set(xscale="log", yscale="log", xlabel="non-embedding parameters",
-                ylabel="tuned peak learning rate", title="learning rate after re-tuning")
+    axes[1].set(
+        xscale="log",
+        yscale="log",
+        xlabel="non-embedding parameters",
+        ylabel="tuned peak learning rate",
+        title="learning rate after re-tuning",
+    )
     plt.tight_layout()
     plt.show()
-    display(path.groupby(["search", "stage"]).agg(evaluations=("objective", "size"),
-                                                   best=("incumbent", "last")))
+    display(
+        path.groupby(["search", "stage"]).agg(
+            evaluations=("objective", "size"), best=("incumbent", "last")
+        )
+    )
     display(ds.hparams.isel(data_multiple=0).to_pandas())
     if ds.attrs.get("tuning_warnings"):
         print("grid edges:\n" + ds.attrs["tuning_warnings"])
-    record("tuning/evaluations", float(len(path)),
-           description="training runs spent on coordinate descent and re-tuning")
+    record(
+        "tuning/evaluations",
+        float(len(path)),
+        description="training runs spent on coordinate descent and re-tuning",
+    )
 
 # %% [markdown]
 # ## 3. Final loss
@@ -211,25 +248,49 @@ for (o, s, m), g in table.groupby(["optimizer", "model_size", "data_multiple"], 
     lo = hi = np.nan
     if len(v) >= 2:
         lo, hi = percentile_interval(v[resample_groups(rng, len(v), reps)].mean(1), level=level)
-    rows.append({"optimizer": o, "model_size": s, "data_multiple": m, "loss": v.mean(),
-                 "lo": lo, "hi": hi, "seeds": len(v)})
+    rows.append(
+        {
+            "optimizer": o,
+            "model_size": s,
+            "data_multiple": m,
+            "loss": v.mean(),
+            "lo": lo,
+            "hi": hi,
+            "seeds": len(v),
+        }
+    )
 final = pd.DataFrame(rows)
-display(final.pivot_table(index=["model_size", "optimizer"], columns="data_multiple",
-                          values="loss", sort=False))
+display(
+    final.pivot_table(
+        index=["model_size", "optimizer"], columns="data_multiple", values="loss", sort=False
+    )
+)
 sizes = list(dict.fromkeys(final.model_size))
 fig, axes = plt.subplots(1, len(sizes), figsize=(4 * len(sizes), 3.5), squeeze=False)
 for ax, s in zip(axes[0], sizes, strict=True):
     for o, g in final[final.model_size == s].groupby("optimizer", sort=False):
-        ax.errorbar(g.data_multiple, g.loss, yerr=[g.loss - g.lo, g.hi - g.loss], marker="o",
-                    capsize=2, label=o)
+        ax.errorbar(
+            g.data_multiple,
+            g.loss,
+            yerr=[g.loss - g.lo, g.hi - g.loss],
+            marker="o",
+            capsize=2,
+            label=o,
+        )
     ax.set(xscale="log", xlabel="data (x Chinchilla)", ylabel="final held-out loss", title=s)
 axes[0][0].legend(fontsize=8)
 plt.tight_layout()
 plt.show()
 for r in final.itertuples():
-    rec(f"loss/{r.optimizer}/{r.model_size}/{r.data_multiple:g}x", r.loss, r.lo, r.hi,
-        method="percentile bootstrap over seeds", unit="nats/byte",
-        description="final held-out loss, mean over seeds")
+    rec(
+        f"loss/{r.optimizer}/{r.model_size}/{r.data_multiple:g}x",
+        r.loss,
+        r.lo,
+        r.hi,
+        method="percentile bootstrap over seeds",
+        unit="nats/byte",
+        description="final held-out loss, mean over seeds",
+    )
 
 # %% [markdown]
 # ## 4. Speedup over AdamW
@@ -250,8 +311,9 @@ one_run = bool((table.groupby(["optimizer", "model_size", "data_multiple"]).size
 e_at_bound = None
 if one_run:
     sigma, sigma_dof = published.law_noise(table)
-    res, e_at_bound = published.noise_bootstrap(table, sigma=sigma, baseline=baseline,
-                                                reps=reps, seed=seed, level=level)
+    res, e_at_bound = published.noise_bootstrap(
+        table, sigma=sigma, baseline=baseline, reps=reps, seed=seed, level=level
+    )
     print(f"loss noise from the law fits' residuals: sigma = {sigma:.4f} ({sigma_dof} dof)")
     CI_SEEDS = "parametric bootstrap: law-residual loss noise, AdamW refitted per replicate"
 else:
@@ -262,12 +324,20 @@ fits_table["E identified"] = pd.Series(e_ok)
 display(fits_table)
 for s, f in res.fits.items():
     if f["status"] == "ok":
-        rec(f"baseline_fit/E/{s}", f["E"], identified=e_ok[s], unit="nats",
+        rec(
+            f"baseline_fit/E/{s}",
+            f["E"],
+            identified=e_ok[s],
+            unit="nats",
             note=None if e_ok[s] else "E at its bound 0 in the point fit or in 20%+ of refits",
-            description=f"{baseline}'s fitted asymptote E at {s}")
+            description=f"{baseline}'s fitted asymptote E at {s}",
+        )
 cells = res.cells.copy()
-display(cells.pivot_table(index=["model_size", "optimizer"], columns="data_multiple",
-                          values="speedup", sort=False))
+display(
+    cells.pivot_table(
+        index=["model_size", "optimizer"], columns="data_multiple", values="speedup", sort=False
+    )
+)
 for w in res.warnings:
     print("note:", w)
 fig, axes = plt.subplots(1, len(sizes), figsize=(4 * len(sizes), 3.5), squeeze=False)
@@ -277,17 +347,26 @@ for ax, s in zip(axes[0], sizes, strict=True):
         yerr = [ok.speedup - ok.lo.fillna(ok.speedup), ok.hi.fillna(ok.speedup) - ok.speedup]
         ax.errorbar(ok.data_multiple, ok.speedup, yerr=yerr, marker="o", capsize=2, label=o)
     ax.axhline(1.0, color="k", lw=0.8)
-    ax.set(xlabel="data (x Chinchilla)", ylabel=f"speedup over {baseline}",
-           title=s if len(here) else f"{s}: no finite speedup ({res.fits[s]['status']})")
+    ax.set(
+        xlabel="data (x Chinchilla)",
+        ylabel=f"speedup over {baseline}",
+        title=s if len(here) else f"{s}: no finite speedup ({res.fits[s]['status']})",
+    )
     if len(here):
         ax.set_xscale("log")
         ax.legend(fontsize=8)
 plt.tight_layout()
 plt.show()
 for r in cells[cells.status == "ok"].itertuples():
-    rec(f"speedup/{r.optimizer}/{r.model_size}/{r.data_multiple:g}x", r.speedup, r.lo, r.hi,
-        unit="x", identified=e_ok[r.model_size],
-        description=f"data-efficiency speedup over {baseline} (D_eff / D)")
+    rec(
+        f"speedup/{r.optimizer}/{r.model_size}/{r.data_multiple:g}x",
+        r.speedup,
+        r.lo,
+        r.hi,
+        unit="x",
+        identified=e_ok[r.model_size],
+        description=f"data-efficiency speedup over {baseline} (D_eff / D)",
+    )
 
 # %% [markdown]
 # ## 5. Does the speedup shrink with model size? Do matrix methods lead?
@@ -302,57 +381,95 @@ if ds is not None:
     families = {o: OPTIMIZER_TABLE[o]["family"] for o in ds.optimizer.values}
 elif set(sizes) <= set(published.PAPER_PARAMS):
     n_params = {s: published.PAPER_PARAMS[s] for s in sizes}
-    families = {o: published.PAPER_FAMILIES[o] for o in res.cells.optimizer.unique()
-                if o in published.PAPER_FAMILIES}
+    families = {
+        o: published.PAPER_FAMILIES[o]
+        for o in res.cells.optimizer.unique()
+        if o in published.PAPER_FAMILIES
+    }
 else:
     try:
         n_params = {s: float(s) for s in sizes}
     except ValueError:
         n_params = None
-    families = {o: OPTIMIZER_TABLE[o]["family"] for o in res.cells.optimizer.unique()
-                if o in OPTIMIZER_TABLE}
+    families = {
+        o: OPTIMIZER_TABLE[o]["family"]
+        for o in res.cells.optimizer.unique()
+        if o in OPTIMIZER_TABLE
+    }
 per_size = analysis.speedup_by_size(res)
 display(per_size)
 for r in per_size.itertuples():
-    rec(f"speedup_mean/{r.optimizer}/{r.model_size}", r.speedup, r.lo, r.hi, unit="x",
-        identified=e_ok[r.model_size], headline=r.optimizer == "muon" and e_ok[r.model_size],
-        description="geometric mean of the speedup over data budgets")
+    rec(
+        f"speedup_mean/{r.optimizer}/{r.model_size}",
+        r.speedup,
+        r.lo,
+        r.hi,
+        unit="x",
+        identified=e_ok[r.model_size],
+        headline=r.optimizer == "muon" and e_ok[r.model_size],
+        description="geometric mean of the speedup over data budgets",
+    )
 if n_params is not None:
     per_size, trend = analysis.size_trend(res, n_params)
     display(trend)
     fig, ax = plt.subplots(figsize=(5, 3.5))
     for o, g in per_size[per_size.optimizer != baseline].groupby("optimizer", sort=False):
-        ax.errorbar(g.n_params, g.speedup, yerr=[g.speedup - g.lo.fillna(g.speedup),
-                                                  g.hi.fillna(g.speedup) - g.speedup],
-                    marker="o", capsize=2, label=o)
+        ax.errorbar(
+            g.n_params,
+            g.speedup,
+            yerr=[g.speedup - g.lo.fillna(g.speedup), g.hi.fillna(g.speedup) - g.speedup],
+            marker="o",
+            capsize=2,
+            label=o,
+        )
     ax.axhline(1.0, color="k", lw=0.8)
-    ax.set(xscale="log", xlabel="non-embedding parameters",
-           ylabel="speedup (geo-mean over budgets)")
+    ax.set(
+        xscale="log", xlabel="non-embedding parameters", ylabel="speedup (geo-mean over budgets)"
+    )
     ax.legend(fontsize=8)
     plt.show()
     for r in trend[trend.optimizer != baseline].itertuples():
-        rec(f"size_slope/{r.optimizer}", r.slope, r.lo, r.hi, headline=r.optimizer == "muon",
+        rec(
+            f"size_slope/{r.optimizer}",
+            r.slope,
+            r.lo,
+            r.hi,
+            headline=r.optimizer == "muon",
             identified=all(e_ok.values()),
             note=None if all(e_ok.values()) else "rests on a size whose E is not identified",
-            description="slope of log speedup per log N (negative: the speedup shrinks)")
+            description="slope of log speedup per log N (negative: the speedup shrinks)",
+        )
 else:
     print("model_size labels are not numbers: no trend with size")
 gap = analysis.family_gap(res, families)
 display(gap)
 for r in gap.itertuples():
-    rec(f"matrix_over_scalar/{r.model_size}", r.ratio, r.lo, r.hi, unit="x",
-        headline=r.model_size in (sizes[0], sizes[-1]), identified=e_ok[r.model_size],
-        description=f"geo-mean speedup of matrix ({r.matrix}) over scalar ({r.scalar}) methods")
+    rec(
+        f"matrix_over_scalar/{r.model_size}",
+        r.ratio,
+        r.lo,
+        r.hi,
+        unit="x",
+        headline=r.model_size in (sizes[0], sizes[-1]),
+        identified=e_ok[r.model_size],
+        description=f"geo-mean speedup of matrix ({r.matrix}) over scalar ({r.scalar}) methods",
+    )
 
 mults = sorted(table.data_multiple.unique())
 soap = "soape" if "soape" in set(table.optimizer) else "soap"  # the paper's name, and ours
 catch = published.catch_up(res, leader="muon", follower=soap, low=mults[0], high=mults[-1])
 display(catch)
 for r in catch.itertuples():
-    rec(f"catch_up/{soap}_vs_muon/{r.model_size}", r.change, r.lo, r.hi, unit="x",
+    rec(
+        f"catch_up/{soap}_vs_muon/{r.model_size}",
+        r.change,
+        r.lo,
+        r.hi,
+        unit="x",
         identified=e_ok[r.model_size],
         description=f"SOAP's speedup relative to Muon's at {mults[-1]:g}x over the same at "
-                    f"{mults[0]:g}x (above 1: SOAP catches up with more data)")
+        f"{mults[0]:g}x (above 1: SOAP catches up with more data)",
+    )
 
 # %% [markdown]
 # ## 6. Rankings at intermediate checkpoints
@@ -374,27 +491,46 @@ if ds is not None:
     toks = ds.tokens_seen.sel(model_size=big, data_multiple=most).values
     for o in ds.optimizer.values:
         axes[0].plot(toks, curves.sel(optimizer=o), marker=".", label=o)
-    axes[0].set(xlabel="training tokens", ylabel="held-out loss", yscale="log",
-                title=f"{big}, {most:g}x Chinchilla (mean over seeds)")
+    axes[0].set(
+        xlabel="training tokens",
+        ylabel="held-out loss",
+        yscale="log",
+        title=f"{big}, {most:g}x Chinchilla (mean over seeds)",
+    )
     axes[0].legend(fontsize=8)
     for m, g in tau[tau.model_size == big].groupby("data_multiple"):
-        axes[1].errorbar(g.step + 1, g.tau, yerr=[g.tau - g.lo.fillna(g.tau),
-                                                   g.hi.fillna(g.tau) - g.tau],
-                         marker="o", capsize=2, label=f"{m:g}x")
-    axes[1].set(xlabel=f"checkpoint (of {ds.sizes['step']})",
-                ylabel="Kendall tau with the final ranking",
-                title=big)
+        axes[1].errorbar(
+            g.step + 1,
+            g.tau,
+            yerr=[g.tau - g.lo.fillna(g.tau), g.hi.fillna(g.tau) - g.tau],
+            marker="o",
+            capsize=2,
+            label=f"{m:g}x",
+        )
+    axes[1].set(
+        xlabel=f"checkpoint (of {ds.sizes['step']})",
+        ylabel="Kendall tau with the final ranking",
+        title=big,
+    )
     axes[1].legend(fontsize=8)
     plt.tight_layout()
     plt.show()
-    mid = tau[(tau.model_size == big) & (tau.data_multiple == most)
-              & (tau.step == tau.step.max() // 2)]
+    mid = tau[
+        (tau.model_size == big) & (tau.data_multiple == most) & (tau.step == tau.step.max() // 2)
+    ]
     for r in mid.itertuples():
-        rec(f"ranking/tau_midrun/{big}/{most:g}x", r.tau, r.lo, r.hi, headline=True,
+        rec(
+            f"ranking/tau_midrun/{big}/{most:g}x",
+            r.tau,
+            r.lo,
+            r.hi,
+            headline=True,
             method="percentile bootstrap over seeds (jointly for all optimizers)",
-            description="Kendall tau between the ranking halfway through training and at the end")
+            description="Kendall tau between the ranking halfway through training and at the end",
+        )
     flips = leaders.groupby(["model_size", "data_multiple"]).apply(
-        lambda g: float(g.leader.iloc[:-1].ne(g.leader.iloc[-1]).mean()), include_groups=False)
+        lambda g: float(g.leader.iloc[:-1].ne(g.leader.iloc[-1]).mean()), include_groups=False
+    )
     display(flips.rename("share of checkpoints whose leader differs from the final").to_frame())
 
 # %% [markdown]
@@ -413,13 +549,24 @@ if ds is not None:
     wc = analysis.wallclock_table(ds, res, seed=seed)
     display(wc)
     for r in wc[wc.optimizer != baseline].itertuples():
-        rec(f"step_time_ratio/{r.optimizer}/{r.model_size}", r.time_ratio, r.ratio_lo,
-            r.ratio_hi, unit="x", method="percentile bootstrap over runs (separate processes)",
-            description=f"seconds per step over {baseline}'s (median over runs)")
-        rec(f"wallclock_speedup/{r.optimizer}/{r.model_size}", r.wallclock_speedup,
-            r.wallclock_lo, r.wallclock_hi, unit="x",
+        rec(
+            f"step_time_ratio/{r.optimizer}/{r.model_size}",
+            r.time_ratio,
+            r.ratio_lo,
+            r.ratio_hi,
+            unit="x",
+            method="percentile bootstrap over runs (separate processes)",
+            description=f"seconds per step over {baseline}'s (median over runs)",
+        )
+        rec(
+            f"wallclock_speedup/{r.optimizer}/{r.model_size}",
+            r.wallclock_speedup,
+            r.wallclock_lo,
+            r.wallclock_hi,
+            unit="x",
             identified=e_ok[r.model_size],
-            description="token speedup / step-time ratio (replicates paired)")
+            description="token speedup / step-time ratio (replicates paired)",
+        )
 
 # %% [markdown]
 # ## 8. Claims ledger
@@ -443,42 +590,101 @@ def decide(cid, statement, finding, **rule):
     """Declare a claim decided by ``finding``, or untested saying why it was not computed."""
     if finding in recorded:
         return claim(cid, paper=PAPER, statement=statement, finding=finding, **rule)
-    return claim(cid, paper=PAPER, statement=statement,
-                 untested=f"`{finding}` could not be computed from these runs "
-                          "(too few sizes, multiples or optimizers)")
+    return claim(
+        cid,
+        paper=PAPER,
+        statement=statement,
+        untested=f"`{finding}` could not be computed from these runs "
+        "(too few sizes, multiples or optimizers)",
+    )
 
 
-decide("FPO-1", f"With equal tuning, the leader's speedup over AdamW stays below the 1.5-2x "
-       f"claimed before (Muon at {small})", f"speedup_mean/muon/{small}",
-       expect="less", value=1.5)
-decide("FPO-2", f"Matrix-preconditioned optimizers lead scalar ones (at {small})",
-       f"matrix_over_scalar/{small}", expect="greater", value=1.0)
-decide("FPO-2b", f"Muon's speedup at the smallest size is about 1.3-1.4x (paper at 130M: "
-       f"1.42/1.33/1.32/1.38, geometric mean 1.36; here at {small})",
-       f"speedup_mean/muon/{small}", expect="equal", value=1.36, tolerance=0.1)
-decide("FPO-3", "The speedup of matrix methods shrinks with model size (slope of Muon's log "
-       "speedup per log N below 0)", "size_slope/muon", expect="less", value=0.0)
-decide("FPO-3b", f"At the largest size Muon's speedup is about 1.1x (paper at 1.2B: "
-       f"1.12/1.12/1.13/1.10; here at {large})", f"speedup_mean/muon/{large}",
-       expect="equal", value=1.12, tolerance=0.1)
-decide("FPO-4", f"Scalar variants give about 1.0-1.1x (NAdamW at {small}; 'about': 0.9-1.2)",
-       f"speedup_mean/nadamw/{small}", expect="between", value=(0.9, 1.2))
-decide("FPO-6", f"SOAP catches up with Muon as data grow ({mults[0]:g}x to {mults[-1]:g}x, "
-       f"at {small})", f"catch_up/{soap}_vs_muon/{small}", expect="greater", value=1.0)
+decide(
+    "FPO-1",
+    f"With equal tuning, the leader's speedup over AdamW stays below the 1.5-2x "
+    f"claimed before (Muon at {small})",
+    f"speedup_mean/muon/{small}",
+    expect="less",
+    value=1.5,
+)
+decide(
+    "FPO-2",
+    f"Matrix-preconditioned optimizers lead scalar ones (at {small})",
+    f"matrix_over_scalar/{small}",
+    expect="greater",
+    value=1.0,
+)
+decide(
+    "FPO-2b",
+    f"Muon's speedup at the smallest size is about 1.3-1.4x (paper at 130M: "
+    f"1.42/1.33/1.32/1.38, geometric mean 1.36; here at {small})",
+    f"speedup_mean/muon/{small}",
+    expect="equal",
+    value=1.36,
+    tolerance=0.1,
+)
+decide(
+    "FPO-3",
+    "The speedup of matrix methods shrinks with model size (slope of Muon's log "
+    "speedup per log N below 0)",
+    "size_slope/muon",
+    expect="less",
+    value=0.0,
+)
+decide(
+    "FPO-3b",
+    f"At the largest size Muon's speedup is about 1.1x (paper at 1.2B: "
+    f"1.12/1.12/1.13/1.10; here at {large})",
+    f"speedup_mean/muon/{large}",
+    expect="equal",
+    value=1.12,
+    tolerance=0.1,
+)
+decide(
+    "FPO-4",
+    f"Scalar variants give about 1.0-1.1x (NAdamW at {small}; 'about': 0.9-1.2)",
+    f"speedup_mean/nadamw/{small}",
+    expect="between",
+    value=(0.9, 1.2),
+)
+decide(
+    "FPO-6",
+    f"SOAP catches up with Muon as data grow ({mults[0]:g}x to {mults[-1]:g}x, at {small})",
+    f"catch_up/{soap}_vs_muon/{small}",
+    expect="greater",
+    value=1.0,
+)
 if ds is not None:
-    decide("FPO-5", "Rankings at intermediate checkpoints differ from the final ranking "
-           "(Kendall tau halfway through training below 1)",
-           f"ranking/tau_midrun/{big}/{most:g}x", expect="less", value=1.0)
+    decide(
+        "FPO-5",
+        "Rankings at intermediate checkpoints differ from the final ranking "
+        "(Kendall tau halfway through training below 1)",
+        f"ranking/tau_midrun/{big}/{most:g}x",
+        expect="less",
+        value=1.0,
+    )
 else:
-    claim("FPO-5", paper=PAPER, statement="Rankings at intermediate checkpoints differ from "
-          "the final ranking", untested="the table holds final losses only, no checkpoints")
-claim("FPO-5b", paper=PAPER, statement="Mid-run rankings flip because of learning-rate decay",
-      untested="needs a constant-learning-rate or WSD schedule control at matched budgets; "
-               "the `wsd` variant has no committed sweep yet")
-claim("FPO-7", paper=PAPER, statement="Hyperparameters transferred from another optimizer "
-      "(unfair tuning) inflate reported speedups",
-      untested="no hyperparameter-transfer arm in these runs (each setting keeps its own "
-               "tuned optimum only)")
+    claim(
+        "FPO-5",
+        paper=PAPER,
+        statement="Rankings at intermediate checkpoints differ from the final ranking",
+        untested="the table holds final losses only, no checkpoints",
+    )
+claim(
+    "FPO-5b",
+    paper=PAPER,
+    statement="Mid-run rankings flip because of learning-rate decay",
+    untested="needs a constant-learning-rate or WSD schedule control at matched budgets; "
+    "the `wsd` variant has no committed sweep yet",
+)
+claim(
+    "FPO-7",
+    paper=PAPER,
+    statement="Hyperparameters transferred from another optimizer "
+    "(unfair tuning) inflate reported speedups",
+    untested="no hyperparameter-transfer arm in these runs (each setting keeps its own "
+    "tuned optimum only)",
+)
 
 # %% [markdown]
 # ## Reading the results

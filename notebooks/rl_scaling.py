@@ -67,7 +67,9 @@
 
 # %% tags=["parameters"]
 seed: int = 0  # seed of the bootstrap resampling (the sweep's seeds are in its config) [>= 0]
-compute_class: str = "small"  # tiny (tests), small (default report), medium, large {tiny, small, medium, large}
+compute_class: str = (
+    "small"  # tiny (tests), small (default report), medium, large {tiny, small, medium, large}
+)
 scheduler: str = ""  # "" = local Dask cluster, "sync" = in-process, or a scheduler address
 runs: str = ""  # your RL logs (CSV/Parquet: model_size, seed, compute or step, pass_rate); "" = our sweep [file]
 rerun: bool = False  # recompute the sweep even if a cached result exists
@@ -75,9 +77,15 @@ device: str = "cpu"  # cpu, cuda or auto {cpu, cuda, auto}
 reps: int = 1000  # bootstrap resamples (over seeds) for the sigmoid and phase fits [>= 1]
 kn_reps: int = 200  # bootstrap resamples for k(N) (each refits the joint law) [>= 1]
 poi_reps: int = 2000  # resamples for the ablation CIs and probability of improvement [>= 1]
-pred_reps: int = 200  # resamples for the half-compute and early-plateau predictions (each refits twice) [>= 1]
-transient_frac: float = 0.1  # drop points before this fraction of a run's compute from sigmoid fits [>= 0, < 1]
-fit_frac: float = 0.5  # fit the sigmoid on compute <= fit_frac * C_max, predict the rest [> 0, <= 1]
+pred_reps: int = (
+    200  # resamples for the half-compute and early-plateau predictions (each refits twice) [>= 1]
+)
+transient_frac: float = (
+    0.1  # drop points before this fraction of a run's compute from sigmoid fits [>= 0, < 1]
+)
+fit_frac: float = (
+    0.5  # fit the sigmoid on compute <= fit_frac * C_max, predict the rest [> 0, <= 1]
+)
 early_frac: float = 0.3  # phase analysis: fit on the first early_frac of training only [> 0, <= 1]
 level: float = 0.95  # confidence level of every interval [> 0, < 1]
 
@@ -103,8 +111,7 @@ use_style()
 pd.set_option("display.precision", 4)
 pd.set_option("display.width", 160)
 METHOD = "bootstrap over seeds, percentile"
-SCALERL, TAN, NIMM = ("Khatri et al. 2025 (ScaleRL)", "Tan et al. 2025",
-                      "Nimmaturi et al. 2025")
+SCALERL, TAN, NIMM = ("Khatri et al. 2025 (ScaleRL)", "Tan et al. 2025", "Nimmaturi et al. 2025")
 CONTROL = "positive control (this study's design)"
 
 if runs:
@@ -134,14 +141,18 @@ redesign = ds is not None and "lr_score" in ds  # the medium design: learning-ra
 # with the plateau rule, how many runs it stopped and at which step.
 
 # %%
-setup = curves[curves["compute"] == 0].groupby(["model_size", "n_params"], sort=False).agg(
-    R0=("pass_rate", "mean"), R0_sd=("pass_rate", "std"), seeds=("seed", "nunique"))
+setup = (
+    curves[curves["compute"] == 0]
+    .groupby(["model_size", "n_params"], sort=False)
+    .agg(R0=("pass_rate", "mean"), R0_sd=("pass_rate", "std"), seeds=("seed", "nunique"))
+)
 if ds is not None:
     at = dict(model_size=setup.index.get_level_values(0))
     setup["lr"] = ds.lr.sel(**at).values
     setup["warmup_steps"] = ds.warmup_steps.mean("seed").sel(**at).values
-    setup["final_compute_PFLOP"] = (ds.flops.max("eval").sel(variant=base).mean("seed")
-                                    .sel(**at).values / 1e15)
+    setup["final_compute_PFLOP"] = (
+        ds.flops.max("eval").sel(variant=base).mean("seed").sel(**at).values / 1e15
+    )
     if "stopped_early" in ds:
         last = curves[curves["variant"] == base].groupby(["model_size", "seed"])["step"].max()
         setup["stopped_early"] = ds.stopped_early.sel(variant=base).sum("seed").sel(**at).values
@@ -155,11 +166,19 @@ for i, size in enumerate(sizes):
     for _, run in g.groupby("seed"):
         ax.plot(run["compute"], run["pass_rate"], color=f"C{i}", alpha=0.3, lw=0.8)
     mean = g.groupby("step")[["compute", "pass_rate"]].mean()
-    ax.plot(mean["compute"], mean["pass_rate"], color=f"C{i}", lw=2,
-            label=f"{size} (N={g['n_params'].iloc[0]:,.0f})")
+    ax.plot(
+        mean["compute"],
+        mean["pass_rate"],
+        color=f"C{i}",
+        lw=2,
+        label=f"{size} (N={g['n_params'].iloc[0]:,.0f})",
+    )
 ax.set_xscale("symlog", linthresh=float(curves.loc[curves["compute"] > 0, "compute"].min()))
-ax.set(xlabel="RL compute (FLOPs)", ylabel="held-out pass rate",
-       title=f"GRPO training curves ({base}; thin: seeds)")
+ax.set(
+    xlabel="RL compute (FLOPs)",
+    ylabel="held-out pass rate",
+    title=f"GRPO training curves ({base}; thin: seeds)",
+)
 ax.legend()
 plt.show()
 
@@ -182,16 +201,24 @@ if redesign:
     grid = list(ds.lr_mult.values)
     lr_table["on_grid_edge"] = lr_table["selected"].isin([grid[0], grid[-1]])
     for size, r in lr_table.iterrows():
-        record(f"lr/{size}/multiplier", float(r["selected"]),
-               description=f"selected multiple of the width rule's learning rate "
-                           f"(grid {grid}{'; on the grid edge' if r['on_grid_edge'] else ''})")
+        record(
+            f"lr/{size}/multiplier",
+            float(r["selected"]),
+            description=f"selected multiple of the width rule's learning rate "
+            f"(grid {grid}{'; on the grid edge' if r['on_grid_edge'] else ''})",
+        )
     display(lr_table)
     fig, ax = plt.subplots(figsize=(6, 3.5))
     for i, size in enumerate(lr_table.index):
-        ax.plot(grid, lr_table.loc[size, grid].to_numpy(dtype=float), "o-", color=f"C{i}",
-                label=size)
-    ax.set(xscale="log", xlabel="multiple of the width rule's learning rate",
-           ylabel="end-of-stage pass rate", title="GRPO learning-rate stage")
+        ax.plot(
+            grid, lr_table.loc[size, grid].to_numpy(dtype=float), "o-", color=f"C{i}", label=size
+        )
+    ax.set(
+        xscale="log",
+        xlabel="multiple of the width rule's learning rate",
+        ylabel="end-of-stage pass rate",
+        title="GRPO learning-rate stage",
+    )
     ax.legend()
     plt.show()
 else:
@@ -212,9 +239,14 @@ table, fits = rla.fit_scalerl(curves, transient_frac=transient_frac, reps=reps, 
 for _, r in table[table["variant"] == base].iterrows():
     res = fits[(base, r["model_size"])]
     for p in ("A", "B", "C_mid"):
-        record_param(f"scalerl/{r['model_size']}/{p}", res, p, headline=(p == "A"),
-                     unit="FLOPs" if p == "C_mid" else None,
-                     description=f"ScaleRL {p}, model {r['model_size']}")
+        record_param(
+            f"scalerl/{r['model_size']}/{p}",
+            res,
+            p,
+            headline=(p == "A"),
+            unit="FLOPs" if p == "C_mid" else None,
+            description=f"ScaleRL {p}, model {r['model_size']}",
+        )
 table
 
 # %%
@@ -226,10 +258,19 @@ for i, size in enumerate(sizes):
     c = np.geomspace(mean["compute"][mean["compute"] > 0].min(), mean["compute"].max() * 4, 200)
     res = fits[(base, size)]
     band = res.predict_interval(c)
-    ax.plot(c, band.point, color=f"C{i}", label=f"{size}: A={res.params['A']:.2f}, B={res.params['B']:.2f}")
+    ax.plot(
+        c,
+        band.point,
+        color=f"C{i}",
+        label=f"{size}: A={res.params['A']:.2f}, B={res.params['B']:.2f}",
+    )
     ax.fill_between(c, band.ci[0], band.ci[1], color=f"C{i}", alpha=0.2)
-ax.set(xscale="log", xlabel="RL compute (FLOPs)", ylabel="held-out pass rate",
-       title="ScaleRL sigmoid fits (band: CI over seeds), extended 4x")
+ax.set(
+    xscale="log",
+    xlabel="RL compute (FLOPs)",
+    ylabel="held-out pass rate",
+    title="ScaleRL sigmoid fits (band: CI over seeds), extended 4x",
+)
 ax.legend()
 plt.show()
 
@@ -245,35 +286,72 @@ plt.show()
 # earlier reports.
 
 # %%
-half = rlp.half_compute(curves, fit_frac=fit_frac, transient_frac=transient_frac,
-                        reps=pred_reps, seed=seed, level=level)
+half = rlp.half_compute(
+    curves, fit_frac=fit_frac, transient_frac=transient_frac, reps=pred_reps, seed=seed, level=level
+)
 for _, r in half.iterrows():
     s, big = r["model_size"], r["model_size"] == sizes[-1]
     note = r["A_half_note"] or None
-    record(f"scalerl/{s}/A_pred_error", r["A_error"], ci=(r["A_error_lo"], r["A_error_hi"]),
-           level=level, method=METHOD, resamples=pred_reps, headline=big,
-           identified=bool(r["A_half_identified"]), note=note,
-           description=f"A fitted on the first {fit_frac:.0%} of compute minus A of the full run")
-    record(f"scalerl/{s}/final_pred_error", r["final_error"],
-           ci=(r["final_error_lo"], r["final_error_hi"]), level=level, method=METHOD,
-           resamples=pred_reps, headline=big,
-           description=f"final pass rate predicted from the first {fit_frac:.0%} of compute "
-                       "minus observed (mean over runs)")
+    record(
+        f"scalerl/{s}/A_pred_error",
+        r["A_error"],
+        ci=(r["A_error_lo"], r["A_error_hi"]),
+        level=level,
+        method=METHOD,
+        resamples=pred_reps,
+        headline=big,
+        identified=bool(r["A_half_identified"]),
+        note=note,
+        description=f"A fitted on the first {fit_frac:.0%} of compute minus A of the full run",
+    )
+    record(
+        f"scalerl/{s}/final_pred_error",
+        r["final_error"],
+        ci=(r["final_error_lo"], r["final_error_hi"]),
+        level=level,
+        method=METHOD,
+        resamples=pred_reps,
+        headline=big,
+        description=f"final pass rate predicted from the first {fit_frac:.0%} of compute "
+        "minus observed (mean over runs)",
+    )
     lo, hi = min(r["rmse_lo"], r["rmse"]), max(r["rmse_hi"], r["rmse"])
-    record(f"scalerl/{s}/rmse", r["rmse"], ci=(lo, hi), level=level,
-           method=METHOD + " (extended to the point: resampled mean curves are noisier)",
-           resamples=pred_reps,
-           description="RMSE of the full sigmoid fit against the seed-mean curve")
-extra = rla.extrapolate_scalerl(curves, fit_frac=fit_frac, transient_frac=transient_frac,
-                                reps=reps, seed=seed)
+    record(
+        f"scalerl/{s}/rmse",
+        r["rmse"],
+        ci=(lo, hi),
+        level=level,
+        method=METHOD + " (extended to the point: resampled mean curves are noisier)",
+        resamples=pred_reps,
+        description="RMSE of the full sigmoid fit against the seed-mean curve",
+    )
+extra = rla.extrapolate_scalerl(
+    curves, fit_frac=fit_frac, transient_frac=transient_frac, reps=reps, seed=seed
+)
 for _, r in extra.iterrows():
-    record(f"extrapolation/{r['model_size']}/mae", r["mae"], ci=(r["mae_lo"], r["mae_hi"]),
-           level=level, method="held-out MAE, bootstrap over seeds", resamples=reps,
-           description=f"MAE of the sigmoid fitted on the first {fit_frac:.0%} of compute")
-half.set_index("model_size")[["A_full", "A_half", "A_error", "A_error_lo", "A_error_hi",
-                              "A_half_identified", "final_error", "final_error_lo",
-                              "final_error_hi", "rmse"]].join(
-    extra.set_index("model_size")[["mae", "mae_lo", "mae_hi"]])
+    record(
+        f"extrapolation/{r['model_size']}/mae",
+        r["mae"],
+        ci=(r["mae_lo"], r["mae_hi"]),
+        level=level,
+        method="held-out MAE, bootstrap over seeds",
+        resamples=reps,
+        description=f"MAE of the sigmoid fitted on the first {fit_frac:.0%} of compute",
+    )
+half.set_index("model_size")[
+    [
+        "A_full",
+        "A_half",
+        "A_error",
+        "A_error_lo",
+        "A_error_hi",
+        "A_half_identified",
+        "final_error",
+        "final_error_lo",
+        "final_error_hi",
+        "rmse",
+    ]
+].join(extra.set_index("model_size")[["mae", "mae_lo", "mae_hi"]])
 
 # %% [markdown]
 # ## Tan et al.: learning rate in compute, $k(N)$
@@ -287,42 +365,94 @@ half.set_index("model_size")[["A_full", "A_half", "A_error", "A_error_lo", "A_er
 # %%
 kn = rla.fit_kn(curves, reps=kn_reps, seed=seed, level=level)
 n0_ok, n0_why = kn["N0_identified"]
-record("tan/Kmax", kn["Kmax"][0], ci=kn["Kmax"][1], level=level, method=METHOD,
-       resamples=kn_reps, description="Tan et al. Kmax (joint fit over sizes)")
-record("tan/N0", kn["N0"][0], ci=kn["N0"][1], level=level, method=METHOD, resamples=kn_reps,
-       identified=n0_ok, note=n0_why or None, description="Tan et al. N0 (joint fit over sizes)")
+record(
+    "tan/Kmax",
+    kn["Kmax"][0],
+    ci=kn["Kmax"][1],
+    level=level,
+    method=METHOD,
+    resamples=kn_reps,
+    description="Tan et al. Kmax (joint fit over sizes)",
+)
+record(
+    "tan/N0",
+    kn["N0"][0],
+    ci=kn["N0"][1],
+    level=level,
+    method=METHOD,
+    resamples=kn_reps,
+    identified=n0_ok,
+    note=n0_why or None,
+    description="Tan et al. N0 (joint fit over sizes)",
+)
 for s, n, (k, ci) in zip(kn["sizes"], kn["n_params"], kn["k_slope"], strict=True):
-    record(f"tan/k/{s}", k, ci=ci, level=level, method=METHOD, resamples=kn_reps,
-           description=f"log-log slope of 1 - R in compute, N={n:,.0f}")
-record("tan/k_rise", kn["k_rise"][0], ci=kn["k_rise"][1], level=level, method=METHOD,
-       resamples=kn_reps, headline=True,
-       description=f"k of the largest size ({sizes[-1]}) minus k of the smallest ({sizes[0]})")
+    record(
+        f"tan/k/{s}",
+        k,
+        ci=ci,
+        level=level,
+        method=METHOD,
+        resamples=kn_reps,
+        description=f"log-log slope of 1 - R in compute, N={n:,.0f}",
+    )
+record(
+    "tan/k_rise",
+    kn["k_rise"][0],
+    ci=kn["k_rise"][1],
+    level=level,
+    method=METHOD,
+    resamples=kn_reps,
+    headline=True,
+    description=f"k of the largest size ({sizes[-1]}) minus k of the smallest ({sizes[0]})",
+)
 if "holdout" in kn:
     h = kn["holdout"]
     h_ok, h_why = h["N0_identified"]
-    record("tan/holdout_k_error", h["error"], ci=h["error_ci"], level=level, method=METHOD,
-           resamples=kn_reps, identified=h_ok, note=h_why or None,
-           description=f"k of {h['size']} predicted from the smaller sizes minus measured")
-pd.DataFrame({"n_params": kn["n_params"], "k_slope": [k for k, _ in kn["k_slope"]],
-              "k_slope_ci": [ci for _, ci in kn["k_slope"]],
-              "k_law": [k for k, _ in kn["k_law"]]}, index=kn["sizes"])
+    record(
+        "tan/holdout_k_error",
+        h["error"],
+        ci=h["error_ci"],
+        level=level,
+        method=METHOD,
+        resamples=kn_reps,
+        identified=h_ok,
+        note=h_why or None,
+        description=f"k of {h['size']} predicted from the smaller sizes minus measured",
+    )
+pd.DataFrame(
+    {
+        "n_params": kn["n_params"],
+        "k_slope": [k for k, _ in kn["k_slope"]],
+        "k_slope_ci": [ci for _, ci in kn["k_slope"]],
+        "k_law": [k for k, _ in kn["k_law"]],
+    },
+    index=kn["sizes"],
+)
 
 # %%
 fig, axes = plt.subplots(1, 2, figsize=(11, 4))
 for i, size in enumerate(sizes):
-    g = curves[(curves["model_size"] == size) & (curves["variant"] == base) & (curves["compute"] > 0)]
+    g = curves[
+        (curves["model_size"] == size) & (curves["variant"] == base) & (curves["compute"] > 0)
+    ]
     mean = g.groupby("step")[["compute", "pass_rate"]].mean()
     axes[0].plot(mean["compute"], 1 - mean["pass_rate"], "o-", ms=3, color=f"C{i}", label=size)
-axes[0].set(xscale="log", yscale="log", xlabel="RL compute (FLOPs)", ylabel="1 - pass rate",
-            title="Tan et al.: log L vs log C")
+axes[0].set(
+    xscale="log",
+    yscale="log",
+    xlabel="RL compute (FLOPs)",
+    ylabel="1 - pass rate",
+    title="Tan et al.: log L vs log C",
+)
 axes[0].legend()
 k_pts = np.array([k for k, _ in kn["k_slope"]])
 k_err = np.abs(np.array([ci for _, ci in kn["k_slope"]]).T - k_pts)
 axes[1].errorbar(kn["n_params"], k_pts, yerr=k_err, fmt="o", label="per-size slope")
 nn = np.geomspace(min(kn["n_params"]) / 2, max(kn["n_params"]) * 2, 100)
 axes[1].plot(nn, kn["Kmax"][0] * nn / (nn + kn["N0"][0]), label="k(N) law")
-axes[1].set(xscale="log", xlabel="non-embedding parameters N", ylabel="k",
-            title="k(N) = Kmax N / (N + N0)")
+axes[1].set(
+    xscale="log", xlabel="non-embedding parameters N", ylabel="k", title="k(N) = Kmax N / (N + N0)"
+)
 axes[1].legend()
 plt.show()
 
@@ -347,29 +477,69 @@ alt = rla.phases(curves, early_frac=early_frac, reps=1, seed=seed)
 ph = ph.merge(alt[["model_size", "rmse_logistic", "rmse_exp"]], on="model_size")
 for _, r in ph.iterrows():
     s, big = r["model_size"], r["model_size"] == sizes[-1]
-    step_note = (None if r["rise_resolved"] else
-                 f"the logistic rises within one evaluation interval ({r['eval_dt']:.3f} of the "
-                 "run): a step, its phases are not resolved")
-    for name, what in (("t10", "end of the slow start"), ("t50", "middle of the rapid gain"),
-                       ("t90", "plateau onset")):
+    step_note = (
+        None
+        if r["rise_resolved"]
+        else f"the logistic rises within one evaluation interval ({r['eval_dt']:.3f} of the "
+        "run): a step, its phases are not resolved"
+    )
+    for name, what in (
+        ("t10", "end of the slow start"),
+        ("t50", "middle of the rapid gain"),
+        ("t90", "plateau onset"),
+    ):
         note = step_note
         if name == "t10" and r["R0"] < 0:
-            note = (f"the logistic's R0 = {r['R0']:.3f} < 0: the curve already climbs at "
-                    "step 0, the data hold no slow start")
-        record(f"phases/{s}/{name}", r[name], ci=(r[f"{name}_lo"], r[f"{name}_hi"]),
-               level=level, method=METHOD, resamples=pred_reps, identified=note is None,
-               note=note, description=f"{what} (fraction of the size's step budget)")
+            note = (
+                f"the logistic's R0 = {r['R0']:.3f} < 0: the curve already climbs at "
+                "step 0, the data hold no slow start"
+            )
+        record(
+            f"phases/{s}/{name}",
+            r[name],
+            ci=(r[f"{name}_lo"], r[f"{name}_hi"]),
+            level=level,
+            method=METHOD,
+            resamples=pred_reps,
+            identified=note is None,
+            note=note,
+            description=f"{what} (fraction of the size's step budget)",
+        )
     early_ok = np.isfinite(r["t90_early"]) and r["early_fail_share"] < 0.2
-    why = ("the fit on the first {:.0%} sees no plateau ({})".format(
-        early_frac, "point fit" if not np.isfinite(r["t90_early"])
-        else f"{100 * r['early_fail_share']:.0f}% of refits"))
-    record(f"phases/{s}/t90_early_error", r["t90_error"],
-           ci=(r["t90_error_lo"], r["t90_error_hi"]), level=level, method=METHOD,
-           resamples=pred_reps, identified=bool(early_ok), note=None if early_ok else why,
-           headline=big,
-           description=f"plateau onset predicted from the first {early_frac:.0%} minus full fit")
-ph.set_index("model_size")[["R0", "Rmax", "t10", "t50", "t90", "t90_lo", "t90_hi", "t90_early",
-                            "t90_error", "early_fail_share", "rmse_logistic", "rmse_exp"]]
+    why = "the fit on the first {:.0%} sees no plateau ({})".format(
+        early_frac,
+        "point fit"
+        if not np.isfinite(r["t90_early"])
+        else f"{100 * r['early_fail_share']:.0f}% of refits",
+    )
+    record(
+        f"phases/{s}/t90_early_error",
+        r["t90_error"],
+        ci=(r["t90_error_lo"], r["t90_error_hi"]),
+        level=level,
+        method=METHOD,
+        resamples=pred_reps,
+        identified=bool(early_ok),
+        note=None if early_ok else why,
+        headline=big,
+        description=f"plateau onset predicted from the first {early_frac:.0%} minus full fit",
+    )
+ph.set_index("model_size")[
+    [
+        "R0",
+        "Rmax",
+        "t10",
+        "t50",
+        "t90",
+        "t90_lo",
+        "t90_hi",
+        "t90_early",
+        "t90_error",
+        "early_fail_share",
+        "rmse_logistic",
+        "rmse_exp",
+    ]
+]
 
 # %% [markdown]
 # ## Design ablations and positive controls: asymptote or efficiency?
@@ -389,24 +559,46 @@ per_seed = rla.per_seed_sigmoids(curves, transient_frac=transient_frac)
 effects = rla.ablation_effects(per_seed, baseline=base, reps=poi_reps, seed=seed, level=level)
 HEAD = {("len_cap", "A"), ("half_lr", "log10_C_mid")}
 for _, r in effects.iterrows():
-    record(f"ablation/{r['variant']}/delta_{r['metric']}", r["delta"],
-           ci=(r["delta_lo"], r["delta_hi"]), level=level, method="paired bootstrap over seeds",
-           resamples=poi_reps, identified=bool(r["identified"]), note=r["note"] or None,
-           headline=(r["variant"], r["metric"]) in HEAD,
-           description=f"{r['variant']} minus {base}, {r['metric']} (sizes {r['sizes']}, "
-                       f"{r['n_seeds']} seeds; minimum detectable effect {r['mde']:.3g})")
+    record(
+        f"ablation/{r['variant']}/delta_{r['metric']}",
+        r["delta"],
+        ci=(r["delta_lo"], r["delta_hi"]),
+        level=level,
+        method="paired bootstrap over seeds",
+        resamples=poi_reps,
+        identified=bool(r["identified"]),
+        note=r["note"] or None,
+        headline=(r["variant"], r["metric"]) in HEAD,
+        description=f"{r['variant']} minus {base}, {r['metric']} (sizes {r['sizes']}, "
+        f"{r['n_seeds']} seeds; minimum detectable effect {r['mde']:.3g})",
+    )
     if r["metric"] != "log10_C_mid":
-        record(f"ablation/{r['variant']}/p_improve_{r['metric']}", r["p_improve"],
-               ci=(r["p_lo"], r["p_hi"]), level=level, method="stratified bootstrap (rliable)",
-               resamples=poi_reps, description=f"P({r['variant']} > {base}) on {r['metric']}")
+        record(
+            f"ablation/{r['variant']}/p_improve_{r['metric']}",
+            r["p_improve"],
+            ci=(r["p_lo"], r["p_hi"]),
+            level=level,
+            method="stratified bootstrap (rliable)",
+            resamples=poi_reps,
+            description=f"P({r['variant']} > {base}) on {r['metric']}",
+        )
 spread = rlp.seed_spread(per_seed, reps=poi_reps, seed=seed, level=level)
-record("scalerl/A_seed_sd", spread["sd"], ci=spread["ci"], level=level,
-       method="bootstrap over seeds within sizes, percentile"
-              + (" (extended to the point)" if spread["ci_extended"] else ""),
-       resamples=poi_reps, identified=spread["at_bound"] < 0.2,
-       note=(f"A on its bound 1 in {100 * spread['at_bound']:.0f}% of the per-run fits"
-             if spread["at_bound"] >= 0.2 else None),
-       description="standard deviation of A across seeds (baseline, mean over sizes)")
+record(
+    "scalerl/A_seed_sd",
+    spread["sd"],
+    ci=spread["ci"],
+    level=level,
+    method="bootstrap over seeds within sizes, percentile"
+    + (" (extended to the point)" if spread["ci_extended"] else ""),
+    resamples=poi_reps,
+    identified=spread["at_bound"] < 0.2,
+    note=(
+        f"A on its bound 1 in {100 * spread['at_bound']:.0f}% of the per-run fits"
+        if spread["at_bound"] >= 0.2
+        else None
+    ),
+    description="standard deviation of A across seeds (baseline, mean over sizes)",
+)
 effects
 
 # %%
@@ -434,12 +626,20 @@ if len(variants) > 1:
 
 # %%
 if "reuse" in variants:
-    reuse = rlp.matched_compute_delta(curves, "reuse", baseline=base, reps=poi_reps, seed=seed,
-                                      level=level)
-    record("reuse/delta_pass_rate", reuse["delta"], ci=reuse["ci"], level=level,
-           method="paired bootstrap over seeds", resamples=poi_reps, headline=True,
-           description=f"pass rate, reused pool minus fresh prompts at equal compute "
-                       f"(sizes {', '.join(reuse['sizes'])}, {reuse['n_seeds']} seeds)")
+    reuse = rlp.matched_compute_delta(
+        curves, "reuse", baseline=base, reps=poi_reps, seed=seed, level=level
+    )
+    record(
+        "reuse/delta_pass_rate",
+        reuse["delta"],
+        ci=reuse["ci"],
+        level=level,
+        method="paired bootstrap over seeds",
+        resamples=poi_reps,
+        headline=True,
+        description=f"pass rate, reused pool minus fresh prompts at equal compute "
+        f"(sizes {', '.join(reuse['sizes'])}, {reuse['n_seeds']} seeds)",
+    )
     display(reuse)
 else:
     print("no data-reuse variant in this design")
@@ -454,86 +654,184 @@ else:
 
 # %%
 every = lambda fmt: [fmt.format(s) for s in sizes]  # noqa: E731
-claim("SCALERL-1", paper=SCALERL,
-      statement="The held-out pass rate follows a sigmoid in RL compute (here: the sigmoid's "
-                "RMSE against the seed-mean curve is below ScaleRL's 0.02 noise floor at every "
-                "size)", finding=every("scalerl/{}/rmse"), expect="less", value=0.02)
-claim("SCALERL-2", paper=SCALERL,
-      statement="A sigmoid fitted on the first half of compute predicts the asymptote A "
-                "(within 0.02, at every size)",
-      finding=every("scalerl/{}/A_pred_error"), expect="equal", value=0.0, tolerance=0.02)
-claim("SCALERL-2-final", paper=SCALERL,
-      statement="... and the final pass rate of the full run (within 0.02, at every size)",
-      finding=every("scalerl/{}/final_pred_error"), expect="equal", value=0.0, tolerance=0.02)
-claim("SCALERL-3", paper=SCALERL,
-      statement="The noise floor on A is about +-0.02 across independent runs (here: the "
-                "seed-to-seed standard deviation of A is below 0.03)",
-      finding="scalerl/A_seed_sd", expect="less", value=0.03)
+claim(
+    "SCALERL-1",
+    paper=SCALERL,
+    statement="The held-out pass rate follows a sigmoid in RL compute (here: the sigmoid's "
+    "RMSE against the seed-mean curve is below ScaleRL's 0.02 noise floor at every "
+    "size)",
+    finding=every("scalerl/{}/rmse"),
+    expect="less",
+    value=0.02,
+)
+claim(
+    "SCALERL-2",
+    paper=SCALERL,
+    statement="A sigmoid fitted on the first half of compute predicts the asymptote A "
+    "(within 0.02, at every size)",
+    finding=every("scalerl/{}/A_pred_error"),
+    expect="equal",
+    value=0.0,
+    tolerance=0.02,
+)
+claim(
+    "SCALERL-2-final",
+    paper=SCALERL,
+    statement="... and the final pass rate of the full run (within 0.02, at every size)",
+    finding=every("scalerl/{}/final_pred_error"),
+    expect="equal",
+    value=0.0,
+    tolerance=0.02,
+)
+claim(
+    "SCALERL-3",
+    paper=SCALERL,
+    statement="The noise floor on A is about +-0.02 across independent runs (here: the "
+    "seed-to-seed standard deviation of A is below 0.03)",
+    finding="scalerl/A_seed_sd",
+    expect="less",
+    value=0.03,
+)
 design = [v for v in ("sample_agg", "batch_norm") if v in variants]
 if design:
-    claim("SCALERL-4", paper=SCALERL,
-          statement="Design choices such as loss aggregation and advantage normalisation do "
-                    "not move the asymptote A (|delta A| <= 0.02)",
-          finding=[f"ablation/{v}/delta_A" for v in design], expect="equal", value=0.0,
-          tolerance=0.02)
+    claim(
+        "SCALERL-4",
+        paper=SCALERL,
+        statement="Design choices such as loss aggregation and advantage normalisation do "
+        "not move the asymptote A (|delta A| <= 0.02)",
+        finding=[f"ablation/{v}/delta_A" for v in design],
+        expect="equal",
+        value=0.0,
+        tolerance=0.02,
+    )
 else:
-    claim("SCALERL-4", paper=SCALERL, statement="Design choices move B, not A",
-          untested="no design ablation in this run")
-claim("SCALERL-5", paper=SCALERL,
-      statement="Some recipes differ in asymptote (loss type DAPO 0.52 vs CISPO 0.595; FP32 "
-                "logits 0.52 -> 0.61)",
-      untested="the sweep has no loss-type (CISPO) or logit-precision variant; the length-cap "
-               "control shows whether an A difference of that size is detectable here")
+    claim(
+        "SCALERL-4",
+        paper=SCALERL,
+        statement="Design choices move B, not A",
+        untested="no design ablation in this run",
+    )
+claim(
+    "SCALERL-5",
+    paper=SCALERL,
+    statement="Some recipes differ in asymptote (loss type DAPO 0.52 vs CISPO 0.595; FP32 "
+    "logits 0.52 -> 0.61)",
+    untested="the sweep has no loss-type (CISPO) or logit-precision variant; the length-cap "
+    "control shows whether an A difference of that size is detectable here",
+)
 if "len_cap" in variants:
-    claim("CONTROL-A", paper=CONTROL,
-          statement="A generation cap below what the 4-digit sums need lowers A (by > 0.02)",
-          finding="ablation/len_cap/delta_A", expect="less", value=-0.02)
+    claim(
+        "CONTROL-A",
+        paper=CONTROL,
+        statement="A generation cap below what the 4-digit sums need lowers A (by > 0.02)",
+        finding="ablation/len_cap/delta_A",
+        expect="less",
+        value=-0.02,
+    )
 else:
-    claim("CONTROL-A", paper=CONTROL, statement="A length cap lowers A",
-          untested="no positive control in this design (medium has one)")
+    claim(
+        "CONTROL-A",
+        paper=CONTROL,
+        statement="A length cap lowers A",
+        untested="no positive control in this design (medium has one)",
+    )
 if "half_lr" in variants:
-    claim("CONTROL-B", paper=CONTROL,
-          statement="Half the learning rate costs efficiency: log10 C_mid rises",
-          finding="ablation/half_lr/delta_log10_C_mid", expect="greater", value=0.0)
+    claim(
+        "CONTROL-B",
+        paper=CONTROL,
+        statement="Half the learning rate costs efficiency: log10 C_mid rises",
+        finding="ablation/half_lr/delta_log10_C_mid",
+        expect="greater",
+        value=0.0,
+    )
 else:
-    claim("CONTROL-B", paper=CONTROL, statement="Half the learning rate lowers efficiency",
-          untested="no positive control in this design (medium has one)")
-claim("TAN-1", paper=TAN,
-      statement="log10(1 - R) falls linearly in log10 compute: k > 0 at every size",
-      finding=every("tan/k/{}"), expect="greater", value=0.0)
-claim("TAN-2", paper=TAN,
-      statement="k(N) = Kmax N / (N + N0): larger models learn more per unit of compute "
-                "(k of the largest size exceeds k of the smallest, with N0 identified)",
-      finding=["tan/k_rise", "tan/N0"], expect="greater", value=0.0)
+    claim(
+        "CONTROL-B",
+        paper=CONTROL,
+        statement="Half the learning rate lowers efficiency",
+        untested="no positive control in this design (medium has one)",
+    )
+claim(
+    "TAN-1",
+    paper=TAN,
+    statement="log10(1 - R) falls linearly in log10 compute: k > 0 at every size",
+    finding=every("tan/k/{}"),
+    expect="greater",
+    value=0.0,
+)
+claim(
+    "TAN-2",
+    paper=TAN,
+    statement="k(N) = Kmax N / (N + N0): larger models learn more per unit of compute "
+    "(k of the largest size exceeds k of the smallest, with N0 identified)",
+    finding=["tan/k_rise", "tan/N0"],
+    expect="greater",
+    value=0.0,
+)
 if "holdout" in kn:
-    claim("TAN-3", paper=TAN,
-          statement="k(N) fitted on the smaller sizes predicts the largest size's k "
-                    "(within 0.05)", finding="tan/holdout_k_error", expect="equal", value=0.0,
-          tolerance=0.05)
+    claim(
+        "TAN-3",
+        paper=TAN,
+        statement="k(N) fitted on the smaller sizes predicts the largest size's k (within 0.05)",
+        finding="tan/holdout_k_error",
+        expect="equal",
+        value=0.0,
+        tolerance=0.05,
+    )
 else:
-    claim("TAN-3", paper=TAN, statement="k(N) extrapolates to a larger size",
-          untested="fewer than 3 sizes")
+    claim(
+        "TAN-3",
+        paper=TAN,
+        statement="k(N) extrapolates to a larger size",
+        untested="fewer than 3 sizes",
+    )
 if "reuse" in variants:
-    claim("TAN-4", paper=TAN,
-          statement="Reusing a limited prompt pool for many epochs works as well as fresh "
-                    "prompts at equal compute (within 0.02)",
-          finding="reuse/delta_pass_rate", expect="equal", value=0.0, tolerance=0.02)
+    claim(
+        "TAN-4",
+        paper=TAN,
+        statement="Reusing a limited prompt pool for many epochs works as well as fresh "
+        "prompts at equal compute (within 0.02)",
+        finding="reuse/delta_pass_rate",
+        expect="equal",
+        value=0.0,
+        tolerance=0.02,
+    )
 else:
-    claim("TAN-4", paper=TAN, statement="Reusing data many times works",
-          untested="no fixed-pool variant: every run of this design draws from one RL "
-                   "prompt set (small: 4000 prompts, 2 epochs in 500 steps), so reuse is "
-                   "not varied")
-claim("GRPOLAW-1", paper=NIMM,
-      statement="The reward trajectory has a slow start: the logistic's 10% point lies inside "
-                "training (t10 > 0) at every size",
-      finding=every("phases/{}/t10"), expect="greater", value=0.0)
-claim("GRPOLAW-1-plateau", paper=NIMM,
-      statement="... and a plateau inside training (t90 < 1) at every size",
-      finding=every("phases/{}/t90"), expect="less", value=1.0)
-claim("GRPOLAW-2", paper=NIMM,
-      statement=f"The plateau's onset can be predicted from the first {early_frac:.0%} of "
-                "training (within 0.1 of the run, at every size)",
-      finding=every("phases/{}/t90_early_error"), expect="equal", value=0.0, tolerance=0.1)
+    claim(
+        "TAN-4",
+        paper=TAN,
+        statement="Reusing data many times works",
+        untested="no fixed-pool variant: every run of this design draws from one RL "
+        "prompt set (small: 4000 prompts, 2 epochs in 500 steps), so reuse is "
+        "not varied",
+    )
+claim(
+    "GRPOLAW-1",
+    paper=NIMM,
+    statement="The reward trajectory has a slow start: the logistic's 10% point lies inside "
+    "training (t10 > 0) at every size",
+    finding=every("phases/{}/t10"),
+    expect="greater",
+    value=0.0,
+)
+claim(
+    "GRPOLAW-1-plateau",
+    paper=NIMM,
+    statement="... and a plateau inside training (t90 < 1) at every size",
+    finding=every("phases/{}/t90"),
+    expect="less",
+    value=1.0,
+)
+claim(
+    "GRPOLAW-2",
+    paper=NIMM,
+    statement=f"The plateau's onset can be predicted from the first {early_frac:.0%} of "
+    "training (within 0.1 of the run, at every size)",
+    finding=every("phases/{}/t90_early_error"),
+    expect="equal",
+    value=0.0,
+    tolerance=0.1,
+)
 
 # %% [markdown]
 # ## The medium sweep: cost, budget and progress
@@ -565,17 +863,25 @@ if cost_file.exists():
     per_size = pd.DataFrame(costs["sizes"]).T
     factor = float(costs.get("load_factor", 1.0))
     est = estimate_sweep(med, costs, workers=2)
-    per_size["run_s_at_budget"] = [med.grpo.steps * c["step_s"] + (med.grpo.steps // med.eval_every + 1)
-                                   * c["eval_s"] for c in costs["sizes"].values()]
+    per_size["run_s_at_budget"] = [
+        med.grpo.steps * c["step_s"] + (med.grpo.steps // med.eval_every + 1) * c["eval_s"]
+        for c in costs["sizes"].values()
+    ]
     display(per_size)
     print(f"tasks: {est['tasks']}")
-    print(f"as measured (load factor {factor:.1f}): {est['core_s']['total'] / 3600:.1f} "
-          f"core-hours, {est['wall_s'] / 3600:.1f} h on 2 workers")
-    print(f"idle machine: {est['core_s']['total'] / factor / 3600:.1f} core-hours, "
-          f"{est['wall_s'] / factor / 3600:.1f} h on 2 workers (upper bound)")
+    print(
+        f"as measured (load factor {factor:.1f}): {est['core_s']['total'] / 3600:.1f} "
+        f"core-hours, {est['wall_s'] / 3600:.1f} h on 2 workers"
+    )
+    print(
+        f"idle machine: {est['core_s']['total'] / factor / 3600:.1f} core-hours, "
+        f"{est['wall_s'] / factor / 3600:.1f} h on 2 workers (upper bound)"
+    )
 else:
-    print("no cost measurement found (run python -m scalinglab.studies.rl.budget medium "
-          "--out data/rl_scaling/cost-medium.json)")
+    print(
+        "no cost measurement found (run python -m scalinglab.studies.rl.budget medium "
+        "--out data/rl_scaling/cost-medium.json)"
+    )
 med_runs = rl_runs_folder(med)
 if (med_runs.parent.parent / f"{med_runs.name}.nc").exists():
     print(f"medium sweep complete: data/rl_scaling/{med_runs.name}.nc")

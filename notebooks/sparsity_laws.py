@@ -46,11 +46,15 @@ curves: str = ""  # your activation-ratio table (run, tokens, activation_ratio[,
 published: str = ""  # "" = this study's sweep; "sparsing_law" = the paper's own released curves {"", sparsing_law}
 rerun: bool = False  # re-train the sweep even if data/sparsity_laws/ has it
 ppl_budget: float = 1.0  # p of PPL-p%: allowed perplexity rise in percent [> 0]
-min_ffn_gain: float = 0.05  # checkpoints where dropping the whole FFN costs less (nats/token) are not used [>= 0]
+min_ffn_gain: float = (
+    0.05  # checkpoints where dropping the whole FFN costs less (nats/token) are not used [>= 0]
+)
 reps: int = 2000  # bootstrap resamples for every CI [>= 1]
 level: float = 0.95  # CI level [> 0, < 1]
 kernel_threads: int = 1  # torch and numba threads for the kernel benchmark [>= 1]
-kernel_processes: int = 4  # separate processes the kernel benchmark is repeated in (its intervals resample them) [>= 2]
+kernel_processes: int = (
+    4  # separate processes the kernel benchmark is repeated in (its intervals resample them) [>= 2]
+)
 horizon: bool = True  # also the long-horizon probe: the smallest model trained 16x longer
 
 # %% [markdown]
@@ -132,10 +136,14 @@ if PUBLISHED:
     pub.check_provenance()
     df = pub.load_curves()
     ds = None
-    display(Markdown(f"The paper's released curves: {df['run'].nunique()} runs, {len(df)} "
-                     "checkpoints (sha256 as published; `data/published/sparsing_law/`). "
-                     "Sections 1-8 below are this study's own sweep: in this variant the "
-                     "paper's curves are analysed in section 9."))
+    display(
+        Markdown(
+            f"The paper's released curves: {df['run'].nunique()} runs, {len(df)} "
+            "checkpoints (sha256 as published; `data/published/sparsing_law/`). "
+            "Sections 1-8 below are this study's own sweep: in this variant the "
+            "paper's curves are analysed in section 9."
+        )
+    )
 elif curves:
     df = sa.read_curves(curves)
     ds = None
@@ -144,15 +152,26 @@ else:
     cfg = sweep_config(compute_class, p=ppl_budget)
     ds = run_sweep(cfg, scheduler=scheduler, rerun=rerun)
     df = sa.curves_frame(ds, min_ffn_gain=min_ffn_gain)
-    models = ds[["d_model", "n_layer", "n_params", "d_ff", "width_depth_ratio", "in_size_sweep",
-                 "in_width_depth"]].to_dataframe()
+    models = ds[
+        [
+            "d_model",
+            "n_layer",
+            "n_params",
+            "d_ff",
+            "width_depth_ratio",
+            "in_size_sweep",
+            "in_width_depth",
+        ]
+    ].to_dataframe()
     display(models)
     n_bad = int((ds["status"] != "ok").sum())
-    print(f"{int((ds['status'] == 'ok').sum())} runs ok, {n_bad} failed; "
-          f"{int(df['usable'].sum())} of {len(df)} checkpoints usable (FFN gain >= "
-          f"{min_ffn_gain} nats); corpus {ds.attrs['corpus_train_tokens']:,} train tokens "
-          f"({ds.attrs['corpus_sources']}); train {float(ds['train_s'].sum()) / 60:.1f} + "
-          f"measure {float(ds['measure_s'].sum()) / 60:.1f} core-minutes")
+    print(
+        f"{int((ds['status'] == 'ok').sum())} runs ok, {n_bad} failed; "
+        f"{int(df['usable'].sum())} of {len(df)} checkpoints usable (FFN gain >= "
+        f"{min_ffn_gain} nats); corpus {ds.attrs['corpus_train_tokens']:,} train tokens "
+        f"({ds.attrs['corpus_sources']}); train {float(ds['train_s'].sum()) / 60:.1f} + "
+        f"measure {float(ds['measure_s'].sum()) / 60:.1f} core-minutes"
+    )
     if n_bad:
         display(ds["error"].where(ds["status"] != "ok", drop=True).to_dataframe())
 
@@ -163,10 +182,14 @@ if ds is not None:
     for ax, act in zip(axes[0], acts, strict=True):
         for model, g in df[df["activation"] == act].groupby("model", sort=False):
             m = g.groupby("tokens").agg(r=("activation_ratio", "mean"), u=("usable", "all"))
-            line, = ax.plot(m.index, m["r"], "-", label=model, alpha=0.8)
+            (line,) = ax.plot(m.index, m["r"], "-", label=model, alpha=0.8)
             ax.plot(m.index[~m["u"]], m["r"][~m["u"]], "x", color=line.get_color())
-        ax.set(xscale="log", xlabel="training tokens D", ylabel=f"PPL-{ppl_budget:g}% activation ratio",
-               title=f"{act} (mean over seeds; x = FFN not yet useful)")
+        ax.set(
+            xscale="log",
+            xlabel="training tokens D",
+            ylabel=f"PPL-{ppl_budget:g}% activation ratio",
+            title=f"{act} (mean over seeds; x = FFN not yet useful)",
+        )
         ax.legend(fontsize=8, ncol=2)
     plt.show()
 
@@ -186,10 +209,18 @@ if not PUBLISHED:
     slopes = sa.run_slopes(df)
     for act, g in slopes.groupby("activation", sort=False):
         point, ci = sa.stratified_mean(g, "slope", **BOOT)
-        record(f"trend/{act}/slope_per_decade", point, ci=ci, level=level, method=SEEDS_CI,
-               resamples=reps, unit="activation ratio per 10x tokens", headline=True,
-               description=f"{act}: sign of the activation-ratio trend with training tokens "
-                           f"(paper: {'negative' if act == 'relu' else 'positive'})")
+        record(
+            f"trend/{act}/slope_per_decade",
+            point,
+            ci=ci,
+            level=level,
+            method=SEEDS_CI,
+            resamples=reps,
+            unit="activation ratio per 10x tokens",
+            headline=True,
+            description=f"{act}: sign of the activation-ratio trend with training tokens "
+            f"(paper: {'negative' if act == 'relu' else 'positive'})",
+        )
         for model, gm in g.groupby("model", sort=False):
             TRENDS[(act, model)] = sa.stratified_mean(gm, "slope", **BOOT)
     display(sa.group_means(slopes, "slope", by=["activation", "model"], **BOOT))
@@ -198,28 +229,48 @@ if not PUBLISHED:
 BY = ["activation", "model"]
 fits = {}
 if not PUBLISHED:
-    user_laws = None if (not curves or "activation" in df.attrs.get("given", ())) else list(sa.LAWS.values())
+    user_laws = (
+        None
+        if (not curves or "activation" in df.attrs.get("given", ()))
+        else list(sa.LAWS.values())
+    )
     laws_table, fits = sa.fit_laws(df, by=BY, laws=user_laws, **BOOT)
-    display(Table(sa.laws_display(laws_table),
-                  notes={"alpha": "no fit", "c": "no fit", "A0": "no fit"}))
+    display(
+        Table(sa.laws_display(laws_table), notes={"alpha": "no fit", "c": "no fit", "A0": "no fit"})
+    )
     for row in laws_table.to_dict("records"):
         if isinstance(row.get("error"), str):
             print(f"{row['activation']}/{row['model']}/{row['law']}: no fit ({row['error']})")
             continue
-        name = f"law/{row['activation']}/{row['model']}/A0" if user_laws is None else \
-            f"law/{row['law']}/A0"
+        name = (
+            f"law/{row['activation']}/{row['model']}/A0"
+            if user_laws is None
+            else f"law/{row['law']}/A0"
+        )
         res = fits[(row["activation"], row["model"], row["law"])]
-        ident = sa.law_identification(res, "A0", trend=TRENDS.get((row["activation"],
-                                                                   row["model"])))
-        record(name, row["A0"], ci=(row["A0_lo"], row["A0_hi"]), level=level, method=LAW_CI,
-               resamples=reps, headline=(ds is None or row["model"] == "m") and ident.identified,
-               identified=ident.identified, note=ident.reason or None, bound=ident.bound,
-               side=ident.side,
-               description=f"{row['law']} limit activation ratio, {row['n_runs']} runs"
-                           + (f" ({row['warnings']})" if row["warnings"] else ""))
-    print("Law limits not identified (shown one-sided in the findings, never headlines): "
-          "a parameter on a bound in the point fit or in >= 20% of refits, alpha at 0 (the "
-          "ReLU law is then a constant), or a trend of the sign the law cannot express.")
+        ident = sa.law_identification(
+            res, "A0", trend=TRENDS.get((row["activation"], row["model"]))
+        )
+        record(
+            name,
+            row["A0"],
+            ci=(row["A0_lo"], row["A0_hi"]),
+            level=level,
+            method=LAW_CI,
+            resamples=reps,
+            headline=(ds is None or row["model"] == "m") and ident.identified,
+            identified=ident.identified,
+            note=ident.reason or None,
+            bound=ident.bound,
+            side=ident.side,
+            description=f"{row['law']} limit activation ratio, {row['n_runs']} runs"
+            + (f" ({row['warnings']})" if row["warnings"] else ""),
+        )
+    print(
+        "Law limits not identified (shown one-sided in the findings, never headlines): "
+        "a parameter on a bound in the point fit or in >= 20% of refits, alpha at 0 (the "
+        "ReLU law is then a constant), or a trend of the sign the law cannot express."
+    )
 
 # %%
 if fits:
@@ -229,8 +280,13 @@ if fits:
         g = df[(df["activation"] == act) & (df["model"] == model) & df["usable"]]
         pts = ax.plot(g["tokens"], g["activation_ratio"], ".", alpha=0.5)[0]
         grid = np.geomspace(g["tokens"].min(), g["tokens"].max(), 50)
-        ax.plot(grid, res.predict(grid), "-", color=pts.get_color(),
-                label=f"{act}/{model}: A0={res.params['A0']:.3f}")
+        ax.plot(
+            grid,
+            res.predict(grid),
+            "-",
+            color=pts.get_color(),
+            label=f"{act}/{model}: A0={res.params['A0']:.3f}",
+        )
         ax.set(xscale="log", xlabel="training tokens D", ylabel="activation ratio", title=law)
         ax.legend(fontsize=8)
     plt.show()
@@ -248,25 +304,45 @@ if ds is not None:
     final = sa.final_values(df)
     wd = final[final["in_width_depth"]]
     summary = sa.group_means(wd, "activation_ratio", by=["activation", "model"], **BOOT)
-    summary = summary.merge(wd.groupby("model")[["width_depth_ratio", "n_params"]].first(),
-                            on="model").sort_values(["activation", "width_depth_ratio"])
+    summary = summary.merge(
+        wd.groupby("model")[["width_depth_ratio", "n_params"]].first(), on="model"
+    ).sort_values(["activation", "width_depth_ratio"])
     display(summary)
     for act, g in wd.groupby("activation", sort=False):
         point, ci = sa.slope_vs_log(g, "activation_ratio", "width_depth_ratio", **BOOT)
-        record(f"width_depth/{act}/slope_per_decade", point, ci=ci, level=level,
-               method=SEEDS_CI + ", OLS on model means", resamples=reps, headline=act == "relu",
-               unit="activation ratio per 10x width/depth",
-               description=f"{act}: final PPL-{ppl_budget:g}% activation ratio vs width/depth "
-                           "at fixed parameters (paper: positive below a bottleneck)")
+        record(
+            f"width_depth/{act}/slope_per_decade",
+            point,
+            ci=ci,
+            level=level,
+            method=SEEDS_CI + ", OLS on model means",
+            resamples=reps,
+            headline=act == "relu",
+            unit="activation ratio per 10x width/depth",
+            description=f"{act}: final PPL-{ppl_budget:g}% activation ratio vs width/depth "
+            "at fixed parameters (paper: positive below a bottleneck)",
+        )
         lpoint, lci = sa.slope_vs_log(g, "loss", "width_depth_ratio", **BOOT)
-        record(f"width_depth/{act}/loss_slope_per_decade", lpoint, ci=lci, level=level,
-               method=SEEDS_CI + ", OLS on model means", resamples=reps,
-               unit="nats/token per 10x width/depth",
-               description=f"{act}: final held-out loss vs width/depth (the cost of depth)")
+        record(
+            f"width_depth/{act}/loss_slope_per_decade",
+            lpoint,
+            ci=lci,
+            level=level,
+            method=SEEDS_CI + ", OLS on model means",
+            resamples=reps,
+            unit="nats/token per 10x width/depth",
+            description=f"{act}: final held-out loss vs width/depth (the cost of depth)",
+        )
     fig, axes = plt.subplots(1, 2, figsize=(12, 4))
     for act, g in summary.groupby("activation", sort=False):
-        axes[0].errorbar(g["width_depth_ratio"], g["mean"], [g["mean"] - g["lo"], g["hi"] - g["mean"]],
-                         fmt="o-", capsize=3, label=act)
+        axes[0].errorbar(
+            g["width_depth_ratio"],
+            g["mean"],
+            [g["mean"] - g["lo"], g["hi"] - g["mean"]],
+            fmt="o-",
+            capsize=3,
+            label=act,
+        )
         lm = wd[wd["activation"] == act].groupby("width_depth_ratio")["loss"].mean()
         axes[1].plot(lm.index, lm.values, "o-", label=act)
     axes[0].set(xscale="log", xlabel="width / depth", ylabel="final activation ratio")
@@ -281,15 +357,25 @@ if ds is not None:
 # %%
 if ds is not None:
     sz = final[final["in_size_sweep"]]
-    display(sa.group_means(sz, "activation_ratio", by=["activation", "model"], **BOOT)
-            .merge(sz.groupby("model")["n_params"].first(), on="model"))
+    display(
+        sa.group_means(sz, "activation_ratio", by=["activation", "model"], **BOOT).merge(
+            sz.groupby("model")["n_params"].first(), on="model"
+        )
+    )
     for act, g in sz.groupby("activation", sort=False):
         point, ci = sa.slope_vs_log(g, "activation_ratio", "n_params", **BOOT)
-        record(f"size/{act}/slope_per_decade", point, ci=ci, level=level,
-               method=SEEDS_CI + ", OLS on model means", resamples=reps, headline=act == "relu",
-               unit="activation ratio per 10x parameters",
-               description=f"{act}: final activation ratio vs non-embedding parameters "
-                           "(paper: weak dependence)")
+        record(
+            f"size/{act}/slope_per_decade",
+            point,
+            ci=ci,
+            level=level,
+            method=SEEDS_CI + ", OLS on model means",
+            resamples=reps,
+            headline=act == "relu",
+            unit="activation ratio per 10x parameters",
+            description=f"{act}: final activation ratio vs non-embedding parameters "
+            "(paper: weak dependence)",
+        )
 
 # %% [markdown]
 # ## 5. Comparable loss?
@@ -301,13 +387,28 @@ if ds is not None:
 if ds is not None:
     diff, diff_ci, pairs = sa.paired_difference(final, "loss", **BOOT)
     display(pairs.groupby("model")[["relu", "silu", "diff"]].mean())
-    record("loss/relu_minus_silu", diff, ci=diff_ci, level=level, method=SEEDS_CI,
-           resamples=reps, unit="nats/token", headline=True,
-           description="final held-out loss, ReLU minus SiLU (paper: comparable)")
+    record(
+        "loss/relu_minus_silu",
+        diff,
+        ci=diff_ci,
+        level=level,
+        method=SEEDS_CI,
+        resamples=reps,
+        unit="nats/token",
+        headline=True,
+        description="final held-out loss, ReLU minus SiLU (paper: comparable)",
+    )
     rdiff, rdiff_ci, _ = sa.paired_difference(final, "activation_ratio", **BOOT)
-    record("ratio/relu_minus_silu", rdiff, ci=rdiff_ci, level=level, method=SEEDS_CI,
-           resamples=reps, description="final activation ratio, ReLU minus SiLU "
-                                       "(paper: ReLU far sparser, 6-8% vs 38-41%)")
+    record(
+        "ratio/relu_minus_silu",
+        rdiff,
+        ci=rdiff_ci,
+        level=level,
+        method=SEEDS_CI,
+        resamples=reps,
+        description="final activation ratio, ReLU minus SiLU "
+        "(paper: ReLU far sparser, 6-8% vs 38-41%)",
+    )
 
 # %% [markdown]
 # ## 6. PPL-p% against the baselines
@@ -318,17 +419,31 @@ if ds is not None:
 
 # %%
 if ds is not None:
-    base = ds["final_ratio"].where(ds["status"] == "ok").to_dataframe().reset_index().dropna(
-        subset=["final_ratio"])
-    methods = sa.group_means(base, "final_ratio", by=["activation", "sparsity_method", "model"],
-                             **BOOT)
-    display(methods.pivot_table(index=["activation", "model"], columns="sparsity_method",
-                                values="mean"))
+    base = (
+        ds["final_ratio"]
+        .where(ds["status"] == "ok")
+        .to_dataframe()
+        .reset_index()
+        .dropna(subset=["final_ratio"])
+    )
+    methods = sa.group_means(
+        base, "final_ratio", by=["activation", "sparsity_method", "model"], **BOOT
+    )
+    display(
+        methods.pivot_table(index=["activation", "model"], columns="sparsity_method", values="mean")
+    )
     for (act, method), g in base.groupby(["activation", "sparsity_method"], sort=False):
         point, ci = sa.stratified_mean(g, "final_ratio", **BOOT)
-        record(f"method/{act}/{method}", point, ci=ci, level=level, method=SEEDS_CI,
-               resamples=reps, description=f"{act}: final PPL-{ppl_budget:g}% activation ratio "
-                                           f"with {method}, mean over models")
+        record(
+            f"method/{act}/{method}",
+            point,
+            ci=ci,
+            level=level,
+            method=SEEDS_CI,
+            resamples=reps,
+            description=f"{act}: final PPL-{ppl_budget:g}% activation ratio "
+            f"with {method}, mean over models",
+        )
 
 # %% [markdown]
 # ## 7. What sparsity buys: a sparse FFN kernel
@@ -357,39 +472,77 @@ if ds is not None:
 if not PUBLISHED:
     torch.set_num_threads(kernel_threads)
     numba.set_num_threads(min(kernel_threads, numba.config.NUMBA_NUM_THREADS))
-    KERNEL = {"tiny": dict(d_model=256, d_ff=1024, batches=(1,), ratios=(1.0, 0.3, 0.1, 0.02),
-                           repeats=3, flush_bytes=8 * 2**20)}.get(
-        compute_class, dict(d_model=2048, d_ff=8192, batches=(1, 8),
-                            ratios=(1.0, 0.7, 0.5, 0.3, 0.2, 0.1, 0.05, 0.02), repeats=5,
-                            flush_bytes=None))
+    KERNEL = {
+        "tiny": dict(
+            d_model=256,
+            d_ff=1024,
+            batches=(1,),
+            ratios=(1.0, 0.3, 0.1, 0.02),
+            repeats=3,
+            flush_bytes=8 * 2**20,
+        )
+    }.get(
+        compute_class,
+        dict(
+            d_model=2048,
+            d_ff=8192,
+            batches=(1, 8),
+            ratios=(1.0, 0.7, 0.5, 0.3, 0.2, 0.1, 0.05, 0.02),
+            repeats=5,
+            flush_bytes=None,
+        ),
+    )
     hw = hardware_record(quick=compute_class == "tiny")
-    bench = ks.run_over_processes(KERNEL["d_model"], KERNEL["d_ff"], ratios=KERNEL["ratios"],
-                                  batches=KERNEL["batches"], repeats=KERNEL["repeats"],
-                                  processes=kernel_processes, threads=kernel_threads,
-                                  flush_bytes=KERNEL["flush_bytes"], seed=seed)
+    bench = ks.run_over_processes(
+        KERNEL["d_model"],
+        KERNEL["d_ff"],
+        ratios=KERNEL["ratios"],
+        batches=KERNEL["batches"],
+        repeats=KERNEL["repeats"],
+        processes=kernel_processes,
+        threads=kernel_threads,
+        flush_bytes=KERNEL["flush_bytes"],
+        seed=seed,
+    )
     speed = ks.speedup_over_processes(ks.per_process_speedups(bench, hw), **BOOT)
-    display(speed.pivot_table(index=["batch", "ratio"], columns="impl",
-                              values=["speedup", "fraction_of_ideal"]).sort_index(ascending=[True, False]))
-    print(f"d_model {KERNEL['d_model']}, d_ff {KERNEL['d_ff']}, gated, float32, {kernel_threads} "
-          f"thread(s), {kernel_processes} separate processes x {KERNEL['repeats']} repeats; load "
-          f"average during timing: max {speed['load'].max():.2f} on "
-          f"{bench.attrs['cpu_count']} cores")
+    display(
+        speed.pivot_table(
+            index=["batch", "ratio"], columns="impl", values=["speedup", "fraction_of_ideal"]
+        ).sort_index(ascending=[True, False])
+    )
+    print(
+        f"d_model {KERNEL['d_model']}, d_ff {KERNEL['d_ff']}, gated, float32, {kernel_threads} "
+        f"thread(s), {kernel_processes} separate processes x {KERNEL['repeats']} repeats; load "
+        f"average during timing: max {speed['load'].max():.2f} on "
+        f"{bench.attrs['cpu_count']} cores"
+    )
 
 # %%
 if not PUBLISHED:
-    fig, axes = plt.subplots(1, len(KERNEL["batches"]), figsize=(6 * len(KERNEL["batches"]), 4),
-                             squeeze=False)
+    fig, axes = plt.subplots(
+        1, len(KERNEL["batches"]), figsize=(6 * len(KERNEL["batches"]), 4), squeeze=False
+    )
     for ax, b in zip(axes[0], KERNEL["batches"], strict=True):
         sb = speed[speed["batch"] == b]
         ideal = sb.drop_duplicates("ratio")
         ax.plot(ideal["ratio"], ideal["ideal"], "k--", label="ideal (cost model)")
         for impl, g in sb.groupby("impl", sort=False):
-            ax.errorbar(g["ratio"], g["speedup"], [g["speedup"] - g["speedup_lo"],
-                                                   g["speedup_hi"] - g["speedup"]],
-                        fmt="o-", capsize=3, label=impl)
+            ax.errorbar(
+                g["ratio"],
+                g["speedup"],
+                [g["speedup"] - g["speedup_lo"], g["speedup_hi"] - g["speedup"]],
+                fmt="o-",
+                capsize=3,
+                label=impl,
+            )
         ax.axhline(1.0, color="gray", lw=0.8)
-        ax.set(xscale="log", yscale="log", xlabel="activation ratio a", ylabel="speedup over dense",
-               title=f"batch {b}")
+        ax.set(
+            xscale="log",
+            yscale="log",
+            xlabel="activation ratio a",
+            ylabel="speedup over dense",
+            title=f"batch {b}",
+        )
         ax.invert_xaxis()
         ax.legend(fontsize=8)
     plt.show()
@@ -397,27 +550,42 @@ if not PUBLISHED:
 # %%
 if not PUBLISHED:
     for impl in ("sparse_torch", "sparse_numba"):
-        sb = speed[(speed["batch"] == 1) & (speed["impl"] == impl)].sort_values("ratio",
-                                                                                ascending=False)
+        sb = speed[(speed["batch"] == 1) & (speed["impl"] == impl)].sort_values(
+            "ratio", ascending=False
+        )
         cross = sa.crossover(sb["ratio"].to_numpy(), sb["speedup"].to_numpy())
         if cross is not None:
-            record(f"kernel/{impl}/crossover_ratio", cross, unit="activation ratio",
-                   description=f"{impl}: largest activation ratio where it is no slower than dense "
-                               "(batch 1, interpolated)")
+            record(
+                f"kernel/{impl}/crossover_ratio",
+                cross,
+                unit="activation ratio",
+                description=f"{impl}: largest activation ratio where it is no slower than dense "
+                "(batch 1, interpolated)",
+            )
         low = sb.iloc[-1]
-        record(f"kernel/{impl}/speedup_at_{low['ratio']:g}", low["speedup"],
-               ci=(low["speedup_lo"], low["speedup_hi"]), level=level,
-               method=f"percentile bootstrap over {kernel_processes} separate processes (median "
-                      "of each process's dense/sparse ratio of medians)", resamples=reps,
-               unit="x", headline=impl == "sparse_numba",
-               description=f"batch 1, measured; ideal (cost model) {low['ideal']:.1f}x, "
-                           f"{100 * low['fraction_of_ideal']:.0f}% of it")
+        record(
+            f"kernel/{impl}/speedup_at_{low['ratio']:g}",
+            low["speedup"],
+            ci=(low["speedup_lo"], low["speedup_hi"]),
+            level=level,
+            method=f"percentile bootstrap over {kernel_processes} separate processes (median "
+            "of each process's dense/sparse ratio of medians)",
+            resamples=reps,
+            unit="x",
+            headline=impl == "sparse_numba",
+            description=f"batch 1, measured; ideal (cost model) {low['ideal']:.1f}x, "
+            f"{100 * low['fraction_of_ideal']:.0f}% of it",
+        )
     if ds is not None:
         for act in acts:
             a = float(final[final["activation"] == act]["activation_ratio"].mean())
-            record(f"kernel/speedup_at_{act}_ratio", sa.speedup_at(speed, a, impl="sparse_numba"),
-                   unit="x", description=f"sparse_numba speedup (batch 1, interpolated) at the mean "
-                                         f"final {act} activation ratio {a:.3f}")
+            record(
+                f"kernel/speedup_at_{act}_ratio",
+                sa.speedup_at(speed, a, impl="sparse_numba"),
+                unit="x",
+                description=f"sparse_numba speedup (batch 1, interpolated) at the mean "
+                f"final {act} activation ratio {a:.3f}",
+            )
 
 # %% [markdown]
 # ## 8. A longer horizon: does ReLU's ratio turn?
@@ -438,13 +606,22 @@ if horizon and not curves and ds is not None:
     fig, ax = plt.subplots(figsize=(7, 4))
     for act, g in hdf.groupby("activation", sort=False):
         for s_, r in g.groupby("seed"):
-            ax.plot(r["tokens"], r["activation_ratio"], "-", alpha=0.5,
-                    color="C0" if act == "relu" else "C1",
-                    label=f"{act}" if s_ == g["seed"].min() else None)
+            ax.plot(
+                r["tokens"],
+                r["activation_ratio"],
+                "-",
+                alpha=0.5,
+                color="C0" if act == "relu" else "C1",
+                label=f"{act}" if s_ == g["seed"].min() else None,
+            )
     ax.axvline(float(df["tokens"].max()), color="gray", ls=":", lw=1, label="end of main sweep")
-    ax.set(xscale="log", xlabel="training tokens D", ylabel=f"PPL-{ppl_budget:g}% activation ratio",
-           title=f"model {hcfg.models[0].name}: {t_end / hds.n_params.values[0]:.0f} tokens "
-                 "per parameter at the end (one line per seed)")
+    ax.set(
+        xscale="log",
+        xlabel="training tokens D",
+        ylabel=f"PPL-{ppl_budget:g}% activation ratio",
+        title=f"model {hcfg.models[0].name}: {t_end / hds.n_params.values[0]:.0f} tokens "
+        "per parameter at the end (one line per seed)",
+    )
     ax.legend(fontsize=8)
     plt.show()
     windows = {"whole": 0.0, "last_decade": t_end / 10}
@@ -452,26 +629,44 @@ if horizon and not curves and ds is not None:
         hs = sa.run_slopes(hdf, min_x=min_x)
         for act, g in hs.groupby("activation", sort=False):
             point, ci = sa.stratified_mean(g, "slope", **BOOT)
-            record(f"horizon/{act}/slope_per_decade/{window}", point, ci=ci, level=level,
-                   method=SEEDS_CI, resamples=reps, unit="activation ratio per 10x tokens",
-                   headline=act == "relu" and window == "last_decade",
-                   description=f"{act}, model {hcfg.models[0].name}, {window.replace('_', ' ')} "
-                               f"of a {t_end / 1e6:.0f}M-token run (paper: "
-                               f"{'negative' if act == 'relu' else 'positive'})")
+            record(
+                f"horizon/{act}/slope_per_decade/{window}",
+                point,
+                ci=ci,
+                level=level,
+                method=SEEDS_CI,
+                resamples=reps,
+                unit="activation ratio per 10x tokens",
+                headline=act == "relu" and window == "last_decade",
+                description=f"{act}, model {hcfg.models[0].name}, {window.replace('_', ' ')} "
+                f"of a {t_end / 1e6:.0f}M-token run (paper: "
+                f"{'negative' if act == 'relu' else 'positive'})",
+            )
     hlaws, hfits = sa.fit_laws(hdf, by=BY, **BOOT)
-    display(Table(sa.laws_display(hlaws), notes={"alpha": "no fit", "c": "no fit",
-                                                 "A0": "no fit"}))
+    display(Table(sa.laws_display(hlaws), notes={"alpha": "no fit", "c": "no fit", "A0": "no fit"}))
     hs_all = sa.run_slopes(hdf, min_x=windows["last_decade"])
     for row in hlaws.to_dict("records"):
         if not isinstance(row.get("error"), str):
             g = hs_all[hs_all["activation"] == row["activation"]]
-            ident = sa.law_identification(hfits[(row["activation"], row["model"], row["law"])],
-                                          "A0", trend=sa.stratified_mean(g, "slope", **BOOT))
-            record(f"horizon/{row['activation']}/A0", row["A0"], ci=(row["A0_lo"], row["A0_hi"]),
-                   level=level, method=LAW_CI, resamples=reps, identified=ident.identified,
-                   note=ident.reason or None, bound=ident.bound, side=ident.side,
-                   description=f"{row['law']} limit on the long run, {row['n_runs']} runs"
-                               + (f" ({row['warnings']})" if row["warnings"] else ""))
+            ident = sa.law_identification(
+                hfits[(row["activation"], row["model"], row["law"])],
+                "A0",
+                trend=sa.stratified_mean(g, "slope", **BOOT),
+            )
+            record(
+                f"horizon/{row['activation']}/A0",
+                row["A0"],
+                ci=(row["A0_lo"], row["A0_hi"]),
+                level=level,
+                method=LAW_CI,
+                resamples=reps,
+                identified=ident.identified,
+                note=ident.reason or None,
+                bound=ident.bound,
+                side=ident.side,
+                description=f"{row['law']} limit on the long run, {row['n_runs']} runs"
+                + (f" ({row['warnings']})" if row["warnings"] else ""),
+            )
     final_h = hdf[hdf["tokens"] == t_end].groupby("activation")[["activation_ratio", "loss"]]
     display(final_h.mean())
 
@@ -505,12 +700,25 @@ if PUBLISHED:
         for model, c in g.groupby("model", sort=False):
             pts = ax.plot(c["D"], c["activation_ratio"], ".", ms=3)[0]
             grid = np.geomspace(c["D"].min(), c["D"].max(), 100)
-            ax.plot(grid, pfits[(act, model)].predict(grid), "-", color=pts.get_color(),
-                    label=f"{model}")
-            ax.plot(grid, pub.author_predict(auth.loc[f"{model}_{act}"], act, grid), ":",
-                    color=pts.get_color())
-        ax.set(xscale="log", xlabel="training tokens D (billions)", ylabel="activation ratio",
-               title=f"{act}: points, our fit (solid), the authors' (dotted)")
+            ax.plot(
+                grid,
+                pfits[(act, model)].predict(grid),
+                "-",
+                color=pts.get_color(),
+                label=f"{model}",
+            )
+            ax.plot(
+                grid,
+                pub.author_predict(auth.loc[f"{model}_{act}"], act, grid),
+                ":",
+                color=pts.get_color(),
+            )
+        ax.set(
+            xscale="log",
+            xlabel="training tokens D (billions)",
+            ylabel="activation ratio",
+            title=f"{act}: points, our fit (solid), the authors' (dotted)",
+        )
         ax.legend(fontsize=8, ncol=2)
     plt.show()
 
@@ -519,27 +727,43 @@ if PUBLISHED:
     cols = ["activation", "model", "n_points", "block_len", "resid_lag1", "rmse", "auth_rmse"]
     show = ptab[cols].copy()
     for p in ("alpha", "b", "c", "A0"):
-        show[p] = [None if np.isnan(r.get(p, np.nan)) else
-                   f"{r[p]:.3g} [{r[p + '_lo']:.3g}, {r[p + '_hi']:.3g}]"
-                   for r in ptab.to_dict("records")]
+        show[p] = [
+            None
+            if np.isnan(r.get(p, np.nan))
+            else f"{r[p]:.3g} [{r[p + '_lo']:.3g}, {r[p + '_hi']:.3g}]"
+            for r in ptab.to_dict("records")
+        ]
         show[f"auth {p}"] = ptab[f"auth_{p}"]
-    display(Table(show, notes={"b": "the SiLU law has no b", "auth b": "the SiLU law has no b"},
-                  digits=3))
+    display(
+        Table(
+            show, notes={"b": "the SiLU law has no b", "auth b": "the SiLU law has no b"}, digits=3
+        )
+    )
     for r in ptab.to_dict("records"):
         res = pfits[(r["activation"], r["model"])]
         ident = sa.law_identification(res, "A0")
-        record(f"paper/law/{r['activation']}/{r['model']}/A0", r["A0"],
-               ci=(r["A0_lo"], r["A0_hi"]), level=level, resamples=reps,
-               method=f"block bootstrap over checkpoints (blocks of {r['block_len']}), percentile",
-               identified=ident.identified, note=ident.reason or None, bound=ident.bound,
-               side=ident.side, unit="activation ratio",
-               headline=ident.identified and r["model"] in ("0.1b", "1.2b"),
-               description=f"{r['activation']} limit, the paper's {r['model']} curve refitted "
-                           f"(authors: {r['auth_A0']:.4g})")
+        record(
+            f"paper/law/{r['activation']}/{r['model']}/A0",
+            r["A0"],
+            ci=(r["A0_lo"], r["A0_hi"]),
+            level=level,
+            resamples=reps,
+            method=f"block bootstrap over checkpoints (blocks of {r['block_len']}), percentile",
+            identified=ident.identified,
+            note=ident.reason or None,
+            bound=ident.bound,
+            side=ident.side,
+            unit="activation ratio",
+            headline=ident.identified and r["model"] in ("0.1b", "1.2b"),
+            description=f"{r['activation']} limit, the paper's {r['model']} curve refitted "
+            f"(authors: {r['auth_A0']:.4g})",
+        )
     worse = ptab[ptab["rmse"] > ptab["auth_rmse"] * (1 + 1e-3)]
-    print(f"Our refit's RMSE is at most the authors' on {len(ptab) - len(worse)} of "
-          f"{len(ptab)} curves; median ratio ours/theirs "
-          f"{np.median(ptab['rmse'] / ptab['auth_rmse']):.2f}.")
+    print(
+        f"Our refit's RMSE is at most the authors' on {len(ptab) - len(worse)} of "
+        f"{len(ptab)} curves; median ratio ours/theirs "
+        f"{np.median(ptab['rmse'] / ptab['auth_rmse']):.2f}."
+    )
 
 # %% [markdown]
 # Law-free, the same claims: per curve, the slope of the activation ratio per decade of
@@ -556,23 +780,44 @@ if PUBLISHED:
     display(Table(late, digits=3))
     for act in ("relu", "silu"):
         point, ci = pub.mean_over_models(late, late_draws, activation=act, level=level)
-        record(f"paper/{act}/trend/late_slope", point, ci=ci, level=level, resamples=reps,
-               method="block bootstrap over each curve's last-decade checkpoints, mean over sizes",
-               unit="activation ratio per 10x tokens", headline=True,
-               description=f"{act}: slope over the last decade of tokens, mean over the paper's "
-                           f"{int((late['activation'] == act).sum())} sizes (paper: "
-                           f"{'decreasing' if act == 'relu' else 'increasing'})")
+        record(
+            f"paper/{act}/trend/late_slope",
+            point,
+            ci=ci,
+            level=level,
+            resamples=reps,
+            method="block bootstrap over each curve's last-decade checkpoints, mean over sizes",
+            unit="activation ratio per 10x tokens",
+            headline=True,
+            description=f"{act}: slope over the last decade of tokens, mean over the paper's "
+            f"{int((late['activation'] == act).sum())} sizes (paper: "
+            f"{'decreasing' if act == 'relu' else 'increasing'})",
+        )
         point, ci = pub.mean_over_models(late, late_draws, activation=act, column=1, level=level)
-        record(f"paper/{act}/end_ratio", point, ci=ci, level=level, resamples=reps,
-               method="block bootstrap over each curve's last-decade checkpoints, mean over sizes",
-               unit="activation ratio",
-               description=f"{act}: ratio at the last checkpoint (late line), mean over sizes")
+        record(
+            f"paper/{act}/end_ratio",
+            point,
+            ci=ci,
+            level=level,
+            resamples=reps,
+            method="block bootstrap over each curve's last-decade checkpoints, mean over sizes",
+            unit="activation ratio",
+            description=f"{act}: ratio at the last checkpoint (late line), mean over sizes",
+        )
         point, ci = pub.scale_slope(late, late_draws, activation=act, level=level)
-        record(f"paper/{act}/scale/relative_slope", point, ci=ci, level=level, resamples=reps,
-               method="block bootstrap over each curve's last-decade checkpoints; OLS on "
-                      "log10 parameters over mean", unit="fraction of the limit per 10x parameters",
-               headline=True, description=f"{act}: end-of-training ratio vs parameter count, "
-                                          "relative (paper: weak dependence)")
+        record(
+            f"paper/{act}/scale/relative_slope",
+            point,
+            ci=ci,
+            level=level,
+            resamples=reps,
+            method="block bootstrap over each curve's last-decade checkpoints; OLS on "
+            "log10 parameters over mean",
+            unit="fraction of the limit per 10x parameters",
+            headline=True,
+            description=f"{act}: end-of-training ratio vs parameter count, "
+            "relative (paper: weak dependence)",
+        )
 
 # %% [markdown]
 # ## The claims ledger
@@ -586,63 +831,140 @@ LUO = "Luo et al. 2024 (Sparsing Law)"
 if PUBLISHED:
     relu_A0 = [f"paper/law/relu/{m}/A0" for m in ptab[ptab["activation"] == "relu"]["model"]]
     silu_A0 = [f"paper/law/silu/{m}/A0" for m in ptab[ptab["activation"] == "silu"]["model"]]
-    claim("relu-decreasing", paper=LUO, finding="paper/relu/trend/late_slope", expect="less",
-          value=0.0, statement="ReLU's activation ratio decreases with training data")
-    claim("silu-increasing", paper=LUO, finding="paper/silu/trend/late_slope",
-          expect="greater", value=0.0,
-          statement="SiLU's activation ratio increases with training data")
-    claim("relu-limit", paper=LUO, finding=relu_A0, expect="between", value=(0.06, 0.08),
-          statement="ReLU's ratio tends to a limit A0 of about 6-8% (law fit, every size)")
-    claim("silu-limit", paper=LUO, finding=silu_A0, expect="between", value=(0.38, 0.41),
-          statement="SiLU's ratio tends to a limit A0 of about 38-41% (law fit, every size)")
+    claim(
+        "relu-decreasing",
+        paper=LUO,
+        finding="paper/relu/trend/late_slope",
+        expect="less",
+        value=0.0,
+        statement="ReLU's activation ratio decreases with training data",
+    )
+    claim(
+        "silu-increasing",
+        paper=LUO,
+        finding="paper/silu/trend/late_slope",
+        expect="greater",
+        value=0.0,
+        statement="SiLU's activation ratio increases with training data",
+    )
+    claim(
+        "relu-limit",
+        paper=LUO,
+        finding=relu_A0,
+        expect="between",
+        value=(0.06, 0.08),
+        statement="ReLU's ratio tends to a limit A0 of about 6-8% (law fit, every size)",
+    )
+    claim(
+        "silu-limit",
+        paper=LUO,
+        finding=silu_A0,
+        expect="between",
+        value=(0.38, 0.41),
+        statement="SiLU's ratio tends to a limit A0 of about 38-41% (law fit, every size)",
+    )
     for act in ("relu", "silu"):
-        claim(f"weak-scale-{act}", paper=LUO, finding=f"paper/{act}/scale/relative_slope",
-              expect="equal", value=0.0, tolerance=0.15,
-              statement=f"The {act} limit depends only weakly on parameter count (< 15% of "
-                        "the limit per 10x parameters)")
-    claim("deeper-sparser", paper=LUO, untested="the release has no width-depth curves",
-          statement="The limit grows with width/depth below a bottleneck (deeper is sparser)")
-    claim("relu-silu-loss", paper=LUO, untested="the release has no losses",
-          statement="ReLU and SiLU models reach comparable loss")
-    claim("sparse-speedup", paper=LUO, untested="a GPU kernel (2.4B at 93.5% sparsity, 4.1x) "
-          "with no CPU equivalent; the default variant times our own kernel",
-          statement="A sparse FFN at 93.5% sparsity runs 4.1x faster")
+        claim(
+            f"weak-scale-{act}",
+            paper=LUO,
+            finding=f"paper/{act}/scale/relative_slope",
+            expect="equal",
+            value=0.0,
+            tolerance=0.15,
+            statement=f"The {act} limit depends only weakly on parameter count (< 15% of "
+            "the limit per 10x parameters)",
+        )
+    claim(
+        "deeper-sparser",
+        paper=LUO,
+        untested="the release has no width-depth curves",
+        statement="The limit grows with width/depth below a bottleneck (deeper is sparser)",
+    )
+    claim(
+        "relu-silu-loss",
+        paper=LUO,
+        untested="the release has no losses",
+        statement="ReLU and SiLU models reach comparable loss",
+    )
+    claim(
+        "sparse-speedup",
+        paper=LUO,
+        untested="a GPU kernel (2.4B at 93.5% sparsity, 4.1x) "
+        "with no CPU equivalent; the default variant times our own kernel",
+        statement="A sparse FFN at 93.5% sparsity runs 4.1x faster",
+    )
 elif ds is not None:
     sz_f = {f.name: f for f in findings()}["size/relu/slope_per_decade"]
     size_slope = f"{sz_f.point:+.3f} [{sz_f.ci[0]:+.3f}, {sz_f.ci[1]:+.3f}] per decade"
     have = {f.name for f in findings()}
-    relu_dec = ("horizon/relu/slope_per_decade/last_decade" if horizon
-                else "trend/relu/slope_per_decade")
-    claim("relu-decreasing", paper=LUO, finding=relu_dec, expect="less", value=0.0,
-          statement="ReLU's activation ratio decreases with training data"
-                    + (" (the long run's last decade, past the early rise)" if horizon else ""))
-    claim("silu-increasing", paper=LUO, finding="trend/silu/slope_per_decade",
-          expect="greater", value=0.0,
-          statement="SiLU's activation ratio increases with training data")
+    relu_dec = (
+        "horizon/relu/slope_per_decade/last_decade" if horizon else "trend/relu/slope_per_decade"
+    )
+    claim(
+        "relu-decreasing",
+        paper=LUO,
+        finding=relu_dec,
+        expect="less",
+        value=0.0,
+        statement="ReLU's activation ratio decreases with training data"
+        + (" (the long run's last decade, past the early rise)" if horizon else ""),
+    )
+    claim(
+        "silu-increasing",
+        paper=LUO,
+        finding="trend/silu/slope_per_decade",
+        expect="greater",
+        value=0.0,
+        statement="SiLU's activation ratio increases with training data",
+    )
     for act, lim in (("relu", (0.06, 0.08)), ("silu", (0.38, 0.41))):
         name = f"law/{act}/m/A0"
-        claim(f"{act}-limit", paper=LUO, expect="between", value=lim,
-              **({"finding": name} if name in have else
-                 {"untested": f"no law fit for model m ({act}): see the law table's errors"}),
-              statement=f"{act}'s ratio tends to a limit A0 of about "
-                        f"{100 * lim[0]:.0f}-{100 * lim[1]:.0f}% (law fit, model m)")
-    claim("weak-scale-relu", paper=LUO,
-          untested="every size saw the same tokens, so the size slope "
-                   f"size/relu/slope_per_decade ({size_slope}) is confounded with tokens per "
-                   "parameter (60 for the smallest model, 7.5 for the largest); the "
-                   "redesigned sweep at equal tokens per parameter decides it",
-          statement="The limit depends only weakly on parameter count")
-    claim("deeper-sparser", paper=LUO,
-          untested="one parameter count and the paper's protocol (fixed non-embedding "
-                   "parameters, >= 5 ratios, matched tokens per parameter) not followed; "
-                   "width_depth/relu/slope_per_decade is reported, not judged",
-          statement="The limit grows with width/depth below a bottleneck (deeper is sparser)")
-    claim("relu-silu-loss", paper=LUO, finding="loss/relu_minus_silu", expect="equal",
-          value=0.0, tolerance=0.05,
-          statement="ReLU and SiLU models reach comparable loss (within 0.05 nats/token)")
-    claim("sparse-speedup", paper=LUO, untested="the paper's 4.1x is a GPU kernel on a 2.4B "
-          "model; our CPU kernel is timed in section 7 against the cost model instead",
-          statement="A sparse FFN at 93.5% sparsity runs 4.1x faster")
+        claim(
+            f"{act}-limit",
+            paper=LUO,
+            expect="between",
+            value=lim,
+            **(
+                {"finding": name}
+                if name in have
+                else {"untested": f"no law fit for model m ({act}): see the law table's errors"}
+            ),
+            statement=f"{act}'s ratio tends to a limit A0 of about "
+            f"{100 * lim[0]:.0f}-{100 * lim[1]:.0f}% (law fit, model m)",
+        )
+    claim(
+        "weak-scale-relu",
+        paper=LUO,
+        untested="every size saw the same tokens, so the size slope "
+        f"size/relu/slope_per_decade ({size_slope}) is confounded with tokens per "
+        "parameter (60 for the smallest model, 7.5 for the largest); the "
+        "redesigned sweep at equal tokens per parameter decides it",
+        statement="The limit depends only weakly on parameter count",
+    )
+    claim(
+        "deeper-sparser",
+        paper=LUO,
+        untested="one parameter count and the paper's protocol (fixed non-embedding "
+        "parameters, >= 5 ratios, matched tokens per parameter) not followed; "
+        "width_depth/relu/slope_per_decade is reported, not judged",
+        statement="The limit grows with width/depth below a bottleneck (deeper is sparser)",
+    )
+    claim(
+        "relu-silu-loss",
+        paper=LUO,
+        finding="loss/relu_minus_silu",
+        expect="equal",
+        value=0.0,
+        tolerance=0.05,
+        statement="ReLU and SiLU models reach comparable loss (within 0.05 nats/token)",
+    )
+    claim(
+        "sparse-speedup",
+        paper=LUO,
+        untested="the paper's 4.1x is a GPU kernel on a 2.4B "
+        "model; our CPU kernel is timed in section 7 against the cost model instead",
+        statement="A sparse FFN at 93.5% sparsity runs 4.1x faster",
+    )
 
 # %% [markdown]
 # ## Reading the results

@@ -98,13 +98,24 @@ else:
     cfg = tts_config(compute_class, temperature=temperature, top_p=top_p)
     ds = run_samples(cfg, scheduler=scheduler, rerun=rerun)
     K = k_max or cfg.k_max
-    print(f"{ds.sizes['prompt']} held-out prompts x {ds.sizes['sample']} samples per size; "
-          f"temperature {ds.attrs['temperature']}, top-p {ds.attrs['top_p']}")
-    print(pd.DataFrame({"size": ds["size"].values, "n_params": ds["n_params"].values,
-                        "policy": ds["policy_file"].values,
-                        "pass@1": ds["correct"].mean(("prompt", "sample")).values}).to_string(index=False))
+    print(
+        f"{ds.sizes['prompt']} held-out prompts x {ds.sizes['sample']} samples per size; "
+        f"temperature {ds.attrs['temperature']}, top-p {ds.attrs['top_p']}"
+    )
+    print(
+        pd.DataFrame(
+            {
+                "size": ds["size"].values,
+                "n_params": ds["n_params"].values,
+                "policy": ds["policy_file"].values,
+                "pass@1": ds["correct"].mean(("prompt", "sample")).values,
+            }
+        ).to_string(index=False)
+    )
 if K > tta.max_k(ds):
-    raise ValueError(f"k_max={K} exceeds the smallest number of samples per problem {tta.max_k(ds)}")
+    raise ValueError(
+        f"k_max={K} exceeds the smallest number of samples per problem {tta.max_k(ds)}"
+    )
 sizes = [str(s) for s in ds["size"].values]
 small, large = sizes[0], sizes[-1]
 
@@ -121,13 +132,27 @@ print(curves.table(grid).pivot(index="k", columns="size", values="coverage").to_
 for s in sizes:
     lo, hi = curves.ci(curves.cov_draws[s])
     for k in (1, K):
-        record(f"coverage/{s}/k{k}", curves.cov[s][k - 1], ci=(lo[k - 1], hi[k - 1]),
-               method=METHOD, level=level, resamples=reps, headline=(s == large and k == K),
-               description=f"coverage (pass@{k}) of size {s}")
+        record(
+            f"coverage/{s}/k{k}",
+            curves.cov[s][k - 1],
+            ci=(lo[k - 1], hi[k - 1]),
+            method=METHOD,
+            level=level,
+            resamples=reps,
+            headline=(s == large and k == K),
+            description=f"coverage (pass@{k}) of size {s}",
+        )
     slope, sd = tta.loglinear_slope(curves, s)
-    record(f"loglinear/{s}/slope", slope, ci=tuple(np.quantile(sd, [(1 - level) / 2, (1 + level) / 2])),
-           method=METHOD, level=level, resamples=reps, unit="coverage per doubling of k",
-           description="least-squares slope of coverage on log2 k, k = 1, 2, 4, ..., k_max")
+    record(
+        f"loglinear/{s}/slope",
+        slope,
+        ci=tuple(np.quantile(sd, [(1 - level) / 2, (1 + level) / 2])),
+        method=METHOD,
+        level=level,
+        resamples=reps,
+        unit="coverage per doubling of k",
+        description="least-squares slope of coverage on log2 k, k = 1, 2, 4, ..., k_max",
+    )
 
 # %% [markdown]
 # ## The exponentiated power law, and extrapolation from k <= k_max / 8
@@ -148,17 +173,37 @@ for s in sizes:
     for p, bound in (("a", (-50.0, 0.0)), ("b", (-5.0, 0.0))):
         v = f.point.params[p]
         at_bound = min(abs(v - bound[0]), abs(v - bound[1])) < 1e-6
-        record(f"law/{s}/{p}", v, ci=f.ci(p, level), method=METHOD, level=level,
-               resamples=fit_reps, identified=not at_bound,
-               note=f"{p} at its bound in the point fit" if at_bound else None,
-               description=f"exp_power {p} of size {s}")
+        record(
+            f"law/{s}/{p}",
+            v,
+            ci=f.ci(p, level),
+            method=METHOD,
+            level=level,
+            resamples=fit_reps,
+            identified=not at_bound,
+            note=f"{p} at its bound in the point fit" if at_bound else None,
+            description=f"exp_power {p} of size {s}",
+        )
     err, ed = extra[s]
     ok = np.isfinite(ed)
-    record(f"extrapolation/{s}/error", err, ci=tuple(np.quantile(ed[ok], q)), method=METHOD,
-           level=level, resamples=int(ok.sum()),
-           description=f"predicted - observed coverage at k={K}, law fitted on k <= {k_fit}")
-    rows.append({"size": s, "a": f.point.params["a"], "b": f.point.params["b"],
-                 "b_ci": f.ci("b", level), "extrapolation_error": err})
+    record(
+        f"extrapolation/{s}/error",
+        err,
+        ci=tuple(np.quantile(ed[ok], q)),
+        method=METHOD,
+        level=level,
+        resamples=int(ok.sum()),
+        description=f"predicted - observed coverage at k={K}, law fitted on k <= {k_fit}",
+    )
+    rows.append(
+        {
+            "size": s,
+            "a": f.point.params["a"],
+            "b": f.point.params["b"],
+            "b_ci": f.ci("b", level),
+            "extrapolation_error": err,
+        }
+    )
 print(pd.DataFrame(rows).to_string(index=False))
 
 fig, ax = plt.subplots(figsize=(7, 4.2))
@@ -168,8 +213,12 @@ for s in sizes:
     ax.fill_between(curves.ks, lo, hi, alpha=0.2, color=line.get_color())
     ax.plot(curves.ks, predict(fits[s].point.params, curves.ks), "--", color=line.get_color(), lw=1)
 ax.axvline(k_fit, color="grey", lw=0.8, ls=":")
-ax.set(xscale="log", xlabel="samples k", ylabel="coverage (pass@k)",
-       title="Coverage per size (bands: 95% over prompts; dashed: exp(a k^b))")
+ax.set(
+    xscale="log",
+    xlabel="samples k",
+    ylabel="coverage (pass@k)",
+    title="Coverage per size (bands: 95% over prompts; dashed: exp(a k^b))",
+)
 ax.legend(title="size")
 plt.show()
 
@@ -186,16 +235,30 @@ maj = tta.majority(ds, k_max=K, reps=vote_reps, seed=seed)
 for s in sizes:
     pl = tta.plateau(maj, curves, s)
     for name, (pt, dr) in pl.items():
-        record(f"majority/{s}/{name}", pt, ci=tuple(np.quantile(dr, q)), method=METHOD, level=level,
-               resamples=reps, unit="samples" if name == "k_plateau" else "accuracy",
-               description={"k_plateau": "smallest k within 0.01 of majority accuracy at k_max",
-                            "maj_gain": "majority accuracy at k_max minus at k_max/8",
-                            "cov_gain": "coverage at k_max minus at k_max/8"}[name])
+        record(
+            f"majority/{s}/{name}",
+            pt,
+            ci=tuple(np.quantile(dr, q)),
+            method=METHOD,
+            level=level,
+            resamples=reps,
+            unit="samples" if name == "k_plateau" else "accuracy",
+            description={
+                "k_plateau": "smallest k within 0.01 of majority accuracy at k_max",
+                "maj_gain": "majority accuracy at k_max minus at k_max/8",
+                "cov_gain": "coverage at k_max minus at k_max/8",
+            }[name],
+        )
 fig, ax = plt.subplots(figsize=(7, 4.2))
 for s in sizes:
     (line,) = ax.plot(curves.ks, curves.cov[s], label=f"{s} coverage")
     ax.plot(maj.ks, maj.curve(s), "o--", color=line.get_color(), label=f"{s} majority vote")
-ax.set(xscale="log", xlabel="samples k", ylabel="accuracy", title="Coverage keeps rising; majority voting flattens")
+ax.set(
+    xscale="log",
+    xlabel="samples k",
+    ylabel="accuracy",
+    title="Coverage keeps rising; majority voting flattens",
+)
 ax.legend(ncol=2, fontsize=8)
 plt.show()
 
@@ -216,24 +279,53 @@ cost_ok = bool(shapes) and has_tokens and len(sizes) > 1
 if cost_ok:
     hw = ttc.load_hardware(resolve_input(hardware))
     glen = ttc.gen_lengths(ds, curves.draws)
-    costs = ttc.cost_table(shapes, {s: g[0] for s, g in glen.items()},
-                           prompt_len=float(ds.attrs["prompt_len"]), ks=curves.ks, hw=hw)
-    print(f"hardware {hw.name}: I = {hw.intensity_flop_per_byte:.1f} FLOP/byte, "
-          f"{hw.kv_dtype_bytes}-byte KV elements")
+    costs = ttc.cost_table(
+        shapes,
+        {s: g[0] for s, g in glen.items()},
+        prompt_len=float(ds.attrs["prompt_len"]),
+        ks=curves.ks,
+        hw=hw,
+    )
+    print(
+        f"hardware {hw.name}: I = {hw.intensity_flop_per_byte:.1f} FLOP/byte, "
+        f"{hw.kv_dtype_bytes}-byte KV elements"
+    )
     print(costs[costs.k.isin([1, K])].to_string(index=False))
     for s in sizes:
-        share = ttc.kv_share(shapes[s], prompt_len=float(ds.attrs["prompt_len"]),
-                             gen_len=np.r_[glen[s][0], glen[s][1]], k=K, hw=hw)
-        record(f"cost/{s}/kv_share", share[0], ci=tuple(np.quantile(share[1:], q)), method=METHOD,
-               level=level, resamples=reps, description=f"KV-memory share of eFLOPs at k={K}")
+        share = ttc.kv_share(
+            shapes[s],
+            prompt_len=float(ds.attrs["prompt_len"]),
+            gen_len=np.r_[glen[s][0], glen[s][1]],
+            k=K,
+            hw=hw,
+        )
+        record(
+            f"cost/{s}/kv_share",
+            share[0],
+            ci=tuple(np.quantile(share[1:], q)),
+            method=METHOD,
+            level=level,
+            resamples=reps,
+            description=f"KV-memory share of eFLOPs at k={K}",
+        )
         if s == small:
             share_small = share
     diff = share_small - share
-    record("cost/kv_share_small_minus_large", diff[0], ci=tuple(np.quantile(diff[1:], q)),
-           method=METHOD, level=level, resamples=reps,
-           description=f"KV share of size {small} minus size {large}")
-    matched = {m: ttc.matched(m, costs, curves.cov, curves.cov_draws,
-                              ttc.common_budgets(costs, m, k_max=K, n=12)) for m in ttc.MEASURES}
+    record(
+        "cost/kv_share_small_minus_large",
+        diff[0],
+        ci=tuple(np.quantile(diff[1:], q)),
+        method=METHOD,
+        level=level,
+        resamples=reps,
+        description=f"KV share of size {small} minus size {large}",
+    )
+    matched = {
+        m: ttc.matched(
+            m, costs, curves.cov, curves.cov_draws, ttc.common_budgets(costs, m, k_max=K, n=12)
+        )
+        for m in ttc.MEASURES
+    }
     fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
     for ax, (m, mt) in zip(axes, matched.items(), strict=True):
         for i, s in enumerate(sizes):
@@ -245,36 +337,68 @@ if cost_ok:
     rows = []
     for m, mt in matched.items():
         adv, adv_d = ttc.advantage_small(mt, small, large)
-        record(f"cost/{m}/adv_small_vs_large", float(np.nanmean(adv)),
-               ci=tuple(np.nanquantile(np.nanmean(adv_d, axis=1), q)), method=METHOD, level=level,
-               resamples=reps, description=f"coverage of {small} minus {large} at equal {m}, "
-                                           "mean over the common budgets")
+        record(
+            f"cost/{m}/adv_small_vs_large",
+            float(np.nanmean(adv)),
+            ci=tuple(np.nanquantile(np.nanmean(adv_d, axis=1), q)),
+            method=METHOD,
+            level=level,
+            resamples=reps,
+            description=f"coverage of {small} minus {large} at equal {m}, "
+            "mean over the common budgets",
+        )
         best = mt.best()
-        rows.append({"measure": m, **{f"B{j}": f"{sizes[b]} k={mt.k[b, j]}" for j, b in enumerate(best)}})
+        rows.append(
+            {"measure": m, **{f"B{j}": f"{sizes[b]} k={mt.k[b, j]}" for j, b in enumerate(best)}}
+        )
         top = len(mt.budgets) - 1
-        record(f"cost/{m}/best_coverage_top", mt.coverage[best[top], top],
-               ci=tuple(np.nanquantile(np.nanmax(mt.draws[:, :, top], axis=1), q)), method=METHOD,
-               level=level, resamples=reps,
-               description=f"coverage of the compute-optimal (size, k) = ({sizes[best[top]]}, "
-                           f"{mt.k[best[top], top]}) at the largest common {m} budget")
+        record(
+            f"cost/{m}/best_coverage_top",
+            mt.coverage[best[top], top],
+            ci=tuple(np.nanquantile(np.nanmax(mt.draws[:, :, top], axis=1), q)),
+            method=METHOD,
+            level=level,
+            resamples=reps,
+            description=f"coverage of the compute-optimal (size, k) = ({sizes[best[top]]}, "
+            f"{mt.k[best[top], top]}) at the largest common {m} budget",
+        )
     print("compute-optimal (size, k) per budget (low to high):")
     print(pd.DataFrame(rows).set_index("measure").T.to_string())
     a_f, d_f = ttc.advantage_small(matched["flops"], small, large)
     a_e, d_e = ttc.advantage_small(matched["eflops"], small, large)
     over, over_d = np.nanmean(a_f - a_e), np.nanmean(d_f - d_e, axis=1)
-    record("cost/overrate_small", float(over), ci=tuple(np.nanquantile(over_d, q)), method=METHOD,
-           level=level, resamples=reps, headline=True,
-           description=f"advantage of {small} over {large} under FLOPs minus under eFLOPs")
+    record(
+        "cost/overrate_small",
+        float(over),
+        ci=tuple(np.nanquantile(over_d, q)),
+        method=METHOD,
+        level=level,
+        resamples=reps,
+        headline=True,
+        description=f"advantage of {small} over {large} under FLOPs minus under eFLOPs",
+    )
     dis, dis_d = ttc.disagreement(matched["flops"], matched["eflops"])
-    record("cost/disagree_share", dis, ci=tuple(np.quantile(dis_d, q)), method=METHOD, level=level,
-           resamples=reps, description="share of budget ranks where the best size differs "
-                                       "between FLOPs and eFLOPs")
+    record(
+        "cost/disagree_share",
+        dis,
+        ci=tuple(np.quantile(dis_d, q)),
+        method=METHOD,
+        level=level,
+        resamples=reps,
+        description="share of budget ranks where the best size differs between FLOPs and eFLOPs",
+    )
     c = costs[costs["size"] == large].set_index("k")["flops"]
     up = ttc.matched("flops", costs, curves.cov, curves.cov_draws, np.array([float(c.loc[1])]))
     gain, gain_d, k_up = ttc.equal_cost_upsample(up, small, large)
-    record("cost/flops/upsample_small_vs_large_k1", gain, ci=tuple(np.nanquantile(gain_d, q)),
-           method=METHOD, level=level, resamples=reps,
-           description=f"coverage of {small} at k={k_up} minus {large} at k=1, equal FLOPs")
+    record(
+        "cost/flops/upsample_small_vs_large_k1",
+        gain,
+        ci=tuple(np.nanquantile(gain_d, q)),
+        method=METHOD,
+        level=level,
+        resamples=reps,
+        description=f"coverage of {small} at k={k_up} minus {large} at k=1, equal FLOPs",
+    )
 else:
     print("cost analysis skipped: it needs model shapes, generated token counts and two sizes")
 
@@ -285,37 +409,101 @@ else:
 # intervals, never typed.
 
 # %%
-claim("LLM-1", paper=LLM, statement="Coverage grows with the number of samples, log-linearly "
-      "over k (positive gain per doubling of k at every size)",
-      finding=[f"loglinear/{s}/slope" for s in sizes], expect="greater", value=0.0)
-claim("LLM-2", paper=LLM, statement="log coverage follows a power law in k: b < 0 at every size",
-      finding=[f"law/{s}/b" for s in sizes], expect="less", value=0.0)
-claim("LLM-3", paper=LLM, statement="The exponentiated power law fitted on k <= k_max/8 predicts "
-      "coverage at k_max within 0.03", finding=[f"extrapolation/{s}/error" for s in sizes],
-      expect="equal", value=0.0, tolerance=0.03)
-claim("LLM-4", paper=LLM, statement="Majority voting plateaus: from k_max/8 to k_max its accuracy "
-      "changes by less than 0.02", finding=[f"majority/{s}/maj_gain" for s in sizes],
-      expect="equal", value=0.0, tolerance=0.02)
-claim("LLM-5", paper=LLM, statement="...while coverage keeps rising over the same range",
-      finding=[f"majority/{s}/cov_gain" for s in sizes], expect="greater", value=0.0)
+claim(
+    "LLM-1",
+    paper=LLM,
+    statement="Coverage grows with the number of samples, log-linearly "
+    "over k (positive gain per doubling of k at every size)",
+    finding=[f"loglinear/{s}/slope" for s in sizes],
+    expect="greater",
+    value=0.0,
+)
+claim(
+    "LLM-2",
+    paper=LLM,
+    statement="log coverage follows a power law in k: b < 0 at every size",
+    finding=[f"law/{s}/b" for s in sizes],
+    expect="less",
+    value=0.0,
+)
+claim(
+    "LLM-3",
+    paper=LLM,
+    statement="The exponentiated power law fitted on k <= k_max/8 predicts "
+    "coverage at k_max within 0.03",
+    finding=[f"extrapolation/{s}/error" for s in sizes],
+    expect="equal",
+    value=0.0,
+    tolerance=0.03,
+)
+claim(
+    "LLM-4",
+    paper=LLM,
+    statement="Majority voting plateaus: from k_max/8 to k_max its accuracy "
+    "changes by less than 0.02",
+    finding=[f"majority/{s}/maj_gain" for s in sizes],
+    expect="equal",
+    value=0.0,
+    tolerance=0.02,
+)
+claim(
+    "LLM-5",
+    paper=LLM,
+    statement="...while coverage keeps rising over the same range",
+    finding=[f"majority/{s}/cov_gain" for s in sizes],
+    expect="greater",
+    value=0.0,
+)
 if cost_ok:
-    claim("LLM-6", paper=LLM, statement="Amplifying a cheaper model with more samples beats one "
-          "sample of the stronger model at equal (FLOPs) cost",
-          finding="cost/flops/upsample_small_vs_large_k1", expect="greater", value=0.0)
-    claim("KIN-1", paper=KIN, statement="FLOPs-only accounting overrates small models: the small "
-          "model's coverage advantage at equal cost shrinks under eFLOPs",
-          finding="cost/overrate_small", expect="greater", value=0.0)
-    claim("KIN-2", paper=KIN, statement="KV-cache memory traffic is a larger share of the cost "
-          "of small models", finding="cost/kv_share_small_minus_large", expect="greater", value=0.0)
-    claim("KIN-3", paper=KIN, statement="Under eFLOPs, test-time compute is better spent on the "
-          "larger model (the small one loses at equal eFLOPs)",
-          finding="cost/eflops/adv_small_vs_large", expect="less", value=0.0)
+    claim(
+        "LLM-6",
+        paper=LLM,
+        statement="Amplifying a cheaper model with more samples beats one "
+        "sample of the stronger model at equal (FLOPs) cost",
+        finding="cost/flops/upsample_small_vs_large_k1",
+        expect="greater",
+        value=0.0,
+    )
+    claim(
+        "KIN-1",
+        paper=KIN,
+        statement="FLOPs-only accounting overrates small models: the small "
+        "model's coverage advantage at equal cost shrinks under eFLOPs",
+        finding="cost/overrate_small",
+        expect="greater",
+        value=0.0,
+    )
+    claim(
+        "KIN-2",
+        paper=KIN,
+        statement="KV-cache memory traffic is a larger share of the cost of small models",
+        finding="cost/kv_share_small_minus_large",
+        expect="greater",
+        value=0.0,
+    )
+    claim(
+        "KIN-3",
+        paper=KIN,
+        statement="Under eFLOPs, test-time compute is better spent on the "
+        "larger model (the small one loses at equal eFLOPs)",
+        finding="cost/eflops/adv_small_vs_large",
+        expect="less",
+        value=0.0,
+    )
 else:
     for cid in ("LLM-6", "KIN-1", "KIN-2", "KIN-3"):
-        claim(cid, paper=KIN if cid.startswith("KIN") else LLM, statement="cost comparison",
-              untested="these samples carry no model shapes or token counts to cost them")
-claim("KIN-4", paper=KIN, statement="Sparse attention lowers per-token cost so more samples fit "
-      "the same budget", untested="the project's models have dense attention only")
+        claim(
+            cid,
+            paper=KIN if cid.startswith("KIN") else LLM,
+            statement="cost comparison",
+            untested="these samples carry no model shapes or token counts to cost them",
+        )
+claim(
+    "KIN-4",
+    paper=KIN,
+    statement="Sparse attention lowers per-token cost so more samples fit the same budget",
+    untested="the project's models have dense attention only",
+)
 
 # %% [markdown]
 # ## Reading the ledger

@@ -26,10 +26,26 @@ import pytest
 PKG = Path(__file__).resolve().parents[1] / "lib" / "scalinglab"
 
 #: Rooms every study and the runner may use; they never import a study, the runner or the CLI.
-SHARED = frozenset({
-    "stats", "fitting", "cost_model", "kernels", "models", "training", "data", "compute",
-    "record", "claims", "sweeps", "provenance", "textfmt", "paths", "errors", "plots",
-})
+SHARED = frozenset(
+    {
+        "stats",
+        "fitting",
+        "cost_model",
+        "kernels",
+        "models",
+        "training",
+        "data",
+        "compute",
+        "record",
+        "claims",
+        "sweeps",
+        "provenance",
+        "textfmt",
+        "paths",
+        "errors",
+        "plots",
+    }
+)
 #: What the shared rooms and the studies must never import.
 TOP = frozenset({"runner", "cli"})
 #: The runner knows no science: it never imports these rooms (nor a study).
@@ -91,8 +107,12 @@ def _edges() -> list[Edge]:
         tree = ast.parse(path.read_text(), filename=str(path))
         package = name if is_pkg else name.rpartition(".")[0]
         top = {id(n) for n in tree.body}
-        top |= {id(n) for stmt in tree.body if isinstance(stmt, ast.If | ast.Try)
-                for n in ast.walk(stmt)}
+        top |= {
+            id(n)
+            for stmt in tree.body
+            if isinstance(stmt, ast.If | ast.Try)
+            for n in ast.walk(stmt)
+        }
         for node in ast.walk(tree):
             if isinstance(node, ast.Import | ast.ImportFrom):
                 for dst in _targets(node, package):
@@ -182,50 +202,75 @@ def _fail(title: str, bad: list[Edge] | list[str]) -> None:
 def test_the_graph_sees_the_package():
     # the parser found the rooms and their known imports (a silent parser would pass every rule)
     assert {"stats", "fitting", "cost_model", "kernels", "runner", "cli", "studies.gemm"} <= {
-        room(m) for m in MODULES}
-    assert any(e.src == "scalinglab.fitting.multistart" and e.dst == "scalinglab.fitting.problem"
-               and e.top_level for e in EDGES)
-    assert any(e.src == "scalinglab.fitting.result" and e.dst == "scalinglab.record"
-               and not e.top_level for e in EDGES)  # an import inside a function is seen
+        room(m) for m in MODULES
+    }
+    assert any(
+        e.src == "scalinglab.fitting.multistart"
+        and e.dst == "scalinglab.fitting.problem"
+        and e.top_level
+        for e in EDGES
+    )
+    assert any(
+        e.src == "scalinglab.fitting.result" and e.dst == "scalinglab.record" and not e.top_level
+        for e in EDGES
+    )  # an import inside a function is seen
 
 
 def test_every_room_is_classified():
     known = SHARED | TOP | {"", "studies"}
-    _fail("modules in a room the rules do not know (add it to SHARED, or to the study rooms)",
-          [m for m in MODULES if room(m) not in known and not room(m).startswith("studies.")])
+    _fail(
+        "modules in a room the rules do not know (add it to SHARED, or to the study rooms)",
+        [m for m in MODULES if room(m) not in known and not room(m).startswith("studies.")],
+    )
 
 
 def test_no_import_cycles_at_module_level():
     cycles = _cycles([e for e in EDGES if e.top_level])
-    _fail("import cycles among module-level imports",
-          [" ; ".join(map(str, c)) for c in cycles])
+    _fail("import cycles among module-level imports", [" ; ".join(map(str, c)) for c in cycles])
 
 
 def test_no_import_cycles_counting_imports_inside_functions():
-    _fail("import cycles (counting imports inside functions)",
-          [" ; ".join(map(str, c)) for c in _cycles(EDGES)])
+    _fail(
+        "import cycles (counting imports inside functions)",
+        [" ; ".join(map(str, c)) for c in _cycles(EDGES)],
+    )
 
 
 def test_shared_rooms_never_import_a_study_the_runner_or_the_cli():
-    _fail("a shared room imports a study, the runner or the CLI",
-          [e for e in EDGES if room(e.src) in SHARED
-           and (room(e.dst) in TOP or room(e.dst).startswith("studies"))])
+    _fail(
+        "a shared room imports a study, the runner or the CLI",
+        [
+            e
+            for e in EDGES
+            if room(e.src) in SHARED and (room(e.dst) in TOP or room(e.dst).startswith("studies"))
+        ],
+    )
 
 
 #: Declared study-to-study dependencies, each with its reason (docs/architecture.md). A study
 #: builds on another only when it consumes that study's experiment (its trained models).
 STUDY_BUILDS_ON = {
-    "studies.tts": {"studies.rl"},  # samples from the RL study's trained policies and tasks
+    "studies.tts": {"studies.rl"}  # samples from the RL study's trained policies and tasks
 }
 
 
 def test_a_study_imports_no_other_study_nor_the_runner_or_the_cli():
-    _fail("a study imports another study (undeclared), the studies package, the runner or the CLI",
-          [e for e in EDGES if room(e.src).startswith("studies.")
-           and (room(e.dst) in TOP or (room(e.dst).startswith("studies")
-                                       and room(e.dst) != room(e.src)
-                                       and room(e.dst) not in STUDY_BUILDS_ON.get(room(e.src),
-                                                                                  set())))])
+    _fail(
+        "a study imports another study (undeclared), the studies package, the runner or the CLI",
+        [
+            e
+            for e in EDGES
+            if room(e.src).startswith("studies.")
+            and (
+                room(e.dst) in TOP
+                or (
+                    room(e.dst).startswith("studies")
+                    and room(e.dst) != room(e.src)
+                    and room(e.dst) not in STUDY_BUILDS_ON.get(room(e.src), set())
+                )
+            )
+        ],
+    )
 
 
 def test_declared_study_dependencies_go_one_way():
@@ -235,14 +280,22 @@ def test_declared_study_dependencies_go_one_way():
 
 
 def test_the_runner_knows_no_science():
-    _fail("the runner imports a study or training/models/kernels",
-          [e for e in EDGES if room(e.src) == "runner"
-           and (room(e.dst) in SCIENCE or room(e.dst).startswith("studies"))])
+    _fail(
+        "the runner imports a study or training/models/kernels",
+        [
+            e
+            for e in EDGES
+            if room(e.src) == "runner"
+            and (room(e.dst) in SCIENCE or room(e.dst).startswith("studies"))
+        ],
+    )
 
 
 def test_the_cost_model_runs_no_kernel():
-    _fail("the cost model imports kernels, models, training or compute",
-          [e for e in EDGES if room(e.src) == "cost_model" and room(e.dst) in COST_MODEL_NEVER])
+    _fail(
+        "the cost model imports kernels, models, training or compute",
+        [e for e in EDGES if room(e.src) == "cost_model" and room(e.dst) in COST_MODEL_NEVER],
+    )
 
 
 def _private_imports() -> list[str]:
@@ -250,11 +303,19 @@ def _private_imports() -> list[str]:
     out = []
     for name, (path, _) in MODULES.items():
         for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
-            if (isinstance(node, ast.ImportFrom) and not node.level and node.module
-                    and node.module.split(".")[0] == "scalinglab" and node.module != name):
-                out += [f"{name} imports {node.module}.{a.name} "
-                        f"({path.relative_to(PKG.parent)}:{node.lineno})"
-                        for a in node.names if a.name.startswith("_") and a.name != "__version__"]
+            if (
+                isinstance(node, ast.ImportFrom)
+                and not node.level
+                and node.module
+                and node.module.split(".")[0] == "scalinglab"
+                and node.module != name
+            ):
+                out += [
+                    f"{name} imports {node.module}.{a.name} "
+                    f"({path.relative_to(PKG.parent)}:{node.lineno})"
+                    for a in node.names
+                    if a.name.startswith("_") and a.name != "__version__"
+                ]
     return out
 
 
@@ -263,10 +324,13 @@ def test_no_module_imports_another_modules_private_name():
     _fail("private names imported across modules", _private_imports())
 
 
-@pytest.mark.parametrize("rule_edges, expected", [
-    ([("scalinglab.a", "scalinglab.b"), ("scalinglab.b", "scalinglab.a")], 1),
-    ([("scalinglab.a", "scalinglab.b"), ("scalinglab.b", "scalinglab.c")], 0),
-])
+@pytest.mark.parametrize(
+    "rule_edges, expected",
+    [
+        ([("scalinglab.a", "scalinglab.b"), ("scalinglab.b", "scalinglab.a")], 1),
+        ([("scalinglab.a", "scalinglab.b"), ("scalinglab.b", "scalinglab.c")], 0),
+    ],
+)
 def test_the_cycle_finder_finds_a_planted_cycle(rule_edges, expected, monkeypatch):
     fake = {m: (PKG / "x.py", False) for m in ("scalinglab.a", "scalinglab.b", "scalinglab.c")}
     monkeypatch.setattr(sys.modules[__name__], "MODULES", fake)

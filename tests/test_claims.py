@@ -72,15 +72,25 @@ def test_inconclusive_states_the_minimum_detectable_effect():
 
 
 def test_not_identified_finding_gives_not_identified():
-    rec.record("law/relu/A0", 0.0073, ci=(0.00046, 0.0164), level=0.95, identified=False,
-               note="alpha at its lower bound 0 in the point fit")
+    rec.record(
+        "law/relu/A0",
+        0.0073,
+        ci=(0.00046, 0.0164),
+        level=0.95,
+        identified=False,
+        note="alpha at its lower bound 0 in the point fit",
+    )
     v = _claim("c", "law/relu/A0", expect="between", value=(0.0, 0.01))
     assert v.verdict == "not identified" and "alpha at its lower bound" in v.reason
 
 
 def test_untested_claim_keeps_its_reason():
-    v = rec.claim("power", paper=P, statement="energy per token falls",
-                  untested="the paper's power counters have no CPU equivalent here")
+    v = rec.claim(
+        "power",
+        paper=P,
+        statement="energy per token falls",
+        untested="the paper's power counters have no CPU equivalent here",
+    )
     assert v.verdict == "untested" and "power counters" in v.reason
     with pytest.raises(ValueError, match="reason"):
         rec.claim("p2", paper=P, statement="s", untested="  ")

@@ -14,9 +14,12 @@ METRICS = ["iqm", "median", "mean", "optimality_gap"]
 @pytest.fixture
 def scores_csv(tmp_path):
     rng = np.random.default_rng(0)
-    rows = [(alg, f"t{t}", r, rng.normal() + shift)
-            for alg, shift in (("A", 1.0), ("B", 0.0), ("C", 0.2))
-            for t in range(4) for r in range(5 + t % 2)]
+    rows = [
+        (alg, f"t{t}", r, rng.normal() + shift)
+        for alg, shift in (("A", 1.0), ("B", 0.0), ("C", 0.2))
+        for t in range(4)
+        for r in range(5 + t % 2)
+    ]
     path = tmp_path / "scores.csv"
     pd.DataFrame(rows, columns=["algorithm", "task", "run", "score"]).to_csv(path, index=False)
     return path
@@ -29,12 +32,19 @@ def invoke(capsys, *argv):
 
 
 def test_json_output_shape(capsys, scores_csv):
-    code, out, _ = invoke(capsys, scores_csv, "--reps", 300, "--poi-reps", 200, "--seed", 7,
-                          "--compare", "A:B", "C:B")
+    code, out, _ = invoke(
+        capsys, scores_csv, "--reps", 300, "--poi-reps", 200, "--seed", 7, "--compare", "A:B", "C:B"
+    )
     assert code == 0
     res = json.loads(out)
-    assert list(res) == ["confidence", "reps", "method", "seed", "metrics",
-                         "probability_of_improvement"]
+    assert list(res) == [
+        "confidence",
+        "reps",
+        "method",
+        "seed",
+        "metrics",
+        "probability_of_improvement",
+    ]
     assert res["confidence"] == 0.95 and res["reps"] == 300
     assert res["method"] == "percentile" and res["seed"] == 7
     assert list(res["metrics"]) == ["A", "B", "C"]
@@ -49,8 +59,18 @@ def test_json_output_shape(capsys, scores_csv):
 
 
 def test_same_seed_same_output_and_options(capsys, scores_csv):
-    args = [scores_csv, "--reps", 200, "--metrics", "iqm,mean", "--method", "bca",
-            "--confidence", "0.9", "--task-bootstrap"]
+    args = [
+        scores_csv,
+        "--reps",
+        200,
+        "--metrics",
+        "iqm,mean",
+        "--method",
+        "bca",
+        "--confidence",
+        "0.9",
+        "--task-bootstrap",
+    ]
     _, a, _ = invoke(capsys, *args, "--seed", 3)
     _, b, _ = invoke(capsys, *args, "--seed", 3)
     _, c, _ = invoke(capsys, *args, "--seed", 4)
@@ -64,8 +84,9 @@ def test_same_seed_same_output_and_options(capsys, scores_csv):
 
 
 def test_table_format(capsys, scores_csv):
-    code, out, _ = invoke(capsys, scores_csv, "--reps", 100, "--format", "table",
-                          "--compare", "A:B")
+    code, out, _ = invoke(
+        capsys, scores_csv, "--reps", 100, "--format", "table", "--compare", "A:B"
+    )
     assert code == 0
     assert "optimality_gap" in out and "A:B" in out and "100 bootstrap replicates" in out
 
@@ -74,7 +95,12 @@ def test_defaults_follow_the_paper():
     parser = cli.build_parser()
     args = parser.parse_args(["intervals", "x.csv"])
     assert (args.reps, args.poi_reps, args.confidence, args.method, args.seed) == (
-        50_000, 2_000, 0.95, "percentile", 0)
+        50_000,
+        2_000,
+        0.95,
+        "percentile",
+        0,
+    )
     assert args.metrics == ",".join(METRICS) and args.nan == "error"
 
 
@@ -110,11 +136,13 @@ def test_references_normalize_the_scores(capsys, tmp_path, scores_csv):
     # random -1, reference 3 on every task: normalized = (raw + 1) / 4, so the mean
     # moves exactly that way (the mean is linear; the resampled CI too, draw by draw)
     refs = tmp_path / "refs.csv"
-    pd.DataFrame({"task": [f"t{t}" for t in range(4)], "random": -1.0,
-                  "reference": 3.0}).to_csv(refs, index=False)
+    pd.DataFrame({"task": [f"t{t}" for t in range(4)], "random": -1.0, "reference": 3.0}).to_csv(
+        refs, index=False
+    )
     _, raw, _ = invoke(capsys, scores_csv, "--reps", 200, "--metrics", "mean")
-    code, norm, _ = invoke(capsys, scores_csv, "--reps", 200, "--metrics", "mean",
-                           "--references", refs)
+    code, norm, _ = invoke(
+        capsys, scores_csv, "--reps", 200, "--metrics", "mean", "--references", refs
+    )
     assert code == 0
     for alg in ("A", "B", "C"):
         r = json.loads(raw)["metrics"][alg]["mean"]
@@ -136,10 +164,13 @@ def test_bad_references_name_file_column_and_row(capsys, tmp_path, scores_csv):
     assert code == 2 and "repeats row 1" in err and "row 2" in err
 
 
-@pytest.mark.parametrize(("extra", "message"), [
-    (["--seed", "-1"], "--seed must be >= 0, got -1"),
-    (["--compare", "A:A"], "--compare A:A: compares 'A' with itself"),
-])
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--seed", "-1"], "--seed must be >= 0, got -1"),
+        (["--compare", "A:A"], "--compare A:A: compares 'A' with itself"),
+    ],
+)
 def test_bad_seed_and_self_comparison_exit_2_in_one_line(capsys, scores_csv, extra, message):
     code, out, err = invoke(capsys, scores_csv, "--reps", 20, *extra)
     assert code == 2 and out == "" and message in err and err.count("\n") == 1, err

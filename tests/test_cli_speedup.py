@@ -17,7 +17,7 @@ def _write(tmp_path, seeds=(0, 1, 2), mutate=None):
     for size, (a, e) in {"5k": (0.6, 2.5), "20k": (0.5, 2.2)}.items():
         for s in seeds:
             for m in (1, 2, 4, 8):
-                base = a * m ** -0.5 + e
+                base = a * m**-0.5 + e
                 rows.append(("adamw", size, m, base + 0.002 * rng.normal(), s))
                 rows.append(("muon", size, m, a * (1.3 * m) ** -0.5 + e + 0.002 * rng.normal(), s))
     df = pd.DataFrame(rows, columns=["optimizer", "model_size", "data_multiple", "loss", "seed"])
@@ -53,14 +53,21 @@ def test_table_format_and_no_seed_column(tmp_path, capsys):
     assert out["ci"]["muon"]["5k"]["1"] is None and out["bootstrap"] == 0
 
 
-@pytest.mark.parametrize("mutate,needle", [
-    (lambda d: d.drop(columns=["loss"]), "column 'loss'"),
-    (lambda d: d.assign(loss=d.loss.astype(object).where(d.index != 4, "oops")),
-     "column 'loss', row 5"),
-    (lambda d: d.assign(data_multiple=d.data_multiple.where(d.index != 2, 0)),
-     "column 'data_multiple', row 3"),
-    (lambda d: pd.concat([d, d.iloc[[7]]], ignore_index=True), "duplicate run"),
-])
+@pytest.mark.parametrize(
+    "mutate,needle",
+    [
+        (lambda d: d.drop(columns=["loss"]), "column 'loss'"),
+        (
+            lambda d: d.assign(loss=d.loss.astype(object).where(d.index != 4, "oops")),
+            "column 'loss', row 5",
+        ),
+        (
+            lambda d: d.assign(data_multiple=d.data_multiple.where(d.index != 2, 0)),
+            "column 'data_multiple', row 3",
+        ),
+        (lambda d: pd.concat([d, d.iloc[[7]]], ignore_index=True), "duplicate run"),
+    ],
+)
 def test_bad_input_errors_name_file_column_row(tmp_path, capsys, mutate, needle):
     path = _write(tmp_path, mutate=mutate)
     assert main(["speedup", str(path)]) == 2
@@ -84,10 +91,13 @@ def test_bad_seed_exits_2(tmp_path, capsys):
     assert "--seed must be >= 0, got -1" in err and err.count("\n") == 1
 
 
-@pytest.mark.parametrize("mutate, extra, needle", [
-    (None, ["--min-points", "99"], "could not be fitted at any model size (--min-points 99"),
-    (lambda d: d[d.data_multiple == 1], [], "1 distinct data multiple(s)"),
-])
+@pytest.mark.parametrize(
+    "mutate, extra, needle",
+    [
+        (None, ["--min-points", "99"], "could not be fitted at any model size (--min-points 99"),
+        (lambda d: d[d.data_multiple == 1], [], "1 distinct data multiple(s)"),
+    ],
+)
 def test_no_speedup_at_all_is_an_error_saying_why(tmp_path, capsys, mutate, extra, needle):
     path = _write(tmp_path, mutate=mutate)
     assert main(["speedup", str(path), "--bootstrap", "10", *extra]) == 2

@@ -32,8 +32,9 @@ def test_help_imports_no_verb_and_no_scientific_stack():
         "'scalinglab.cli.intervals', 'scalinglab.cli.run') if m in sys.modules]\n"
         "print('HEAVY', heavy)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
     assert "HEAVY []" in out
     for verb in cli.VERBS:
         assert verb in out
@@ -47,8 +48,9 @@ def test_help_lines_match_each_verbs_own_parser():
 
 
 def test_python_dash_m_scalinglab_runs_the_cli():
-    res = subprocess.run([sys.executable, "-m", "scalinglab", "status", "--help"],
-                         capture_output=True, text=True)
+    res = subprocess.run(
+        [sys.executable, "-m", "scalinglab", "status", "--help"], capture_output=True, text=True
+    )
     assert res.returncode == 0, res.stderr
     assert "usage: scalinglab status" in res.stdout
 
@@ -77,11 +79,27 @@ def _fake_good_run(variant: str = "default") -> Path:
     prep = prepare_run("fixture_basic", variant=variant)
     run_id, tmp = store.allocate_run("fixture_basic", prep.variant)
     m = manifest_mod.build_manifest(
-        study="fixture_basic", title="t", variant=prep.variant, run_id=run_id, status="ok",
-        error=None, started="s", finished="f", duration=1.0, parameters=prep.parameters,
-        hashes=prep.hashes, git={"commit": None, "dirty": False}, environment={},
-        version="0", compute_mode="sync", executor="local", command="", results=[],
-        cell_timings=[], report_html_sha256=None)
+        study="fixture_basic",
+        title="t",
+        variant=prep.variant,
+        run_id=run_id,
+        status="ok",
+        error=None,
+        started="s",
+        finished="f",
+        duration=1.0,
+        parameters=prep.parameters,
+        hashes=prep.hashes,
+        git={"commit": None, "dirty": False},
+        environment={},
+        version="0",
+        compute_mode="sync",
+        executor="local",
+        command="",
+        results=[],
+        cell_timings=[],
+        report_html_sha256=None,
+    )
     store.write_json(tmp / "manifest.json", m)
     run_dir = store.finalize_run(tmp, run_id)
     store.set_latest(run_dir)
@@ -101,12 +119,17 @@ def test_status_up_to_date_then_names_each_change(lab, monkeypatch):
     assert (s.state, s.run_id, s.reasons) == ("up-to-date", run_dir.name, [])
     assert study_status("fixture_basic", "tiny").state == "never run"
 
-    _edit(lab, "lo, hi = np.quantile(boot, [0.025, 0.975])",
-          "lo, hi = np.quantile(boot, [0.05, 0.95])")
+    _edit(
+        lab,
+        "lo, hi = np.quantile(boot, [0.025, 0.975])",
+        "lo, hi = np.quantile(boot, [0.05, 0.95])",
+    )
     reasons = study_status("fixture_basic", "default").reasons
     cells = [c for c in prepare_run("fixture_basic").study.cell_sources()]
     edited = next(i for i, c in enumerate(cells, 1) if "[0.05, 0.95]" in c)
-    assert reasons == [f"cell {edited} edited: code 'idx = rng.integers(0, x.size, size=(reps, x.size))'"]
+    assert reasons == [
+        f"cell {edited} edited: code 'idx = rng.integers(0, x.size, size=(reps, x.size))'"
+    ]
 
     _edit(lab, "n: int = 400", "n: int = 500")
     (lab / "data" / "fixture" / "more.csv").write_text("3.0\n")
@@ -128,7 +151,8 @@ def test_status_of_a_run_without_cell_hashes_uses_its_cache_key(lab):
     assert study_status("fixture_basic", "default").state == "up-to-date"
     _edit(lab, "# Draws `n` values", "# Draws exactly `n` values")
     assert study_status("fixture_basic", "default").reasons == [
-        "cells: the notebook's cells changed (this run predates per-cell hashes)"]
+        "cells: the notebook's cells changed (this run predates per-cell hashes)"
+    ]
 
 
 def test_status_cli_lists_every_variant_and_unfinished_runs(lab, capsys):
@@ -165,8 +189,11 @@ def test_a_machine_without_a_hardware_record_is_a_reason_or_a_note(lab):
 
 def test_a_re_measured_hardware_record_is_named_as_the_reason(lab):
     nb = lab / "notebooks" / "fixture_basic.py"
-    nb.write_text(nb.read_text().replace("#     - data/fixture/*.csv",
-                                         "#     - data/fixture/*.csv\n#     - data/hardware/*.json"))
+    nb.write_text(
+        nb.read_text().replace(
+            "#     - data/fixture/*.csv", "#     - data/fixture/*.csv\n#     - data/hardware/*.json"
+        )
+    )
     (lab / "data" / "hardware").mkdir()
     from scalinglab.cost_model.hardware import hardware_path
 
@@ -186,26 +213,35 @@ def test_tiny_experiment_results_go_to_the_ignored_cache(lab, monkeypatch):
     assert dataset_path("s", "sweep", {"compute_class": "tiny"}).parent == lab / "data/.cache/s"
     monkeypatch.setenv(TINY_ENV, "1")  # what the runner sets for a tiny run
     assert dataset_path("s", "sweep", {}).parent == lab / "data" / ".cache" / "s"
-    ignored = subprocess.run(["git", "check-ignore", "-q", "data/.cache/s/sweep-0.nc"],
-                             cwd=REPO)
+    ignored = subprocess.run(["git", "check-ignore", "-q", "data/.cache/s/sweep-0.nc"], cwd=REPO)
     assert ignored.returncode == 0
 
 
 def test_verify_refuses_unfinished_and_bad_runs_at_once(lab, capsys):
     run_id, tmp = store.allocate_run("fixture_basic", "default")
     (tmp / store.OWNER).write_text(json.dumps({"host": os.uname().nodename, "pid": 2**22 + 7}))
-    store.write_json(tmp / "manifest.json", {"study": "fixture_basic", "variant": "default",
-                                             "run_id": run_id, "status": "running"})
+    store.write_json(
+        tmp / "manifest.json",
+        {"study": "fixture_basic", "variant": "default", "run_id": run_id, "status": "running"},
+    )
     assert cli.main(["verify", str(tmp)]) == 2
     err = capsys.readouterr().err
     assert "unfinished run (killed)" in err
-    store.write_json(tmp / "manifest.json", {"study": "fixture_basic", "variant": "default",
-                                             "run_id": run_id, "status": "interrupted",
-                                             "error": "Ctrl-C"})
+    store.write_json(
+        tmp / "manifest.json",
+        {
+            "study": "fixture_basic",
+            "variant": "default",
+            "run_id": run_id,
+            "status": "interrupted",
+            "error": "Ctrl-C",
+        },
+    )
     done = store.finalize_run(tmp, run_id)
     assert cli.main(["verify", str(done)]) == 2
     assert "status 'interrupted' (Ctrl-C): only a good run can be verified" in (
-        capsys.readouterr().err)
+        capsys.readouterr().err
+    )
 
 
 def test_prune_removes_killed_tmp_folders_only(lab):

@@ -18,8 +18,9 @@ def _square_or_fail(x: int) -> int:
 
 
 def test_map_tasks_sync_reports_failures_in_order():
-    results, failures = compute.map_tasks(_square_or_fail, [1, 2, 3, 4], scheduler="sync",
-                                          progress=False)
+    results, failures = compute.map_tasks(
+        _square_or_fail, [1, 2, 3, 4], scheduler="sync", progress=False
+    )
     assert results == [1, 4, None, 16]
     assert [f.index for f in failures] == [2]
     assert "task three breaks" in failures[0].error
@@ -27,9 +28,13 @@ def test_map_tasks_sync_reports_failures_in_order():
 
 def test_map_tasks_hands_each_success_to_on_result_as_it_finishes():
     seen = []
-    results, failures = compute.map_tasks(_square_or_fail, [1, 2, 3, 4], scheduler="sync",
-                                          progress=False,
-                                          on_result=lambda i, v: seen.append((i, v)))
+    results, failures = compute.map_tasks(
+        _square_or_fail,
+        [1, 2, 3, 4],
+        scheduler="sync",
+        progress=False,
+        on_result=lambda i, v: seen.append((i, v)),
+    )
     assert seen == [(0, 1), (1, 4), (3, 16)]  # the failed task is not handed on
     assert [f.index for f in failures] == [2]
 
@@ -45,8 +50,9 @@ def test_resolve_device():
 @pytest.mark.slow
 def test_map_tasks_on_local_cluster_matches_sync():
     with compute.get_client("", n_workers=2) as client:
-        results, failures = compute.map_tasks(_square_or_fail, list(range(6)), client=client,
-                                              progress=False)
+        results, failures = compute.map_tasks(
+            _square_or_fail, list(range(6)), client=client, progress=False
+        )
     assert results == [0, 1, 4, None, 16, 25]
     assert [f.config for f in failures] == [3]
 

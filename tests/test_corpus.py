@@ -35,8 +35,9 @@ def test_build_is_deterministic_and_hashed():
 
 def test_hash_changes_with_content_and_split():
     base = _fresh(TOPICS)
-    smaller = _fresh(CorpusConfig(sources=("pydoc_topics",), heldout_fraction=0.2,
-                                  max_bytes=200_000))
+    smaller = _fresh(
+        CorpusConfig(sources=("pydoc_topics",), heldout_fraction=0.2, max_bytes=200_000)
+    )
     other_split = _fresh(CorpusConfig(sources=("pydoc_topics",), heldout_fraction=0.3))
     assert len({base.content_hash, smaller.content_hash, other_split.content_hash}) == 3
     assert smaller.train.size + smaller.heldout.size < base.train.size + base.heldout.size
@@ -94,6 +95,7 @@ def test_eval_windows_are_fixed_and_non_overlapping():
     # every window is a contiguous slice of the held-out stream
     stream = c.heldout.astype(np.int64)
     for row in w[:3].numpy():
-        hits = np.flatnonzero(np.lib.stride_tricks.sliding_window_view(stream, row.size)
-                              .__eq__(row).all(axis=1))
+        hits = np.flatnonzero(
+            np.lib.stride_tricks.sliding_window_view(stream, row.size).__eq__(row).all(axis=1)
+        )
         assert hits.size >= 1

@@ -48,8 +48,10 @@ def test_transformer_params_explicit_widths_and_embeddings():
     # 2 layers, d=4, d_ff=10: per layer 4*4*4 = 64 (attention) + 2*4*10 = 80 (FFN)
     assert transformer_params(2, 4, d_ff=10) == 2 * (64 + 80) == 288
     # embeddings: (vocab 100 + positions 8) * d 4 = 432
-    assert transformer_params(2, 4, d_ff=10, vocab_size=100, n_ctx=8,
-                              include_embeddings=True) == 288 + 432
+    assert (
+        transformer_params(2, 4, d_ff=10, vocab_size=100, n_ctx=8, include_embeddings=True)
+        == 288 + 432
+    )
 
 
 def test_training_flops_6nd():
@@ -72,5 +74,6 @@ def test_mfu_hand_count():
     # 1000 tokens/s * 6 * 1e6 FLOPs/token = 6e9 FLOP/s on a 1e10 FLOP/s machine
     assert mfu(1000, n_params=1e6, peak_flop_per_s=1e10) == pytest.approx(0.6)
     # with attention: 1000 * (6e6 + 12*1*10*10) / 1e10
-    assert mfu(1000, n_params=1e6, peak_flop_per_s=1e10, n_layer=1, n_ctx=10,
-               d_model=10) == pytest.approx(1000 * (6e6 + 1200) / 1e10)
+    assert mfu(
+        1000, n_params=1e6, peak_flop_per_s=1e10, n_layer=1, n_ctx=10, d_model=10
+    ) == pytest.approx(1000 * (6e6 + 1200) / 1e10)

@@ -35,15 +35,20 @@ def test_generation_flops_with_attention():
 
 def test_kv_cache_bytes_hand_count():
     # K and V (2) * 2 layers * 10 positions * 4 heads * 8 dims * batch 3 * 2 bytes
-    assert kv_cache_bytes(2, 10, n_kv_heads=4, head_dim=8, batch=3, dtype_bytes=2) == (
-        2 * 2 * 10 * 4 * 8 * 3 * 2) == 7680
+    assert (
+        kv_cache_bytes(2, 10, n_kv_heads=4, head_dim=8, batch=3, dtype_bytes=2)
+        == (2 * 2 * 10 * 4 * 8 * 3 * 2)
+        == 7680
+    )
 
 
 def test_generation_kv_read_bytes_hand_count():
     # prompt 3, 2 tokens: reads caches of 4 and 5 positions; 16 bytes per position
     # (K and V, 1 layer, 1 head, 4 dims, 2 bytes)
-    assert generation_kv_read_bytes(1, 2, prompt_len=3, n_kv_heads=1, head_dim=4,
-                                    dtype_bytes=2) == (4 + 5) * 16
+    assert (
+        generation_kv_read_bytes(1, 2, prompt_len=3, n_kv_heads=1, head_dim=4, dtype_bytes=2)
+        == (4 + 5) * 16
+    )
 
 
 def test_kinetics_cost_matches_their_formula_by_hand():
@@ -53,8 +58,9 @@ def test_kinetics_cost_matches_their_formula_by_hand():
     compute = 3 * (2e12 + 2 * 1200 * 1000 * 64)
     # memory = 2 * (2*100 + 1000*3) * 1000 * 2 * 16 bytes
     memory = 2 * 3200 * 1000 * 32
-    cost = kinetics_cost(1e9, 100, 1000, n_layer=2, n_q_heads=4, n_kv_heads=2, head_dim=8,
-                         n_samples=3)
+    cost = kinetics_cost(
+        1e9, 100, 1000, n_layer=2, n_q_heads=4, n_kv_heads=2, head_dim=8, n_samples=3
+    )
     assert cost.compute_flops == compute == 6.0004608e12
     assert cost.memory_bytes == memory == 204_800_000
     assert cost.eflops == pytest.approx(compute + 562.5 * memory)
@@ -62,8 +68,9 @@ def test_kinetics_cost_matches_their_formula_by_hand():
 
 def test_kinetics_param_bytes_option():
     base = kinetics_cost(1e6, 10, 20, n_layer=1, n_q_heads=1, n_kv_heads=1, head_dim=4)
-    more = kinetics_cost(1e6, 10, 20, n_layer=1, n_q_heads=1, n_kv_heads=1, head_dim=4,
-                         include_param_bytes=True)
+    more = kinetics_cost(
+        1e6, 10, 20, n_layer=1, n_q_heads=1, n_kv_heads=1, head_dim=4, include_param_bytes=True
+    )
     assert more.memory_bytes - base.memory_bytes == 2 * 1e6 * 20
 
 
@@ -91,4 +98,5 @@ def test_sparse_ffn_speedup_is_about_one_over_a_at_batch_one():
     big_batch = sparse_ffn_speedup(4096, 16384, activation_ratio=0.1, hw=hw, batch=64)
     assert big_batch < 1.01  # the union of 64 tokens is ~all neurons
     np.testing.assert_allclose(
-        sparse_ffn_speedup(4096, 16384, activation_ratio=np.array([1.0]), hw=hw), [1.0])
+        sparse_ffn_speedup(4096, 16384, activation_ratio=np.array([1.0]), hw=hw), [1.0]
+    )

@@ -25,8 +25,9 @@ TOY = HardwareRecord("toy", peak_flop_per_s=100.0, mem_bytes_per_s=10.0)
 def test_roofline_seconds_takes_the_binding_roof():
     assert roofline_seconds(1000, 10, TOY) == max(1000 / 100, 10 / 10) == 10.0
     assert roofline_seconds(10, 1000, TOY) == max(10 / 100, 1000 / 10) == 100.0
-    np.testing.assert_allclose(roofline_seconds(np.array([1000, 10]), np.array([10, 1000]), TOY),
-                               [10.0, 100.0])
+    np.testing.assert_allclose(
+        roofline_seconds(np.array([1000, 10]), np.array([10, 1000]), TOY), [10.0, 100.0]
+    )
 
 
 def test_ridge_and_attainable():
@@ -56,8 +57,16 @@ def test_record_rejects_nonpositive_roofs():
 
 
 def test_record_json_roundtrip(tmp_path):
-    rec = HardwareRecord("m", 1e11, 2e10, source="measured", blas_flop_per_s=8e10,
-                         fma_flop_per_s=1e11, n_cores=2, provenance={"a": [1, 2]})
+    rec = HardwareRecord(
+        "m",
+        1e11,
+        2e10,
+        source="measured",
+        blas_flop_per_s=8e10,
+        fma_flop_per_s=1e11,
+        n_cores=2,
+        provenance={"a": [1, 2]},
+    )
     path = save_hardware(rec, tmp_path / "m.json")
     assert load_hardware(path) == rec
     assert json.loads(path.read_text())["blas_flop_per_s"] == 8e10

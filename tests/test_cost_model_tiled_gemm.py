@@ -28,8 +28,9 @@ def test_single_tile_and_small_problems_run_on_one_thread():
     one = tiled_gemm_counts(8, 8, 8, 64, 64, 64, n_threads=4, mr=12, nr=32)
     assert one["threaded"] == 0.0
     assert one["critical_flops"] == 2 * 12 * 32 * 8  # padded to a whole block
-    small = tiled_gemm_counts(64, 64, 64, 16, 16, 64, n_threads=4, mr=4, nr=4,
-                              parallel_min_flops=2**22)
+    small = tiled_gemm_counts(
+        64, 64, 64, 16, 16, 64, n_threads=4, mr=4, nr=4, parallel_min_flops=2**22
+    )
     assert small["threaded"] == 0.0
     assert small["critical_flops"] == 16 * 2 * 16 * 16 * 64  # all 16 tiles on one thread
 

@@ -45,7 +45,9 @@ def _notebooks() -> list[Path]:
 def test_pointer_pattern_reads_both_forms():
     text = "see ``docs/studies/rl_scaling.md`` and (``studies/fitting.md``), not lib/studies/x.md"
     assert [m.group(1) for m in POINTER.finditer(text)] == [
-        "docs/studies/rl_scaling.md", "studies/fitting.md"]
+        "docs/studies/rl_scaling.md",
+        "studies/fitting.md",
+    ]
 
 
 def test_there_are_pointers_to_check():
@@ -76,6 +78,7 @@ def test_study_index_lists_every_study_file_and_notebook():
     files = sorted(p.name for p in DOCS.glob("*.md") if p.name != "README.md")
     assert files, "docs/studies/ holds no study files"
     unlisted = [f for f in files if f"({f})" not in index]
-    unlisted += [f"notebooks/{nb.name}" for nb in _notebooks()
-                 if f"notebooks/{nb.name}" not in index]
+    unlisted += [
+        f"notebooks/{nb.name}" for nb in _notebooks() if f"notebooks/{nb.name}" not in index
+    ]
     assert not unlisted, f"docs/studies/README.md does not list: {unlisted}"

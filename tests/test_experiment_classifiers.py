@@ -84,7 +84,8 @@ def test_normalization_hand_checkable(small):
     ref = float(np.mean(small["reference_accuracy"].sel(task="wine").values))
     chance = 71 / 178  # wine: class sizes 59, 71, 48
     assert float(small["score"].sel(algorithm="sgd", run=2, task="wine")) == pytest.approx(
-        (a - chance) / (ref - chance))
+        (a - chance) / (ref - chance)
+    )
 
 
 def test_reasonable_learner_well_above_chance(small):
@@ -99,8 +100,18 @@ def test_reasonable_learner_well_above_chance(small):
 def test_seeds_follow_names_not_positions():
     a = C.derived_seed(0, "iris", 1, "adam")
     assert a == C.derived_seed(0, "iris", 1, "adam")
-    assert len({a, C.derived_seed(0, "iris", 2, "adam"), C.derived_seed(0, "wine", 1, "adam"),
-                C.derived_seed(1, "iris", 1, "adam"), C.derived_seed(0, "iris", 1, "sgd")}) == 5
+    assert (
+        len(
+            {
+                a,
+                C.derived_seed(0, "iris", 2, "adam"),
+                C.derived_seed(0, "wine", 1, "adam"),
+                C.derived_seed(1, "iris", 1, "adam"),
+                C.derived_seed(0, "iris", 1, "sgd"),
+            }
+        )
+        == 5
+    )
 
 
 def test_bad_config_and_failures_are_loud():
@@ -112,7 +123,9 @@ def test_bad_config_and_failures_are_loud():
         C.experiment_config("tiny", epochs=3)
     cfg = C.experiment_config("tiny", algorithms=("sgd",), tasks=("iris",), runs=1)
     cfg["max_iter"] = -1  # every MLP fit fails (the SVM reference has no budget)
-    with pytest.raises(RuntimeError, match=r"1 benchmark task\(s\) failed:\n  sgd on iris, runs \[0\]"):
+    with pytest.raises(
+        RuntimeError, match=r"1 benchmark task\(s\) failed:\n  sgd on iris, runs \[0\]"
+    ):
         _run(cfg)
 
 
@@ -172,4 +185,3 @@ def test_a_killed_benchmark_resumes_chunk_by_chunk(tmp_path, monkeypatch, small)
     assert len(first) == 5 and len(done) == n_items - 5, "only the unfinished chunks ran"
     assert not set(done) & set(first)
     xr.testing.assert_identical(ds["score"].drop_attrs(), small["score"].drop_attrs())
-

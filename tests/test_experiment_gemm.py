@@ -21,8 +21,11 @@ HW = HardwareRecord("toy", peak_flop_per_s=1e11, mem_bytes_per_s=1e10)
 
 
 def _calls(times: dict[tuple, list[float]]) -> pd.DataFrame:
-    rows = [dict(zip([*gemm.SHAPE, *gemm.TILE], key, strict=True), repeat=r, seconds=s)
-            for key, ts in times.items() for r, s in enumerate(ts)]
+    rows = [
+        dict(zip([*gemm.SHAPE, *gemm.TILE], key, strict=True), repeat=r, seconds=s)
+        for key, ts in times.items()
+        for r, s in enumerate(ts)
+    ]
     return pd.DataFrame(rows)
 
 
@@ -43,8 +46,11 @@ def test_run_sweep_puts_every_timing_in_its_cell(monkeypatch):
     # returns at once for the others: after the random run order is undone, every cell
     # must hold its own tile's times (sleep never undersleeps; a no-op call does not take
     # 100 ms even on a busy machine)
-    monkeypatch.setattr(gemm, "gemm_tiled",
-                        lambda a, b, tile_m, tile_n, tile_k: time.sleep(0.1 * (tile_m == 4 * MR)))
+    monkeypatch.setattr(
+        gemm,
+        "gemm_tiled",
+        lambda a, b, tile_m, tile_n, tile_k: time.sleep(0.1 * (tile_m == 4 * MR)),
+    )
     cfg = gemm.sweep_config("tiny", flush_mib=0)
     ds = gemm.run_sweep(cfg, progress=False, energy=False)
     assert ds["tiled_seconds"].dims == ("shape", "tile", "repeat")
@@ -64,8 +70,14 @@ def test_run_sweep_puts_every_timing_in_its_cell(monkeypatch):
 def test_tile_effects_known_ratio():
     # shape A: tile 1 always 1 s, tile 2 always 3 s -> ratio 3 exactly, CI [3, 3]
     # shape B: tiles 2 s and 2.5 s -> 1.25
-    calls = _calls({(8, 8, 8, 4, 4, 4): [1.0] * 4, (8, 8, 8, 8, 8, 8): [3.0] * 4,
-                    (9, 9, 9, 4, 4, 4): [2.5] * 4, (9, 9, 9, 8, 8, 8): [2.0] * 4})
+    calls = _calls(
+        {
+            (8, 8, 8, 4, 4, 4): [1.0] * 4,
+            (8, 8, 8, 8, 8, 8): [3.0] * 4,
+            (9, 9, 9, 4, 4, 4): [2.5] * 4,
+            (9, 9, 9, 8, 8, 8): [2.0] * 4,
+        }
+    )
     eff = gemm_analysis.tile_effects(calls, reps=200)
     first = eff.iloc[0]
     assert (first.M, first.best_tile, first.worst_tile) == (8, "4x4x4", "8x8x8")
@@ -82,8 +94,12 @@ def test_tile_effects_known_ratio():
 
 def test_tile_effect_ci_widens_with_noise():
     rng = np.random.default_rng(0)
-    calls = _calls({(8, 8, 8, 4, 4, 4): list(1 + 0.3 * rng.random(7)),
-                    (8, 8, 8, 8, 8, 8): list(2 + 0.3 * rng.random(7))})
+    calls = _calls(
+        {
+            (8, 8, 8, 4, 4, 4): list(1 + 0.3 * rng.random(7)),
+            (8, 8, 8, 8, 8, 8): list(2 + 0.3 * rng.random(7)),
+        }
+    )
     e = gemm_analysis.tile_effects(calls, reps=500).iloc[0]
     assert e.ratio_lo < e.ratio < e.ratio_hi and 1.4 < e.ratio < 2.4
 
@@ -106,28 +122,38 @@ def test_tile_effect_reselects_and_holds_the_point():
 def test_tile_effect_outlier_repeat_cannot_push_the_interval_below_one():
     # one cell with a wild repeat: with the pair held fixed, resamples that drop or
     # duplicate the outlier swapped the order of the two tiles (a ratio < 1)
-    calls = _calls({(8, 8, 8, 4, 4, 4): [1.0, 1.01, 0.99, 1.0, 5.0],
-                    (8, 8, 8, 8, 8, 8): [1.4, 1.41, 1.39, 1.4, 1.4]})
+    calls = _calls(
+        {
+            (8, 8, 8, 4, 4, 4): [1.0, 1.01, 0.99, 1.0, 5.0],
+            (8, 8, 8, 8, 8, 8): [1.4, 1.41, 1.39, 1.4, 1.4],
+        }
+    )
     e = gemm_analysis.tile_effects(calls, reps=1000).iloc[0]
     assert 1.0 <= e.ratio_lo <= e.ratio <= e.ratio_hi
 
 
 def test_between_process_noise_widens_timing_intervals():
     rng = np.random.default_rng(2)
-    calls = _calls({(8, 8, 8, 4, 4, 4): list(1 + 0.01 * rng.random(5)),
-                    (8, 8, 8, 8, 8, 8): list(2 + 0.01 * rng.random(5))})
+    calls = _calls(
+        {
+            (8, 8, 8, 4, 4, 4): list(1 + 0.01 * rng.random(5)),
+            (8, 8, 8, 8, 8, 8): list(2 + 0.01 * rng.random(5)),
+        }
+    )
     _, (lo0, hi0), _ = gemm_analysis.max_tile_effect(calls, reps=1000)
     point, (lo1, hi1), _ = gemm_analysis.max_tile_effect(calls, reps=1000, between_sigma=0.1)
     assert lo1 <= point <= hi1 and hi1 - lo1 > 5 * (hi0 - lo0)
     p, (a0, b0) = gemm_analysis.speed_ratio(np.full(5, 2.0), np.full(5, 4.0), reps=500)
-    p, (a1, b1) = gemm_analysis.speed_ratio(np.full(5, 2.0), np.full(5, 4.0), reps=500,
-                                            between_sigma=0.1)
+    p, (a1, b1) = gemm_analysis.speed_ratio(
+        np.full(5, 2.0), np.full(5, 4.0), reps=500, between_sigma=0.1
+    )
     assert a0 == b0 == 0.5 and a1 < 0.5 < b1
 
 
 def test_speed_ratio_of_medians():
-    point, (lo, hi) = gemm_analysis.speed_ratio(np.array([2.0, 2.0, 2.0]), np.array([4.0, 4.0, np.nan]),
-                                       reps=100)
+    point, (lo, hi) = gemm_analysis.speed_ratio(
+        np.array([2.0, 2.0, 2.0]), np.array([4.0, 4.0, np.nan]), reps=100
+    )
     assert point == 0.5 and lo == hi == 0.5
 
 
@@ -152,8 +178,9 @@ def test_load_timings_validates_rows(tmp_path):
 
 
 def test_gemm_features_hand_counts():
-    cells = pd.DataFrame({"M": [10], "N": [10], "K": [20], "tile_m": [4], "tile_n": [8],
-                          "tile_k": [16]})
+    cells = pd.DataFrame(
+        {"M": [10], "N": [10], "K": [20], "tile_m": [4], "tile_n": [8], "tile_k": [16]}
+    )
     f = predictor.gemm_features(cells, n_threads=2).iloc[0]
     assert f.output_tiles == 3 * 2  # ceil(10/4) * ceil(10/8)
     assert f.k_steps == 2  # ceil(20/16)
@@ -170,13 +197,22 @@ def _synthetic_cells(seed: int = 0) -> pd.DataFrame:
     shapes = [(m, n, k) for m in (32, 64, 128, 256) for n in (32, 128, 512) for k in (64, 256)]
     tiles = [(16, 4, 64), (64, 16, 256), (256, 64, 64)]
     rows = []
-    for (m, n, k) in shapes:
-        for (tm, tn, tk) in tiles:
+    for m, n, k in shapes:
+        for tm, tn, tk in tiles:
             tiles_out = np.ceil(m / tm) * np.ceil(n / tn)
             # a smooth law: FLOP time, slowed by idle threads and small k panels, plus 3% noise
             t = 2 * m * n * k / 5e10 * (1 + 2 / tiles_out) * (1 + 16 / min(tk, k))
-            rows.append(dict(M=m, N=n, K=k, tile_m=tm, tile_n=tn, tile_k=tk,
-                             seconds=t * np.exp(0.03 * rng.standard_normal())))
+            rows.append(
+                dict(
+                    M=m,
+                    N=n,
+                    K=k,
+                    tile_m=tm,
+                    tile_n=tn,
+                    tile_k=tk,
+                    seconds=t * np.exp(0.03 * rng.standard_normal()),
+                )
+            )
     return pd.DataFrame(rows)
 
 
@@ -200,11 +236,18 @@ def test_predictors_on_a_smooth_law():
 def test_kernel_model_extrapolates_where_a_forest_cannot():
     # times that follow the kernel's counts exactly (fixed cost + FLOPs + packing) over
     # shapes spanning 4 orders of magnitude: the grouped folds hold out the extremes
-    shapes = [(s, s, s) for s in (24, 48, 96, 192, 384, 768, 1536)] + [(64, 1024, 256),
-                                                                        (1024, 64, 256)]
+    shapes = [(s, s, s) for s in (24, 48, 96, 192, 384, 768, 1536)] + [
+        (64, 1024, 256),
+        (1024, 64, 256),
+    ]
     tiles = [(24, 32, 64), (96, 128, 256), (288, 256, 1024)]
-    cells = pd.DataFrame([dict(M=m, N=n, K=k, tile_m=tm, tile_n=tn, tile_k=tk, seconds=1.0)
-                          for (m, n, k) in shapes for (tm, tn, tk) in tiles])
+    cells = pd.DataFrame(
+        [
+            dict(M=m, N=n, K=k, tile_m=tm, tile_n=tn, tile_k=tk, seconds=1.0)
+            for (m, n, k) in shapes
+            for (tm, tn, tk) in tiles
+        ]
+    )
     work = predictor.kernel_counts(cells, n_threads=2)
     cost = np.zeros(work.shape[1])
     cost[0], cost[2], cost[5] = 2e-5, 1.0 / 6e10, 1.0 / 5e9  # calls, FLOPs, packed bytes
@@ -254,8 +297,14 @@ def test_notebook_tiny_runs_through_the_runner(tmp_path, monkeypatch):
         assert lo <= found[name]["point"] <= hi
     # every claim of the paper is in the ledger with a computed verdict
     claims = {c["id"]: c["verdict"] for c in load_results_claims(result.run_dir)}
-    assert {"GEMM-2/runtime-r2", "GEMM-2/runtime-r2-unseen-shapes", "GEMM-1",
-            "GEMM-2/power-r2", "GEMM-power-saving", "GEMM-3"} <= set(claims)
+    assert {
+        "GEMM-2/runtime-r2",
+        "GEMM-2/runtime-r2-unseen-shapes",
+        "GEMM-1",
+        "GEMM-2/power-r2",
+        "GEMM-power-saving",
+        "GEMM-3",
+    } <= set(claims)
     assert claims["GEMM-2/power-r2"] == "untested"
     # the sweep and the spread were cached with provenance under the (temporary) data/ folder
     assert list((tmp_path / "data").rglob("sweep-*.nc"))
@@ -278,11 +327,16 @@ def test_notebook_gpperf_variant_reads_the_published_tables(tmp_path, monkeypatc
     for sub in ("notebooks", "reports"):
         (tmp_path / sub).mkdir()
     shutil.copy(ROOT / "notebooks" / "gemm_cost_model.py", tmp_path / "notebooks")
-    shutil.copytree(ROOT / "data" / "published" / "gpperf",
-                    tmp_path / "data" / "published" / "gpperf")
+    shutil.copytree(
+        ROOT / "data" / "published" / "gpperf", tmp_path / "data" / "published" / "gpperf"
+    )
     monkeypatch.setenv("SCALINGLAB_ROOT", str(tmp_path))
-    result = run_study("gemm_cost_model", variant="gpperf", command="pytest",
-                       overrides={"reps": 200, "n_repeats": 3})
+    result = run_study(
+        "gemm_cost_model",
+        variant="gpperf",
+        command="pytest",
+        overrides={"reps": 200, "n_repeats": 3},
+    )
     assert result.status == "ok", result.error
     claims = {c["id"]: c["verdict"] for c in load_results_claims(result.run_dir)}
     assert len(claims) == 10 and "untested" not in claims.values()
@@ -293,9 +347,16 @@ def test_notebook_gpperf_variant_reads_the_published_tables(tmp_path, monkeypatc
 def _hw_json(name: str) -> str:
     import json
 
-    return json.dumps(HardwareRecord(name, peak_flop_per_s=1e11, mem_bytes_per_s=1e10,
-                                     source="measured", blas_flop_per_s=9e10,
-                                     fma_flop_per_s=1e11).to_json())
+    return json.dumps(
+        HardwareRecord(
+            name,
+            peak_flop_per_s=1e11,
+            mem_bytes_per_s=1e10,
+            source="measured",
+            blas_flop_per_s=9e10,
+            fma_flop_per_s=1e11,
+        ).to_json()
+    )
 
 
 def test_study_uses_the_committed_hardware_record_on_another_cpu(tmp_path, monkeypatch):
@@ -306,7 +367,9 @@ def test_study_uses_the_committed_hardware_record_on_another_cpu(tmp_path, monke
     monkeypatch.setattr(hardware_mod, "machine_key", lambda: "other-cpu-2c")
     monkeypatch.setattr(machine, "machine_key", lambda: "other-cpu-2c")
     (tmp_path / "data" / "hardware").mkdir(parents=True)
-    (tmp_path / "data" / "hardware" / "committed-cpu-2c.json").write_text(_hw_json("committed-cpu-2c"))
+    (tmp_path / "data" / "hardware" / "committed-cpu-2c.json").write_text(
+        _hw_json("committed-cpu-2c")
+    )
     hw, note = machine.study_hardware("")
     assert hw.name == "committed-cpu-2c" and "not on this machine" in note
     (tmp_path / "data" / "hardware" / "third-cpu-4c.json").write_text(_hw_json("third-cpu-4c"))
@@ -334,13 +397,16 @@ def test_committed_sweep_is_reused_whatever_this_cpu_tiles_and_flush(tmp_path, m
     stored["flush_bytes"] = 12345
     folder = tmp_path / "data" / "gemm_cost_model"
     folder.mkdir(parents=True)
-    xr.Dataset(attrs={"config": json.dumps(stored)}).to_netcdf(folder / "sweep-old.nc",
-                                                               engine="h5netcdf")
+    xr.Dataset(attrs={"config": json.dumps(stored)}).to_netcdf(
+        folder / "sweep-old.nc", engine="h5netcdf"
+    )
     cfg, block = machine.committed_sweep_config("tiny")
     assert cfg.flush_bytes == 12345 and block == (2 * MR, 2 * NR)
     assert cfg.to_dict() == stored
-    assert dataset_path("gemm_cost_model", "sweep", cfg.to_dict()).name != \
-        dataset_path("gemm_cost_model", "sweep", here.to_dict()).name
+    assert (
+        dataset_path("gemm_cost_model", "sweep", cfg.to_dict()).name
+        != dataset_path("gemm_cost_model", "sweep", here.to_dict()).name
+    )
     again, _ = machine.committed_sweep_config("tiny", rerun=True)  # re-timing: this CPU's
     assert again == here
     other_seed, _ = machine.committed_sweep_config("tiny", seed=1)
@@ -355,10 +421,14 @@ def test_spread_figures_and_rerun_interval():
     # 4 processes: cell medians differ by known factors across processes
     f = np.array([1.0, 1.1, 0.9, 1.2])
     tiled = np.stack([np.stack([np.full(3, 2.0 * x), np.full(3, 3.0 * x)]) for x in f])
-    ds = xr.Dataset({"fma_flop_per_s": ("process", np.full(4, 100.0)),
-                     "blas_flop_per_s": ("process", 80.0 * f),
-                     "tiled_seconds": (("process", "tile", "repeat"), tiled),
-                     "blas_seconds": (("process", "repeat"), np.ones((4, 3)) * f[:, None])})
+    ds = xr.Dataset(
+        {
+            "fma_flop_per_s": ("process", np.full(4, 100.0)),
+            "blas_flop_per_s": ("process", 80.0 * f),
+            "tiled_seconds": (("process", "tile", "repeat"), tiled),
+            "blas_seconds": (("process", "repeat"), np.ones((4, 3)) * f[:, None]),
+        }
+    )
     per = machine.per_process(ds)
     assert per["blas_fraction_of_peak"] == pytest.approx(0.8 * f)
     assert per["tiled_fraction_of_blas"] == pytest.approx(np.full(4, 0.5))

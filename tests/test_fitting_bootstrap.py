@@ -50,8 +50,9 @@ def test_dask_client_gives_the_same_draws():
     x, y, g = _po()
     base = fit("power_offset", x, y, groups=g)
     ref = bootstrap(base, reps=60, seed=1).draws.copy()
-    with distributed.Client(processes=False, n_workers=1, threads_per_worker=1,
-                            dashboard_address=None) as client:
+    with distributed.Client(
+        processes=False, n_workers=1, threads_per_worker=1, dashboard_address=None
+    ) as client:
         got = bootstrap(base, reps=60, seed=1, client=client).draws
     np.testing.assert_array_equal(ref, got)
 
@@ -81,11 +82,19 @@ def test_percentile_cis_cover_the_truth_at_roughly_the_nominal_rate():
 
 def test_derived_quantities_prediction_and_speedup():
     x, y, g = _po(curves=10)
-    res = fit("power_offset", x, y, groups=g, bootstrap=150, seed=0, derived={
-        "L_at_32": lambda p: p["A"] * 32.0 ** -p["alpha"] + p["E"],
-        # data an AdamW run would need to reach loss 3.2 (the optimizer study's D_eff)
-        "D_eff_at_3.2": lambda p: ((3.2 - p["E"]) / p["A"]) ** (-1 / p["alpha"]),
-    })
+    res = fit(
+        "power_offset",
+        x,
+        y,
+        groups=g,
+        bootstrap=150,
+        seed=0,
+        derived={
+            "L_at_32": lambda p: p["A"] * 32.0 ** -p["alpha"] + p["E"],
+            # data an AdamW run would need to reach loss 3.2 (the optimizer study's D_eff)
+            "D_eff_at_3.2": lambda p: ((3.2 - p["E"]) / p["A"]) ** (-1 / p["alpha"]),
+        },
+    )
     pred = res.predict_interval(np.array([32.0]))
     d = res.derived["L_at_32"]
     assert d.point == pytest.approx(pred.point[0])
@@ -103,8 +112,16 @@ def test_derive_asymptote_difference_between_two_fits():
     Cs = np.tile(C, 6)
 
     def one(A, seed):
-        y = simulate("scalerl", {"A": A, "B": 1.9, "C_mid": 2500.0, "R0": 0.1}, Cs, seed=seed,
-                     noise=0.004, kind="abs", groups=runs, group_noise=0.003)
+        y = simulate(
+            "scalerl",
+            {"A": A, "B": 1.9, "C_mid": 2500.0, "R0": 0.1},
+            Cs,
+            seed=seed,
+            noise=0.004,
+            kind="abs",
+            groups=runs,
+            group_noise=0.003,
+        )
         return fit("scalerl", Cs, y, groups=runs, fixed={"R0": 0.1}, bootstrap=100, seed=seed)
 
     a, b = one(0.61, 1), one(0.55, 2)
@@ -140,8 +157,15 @@ def test_bootstrap_needs_two_groups():
 def test_warm_started_refits_reach_the_full_grid_optimum():
     D = np.tile(np.geomspace(1, 200, 10), 6)
     runs = np.repeat(np.arange(6), 10)
-    y = simulate("relu_sparsity", {"alpha": 0.4, "b": -1.0, "c": 0.5, "A0": 0.07}, D, seed=0,
-                 noise=0.002, kind="abs", groups=runs)
+    y = simulate(
+        "relu_sparsity",
+        {"alpha": 0.4, "b": -1.0, "c": 0.5, "A0": 0.07},
+        D,
+        seed=0,
+        noise=0.002,
+        kind="abs",
+        groups=runs,
+    )
     base = fit("relu_sparsity", D, y, groups=runs)
     warm = bootstrap(base, reps=30, seed=4).draws.copy()
     grid = bootstrap(base, reps=30, seed=4, starts="grid").draws
@@ -154,12 +178,18 @@ def test_record_writes_each_parameter_as_a_finding(monkeypatch, tmp_path):
     monkeypatch.setenv(rec.RESULTS_ENV, str(tmp_path / "results.json"))
     rec.clear()
     x, y, g = _po()
-    res = fit("power_offset", x, y, groups=g, bootstrap=50, seed=0,
-              derived={"L_at_32": lambda p: p["A"] * 32.0 ** -p["alpha"] + p["E"]})
+    res = fit(
+        "power_offset",
+        x,
+        y,
+        groups=g,
+        bootstrap=50,
+        seed=0,
+        derived={"L_at_32": lambda p: p["A"] * 32.0 ** -p["alpha"] + p["E"]},
+    )
     res.record("adamw_130m")
     found = {f.name: f for f in rec.findings()}
-    assert set(found) == {"adamw_130m.A", "adamw_130m.alpha", "adamw_130m.E",
-                          "adamw_130m.L_at_32"}
+    assert set(found) == {"adamw_130m.A", "adamw_130m.alpha", "adamw_130m.E", "adamw_130m.L_at_32"}
     f = found["adamw_130m.alpha"]
     assert f.ci == res.ci["alpha"] and f.level == 0.95 and f.resamples == 50
     assert "group bootstrap" in f.method

@@ -50,8 +50,9 @@ def test_warns_when_a_parameter_ends_on_a_bound():
 
 def test_silu_limit_is_fitted_within_its_physical_range_not_pinned_to_the_data():
     D = np.geomspace(1, 200, 20)
-    y = simulate("silu_sparsity", {"alpha": 0.5, "c": 0.3, "A0": 0.4}, D, seed=0, noise=0.002,
-                 kind="abs")
+    y = simulate(
+        "silu_sparsity", {"alpha": 0.5, "c": 0.3, "A0": 0.4}, D, seed=0, noise=0.002, kind="abs"
+    )
     res = fit("silu_sparsity", D, y)
     assert res.params["A0"] == pytest.approx(0.4, abs=0.005)  # above max(y) = 0.381 by the fit
     assert not res.warnings
@@ -132,9 +133,11 @@ def test_averaged_huber_stops_lbfgs_early_and_fits_worse_than_summed():
     def best_plain_fit(problem):
         best = None
         for s in PITFALL_STARTS:
+
             def fun(t, p=problem):
                 f, g, _ = p.evaluate(t[None], need="grad")
                 return float(f[0]), g[0]
+
             r = minimize(fun, np.array(s, float), jac=True, method="L-BFGS-B")  # defaults
             f_summed = float(summed.evaluate(r.x[None])[0][0])  # compare on one scale
             if best is None or f_summed < best[0]:

@@ -65,8 +65,9 @@ def test_log_scale_parameter_collapsed_to_zero_is_at_its_bound(clean):
     assert not ident.identified and ident.side == "lower" and ident.bound == 0.0
 
 
-@pytest.mark.parametrize(("share", "identified"), [(0.1, True), (0.19, True), (0.2, False),
-                                                   (0.6, False)])
+@pytest.mark.parametrize(
+    ("share", "identified"), [(0.1, True), (0.19, True), (0.2, False), (0.6, False)]
+)
 def test_share_of_bootstrap_refits_at_a_bound(clean, share, identified):
     res = _copy(clean)
     j = res.names.index("alpha")

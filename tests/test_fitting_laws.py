@@ -66,8 +66,10 @@ def test_analytic_jacobian_matches_finite_differences(name):
             tp, tm = theta.copy(), theta.copy()
             tp[:, col + c] += h
             tm[:, col + c] -= h
-            fd = (law.fn(**law.call_kwargs(x, tp, groups, G))
-                  - law.fn(**law.call_kwargs(x, tm, groups, G))) / (2 * h)
+            fd = (
+                law.fn(**law.call_kwargs(x, tp, groups, G))
+                - law.fn(**law.call_kwargs(x, tm, groups, G))
+            ) / (2 * h)
             an = np.broadcast_to(parts[p.iname], fd.shape + ((G,) if p.per_group else ()))
             an = an[..., c] if p.per_group else an
             np.testing.assert_allclose(an, fd, rtol=1e-5, atol=1e-7, err_msg=f"{name}.{p.iname}")
@@ -93,29 +95,54 @@ def test_recover_chinchilla_with_epochs_procedure():
     res = fit("chinchilla", x, y, groups=budget)
     assert res.converged and res.warnings == []
     assert res.objective_desc.startswith("huber(delta=0.001")
-    _assert_recovered(res, EPOCH_CHINCHILLA,
-                      {"E": 0.01, "A": 0.3, "B": 0.3, "alpha": 0.05, "beta": 0.03})
+    _assert_recovered(
+        res, EPOCH_CHINCHILLA, {"E": 0.01, "A": 0.3, "B": 0.3, "alpha": 0.05, "beta": 0.03}
+    )
 
 
 CASES = {
-    "power_offset": dict(truth={"A": 0.418, "alpha": 0.495, "E": 3.111},
-                         x=lambda: np.tile(np.geomspace(0.25, 16, 12), 3), noise=0.001,
-                         kind="log", rtol={"A": 0.02, "alpha": 0.02, "E": 0.002}),
-    "scalerl": dict(truth={"A": 0.61, "B": 1.92, "C_mid": 2542.0, "R0": 0.1},
-                    x=lambda: np.geomspace(100, 1.5e4, 40), noise=0.002, kind="abs",
-                    rtol={"A": 0.01, "B": 0.02, "C_mid": 0.05, "R0": 0.05}),
-    "exp_saturation": dict(truth={"R0": 0.1, "Rmax": 0.7, "lam": 0.02},
-                           x=lambda: np.linspace(0, 300, 40), noise=0.005, kind="abs",
-                           rtol={"R0": 0.1, "Rmax": 0.01, "lam": 0.01}),
-    "logistic_progress": dict(truth={"R0": 0.05, "Rmax": 0.8, "kappa": 0.05, "t0": 100.0},
-                              x=lambda: np.linspace(0, 300, 40), noise=0.005, kind="abs",
-                              rtol={"R0": 0.1, "Rmax": 0.01, "kappa": 0.02, "t0": 0.01}),
-    "relu_sparsity": dict(truth={"alpha": 0.4, "b": -1.0, "c": 0.5, "A0": 0.07},
-                          x=lambda: np.geomspace(1, 200, 30), noise=0.0005, kind="abs",
-                          rtol={"alpha": 0.03, "b": 0.03, "c": 0.02, "A0": 0.05}),
-    "silu_sparsity": dict(truth={"alpha": 0.5, "c": 0.3, "A0": 0.4},
-                          x=lambda: np.geomspace(1, 200, 30), noise=0.001, kind="abs",
-                          rtol={"alpha": 0.04, "c": 0.03, "A0": 0.02}),
+    "power_offset": dict(
+        truth={"A": 0.418, "alpha": 0.495, "E": 3.111},
+        x=lambda: np.tile(np.geomspace(0.25, 16, 12), 3),
+        noise=0.001,
+        kind="log",
+        rtol={"A": 0.02, "alpha": 0.02, "E": 0.002},
+    ),
+    "scalerl": dict(
+        truth={"A": 0.61, "B": 1.92, "C_mid": 2542.0, "R0": 0.1},
+        x=lambda: np.geomspace(100, 1.5e4, 40),
+        noise=0.002,
+        kind="abs",
+        rtol={"A": 0.01, "B": 0.02, "C_mid": 0.05, "R0": 0.05},
+    ),
+    "exp_saturation": dict(
+        truth={"R0": 0.1, "Rmax": 0.7, "lam": 0.02},
+        x=lambda: np.linspace(0, 300, 40),
+        noise=0.005,
+        kind="abs",
+        rtol={"R0": 0.1, "Rmax": 0.01, "lam": 0.01},
+    ),
+    "logistic_progress": dict(
+        truth={"R0": 0.05, "Rmax": 0.8, "kappa": 0.05, "t0": 100.0},
+        x=lambda: np.linspace(0, 300, 40),
+        noise=0.005,
+        kind="abs",
+        rtol={"R0": 0.1, "Rmax": 0.01, "kappa": 0.02, "t0": 0.01},
+    ),
+    "relu_sparsity": dict(
+        truth={"alpha": 0.4, "b": -1.0, "c": 0.5, "A0": 0.07},
+        x=lambda: np.geomspace(1, 200, 30),
+        noise=0.0005,
+        kind="abs",
+        rtol={"alpha": 0.03, "b": 0.03, "c": 0.02, "A0": 0.05},
+    ),
+    "silu_sparsity": dict(
+        truth={"alpha": 0.5, "c": 0.3, "A0": 0.4},
+        x=lambda: np.geomspace(1, 200, 30),
+        noise=0.001,
+        kind="abs",
+        rtol={"alpha": 0.04, "c": 0.03, "A0": 0.02},
+    ),
 }
 
 
@@ -137,8 +164,9 @@ def test_recover_scalerl_with_r0_fixed_as_the_study_does():
     y = simulate("scalerl", truth, C, seed=5, noise=0.003, kind="abs")
     res = fit("scalerl", C, y, fixed={"R0": 0.1})
     assert res.params["R0"] == 0.1 and res.fixed == ("R0",)
-    _assert_recovered(res, {k: truth[k] for k in ("A", "B", "C_mid")},
-                      {"A": 0.03, "B": 0.1, "C_mid": 0.1})
+    _assert_recovered(
+        res, {k: truth[k] for k in ("A", "B", "C_mid")}, {"A": 0.03, "B": 0.1, "C_mid": 0.1}
+    )
 
 
 def test_recover_loglinear_kn_with_one_intercept_per_model_size():
@@ -158,12 +186,18 @@ def test_recover_loglinear_kn_with_one_intercept_per_model_size():
 
 
 def test_a_user_law_in_a_few_lines_fits_without_touching_the_engine():
-    law = register_law(Law(
-        name="test_user_power", formula="y = A x^(-alpha)", x_names=("x",),
-        params=(Param("A", bounds=(0, None), transform="log"), Param("alpha", bounds=(0, 5))),
-        fn=lambda x, log_A, alpha: np.exp(log_A - alpha * np.log(x)),
-        init={"log_A": [0.0, 3.0], "alpha": [0.2, 1.0]}, x_positive=(True,),
-    ), replace=True)
+    law = register_law(
+        Law(
+            name="test_user_power",
+            formula="y = A x^(-alpha)",
+            x_names=("x",),
+            params=(Param("A", bounds=(0, None), transform="log"), Param("alpha", bounds=(0, 5))),
+            fn=lambda x, log_A, alpha: np.exp(log_A - alpha * np.log(x)),
+            init={"log_A": [0.0, 3.0], "alpha": [0.2, 1.0]},
+            x_positive=(True,),
+        ),
+        replace=True,
+    )
     x = np.geomspace(1, 1000, 25)
     y = simulate(law, {"A": 5.0, "alpha": 0.7}, x, seed=0, noise=0.01)
     res = fit("test_user_power", x, y, bootstrap=50, seed=1)  # finite-difference Jacobian

@@ -19,7 +19,7 @@ def _csv(tmp_path, name="d.csv", **cols):
 
 def _good(n=8):
     x = np.geomspace(1, 64, n)
-    return x, 0.4 * x ** -0.5 + 3.1
+    return x, 0.4 * x**-0.5 + 3.1
 
 
 def test_loads_csv_parquet_and_netcdf_alike(tmp_path):
@@ -35,11 +35,14 @@ def test_loads_csv_parquet_and_netcdf_alike(tmp_path):
     np.testing.assert_allclose(np.sort(nc.y), np.sort(y))
 
 
-@pytest.mark.parametrize("kw, match", [
-    (dict(x=["nope"], y="loss"), r"column 'nope'.*missing column"),
-    (dict(x=["D"], y="nope"), r"column 'nope'.*missing column"),
-    (dict(x=["D"], y="loss", group="nope"), r"column 'nope'.*missing column"),
-])
+@pytest.mark.parametrize(
+    "kw, match",
+    [
+        (dict(x=["nope"], y="loss"), r"column 'nope'.*missing column"),
+        (dict(x=["D"], y="nope"), r"column 'nope'.*missing column"),
+        (dict(x=["D"], y="loss", group="nope"), r"column 'nope'.*missing column"),
+    ],
+)
 def test_missing_columns(tmp_path, kw, match):
     x, y = _good()
     p = _csv(tmp_path, D=x, loss=y)

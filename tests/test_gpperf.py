@@ -54,8 +54,16 @@ def test_bad_rows_name_file_column_and_row(tmp_path):
 
 
 def test_tile_effects_reselect_best_and_worst_per_shape():
-    times = _times([(8, 8, 8, 1, 30.0), (8, 8, 8, 16, 10.0), (8, 8, 8, 32, 12.0),
-                    (9, 9, 9, 16, 5.0), (9, 9, 9, 32, 6.0), (7, 7, 7, 16, 1.0)])
+    times = _times(
+        [
+            (8, 8, 8, 1, 30.0),
+            (8, 8, 8, 16, 10.0),
+            (8, 8, 8, 32, 12.0),
+            (9, 9, 9, 16, 5.0),
+            (9, 9, 9, 32, 6.0),
+            (7, 7, 7, 16, 1.0),
+        ]
+    )
     eff = gpperf.tile_effects(times)
     assert list(eff["shape"]) == ["8x8x8", "9x9x9"]  # a shape with one tile is left out
     assert eff.iloc[0].ratio == pytest.approx(3.0) and eff.iloc[0].worst_tile == 1
@@ -70,11 +78,19 @@ def test_tile_effects_reselect_best_and_worst_per_shape():
 
 
 def test_power_saving_against_the_baseline_tile():
-    times = _times([(8, 8, 8, 1, 2000.0), (8, 8, 8, 16, 1000.0), (9, 9, 9, 16, 10.0),
-                    (9, 9, 9, 32, 20.0)])
-    power = pd.DataFrame([(8, 8, 8, 1, 100.0), (8, 8, 8, 16, 80.0), (9, 9, 9, 1, 50.0),
-                          (9, 9, 9, 16, 40.0), (9, 9, 9, 32, 45.0)],
-                         columns=["M", "N", "K", "tile", "watts"])
+    times = _times(
+        [(8, 8, 8, 1, 2000.0), (8, 8, 8, 16, 1000.0), (9, 9, 9, 16, 10.0), (9, 9, 9, 32, 20.0)]
+    )
+    power = pd.DataFrame(
+        [
+            (8, 8, 8, 1, 100.0),
+            (8, 8, 8, 16, 80.0),
+            (9, 9, 9, 1, 50.0),
+            (9, 9, 9, 16, 40.0),
+            (9, 9, 9, 32, 45.0),
+        ],
+        columns=["M", "N", "K", "tile", "watts"],
+    )
     s = gpperf.power_savings(times, power).set_index("shape")
     assert s.loc["8x8x8", "power_saving"] == pytest.approx(0.2)
     assert s.loc["8x8x8", "energy_saving"] == pytest.approx(1 - 80 * 1000 / (100 * 2000))
@@ -92,11 +108,13 @@ def test_unseen_shapes_cannot_borrow_from_a_shapes_other_tiles():
     rng = np.random.default_rng(0)
     shapes = [(int(m), int(n), int(k)) for m, n, k in rng.integers(1, 64, size=(30, 3)) * 64]
     factor = np.exp(rng.normal(0, 1.0, size=len(shapes)))
-    rows = [(m, n, k, t, f * (1 + 0.01 * rng.random())) for (m, n, k), f in zip(shapes, factor, strict=True)
-            for t in (4, 8, 16, 32)]
+    rows = [
+        (m, n, k, t, f * (1 + 0.01 * rng.random()))
+        for (m, n, k), f in zip(shapes, factor, strict=True)
+        for t in (4, 8, 16, 32)
+    ]
     df = pd.DataFrame(rows, columns=["M", "N", "K", "tile", "ms"])
-    acc, preds = gp.predictor_accuracy(df, "ms", models=("random_forest",), n_repeats=3,
-                                       reps=200)
+    acc, preds = gp.predictor_accuracy(df, "ms", models=("random_forest",), n_repeats=3, reps=200)
     r2 = acc[acc["metric"] == "r2_log"].set_index("protocol")["point"]
     assert r2["random_split"] > 0.9 and r2["unseen_shapes"] < 0.5
     assert (acc["lo"] <= acc["point"]).all() and (acc["point"] <= acc["hi"]).all()

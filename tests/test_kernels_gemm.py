@@ -14,8 +14,10 @@ TILES = [(4, 4, 4), (7, 5, 3), (16, 16, 64), (128, 16, 512), (1, 1, 1)]
 
 def _operands(m, n, k, seed=0):
     rng = np.random.default_rng(seed)
-    return (rng.standard_normal((m, k), dtype=np.float32),
-            rng.standard_normal((k, n), dtype=np.float32))
+    return (
+        rng.standard_normal((m, k), dtype=np.float32),
+        rng.standard_normal((k, n), dtype=np.float32),
+    )
 
 
 def _close(c, a, b):
@@ -44,8 +46,9 @@ def test_naive_and_blas_match_numpy(shape):
 
 def test_non_contiguous_and_float64_inputs_are_converted():
     a, b = _operands(40, 30, 20)
-    c = gemm_tiled(np.asfortranarray(a.astype(np.float64)), b[:, ::-1], tile_m=8, tile_n=8,
-                   tile_k=8)
+    c = gemm_tiled(
+        np.asfortranarray(a.astype(np.float64)), b[:, ::-1], tile_m=8, tile_n=8, tile_k=8
+    )
     _close(c, a, b[:, ::-1].copy())
 
 
@@ -97,10 +100,12 @@ def test_narrower_vector_kernels_match_numpy(tmp_path, width):
         "    c = gemm_tiled(a, b, tile_m=t[0], tile_n=t[1], tile_k=t[2])\n"
         "    err = np.abs(c - a.astype(np.float64) @ b.astype(np.float64)).max()\n"
         "    assert err < 1e-3, (m, n, k, t, err)\n"
-        "print(VECTOR_WIDTH, MR, NR)\n")
+        "print(VECTOR_WIDTH, MR, NR)\n"
+    )
     env = {**os.environ, "SCALINGLAB_VECTOR_WIDTH": width, "NUMBA_CACHE_DIR": str(tmp_path)}
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                         timeout=300)
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     w, mr, nr = map(int, out.stdout.split())
     assert w == int(width) and nr == 2 * w and mr == {"8": 6, "4": 4}[width]

@@ -29,8 +29,9 @@ def test_summarize_per_row_ignores_nan():
 def test_time_call_warms_up_and_flushes_before_every_timed_call():
     calls = []
     flushes = []
-    out = time_call(lambda: calls.append(len(flushes)), repeats=4, warmup=2,
-                    flush=lambda: flushes.append(1))
+    out = time_call(
+        lambda: calls.append(len(flushes)), repeats=4, warmup=2, flush=lambda: flushes.append(1)
+    )
     assert out.shape == (4,) and np.all(out >= 0)
     assert len(calls) == 2 + 4 and len(flushes) == 4
     # warm-up calls see no flush; each timed call follows its own flush
@@ -50,7 +51,7 @@ def test_cache_flusher_touches_its_buffer():
 def test_benchmark_dataset_dims_and_missing_cells():
     cases = [{"M": 2, "N": 3, "K": 4, "tile": "a"}, {"M": 5, "N": 6, "K": 7, "tile": "b"}]
     kernels = {
-        "always": lambda case: (lambda: sum(range(case["M"]))),
+        "always": lambda case: lambda: sum(range(case["M"])),
         "only_small": lambda case: (lambda: None) if case["M"] < 3 else None,
     }
     flusher = CacheFlusher(1 << 16)
@@ -69,8 +70,9 @@ def test_benchmark_dataset_dims_and_missing_cells():
 
 def test_benchmark_rejects_inconsistent_cases():
     with pytest.raises(ValueError, match="missing from some cases"):
-        benchmark({"k": lambda c: (lambda: None)}, [{"M": 1}, {"N": 2}], flush_bytes=0,
-                  progress=False)
+        benchmark(
+            {"k": lambda c: lambda: None}, [{"M": 1}, {"N": 2}], flush_bytes=0, progress=False
+        )
 
 
 def test_energy_absent_is_stated(monkeypatch, tmp_path):

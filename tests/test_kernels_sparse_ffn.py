@@ -5,12 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from scalinglab.kernels.sparse_ffn import (
-    SparseFFN,
-    random_token_mask,
-    union_indices,
-    warm_up,
-)
+from scalinglab.kernels.sparse_ffn import SparseFFN, random_token_mask, union_indices, warm_up
 from scalinglab.models import Transformer, TransformerConfig
 
 D, FF, B = 37, 101, 5  # odd sizes on purpose
@@ -91,8 +86,9 @@ def test_buffers_are_reused_and_results_deterministic():
 
 
 def test_from_transformer_layer_matches_its_ffn():
-    cfg = TransformerConfig(vocab_size=11, d_model=24, n_layer=1, n_head=2, ffn="gated",
-                            activation="silu", d_ff=55)
+    cfg = TransformerConfig(
+        vocab_size=11, d_model=24, n_layer=1, n_head=2, ffn="gated", activation="silu", d_ff=55
+    )
     model = Transformer(cfg, seed=0)
     block = model.blocks[0].ffn
     ffn = SparseFFN.from_module(block, max_batch=4)

@@ -13,16 +13,20 @@ from scalinglab.models import Transformer, TransformerConfig
 VOCAB = 17
 ARCHS = [
     {},
-    {"norm": "rmsnorm", "pos": "rotary", "ffn": "gated", "activation": "silu",
-     "tie_embeddings": True},
+    {
+        "norm": "rmsnorm",
+        "pos": "rotary",
+        "ffn": "gated",
+        "activation": "silu",
+        "tie_embeddings": True,
+    },
     {"bias": True, "activation": "relu", "ffn": "gated"},
     {"pos": "rotary", "bias": True, "d_ff": 40, "tie_embeddings": True},
 ]
 
 
 def _model(seed: int = 0, **kw) -> Transformer:
-    cfg = TransformerConfig(vocab_size=VOCAB, d_model=32, n_layer=2, n_head=4, max_seq_len=16,
-                            **kw)
+    cfg = TransformerConfig(vocab_size=VOCAB, d_model=32, n_layer=2, n_head=4, max_seq_len=16, **kw)
     return Transformer(cfg, seed=seed).eval()
 
 
@@ -50,7 +54,7 @@ def test_kv_cache_matches_full_forward(arch):
     full = m(idx)
     cache = m.new_cache(2)
     parts = [m(idx[:, :5], cache=cache)]  # prefill
-    parts += [m(idx[:, t:t + 1], cache=cache) for t in range(5, 9)]  # one token at a time
+    parts += [m(idx[:, t : t + 1], cache=cache) for t in range(5, 9)]  # one token at a time
     parts.append(m(idx[:, 9:], cache=cache))  # several new tokens on a non-empty cache
     assert cache.length == 12
     torch.testing.assert_close(torch.cat(parts, dim=1), full, rtol=1e-5, atol=1e-5)
@@ -127,8 +131,9 @@ def test_seeded_init_is_reproducible_and_leaves_global_rng_alone():
     state = torch.random.get_rng_state()
     a, b, c = _model(seed=3), _model(seed=3), _model(seed=4)
     assert torch.equal(state, torch.random.get_rng_state())
-    for (na, pa), (_, pb), (_, pc) in zip(a.named_parameters(), b.named_parameters(),
-                                          c.named_parameters(), strict=True):
+    for (na, pa), (_, pb), (_, pc) in zip(
+        a.named_parameters(), b.named_parameters(), c.named_parameters(), strict=True
+    ):
         assert torch.equal(pa, pb), na
         if pa.dim() == 2:
             assert not torch.equal(pa, pc), na
@@ -145,9 +150,16 @@ def test_dropout_masks_come_from_the_model_generator():
     assert (outs[0] - m(_tokens(2, 8))).abs().max() > 1e-4
 
 
-@pytest.mark.parametrize("bad", [{"d_model": 30, "n_head": 4}, {"norm": "batchnorm"},
-                                 {"activation": "tanh"}, {"dropout": 1.0},
-                                 {"pos": "rotary", "d_model": 12, "n_head": 4}])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"d_model": 30, "n_head": 4},
+        {"norm": "batchnorm"},
+        {"activation": "tanh"},
+        {"dropout": 1.0},
+        {"pos": "rotary", "d_model": 12, "n_head": 4},
+    ],
+)
 def test_config_validation(bad):
     with pytest.raises(ValueError, match="TransformerConfig"):
         TransformerConfig(vocab_size=VOCAB, **bad)

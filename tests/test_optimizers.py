@@ -70,8 +70,7 @@ def test_muon_gets_exactly_the_hidden_matrices():
     assert isinstance(muon, torch.optim.Muon) and isinstance(adam, torch.optim.AdamW)
     muon_ids = {id(p) for g in muon.param_groups for p in g["params"]}
     adam_ids = {id(p) for g in adam.param_groups for p in g["params"]}
-    hidden = {id(p) for n, p in model.named_parameters()
-              if n.startswith("blocks.") and p.ndim == 2}
+    hidden = {id(p) for n, p in model.named_parameters() if n.startswith("blocks.") and p.ndim == 2}
     assert muon_ids == hidden and len(hidden) == 2 * 5  # qkv, proj, up, gate, down per layer
     assert not muon_ids & adam_ids
     assert muon_ids | adam_ids == {id(p) for p in model.parameters()}

@@ -22,8 +22,12 @@ def tiny(tmp_path_factory):
     root = tmp_path_factory.mktemp("root")
     mp = pytest.MonkeyPatch()
     mp.setenv("SCALINGLAB_ROOT", str(root))
-    sweep = sweep_config("tiny", optimizers=("adamw", "muon"), data_multiples=(1.0, 2.0, 4.0),
-                         retune_multiples=(1.0,))
+    sweep = sweep_config(
+        "tiny",
+        optimizers=("adamw", "muon"),
+        data_multiples=(1.0, 2.0, 4.0),
+        retune_multiples=(1.0,),
+    )
     ds = run_sweep(sweep, scheduler="sync", progress=False)
     yield sweep, ds, root
     mp.undo()
@@ -31,16 +35,22 @@ def tiny(tmp_path_factory):
 
 def test_dataset_dims_coords_and_provenance(tiny):
     sweep, ds, root = tiny
-    assert dict(ds["loss"].sizes) == {"optimizer": 2, "model_size": 2, "data_multiple": 3,
-                                      "seed": 2, "step": sweep.n_evals}
+    assert dict(ds["loss"].sizes) == {
+        "optimizer": 2,
+        "model_size": 2,
+        "data_multiple": 3,
+        "seed": 2,
+        "step": sweep.n_evals,
+    }
     assert (ds.status.values == "ok").all() and int(ds.attrs["n_failed"]) == 0
     assert np.isfinite(ds.final_loss.values).all()
     assert len(ds.attrs["corpus_hash"]) == 64 and ds.attrs["config_hash"]
     assert list(root.glob("data/**/optimizer_comparison/sweep-tiny-*.nc"))
     n = ds.n_params.values
     assert n[1] / n[0] > 1.8
-    np.testing.assert_allclose(ds.tokens.values / (20 * n[:, None] * ds.data_multiple.values),
-                               1.0, rtol=0.05)
+    np.testing.assert_allclose(
+        ds.tokens.values / (20 * n[:, None] * ds.data_multiple.values), 1.0, rtol=0.05
+    )
     # the last evaluation is the end of training, at the schedule's end
     assert (ds.train_step.values[..., -1] == ds.steps.values).all()
     assert (ds.lr_factor.values[..., -1] == 0.0).all()
@@ -63,8 +73,12 @@ def test_tuned_hyperparameters_and_path(tiny):
 
 def test_cell_hparams_take_nearest_retuned_multiple():
     sweep = sweep_config("tiny", retune_multiples=(1.0, 2.0))
-    tuned = {("adamw", "xs", 1.0): {"lr": 1}, ("adamw", "xs", 2.0): {"lr": 2},
-             ("adamw", "xs2", 1.0): {"lr": 3}, ("adamw", "xs2", 2.0): {"lr": 4}}
+    tuned = {
+        ("adamw", "xs", 1.0): {"lr": 1},
+        ("adamw", "xs", 2.0): {"lr": 2},
+        ("adamw", "xs2", 1.0): {"lr": 3},
+        ("adamw", "xs2", 2.0): {"lr": 4},
+    }
     assert cell_hparams(sweep, tuned, "adamw", sweep.sizes[1], 4.0) == {"lr": 4}
     assert cell_hparams(sweep, tuned, "adamw", sweep.sizes[0], 1.0) == {"lr": 1}
 

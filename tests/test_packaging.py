@@ -17,8 +17,9 @@ def test_package_is_typed_licensed_and_classified():
     assert PYPROJECT["tool"]["setuptools"]["package-data"]["scalinglab"] == ["py.typed"]
     assert project["license"] == "MIT" and (REPO / "LICENSE").read_text().startswith("MIT")
     assert "Typing :: Typed" in project["classifiers"]
-    assert any(c.startswith("Programming Language :: Python :: 3.11")
-               for c in project["classifiers"])
+    assert any(
+        c.startswith("Programming Language :: Python :: 3.11") for c in project["classifiers"]
+    )
 
 
 def test_installed_labconfig_opens_py_studies_as_notebooks():

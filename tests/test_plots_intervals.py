@@ -24,14 +24,18 @@ def _close():
 def _point_lo_hi(dims, coords, rng):
     shape = tuple(len(coords[d]) for d in dims)
     point = rng.uniform(0.3, 0.7, size=shape)
-    return xr.Dataset({"point": (dims, point), "lo": (dims, point - 0.1),
-                       "hi": (dims, point + 0.1)}, coords=coords)
+    return xr.Dataset(
+        {"point": (dims, point), "lo": (dims, point - 0.1), "hi": (dims, point + 0.1)},
+        coords=coords,
+    )
 
 
 def test_score_heatmap_annotates_every_cell():
-    scores = xr.DataArray(np.random.default_rng(0).uniform(size=(3, 4, 5)),
-                          dims=("algorithm", "run", "task"),
-                          coords={"algorithm": ALGS, "task": list("vwxyz")})
+    scores = xr.DataArray(
+        np.random.default_rng(0).uniform(size=(3, 4, 5)),
+        dims=("algorithm", "run", "task"),
+        coords={"algorithm": ALGS, "task": list("vwxyz")},
+    )
     fig = P.plot_score_heatmap(scores)
     assert isinstance(fig, Figure)
     assert len(fig.axes) == 2  # heatmap + colorbar
@@ -43,9 +47,12 @@ def test_score_heatmap_annotates_every_cell():
 
 def test_few_run_spread_has_a_panel_per_metric_and_rank_bars():
     rng = np.random.default_rng(1)
-    est = xr.DataArray(rng.normal(size=(50, 3, 2)) + np.array([0, 1, 2])[None, :, None],
-                       dims=("draw", "algorithm", "metric"),
-                       coords={"algorithm": ALGS, "metric": ["iqm", "mean"]}, attrs={"n_runs": 3})
+    est = xr.DataArray(
+        rng.normal(size=(50, 3, 2)) + np.array([0, 1, 2])[None, :, None],
+        dims=("draw", "algorithm", "metric"),
+        coords={"algorithm": ALGS, "metric": ["iqm", "mean"]},
+        attrs={"n_runs": 3},
+    )
     full = est.mean("draw")
     fig = P.plot_few_run_spread(est, full)
     assert len(fig.axes) == 3
@@ -59,8 +66,9 @@ def test_few_run_spread_has_a_panel_per_metric_and_rank_bars():
 
 
 def test_interval_estimates_one_panel_per_metric_one_bar_per_algorithm():
-    ds = _point_lo_hi(("algorithm", "metric"), {"algorithm": ALGS, "metric": METRICS},
-                      np.random.default_rng(2))
+    ds = _point_lo_hi(
+        ("algorithm", "metric"), {"algorithm": ALGS, "metric": METRICS}, np.random.default_rng(2)
+    )
     ds.attrs["level"] = 0.95
     fig = P.plot_interval_estimates(ds)
     assert len(fig.axes) == 4
@@ -75,9 +83,11 @@ def test_interval_estimates_one_panel_per_metric_one_bar_per_algorithm():
 def test_ci_width_vs_runs_lines():
     rng = np.random.default_rng(3)
     n = [3, 5, 10]
-    width = xr.DataArray(rng.uniform(0.1, 0.2, size=(3, 3, 2)),
-                         dims=("n_runs", "algorithm", "metric"),
-                         coords={"n_runs": n, "algorithm": ALGS, "metric": ["iqm", "median"]})
+    width = xr.DataArray(
+        rng.uniform(0.1, 0.2, size=(3, 3, 2)),
+        dims=("n_runs", "algorithm", "metric"),
+        coords={"n_runs": n, "algorithm": ALGS, "metric": ["iqm", "median"]},
+    )
     fig = P.plot_ci_width_vs_runs(xr.Dataset({"width": width}))
     left, right = fig.axes
     assert len(left.lines) == 2 * (3 + 1)  # per metric: 3 algorithms + their mean
@@ -103,8 +113,10 @@ def test_performance_profiles_lines_and_bands():
 
 
 def test_probability_of_improvement_bars():
-    ds = xr.Dataset({"point": ("pair", [0.9, 0.5]), "lo": ("pair", [0.8, 0.4]),
-                     "hi": ("pair", [0.95, 0.6])}, coords={"pair": ["a:b", "a:c"]})
+    ds = xr.Dataset(
+        {"point": ("pair", [0.9, 0.5]), "lo": ("pair", [0.8, 0.4]), "hi": ("pair", [0.95, 0.6])},
+        coords={"pair": ["a:b", "a:c"]},
+    )
     fig = P.plot_probability_of_improvement(ds)
     (ax,) = fig.axes
     assert len(ax.patches) == 2

@@ -15,9 +15,21 @@ from scalinglab.plots import Table, axis_label, forest_plot, plain_number, table
 matplotlib.use("Agg")
 
 
-@pytest.mark.parametrize(("x", "text"), [(3, "3"), (0.03, "0.03"), (1000, "1k"), (2500, "2.5k"),
-                                         (3e4, "30k"), (2.5e7, "25M"), (1e-5, "$10^{-5}$"),
-                                         (3e-5, "3e-5"), (-2000, "-2k"), (0, "0")])
+@pytest.mark.parametrize(
+    ("x", "text"),
+    [
+        (3, "3"),
+        (0.03, "0.03"),
+        (1000, "1k"),
+        (2500, "2.5k"),
+        (3e4, "30k"),
+        (2.5e7, "25M"),
+        (1e-5, "$10^{-5}$"),
+        (3e-5, "3e-5"),
+        (-2000, "-2k"),
+        (0, "0"),
+    ],
+)
 def test_plain_numbers_are_short(x, text):
     assert plain_number(x) == text
 
@@ -56,28 +68,45 @@ def test_axis_label_carries_units():
 
 
 def test_table_html_dashes_nan_with_a_footnote_and_scrolls():
-    df = pd.DataFrame({"n": [256, 4096], "naive_gflops": [1.5, math.nan], "b": [math.nan, 2.0],
-                       "name": ["x", None]})
+    df = pd.DataFrame(
+        {
+            "n": [256, 4096],
+            "naive_gflops": [1.5, math.nan],
+            "b": [math.nan, 2.0],
+            "name": ["x", None],
+        }
+    )
     html = table_html(df, notes={"naive_gflops": "the naive kernel is not run above 1024"})
     assert "nan" not in html.lower() and "None" not in html
     assert "—<sup>1</sup>" in html and "—<sup>2</sup>" in html
     assert "the naive kernel is not run above 1024" in html
     assert "undefined for this row" in html  # column b has no note: the generic one
-    assert 'overflow-x:auto' in html
+    assert "overflow-x:auto" in html
     assert Table(df)._repr_html_() == table_html(df)
     long = pd.DataFrame({"v": np.arange(100.0)})
     assert "40 more rows" in table_html(long, max_rows=60)
 
 
 def test_forest_plot_one_row_per_finding_with_claim_shading():
-    findings = [{"name": "speedup", "point": 1.2, "ci": [1.05, 1.3], "unit": "x"},
-                {"name": "slope", "point": -0.2, "ci": [-0.3, -0.1]},
-                {"name": "undefined", "point": math.nan, "ci": None}]
-    claims = [{"findings": ["speedup"], "expect": "greater", "value": 1.0,
-               "evidence": [{"name": "speedup", "verdict": "reproduces"}]}]
+    findings = [
+        {"name": "speedup", "point": 1.2, "ci": [1.05, 1.3], "unit": "x"},
+        {"name": "slope", "point": -0.2, "ci": [-0.3, -0.1]},
+        {"name": "undefined", "point": math.nan, "ci": None},
+    ]
+    claims = [
+        {
+            "findings": ["speedup"],
+            "expect": "greater",
+            "value": 1.0,
+            "evidence": [{"name": "speedup", "verdict": "reproduces"}],
+        }
+    ]
     fig = forest_plot(findings, claims=claims)
-    axes = [a for a in fig.axes if a.get_yticklabels() and a.get_yticklabels()[0].get_text()
-            in ("speedup", "slope")]
+    axes = [
+        a
+        for a in fig.axes
+        if a.get_yticklabels() and a.get_yticklabels()[0].get_text() in ("speedup", "slope")
+    ]
     assert len(axes) == 2  # the NaN finding is skipped
     lo, hi = axes[0].get_xlim()
     assert lo < 1.0 < 1.05 and hi > 1.3  # the claimed value and the interval are in view

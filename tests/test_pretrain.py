@@ -23,15 +23,17 @@ MODEL = llama_config(d_model=8, n_layer=1, n_head=2, seq_len=16)
 @pytest.mark.parametrize("schedule", ["cosine", "wsd"])
 @pytest.mark.parametrize("total,warmup", [(10, 0), (37, 4), (200, 20), (1, 0)])
 def test_schedule_ends_exactly_at_the_budget(schedule, total, warmup):
-    f = [lr_factor(s, total, warmup_steps=warmup, schedule=schedule, min_lr_ratio=0.1)
-         for s in range(total)]
+    f = [
+        lr_factor(s, total, warmup_steps=warmup, schedule=schedule, min_lr_ratio=0.1)
+        for s in range(total)
+    ]
     assert f[-1] == pytest.approx(0.1, abs=1e-12)
     if total > 1:
         assert min(f[warmup:]) == pytest.approx(0.1, abs=1e-12)
         assert f[-2] > 0.1
     if warmup:
         assert f[warmup - 1] == pytest.approx(1.0)
-        assert all(a < b for a, b in zip(f[:warmup - 1], f[1:warmup], strict=True))
+        assert all(a < b for a, b in zip(f[: warmup - 1], f[1:warmup], strict=True))
     after = f[warmup:]
     assert all(a >= b for a, b in zip(after[:-1], after[1:], strict=True))
     with pytest.raises(ValueError):
@@ -54,8 +56,17 @@ def test_budget_is_chinchilla_multiple_of_non_embedding_params():
 
 
 def _cfg(**kw):
-    base = dict(model=MODEL, optimizer="adamw", hparams={"lr": 1e-2}, data_multiple=1.0,
-                batch_size=4, n_evals=3, eval_tokens=256, final_eval_tokens=512, corpus=CORPUS)
+    base = dict(
+        model=MODEL,
+        optimizer="adamw",
+        hparams={"lr": 1e-2},
+        data_multiple=1.0,
+        batch_size=4,
+        n_evals=3,
+        eval_tokens=256,
+        final_eval_tokens=512,
+        corpus=CORPUS,
+    )
     return PretrainConfig(**{**base, **kw})
 
 
@@ -96,8 +107,9 @@ def test_checkpoint_callback_sees_the_run_without_changing_it():
         seen.append(ck)
         params.append(float(sum(p.detach().sum() for p in ck.model.parameters())))
 
-    with_cb = run_pretrain(cfg, seed=3, num_threads=1, checkpoints=(3, 7, 12),
-                           on_checkpoint=on_checkpoint)
+    with_cb = run_pretrain(
+        cfg, seed=3, num_threads=1, checkpoints=(3, 7, 12), on_checkpoint=on_checkpoint
+    )
     plain = run_pretrain(cfg, seed=3, num_threads=1)
     assert [c.step for c in seen] == [3, 7, 12]
     assert len(set(params)) == 3  # the live model, trained further between checkpoints
@@ -107,16 +119,30 @@ def test_checkpoint_callback_sees_the_run_without_changing_it():
     assert seen[-1].model.training
     # the same run with and without a callback: same final weights, bit for bit
     again: list[float] = []
-    run_pretrain(cfg, seed=3, num_threads=1, checkpoints=(12,),
-                 on_checkpoint=lambda ck: again.append(
-                     float(sum(p.detach().sum() for p in ck.model.parameters()))))
+    run_pretrain(
+        cfg,
+        seed=3,
+        num_threads=1,
+        checkpoints=(12,),
+        on_checkpoint=lambda ck: again.append(
+            float(sum(p.detach().sum() for p in ck.model.parameters()))
+        ),
+    )
     assert again == params[-1:]
     # train_loss: the mean training loss over the steps since the previous checkpoint
     per_step: list[float] = []
-    run_pretrain(cfg, seed=3, num_threads=1, checkpoints=range(1, 13),
-                 on_checkpoint=lambda ck: per_step.append(ck.train_loss))
-    assert [c.train_loss for c in seen] == [sum(per_step[0:3]) / 3, sum(per_step[3:7]) / 4,
-                                            sum(per_step[7:12]) / 5]
+    run_pretrain(
+        cfg,
+        seed=3,
+        num_threads=1,
+        checkpoints=range(1, 13),
+        on_checkpoint=lambda ck: per_step.append(ck.train_loss),
+    )
+    assert [c.train_loss for c in seen] == [
+        sum(per_step[0:3]) / 3,
+        sum(per_step[3:7]) / 4,
+        sum(per_step[7:12]) / 5,
+    ]
 
 
 def test_batch_seed_overrides_the_derived_batch_order():

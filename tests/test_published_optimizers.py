@@ -43,8 +43,10 @@ def test_derived_speedup_table_is_the_derivation(table):
 
 def test_the_papers_adamw_fits_and_muon_speedups(point):
     fits = point.fits
-    for size, (A, alpha, E) in {"130m": (0.418, 0.495, 3.111),
-                                "1.2b": (0.239, 0.485, 2.665)}.items():
+    for size, (A, alpha, E) in {
+        "130m": (0.418, 0.495, 3.111),
+        "1.2b": (0.239, 0.485, 2.665),
+    }.items():
         assert fits[size]["A"] == pytest.approx(A, abs=6e-4)
         assert fits[size]["alpha"] == pytest.approx(alpha, abs=6e-4)
         assert fits[size]["E"] == pytest.approx(E, abs=6e-4)
@@ -56,11 +58,12 @@ def test_the_papers_adamw_fits_and_muon_speedups(point):
 
 def test_a_perturbed_loss_moves_its_speedup(table, point):
     worse = table.copy()
-    worse.loc[(worse.optimizer == "muon") & (worse.model_size == "130m")
-              & (worse.data_multiple == 1.0), "loss"] += 0.05
+    worse.loc[
+        (worse.optimizer == "muon") & (worse.model_size == "130m") & (worse.data_multiple == 1.0),
+        "loss",
+    ] += 0.05
     moved = compute_speedups(worse, bootstrap=0).cells
-    sel = ((moved.optimizer == "muon") & (moved.model_size == "130m")
-           & (moved.data_multiple == 1.0))
+    sel = (moved.optimizer == "muon") & (moved.model_size == "130m") & (moved.data_multiple == 1.0)
     assert moved.loc[sel, "speedup"].item() < point.cells.loc[sel, "speedup"].item() - 0.2
 
 
@@ -70,8 +73,14 @@ def _synthetic(sigma: float, seed: int) -> pd.DataFrame:
     for s, (A, al, E) in {"a": (0.4, 0.5, 3.0), "b": (0.3, 0.45, 2.8)}.items():
         for o, k in {"base": 1.0, "fast": 1.3, "slow": 0.9}.items():
             for m in (1.0, 2.0, 4.0, 8.0, 16.0):
-                rows.append({"optimizer": o, "model_size": s, "data_multiple": m,
-                             "loss": A * (k * m) ** -al + E + rng.normal(0, sigma)})
+                rows.append(
+                    {
+                        "optimizer": o,
+                        "model_size": s,
+                        "data_multiple": m,
+                        "loss": A * (k * m) ** -al + E + rng.normal(0, sigma),
+                    }
+                )
     return pd.DataFrame(rows)
 
 
@@ -98,8 +107,9 @@ def test_noise_bootstrap_intervals_cover_and_are_reproducible():
 def test_e_on_its_bound_is_not_identified():
     t = _synthetic(0.0, 0)
     t["loss"] = t["loss"] - 3.0  # size a: the true asymptote is 0, E's bound
-    res, at_bound = published.noise_bootstrap(t[t.model_size == "a"], sigma=0.002,
-                                              baseline="base", reps=40, seed=0)
+    res, at_bound = published.noise_bootstrap(
+        t[t.model_size == "a"], sigma=0.002, baseline="base", reps=40, seed=0
+    )
     assert published.e_identified(res, at_bound) == {"a": False}
 
 
@@ -115,15 +125,27 @@ def test_catch_up_and_trend_on_the_papers_table(table):
 def test_read_runs_names_the_file_and_column(tmp_path):
     bad = tmp_path / "bad.csv"
     pd.DataFrame({"optimizer": ["adamw"], "model_size": ["130m"], "chinchilla": [1]}).to_csv(
-        bad, index=False)
+        bad, index=False
+    )
     with pytest.raises(InputError, match=r"bad\.csv, column 'data_multiple': missing column"):
         published.read_runs(bad)
 
 
 def test_cli_prints_the_papers_speedups():
-    out = subprocess.run([sys.executable, "-m", "scalinglab", "speedup",
-                          str(FOLDER / "speedup_table.csv"), "--bootstrap", "0"],
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "scalinglab",
+            "speedup",
+            str(FOLDER / "speedup_table.csv"),
+            "--bootstrap",
+            "0",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     got = json.loads(out.stdout)
     assert got["speedup"]["muon"]["130m"]["1"] == pytest.approx(1.42, abs=0.006)
     assert got["speedup"]["muon"]["1.2b"]["8"] == pytest.approx(1.10, abs=0.006)

@@ -56,12 +56,18 @@ def test_every_committed_file_has_its_sha256_in_the_provenance():
 
 @pytest.mark.skipif(not SHARED.is_dir(), reason="the shared published-data folder is not here")
 def test_byte_copies_equal_the_shared_sources():
-    pairs = [(f"atari_100k/scores/{a}.json", f"atari_100k/{a}.json")
-             for a in ("DER", "DrQ", "DrQ(eps)", "OTRainbow", "PlayVirtual", "SPR", "SimPLe")]
-    pairs += [("atari_200m/atari_200m_scores.json", "ALE/atari_200m_scores.json"),
-              ("procgen/procgen_data.json", "procgen/procgen_data.json")]
-    pairs += [(f"atari_100k/CURL_records/{p.name}", f"atari_100k/CURL/{p.name}")
-              for p in (SHARED / "atari_100k" / "CURL").glob("*.json")]
+    pairs = [
+        (f"atari_100k/scores/{a}.json", f"atari_100k/{a}.json")
+        for a in ("DER", "DrQ", "DrQ(eps)", "OTRainbow", "PlayVirtual", "SPR", "SimPLe")
+    ]
+    pairs += [
+        ("atari_200m/atari_200m_scores.json", "ALE/atari_200m_scores.json"),
+        ("procgen/procgen_data.json", "procgen/procgen_data.json"),
+    ]
+    pairs += [
+        (f"atari_100k/CURL_records/{p.name}", f"atari_100k/CURL/{p.name}")
+        for p in (SHARED / "atari_100k" / "CURL").glob("*.json")
+    ]
     for ours, theirs in pairs:
         assert (DATA / ours).read_bytes() == (SHARED / theirs).read_bytes(), ours
 
@@ -75,14 +81,19 @@ def test_derived_files_re_derive_from_the_copies():
     assert list(committed) == list(der)
 
     def same(df: pd.DataFrame, path: Path) -> None:
-        pd.testing.assert_frame_equal(df.reset_index(drop=True), pd.read_csv(path),
-                                      check_exact=True, check_dtype=False)
+        pd.testing.assert_frame_equal(
+            df.reset_index(drop=True), pd.read_csv(path), check_exact=True, check_dtype=False
+        )
 
-    same(P.atari200m_table(DATA / "atari_200m" / "atari_200m_scores.json"),
-         DATA / "atari_200m" / "scores.csv")
+    same(
+        P.atari200m_table(DATA / "atari_200m" / "atari_200m_scores.json"),
+        DATA / "atari_200m" / "scores.csv",
+    )
     same(P.procgen_table(DATA / "procgen" / "procgen_data.json"), DATA / "procgen" / "scores.csv")
-    files = [DATA / "dm_control" / f"{a}.json"
-             for a in ("DrQ", "Dreamer", "PISAC", "RAD", "SAC+AE", "SLAC")]
+    files = [
+        DATA / "dm_control" / f"{a}.json"
+        for a in ("DrQ", "Dreamer", "PISAC", "RAD", "SAC+AE", "SLAC")
+    ]
     for step in ("100k", "500k"):
         same(P.dmc_table(files, step=step), DATA / "dm_control" / f"scores_{step}.csv")
     human = {k: v[0] for k, v in json.loads((DATA / "atari_100k/HUMAN.json").read_text()).items()}
@@ -91,8 +102,12 @@ def test_derived_files_re_derive_from_the_copies():
 
 
 def test_200m_table_keeps_the_games_every_algorithm_has(tmp_path):
-    src = {"scores": {"A": {"g1": [1.0, 2.0], "g2": [3.0], "g3": [0.5]},
-                      "B": {"g2": [4.0], "g1": [5.0]}}}
+    src = {
+        "scores": {
+            "A": {"g1": [1.0, 2.0], "g2": [3.0], "g3": [0.5]},
+            "B": {"g2": [4.0], "g1": [5.0]},
+        }
+    }
     path = tmp_path / "s.json"
     path.write_text(json.dumps(src))
     df = P.atari200m_table(path)
@@ -117,13 +132,16 @@ def test_references_agree_across_sources_and_cover_every_game():
     assert len(proc) == 16 and (proc.reference > proc.random).all()
 
 
-@pytest.mark.parametrize(("name", "shape", "runs"), [
-    ("atari100k", (8, 26), {"DER": 100, "SimPLe": 5, "PlayVirtual": 15, "CURL": 100}),
-    ("atari200m", (8, 55), {"C51": 5, "M-IQN": 3, "DreamerV2": 11}),
-    ("procgen", (6, 16), {"PPO": 10}),
-    ("dmc", (6, 6), {"DrQ": 10, "Dreamer": 5}),
-    ("dmc100k", (6, 6), {"Dreamer": 5}),
-])
+@pytest.mark.parametrize(
+    ("name", "shape", "runs"),
+    [
+        ("atari100k", (8, 26), {"DER": 100, "SimPLe": 5, "PlayVirtual": 15, "CURL": 100}),
+        ("atari200m", (8, 55), {"C51": 5, "M-IQN": 3, "DreamerV2": 11}),
+        ("procgen", (6, 16), {"PPO": 10}),
+        ("dmc", (6, 6), {"DrQ": 10, "Dreamer": 5}),
+        ("dmc100k", (6, 6), {"Dreamer": 5}),
+    ],
+)
 def test_load_benchmark_normalizes_through_the_readers(name, shape, runs):
     data = P.load_benchmark(name)
     assert data.dims == ("algorithm", "run", "task")
@@ -139,7 +157,9 @@ def test_load_benchmark_normalizes_through_the_readers(name, shape, runs):
     else:
         row = pd.read_csv(scores_path).iloc[7]
         alg, task, run, value = row.algorithm, row.task, int(row.run), row.score
-    expect = (value - refs.loc[task, "random"]) / (refs.loc[task, "reference"] - refs.loc[task, "random"])
+    expect = (value - refs.loc[task, "random"]) / (
+        refs.loc[task, "reference"] - refs.loc[task, "random"]
+    )
     assert float(data.sel(algorithm=alg, task=task, run=run)) == pytest.approx(expect, rel=1e-12)
 
 
@@ -155,13 +175,15 @@ def test_unknown_benchmark_and_in_repo_paths(tmp_path, monkeypatch):
 
 def test_atari100k_iqm_is_the_trimmed_mean_of_the_pooled_human_normalized_scores():
     data = P.load_benchmark("atari100k")
-    ci = interval_estimates(data, metrics=["iqm", "median"], reps=200,
-                            rng=np.random.default_rng(0), progress=False)
+    ci = interval_estimates(
+        data, metrics=["iqm", "median"], reps=200, rng=np.random.default_rng(0), progress=False
+    )
     for alg in ("SPR", "SimPLe"):
         pooled = data.sel(algorithm=alg).values.ravel()
         pooled = pooled[~np.isnan(pooled)]
         assert float(ci["point"].sel(algorithm=alg, metric="iqm")) == pytest.approx(
-            trim_mean(pooled, 0.25))
+            trim_mean(pooled, 0.25)
+        )
 
 
 @pytest.mark.parametrize("name", ["atari100k", "atari200m", "procgen", "dmc"])
@@ -169,32 +191,50 @@ def test_cli_intervals_reads_each_benchmark(capsys, name):
     bench = P.BENCHMARKS[name]
     data = P.load_benchmark(name)
     x, y = (str(a) for a in data.algorithm.values[:2])
-    code = cli.main(["intervals", str(DATA / bench.scores), "--references",
-                     str(DATA / bench.references), "--reps", "200", "--poi-reps", "50",
-                     "--metrics", "iqm", "--compare", f"{x}:{y}"])
+    code = cli.main(
+        [
+            "intervals",
+            str(DATA / bench.scores),
+            "--references",
+            str(DATA / bench.references),
+            "--reps",
+            "200",
+            "--poi-reps",
+            "50",
+            "--metrics",
+            "iqm",
+            "--compare",
+            f"{x}:{y}",
+        ]
+    )
     out, _ = capsys.readouterr()
     assert code == 0
     res = json.loads(out)
     assert list(res["metrics"]) == [str(a) for a in data.algorithm.values]
     pooled = data.sel(algorithm=x).values.ravel()
     assert res["metrics"][x]["iqm"]["point"] == pytest.approx(
-        trim_mean(pooled[~np.isnan(pooled)], 0.25))
+        trim_mean(pooled[~np.isnan(pooled)], 0.25)
+    )
     assert f"{x}:{y}" in res["probability_of_improvement"]
 
 
 # ---------------------------------------------------------------- orderings
 
 
-def _scores(means: dict[str, list[float]], *, runs: int = 12, sd: float = 0.05,
-            seed: int = 0) -> xr.DataArray:
+def _scores(
+    means: dict[str, list[float]], *, runs: int = 12, sd: float = 0.05, seed: int = 0
+) -> xr.DataArray:
     rng = np.random.default_rng(seed)
     algs = list(means)
     tasks = len(next(iter(means.values())))
-    vals = np.stack([np.asarray(means[a])[None, :] + sd * rng.normal(size=(runs, tasks))
-                     for a in algs])
-    return xr.DataArray(vals, dims=("algorithm", "run", "task"),
-                        coords={"algorithm": algs, "run": np.arange(runs),
-                                "task": [f"t{j}" for j in range(tasks)]})
+    vals = np.stack(
+        [np.asarray(means[a])[None, :] + sd * rng.normal(size=(runs, tasks)) for a in algs]
+    )
+    return xr.DataArray(
+        vals,
+        dims=("algorithm", "run", "task"),
+        coords={"algorithm": algs, "run": np.arange(runs), "task": [f"t{j}" for j in range(tasks)]},
+    )
 
 
 def test_leaderboard_table_and_separated_pairs():
@@ -205,8 +245,15 @@ def test_leaderboard_table_and_separated_pairs():
     with pytest.raises(InputError):
         leaderboard_pairs(data, metric="optimality_gap")
     rng = np.random.default_rng(1)
-    everything = [("high", "mid"), ("high", "mid2"), ("high", "low"), ("mid", "mid2"),
-                  ("mid", "low"), ("mid2", "low"), ("low", "high")]
+    everything = [
+        ("high", "mid"),
+        ("high", "mid2"),
+        ("high", "low"),
+        ("mid", "mid2"),
+        ("mid", "low"),
+        ("mid2", "low"),
+        ("low", "high"),
+    ]
     poi = pairwise_probability_of_improvement(data, everything, reps=300, rng=rng)
     sep = separated_pairs(poi)
     assert ("high", "low") in sep and ("high", "mid") in sep
@@ -218,7 +265,8 @@ def test_leaderboard_table_and_separated_pairs():
     assert not table.loc["high > mid", "iqm_overlap"] and table.loc["mid > mid2", "iqm_overlap"]
     assert table.loc["high > mid", "mean_agrees"]
     assert table.loc["high > mid", "median_x"] == pytest.approx(
-        float(data.sel(algorithm="high").mean("run").median()))
+        float(data.sel(algorithm="high").mean("run").median())
+    )
     with pytest.raises(InputError, match="low:mid"):
         ordering_table([("low", "mid")], ci, poi)
 
@@ -227,8 +275,9 @@ def test_pair_flip_rates_count_reversals_of_the_full_data_order():
     data = _scores({"a": [0.9] * 6, "b": [0.1] * 6, "c": [0.5] * 6, "d": [0.5] * 6}, sd=0.2)
     # d: c's runs, a hair better, so all runs order d above c by every metric
     data.loc[{"algorithm": "d"}] = data.sel(algorithm="c").values + 1e-9
-    res = pair_flip_rates(data, [("a", "b"), ("c", "d")], n_runs=3, draws=200, reps=20,
-                          rng=np.random.default_rng(0))
+    res = pair_flip_rates(
+        data, [("a", "b"), ("c", "d")], n_runs=3, draws=200, reps=20, rng=np.random.default_rng(0)
+    )
     assert list(res.pair.values) == ["a:b", "c:d", "(mean)"]
     far, tie = res.sel(pair="a:b"), res.sel(pair="c:d")
     assert (far["point"] == 0).all() and (far["hi"] == 0).all()
@@ -237,8 +286,9 @@ def test_pair_flip_rates_count_reversals_of_the_full_data_order():
     mean = res.sel(pair="(mean)", metric="iqm")
     assert float(mean["point"]) == pytest.approx(float(tie.sel(metric="iqm")["point"]) / 2)
     assert (res["lo"] <= res["hi"]).all() and (res["hi"] <= 1).all() and (res["lo"] >= 0).all()
-    again = pair_flip_rates(data, [("a", "b"), ("c", "d")], n_runs=3, draws=200, reps=20,
-                            rng=np.random.default_rng(0))
+    again = pair_flip_rates(
+        data, [("a", "b"), ("c", "d")], n_runs=3, draws=200, reps=20, rng=np.random.default_rng(0)
+    )
     xr.testing.assert_identical(res, again)
     with pytest.raises(InputError, match="zz"):
         pair_flip_rates(data, [("a", "zz")], n_runs=3, rng=np.random.default_rng(0))

@@ -68,8 +68,9 @@ def test_nan_point_is_kept_and_rendered_as_a_dash_with_a_footnote():
     assert "nan" not in html.lower() and "undefined on these data" in html
 
 
-@pytest.mark.parametrize(("point", "ci"), [(3.57, (3.59, 79.3)), (0.5, (0.52, 1.52)),
-                                           (-1.0, (-0.9, 2.0))])
+@pytest.mark.parametrize(
+    ("point", "ci"), [(3.57, (3.59, 79.3)), (0.5, (0.52, 1.52)), (-1.0, (-0.9, 2.0))]
+)
 def test_point_outside_its_interval_is_an_error(point, ci):
     with pytest.raises(ValueError, match="outside its interval"):
         rec.record("tile/max_worst_over_best", point, ci=ci, level=0.95)
@@ -80,8 +81,12 @@ def test_point_on_an_interval_end_is_fine():
     rec.record("a", 1.0, ci=(1.0, 2.0), level=0.95)
     rec.record("b", 2.0 + 1e-15, ci=(1.0, 2.0), level=0.95)  # round-off
     # a point fit at a bound vs refits that stop 2.4e-8 short of it (optimizer tolerance)
-    rec.record("law/relu/m/A0", 0.069559756797266, ci=(0.06399536134832984, 0.06955973311504546),
-               level=0.95)
+    rec.record(
+        "law/relu/m/A0",
+        0.069559756797266,
+        ci=(0.06399536134832984, 0.06955973311504546),
+        level=0.95,
+    )
     with pytest.raises(ValueError, match="outside"):
         rec.record("d", 2.0001, ci=(1.0, 2.0), level=0.95)  # 5e-5 beyond: not round-off
     rec.record("c", 247.4, ci=(247.4, 247.4), level=0.95)
@@ -103,9 +108,17 @@ def test_headline_needs_an_interval():
 
 
 def test_not_identified_finding_is_never_a_headline_and_shows_one_sided(tmp_path):
-    f = rec.record("law/relu/m/alpha", 0.0, ci=(0.0, 0.41), level=0.95, headline=True,
-                   identified=False, note="alpha at its lower bound 0 in the point fit",
-                   bound=0.0, side="lower")
+    f = rec.record(
+        "law/relu/m/alpha",
+        0.0,
+        ci=(0.0, 0.41),
+        level=0.95,
+        headline=True,
+        identified=False,
+        note="alpha at its lower bound 0 in the point fit",
+        bound=0.0,
+        side="lower",
+    )
     assert f.headline is False and f.identified is False
     assert "not a headline" in f.note and "lower bound 0" in f.note
     html = rec.findings_html([f])
@@ -113,16 +126,23 @@ def test_not_identified_finding_is_never_a_headline_and_shows_one_sided(tmp_path
     assert "not identified" in html
     data = json.loads((tmp_path / "run" / "results.json").read_text())["findings"][0]
     assert data["identified"] is False and data["side"] == "lower" and data["bound"] == 0.0
-    up = rec.record("scalerl/A", 1.0, ci=(0.93, 1.0), level=0.95, identified=False,
-                    bound=1.0, side="upper")
+    up = rec.record(
+        "scalerl/A", 1.0, ci=(0.93, 1.0), level=0.95, identified=False, bound=1.0, side="upper"
+    )
     assert "≥ 0.93 (one-sided)" in rec.findings_html([up])
     with pytest.raises(ValueError, match="side must be"):
         rec.record("z", 1.0, identified=False, side="left")
 
 
 def test_findings_html_shows_interval_and_method():
-    f = rec.record("iqm/adam", 0.8123, ci=(0.75, 0.86), level=0.95, method="stratified bootstrap",
-                   resamples=50_000)
+    f = rec.record(
+        "iqm/adam",
+        0.8123,
+        ci=(0.75, 0.86),
+        level=0.95,
+        method="stratified bootstrap",
+        resamples=50_000,
+    )
     html = rec.findings_html([f])
     assert "iqm/adam" in html and "[0.75, 0.86]" in html
     assert "95%" in html and "50,000 resamples" in html

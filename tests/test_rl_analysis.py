@@ -28,9 +28,18 @@ def _frame(fn, *, seeds=3, noise=0.01, variants=("baseline",), seed=0):
             for sd in range(seeds):
                 y = np.clip(fn(var, n, C) + rng.normal(0, noise, C.size), 0, 1)
                 y[0] = fn(var, n, C[:1])[0]
-                rows += [{"model_size": size, "n_params": n, "variant": var, "seed": sd,
-                          "step": i * 10, "compute": c, "pass_rate": v}
-                         for i, (c, v) in enumerate(zip(C, y, strict=True))]
+                rows += [
+                    {
+                        "model_size": size,
+                        "n_params": n,
+                        "variant": var,
+                        "seed": sd,
+                        "step": i * 10,
+                        "compute": c,
+                        "pass_rate": v,
+                    }
+                    for i, (c, v) in enumerate(zip(C, y, strict=True))
+                ]
     return pd.DataFrame(rows)
 
 
@@ -106,7 +115,8 @@ def test_ablation_effects_tell_asymptote_from_no_change():
 
     df = _frame(fn, variants=("baseline", "higher_A", "same"), seeds=4)
     eff = rla.ablation_effects(rla.per_seed_sigmoids(df), reps=300, seed=0).set_index(
-        ["variant", "metric"])
+        ["variant", "metric"]
+    )
     hi = eff.loc[("higher_A", "A")]
     assert hi["delta"] == pytest.approx(0.15, abs=0.03) and hi["delta_lo"] > 0.05
     assert hi["p_improve"] > 0.95
@@ -122,24 +132,39 @@ def _write(tmp_path, df, name="logs.csv"):
 
 def test_load_rl_logs_reads_a_good_table(tmp_path):
     df = _frame(lambda v, n, c: _scalerl(c, 0.1, 0.6, 1.5, 2e11), seeds=2)
-    path = _write(tmp_path, df.drop(columns=["variant"]).assign(
-        model_size=df["n_params"]).drop(columns=["n_params"]))
+    path = _write(
+        tmp_path,
+        df.drop(columns=["variant"]).assign(model_size=df["n_params"]).drop(columns=["n_params"]),
+    )
     out = rla.load_rl_logs(path)
     assert list(out.columns) == list(rla.COLUMNS)
     assert set(out["variant"]) == {"baseline"} and out["n_params"].nunique() == 3
-    only_step = df[["n_params", "seed", "step", "pass_rate"]].rename(columns={"n_params": "model_size"})
+    only_step = df[["n_params", "seed", "step", "pass_rate"]].rename(
+        columns={"n_params": "model_size"}
+    )
     out2 = rla.load_rl_logs(_write(tmp_path, only_step, "steps.csv"))
     assert (out2["compute"] == out2["step"]).all()
 
 
-@pytest.mark.parametrize(("edit", "match", "column"), [
-    (lambda d: d.drop(columns=["pass_rate"]), "missing column", "pass_rate"),
-    (lambda d: d.assign(pass_rate=d["pass_rate"].where(d.index != 5, 1.5)), "outside", "pass_rate"),
-    (lambda d: d.assign(compute=d["compute"].where(d.index != 3, -1.0)), ">= 0", "compute"),
-    (lambda d: d[d["compute"] > 0], "R0", "compute"),
-    (lambda d: d[d["step"] <= 20], "at least 4", "compute"),
-    (lambda d: d.assign(model_size=d["model_size"].where(d.index != 2, 0)), "> 0", "model_size"),
-])
+@pytest.mark.parametrize(
+    ("edit", "match", "column"),
+    [
+        (lambda d: d.drop(columns=["pass_rate"]), "missing column", "pass_rate"),
+        (
+            lambda d: d.assign(pass_rate=d["pass_rate"].where(d.index != 5, 1.5)),
+            "outside",
+            "pass_rate",
+        ),
+        (lambda d: d.assign(compute=d["compute"].where(d.index != 3, -1.0)), ">= 0", "compute"),
+        (lambda d: d[d["compute"] > 0], "R0", "compute"),
+        (lambda d: d[d["step"] <= 20], "at least 4", "compute"),
+        (
+            lambda d: d.assign(model_size=d["model_size"].where(d.index != 2, 0)),
+            "> 0",
+            "model_size",
+        ),
+    ],
+)
 def test_bad_logs_get_located_errors(tmp_path, edit, match, column):
     df = _frame(lambda v, n, c: _scalerl(c, 0.1, 0.6, 1.5, 2e11), seeds=1)
     df = df.drop(columns=["variant", "model_size"]).rename(columns={"n_params": "model_size"})

@@ -30,16 +30,23 @@ def _model(seed=0, vocab=8):
 def test_group_advantages_by_hand():
     r = torch.tensor([[1.0, 0.0, 0.0, 0.0], [1.0, 1.0, 1.0, 1.0]])
     # group: centred by 0.25, divided by the group's std sqrt(0.25 * 0.75) = sqrt(3)/4
-    torch.testing.assert_close(group_advantages(r, norm="group"),
-                               torch.tensor([[S3, -1 / S3, -1 / S3, -1 / S3], [0.0] * 4]),
-                               atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(
+        group_advantages(r, norm="group"),
+        torch.tensor([[S3, -1 / S3, -1 / S3, -1 / S3], [0.0] * 4]),
+        atol=1e-5,
+        rtol=1e-5,
+    )
     # batch: same centring, divided by the std of all 8 rewards sqrt(5/8 * 3/8)
     sd = math.sqrt(15.0) / 8.0
-    torch.testing.assert_close(group_advantages(r, norm="batch"),
-                               torch.tensor([[0.75 / sd, -0.25 / sd, -0.25 / sd, -0.25 / sd],
-                                             [0.0] * 4]), atol=1e-5, rtol=1e-5)
-    torch.testing.assert_close(group_advantages(r, norm="none"),
-                               torch.tensor([[0.75, -0.25, -0.25, -0.25], [0.0] * 4]))
+    torch.testing.assert_close(
+        group_advantages(r, norm="batch"),
+        torch.tensor([[0.75 / sd, -0.25 / sd, -0.25 / sd, -0.25 / sd], [0.0] * 4]),
+        atol=1e-5,
+        rtol=1e-5,
+    )
+    torch.testing.assert_close(
+        group_advantages(r, norm="none"), torch.tensor([[0.75, -0.25, -0.25, -0.25], [0.0] * 4])
+    )
 
 
 @pytest.mark.parametrize("norm", ["group", "batch", "none"])
@@ -83,15 +90,16 @@ def test_token_and_sample_aggregation_on_unequal_lengths():
     # token: (-1 + 3) / 4 tokens; sample: mean(-1, +1)
     assert results["token"][0] == pytest.approx(0.5)
     assert results["sample"][0] == pytest.approx(0.0)
-    torch.testing.assert_close(results["token"][1],
-                               torch.tensor([[-1 / 4, 0, 0], [1 / 4, 1 / 4, 1 / 4]]))
-    torch.testing.assert_close(results["sample"][1],
-                               torch.tensor([[-1 / 2, 0, 0], [1 / 6, 1 / 6, 1 / 6]]))
+    torch.testing.assert_close(
+        results["token"][1], torch.tensor([[-1 / 4, 0, 0], [1 / 4, 1 / 4, 1 / 4]])
+    )
+    torch.testing.assert_close(
+        results["sample"][1], torch.tensor([[-1 / 2, 0, 0], [1 / 6, 1 / 6, 1 / 6]])
+    )
     # equal lengths: the two aggregations coincide
     full = torch.ones(2, 3, dtype=torch.bool)
     z = torch.zeros(2, 3)
-    assert grpo_loss(z, z, adv, full, agg="token")[0] == grpo_loss(z, z, adv, full,
-                                                                   agg="sample")[0]
+    assert grpo_loss(z, z, adv, full, agg="token")[0] == grpo_loss(z, z, adv, full, agg="sample")[0]
 
 
 def test_kl_penalty_k3_estimator():
@@ -116,14 +124,20 @@ def _plain_greedy(model, prompt, n):
     for _ in range(n):
         nxt = model(seq)[:, -1].argmax(-1, keepdim=True)
         seq = torch.cat([seq, nxt], dim=1)
-    return seq[:, prompt.shape[1]:]
+    return seq[:, prompt.shape[1] :]
 
 
 def test_sampling_greedy_matches_full_recompute_and_pads_after_eos():
     m = _model().eval()
     prompts = torch.tensor([[3, 4, 5], [6, 7, 3]])
-    out = sample_completions(m, prompts, max_new_tokens=6, temperature=0, repeats=2,
-                             generator=torch.Generator().manual_seed(0))
+    out = sample_completions(
+        m,
+        prompts,
+        max_new_tokens=6,
+        temperature=0,
+        repeats=2,
+        generator=torch.Generator().manual_seed(0),
+    )
     ref = _plain_greedy(m, prompts, out.shape[1]).repeat_interleave(2, dim=0)
     for row, r in zip(out.tolist(), ref.tolist(), strict=True):
         cut = r.index(EOS) + 1 if EOS in r else len(r)
@@ -135,7 +149,8 @@ def test_sampling_is_seeded_and_follows_the_softmax():
     m = _model(seed=1).eval()
     prompt = torch.tensor([[3, 4, 5]])
     draw = lambda s, n=1: sample_completions(  # noqa: E731
-        m, prompt, max_new_tokens=n, repeats=4000, generator=torch.Generator().manual_seed(s))
+        m, prompt, max_new_tokens=n, repeats=4000, generator=torch.Generator().manual_seed(s)
+    )
     assert torch.equal(draw(7, 4), draw(7, 4)) and not torch.equal(draw(7, 4), draw(8, 4))
     probs = torch.softmax(m(prompt)[0, -1], -1).detach().numpy()
     freq = np.bincount(draw(3)[:, 0].numpy(), minlength=len(probs)) / 4000
@@ -162,8 +177,15 @@ def test_update_moves_towards_rewarded_completion():
     comp = torch.tensor([[6, EOS], [7, EOS], [7, EOS], [7, EOS]])
     cfg = GRPOConfig(group_size=4, prompts_per_step=1, n_minibatches=1)
     before = completion_logprobs(m, prompts[:2], comp[:2]).sum(1).detach()
-    stats = grpo_update(m, opt, prompts, comp, np.array([1.0, 0, 0, 0]), cfg,
-                        generator=torch.Generator().manual_seed(0))
+    stats = grpo_update(
+        m,
+        opt,
+        prompts,
+        comp,
+        np.array([1.0, 0, 0, 0]),
+        cfg,
+        generator=torch.Generator().manual_seed(0),
+    )
     after = completion_logprobs(m, prompts[:2], comp[:2]).sum(1).detach()
     assert after[0] > before[0] and after[1] < before[1]
     assert stats["zero_adv_frac"] == 0.0 and stats["updates"] == 1
@@ -176,8 +198,9 @@ def test_update_with_equal_rewards_leaves_weights_alone():
     prompts = torch.tensor([[3, 4, 5]]).repeat(4, 1)
     comp = torch.tensor([[6, EOS], [7, EOS], [6, 6], [7, EOS]])
     cfg = GRPOConfig(group_size=4, prompts_per_step=1, n_minibatches=2, kl_coef=0.0)
-    stats = grpo_update(m, opt, prompts, comp, np.ones(4), cfg,
-                        generator=torch.Generator().manual_seed(0))
+    stats = grpo_update(
+        m, opt, prompts, comp, np.ones(4), cfg, generator=torch.Generator().manual_seed(0)
+    )
     assert stats["zero_adv_frac"] == 1.0 and stats["extra_forwards"] == 1
     assert all(torch.equal(a, b) for a, b in zip(w0, m.parameters(), strict=True))
 

@@ -44,10 +44,24 @@ def test_tiny_study_runs_our_own_sweep(lab):
         for name in ("A_pred_error", "final_pred_error", "rmse"):
             assert found[f"scalerl/{size}/{name}"]["ci"] is not None
         assert f"phases/{size}/t90_early_error" in found
-    ledger = {c["id"]: c for c in json.loads((Path(res.run_dir) / "results.json").read_text())
-              ["claims"]}
-    for cid in ("SCALERL-1", "SCALERL-2", "SCALERL-3", "SCALERL-4", "SCALERL-5", "TAN-1",
-                "TAN-2", "TAN-3", "TAN-4", "GRPOLAW-1", "GRPOLAW-2", "CONTROL-A", "CONTROL-B"):
+    ledger = {
+        c["id"]: c for c in json.loads((Path(res.run_dir) / "results.json").read_text())["claims"]
+    }
+    for cid in (
+        "SCALERL-1",
+        "SCALERL-2",
+        "SCALERL-3",
+        "SCALERL-4",
+        "SCALERL-5",
+        "TAN-1",
+        "TAN-2",
+        "TAN-3",
+        "TAN-4",
+        "GRPOLAW-1",
+        "GRPOLAW-2",
+        "CONTROL-A",
+        "CONTROL-B",
+    ):
         assert cid in ledger, cid
     # the tiny design has no reuse variant and no positive control: untested, with the reason
     assert ledger["TAN-4"]["verdict"] == "untested" and ledger["TAN-4"]["untested"]
@@ -64,8 +78,10 @@ def test_user_logs_give_the_same_analyses(lab):
             y = 0.1 + (a - 0.1) / (1 + (2e11 / np.maximum(c, 1.0)) ** 2.0)
             y[1:] += rng.normal(0, 0.01, c.size - 1)
             y[0] = 0.1
-            rows += [{"model_size": n, "seed": seed, "compute": ci, "pass_rate": yi}
-                     for ci, yi in zip(c, y, strict=True)]
+            rows += [
+                {"model_size": n, "seed": seed, "compute": ci, "pass_rate": yi}
+                for ci, yi in zip(c, y, strict=True)
+            ]
     pd.DataFrame(rows).to_csv(lab / "mylogs.csv", index=False)
     res = run_study("rl_scaling", variant="tiny", overrides={"runs": "mylogs.csv"})
     assert res.status == "ok", res.error

@@ -28,15 +28,28 @@ def _frame(curves: dict, *, seeds=5, noise=0.005, seed=0, variant="baseline"):
         for sd in range(seeds):
             y = np.clip(fn(C) + rng.normal(0, noise, C.size), 0, 1)
             y[0] = fn(C[:1])[0]
-            rows += [{"model_size": size, "n_params": n, "variant": variant, "seed": sd,
-                      "step": int(st), "compute": c, "pass_rate": v}
-                     for st, c, v in zip(STEPS, C, y, strict=True)]
+            rows += [
+                {
+                    "model_size": size,
+                    "n_params": n,
+                    "variant": variant,
+                    "seed": sd,
+                    "step": int(st),
+                    "compute": c,
+                    "pass_rate": v,
+                }
+                for st, c, v in zip(STEPS, C, y, strict=True)
+            ]
     return pd.DataFrame(rows)
 
 
 def test_half_compute_predicts_a_bent_curve_and_flags_an_unbent_one():
-    df = _frame({"s": (1e4, lambda c: _sigmoid(c, c_mid=2e11)),
-                 "l": (1e5, lambda c: _sigmoid(c, a=0.9, b=1.2, c_mid=2e12))})
+    df = _frame(
+        {
+            "s": (1e4, lambda c: _sigmoid(c, c_mid=2e11)),
+            "l": (1e5, lambda c: _sigmoid(c, a=0.9, b=1.2, c_mid=2e12)),
+        }
+    )
     h = rlp.half_compute(df, reps=20, seed=0).set_index("model_size")
     s, big = h.loc["s"], h.loc["l"]
     assert s["A_full"] == pytest.approx(0.7, abs=0.02)
@@ -52,8 +65,13 @@ def _logistic(t, r0=0.03, rmax=0.7, kappa=12.0, t0=0.4):
 
 
 def test_phase_predictions_recover_the_logistic_and_its_early_plateau():
-    df = _frame({"s": (1e4, lambda c: _logistic(c / C[-1])),
-                 "m": (1e5, lambda c: _logistic(c / C[-1], t0=0.8))}, noise=0.003)
+    df = _frame(
+        {
+            "s": (1e4, lambda c: _logistic(c / C[-1])),
+            "m": (1e5, lambda c: _logistic(c / C[-1], t0=0.8)),
+        },
+        noise=0.003,
+    )
     ph = rlp.phase_predictions(df, early_frac=0.3, reps=20, seed=0).set_index("model_size")
     s = ph.loc["s"]
     t90 = 0.4 + np.log(9) / 12
@@ -66,8 +84,9 @@ def test_phase_predictions_recover_the_logistic_and_its_early_plateau():
     # for s (t0 = 0.4), but for m (t0 = 0.8) the first 30% is flat and sees no plateau
     assert abs(s["t90_error"]) < 0.2
     m = ph.loc["m"]
-    assert not np.isfinite(m["t90_early"]) or m["early_fail_share"] >= 0.2 or \
-        abs(m["t90_error"]) > 0.1
+    assert (
+        not np.isfinite(m["t90_early"]) or m["early_fail_share"] >= 0.2 or abs(m["t90_error"]) > 0.1
+    )
 
 
 def test_matched_compute_delta_pairs_runs_at_the_shorter_end():
@@ -83,11 +102,21 @@ def test_matched_compute_delta_pairs_runs_at_the_shorter_end():
 
 def test_seed_spread_and_ablations_on_a_variant_run_at_some_sizes():
     rng = np.random.default_rng(1)
-    rows = [{"variant": v, "model_size": s, "seed": sd, "n_params": 1.0,
-             "A": 0.7 + (0.1 if v == "cap" else 0.0) * -1 + rng.normal(0, 0.01),
-             "B": 2.0, "C_mid": 1e11 * (2 if v == "cap" else 1)}
-            for v in ("baseline", "cap") for s in ("s", "m") for sd in range(5)
-            if not (v == "cap" and s == "m")]
+    rows = [
+        {
+            "variant": v,
+            "model_size": s,
+            "seed": sd,
+            "n_params": 1.0,
+            "A": 0.7 + (0.1 if v == "cap" else 0.0) * -1 + rng.normal(0, 0.01),
+            "B": 2.0,
+            "C_mid": 1e11 * (2 if v == "cap" else 1),
+        }
+        for v in ("baseline", "cap")
+        for s in ("s", "m")
+        for sd in range(5)
+        if not (v == "cap" and s == "m")
+    ]
     ps = pd.DataFrame(rows)
     sp = rlp.seed_spread(ps, reps=200)
     assert sp["sd"] == pytest.approx(0.01, abs=0.006) and sp["at_bound"] == 0
@@ -99,7 +128,6 @@ def test_seed_spread_and_ablations_on_a_variant_run_at_some_sizes():
 
 
 def test_a_rise_within_one_evaluation_interval_is_not_resolved():
-    df = _frame({"s": (1e4, lambda c: _logistic(c / C[-1], kappa=2000.0, t0=0.51))},
-                noise=0.001)
+    df = _frame({"s": (1e4, lambda c: _logistic(c / C[-1], kappa=2000.0, t0=0.51))}, noise=0.001)
     ph = rlp.phase_predictions(df, early_frac=0.3, reps=5, seed=0).iloc[0]
     assert not ph["rise_resolved"]

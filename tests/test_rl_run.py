@@ -7,24 +7,30 @@ import pytest
 
 from scalinglab.models import TransformerConfig
 from scalinglab.studies.rl.grpo import GRPOConfig
-from scalinglab.studies.rl.run import (
-    RLRunConfig,
-    WarmupConfig,
-    rl_step_flops,
-    run_rl,
-    warm_start,
-)
+from scalinglab.studies.rl.run import RLRunConfig, WarmupConfig, rl_step_flops, run_rl, warm_start
 from scalinglab.studies.rl.tasks import TaskSpec, sample_problems
 
 TASK = TaskSpec(op="add", n_digits=2, reverse_answer=True)
 
 
 def _cfg(d_model=16, n_layer=1, n_head=2, **kw) -> RLRunConfig:
-    model = TransformerConfig(vocab_size=17, d_model=d_model, n_layer=n_layer, n_head=n_head,
-                              max_seq_len=TASK.prompt_len + TASK.max_answer_len + 1)
-    base = {"task": TASK, "n_sft": 300, "n_train": 200, "n_heldout": 32, "eval_every": 3,
-            "eval_k": 2, "warmup": WarmupConfig(max_steps=10, check_every=5, check_prompts=16),
-            "grpo": GRPOConfig(steps=6, prompts_per_step=4, group_size=4)}
+    model = TransformerConfig(
+        vocab_size=17,
+        d_model=d_model,
+        n_layer=n_layer,
+        n_head=n_head,
+        max_seq_len=TASK.prompt_len + TASK.max_answer_len + 1,
+    )
+    base = {
+        "task": TASK,
+        "n_sft": 300,
+        "n_train": 200,
+        "n_heldout": 32,
+        "eval_every": 3,
+        "eval_k": 2,
+        "warmup": WarmupConfig(max_steps=10, check_every=5, check_prompts=16),
+        "grpo": GRPOConfig(steps=6, prompts_per_step=4, group_size=4),
+    }
     base.update(kw)
     return RLRunConfig(model=model, **base)
 
@@ -38,11 +44,13 @@ def test_step_flops_hand_count():
     rollout = (2 * n * 2 + a * (5 + 6)) + (2 * n * 3 + a * (5 + 6 + 7))  # 2 and 3 new tokens
     old_logp = (2 * n * 5 + a * (1 + 2 + 3 + 4 + 5)) + (2 * n * 6 + a * 21)  # 4+2-1, 4+3-1
     train = 5 * (6 * n + 12 * 1 * 5 * 16) + 6 * (6 * n + 12 * 1 * 6 * 16)  # PaLM per token
-    got = rl_step_flops(cfg, prompt_len=4, gen_lengths=np.array([2, 3]), n_prompts=1,
-                        extra_forwards=1, n_epochs=1)
+    got = rl_step_flops(
+        cfg, prompt_len=4, gen_lengths=np.array([2, 3]), n_prompts=1, extra_forwards=1, n_epochs=1
+    )
     assert got == pytest.approx(prefill + rollout + old_logp + train, rel=1e-12)
-    twice = rl_step_flops(cfg, prompt_len=4, gen_lengths=np.array([2, 3]), n_prompts=1,
-                          extra_forwards=0, n_epochs=2)
+    twice = rl_step_flops(
+        cfg, prompt_len=4, gen_lengths=np.array([2, 3]), n_prompts=1, extra_forwards=0, n_epochs=2
+    )
     assert twice == pytest.approx(prefill + rollout + 2 * train, rel=1e-12)
 
 
@@ -76,11 +84,20 @@ def test_rl_improves_on_r0():
     policy that did not change would score exactly R0 again, and a broken update
     (sign error, collapse) drives the rate down, not up. Takes about 4 s.
     """
-    cfg = _cfg(d_model=32, n_layer=2, n_head=4, n_sft=1500, n_train=1000, n_heldout=128,
-               eval_every=50, eval_k=4,
-               warmup=WarmupConfig(lr=3e-3, batch_size=64, max_steps=600, check_every=10,
-                                   check_prompts=64, check_k=2),
-               grpo=GRPOConfig(steps=150, prompts_per_step=16, lr=6e-4))
+    cfg = _cfg(
+        d_model=32,
+        n_layer=2,
+        n_head=4,
+        n_sft=1500,
+        n_train=1000,
+        n_heldout=128,
+        eval_every=50,
+        eval_k=4,
+        warmup=WarmupConfig(
+            lr=3e-3, batch_size=64, max_steps=600, check_every=10, check_prompts=64, check_k=2
+        ),
+        grpo=GRPOConfig(steps=150, prompts_per_step=16, lr=6e-4),
+    )
     r = run_rl(cfg, seed=0, num_threads=1)
     assert 0.03 < r.r0 < 0.35  # the warm-up stopped in (or near) its band
     assert r.pass_rate[-1] - r.r0 > 0.08, r.pass_rate
@@ -111,10 +128,12 @@ def test_plateau_rule_stops_a_run_early_and_a_pool_limits_the_prompts(monkeypatc
 
     monkeypatch.setattr(run_mod, "score_completions", spy)
 
-    always = PlateauRule(min_steps=0, window_frac=0.9, min_points=3, min_gain=-1.0, tol=1.0,
-                         patience=1)
-    cfg = _cfg(eval_every=2, grpo=GRPOConfig(steps=10, prompts_per_step=4, group_size=4),
-               plateau=always)
+    always = PlateauRule(
+        min_steps=0, window_frac=0.9, min_points=3, min_gain=-1.0, tol=1.0, patience=1
+    )
+    cfg = _cfg(
+        eval_every=2, grpo=GRPOConfig(steps=10, prompts_per_step=4, group_size=4), plateau=always
+    )
     warm = warm_start(cfg, seed=0)
     seen.append(set())
     r = run_rl(cfg, seed=0, warm=warm)
@@ -130,5 +149,6 @@ def test_plateau_rule_stops_a_run_early_and_a_pool_limits_the_prompts(monkeypatc
     train = sample_problems(TASK, {"sft": 300, "train": 200, "heldout": 32}, seed=0)["train"]
     pool = set(zip(train.a[:4].tolist(), train.b[:4].tolist(), strict=True))
     assert seen[3] == pool  # 10 steps of 4 prompts: only the pool's 4, each used 10 times
-    assert len(seen[2]) == 40 and seen[2] <= set(zip(train.a.tolist(), train.b.tolist(),
-                                                     strict=True))  # fresh: 40 distinct
+    assert len(seen[2]) == 40 and seen[2] <= set(
+        zip(train.a.tolist(), train.b.tolist(), strict=True)
+    )  # fresh: 40 distinct

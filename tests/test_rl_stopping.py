@@ -58,24 +58,34 @@ def test_should_stop_waits_for_patience_consecutive_plateaus():
     y = _plateau(STEPS)
     first = next(k for k in range(1, STEPS.size + 1) if plateaued(STEPS[:k], C[:k], y[:k], rule))
     assert not should_stop(STEPS[:first], C[:first], y[:first], rule)
-    assert should_stop(STEPS[:first + 2], C[:first + 2], y[:first + 2], rule)
+    assert should_stop(STEPS[: first + 2], C[: first + 2], y[: first + 2], rule)
     with pytest.raises(ValueError, match="window_frac"):
         PlateauRule(window_frac=1.0)
 
 
 def _result(rates):
-    return SimpleNamespace(pass_rate=np.asarray(rates, float),
-                           eval_flops=np.linspace(0, 1, len(rates)))
+    return SimpleNamespace(
+        pass_rate=np.asarray(rates, float), eval_flops=np.linspace(0, 1, len(rates))
+    )
 
 
 def test_select_lr_takes_the_best_end_of_run_rate_ties_to_the_smaller():
-    sweep = SimpleNamespace(lr_grid=(0.5, 1.0, 2.0), lr_seeds=(0, 1), lr_last=2,
-                            sizes=(SimpleNamespace(name="a"),), eval_every=1, lr_steps=3,
-                            rule_lr=lambda s: 1e-3)
-    res = {(0, 0.5, 0): _result([0, 0.1, 0.2, 0.3]), (0, 0.5, 1): _result([0, 0.1, 0.2, 0.3]),
-           (0, 1.0, 0): _result([0, 0.5, 0.6, 0.2]),  # fast, then collapses: loses
-           (0, 1.0, 1): _result([0, 0.5, 0.1, 0.1]),
-           (0, 2.0, 0): _result([0, 0.1, 0.2, 0.3])}  # one seed failed
+    sweep = SimpleNamespace(
+        lr_grid=(0.5, 1.0, 2.0),
+        lr_seeds=(0, 1),
+        lr_last=2,
+        sizes=(SimpleNamespace(name="a"),),
+        eval_every=1,
+        lr_steps=3,
+        rule_lr=lambda s: 1e-3,
+    )
+    res = {
+        (0, 0.5, 0): _result([0, 0.1, 0.2, 0.3]),
+        (0, 0.5, 1): _result([0, 0.1, 0.2, 0.3]),
+        (0, 1.0, 0): _result([0, 0.5, 0.6, 0.2]),  # fast, then collapses: loses
+        (0, 1.0, 1): _result([0, 0.5, 0.1, 0.1]),
+        (0, 2.0, 0): _result([0, 0.1, 0.2, 0.3]),
+    }  # one seed failed
     scores = lr_scores(sweep, res, 0)
     assert scores[0.5] == pytest.approx(0.25) and scores[1.0] == pytest.approx(0.25)
     assert select_lr(sweep, res, 0) == 0.5  # tie: the smaller multiplier

@@ -12,20 +12,22 @@ from scalinglab.compute import dataset_path
 from scalinglab.studies.rl import sweep as rl_sweep
 from scalinglab.studies.rl.grpo import GRPOConfig
 from scalinglab.studies.rl.run import WarmupConfig
-from scalinglab.studies.rl.sweep import (
-    SizeSpec,
-    execute_sweep,
-    run_sweep,
-    sweep_config,
-)
+from scalinglab.studies.rl.sweep import SizeSpec, execute_sweep, run_sweep, sweep_config
 
 
 def _mini(**kw):
     base = sweep_config(
-        "tiny", sizes=(SizeSpec("a", 16, 1, 2), SizeSpec("b", 32, 1, 2)), seeds=(0,),
+        "tiny",
+        sizes=(SizeSpec("a", 16, 1, 2), SizeSpec("b", 32, 1, 2)),
+        seeds=(0,),
         warmup=WarmupConfig(max_steps=4, check_every=2, check_prompts=8, check_k=1),
-        grpo=GRPOConfig(steps=4, prompts_per_step=2, group_size=4), n_sft=64, n_train=32,
-        n_heldout=8, eval_every=2, eval_k=1)
+        grpo=GRPOConfig(steps=4, prompts_per_step=2, group_size=4),
+        n_sft=64,
+        n_train=32,
+        n_heldout=8,
+        eval_every=2,
+        eval_k=1,
+    )
     return dataclasses.replace(base, **kw)
 
 
@@ -56,7 +58,8 @@ def test_sweep_dataset_layout_and_cache(tmp_path, monkeypatch):
     assert ds.n_params.values[1] > ds.n_params.values[0]
     # a bigger model costs more per step, on the same schedule
     assert float(ds.step_flops.sel(model_size="b").mean()) > float(
-        ds.step_flops.sel(model_size="a").mean())
+        ds.step_flops.sel(model_size="a").mean()
+    )
     np.testing.assert_allclose(ds.flops.isel(eval=-1), ds.step_flops.sum("step"), rtol=1e-12)
     assert np.all((ds.pass_rate >= 0) & (ds.pass_rate <= 1))
     # both variants start from the same warmed-up policy: same R0
@@ -126,7 +129,8 @@ def test_medium_is_the_redesign_the_claims_need():
     assert med.plateau is not None and med.warmup.target_lo <= 0.05  # a slow start can show
     s = med.sizes[1]
     assert med.run_config(s, "half_lr").grpo.lr == pytest.approx(
-        med.run_config(s, "baseline").grpo.lr / 2)
+        med.run_config(s, "baseline").grpo.lr / 2
+    )
     cap = med.run_config(s, "len_cap")
     assert cap.gen_len <= med.task.max_answer_len  # the 4-digit sums cannot end
     fresh, reuse = med.run_config(s, "baseline"), med.run_config(s, "reuse")
@@ -142,12 +146,17 @@ def test_learning_rate_stage_selects_per_size_and_runs_resume_from_the_cache(tmp
     from scalinglab.studies.rl.stopping import PlateauRule
     from scalinglab.sweeps import RunCache
 
-    sweep = _mini(lr_grid=(0.5, 2.0), lr_seeds=(0,), lr_steps=2,
-                  grpo=GRPOConfig(steps=8, prompts_per_step=2, group_size=4),
-                  variants={"baseline": {}, "half_lr": {"lr_scale": 0.5}},
-                  variant_sizes={"half_lr": ("a",)},
-                  plateau=PlateauRule(min_steps=0, window_frac=0.9, min_points=3,
-                                      min_gain=-1.0, tol=1.0, patience=1))
+    sweep = _mini(
+        lr_grid=(0.5, 2.0),
+        lr_seeds=(0,),
+        lr_steps=2,
+        grpo=GRPOConfig(steps=8, prompts_per_step=2, group_size=4),
+        variants={"baseline": {}, "half_lr": {"lr_scale": 0.5}},
+        variant_sizes={"half_lr": ("a",)},
+        plateau=PlateauRule(
+            min_steps=0, window_frac=0.9, min_points=3, min_gain=-1.0, tol=1.0, patience=1
+        ),
+    )
     runs = RunCache(tmp_path / "runs")
     ds = execute_sweep(sweep, scheduler="sync", progress=False, runs=runs)
     assert ds.status.sel(model_size="b", variant="half_lr").values.tolist() == ["skipped"]
@@ -166,6 +175,7 @@ def test_learning_rate_stage_selects_per_size_and_runs_resume_from_the_cache(tmp
         raise AssertionError("a cached run was recomputed")
 
     import scalinglab.studies.rl.sweep as mod
+
     orig = (mod._warm_task, mod._lr_task, mod._rl_task)
     try:
         mod._warm_task = mod._lr_task = mod._rl_task = boom

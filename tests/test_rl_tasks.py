@@ -34,9 +34,15 @@ def test_prompts_and_answers_by_hand():
     assert mod.prompts == ["12*07%13="] and mod.answers == [str(84 % 13)]
 
 
-@pytest.mark.parametrize("spec", [TaskSpec(op="add", n_digits=2), TaskSpec(op="mul", n_digits=2),
-                                  TaskSpec(op="mod", n_digits=3, modulus=101),
-                                  TaskSpec(op="mul", n_digits=3, n_digits_b=1)])
+@pytest.mark.parametrize(
+    "spec",
+    [
+        TaskSpec(op="add", n_digits=2),
+        TaskSpec(op="mul", n_digits=2),
+        TaskSpec(op="mod", n_digits=3, modulus=101),
+        TaskSpec(op="mul", n_digits=3, n_digits_b=1),
+    ],
+)
 def test_lengths_are_fixed_and_answers_fit(spec):
     p = sample_problems(spec, {"x": 300}, seed=0)["x"]
     assert {len(q) for q in p.prompts} == {spec.prompt_len}
@@ -51,10 +57,21 @@ def test_lengths_are_fixed_and_answers_fit(spec):
         assert ans == str(val)
 
 
-@pytest.mark.parametrize(("completion", "ok"), [
-    ("959", True), ("0959", False), ("95", False), ("9590", False), ("", False),
-    ("95a", False), (" 959", False), ("+959", False), ("959=", False), (None, False),
-])
+@pytest.mark.parametrize(
+    ("completion", "ok"),
+    [
+        ("959", True),
+        ("0959", False),
+        ("95", False),
+        ("9590", False),
+        ("", False),
+        ("95a", False),
+        (" 959", False),
+        ("+959", False),
+        ("959=", False),
+        (None, False),
+    ],
+)
 def test_checker_is_exact(completion, ok):
     assert check_completion(completion, "959") is ok
 
@@ -63,12 +80,12 @@ def test_score_completions_handles_malformed_rows():
     tok = arithmetic_tokenizer()
     probs = _problems(TaskSpec(op="add", n_digits=2), [(12, 30), (5, 5)])  # 42, 10
     rows = [
-        tok.encode("42", eos=True) + [PAD],           # right
-        tok.encode("42"),                             # no EOS: truncated -> wrong
+        tok.encode("42", eos=True) + [PAD],  # right
+        tok.encode("42"),  # no EOS: truncated -> wrong
         tok.encode("42", eos=True) + tok.encode("7"),  # junk after EOS is ignored
-        tok.encode("4") + [PAD, EOS],                 # PAD inside the answer
-        tok.encode("10", eos=True) + [PAD],           # right for problem 2
-        tok.encode("01", eos=True) + [PAD],           # leading zero
+        tok.encode("4") + [PAD, EOS],  # PAD inside the answer
+        tok.encode("10", eos=True) + [PAD],  # right for problem 2
+        tok.encode("01", eos=True) + [PAD],  # leading zero
     ]
     width = max(len(r) for r in rows)
     t = torch.tensor([r + [PAD] * (width - len(r)) for r in rows])
@@ -81,8 +98,10 @@ def test_score_completions_handles_malformed_rows():
 def test_prompt_sets_are_disjoint_even_under_commutation():
     spec = TaskSpec(op="add", n_digits=2)
     sets = sample_problems(spec, {"sft": 2000, "train": 1500, "heldout": 500}, seed=3)
-    keys = {name: {(min(a, b), max(a, b)) for a, b in zip(p.a, p.b, strict=True)}
-            for name, p in sets.items()}
+    keys = {
+        name: {(min(a, b), max(a, b)) for a, b in zip(p.a, p.b, strict=True)}
+        for name, p in sets.items()
+    }
     assert [len(k) for k in keys.values()] == [2000, 1500, 500]  # no duplicates inside
     assert not keys["sft"] & keys["train"]
     assert not keys["sft"] & keys["heldout"]

@@ -41,7 +41,9 @@ def test_batch_on_a_local_cluster_runs_every_study(tmp_path, monkeypatch):
     batch = run_all(variant="tiny", n_workers=2, command="pytest batch")
     assert batch.ok, batch.summary()
     assert [(r.study, r.variant, r.status) for r in batch.results] == [
-        ("fixture_basic", "tiny", "ok"), ("fixture_second", "tiny", "ok")]
+        ("fixture_basic", "tiny", "ok"),
+        ("fixture_second", "tiny", "ok"),
+    ]
     seeds = {"fixture_basic": 0, "fixture_second": 7}
     for r in batch.results:
         assert r.run_dir == root / "reports" / r.study / "tiny" / r.run_id
@@ -81,16 +83,43 @@ def test_batch_on_a_separately_started_scheduler_and_worker(tmp_path, monkeypatc
     logs.mkdir()
     procs = []
     try:
-        procs.append(subprocess.Popen(
-            [str(DASK), "scheduler", "--host", "127.0.0.1", "--port", address.rsplit(":", 1)[1],
-             "--no-dashboard"],
-            env=env, stdout=subprocess.DEVNULL, stderr=open(logs / "scheduler.log", "w"),
-            cwd=tmp_path))
-        procs.append(subprocess.Popen(
-            [str(DASK), "worker", address, "--nthreads", "1", "--nworkers", "1",
-             "--no-dashboard", "--name", "pytest-worker"],
-            env=env, stdout=subprocess.DEVNULL, stderr=open(logs / "worker.log", "w"),
-            cwd=tmp_path))
+        procs.append(
+            subprocess.Popen(
+                [
+                    str(DASK),
+                    "scheduler",
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    address.rsplit(":", 1)[1],
+                    "--no-dashboard",
+                ],
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=open(logs / "scheduler.log", "w"),
+                cwd=tmp_path,
+            )
+        )
+        procs.append(
+            subprocess.Popen(
+                [
+                    str(DASK),
+                    "worker",
+                    address,
+                    "--nthreads",
+                    "1",
+                    "--nworkers",
+                    "1",
+                    "--no-dashboard",
+                    "--name",
+                    "pytest-worker",
+                ],
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=open(logs / "worker.log", "w"),
+                cwd=tmp_path,
+            )
+        )
         deadline = time.monotonic() + 60
         while True:  # the scheduler needs a moment before it accepts connections
             try:

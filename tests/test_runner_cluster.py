@@ -47,18 +47,46 @@ def _start_cluster(tmp_path: Path, worker_roots: list[Path]) -> tuple[str, list]
 
     address = f"tcp://127.0.0.1:{_free_port()}"
     env = {k: v for k, v in os.environ.items() if k != "SCALINGLAB_ROOT"}
-    procs = [subprocess.Popen(
-        [str(DASK), "scheduler", "--host", "127.0.0.1", "--port", address.rsplit(":", 1)[1],
-         "--no-dashboard"], env=env, cwd=tmp_path,
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+    procs = [
+        subprocess.Popen(
+            [
+                str(DASK),
+                "scheduler",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                address.rsplit(":", 1)[1],
+                "--no-dashboard",
+            ],
+            env=env,
+            cwd=tmp_path,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+    ]
     for i, wroot in enumerate(worker_roots):
         cwd = tmp_path / f"worker-{i}-cwd"
         cwd.mkdir()  # each worker starts in its own empty directory
-        procs.append(subprocess.Popen(
-            [str(DASK), "worker", address, "--nthreads", "1", "--nworkers", "1",
-             "--no-dashboard", "--name", f"w{i}"],
-            env={**env, WORKER_ROOT_ENV: str(wroot)}, cwd=cwd,
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        procs.append(
+            subprocess.Popen(
+                [
+                    str(DASK),
+                    "worker",
+                    address,
+                    "--nthreads",
+                    "1",
+                    "--nworkers",
+                    "1",
+                    "--no-dashboard",
+                    "--name",
+                    f"w{i}",
+                ],
+                env={**env, WORKER_ROOT_ENV: str(wroot)},
+                cwd=cwd,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+        )
     deadline = time.monotonic() + 90
     while True:
         try:
@@ -85,18 +113,31 @@ def _stop(procs: list) -> None:
 def _runs(root: Path) -> list[Path]:
     """Every run folder under ``root/reports``, unfinished ``.tmp-`` ones included."""
     return sorted(p for p in (root / "reports").glob("*/*/*") if p.name != "latest") + sorted(
-        (root / "reports").glob("*/*/.tmp-*"))
+        (root / "reports").glob("*/*/.tmp-*")
+    )
 
 
 def test_reports_and_data_come_back_from_workers_without_a_shared_filesystem(
-        tmp_path, monkeypatch, capsys):
+    tmp_path, monkeypatch, capsys
+):
     client_root = _checkout(tmp_path / "client")
     worker_roots = [_checkout(tmp_path / f"worker-{i}-repo") for i in range(2)]
     monkeypatch.setenv("SCALINGLAB_ROOT", str(client_root))
     address, procs = _start_cluster(tmp_path, worker_roots)
     try:
-        code = cli.main(["run", "--all", "--variant", "tiny", "--scheduler", address,
-                         "-p", "write_cache", "true"])
+        code = cli.main(
+            [
+                "run",
+                "--all",
+                "--variant",
+                "tiny",
+                "--scheduler",
+                address,
+                "-p",
+                "write_cache",
+                "true",
+            ]
+        )
     finally:
         _stop(procs)
     out = capsys.readouterr().out
@@ -113,14 +154,14 @@ def test_reports_and_data_come_back_from_workers_without_a_shared_filesystem(
     # the experiment data a worker wrote in its own checkout came back, byte for byte
     cache = client_root / "data" / "fixture" / "cache.csv"
     written = [w / "data" / "fixture" / "cache.csv" for w in worker_roots]
-    assert cache.is_file() and any(w.is_file() and w.read_bytes() == cache.read_bytes()
-                                   for w in written)
+    assert cache.is_file() and any(
+        w.is_file() and w.read_bytes() == cache.read_bytes() for w in written
+    )
     for w in worker_roots:  # the workers' own reports folders stay empty
         assert _runs(w) == []
 
 
-def test_a_worker_without_the_repository_fails_the_batch_at_once(tmp_path, monkeypatch,
-                                                                  capsys):
+def test_a_worker_without_the_repository_fails_the_batch_at_once(tmp_path, monkeypatch, capsys):
     client_root = _checkout(tmp_path / "client")
     empty = tmp_path / "no-repo"
     empty.mkdir()
@@ -140,10 +181,27 @@ def test_ctrl_c_on_run_all_records_interrupted_runs_and_rewrites_the_index(tmp_p
     root = _checkout(tmp_path / "repo")
     env = {**os.environ, "SCALINGLAB_ROOT": str(root)}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "scalinglab", "run", "--all", "--variant", "tiny",
-         "--workers", "2", "-p", "sleep_s", "120"],
-        env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        start_new_session=True)
+        [
+            sys.executable,
+            "-m",
+            "scalinglab",
+            "run",
+            "--all",
+            "--variant",
+            "tiny",
+            "--workers",
+            "2",
+            "-p",
+            "sleep_s",
+            "120",
+        ],
+        env=env,
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
         time.sleep(30)  # cluster up, both notebooks sleeping in their first cells
         assert proc.poll() is None

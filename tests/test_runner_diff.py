@@ -14,35 +14,68 @@ from scalinglab.runner.diff import diff_claims, diff_findings, diff_text, previo
 
 
 def _f(name, point, lo=None, hi=None):
-    return {"name": name, "point": point, "ci": None if lo is None else [lo, hi],
-            "level": 0.95, "headline": name == "a"}
+    return {
+        "name": name,
+        "point": point,
+        "ci": None if lo is None else [lo, hi],
+        "level": 0.95,
+        "headline": name == "a",
+    }
 
 
 def test_rows_are_ordered_moved_changed_unchanged_and_unchanged_are_counted():
-    a = [_f("same1", 1.0, 0.5, 1.5), _f("small", 1.0, 0.0, 2.0), _f("big", 1.0, 0.9, 1.1),
-         _f("mid", 1.0, 0.8, 1.2), _f("same2", 2.0), _f("ci_only", 1.0, 0.5, 1.5)]
-    b = [_f("same1", 1.0, 0.5, 1.5), _f("small", 1.2, 0.2, 2.2), _f("big", 2.0, 1.9, 2.1),
-         _f("mid", 1.5, 1.3, 1.7), _f("same2", 2.0), _f("ci_only", 1.0, 0.4, 1.6)]
+    a = [
+        _f("same1", 1.0, 0.5, 1.5),
+        _f("small", 1.0, 0.0, 2.0),
+        _f("big", 1.0, 0.9, 1.1),
+        _f("mid", 1.0, 0.8, 1.2),
+        _f("same2", 2.0),
+        _f("ci_only", 1.0, 0.5, 1.5),
+    ]
+    b = [
+        _f("same1", 1.0, 0.5, 1.5),
+        _f("small", 1.2, 0.2, 2.2),
+        _f("big", 2.0, 1.9, 2.1),
+        _f("mid", 1.5, 1.3, 1.7),
+        _f("same2", 2.0),
+        _f("ci_only", 1.0, 0.4, 1.6),
+    ]
     d = diff_findings(a, b)
-    assert [r["name"] for r in d["findings"]] == ["big", "mid", "small", "ci_only", "same1",
-                                                  "same2"]
+    assert [r["name"] for r in d["findings"]] == [
+        "big",
+        "mid",
+        "small",
+        "ci_only",
+        "same1",
+        "same2",
+    ]
     assert d["moved"] == ["big", "mid"]  # |delta|/hw = 10 then 2.5
     assert d["changed"] == ["big", "mid", "small", "ci_only"] and d["unchanged"] == 2
     text = diff_text({"a": "s/v/1", "b": "s/v/2", "verdicts": [], **d})
     assert "same1" not in text and "same2" not in text
-    assert "2 of 6 shared findings moved beyond their CI half-width; 2 changed within it; " \
-           "2 unchanged" in text
+    assert (
+        "2 of 6 shared findings moved beyond their CI half-width; 2 changed within it; "
+        "2 unchanged" in text
+    )
 
 
 def test_verdict_changes_lead_the_diff():
-    ca = [{"id": "x", "verdict": "reproduces"}, {"id": "y", "verdict": "inconclusive"},
-          {"id": "gone", "verdict": "untested"}]
-    cb = [{"id": "x", "verdict": "reproduces"}, {"id": "y", "verdict": "contradicts"},
-          {"id": "new", "verdict": "reproduces"}]
+    ca = [
+        {"id": "x", "verdict": "reproduces"},
+        {"id": "y", "verdict": "inconclusive"},
+        {"id": "gone", "verdict": "untested"},
+    ]
+    cb = [
+        {"id": "x", "verdict": "reproduces"},
+        {"id": "y", "verdict": "contradicts"},
+        {"id": "new", "verdict": "reproduces"},
+    ]
     v = diff_claims(ca, cb)
-    assert v == [{"id": "y", "verdict_a": "inconclusive", "verdict_b": "contradicts"},
-                 {"id": "new", "verdict_a": None, "verdict_b": "reproduces"},
-                 {"id": "gone", "verdict_a": "untested", "verdict_b": None}]
+    assert v == [
+        {"id": "y", "verdict_a": "inconclusive", "verdict_b": "contradicts"},
+        {"id": "new", "verdict_a": None, "verdict_b": "reproduces"},
+        {"id": "gone", "verdict_a": "untested", "verdict_b": None},
+    ]
     d = diff_findings([_f("m", 1.0, 0.9, 1.1)], [_f("m", 3.0, 2.9, 3.1)])
     text = diff_text({"a": "s/v/1", "b": "s/v/2", "verdicts": v, **d})
     assert text.index("verdicts that changed") < text.index("MOVED")
@@ -51,9 +84,19 @@ def test_verdict_changes_lead_the_diff():
 def _run(root, run_id, findings, claims=(), status="ok", commit=None):
     d = root / "study" / "default" / run_id
     d.mkdir(parents=True)
-    (d / "manifest.json").write_text(json.dumps({
-        "study": "study", "variant": "default", "run_id": run_id, "status": status,
-        "results": findings, "git_commit": commit, "git_dirty": False}))
+    (d / "manifest.json").write_text(
+        json.dumps(
+            {
+                "study": "study",
+                "variant": "default",
+                "run_id": run_id,
+                "status": status,
+                "results": findings,
+                "git_commit": commit,
+                "git_dirty": False,
+            }
+        )
+    )
     (d / "results.json").write_text(json.dumps({"findings": findings, "claims": list(claims)}))
     return d
 
@@ -82,8 +125,7 @@ def test_previous_differing_skips_identical_versions_and_failed_runs(versions):
 def test_cli_diff_of_a_study_compares_with_the_last_real_change(versions, monkeypatch, capsys):
     root, (r1, r2, r3, r4) = versions
     monkeypatch.setattr(store, "reports_dir", lambda: root)
-    args = argparse.Namespace(reports_cmd="diff", runs=["study"], format="table",
-                              diff_format=None)
+    args = argparse.Namespace(reports_cmd="diff", runs=["study"], format="table", diff_format=None)
     assert cli_reports.main(args) == 0
     out = capsys.readouterr().out
     assert "20260101T000000Z-a" in out and "20260104T000000Z-d" in out
@@ -92,14 +134,17 @@ def test_cli_diff_of_a_study_compares_with_the_last_real_change(versions, monkey
     assert re.search(r"\nk +inconclusive +reproduces\n", out)
     args.runs = ["20260102T000000Z-b", "20260103T000000Z-c"]
     assert cli_reports.main(args) == 0
-    assert "0 of 1 shared findings moved beyond their CI half-width; 0 changed within it; " \
-           "1 unchanged" in capsys.readouterr().out
+    assert (
+        "0 of 1 shared findings moved beyond their CI half-width; 0 changed within it; "
+        "1 unchanged" in capsys.readouterr().out
+    )
 
 
 def test_index_shows_ledger_moves_and_commit_subjects(versions, monkeypatch):
     root, _ = versions
-    monkeypatch.setattr(index, "commit_subjects",
-                        lambda commits, **kw: {"abc": "Kernel: tiled loop reordered"})
+    monkeypatch.setattr(
+        index, "commit_subjects", lambda commits, **kw: {"abc": "Kernel: tiled loop reordered"}
+    )
     for p in root.glob("study/default/2026*"):
         m = json.loads((p / "manifest.json").read_text())
         m["git_commit"] = "abc"

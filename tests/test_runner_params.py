@@ -70,7 +70,9 @@ def test_parameters_cell_is_parsed_with_types_defaults_and_help(root):
     assert list(p)[:4] == ["seed", "compute_class", "scheduler", "data"]
     assert p["reps"] == Parameter("reps", "int", 300, "bootstrap resamples")
     assert p["shift"].type == "float" and p["shift"].default == 0.0
-    assert p["levels"] == Parameter("levels", "list[float]", [0.5, 0.9], "quantile levels to report")
+    assert p["levels"] == Parameter(
+        "levels", "list[float]", [0.5, 0.9], "quantile levels to report"
+    )
     assert p["show_hist"].default is True
     # a '#' inside a string is not a comment
     parsed = parse_parameters_source('label: str = "a # b"  # the label\n')
@@ -107,9 +109,17 @@ def test_cli_strings_are_converted_by_declared_type(typ, text, expected):
 
 @pytest.mark.parametrize(
     ("typ", "text"),
-    [("int", "1.5"), ("int", "ten"), ("float", "x"), ("bool", "maybe"), ("bool", "2"),
-     ("list[int]", "1,x"), ("list[int]", '["a"]'), ("list[int]", "[1, 2"),
-     ("list[float]", "[true]")],
+    [
+        ("int", "1.5"),
+        ("int", "ten"),
+        ("float", "x"),
+        ("bool", "maybe"),
+        ("bool", "2"),
+        ("list[int]", "1,x"),
+        ("list[int]", '["a"]'),
+        ("list[int]", "[1, 2"),
+        ("list[float]", "[true]"),
+    ],
 )
 def test_wrong_types_are_rejected(typ, text):
     with pytest.raises(ParameterError, match="'x'"):
@@ -166,8 +176,10 @@ def test_discovery_and_unknown_study(root):
     [
         ("# %%\nx = 1\n", "exactly one code cell tagged 'parameters'"),
         ('# %%\nimport os\n\n# %% tags=["parameters"]\nseed: int = 0\n', "first code cell"),
-        ('# %% tags=["parameters"]\nseed: int = 0\n\n# %% tags=["parameters"]\nn: int = 1\n',
-         "exactly one"),
+        (
+            '# %% tags=["parameters"]\nseed: int = 0\n\n# %% tags=["parameters"]\nn: int = 1\n',
+            "exactly one",
+        ),
         ('# %% tags=["parameters"]\nseed: int = 0\nn = 3\n', "only 'name: type = literal'"),
         ('# %% tags=["parameters"]\nseed: int = 0\nn: int = 2 ** 3\n', "literal"),
         ('# %% tags=["parameters"]\nseed: int = 0\nd: dict = {}\n', "supported"),
@@ -295,27 +307,36 @@ def test_value_rules_are_parsed_from_the_help_comment():
     assert p["scheduler"].bounds == () and p["scheduler"].choices is None
 
 
-@pytest.mark.parametrize("line, match", [
-    ("reps: int = 0  # resamples [>= 1]\n", "default breaks its rule: 'reps' must be >= 1, got 0"),
-    ('m: str = "x"  # method {a, b}\n', "default breaks its rule: 'm' must be one of a, b"),
-    ("reps: int = 3  # resamples [at least 1]\n", "bad rule"),
-    ("reps: int = 3  # resamples [file]\n", "bad rule"),
-    ("q: float = 0.5  # level [> zero]\n", "bad limit"),
-])
+@pytest.mark.parametrize(
+    "line, match",
+    [
+        (
+            "reps: int = 0  # resamples [>= 1]\n",
+            "default breaks its rule: 'reps' must be >= 1, got 0",
+        ),
+        ('m: str = "x"  # method {a, b}\n', "default breaks its rule: 'm' must be one of a, b"),
+        ("reps: int = 3  # resamples [at least 1]\n", "bad rule"),
+        ("reps: int = 3  # resamples [file]\n", "bad rule"),
+        ("q: float = 0.5  # level [> zero]\n", "bad limit"),
+    ],
+)
 def test_bad_rules_and_defaults_breaking_them_are_study_errors(line, match):
     with pytest.raises(StudyError, match=re.escape(match)):
         parse_parameters_source(line)
 
 
-@pytest.mark.parametrize("name, value, match", [
-    ("reps", 0, "'reps' must be >= 1, got 0"),
-    ("seed", -1, "'seed' must be >= 0, got -1"),
-    ("level", 1.0, "'level' must be < 1, got 1.0"),
-    ("level", -1.0, "'level' must be > 0, got -1.0"),
-    ("sizes", [3, 0], "'sizes' must be >= 1, got 0"),
-    ("method", "bogus", "'method' must be one of percentile, bca; got 'bogus'"),
-    ("data", "nope.csv", "'data': no such file or directory: 'nope.csv'"),
-])
+@pytest.mark.parametrize(
+    "name, value, match",
+    [
+        ("reps", 0, "'reps' must be >= 1, got 0"),
+        ("seed", -1, "'seed' must be >= 0, got -1"),
+        ("level", 1.0, "'level' must be < 1, got 1.0"),
+        ("level", -1.0, "'level' must be > 0, got -1.0"),
+        ("sizes", [3, 0], "'sizes' must be >= 1, got 0"),
+        ("method", "bogus", "'method' must be one of percentile, bca; got 'bogus'"),
+        ("data", "nope.csv", "'data': no such file or directory: 'nope.csv'"),
+    ],
+)
 def test_values_breaking_a_rule_are_rejected_in_one_line(tmp_path, name, value, match):
     p = parse_parameters_source(RULED)[name]
     with pytest.raises(ParameterError, match=re.escape(match)) as info:
@@ -348,13 +369,16 @@ def ruled_root(root):
     return root
 
 
-@pytest.mark.parametrize("argv, match", [
-    (("-p", "reps", "0"), "'reps' must be >= 1, got 0"),
-    (("-p", "seed", "-1"), "'seed' must be >= 0, got -1"),
-    (("-p", "compute_class", "huge"), "'compute_class' must be one of default, tiny"),
-    (("-p", "data", "nope.csv"), "'data': no such file or directory: 'nope.csv'"),
-    (("--variant", "user"), "has no variant 'user'"),
-])
+@pytest.mark.parametrize(
+    "argv, match",
+    [
+        (("-p", "reps", "0"), "'reps' must be >= 1, got 0"),
+        (("-p", "seed", "-1"), "'seed' must be >= 0, got -1"),
+        (("-p", "compute_class", "huge"), "'compute_class' must be one of default, tiny"),
+        (("-p", "data", "nope.csv"), "'data': no such file or directory: 'nope.csv'"),
+        (("--variant", "user"), "has no variant 'user'"),
+    ],
+)
 def test_cli_rejects_bad_values_before_any_kernel(ruled_root, monkeypatch, capsys, argv, match):
     def no_kernel(*a, **k):
         raise AssertionError("a kernel was started")
@@ -385,7 +409,9 @@ def test_user_data_and_other_compute_classes_get_their_own_folder(ruled_root, mo
         values = resolve_parameters(study, variant=variant, overrides=over)
         assert run_folder(study, variant, values) == folder
         assert declared_variant(study, folder, values) == variant  # verify re-runs from the folder
-        assert pipeline.prepare_run("fixture_basic", variant=variant, overrides=over).variant == folder
+        assert (
+            pipeline.prepare_run("fixture_basic", variant=variant, overrides=over).variant == folder
+        )
 
 
 def test_a_run_on_user_data_leaves_the_reproductions_latest_alone(ruled_root, monkeypatch):
@@ -410,8 +436,13 @@ def test_every_study_declares_its_value_rules():
     """The studies' own parameter cells: resample counts, levels, choices and user files."""
     from scalinglab.paths import repo_root
 
-    for name in ("interval_estimates", "rl_scaling", "gemm_cost_model", "sparsity_laws",
-                 "optimizer_comparison"):
+    for name in (
+        "interval_estimates",
+        "rl_scaling",
+        "gemm_cost_model",
+        "sparsity_laws",
+        "optimizer_comparison",
+    ):
         p = load_study(name, root=repo_root() / "notebooks").parameters
         assert p["seed"].bounds == ((">=", 0),), name
         assert p["compute_class"].choices and "small" in p["compute_class"].choices, name
@@ -423,11 +454,14 @@ def test_every_study_declares_its_value_rules():
                 assert q.bounds == ((">", 0), ("<", 1)), (name, n)
 
 
-@pytest.mark.parametrize("argv, match", [
-    (("run", "--all", "--variant", "bogus"), "no study has variant 'bogus'"),
-    (("run", "fixture_basic", "--timeout", "-1"), "--timeout must be > 0 seconds, got -1.0"),
-    (("reports", "prune", "--keep", "0"), "--keep must be >= 1"),
-])
+@pytest.mark.parametrize(
+    "argv, match",
+    [
+        (("run", "--all", "--variant", "bogus"), "no study has variant 'bogus'"),
+        (("run", "fixture_basic", "--timeout", "-1"), "--timeout must be > 0 seconds, got -1.0"),
+        (("reports", "prune", "--keep", "0"), "--keep must be >= 1"),
+    ],
+)
 def test_bad_run_and_prune_options_exit_2_doing_nothing(root, monkeypatch, capsys, argv, match):
     def no_kernel(*a, **k):
         raise AssertionError("a kernel was started")

@@ -43,4 +43,3 @@ def test_the_main_command_covers_the_papers_data():
     assert "interval_estimates" in batches["atari100k"]
     assert "gemm_cost_model" in batches["gpperf"]
     assert "tiny" not in batches and "wsd" not in batches  # no sweep that is not committed
-

@@ -67,13 +67,25 @@ def test_successful_run_layout_and_manifest(lab, two_runs):
     a, b = two_runs
     assert a.run_dir == lab / "reports" / "fixture_basic" / "default" / a.run_id
     assert sorted(p.name for p in a.run_dir.iterdir()) == [
-        "fixture_basic.ipynb", "manifest.json", "report-code.html", "report.html", "results.json"]
+        "fixture_basic.ipynb",
+        "manifest.json",
+        "report-code.html",
+        "report.html",
+        "results.json",
+    ]
     m = _manifest(a.run_dir)
     assert (m["study"], m["variant"], m["run_id"], m["status"], m["error"]) == (
-        "fixture_basic", "default", a.run_id, "ok", None)
+        "fixture_basic",
+        "default",
+        a.run_id,
+        "ok",
+        None,
+    )
     assert m["parameters"]["n"] == 400 and m["parameters"]["levels"] == [0.5, 0.9]
     assert len(m["parameters_hash"]) == 64 and len(m["source_hash"]) == 64
-    assert m["input_hashes"] == {"data/fixture/values.csv": m["input_hashes"]["data/fixture/values.csv"]}
+    assert m["input_hashes"] == {
+        "data/fixture/values.csv": m["input_hashes"]["data/fixture/values.csv"]
+    }
     assert m["lib_hash"] == "pinned-lib-hash"
     assert m["git_commit"] is None and m["git_dirty"] is False and "diff" not in m
     assert m["environment"]["python"] == sys.version.split()[0]
@@ -106,14 +118,17 @@ def test_findings_are_the_notebooks_numbers(two_runs):
 def test_report_html_has_findings_table_figure_and_no_external_urls(two_runs):
     a, _ = two_runs
     page = (a.run_dir / "report.html").read_text()
-    body = page[page.index("<body"):]
+    body = page[page.index("<body") :]
     assert external_references(page) == []
     assert external_references((a.run_dir / "report-code.html").read_text()) == []
     assert re.search(r'<img [^>]*src="data:image/png;base64,', page)
     assert "Fixture: mean of a normal sample" in body
     full = body.index('<details class="sl-all">')  # every finding, below the headlines
-    table = body[body.index('<table class="sl-findings">', full):body.index("</table>",
-                 body.index('<table class="sl-findings">', full))]
+    table = body[
+        body.index('<table class="sl-findings">', full) : body.index(
+            "</table>", body.index('<table class="sl-findings">', full)
+        )
+    ]
     for f in a.findings:
         assert f">{f['name']}<" in table
     lo, hi = a.findings[0]["ci"]
@@ -127,7 +142,8 @@ def test_two_runs_give_byte_identical_reports_and_distinct_ids(two_runs):
     assert a.run_id != b.run_id
     assert (a.run_dir / "report.html").read_bytes() == (b.run_dir / "report.html").read_bytes()
     assert (a.run_dir / "report-code.html").read_bytes() == (
-        b.run_dir / "report-code.html").read_bytes()
+        b.run_dir / "report-code.html"
+    ).read_bytes()
     assert _manifest(a.run_dir)["cache_key"] == _manifest(b.run_dir)["cache_key"]
 
 
@@ -189,10 +205,17 @@ def test_failing_notebook_keeps_earlier_report_and_latest(lab, capsys):
 
 def test_interrupted_run_is_marked_and_never_latest(lab, two_runs):
     env = {**os.environ, "SCALINGLAB_ROOT": str(lab)}
-    code = ("from scalinglab.runner.pipeline import run_study; "
-            "r = run_study('fixture_basic', overrides={'sleep_s': '60'}); print(r.status)")
-    proc = subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, text=True)
+    code = (
+        "from scalinglab.runner.pipeline import run_study; "
+        "r = run_study('fixture_basic', overrides={'sleep_s': '60'}); print(r.status)"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     vdir = lab / "reports" / "fixture_basic" / "default"
     latest = os.readlink(vdir / "latest")
     try:
@@ -224,8 +247,17 @@ def shifted_run(lab, two_runs):
 def test_diff_flags_findings_that_moved(two_runs, shifted_run, capsys):
     a, _ = two_runs
     c = shifted_run
-    assert _main("reports", "diff", str(a.run_dir), c.run_id[:-2],  # a unique prefix
-                 "--format", "json") == 0
+    assert (
+        _main(
+            "reports",
+            "diff",
+            str(a.run_dir),
+            c.run_id[:-2],  # a unique prefix
+            "--format",
+            "json",
+        )
+        == 0
+    )
     d = json.loads(capsys.readouterr().out)
     rows = {r["name"]: r for r in d["findings"]}
     assert d["a"] == f"fixture_basic/default/{a.run_id}"
@@ -233,8 +265,15 @@ def test_diff_flags_findings_that_moved(two_runs, shifted_run, capsys):
     assert rows["mean"]["delta"] == pytest.approx(1.0, abs=0.25)
     assert rows["n"]["moved"] is False and rows["n"]["delta"] == 0
     assert d["added"] == [] and d["removed"] == []
-    assert _main("reports", "diff", f"fixture_basic/default/{a.run_id}",
-                 f"fixture_basic/default/{a.run_id}") == 0
+    assert (
+        _main(
+            "reports",
+            "diff",
+            f"fixture_basic/default/{a.run_id}",
+            f"fixture_basic/default/{a.run_id}",
+        )
+        == 0
+    )
     assert "0 of 4 shared findings moved" in capsys.readouterr().out
 
 

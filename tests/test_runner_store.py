@@ -21,8 +21,9 @@ RUN_ID = re.compile(r"^\d{8}T\d{6}Z-(?:[0-9a-f]{7}|nogit)(?:-dirty)?-[0-9a-f]{6}
 
 
 def test_run_id_format():
-    rid = store.new_run_id(commit="0123456789abcdef", dirty=True,
-                           now=datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC))
+    rid = store.new_run_id(
+        commit="0123456789abcdef", dirty=True, now=datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    )
     assert rid.startswith("20260102T030405Z-0123456-dirty-")
     assert RUN_ID.match(rid)
     assert RUN_ID.match(store.new_run_id())
@@ -87,12 +88,18 @@ def test_resolve_run_by_path_key_latest_and_prefix(tmp_path):
 
 
 def test_cache_key_changes_with_each_ingredient():
-    base = dict(cells=["code:x = 1"], parameters={"seed": 0}, inputs={"a.csv": "h"}, lock="L",
-                lib="B")
+    base = dict(
+        cells=["code:x = 1"], parameters={"seed": 0}, inputs={"a.csv": "h"}, lock="L", lib="B"
+    )
     key = cache_key(**base)
     assert key == cache_key(**dict(base))
-    for field, other in [("cells", ["code:x = 2"]), ("parameters", {"seed": 1}),
-                         ("inputs", {"a.csv": "h2"}), ("lock", "L2"), ("lib", "B2")]:
+    for field, other in [
+        ("cells", ["code:x = 2"]),
+        ("parameters", {"seed": 1}),
+        ("inputs", {"a.csv": "h2"}),
+        ("lock", "L2"),
+        ("lib", "B2"),
+    ]:
         assert cache_key(**{**base, field: other}) != key, field
 
 
@@ -103,8 +110,11 @@ def test_input_hashes_cover_path_parameters_and_header_globs(tmp_path):
     outside = tmp_path.parent / f"outside-{secrets.token_hex(3)}.csv"
     outside.write_text("3\n")
     try:
-        h = input_hashes({"data": "data/a.csv", "other": str(outside), "n": 3, "s": "nope"},
-                         ["data/b*.csv"], root=tmp_path)
+        h = input_hashes(
+            {"data": "data/a.csv", "other": str(outside), "n": 3, "s": "nope"},
+            ["data/b*.csv"],
+            root=tmp_path,
+        )
     finally:
         outside.unlink()
     # a file outside the repository (a user's own scores) counts, keyed by absolute path
@@ -114,14 +124,18 @@ def test_input_hashes_cover_path_parameters_and_header_globs(tmp_path):
 
 
 def test_diff_flags_moves_relative_to_ci_half_width():
-    a = [{"name": "m", "point": 1.0, "ci": [0.8, 1.2]},
-         {"name": "small", "point": 1.0, "ci": [0.0, 2.0]},
-         {"name": "count", "point": 5.0, "ci": None},
-         {"name": "gone", "point": 0.0, "ci": None}]
-    b = [{"name": "m", "point": 1.5, "ci": [1.2, 1.8]},
-         {"name": "small", "point": 1.5, "ci": [0.5, 2.5]},
-         {"name": "count", "point": 5.0, "ci": None},
-         {"name": "new", "point": 0.0, "ci": None}]
+    a = [
+        {"name": "m", "point": 1.0, "ci": [0.8, 1.2]},
+        {"name": "small", "point": 1.0, "ci": [0.0, 2.0]},
+        {"name": "count", "point": 5.0, "ci": None},
+        {"name": "gone", "point": 0.0, "ci": None},
+    ]
+    b = [
+        {"name": "m", "point": 1.5, "ci": [1.2, 1.8]},
+        {"name": "small", "point": 1.5, "ci": [0.5, 2.5]},
+        {"name": "count", "point": 5.0, "ci": None},
+        {"name": "new", "point": 0.0, "ci": None},
+    ]
     d = diff_findings(a, b)
     rows = {r["name"]: r for r in d["findings"]}
     # half-widths 0.2 and 0.3 -> mean 0.25; delta 0.5 -> 2 half-widths
@@ -144,13 +158,16 @@ def test_verify_comparison_is_exact_and_nan_aware():
 
 
 def _notebook(cell_id: str, stamp: str):
-    png = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQ"
-           "AAAABJRU5ErkJggg==")
+    png = (
+        "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQ"
+        "AAAABJRU5ErkJggg=="
+    )
     nb = nbformat.v4.new_notebook()
     md = nbformat.v4.new_markdown_cell("# Title\n\n$x^2$")
     code = nbformat.v4.new_code_cell("print(1)")
-    code.outputs = [nbformat.v4.new_output("display_data", data={"image/png": png,
-                                                                  "text/plain": "<Figure>"})]
+    code.outputs = [
+        nbformat.v4.new_output("display_data", data={"image/png": png, "text/plain": "<Figure>"})
+    ]
     code.execution_count = 1
     code.metadata["papermill"] = {"start_time": stamp, "duration": 0.1}
     code.metadata["execution"] = {"iopub.status.busy": stamp}
@@ -161,11 +178,28 @@ def _notebook(cell_id: str, stamp: str):
 
 
 def test_html_is_self_contained_deterministic_and_starts_with_findings():
-    findings = [{"name": "iqm/adam", "point": 0.5, "ci": [0.4, 0.61], "level": 0.95,
-                 "method": "percentile", "resamples": 1000, "headline": True}]
-    header = provenance_header(title="T", description="D", study="s", variant="default",
-                               parameters={"seed": 0}, commit="abc1234def", dirty=True,
-                               version="9.9", findings=findings)
+    findings = [
+        {
+            "name": "iqm/adam",
+            "point": 0.5,
+            "ci": [0.4, 0.61],
+            "level": 0.95,
+            "method": "percentile",
+            "resamples": 1000,
+            "headline": True,
+        }
+    ]
+    header = provenance_header(
+        title="T",
+        description="D",
+        study="s",
+        variant="default",
+        parameters={"seed": 0},
+        commit="abc1234def",
+        dirty=True,
+        version="9.9",
+        findings=findings,
+    )
     one = export_html(_notebook("x1", "2026-01-01T00:00:00"), title="T", header=header)
     two = export_html(_notebook("y2", "2027-02-02T11:11:11"), title="T", header=header)
     assert one == two
@@ -175,7 +209,7 @@ def test_html_is_self_contained_deterministic_and_starts_with_findings():
     coded = export_html(_notebook("x", "t"), title="T", header=header, with_code=True)
     assert '<div class="jp-CodeMirrorEditor' not in one  # code inputs hidden
     assert '<div class="jp-CodeMirrorEditor' in coded and ">print</span>" in coded
-    body = one[one.index("<body"):]
+    body = one[one.index("<body") :]
     assert body.index("iqm/adam") < body.index("jp-Cell")  # findings above the notebook
     assert "[0.4, 0.61]" in body and "abc1234def" in body and "uncommitted" in body
 
@@ -211,9 +245,12 @@ def test_normalisation_drops_progress_bars_but_keeps_other_output():
     nb = _notebook("z", "t")
     code = nb.cells[1]
     code.outputs = [
-        nbformat.v4.new_output("stream", name="stderr",
-                               text="sweep:  25%|##5       | 8/32 [00:00<00:01, 32.65task/s]\r"
-                                    "sweep: 100%|##########| 32/32 [00:01<00:00, 30.1task/s]\n"),
+        nbformat.v4.new_output(
+            "stream",
+            name="stderr",
+            text="sweep:  25%|##5       | 8/32 [00:00<00:01, 32.65task/s]\r"
+            "sweep: 100%|##########| 32/32 [00:01<00:00, 30.1task/s]\n",
+        ),
         nbformat.v4.new_output("stream", name="stderr", text="UserWarning: 5% | of runs dropped\n"),
         nbformat.v4.new_output("stream", name="stdout", text="100%|##| 1/1 [00:00<00:00]\n"),
     ]
@@ -232,8 +269,12 @@ def test_unfinished_runs_read_as_running_killed_or_incomplete(tmp_path):
     run_id, tmp = store.allocate_run("s", "v", reports_root=tmp_path)
     assert store.unfinished_state(tmp) == store.RunStatus.RUNNING  # owned by this (live) process
     # a process that has exited: its folder was left by a hard kill
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
-                          capture_output=True, text=True, check=True)
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     owner = json.loads((tmp / store.OWNER).read_text())
     (tmp / store.OWNER).write_text(json.dumps({**owner, "pid": int(dead.stdout)}))
     assert store.unfinished_state(tmp) == store.RunStatus.KILLED

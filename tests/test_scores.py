@@ -18,9 +18,13 @@ def write_csv(path, rows, columns=("algorithm", "task", "run", "score")):
 
 
 GOOD = [
-    ("ppo", "pong", 0, 1.0), ("ppo", "pong", 1, 2.0), ("ppo", "pong", 2, 3.0),
-    ("ppo", "chess", 0, 4.0), ("ppo", "chess", 1, 5.0),
-    ("dqn", "pong", 0, 0.5), ("dqn", "pong", 1, 0.7),
+    ("ppo", "pong", 0, 1.0),
+    ("ppo", "pong", 1, 2.0),
+    ("ppo", "pong", 2, 3.0),
+    ("ppo", "chess", 0, 4.0),
+    ("ppo", "chess", 1, 5.0),
+    ("dqn", "pong", 0, 0.5),
+    ("dqn", "pong", 1, 0.7),
     ("dqn", "chess", 1, 0.9),
 ]
 
@@ -39,14 +43,17 @@ def test_tidy_csv_with_ragged_runs(tmp_path):
 
 def test_parquet_and_several_files_merge(tmp_path):
     pd.DataFrame(GOOD[:5], columns=["algorithm", "task", "run", "score"]).to_parquet(
-        tmp_path / "a.parquet")
+        tmp_path / "a.parquet"
+    )
     write_csv(tmp_path / "b.csv", GOOD[5:])
     da = load_scores([tmp_path / "a.parquet", tmp_path / "b.csv"])
     xr.testing.assert_equal(da, load_scores(write_csv(tmp_path / "all.csv", GOOD)))
 
 
 def test_missing_column_names_file_and_column(tmp_path):
-    path = write_csv(tmp_path / "s.csv", [r[:3] for r in GOOD], columns=("algorithm", "task", "run"))
+    path = write_csv(
+        tmp_path / "s.csv", [r[:3] for r in GOOD], columns=("algorithm", "task", "run")
+    )
     with pytest.raises(InputError, match=r"s\.csv, column 'score': missing column"):
         load_scores(path)
 
@@ -58,15 +65,22 @@ def test_non_numeric_score_names_row(tmp_path):
 
 
 def test_nan_is_an_error_by_default_and_dropped_with_a_warning(tmp_path):
-    rows = [*GOOD[:6], ("dqn", "pong", 1, float("nan")), ("dqn", "chess", 1, 0.9),
-            ("dqn", "chess", 2, float("nan"))]
+    rows = [
+        *GOOD[:6],
+        ("dqn", "pong", 1, float("nan")),
+        ("dqn", "chess", 1, 0.9),
+        ("dqn", "chess", 2, float("nan")),
+    ]
     path = write_csv(tmp_path / "s.csv", rows)
     with pytest.raises(InputError) as err:
         load_scores(path)
     msg = str(err.value)
     assert "s.csv" in msg and "row 7" in msg and "algorithm 'dqn', task 'pong', run 1" in msg
-    with pytest.warns(UserWarning, match=r"2 NaN score\(s\) dropped.*algorithm 'dqn', task "
-                                         r"'pong', run 1 \(row 7\)"):
+    with pytest.warns(
+        UserWarning,
+        match=r"2 NaN score\(s\) dropped.*algorithm 'dqn', task "
+        r"'pong', run 1 \(row 7\)",
+    ):
         da = load_scores(path, nan="drop")
     assert np.isnan(da.sel(algorithm="dqn", task="pong", run=1))
     assert da.sel(algorithm="dqn", task="pong", run=0) == 0.5
@@ -83,8 +97,11 @@ def test_infinite_score_is_an_error(tmp_path):
 
 def test_duplicates_name_both_rows(tmp_path):
     rows = [*GOOD, ("ppo", "pong", 1, 9.0)]
-    with pytest.raises(InputError, match=r"duplicate record for algorithm 'ppo', task 'pong', "
-                                         r"run 1: file .*s\.csv row 2; file .*s\.csv row 9"):
+    with pytest.raises(
+        InputError,
+        match=r"duplicate record for algorithm 'ppo', task 'pong', "
+        r"run 1: file .*s\.csv row 2; file .*s\.csv row 9",
+    ):
         load_scores(write_csv(tmp_path / "s.csv", rows))
 
 
@@ -100,7 +117,9 @@ def test_step_column_last_or_all(tmp_path):
         for step in (100, 200):
             rows.append(("a", "t", run, step, float(step + run)))
     rows.append(("a", "t", 2, 100, 7.0))  # run 2 stopped early
-    path = write_csv(tmp_path / "s.csv", rows, columns=("algorithm", "task", "run", "step", "score"))
+    path = write_csv(
+        tmp_path / "s.csv", rows, columns=("algorithm", "task", "run", "step", "score")
+    )
     with pytest.warns(UserWarning, match="1 run"):
         last = load_scores(path)
     assert last.dims == ("algorithm", "run", "task")
@@ -143,8 +162,11 @@ def test_bad_json(tmp_path, content, message):
 def test_json_null_is_a_nan_score(tmp_path):
     path = tmp_path / "ppo.json"
     path.write_text(json.dumps({"pong": [1.0, None, 2.0], "chess": [3.0, 4.0, 5.0]}))
-    with pytest.raises(InputError, match=r"ppo\.json: algorithm 'ppo', task 'pong', run 1: "
-                                         "score is NaN"):
+    with pytest.raises(
+        InputError,
+        match=r"ppo\.json: algorithm 'ppo', task 'pong', run 1: "
+        "score is NaN",
+    ):
         load_scores(path)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -162,17 +184,21 @@ def test_netcdf_labelled_roundtrip_and_wrong_dims(tmp_path):
     xr.testing.assert_equal(back, da)  # NaN padding read back as absent runs
     wrong = xr.DataArray(np.ones((2, 3, 2)), dims=("algorithm", "seed", "task"), name="score")
     wrong.to_dataset().to_netcdf(tmp_path / "w.nc", engine="h5netcdf")
-    with pytest.raises(InputError, match=r"w\.nc: variable 'score' must have dims .*got "
-                                         r"\('algorithm', 'seed', 'task'\)"):
+    with pytest.raises(
+        InputError,
+        match=r"w\.nc: variable 'score' must have dims .*got "
+        r"\('algorithm', 'seed', 'task'\)",
+    ):
         load_scores(tmp_path / "w.nc")
 
 
 def test_netcdf_nan_without_marker_is_a_nan_score(tmp_path):
     x = np.ones((1, 2, 2))
     x[0, 1, 1] = np.nan
-    xr.Dataset({"returns": (("algorithm", "run", "task"), x)},
-               coords={"algorithm": ["a"], "task": ["p", "q"]}).to_netcdf(
-        tmp_path / "n.nc", engine="h5netcdf")
+    xr.Dataset(
+        {"returns": (("algorithm", "run", "task"), x)},
+        coords={"algorithm": ["a"], "task": ["p", "q"]},
+    ).to_netcdf(tmp_path / "n.nc", engine="h5netcdf")
     with pytest.raises(InputError, match=r"n\.nc: algorithm 'a', task 'q', run 1: score is NaN"):
         load_scores(tmp_path / "n.nc")
     with pytest.warns(UserWarning, match="1 NaN score"):
@@ -180,8 +206,12 @@ def test_netcdf_nan_without_marker_is_a_nan_score(tmp_path):
 
 
 def test_netcdf_several_variables_and_non_numeric(tmp_path):
-    ds = xr.Dataset({"u": (("algorithm", "run", "task"), np.ones((1, 1, 1))),
-                     "v": (("algorithm", "run", "task"), np.ones((1, 1, 1)))})
+    ds = xr.Dataset(
+        {
+            "u": (("algorithm", "run", "task"), np.ones((1, 1, 1))),
+            "v": (("algorithm", "run", "task"), np.ones((1, 1, 1))),
+        }
+    )
     ds.to_netcdf(tmp_path / "two.nc", engine="h5netcdf")
     with pytest.raises(InputError, match=r"no variable 'score' and several data variables"):
         load_scores(tmp_path / "two.nc")

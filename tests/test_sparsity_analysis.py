@@ -21,9 +21,18 @@ def _curves(law: str, *, a0: float, seeds=(0, 1, 2), noise=0.002, model="m", act
         else:
             y = a0 - 3.0 * d**-0.25  # increasing to a0
         y = y + noise * rng.standard_normal(d.size)
-        rows += [{"activation": act, "model": model, "seed": s, "run": f"{model}/{act}/{s}",
-                  "tokens": t, "activation_ratio": v, "usable": True} for t, v in zip(d, y,
-                                                                                      strict=True)]
+        rows += [
+            {
+                "activation": act,
+                "model": model,
+                "seed": s,
+                "run": f"{model}/{act}/{s}",
+                "tokens": t,
+                "activation_ratio": v,
+                "usable": True,
+            }
+            for t, v in zip(d, y, strict=True)
+        ]
     return pd.DataFrame(rows)
 
 
@@ -48,15 +57,24 @@ def test_unusable_rows_are_left_out_of_fits_and_slopes():
 
 
 def test_run_slope_is_per_decade():
-    df = pd.DataFrame({"activation": "relu", "model": "m", "seed": 0, "usable": True,
-                       "tokens": [1e3, 1e4, 1e5], "activation_ratio": [0.5, 0.4, 0.3]})
+    df = pd.DataFrame(
+        {
+            "activation": "relu",
+            "model": "m",
+            "seed": 0,
+            "usable": True,
+            "tokens": [1e3, 1e4, 1e5],
+            "activation_ratio": [0.5, 0.4, 0.3],
+        }
+    )
     assert sa.run_slopes(df)["slope"].iloc[0] == pytest.approx(-0.1)
     assert sa.run_slopes(df.iloc[:2]).empty  # fewer than 3 points
 
 
 def test_stratified_mean_and_slope_vs_log_by_hand():
-    per_run = pd.DataFrame({"model": ["a", "a", "b", "b"], "x": [10, 10, 1000, 1000],
-                            "v": [1.0, 3.0, 5.0, 5.0]})
+    per_run = pd.DataFrame(
+        {"model": ["a", "a", "b", "b"], "x": [10, 10, 1000, 1000], "v": [1.0, 3.0, 5.0, 5.0]}
+    )
     point, (lo, hi) = sa.stratified_mean(per_run, "v", reps=500, seed=0)
     assert point == pytest.approx((2.0 + 5.0) / 2)
     assert (1.0 + 5.0) / 2 <= lo <= point <= hi <= (3.0 + 5.0) / 2
@@ -66,8 +84,14 @@ def test_stratified_mean_and_slope_vs_log_by_hand():
 
 
 def test_group_means_and_paired_difference():
-    final = pd.DataFrame({"activation": ["relu", "silu"] * 3, "model": ["m"] * 6,
-                          "seed": [0, 0, 1, 1, 2, 2], "loss": [2.0, 2.5, 2.2, 2.4, 2.1, 2.6]})
+    final = pd.DataFrame(
+        {
+            "activation": ["relu", "silu"] * 3,
+            "model": ["m"] * 6,
+            "seed": [0, 0, 1, 1, 2, 2],
+            "loss": [2.0, 2.5, 2.2, 2.4, 2.1, 2.6],
+        }
+    )
     diff, (lo, hi), pairs = sa.paired_difference(final, "loss", reps=300)
     assert diff == pytest.approx(np.mean([-0.5, -0.2, -0.5]))
     assert -0.5 - 1e-12 <= lo <= diff <= hi <= -0.2 + 1e-12
@@ -80,17 +104,29 @@ def test_curves_frame_marks_checkpoints_where_the_ffn_is_useless():
     dims = ("activation", "model", "seed", "checkpoint")
     shape = (1, 1, 1, 3)
     ds = xr.Dataset(
-        {"activation_ratio": (dims, np.array([0.0, 0.2, 0.1]).reshape(shape)),
-         "loss": (dims, np.array([4.0, 3.0, 2.0]).reshape(shape)),
-         "ffn_off_loss": (dims, np.array([4.01, 3.5, 3.0]).reshape(shape)),
-         "cett_target": (dims, np.ones(shape)), "ppl_ratio": (dims, np.ones(shape)),
-         "natural_ratio": ((*dims, "layer"), np.full((*shape, 1), 0.5)),
-         "status": (("activation", "model", "seed"), np.array([[["ok"]]]))},
-        coords={"activation": ["relu"], "model": ["m"], "seed": [0], "checkpoint": [0, 1, 2],
-                "tokens": ("checkpoint", [10, 100, 1000]), "n_params": ("model", [50]),
-                "d_model": ("model", [8]), "n_layer": ("model", [1]),
-                "width_depth_ratio": ("model", [8.0]), "in_size_sweep": ("model", [True]),
-                "in_width_depth": ("model", [False])})
+        {
+            "activation_ratio": (dims, np.array([0.0, 0.2, 0.1]).reshape(shape)),
+            "loss": (dims, np.array([4.0, 3.0, 2.0]).reshape(shape)),
+            "ffn_off_loss": (dims, np.array([4.01, 3.5, 3.0]).reshape(shape)),
+            "cett_target": (dims, np.ones(shape)),
+            "ppl_ratio": (dims, np.ones(shape)),
+            "natural_ratio": ((*dims, "layer"), np.full((*shape, 1), 0.5)),
+            "status": (("activation", "model", "seed"), np.array([[["ok"]]])),
+        },
+        coords={
+            "activation": ["relu"],
+            "model": ["m"],
+            "seed": [0],
+            "checkpoint": [0, 1, 2],
+            "tokens": ("checkpoint", [10, 100, 1000]),
+            "n_params": ("model", [50]),
+            "d_model": ("model", [8]),
+            "n_layer": ("model", [1]),
+            "width_depth_ratio": ("model", [8.0]),
+            "in_size_sweep": ("model", [True]),
+            "in_width_depth": ("model", [False]),
+        },
+    )
     df = sa.curves_frame(ds, min_ffn_gain=0.05)
     assert list(df["usable"]) == [False, True, True]
     assert list(df["ffn_gain"].round(6)) == [0.01, 0.5, 1.0]
@@ -125,7 +161,8 @@ def test_read_curves_errors_name_the_cell(tmp_path):
 def test_crossover_and_speedup_interpolation():
     ratios = np.array([1.0, 0.5, 0.25, 0.1])
     assert sa.crossover(ratios, np.array([0.5, 0.8, 1.2, 3.0])) == pytest.approx(
-        np.exp(np.log(0.5) + (1 - 0.8) * (np.log(0.25) - np.log(0.5)) / (1.2 - 0.8)))
+        np.exp(np.log(0.5) + (1 - 0.8) * (np.log(0.25) - np.log(0.5)) / (1.2 - 0.8))
+    )
     assert sa.crossover(ratios, np.array([1.5, 2, 3, 4])) == 1.0
     assert sa.crossover(ratios, np.array([0.1, 0.2, 0.3, 0.4])) is None
     table = pd.DataFrame({"impl": "k", "batch": 1, "ratio": [0.1, 0.4], "speedup": [8.0, 2.0]})

@@ -27,8 +27,12 @@ from scalinglab.studies.sparsity.cett import (
 
 # A hand-made layer: D = 2, F = 3; column norms of W_down are 1, 2, sqrt(2).
 W_DOWN = torch.tensor([[1.0, 0.0, 1.0], [0.0, 2.0, 1.0]])
-H = torch.tensor([[1.0, 0.25, 2.0],    # contributions 1, 0.5, 2 sqrt(2)
-                  [-0.5, 1.0, 0.0]])   # contributions 0.5, 2, 0
+H = torch.tensor(
+    [
+        [1.0, 0.25, 2.0],  # contributions 1, 0.5, 2 sqrt(2)
+        [-0.5, 1.0, 0.0],
+    ]
+)  # contributions 0.5, 2, 0
 
 
 def test_contributions_by_hand():
@@ -46,7 +50,8 @@ def test_cett_by_hand():
     # t = 1.5: token 1 drops neurons 0 and 1 (tail (1, 0) + (0, 0.5), norm sqrt(1.25));
     # token 2 still drops only neurons 0 and 2.
     assert cett(H, W_DOWN, 1.5) == pytest.approx(
-        (math.sqrt(1.25) / full1 + 0.5 / full2) / 2, rel=1e-6)
+        (math.sqrt(1.25) / full1 + 0.5 / full2) / 2, rel=1e-6
+    )
     # t = 0 drops only exact zeros (nothing to lose); above every contribution, all.
     assert cett(H, W_DOWN, 0.0) == 0.0
     assert cett(H, W_DOWN, 3.0) == pytest.approx(1.0, rel=1e-6)
@@ -88,8 +93,9 @@ def test_bracket_search_root_and_step_function():
     root = 0.2 ** (1 / 3)
     x = bracket_search(lambda x: x**3 - 0.2, 0.0, 1.0, -0.2, 0.8, x_tol=1e-10, f_tol=0.0)
     assert x <= root and root - x < 1e-9
-    step = bracket_search(lambda x: math.floor(10 * x) - 3.5, 0.0, 1.0, -3.5, 6.5,
-                          x_tol=1e-6, f_tol=0.0)
+    step = bracket_search(
+        lambda x: math.floor(10 * x) - 3.5, 0.0, 1.0, -3.5, 6.5, x_tol=1e-6, f_tol=0.0
+    )
     assert 0.4 - 1e-6 <= step < 0.4  # the largest feasible point of a step function
     with pytest.raises(ValueError):
         bracket_search(lambda x: x, 0.0, 1.0, 0.5, 1.0, x_tol=1e-3, f_tol=0.0)
@@ -101,9 +107,18 @@ VOCAB = 40
 @functools.cache
 def _model(activation: str = "relu", d_ff: int = 45) -> Transformer:
     """A random gated-FFN model with large weights, so that its FFN shapes the logits."""
-    cfg = TransformerConfig(vocab_size=VOCAB, d_model=16, n_layer=2, n_head=2, d_ff=d_ff,
-                            max_seq_len=32, norm="rmsnorm", pos="rotary", ffn="gated",
-                            activation=activation)
+    cfg = TransformerConfig(
+        vocab_size=VOCAB,
+        d_model=16,
+        n_layer=2,
+        n_head=2,
+        d_ff=d_ff,
+        max_seq_len=32,
+        norm="rmsnorm",
+        pos="rotary",
+        ffn="gated",
+        activation=activation,
+    )
     m = Transformer(cfg, seed=0)
     with torch.no_grad():
         for p in m.parameters():
@@ -164,8 +179,9 @@ def test_fixed_threshold_gives_the_counted_ratio():
     h0 = m.ffn_hiddens(w[:, :-1])[0]  # layer 0 sees the same input truncated or not
     t = float(contributions(h0, norms[0]).median())
     ev = evaluate_sparse(m, w, threshold_policy([t, t], norms))
-    assert ev.layer_ratio[0] == pytest.approx(float((contributions(h0, norms[0]) > t)
-                                                    .float().mean()))
+    assert ev.layer_ratio[0] == pytest.approx(
+        float((contributions(h0, norms[0]) > t).float().mean())
+    )
 
 
 @pytest.mark.parametrize("activation", ["relu", "silu"])
@@ -193,8 +209,10 @@ def test_outer_search_respects_budget_and_is_tight(activation, method):
     assert worse.nll - res.dense_nll > budget
     knob_range = 1.0
     if method == "threshold":  # the threshold is searched in [0, largest contribution]
-        knob_range = max(float(contributions(h, n).max())
-                         for h, n in zip(m.ffn_hiddens(w[:, :-1]), norms, strict=True))
+        knob_range = max(
+            float(contributions(h, n).max())
+            for h, n in zip(m.ffn_hiddens(w[:, :-1]), norms, strict=True)
+        )
     gap = abs(over - res.knob) / knob_range
     assert budget - math.log(res.ppl_ratio) <= 2e-4 or gap <= max(1e-3, 0.5 / 45) + 1e-12
 

@@ -57,10 +57,12 @@ def test_block_groups_are_contiguous_and_not_shorter_than_the_length():
 
 def test_author_curves_match_the_readme_examples():
     auth = pub.author_params().set_index("model")
-    assert pub.author_predict(auth.loc["0.1b_relu"], "relu", 41.6) == pytest.approx(0.0707,
-                                                                                    abs=1e-4)
-    assert pub.author_predict(auth.loc["0.1b_silu"], "silu", 41.6) == pytest.approx(0.3919,
-                                                                                    abs=1e-4)
+    assert pub.author_predict(auth.loc["0.1b_relu"], "relu", 41.6) == pytest.approx(
+        0.0707, abs=1e-4
+    )
+    assert pub.author_predict(auth.loc["0.1b_silu"], "silu", 41.6) == pytest.approx(
+        0.3919, abs=1e-4
+    )
 
 
 def test_bad_curve_file_names_file_and_row(tmp_path):
@@ -90,8 +92,17 @@ def _linear_curves(slope_relu: float, slope_silu: float) -> pd.DataFrame:
         for size, n_params in (("0.1b", 1e8), ("1b", 1e9)):
             D = np.geomspace(1, 100, 27)
             y = base + (0.01 if size == "1b" else 0.0) + slope * np.log10(D / 100)
-            rows.append(pd.DataFrame({"activation": act, "model": size, "D": D,
-                                      "activation_ratio": y, "n_params": n_params}))
+            rows.append(
+                pd.DataFrame(
+                    {
+                        "activation": act,
+                        "model": size,
+                        "D": D,
+                        "activation_ratio": y,
+                        "n_params": n_params,
+                    }
+                )
+            )
     return pd.concat(rows, ignore_index=True)
 
 
@@ -127,7 +138,7 @@ def test_a_relu_law_on_a_rising_trend_is_not_identified():
 
 def test_trend_of_the_wrong_sign_alone_makes_a_limit_not_identified():
     D = np.geomspace(1e5, 1e8, 12)
-    y = 0.07 + np.exp(-0.05 * D ** 0.3 + 0.5)
+    y = 0.07 + np.exp(-0.05 * D**0.3 + 0.5)
     res = fit("relu_sparsity", D, y)
     assert sa.law_identification(res, "A0").identified
     ident = sa.law_identification(res, "A0", trend=(0.01, (0.005, 0.02)))
@@ -136,12 +147,35 @@ def test_trend_of_the_wrong_sign_alone_makes_a_limit_not_identified():
 
 
 def test_laws_display_has_no_nan_cells():
-    table = pd.DataFrame([
-        {"activation": "relu", "model": "m", "law": "relu_sparsity", "alpha": 0.3,
-         "alpha_lo": 0.1, "alpha_hi": 0.5, "c": 2.0, "c_lo": 1.0, "c_hi": 3.0, "A0": 0.07,
-         "A0_lo": 0.06, "A0_hi": 0.08, "n_points": 20, "n_runs": 3, "warnings": ""},
-        {"activation": "silu", "model": "m", "law": "silu_sparsity", "error": "too few points",
-         "n_points": 2, "n_runs": 1}])
+    table = pd.DataFrame(
+        [
+            {
+                "activation": "relu",
+                "model": "m",
+                "law": "relu_sparsity",
+                "alpha": 0.3,
+                "alpha_lo": 0.1,
+                "alpha_hi": 0.5,
+                "c": 2.0,
+                "c_lo": 1.0,
+                "c_hi": 3.0,
+                "A0": 0.07,
+                "A0_lo": 0.06,
+                "A0_hi": 0.08,
+                "n_points": 20,
+                "n_runs": 3,
+                "warnings": "",
+            },
+            {
+                "activation": "silu",
+                "model": "m",
+                "law": "silu_sparsity",
+                "error": "too few points",
+                "n_points": 2,
+                "n_runs": 1,
+            },
+        ]
+    )
     out = sa.laws_display(table)
     assert out.loc[0, "A0"] == "0.07 [0.06, 0.08]"
     assert pd.isna(out.loc[1, "A0"]) and out.loc[1, "warnings"] == "too few points"
@@ -153,10 +187,21 @@ def _per_process(speedups: dict[float, list[float]]) -> pd.DataFrame:
     rows = []
     for ratio, values in speedups.items():
         for p, v in enumerate(values):
-            rows.append({"process": p, "batch": 1, "ratio": ratio, "impl": "sparse_numba",
-                         "speedup": v, "ideal": 1 / ratio, "union_ratio": ratio,
-                         "dense_s": 1.0, "sparse_s": 1.0 / v, "fraction_of_roofline": 0.5,
-                         "load": float(p)})
+            rows.append(
+                {
+                    "process": p,
+                    "batch": 1,
+                    "ratio": ratio,
+                    "impl": "sparse_numba",
+                    "speedup": v,
+                    "ideal": 1 / ratio,
+                    "union_ratio": ratio,
+                    "dense_s": 1.0,
+                    "sparse_s": 1.0 / v,
+                    "fraction_of_roofline": 0.5,
+                    "load": float(p),
+                }
+            )
     return pd.DataFrame(rows)
 
 

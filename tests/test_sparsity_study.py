@@ -33,20 +33,34 @@ def test_tiny_study_through_the_runner(tmp_path):
     env.pop("SCALINGLAB_RESULTS", None)
     proc = subprocess.run(
         [sys.executable, "-m", "scalinglab.cli", "run", "sparsity_laws", "--variant", "tiny"],
-        cwd=root, env=env, capture_output=True, text=True, timeout=600)
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     run_dir = (root / "reports" / "sparsity_laws" / "tiny" / "latest").resolve()
-    findings = {f["name"]: f for f in
-                json.loads((run_dir / "results.json").read_text())["findings"]}
+    findings = {
+        f["name"]: f for f in json.loads((run_dir / "results.json").read_text())["findings"]
+    }
     for act in ("relu", "silu"):
-        for name in (f"trend/{act}/slope_per_decade", f"width_depth/{act}/slope_per_decade",
-                     f"size/{act}/slope_per_decade", f"law/{act}/m/A0", f"method/{act}/cett"):
+        for name in (
+            f"trend/{act}/slope_per_decade",
+            f"width_depth/{act}/slope_per_decade",
+            f"size/{act}/slope_per_decade",
+            f"law/{act}/m/A0",
+            f"method/{act}/cett",
+        ):
             f = findings[name]
             lo, hi = f["ci"]
             assert np.isfinite([f["point"], lo, hi]).all() and lo <= hi, f
             assert f["level"] == 0.95 and f["method"] and f["resamples"] == 100, f
-    for name in ("loss/relu_minus_silu", "kernel/sparse_numba/speedup_at_0.02",
-                 "kernel/sparse_torch/speedup_at_0.02"):
+    for name in (
+        "loss/relu_minus_silu",
+        "kernel/sparse_numba/speedup_at_0.02",
+        "kernel/sparse_torch/speedup_at_0.02",
+    ):
         assert name in findings
     # activation ratios are fractions, and the sweep was cached under data/.cache/ (tiny)
     for act in ("relu", "silu"):
@@ -59,9 +73,16 @@ def test_tiny_study_through_the_runner(tmp_path):
     # the claims ledger decides every claim of the study file, and no A0 headline rests
     # on a limit that is not identified
     claims = {c["id"]: c for c in json.loads((run_dir / "results.json").read_text())["claims"]}
-    assert set(claims) == {"relu-decreasing", "silu-increasing", "relu-limit", "silu-limit",
-                           "weak-scale-relu", "deeper-sparser", "relu-silu-loss",
-                           "sparse-speedup"}
+    assert set(claims) == {
+        "relu-decreasing",
+        "silu-increasing",
+        "relu-limit",
+        "silu-limit",
+        "weak-scale-relu",
+        "deeper-sparser",
+        "relu-silu-loss",
+        "sparse-speedup",
+    }
     assert claims["weak-scale-relu"]["verdict"] == "untested"
     for f in findings.values():
         assert not (f["headline"] and not f["identified"]), f

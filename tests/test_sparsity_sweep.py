@@ -20,8 +20,15 @@ from scalinglab.studies.sparsity.sweep import (
 
 def _micro(**kw):
     """Smaller than tiny: one 1-layer model, 24 steps of 8 x 32 tokens, 3 checkpoints."""
-    base = dict(models=(ModelSpec("a", 16, 1, 2, family="both"),), seeds=(0,), tokens=6144,
-                n_checkpoints=3, first_checkpoint=0.25, eval_tokens=256, baselines=("topk",))
+    base = dict(
+        models=(ModelSpec("a", 16, 1, 2, family="both"),),
+        seeds=(0,),
+        tokens=6144,
+        n_checkpoints=3,
+        first_checkpoint=0.25,
+        eval_tokens=256,
+        baselines=("topk",),
+    )
     return sweep_config("tiny", **{**base, **kw})
 
 
@@ -90,13 +97,23 @@ def test_dataset_layout_and_failed_runs_are_reported(capsys, monkeypatch):
         return real(cfg, spec, activation, seed, **kw)
 
     monkeypatch.setattr(sparsity_sweep, "train_run", flaky)
-    cfg = _micro(models=(ModelSpec("a", 16, 1, 2, family="both"),
-                         ModelSpec("b", 16, 2, 2, family="width_depth"),
-                         ModelSpec("bad", 16, 1, 2, family="size")),
-                 activations=("relu", "silu"))
+    cfg = _micro(
+        models=(
+            ModelSpec("a", 16, 1, 2, family="both"),
+            ModelSpec("b", 16, 2, 2, family="width_depth"),
+            ModelSpec("bad", 16, 1, 2, family="size"),
+        ),
+        activations=("relu", "silu"),
+    )
     ds = execute_sweep(cfg, scheduler="sync", progress=False)
-    assert dict(ds.sizes) == {"activation": 2, "model": 3, "seed": 1,
-                              "checkpoint": 3, "layer": 2, "sparsity_method": 2}
+    assert dict(ds.sizes) == {
+        "activation": 2,
+        "model": 3,
+        "seed": 1,
+        "checkpoint": 3,
+        "layer": 2,
+        "sparsity_method": 2,
+    }
     assert (ds.status.sel(model="bad") == "failed").all()
     assert "simulated" in str(ds.error.sel(model="bad", activation="relu", seed=0).values)
     assert ds.loss.sel(model="bad").isnull().all()
@@ -126,8 +143,12 @@ def test_run_sweep_is_cached(tmp_path, monkeypatch, capsys):
 
 
 def test_estimate_packs_longest_runs_first():
-    cfg = dataclasses.replace(_micro(), activations=("relu",), seeds=(0, 1),
-                              models=(ModelSpec("a", 16, 1, 2), ModelSpec("b", 16, 2, 2)))
+    cfg = dataclasses.replace(
+        _micro(),
+        activations=("relu",),
+        seeds=(0, 1),
+        models=(ModelSpec("a", 16, 1, 2), ModelSpec("b", 16, 2, 2)),
+    )
     # per run: a = 1 s/step * 24 steps + 0 = 24 s; b = 48 s; 4 runs on 2 workers -> 72 s
     est = estimate_seconds(cfg, {"a": (1.0, 0.0), "b": (2.0, 0.0)}, workers=2)
     assert est == pytest.approx(72.0)

@@ -21,7 +21,7 @@ A, ALPHA, E = 0.5, 0.5, 2.0
 
 
 def law(d):
-    return A * d ** -ALPHA + E
+    return A * d**-ALPHA + E
 
 
 def table(noise=0.0, seeds=(0,), extra=()):
@@ -121,8 +121,8 @@ def test_family_gap_and_size_trend_by_hand():
     rows = []
     for size, a in (("1000", 0.5), ("8000", 0.4)):
         for m in (1, 2, 4, 8):
-            rows.append(("adamw", size, m, a * m ** -0.5 + 2.0))
-            rows.append(("slow", size, m, a * m ** -0.5 + 2.0))  # speedup 1
+            rows.append(("adamw", size, m, a * m**-0.5 + 2.0))
+            rows.append(("slow", size, m, a * m**-0.5 + 2.0))  # speedup 1
             k = 2.0 if size == "1000" else 1.5  # the matrix method's speedup shrinks with size
             rows.append(("fast", size, m, a * (k * m) ** -0.5 + 2.0))
     df = pd.DataFrame(rows, columns=["optimizer", "model_size", "data_multiple", "loss"])

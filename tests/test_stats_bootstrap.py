@@ -95,8 +95,10 @@ def test_keyed_generators_depend_on_name_not_order_or_company():
     c = B.keyed_generators(np.random.default_rng(4), ["alpha", "beta"])
     assert not np.array_equal(c["alpha"].random(5), c["beta"].random(5))
     d = B.keyed_generators(np.random.default_rng(5), ["alpha"])
-    assert not np.array_equal(d["alpha"].random(5), B.keyed_generators(
-        np.random.default_rng(4), ["alpha"])["alpha"].random(5))
+    assert not np.array_equal(
+        d["alpha"].random(5),
+        B.keyed_generators(np.random.default_rng(4), ["alpha"])["alpha"].random(5),
+    )
 
 
 def test_jackknife_removes_one_run_across_tasks():
@@ -118,7 +120,11 @@ def test_bca_matches_scipy_on_a_single_task():
     point = stat(x[None])[0]
     lo, hi = B.bca_interval(reps, point, B.jackknife_runs(x, stat), level=0.9)
     ref = sps.bootstrap(
-        (data,), np.mean, method="BCa", n_resamples=0, confidence_level=0.9,
+        (data,),
+        np.mean,
+        method="BCa",
+        n_resamples=0,
+        confidence_level=0.9,
         bootstrap_result=SimpleNamespace(bootstrap_distribution=reps[:, 0]),
     ).confidence_interval
     assert lo[0] == pytest.approx(ref.low, rel=1e-9)
@@ -155,8 +161,9 @@ def test_jackknife_in_batches_bounds_memory_and_keeps_the_result(monkeypatch):
     rng = np.random.default_rng(3)
     x = rng.normal(size=(9, 4))
     x[7:, 1] = np.nan  # ragged
-    stat = B.stack_statistics([lambda a: np.nanmean(a, axis=(-2, -1)),
-                               lambda a: np.nanmedian(a, axis=(-2, -1))])
+    stat = B.stack_statistics(
+        [lambda a: np.nanmean(a, axis=(-2, -1)), lambda a: np.nanmedian(a, axis=(-2, -1))]
+    )
     whole = B.jackknife_runs(x, stat, batch_size=9)
     for size in (1, 2, 4):
         np.testing.assert_array_equal(B.jackknife_runs(x, stat, batch_size=size), whole)

@@ -16,8 +16,14 @@ ALL = ("iqm", "median", "mean", "optimality_gap")
 
 def _generic(x, names, *, reps, seed, task_bootstrap=False, gamma=1.0, batch_size=None):
     statistic = stack_statistics(_metric_functions(names, gamma))
-    return stratified_replicates(x, statistic, reps=reps, rng=np.random.default_rng(seed),
-                                 task_bootstrap=task_bootstrap, batch_size=batch_size)
+    return stratified_replicates(
+        x,
+        statistic,
+        reps=reps,
+        rng=np.random.default_rng(seed),
+        task_bootstrap=task_bootstrap,
+        batch_size=batch_size,
+    )
 
 
 @pytest.mark.parametrize("case", range(24))
@@ -31,9 +37,15 @@ def test_fused_equals_generic_bit_for_bit(case):
     gamma = 1.0 if case % 4 else 0.4
     names = ALL if case % 5 else ("optimality_gap", "iqm")
     want = _generic(x, names, reps=257, seed=case, task_bootstrap=task_bootstrap, gamma=gamma)
-    got = fused_replicates(x, names, reps=257, rng=np.random.default_rng(case),
-                           task_bootstrap=task_bootstrap, gamma=gamma,
-                           batch_size=int(g.integers(1, 300)))
+    got = fused_replicates(
+        x,
+        names,
+        reps=257,
+        rng=np.random.default_rng(case),
+        task_bootstrap=task_bootstrap,
+        gamma=gamma,
+        batch_size=int(g.integers(1, 300)),
+    )
     assert got.shape == (257, len(names))
     np.testing.assert_array_equal(got, want)
 
@@ -45,8 +57,9 @@ def test_pooled_sum_follows_numpy_pairwise_order():
     for pooled in (1, 7, 8, 9, 127, 128, 129, 255, 256, 257, 1000, 2600, 4099):
         x = g.normal(scale=1e3, size=(1, pooled)) ** 3
         want = _generic(x, ("optimality_gap",), reps=5, seed=pooled, gamma=1e12)
-        got = fused_replicates(x, ("optimality_gap",), reps=5,
-                               rng=np.random.default_rng(pooled), gamma=1e12)
+        got = fused_replicates(
+            x, ("optimality_gap",), reps=5, rng=np.random.default_rng(pooled), gamma=1e12
+        )
         np.testing.assert_array_equal(got, want)
     plan = _pairwise_plan(2600)
     leaves = plan[plan[:, 0] == 1]
@@ -79,13 +92,13 @@ def test_interval_estimates_same_with_padding_rows_and_ragged_fallback():
     values = g.normal(size=(2, 10, 6))
     values[1, 6:, :] = np.nan  # algorithm b: 6 runs on every task
     values[0, 8:, 2] = np.nan  # algorithm a: ragged
-    scores = xr.DataArray(values, dims=("algorithm", "run", "task"),
-                          coords={"algorithm": ["a", "b"]})
+    scores = xr.DataArray(
+        values, dims=("algorithm", "run", "task"), coords={"algorithm": ["a", "b"]}
+    )
     ds = interval_estimates(scores, reps=400, rng=np.random.default_rng(9))
     again = interval_estimates(scores, reps=400, rng=np.random.default_rng(9), batch_size=37)
     xr.testing.assert_identical(ds, again)
     b = fused_replicates(values[1, :6], ALL, reps=400, rng=np.random.default_rng(0))
     statistic = stack_statistics([AGGREGATES[m] for m in ALL])
-    generic_b = stratified_replicates(values[1], statistic, reps=400,
-                                      rng=np.random.default_rng(0))
+    generic_b = stratified_replicates(values[1], statistic, reps=400, rng=np.random.default_rng(0))
     np.testing.assert_array_equal(b, generic_b)

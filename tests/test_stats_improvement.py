@@ -101,22 +101,30 @@ def test_reproducible_and_task_alignment_by_label():
     b = probability_of_improvement(da(x), y_swapped, reps=500, rng=np.random.default_rng(0))
     assert b["point"] == a["point"]
     with pytest.raises(InputError, match=r"only in x: \['t2'\], only in y: \['u'\]"):
-        probability_of_improvement(da(x), da(y, tasks=["t0", "t1", "u"]), rng=np.random.default_rng(0))
+        probability_of_improvement(
+            da(x), da(y, tasks=["t0", "t1", "u"]), rng=np.random.default_rng(0)
+        )
 
 
 def test_pairwise_dataset_and_pair_independence():
     rng = np.random.default_rng(2)
-    s = xr.DataArray(rng.normal(size=(3, 5, 4)), dims=("algorithm", "run", "task"),
-                     coords={"algorithm": ["a", "b:c", "d"]})
-    ds = pairwise_probability_of_improvement(s, ["a:b:c", ("d", "a")], reps=400,
-                                             rng=np.random.default_rng(0))
+    s = xr.DataArray(
+        rng.normal(size=(3, 5, 4)),
+        dims=("algorithm", "run", "task"),
+        coords={"algorithm": ["a", "b:c", "d"]},
+    )
+    ds = pairwise_probability_of_improvement(
+        s, ["a:b:c", ("d", "a")], reps=400, rng=np.random.default_rng(0)
+    )
     assert list(ds.pair.values) == ["a:b:c", "d:a"]
     assert list(ds.x.values) == ["a", "d"] and list(ds.y.values) == ["b:c", "a"]
-    alone = pairwise_probability_of_improvement(s, [("d", "a")], reps=400,
-                                                rng=np.random.default_rng(0))
+    alone = pairwise_probability_of_improvement(
+        s, [("d", "a")], reps=400, rng=np.random.default_rng(0)
+    )
     assert alone.lo.item() == ds.lo.sel(pair="d:a").item()
-    direct = probability_of_improvement(s.sel(algorithm="d"), s.sel(algorithm="a"), reps=400,
-                                        rng=np.random.default_rng(0))
+    direct = probability_of_improvement(
+        s.sel(algorithm="d"), s.sel(algorithm="a"), reps=400, rng=np.random.default_rng(0)
+    )
     assert direct["point"] == ds.point.sel(pair="d:a").item()
     with pytest.raises(InputError, match="not X:Y"):
         pairwise_probability_of_improvement(s, ["a:zz"], rng=np.random.default_rng(0))

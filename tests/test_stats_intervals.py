@@ -15,7 +15,8 @@ def make_scores(seed=0, algorithms=("A", "B", "C"), runs=6, tasks=5):
     rng = np.random.default_rng(seed)
     x = rng.normal(size=(len(algorithms), runs, tasks)) + np.arange(len(algorithms))[:, None, None]
     return xr.DataArray(
-        x, dims=("algorithm", "run", "task"),
+        x,
+        dims=("algorithm", "run", "task"),
         coords={"algorithm": list(algorithms), "task": [f"t{i}" for i in range(tasks)]},
     )
 
@@ -123,14 +124,18 @@ def test_percentile_ci_of_the_mean_covers_the_truth():
     n_sets, runs, tasks = 200, 12, 5
     task_means = np.linspace(0.0, 2.0, tasks)
     noise = rng.gamma(2.0, 1.0, size=(n_sets, runs, tasks)) - 2.0  # mean 0, skewed
-    s = xr.DataArray(task_means + noise, dims=("algorithm", "run", "task"),
-                     coords={"algorithm": [f"sim{i}" for i in range(n_sets)]})
+    s = xr.DataArray(
+        task_means + noise,
+        dims=("algorithm", "run", "task"),
+        coords={"algorithm": [f"sim{i}" for i in range(n_sets)]},
+    )
     truth = task_means.mean()
     ds = interval_estimates(s, metrics=("mean",), reps=400, rng=np.random.default_rng(0))
     covered = ((ds.lo <= truth) & (truth <= ds.hi)).mean().item()
     assert 0.88 <= covered <= 0.99
-    bca = interval_estimates(s, metrics=("mean",), reps=400, rng=np.random.default_rng(0),
-                             method="bca")
+    bca = interval_estimates(
+        s, metrics=("mean",), reps=400, rng=np.random.default_rng(0), method="bca"
+    )
     covered_bca = ((bca.lo <= truth) & (truth <= bca.hi)).mean().item()
     assert 0.88 <= covered_bca <= 0.99
 

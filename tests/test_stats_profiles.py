@@ -12,14 +12,18 @@ NAN = np.nan
 
 
 def one(values, name="A"):
-    return xr.DataArray(np.asarray(values, dtype=float)[None], dims=("algorithm", "run", "task"),
-                        coords={"algorithm": [name]})
+    return xr.DataArray(
+        np.asarray(values, dtype=float)[None],
+        dims=("algorithm", "run", "task"),
+        coords={"algorithm": [name]},
+    )
 
 
 def test_score_distribution_is_strict_at_a_score():
     s = one([[0.5, 1.0], [1.0, 2.0]])
-    ds = performance_profile(s, np.array([0.0, 0.5, 1.0, 2.0]), reps=200,
-                             rng=np.random.default_rng(0))
+    ds = performance_profile(
+        s, np.array([0.0, 0.5, 1.0, 2.0]), reps=200, rng=np.random.default_rng(0)
+    )
     # > 0: all 4; > 0.5: three; > 1.0: only 2.0; > 2.0: none
     np.testing.assert_allclose(ds.point.sel(algorithm="A").values, [1.0, 0.75, 0.25, 0.0])
     assert ds.point.dims == ("algorithm", "tau")
@@ -28,8 +32,9 @@ def test_score_distribution_is_strict_at_a_score():
 
 def test_average_score_distribution_uses_task_means():
     s = one([[0.5, 1.0], [1.0, 2.0]])  # task means 0.75 and 1.5
-    ds = performance_profile(s, np.array([0.7, 0.75, 1.5]), reps=200, kind="average",
-                             rng=np.random.default_rng(0))
+    ds = performance_profile(
+        s, np.array([0.7, 0.75, 1.5]), reps=200, kind="average", rng=np.random.default_rng(0)
+    )
     np.testing.assert_allclose(ds.point.values[0], [1.0, 0.5, 0.0])
 
 
@@ -45,8 +50,9 @@ def test_replicates_equal_profile_of_explicit_resamples(kind):
     x = rng.normal(size=(6, 4))
     x[4:, 1] = NAN
     taus = np.linspace(-1.5, 1.5, 7)
-    fast = profile_replicates(x, taus, kind=kind, reps=300, rng=np.random.default_rng(5),
-                              batch_size=64)
+    fast = profile_replicates(
+        x, taus, kind=kind, reps=300, rng=np.random.default_rng(5), batch_size=64
+    )
     # the same draws, spelled out as resampled arrays
     tab, n = compact_runs(x)
     g = np.random.default_rng(5)
@@ -65,8 +71,11 @@ def test_replicates_equal_profile_of_explicit_resamples(kind):
 
 def test_bands_bracket_the_profile_and_are_reproducible():
     rng = np.random.default_rng(0)
-    s = xr.DataArray(rng.normal(size=(2, 10, 5)), dims=("algorithm", "run", "task"),
-                     coords={"algorithm": ["p", "q"]})
+    s = xr.DataArray(
+        rng.normal(size=(2, 10, 5)),
+        dims=("algorithm", "run", "task"),
+        coords={"algorithm": ["p", "q"]},
+    )
     taus = np.linspace(-2, 2, 21)
     a = performance_profile(s, taus, reps=500, rng=np.random.default_rng(1))
     b = performance_profile(s, taus, reps=500, rng=np.random.default_rng(1))

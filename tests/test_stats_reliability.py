@@ -12,9 +12,15 @@ from scalinglab.stats import reliability as R
 
 def _scores(values: np.ndarray, algs=None) -> xr.DataArray:
     a, n, m = values.shape
-    return xr.DataArray(values, dims=("algorithm", "run", "task"),
-                        coords={"algorithm": algs or [f"a{i}" for i in range(a)],
-                                "run": np.arange(n), "task": [f"t{j}" for j in range(m)]})
+    return xr.DataArray(
+        values,
+        dims=("algorithm", "run", "task"),
+        coords={
+            "algorithm": algs or [f"a{i}" for i in range(a)],
+            "run": np.arange(n),
+            "task": [f"t{j}" for j in range(m)],
+        },
+    )
 
 
 def test_resample_scores_stays_within_each_cell_and_keeps_ragged_runs():
@@ -37,8 +43,9 @@ def test_resample_scores_stays_within_each_cell_and_keeps_ragged_runs():
 def test_resample_scores_seeded_by_algorithm_name_not_position():
     vals = np.random.default_rng(0).normal(size=(2, 5, 3))
     a = R.resample_scores(_scores(vals, ["x", "y"]), reps=10, rng=np.random.default_rng(7))
-    b = R.resample_scores(_scores(vals[::-1].copy(), ["y", "x"]), reps=10,
-                          rng=np.random.default_rng(7))
+    b = R.resample_scores(
+        _scores(vals[::-1].copy(), ["y", "x"]), reps=10, rng=np.random.default_rng(7)
+    )
     np.testing.assert_array_equal(a[:, 0], b[:, 1])
     c = R.resample_scores(_scores(vals, ["x", "y"]), reps=10, rng=np.random.default_rng(8))
     assert not np.array_equal(a, c)
@@ -47,8 +54,12 @@ def test_resample_scores_seeded_by_algorithm_name_not_position():
 def test_outer_bootstrap_ci_matches_the_standard_error_of_a_mean():
     n, m = 40, 10
     vals = np.random.default_rng(3).normal(size=(1, n, m))
-    res = R.outer_bootstrap(_scores(vals), lambda d, g: np.array(d.values.mean()),
-                            reps=2000, rng=np.random.default_rng(4))
+    res = R.outer_bootstrap(
+        _scores(vals),
+        lambda d, g: np.array(d.values.mean()),
+        reps=2000,
+        rng=np.random.default_rng(4),
+    )
     expected = 2 * 1.959964 * vals.std(ddof=0) / np.sqrt(n * m)
     assert res["point"] == pytest.approx(vals.mean())
     assert res["hi"] - res["lo"] == pytest.approx(expected, rel=0.1)
@@ -58,8 +69,14 @@ def test_outer_bootstrap_ci_matches_the_standard_error_of_a_mean():
 def test_few_run_variability_separated_vs_identical_algorithms():
     rng = np.random.default_rng(5)
     far = rng.normal(size=(3, 12, 6)) * 0.1 + np.array([0.0, 5.0, 10.0])[:, None, None]
-    ds = R.few_run_variability(_scores(far), n_runs=3, draws=200, reps=20,
-                               metrics=("iqm", "mean"), rng=np.random.default_rng(6))
+    ds = R.few_run_variability(
+        _scores(far),
+        n_runs=3,
+        draws=200,
+        reps=20,
+        metrics=("iqm", "mean"),
+        rng=np.random.default_rng(6),
+    )
     assert ds["estimate"].dims == ("draw", "algorithm", "metric")
     assert ds["estimate"].shape == (200, 3, 2)
     assert ds["full"].dims == ("algorithm", "metric")
@@ -68,8 +85,9 @@ def test_few_run_variability_separated_vs_identical_algorithms():
         np.testing.assert_array_equal(ds[v].values, 0.0)  # never flips
     # two algorithms with the same score distribution: the 3-run order is a coin flip
     same = rng.normal(size=(2, 30, 8))
-    ds = R.few_run_variability(_scores(same), n_runs=3, draws=2000, reps=50,
-                               metrics="mean", rng=np.random.default_rng(7))
+    ds = R.few_run_variability(
+        _scores(same), n_runs=3, draws=2000, reps=50, metrics="mean", rng=np.random.default_rng(7)
+    )
     pair = ds["point"].sel(statistic="pair_flip_rate", metric="mean")
     assert 0.25 < float(pair) < 0.75
     assert float(ds["lo"].sel(statistic="pair_flip_rate", metric="mean")) <= float(pair)
@@ -80,10 +98,12 @@ def test_few_run_variability_separated_vs_identical_algorithms():
 
 def test_few_run_variability_same_seed_same_interval():
     vals = np.random.default_rng(9).normal(size=(3, 8, 4))
-    a = R.few_run_variability(_scores(vals), n_runs=3, draws=100, reps=20,
-                              rng=np.random.default_rng(1))
-    b = R.few_run_variability(_scores(vals), n_runs=3, draws=100, reps=20,
-                              rng=np.random.default_rng(1))
+    a = R.few_run_variability(
+        _scores(vals), n_runs=3, draws=100, reps=20, rng=np.random.default_rng(1)
+    )
+    b = R.few_run_variability(
+        _scores(vals), n_runs=3, draws=100, reps=20, rng=np.random.default_rng(1)
+    )
     xr.testing.assert_identical(a, b)
 
 
@@ -91,8 +111,14 @@ def test_ci_width_ratio_of_metrics_with_equal_widths_is_one():
     # all scores < 1 and equal runs per task: optimality gap = 1 - mean exactly, so on the
     # shared resamples both CIs have the same width in every (outer and inner) replicate
     vals = np.random.default_rng(2).uniform(0, 0.9, size=(2, 10, 5))
-    ds = R.ci_width_ratio(_scores(vals), numerator="mean", denominator="optimality_gap",
-                          inner_reps=300, reps=20, rng=np.random.default_rng(3))
+    ds = R.ci_width_ratio(
+        _scores(vals),
+        numerator="mean",
+        denominator="optimality_gap",
+        inner_reps=300,
+        reps=20,
+        rng=np.random.default_rng(3),
+    )
     assert list(ds.algorithm.values) == ["a0", "a1", "(all)"]
     for v in ("point", "lo", "hi"):
         np.testing.assert_allclose(ds[v].values, 1.0, rtol=1e-9)

@@ -17,8 +17,11 @@ from scalinglab.stats.variability import (
 def scores(runs=10, tasks=4, seed=0):
     rng = np.random.default_rng(seed)
     x = rng.normal(size=(2, runs, tasks)) + np.array([0.0, 0.3])[:, None, None]
-    return xr.DataArray(x, dims=("algorithm", "run", "task"),
-                        coords={"algorithm": ["a", "b"], "task": [f"t{i}" for i in range(tasks)]})
+    return xr.DataArray(
+        x,
+        dims=("algorithm", "run", "task"),
+        coords={"algorithm": ["a", "b"], "task": [f"t{i}" for i in range(tasks)]},
+    )
 
 
 def test_subsamples_are_without_replacement_and_skip_absent_runs():
@@ -45,11 +48,13 @@ def test_all_runs_reproduce_the_full_point_estimate():
 
 def test_few_runs_spread_and_errors():
     s = scores()
-    est = subsample_point_estimates(s, n_runs=3, draws=300, metrics=("iqm",),
-                                    rng=np.random.default_rng(0))
+    est = subsample_point_estimates(
+        s, n_runs=3, draws=300, metrics=("iqm",), rng=np.random.default_rng(0)
+    )
     assert est.sel(metric="iqm").std("draw").min() > 0.05
-    again = subsample_point_estimates(s, n_runs=3, draws=300, metrics=("iqm",),
-                                      rng=np.random.default_rng(0))
+    again = subsample_point_estimates(
+        s, n_runs=3, draws=300, metrics=("iqm",), rng=np.random.default_rng(0)
+    )
     xr.testing.assert_identical(est, again)
     with pytest.raises(InputError, match="n_runs must be >= 1"):
         subsample_point_estimates(s, n_runs=0, draws=2, rng=np.random.default_rng(0))
@@ -71,13 +76,22 @@ def test_ragged_task_with_fewer_runs_contributes_all_of_them():
 def test_rank_flip_probability_hand_case():
     # reference: b > a on both metrics; draw 1 of 4 reverses them
     est = xr.DataArray(
-        np.array([[[0.0, 2.0], [1.0, 1.0]], [[0.0, 2.0], [1.0, 1.0]],
-                  [[0.0, 2.0], [1.0, 1.0]], [[1.0, 1.0], [0.0, 2.0]]]),
+        np.array(
+            [
+                [[0.0, 2.0], [1.0, 1.0]],
+                [[0.0, 2.0], [1.0, 1.0]],
+                [[0.0, 2.0], [1.0, 1.0]],
+                [[1.0, 1.0], [0.0, 2.0]],
+            ]
+        ),
         dims=("draw", "algorithm", "metric"),
         coords={"algorithm": ["a", "b"], "metric": ["iqm", "optimality_gap"]},
     )
-    ref = xr.DataArray([[0.0, 2.0], [1.0, 1.0]], dims=("algorithm", "metric"),
-                       coords={"algorithm": ["a", "b"], "metric": ["iqm", "optimality_gap"]})
+    ref = xr.DataArray(
+        [[0.0, 2.0], [1.0, 1.0]],
+        dims=("algorithm", "metric"),
+        coords={"algorithm": ["a", "b"], "metric": ["iqm", "optimality_gap"]},
+    )
     out = rank_flip_probability(est, ref)
     assert out.pair_flip.sel(algorithm="a", other="b", metric="iqm") == 0.25
     assert np.isnan(out.pair_flip.sel(algorithm="a", other="a", metric="iqm"))

@@ -26,13 +26,18 @@ REPO = PACKAGE_DIR.parent.parent
 METRICS = ("iqm", "median", "mean", "optimality_gap")
 
 
-def _run(root: Path, *args: str, variant: str = "tiny", folder: str | None = None
-         ) -> tuple[subprocess.CompletedProcess, list[dict], Path]:
+def _run(
+    root: Path, *args: str, variant: str = "tiny", folder: str | None = None
+) -> tuple[subprocess.CompletedProcess, list[dict], Path]:
     env = {**os.environ, "SCALINGLAB_ROOT": str(root)}
     env.pop("SCALINGLAB_RESULTS", None)
     proc = subprocess.run(
         [sys.executable, "-m", "scalinglab.cli", "run", STUDY, "--variant", variant, *args],
-        cwd=root, env=env, capture_output=True, text=True, timeout=300,
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     folder = variant  # a run on the user's own scores has its own folder
@@ -89,8 +94,12 @@ def test_tiny_benchmark_through_the_runner(tmp_path):
         for m in METRICS:
             assert f"{m}/{alg}" in by_name
         assert f"ci_width_ratio/median_over_iqm/{alg}" in by_name
-    for name in ("rank_flip_rate/few_runs", "winner_change_rate/few_runs",
-                 "pair_flip_rate/few_runs", "ci_width_ratio/median_over_iqm"):
+    for name in (
+        "rank_flip_rate/few_runs",
+        "winner_change_rate/few_runs",
+        "pair_flip_rate/few_runs",
+        "ci_width_ratio/median_over_iqm",
+    ):
         assert name in by_name
     # the science at tiny budgets: 5 epochs of plain SGD lag far behind Adam and L-BFGS
     best = max(algs, key=lambda a: by_name[f"iqm/{a}"]["point"])
@@ -115,7 +124,10 @@ def test_tiny_benchmark_through_the_runner(tmp_path):
     # sgd is far behind: its ordering below the others is supported by the intervals
     assert claims[next(c for c in orderings if c.endswith(">sgd"))]["verdict"] == "reproduces"
     assert set(claims[c]["verdict"] for c in ("iqm-efficiency", "mean-outliers")) <= {
-        "reproduces", "contradicts", "inconclusive"}
+        "reproduces",
+        "contradicts",
+        "inconclusive",
+    }
     for name in ("rank_flip_rate/few_runs", "pair_flip_rate/few_runs"):
         assert 0.0 <= by_name[name]["ci"][0] and by_name[name]["ci"][1] <= 1.0
     html = (run_dir / "report.html").read_text()
@@ -141,14 +153,15 @@ def test_user_scores_csv_goes_through_the_same_analysis(tmp_path):
     csv = tmp_path / "my_scores.csv"
     df.to_csv(csv, index=False)
     # a run on the user's own files goes to <variant>-user, never replacing the reproduction
-    _, findings, run_dir = _run(root, "-p", "scores", str(csv), "-p", "nan", "drop",
-                                folder="tiny-user")
+    _, findings, run_dir = _run(
+        root, "-p", "scores", str(csv), "-p", "nan", "drop", folder="tiny-user"
+    )
     by_name = _check_intervals(findings)
     iqm = {a: by_name[f"iqm/{a}"]["point"] for a in ("strong", "medium", "weak")}
     assert iqm["strong"] > iqm["medium"] > iqm["weak"]
     expected = df[df.algorithm == "weak"].score.sort_values().to_numpy()
     cut = len(expected) // 4
-    assert iqm["weak"] == pytest.approx(expected[cut: len(expected) - cut].mean())
+    assert iqm["weak"] == pytest.approx(expected[cut : len(expected) - cut].mean())
     assert by_name["poi/strong_vs_weak"]["point"] == pytest.approx(1.0)
     assert by_name["poi/strong_vs_medium"]["headline"]
     assert _claims(run_dir)["ordering/strong>medium"]["verdict"] == "reproduces"
@@ -160,10 +173,28 @@ def test_user_scores_csv_goes_through_the_same_analysis(tmp_path):
 def test_published_variant_through_the_runner(tmp_path):
     """The dmc variant reads the committed rliable data (500k steps) and fills the ledger."""
     root = _root(tmp_path)
-    shutil.copytree(REPO / "data" / "published" / "rliable", root / "data" / "published" / "rliable")
-    _, findings, run_dir = _run(root, "-p", "reps", "2000", "-p", "profile_reps", "300",
-                                "-p", "outer_reps", "20", "-p", "few_draws", "100",
-                                "-p", "scheduler", "sync", variant="dmc")
+    shutil.copytree(
+        REPO / "data" / "published" / "rliable", root / "data" / "published" / "rliable"
+    )
+    _, findings, run_dir = _run(
+        root,
+        "-p",
+        "reps",
+        "2000",
+        "-p",
+        "profile_reps",
+        "300",
+        "-p",
+        "outer_reps",
+        "20",
+        "-p",
+        "few_draws",
+        "100",
+        "-p",
+        "scheduler",
+        "sync",
+        variant="dmc",
+    )
     by_name = _check_intervals(findings)
     algs = ["DrQ", "Dreamer", "PISAC", "RAD", "SAC+AE", "SLAC"]
     for alg in algs:

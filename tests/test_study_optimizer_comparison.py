@@ -31,7 +31,11 @@ def _run(root: Path, *args: str) -> tuple[list[dict], Path]:
     env.pop("SCALINGLAB_RESULTS", None)
     proc = subprocess.run(
         [sys.executable, "-m", "scalinglab.cli", "run", STUDY, "--variant", "tiny", *args],
-        cwd=root, env=env, capture_output=True, text=True, timeout=600,
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     folder = "tiny-user" if "runs" in args else "tiny"  # user data has its own folder
@@ -62,8 +66,9 @@ def test_tiny_study_and_own_table(tmp_path):
     assert len(cached) == 1
     with xr.open_dataset(cached[0], engine="h5netcdf") as ds:
         assert len(ds.attrs["corpus_hash"]) == 64
-        table = ds[["final_loss"]].to_dataframe().reset_index().rename(
-            columns={"final_loss": "loss"})
+        table = (
+            ds[["final_loss"]].to_dataframe().reset_index().rename(columns={"final_loss": "loss"})
+        )
     # the same notebook on a user's table of final losses (no training)
     path = root / "losses.csv"
     pd.DataFrame(table).to_csv(path, index=False)
@@ -71,4 +76,5 @@ def test_tiny_study_and_own_table(tmp_path):
     own_by = {f["name"]: f for f in own}
     assert "runs/total" not in own_by and "tuning/evaluations" not in own_by
     assert own_by["speedup_mean/muon/xs2"]["point"] == pytest.approx(
-        by["speedup_mean/muon/xs2"]["point"])
+        by["speedup_mean/muon/xs2"]["point"]
+    )

@@ -23,6 +23,7 @@ def _counting(calls: list, *, kill_after: int | None = None, fail: set | None = 
         if fail and x in fail:
             raise RuntimeError(f"run {x} breaks")
         return x * x
+
     return fn
 
 
@@ -32,30 +33,45 @@ def test_a_killed_map_resumes_run_by_run(tmp_path):
     keys = [{"x": x} for x in items]
     calls: list[int] = []
     with pytest.raises(Killed):
-        map_runs(_counting(calls, kill_after=2), items, keys=keys, runs=runs, scheduler="sync",
-                 progress=False)
+        map_runs(
+            _counting(calls, kill_after=2),
+            items,
+            keys=keys,
+            runs=runs,
+            scheduler="sync",
+            progress=False,
+        )
     assert calls == [1, 2] and runs.count() == 2  # each finished run was stored at once
     calls.clear()
-    results, failures = map_runs(_counting(calls), items, keys=keys, runs=runs,
-                                 scheduler="sync", progress=False)
+    results, failures = map_runs(
+        _counting(calls), items, keys=keys, runs=runs, scheduler="sync", progress=False
+    )
     assert calls == [3, 4], "only the runs that had not finished are computed"
     assert results == [1, 4, 9, 16] and failures == []
     calls.clear()
-    again, _ = map_runs(_counting(calls), items, keys=keys, runs=runs, scheduler="sync",
-                        progress=False)
+    again, _ = map_runs(
+        _counting(calls), items, keys=keys, runs=runs, scheduler="sync", progress=False
+    )
     assert calls == [] and again == results
 
 
 def test_failed_runs_are_reported_not_stored_and_retried(tmp_path):
     runs = RunCache(tmp_path / "runs")
     calls: list[int] = []
-    results, failures = map_runs(_counting(calls, fail={2}), [1, 2, 3], keys=[1, 2, 3],
-                                 runs=runs, scheduler="sync", progress=False)
+    results, failures = map_runs(
+        _counting(calls, fail={2}),
+        [1, 2, 3],
+        keys=[1, 2, 3],
+        runs=runs,
+        scheduler="sync",
+        progress=False,
+    )
     assert results == [1, None, 9]
     assert [f.index for f in failures] == [1] and "run 2 breaks" in failures[0].error
     calls.clear()
-    results, failures = map_runs(_counting(calls), [1, 2, 3], keys=[1, 2, 3], runs=runs,
-                                 scheduler="sync", progress=False)
+    results, failures = map_runs(
+        _counting(calls), [1, 2, 3], keys=[1, 2, 3], runs=runs, scheduler="sync", progress=False
+    )
     assert calls == [2] and results == [1, 4, 9] and failures == []
 
 
@@ -63,16 +79,21 @@ def test_failure_indices_refer_to_the_items_when_some_were_cached(tmp_path):
     runs = RunCache(tmp_path / "runs")
     runs.save(10, 100)
     runs.save(20, 400)
-    _, failures = map_runs(_counting([], fail={30}), [10, 20, 30], keys=[10, 20, 30],
-                           runs=runs, scheduler="sync", progress=False)
+    _, failures = map_runs(
+        _counting([], fail={30}),
+        [10, 20, 30],
+        keys=[10, 20, 30],
+        runs=runs,
+        scheduler="sync",
+        progress=False,
+    )
     assert [(f.index, f.config) for f in failures] == [(2, 30)]
 
 
 def test_disabled_cache_stores_nothing(tmp_path):
     calls: list[int] = []
     for _ in range(2):
-        map_runs(_counting(calls), [1, 2], keys=[1, 2], runs=None, scheduler="sync",
-                 progress=False)
+        map_runs(_counting(calls), [1, 2], keys=[1, 2], runs=None, scheduler="sync", progress=False)
     assert calls == [1, 2, 1, 2]
     with pytest.raises(ValueError, match="keys"):
         map_runs(_counting(calls), [1, 2], keys=[1], runs=None, scheduler="sync")
@@ -92,15 +113,24 @@ def _sweep_execute(calls: list, *, kill_after: int | None = None):
     fn = _counting(calls, kill_after=kill_after)
 
     def execute(runs: RunCache) -> xr.Dataset:
-        res, _ = map_runs(fn, [1, 2, 3, 4], keys=[["seed", s] for s in (1, 2, 3, 4)],
-                          runs=runs, scheduler="sync", progress=False)
-        return xr.Dataset({"v": ("seed", np.array(res, dtype=float))}, coords={"seed": [1, 2, 3, 4]})
+        res, _ = map_runs(
+            fn,
+            [1, 2, 3, 4],
+            keys=[["seed", s] for s in (1, 2, 3, 4)],
+            runs=runs,
+            scheduler="sync",
+            progress=False,
+        )
+        return xr.Dataset(
+            {"v": ("seed", np.array(res, dtype=float))}, coords={"seed": [1, 2, 3, 4]}
+        )
 
     return execute
 
 
-def test_cached_sweep_resumes_then_saves_with_start_provenance_and_reuses(tmp_path, monkeypatch,
-                                                                          capsys):
+def test_cached_sweep_resumes_then_saves_with_start_provenance_and_reuses(
+    tmp_path, monkeypatch, capsys
+):
     monkeypatch.setenv("SCALINGLAB_ROOT", str(tmp_path))
     starts = iter(["first-start", "second-start", "third-start"])
 
@@ -135,9 +165,11 @@ def test_a_fresh_start_is_credited_to_its_own_code(tmp_path, monkeypatch):
     """A run folder without runs (killed before any finished) does not keep old provenance."""
     monkeypatch.setenv("SCALINGLAB_ROOT", str(tmp_path))
     starts = iter(["first", "second"])
-    monkeypatch.setattr(sweeps, "provenance_attrs",
-                        lambda config: {"config_hash": config_hash(config),
-                                        "git_commit": next(starts)})
+    monkeypatch.setattr(
+        sweeps,
+        "provenance_attrs",
+        lambda config: {"config_hash": config_hash(config), "git_commit": next(starts)},
+    )
     cfg = {"n": 1}
     with pytest.raises(Killed):
         cached_sweep("study", "s", cfg, _sweep_execute([], kill_after=0))

@@ -22,7 +22,8 @@ def test_reads_csv_parquet_and_netcdf_alike(tmp_path):
     df.to_csv(tmp_path / "a.csv", index=False)
     df.to_parquet(tmp_path / "a.parquet")
     xr.Dataset({"y": ("x", [3.0, 4.0])}, coords={"x": [1.0, 2.0]}).to_netcdf(
-        tmp_path / "a.nc", engine="h5netcdf")
+        tmp_path / "a.nc", engine="h5netcdf"
+    )
     for name in ("a.csv", "a.parquet", "a.nc"):
         got = read_table(tmp_path / name, required=["x", "y"])
         np.testing.assert_array_equal(got["y"].to_numpy(), [3.0, 4.0])

@@ -41,8 +41,13 @@ def test_affordable_k():
 
 
 def test_matched_coverage_and_small_model_advantage():
-    costs = ttc.cost_table({"s": ttc.ModelShape(100.0, 1, 1, 4), "l": ttc.ModelShape(1000.0, 1, 1, 4)},
-                           {"s": 2.0, "l": 2.0}, prompt_len=2, ks=np.arange(1, 9), hw=HW)
+    costs = ttc.cost_table(
+        {"s": ttc.ModelShape(100.0, 1, 1, 4), "l": ttc.ModelShape(1000.0, 1, 1, 4)},
+        {"s": 2.0, "l": 2.0},
+        prompt_len=2,
+        ks=np.arange(1, 9),
+        hw=HW,
+    )
     curves = {"s": np.linspace(0.1, 0.8, 8), "l": np.linspace(0.5, 0.9, 8)}
     draws = {s: np.tile(v, (3, 1)) for s, v in curves.items()}
     per = costs.set_index(["size", "k"])["flops"]
@@ -59,8 +64,11 @@ def test_matched_coverage_and_small_model_advantage():
 
 def test_load_hardware(tmp_path):
     p = tmp_path / "hw.json"
-    p.write_text(json.dumps({"name": "box", "peak_flop_per_s": 4e11, "mem_bytes_per_s": 2e10,
-                             "dtype": "float32"}))
+    p.write_text(
+        json.dumps(
+            {"name": "box", "peak_flop_per_s": 4e11, "mem_bytes_per_s": 2e10, "dtype": "float32"}
+        )
+    )
     hw = ttc.load_hardware(p)
     assert hw.intensity_flop_per_byte == pytest.approx(20.0) and hw.kv_dtype_bytes == 4
     p.write_text(json.dumps({"peak_flop_per_s": 4e11}))

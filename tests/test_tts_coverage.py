@@ -44,8 +44,9 @@ def test_pass_at_k_stable_for_large_n():
     assert p[0] == pytest.approx(3 / 10000, rel=1e-9)
     # exact closed form for c = 3: 1 - prod_{j=0}^{2} (n - k - j) / (n - j)
     k = 1000
-    assert p[3] == pytest.approx(1 - np.prod([(10000 - k - j) / (10000 - j) for j in range(3)]),
-                                 rel=1e-10)
+    assert p[3] == pytest.approx(
+        1 - np.prod([(10000 - k - j) / (10000 - j) for j in range(3)]), rel=1e-10
+    )
 
 
 def test_pass_at_k_rejects_bad_input():

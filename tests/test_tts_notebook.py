@@ -30,8 +30,7 @@ def lab(tmp_path, monkeypatch):
 
 def _results(result) -> tuple[dict, dict]:
     data = json.loads((Path(result.run_dir) / "results.json").read_text())
-    return ({f["name"]: f for f in data["findings"]},
-            {c["id"]: c for c in data["claims"]})
+    return ({f["name"]: f for f in data["findings"]}, {c["id"]: c for c in data["claims"]})
 
 
 def test_tiny_study_samples_its_own_policies(lab):
@@ -39,15 +38,30 @@ def test_tiny_study_samples_its_own_policies(lab):
     assert res.status == "ok", res.error
     found, ledger = _results(res)
     for s in ("s", "m", "l"):
-        for name in (f"coverage/{s}/k1", f"coverage/{s}/k16", f"law/{s}/a", f"law/{s}/b",
-                     f"extrapolation/{s}/error", f"majority/{s}/k_plateau", f"cost/{s}/kv_share"):
+        for name in (
+            f"coverage/{s}/k1",
+            f"coverage/{s}/k16",
+            f"law/{s}/a",
+            f"law/{s}/b",
+            f"extrapolation/{s}/error",
+            f"majority/{s}/k_plateau",
+            f"cost/{s}/kv_share",
+        ):
             assert found[name]["ci"] is not None, name
         assert found[f"coverage/{s}/k16"]["point"] > found[f"coverage/{s}/k1"]["point"]
-    assert {"cost/overrate_small", "cost/flops/adv_small_vs_large",
-            "cost/eflops/adv_small_vs_large", "cost/disagree_share"} <= set(found)
+    assert {
+        "cost/overrate_small",
+        "cost/flops/adv_small_vs_large",
+        "cost/eflops/adv_small_vs_large",
+        "cost/disagree_share",
+    } <= set(found)
     for cid in ("LLM-1", "LLM-2", "LLM-3", "LLM-4", "LLM-5", "LLM-6", "KIN-1", "KIN-2", "KIN-3"):
-        assert ledger[cid]["verdict"] in ("reproduces", "contradicts", "inconclusive",
-                                          "not identified"), cid
+        assert ledger[cid]["verdict"] in (
+            "reproduces",
+            "contradicts",
+            "inconclusive",
+            "not identified",
+        ), cid
     assert ledger["KIN-4"]["verdict"] == "untested"
     # the samples (with provenance) and the policies (with their sidecars) are cached
     nc = list(lab.glob("data/.cache/test_time_scaling/samples-tiny-*.nc"))
@@ -62,8 +76,11 @@ def test_users_table_gets_coverage_laws(lab):
             rows += [(m, p, s, int(rng.random() < pp)) for s in range(64)]
     table = lab / "mine.csv"
     pd.DataFrame(rows, columns=["model", "problem", "sample", "correct"]).to_csv(table, index=False)
-    res = run_study("test_time_scaling", variant="tiny",
-                    overrides={"samples": str(table), "reps": 50, "fit_reps": 10})
+    res = run_study(
+        "test_time_scaling",
+        variant="tiny",
+        overrides={"samples": str(table), "reps": 50, "fit_reps": 10},
+    )
     assert res.status == "ok", res.error
     found, ledger = _results(res)
     assert found["coverage/big/k16"]["point"] > found["coverage/big/k1"]["point"]

@@ -32,8 +32,13 @@ def _simulated(tmp_path, n=16, problems=30):
 
 
 def test_table_gives_the_estimator_per_model(tmp_path):
-    rows = [("A", "p1", 0, 1), ("A", "p1", 1, 0), ("A", "p2", 0, 0), ("A", "p2", 1, 0),
-            ("A", "p2", 2, 1)]
+    rows = [
+        ("A", "p1", 0, 1),
+        ("A", "p1", 1, 0),
+        ("A", "p2", 0, 0),
+        ("A", "p2", 1, 0),
+        ("A", "p2", 2, 1),
+    ]
     ds = load_samples(_table(tmp_path, rows))
     assert ds["n"].values.tolist() == [[2, 3]]
     assert analysis.max_k(ds) == 2
@@ -42,10 +47,13 @@ def test_table_gives_the_estimator_per_model(tmp_path):
     np.testing.assert_allclose(cur.cov["A"], want)
 
 
-@pytest.mark.parametrize(("rows", "column", "row"), [
-    ([("A", "p", 0, 1), ("A", "p", 1, "maybe")], "correct", 2),
-    ([("A", "p", 0, 1), ("A", "p", 0, 0)], "sample", 2),
-])
+@pytest.mark.parametrize(
+    ("rows", "column", "row"),
+    [
+        ([("A", "p", 0, 1), ("A", "p", 1, "maybe")], "correct", 2),
+        ([("A", "p", 0, 1), ("A", "p", 0, 0)], "sample", 2),
+    ],
+)
 def test_bad_rows_are_named(tmp_path, rows, column, row):
     with pytest.raises(InputError) as err:
         load_samples(_table(tmp_path, rows))
@@ -72,8 +80,9 @@ def test_cli_prints_coverage_and_law(tmp_path, capsys):
     assert "law: coverage = exp(a k^b)" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("args", [["--k", "0,4"], ["--k", "99"], ["--k", "x"],
-                                  ["--bootstrap", "-1"], ["--level", "1.5"]])
+@pytest.mark.parametrize(
+    "args", [["--k", "0,4"], ["--k", "99"], ["--k", "x"], ["--bootstrap", "-1"], ["--level", "1.5"]]
+)
 def test_cli_errors_exit_2(tmp_path, capsys, args):
     p = _simulated(tmp_path)
     assert main(["coverage", str(p), *args]) == 2

@@ -20,8 +20,11 @@ GRID = {"lr": (0.001, 0.01, 0.1, 1.0), "wd": (0.0, 0.1, 0.2), "warmup": (0, 10, 
 
 def bowl(c):
     """Separable, minimum at lr=0.1, wd=0.1, warmup=10 (value 0)."""
-    return ((math.log10(c["lr"]) + 1) ** 2 + 10 * (c["wd"] - 0.1) ** 2
-            + (math.log10(c["warmup"] + 1) - math.log10(11)) ** 2)
+    return (
+        (math.log10(c["lr"]) + 1) ** 2
+        + 10 * (c["wd"] - 0.1) ** 2
+        + (math.log10(c["warmup"] + 1) - math.log10(11)) ** 2
+    )
 
 
 def test_finds_the_known_optimum_and_converges():
@@ -61,8 +64,9 @@ def test_coupled_objective_needs_more_rounds_and_max_rounds_caps_them():
 
 
 def test_neighborhood_only_proposes_adjacent_grid_values():
-    s = CoordinateDescent(grid=GRID, start={"lr": 0.01, "wd": 0.1, "warmup": 10},
-                          coords=("lr",), neighborhood=1)
+    s = CoordinateDescent(
+        grid=GRID, start={"lr": 0.01, "wd": 0.1, "warmup": 10}, coords=("lr",), neighborhood=1
+    )
     assert s.ask() == [{"lr": 0.01, "wd": 0.1, "warmup": 10}]
     s.tell(s.ask(), [1.0])
     assert sorted(c["lr"] for c in s.ask()) == [0.001, 0.1]
@@ -83,8 +87,12 @@ def test_lockstep_searches_batch_their_evaluations_and_path_is_recorded():
         batches.append(len(batch))
         return [bowl(c) + (0.01 if lab == "b" else 0.0) for lab, c in batch]
 
-    searches = {lab: CoordinateDescent(grid=GRID, start={"lr": 1.0, "wd": 0.0, "warmup": 0},
-                                       name=lab, stage="base") for lab in ("a", "b")}
+    searches = {
+        lab: CoordinateDescent(
+            grid=GRID, start={"lr": 1.0, "wd": 0.0, "warmup": 0}, name=lab, stage="base"
+        )
+        for lab in ("a", "b")
+    }
     descend_together(searches, evaluate)
     assert all(s.best == {"lr": 0.1, "wd": 0.1, "warmup": 10} for s in searches.values())
     assert batches[0] == 2 and max(batches) == 2 * 3  # both searches in every batch
@@ -114,12 +122,14 @@ def test_grid_extends_past_an_edge_until_the_optimum_is_inside():
     # optimum at lr = 10: two extensions past the top (1 -> 10 -> 100) bracket it
     def f(c):
         return (math.log10(c["lr"]) - 1) ** 2 + (c["wd"] - 0.1) ** 2
+
     s = coordinate_descent(f, GRID, {"lr": 0.01, "wd": 0.1, "warmup": 10}, extend={"lr": 10.0})
     assert s.best["lr"] == pytest.approx(10.0)
     assert s.grid["lr"][-2:] == (10.0, 100.0) and not s.edge_warnings()
     # the lower side, and the cap: the optimum at 1e-9 is beyond 3 extensions of 10x
-    s = coordinate_descent(lambda c: c["lr"], GRID, {"lr": 0.01, "wd": 0.1, "warmup": 10},
-                           extend={"lr": 10.0})
+    s = coordinate_descent(
+        lambda c: c["lr"], GRID, {"lr": 0.01, "wd": 0.1, "warmup": 10}, extend={"lr": 10.0}
+    )
     assert s.best["lr"] == pytest.approx(1e-6) and s.extended[("lr", "down")] == 3
     assert any("is at the edge" in w for w in s.edge_warnings())
     with pytest.raises(ValueError, match="factors must be > 1"):

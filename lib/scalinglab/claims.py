@@ -140,11 +140,21 @@ class Verdict:
     def to_json(self) -> dict:
         c = self.claim
         value = list(c.value) if isinstance(c.value, tuple | list) else c.value
-        return {"id": c.id, "paper": c.paper, "statement": c.statement,
-                "findings": list(c.findings), "expect": c.expect, "value": value,
-                "tolerance": c.tolerance, "rule": c.rule, "untested": c.untested,
-                "verdict": self.verdict, "reason": self.reason,
-                "evidence": [dict(e) for e in self.evidence], "mde": self.mde}
+        return {
+            "id": c.id,
+            "paper": c.paper,
+            "statement": c.statement,
+            "findings": list(c.findings),
+            "expect": c.expect,
+            "value": value,
+            "tolerance": c.tolerance,
+            "rule": c.rule,
+            "untested": c.untested,
+            "verdict": self.verdict,
+            "reason": self.reason,
+            "evidence": [dict(e) for e in self.evidence],
+            "mde": self.mde,
+        }
 
     def _repr_html_(self) -> str:
         return ledger_html([self.to_json()])
@@ -153,8 +163,9 @@ class Verdict:
         return f"<{self.claim.id}: {self.verdict} ({self.reason})>"
 
 
-def minimum_detectable_effect(ci: Sequence[float], level: float, *,
-                              power: float = MDE_POWER) -> float:
+def minimum_detectable_effect(
+    ci: Sequence[float], level: float, *, power: float = MDE_POWER
+) -> float:
     """``(z_{1-a/2} + z_power) * se`` with ``se`` from the interval's half-width.
 
     Parameters
@@ -211,30 +222,47 @@ def decide(claim: Claim, findings: Mapping[str, Mapping[str, Any]]) -> Verdict:
         return Verdict(claim, "untested", str(claim.untested))
     missing = [n for n in claim.findings if n not in findings]
     if missing:
-        raise KeyError(f"claim({claim.id!r}) names finding(s) never recorded: "
-                       f"{', '.join(missing)} (record them before declaring the claim)")
+        raise KeyError(
+            f"claim({claim.id!r}) names finding(s) never recorded: "
+            f"{', '.join(missing)} (record them before declaring the claim)"
+        )
     rows, evidence = [], []
     for name in claim.findings:
         f = findings[name]
         v, why = _one(claim, f)
         rows.append((v, why, f))
-        evidence.append({"name": name, "point": f.get("point"), "ci": f.get("ci"),
-                         "level": f.get("level"), "unit": f.get("unit"), "verdict": v})
+        evidence.append(
+            {
+                "name": name,
+                "point": f.get("point"),
+                "ci": f.get("ci"),
+                "level": f.get("level"),
+                "unit": f.get("unit"),
+                "verdict": v,
+            }
+        )
     kinds = [v for v, _, _ in rows]
     for want in ("not identified", "contradicts"):
         if want in kinds:
-            return Verdict(claim, want, "; ".join(w for v, w, _ in rows if v == want),
-                           tuple(evidence))
+            return Verdict(
+                claim, want, "; ".join(w for v, w, _ in rows if v == want), tuple(evidence)
+            )
     if all(k == "reproduces" for k in kinds):
         return Verdict(claim, "reproduces", "; ".join(w for _, w, _ in rows), tuple(evidence))
-    mdes = [minimum_detectable_effect(f["ci"], float(f.get("level") or 0.95))
-            for v, _, f in rows if v == "inconclusive" and f.get("ci")
-            and not any(c is None or math.isnan(float(c)) for c in f["ci"])]
+    mdes = [
+        minimum_detectable_effect(f["ci"], float(f.get("level") or 0.95))
+        for v, _, f in rows
+        if v == "inconclusive"
+        and f.get("ci")
+        and not any(c is None or math.isnan(float(c)) for c in f["ci"])
+    ]
     mde = max(mdes) if mdes else None
     reason = "; ".join(w for v, w, _ in rows if v == "inconclusive")
     if mde is not None:
-        reason += (f"; at this sample size only an effect {fmt_num(mde)} or more beyond the "
-                   f"claim's boundary would be detected (80% power)")
+        reason += (
+            f"; at this sample size only an effect {fmt_num(mde)} or more beyond the "
+            f"claim's boundary would be detected (80% power)"
+        )
     return Verdict(claim, "inconclusive", reason, tuple(evidence), mde)
 
 
@@ -265,24 +293,33 @@ def ledger_html(claims: Sequence[Mapping[str, Any]]) -> str:
         cls = "sl-v-" + c["verdict"].replace(" ", "-")
         ev = "<br>".join(
             f"<code>{esc(e['name'])}</code> {fmt_num(e['point'])} {fmt_ci(e.get('ci'))}"
-            for e in c.get("evidence") or [])
-        mde = ("" if c.get("mde") is None else
-               f"<br><small>minimum detectable effect {fmt_num(c['mde'])}</small>")
+            for e in c.get("evidence") or []
+        )
+        mde = (
+            ""
+            if c.get("mde") is None
+            else f"<br><small>minimum detectable effect {fmt_num(c['mde'])}</small>"
+        )
         rows.append(
             f'<tr class="{cls}"><td><b>{esc(c["id"])}</b><br>{esc(c["statement"])}</td>'
             f"<td>{esc(c['paper'])}</td>"
             f'<td class="sl-verdict">{esc(c["verdict"])}</td>'
             f"<td>{esc(c.get('rule') or '')}{'<br>' if ev else ''}{ev}{mde}"
-            f"<br><small>{esc(c.get('reason') or '')}</small></td></tr>")
-    return ('<div class="sl-scroll"><table class="sl-ledger"><thead><tr><th>claim</th>'
-            "<th>paper</th><th>verdict</th><th>rule and evidence</th></tr></thead><tbody>"
-            + "".join(rows) + "</tbody></table></div>")
+            f"<br><small>{esc(c.get('reason') or '')}</small></td></tr>"
+        )
+    return (
+        '<div class="sl-scroll"><table class="sl-ledger"><thead><tr><th>claim</th>'
+        "<th>paper</th><th>verdict</th><th>rule and evidence</th></tr></thead><tbody>"
+        + "".join(rows)
+        + "</tbody></table></div>"
+    )
 
 
 def ledger_text(claims: Sequence[Mapping[str, Any]]) -> str:
     """The ledger as plain text lines: ``verdict  id  rule``."""
     from scalinglab.textfmt import format_table
 
-    return format_table(["verdict", "claim", "rule", "paper"],
-                        [[c["verdict"], c["id"], c.get("rule") or "", c["paper"]]
-                         for c in claims])
+    return format_table(
+        ["verdict", "claim", "rule", "paper"],
+        [[c["verdict"], c["id"], c.get("rule") or "", c["paper"]] for c in claims],
+    )

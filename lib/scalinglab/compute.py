@@ -88,10 +88,16 @@ def get_client(
     if s == "":
         n = n_workers or os.cpu_count() or 1
         bind = f"[{host}]" if ":" in host else host  # an IPv6 literal needs brackets
-        with LocalCluster(
-            n_workers=n, threads_per_worker=1, processes=True, host=host,
-            dashboard_address=f"{bind}:0",
-        ) as cluster, Client(cluster) as client:
+        with (
+            LocalCluster(
+                n_workers=n,
+                threads_per_worker=1,
+                processes=True,
+                host=host,
+                dashboard_address=f"{bind}:0",
+            ) as cluster,
+            Client(cluster) as client,
+        ):
             yield client
     else:
         with Client(s, timeout="30s") as client:
@@ -190,14 +196,14 @@ def dataset_path(study: str, name: str, config: dict) -> Path:
     a notebook run with ``$SCALINGLAB_TINY_DATA`` set) goes to the git-ignored
     ``data/.cache/<study>/`` instead, out of every study's input globs."""
     folder = data_dir()
-    if (str(config.get("compute_class", "")).startswith("tiny")
-            or os.environ.get(TINY_ENV) == "1"):
+    if str(config.get("compute_class", "")).startswith("tiny") or os.environ.get(TINY_ENV) == "1":
         folder = folder / TINY_CACHE
     return folder / study / f"{name}-{config_hash(config)}.nc"
 
 
-def save_dataset(ds: xr.Dataset, path: Path, *, config: dict,
-                 provenance: dict[str, str] | None = None) -> Path:
+def save_dataset(
+    ds: xr.Dataset, path: Path, *, config: dict, provenance: dict[str, str] | None = None
+) -> Path:
     """Write ``ds`` with provenance attrs to ``path`` atomically (idempotent for Dask reruns).
 
     ``provenance``: attrs taken when the computation started
@@ -230,6 +236,8 @@ def load_dataset(path: Path, config: dict) -> xr.Dataset | None:
         loaded = ds.load()
     if loaded.attrs.get("config_hash") != config_hash(config):
         return None
-    print(f"reusing {path.relative_to(data_dir().parent)} (config {config_hash(config)})",
-          file=sys.stderr)  # a run note, like progress: not part of the report
+    print(
+        f"reusing {path.relative_to(data_dir().parent)} (config {config_hash(config)})",
+        file=sys.stderr,
+    )  # a run note, like progress: not part of the report
     return loaded

@@ -57,7 +57,8 @@ def require_checkout() -> Path:
         raise StudyError(
             f"no notebooks/ folder under {root}: studies and reports live in a checkout of the "
             "repository; install it editable there (pip install -e .) or set SCALINGLAB_ROOT "
-            "to the checkout")
+            "to the checkout"
+        )
     return root
 
 

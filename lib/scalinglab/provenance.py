@@ -19,9 +19,23 @@ from scalinglab.paths import PACKAGE_DIR, lock_file, repo_root
 
 #: Packages whose versions every manifest and dataset records.
 KEY_PACKAGES = (
-    "numpy", "scipy", "pandas", "xarray", "h5netcdf", "statsmodels", "arviz", "matplotlib",
-    "dask", "distributed", "scikit-learn", "papermill", "nbconvert", "jupytext", "torch",
-    "numba", "tqdm",
+    "numpy",
+    "scipy",
+    "pandas",
+    "xarray",
+    "h5netcdf",
+    "statsmodels",
+    "arviz",
+    "matplotlib",
+    "dask",
+    "distributed",
+    "scikit-learn",
+    "papermill",
+    "nbconvert",
+    "jupytext",
+    "torch",
+    "numba",
+    "tqdm",
 )
 
 
@@ -76,8 +90,7 @@ def config_hash(config: dict, *, length: int = 12) -> str:
 def _git(*args: str) -> str | None:
     try:
         out = subprocess.run(
-            ["git", *args], cwd=repo_root(), capture_output=True, text=True, timeout=30,
-            check=True,
+            ["git", *args], cwd=repo_root(), capture_output=True, text=True, timeout=30, check=True
         )
     except (OSError, subprocess.SubprocessError):
         return None

@@ -175,9 +175,11 @@ def record(
             raise ValueError(f"record({name!r}): a headline finding needs an interval")
         others = [n for n, g in _FINDINGS.items() if g.headline and n != name]
         if len(others) >= MAX_HEADLINES:
-            raise ValueError(f"record({name!r}): a report has at most {MAX_HEADLINES} headline "
-                             f"findings; already {len(others)} ({', '.join(others)}). Keep the "
-                             "rest in the full findings table and the claims ledger.")
+            raise ValueError(
+                f"record({name!r}): a report has at most {MAX_HEADLINES} headline "
+                f"findings; already {len(others)} ({', '.join(others)}). Keep the "
+                "rest in the full findings table and the claims ledger."
+            )
     f = Finding(
         name=name,
         point=p,
@@ -212,7 +214,8 @@ def _check_inside(name: str, point: float, lo: float, hi: float) -> None:
             f"record({name!r}): point {point!r} lies outside its interval [{lo!r}, {hi!r}]. "
             "A percentile interval that excludes its own point estimate means the statistic "
             "is biased or selects (a max over noisy cells): re-select inside each resample, "
-            "or report a statistic whose interval covers it.")
+            "or report a statistic whose interval covers it."
+        )
 
 
 def findings() -> list[Finding]:
@@ -273,8 +276,16 @@ def claim(
         names = tuple(finding)
     if isinstance(value, Sequence) and not isinstance(value, str):
         value = tuple(float(v) for v in value)  # type: ignore[assignment]
-    c = Claim(id=id, paper=paper, statement=statement, findings=names, expect=expect,
-              value=value, tolerance=float(tolerance), untested=untested)  # type: ignore[arg-type]
+    c = Claim(
+        id=id,
+        paper=paper,
+        statement=statement,
+        findings=names,
+        expect=expect,
+        value=value,
+        tolerance=float(tolerance),
+        untested=untested,
+    )  # type: ignore[arg-type]
     verdict = decide(c, {n: f.to_json() for n, f in _FINDINGS.items()})
     _CLAIMS[id] = c
     _flush()
@@ -287,8 +298,7 @@ def claims() -> list[Verdict]:
     A claim whose finding has since been forgotten (:func:`clear`) is left out.
     """
     current = {n: f.to_json() for n, f in _FINDINGS.items()}
-    return [decide(c, current) for c in _CLAIMS.values()
-            if all(n in current for n in c.findings)]
+    return [decide(c, current) for c in _CLAIMS.values() if all(n in current for n in c.findings)]
 
 
 def clear() -> None:
@@ -305,12 +315,10 @@ def _flush() -> None:
     write_results(Path(target), findings(), claims())
 
 
-def write_results(path: Path, items: Sequence[Finding],
-                  verdicts: Sequence[Verdict] = ()) -> None:
+def write_results(path: Path, items: Sequence[Finding], verdicts: Sequence[Verdict] = ()) -> None:
     """Write findings and claims to ``path`` atomically (temporary file, then ``os.replace``)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    payload = {"findings": [f.to_json() for f in items],
-               "claims": [v.to_json() for v in verdicts]}
+    payload = {"findings": [f.to_json() for f in items], "claims": [v.to_json() for v in verdicts]}
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-results-")
     os.fchmod(fd, 0o644)  # mkstemp makes it owner-only; readable like the other report files
     with os.fdopen(fd, "w") as fh:
@@ -377,12 +385,17 @@ def findings_html(items: Sequence[Finding | dict]) -> str:
         point, mark = point_text(d), ""
         ci = d.get("ci")
         if _nan(d.get("point")) or (ci and any(c is None or _nan(c) for c in ci)):
-            notes.append(d.get("note") or "the statistic is undefined on these data "
-                         "(e.g. too few points or resamples, or a failed fit)")
+            notes.append(
+                d.get("note")
+                or "the statistic is undefined on these data "
+                "(e.g. too few points or resamples, or a failed fit)"
+            )
             mark = f"<sup>{len(notes)}</sup>"
         meaning = esc(d.get("description") or "")
         if not d.get("identified", True):
-            meaning += f' <span class="sl-unident">not identified: {esc(d.get("note") or "")}</span>'
+            meaning += (
+                f' <span class="sl-unident">not identified: {esc(d.get("note") or "")}</span>'
+            )
         elif d.get("note") and not mark:
             meaning += f" <small>({esc(d['note'])})</small>"
         unit = (" " + esc(d["unit"])) if d.get("unit") and point != "—" else ""
@@ -390,13 +403,17 @@ def findings_html(items: Sequence[Finding | dict]) -> str:
         rows.append(
             f"<tr{cls}><td>{esc(d['name'])}</td><td>{esc(point)}{unit}{mark}</td>"
             f"<td>{esc(interval_text(d))}</td><td>{esc(', '.join(how))}</td>"
-            f"<td>{meaning}</td></tr>")
-    foot = "".join(f'<p class="sl-foot"><sup>{i}</sup> — : {esc(n)}</p>'
-                   for i, n in enumerate(notes, 1))
+            f"<td>{meaning}</td></tr>"
+        )
+    foot = "".join(
+        f'<p class="sl-foot"><sup>{i}</sup> — : {esc(n)}</p>' for i, n in enumerate(notes, 1)
+    )
     return (
         '<div class="sl-scroll"><table class="sl-findings"><thead><tr><th>finding</th>'
         "<th>point</th><th>interval</th><th>how</th><th>meaning</th></tr></thead><tbody>"
-        + "".join(rows) + "</tbody></table></div>" + foot
+        + "".join(rows)
+        + "</tbody></table></div>"
+        + foot
     )
 
 
@@ -413,7 +430,6 @@ class _Table:
             ci = fmt_ci(f.ci)
             lines.append(f"{f.name:40s} {fmt_num(f.point):>12s} {ci}")
         return "\n".join(lines)
-
 
 
 def findings_table() -> _Table:

@@ -97,8 +97,11 @@ class RunCache:
         fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".tmp-", suffix=".pkl")
         try:
             with os.fdopen(fd, "wb") as fh:
-                pickle.dump((json.loads(json.dumps(key, default=str)), value), fh,
-                            protocol=pickle.HIGHEST_PROTOCOL)
+                pickle.dump(
+                    (json.loads(json.dumps(key, default=str)), value),
+                    fh,
+                    protocol=pickle.HIGHEST_PROTOCOL,
+                )
             os.replace(tmp, self.path(key))
         finally:
             if os.path.exists(tmp):
@@ -174,13 +177,23 @@ def map_runs(
         else:
             todo.append(i)
     if progress and len(todo) < len(items):
-        print(f"{desc}: {len(items) - len(todo)} of {len(items)} runs reused from "
-              f"{runs.folder}, {len(todo)} to run", file=sys.stderr, flush=True)
+        print(
+            f"{desc}: {len(items) - len(todo)} of {len(items)} runs reused from "
+            f"{runs.folder}, {len(todo)} to run",
+            file=sys.stderr,
+            flush=True,
+        )
     if not todo:
         return results, []
-    res, fails = map_tasks(fn, [items[i] for i in todo], scheduler=scheduler, client=client,
-                           desc=desc, progress=progress,
-                           on_result=lambda j, value: runs.save(keys[todo[j]], value))
+    res, fails = map_tasks(
+        fn,
+        [items[i] for i in todo],
+        scheduler=scheduler,
+        client=client,
+        desc=desc,
+        progress=progress,
+        on_result=lambda j, value: runs.save(keys[todo[j]], value),
+    )
     for j, value in enumerate(res):
         results[todo[j]] = value
     return results, [TaskFailure(todo[f.index], f.config, f.error) for f in fails]
@@ -232,12 +245,7 @@ def cached_sweep(
 
 
 def cached_dataset(
-    study: str,
-    name: str,
-    config: dict,
-    compute: Callable[[], xr.Dataset],
-    *,
-    rerun: bool = False,
+    study: str, name: str, config: dict, compute: Callable[[], xr.Dataset], *, rerun: bool = False
 ) -> xr.Dataset:
     """Load the dataset for ``config`` from ``data/``, or compute and save it.
 

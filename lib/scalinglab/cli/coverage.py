@@ -36,13 +36,24 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         description=__doc__.split("\n\n")[0] + "\n\n" + __doc__.split("\n\n")[1],
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("data", metavar="DATA",
-                   help="table: problem, sample, correct [, model, tokens, answer]; or .nc")
-    p.add_argument("--k", default="", metavar="LIST",
-                   help="comma-separated k to report (default: 1, 2, 4, ... up to the "
-                        "smallest n)")
-    p.add_argument("--bootstrap", type=int, default=1000, metavar="N",
-                   help="resamples of problems for CIs (default %(default)s; 0: none)")
+    p.add_argument(
+        "data",
+        metavar="DATA",
+        help="table: problem, sample, correct [, model, tokens, answer]; or .nc",
+    )
+    p.add_argument(
+        "--k",
+        default="",
+        metavar="LIST",
+        help="comma-separated k to report (default: 1, 2, 4, ... up to the smallest n)",
+    )
+    p.add_argument(
+        "--bootstrap",
+        type=int,
+        default=1000,
+        metavar="N",
+        help="resamples of problems for CIs (default %(default)s; 0: none)",
+    )
     p.add_argument("--level", type=float, default=0.95, help="CI level (default %(default)s)")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default %(default)s)")
     p.add_argument("--format", choices=("json", "table"), default="json")
@@ -52,8 +63,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 def _dumps(obj: dict) -> str:
     text = json.dumps(obj, indent=2)
-    return re.sub(r"\[\s+([^\[\]{}]*?)\s+\]",
-                  lambda m: "[" + re.sub(r"\s+", " ", m.group(1)) + "]", text)
+    return re.sub(
+        r"\[\s+([^\[\]{}]*?)\s+\]", lambda m: "[" + re.sub(r"\s+", " ", m.group(1)) + "]", text
+    )
 
 
 def _num(x: float) -> float | None:
@@ -70,8 +82,10 @@ def _parse_k(text: str, n_min: int) -> list[int]:
         raise InputError(f"--k is empty: {text!r}")
     bad = [k for k in ks if not 1 <= k <= n_min]
     if bad:
-        raise InputError(f"--k values must be in [1, {n_min}] (the smallest number of samples "
-                         f"per problem), got {bad}")
+        raise InputError(
+            f"--k values must be in [1, {n_min}] (the smallest number of samples "
+            f"per problem), got {bad}"
+        )
     return ks
 
 
@@ -88,26 +102,46 @@ def compute(args: argparse.Namespace) -> dict:
     n_min = analysis.max_k(ds)
     ks = _parse_k(args.k, n_min) if args.k else [int(k) for k in k_grid(n_min)]
     reps = max(args.bootstrap, 1)
-    curves = analysis.coverage_curves(ds, k_max=max(ks), reps=reps, seed=args.seed,
-                                      level=args.level)
+    curves = analysis.coverage_curves(
+        ds, k_max=max(ks), reps=reps, seed=args.seed, level=args.level
+    )
     grid = k_grid(n_min)
-    full = analysis.coverage_curves(ds, k_max=n_min, reps=reps, seed=args.seed,
-                                    level=args.level) if max(ks) < n_min else curves
-    out: dict = {"models": {}, "level": args.level, "bootstrap": args.bootstrap,
-                 "seed": args.seed, "warnings": []}
+    full = (
+        analysis.coverage_curves(ds, k_max=n_min, reps=reps, seed=args.seed, level=args.level)
+        if max(ks) < n_min
+        else curves
+    )
+    out: dict = {
+        "models": {},
+        "level": args.level,
+        "bootstrap": args.bootstrap,
+        "seed": args.seed,
+        "warnings": [],
+    }
     for s in curves.sizes:
         lo, hi = curves.ci(curves.cov_draws[s])
-        m = {"n_problems": int(ds.sizes["prompt"]), "n_min": n_min,
-             "coverage": {str(k): _num(curves.cov[s][k - 1]) for k in ks},
-             "ci": {str(k): None if not args.bootstrap else [_num(lo[k - 1]), _num(hi[k - 1])]
-                    for k in ks}}
+        m = {
+            "n_problems": int(ds.sizes["prompt"]),
+            "n_min": n_min,
+            "coverage": {str(k): _num(curves.cov[s][k - 1]) for k in ks},
+            "ci": {
+                str(k): None if not args.bootstrap else [_num(lo[k - 1]), _num(hi[k - 1])]
+                for k in ks
+            },
+        }
         try:
             draws = full.draws if args.bootstrap else full.draws[:0]
             f = law.fit_bootstrap(grid, full.per_problem[s][:, grid - 1], draws)
-            m["law"] = {"a": _num(f.point.params["a"]), "b": _num(f.point.params["b"]),
-                        "ci": {p: None if not args.bootstrap
-                               or not np.isfinite(f.draws).any()
-                               else [_num(v) for v in f.ci(p, args.level)] for p in ("a", "b")}}
+            m["law"] = {
+                "a": _num(f.point.params["a"]),
+                "b": _num(f.point.params["b"]),
+                "ci": {
+                    p: None
+                    if not args.bootstrap or not np.isfinite(f.draws).any()
+                    else [_num(v) for v in f.ci(p, args.level)]
+                    for p in ("a", "b")
+                },
+            }
             for w in f.point.warnings:
                 out["warnings"].append(f"{s}: {w}")
         except ValueError as exc:
@@ -122,13 +156,22 @@ def _table(out: dict) -> str:
     for s, m in out["models"].items():
         for k, c in m["coverage"].items():
             ci = m["ci"][k]
-            lines.append(f"{s:<12} {k:>6} {c:>9.4f}  " + ("" if ci is None else f"[{ci[0]:.4f}, {ci[1]:.4f}]"))
+            lines.append(
+                f"{s:<12} {k:>6} {c:>9.4f}  "
+                + ("" if ci is None else f"[{ci[0]:.4f}, {ci[1]:.4f}]")
+            )
         law = m["law"]
         if law is not None:
-            iv = {p: "" if law["ci"][p] is None
-                  else f" [{law['ci'][p][0]:.4g}, {law['ci'][p][1]:.4g}]" for p in ("a", "b")}
-            lines.append(f"{s:<12} law: coverage = exp(a k^b), a = {law['a']:.4g}{iv['a']}, "
-                         f"b = {law['b']:.4g}{iv['b']}")
+            iv = {
+                p: ""
+                if law["ci"][p] is None
+                else f" [{law['ci'][p][0]:.4g}, {law['ci'][p][1]:.4g}]"
+                for p in ("a", "b")
+            }
+            lines.append(
+                f"{s:<12} law: coverage = exp(a k^b), a = {law['a']:.4g}{iv['a']}, "
+                f"b = {law['b']:.4g}{iv['b']}"
+            )
     return "\n".join(lines)
 
 

@@ -41,31 +41,68 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         help="stratified bootstrap CIs of IQM, median, mean, optimality gap; P(X > Y)",
         description=__doc__.split("\n\n")[0],
     )
-    p.add_argument("scores", nargs="+", metavar="SCORES",
-                   help="score files (.csv, .tsv, .parquet, .json, .nc) or directories")
-    p.add_argument("--metrics", default=",".join(DEFAULT_METRICS),
-                   help="comma-separated metrics (default: %(default)s)")
-    p.add_argument("--reps", type=int, default=50_000,
-                   help="bootstrap replicates for the metrics (default: %(default)s)")
-    p.add_argument("--poi-reps", type=int, default=2_000,
-                   help="bootstrap replicates for P(X > Y) (default: %(default)s)")
-    p.add_argument("--confidence", type=float, default=0.95,
-                   help="confidence level (default: %(default)s)")
-    p.add_argument("--method", choices=METHODS, default="percentile",
-                   help="interval method (default: %(default)s)")
+    p.add_argument(
+        "scores",
+        nargs="+",
+        metavar="SCORES",
+        help="score files (.csv, .tsv, .parquet, .json, .nc) or directories",
+    )
+    p.add_argument(
+        "--metrics",
+        default=",".join(DEFAULT_METRICS),
+        help="comma-separated metrics (default: %(default)s)",
+    )
+    p.add_argument(
+        "--reps",
+        type=int,
+        default=50_000,
+        help="bootstrap replicates for the metrics (default: %(default)s)",
+    )
+    p.add_argument(
+        "--poi-reps",
+        type=int,
+        default=2_000,
+        help="bootstrap replicates for P(X > Y) (default: %(default)s)",
+    )
+    p.add_argument(
+        "--confidence", type=float, default=0.95, help="confidence level (default: %(default)s)"
+    )
+    p.add_argument(
+        "--method",
+        choices=METHODS,
+        default="percentile",
+        help="interval method (default: %(default)s)",
+    )
     p.add_argument("--seed", type=int, default=0, help="random seed (default: %(default)s)")
-    p.add_argument("--compare", action="extend", nargs="+", default=[], metavar="X:Y",
-                   help="pairs of algorithms for P(X > Y)")
-    p.add_argument("--nan", choices=NAN_POLICIES, default="error",
-                   help="NaN scores: fail naming the cell, or drop them as absent runs "
-                        "with a warning (default: %(default)s)")
-    p.add_argument("--references", metavar="FILE", default="",
-                   help="table with columns task, random, reference: normalize the scores to "
-                        "(raw - random) / (reference - random) first")
-    p.add_argument("--task-bootstrap", action="store_true",
-                   help="resample tasks as well as runs")
-    p.add_argument("--format", choices=("json", "table"), default="json",
-                   help="output format (default: %(default)s)")
+    p.add_argument(
+        "--compare",
+        action="extend",
+        nargs="+",
+        default=[],
+        metavar="X:Y",
+        help="pairs of algorithms for P(X > Y)",
+    )
+    p.add_argument(
+        "--nan",
+        choices=NAN_POLICIES,
+        default="error",
+        help="NaN scores: fail naming the cell, or drop them as absent runs "
+        "with a warning (default: %(default)s)",
+    )
+    p.add_argument(
+        "--references",
+        metavar="FILE",
+        default="",
+        help="table with columns task, random, reference: normalize the scores to "
+        "(raw - random) / (reference - random) first",
+    )
+    p.add_argument("--task-bootstrap", action="store_true", help="resample tasks as well as runs")
+    p.add_argument(
+        "--format",
+        choices=("json", "table"),
+        default="json",
+        help="output format (default: %(default)s)",
+    )
     p.set_defaults(func=run)
     return p
 
@@ -111,20 +148,30 @@ def _compute(args: argparse.Namespace) -> dict:
     for pair in args.compare:
         x, sep, y = pair.partition(":")
         if sep and x.strip() and x.strip() == y.strip():
-            raise InputError(f"--compare {pair}: compares {x.strip()!r} with itself "
-                             "(P(X > X) is 0.5 by definition); give two algorithms X:Y")
+            raise InputError(
+                f"--compare {pair}: compares {x.strip()!r} with itself "
+                "(P(X > X) is 0.5 by definition); give two algorithms X:Y"
+            )
     size = _input_bytes(args.scores)
     if size > BIG_INPUT:
-        print(f"scalinglab intervals: reading {size / 2**20:,.0f} MiB of scores ...",
-              file=sys.stderr, flush=True)
+        print(
+            f"scalinglab intervals: reading {size / 2**20:,.0f} MiB of scores ...",
+            file=sys.stderr,
+            flush=True,
+        )
     scores = load_scores(args.scores, nan=args.nan)
     if args.references:
         random, reference = load_references(args.references)
         scores = normalize(scores, random=random, reference=reference)
     rng_metrics, rng_poi = np.random.default_rng(args.seed).spawn(2)
     ds = interval_estimates(
-        scores, metrics=names, reps=args.reps, level=args.confidence, method=args.method,
-        rng=rng_metrics, task_bootstrap=args.task_bootstrap,
+        scores,
+        metrics=names,
+        reps=args.reps,
+        level=args.confidence,
+        method=args.method,
+        rng=rng_metrics,
+        task_bootstrap=args.task_bootstrap,
     )
     out = {
         "confidence": args.confidence,
@@ -135,8 +182,10 @@ def _compute(args: argparse.Namespace) -> dict:
             str(alg): {
                 m: {
                     "point": json_number(ds.point.sel(algorithm=alg, metric=m).item()),
-                    "ci": [json_number(ds.lo.sel(algorithm=alg, metric=m).item()),
-                           json_number(ds.hi.sel(algorithm=alg, metric=m).item())],
+                    "ci": [
+                        json_number(ds.lo.sel(algorithm=alg, metric=m).item()),
+                        json_number(ds.hi.sel(algorithm=alg, metric=m).item()),
+                    ],
                 }
                 for m in names
             }
@@ -162,8 +211,11 @@ def _f(x: float | None) -> str:
 
 def _table(result: dict) -> str:
     level = f"{100 * result['confidence']:g}%"
-    lines = [f"{result['method']} {level} CIs, {result['reps']} bootstrap replicates, "
-             f"seed {result['seed']}", ""]
+    lines = [
+        f"{result['method']} {level} CIs, {result['reps']} bootstrap replicates, "
+        f"seed {result['seed']}",
+        "",
+    ]
     width = max(len("algorithm"), *(len(a) for a in result["metrics"]))
     lines.append(f"{'algorithm':<{width}}  {'metric':<15} {'point':>10}  {'CI':<24}")
     for alg, metrics in result["metrics"].items():

@@ -37,19 +37,26 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--format", choices=FORMATS, default="table")
     sub = p.add_subparsers(dest="reports_cmd", metavar="{diff,prune}")
-    d = sub.add_parser("diff", help="which verdicts and findings moved between two versions",
-                       description="Compare the findings and claim verdicts of two runs: delta "
-                       "and delta relative to the CI half-width; 'moved' when |delta| exceeds "
-                       "it. With one argument (a study, study/variant or run), compare it with "
-                       "the most recent earlier version whose findings differ.")
-    d.add_argument("runs", metavar="RUN", nargs="+",
-                   help="STUDY[/VARIANT] or RUN_B, or RUN_A RUN_B")
+    d = sub.add_parser(
+        "diff",
+        help="which verdicts and findings moved between two versions",
+        description="Compare the findings and claim verdicts of two runs: delta "
+        "and delta relative to the CI half-width; 'moved' when |delta| exceeds "
+        "it. With one argument (a study, study/variant or run), compare it with "
+        "the most recent earlier version whose findings differ.",
+    )
+    d.add_argument(
+        "runs", metavar="RUN", nargs="+", help="STUDY[/VARIANT] or RUN_B, or RUN_A RUN_B"
+    )
     d.add_argument("--format", dest="diff_format", choices=FORMATS, default=None)
-    pr = sub.add_parser("prune", help="drop old runs' HTML, keep their findings",
-                        description="Remove report.html, report-code.html and the executed "
-                        "notebook of all but the newest N runs per study and variant (never "
-                        "latest); results.json and manifest.json stay, and the index is "
-                        "rewritten.")
+    pr = sub.add_parser(
+        "prune",
+        help="drop old runs' HTML, keep their findings",
+        description="Remove report.html, report-code.html and the executed "
+        "notebook of all but the newest N runs per study and variant (never "
+        "latest); results.json and manifest.json stay, and the index is "
+        "rewritten.",
+    )
     pr.add_argument("--keep", type=int, default=1, help="runs kept whole (default: %(default)s)")
     p.set_defaults(func=main)
 
@@ -68,8 +75,10 @@ def main(args: argparse.Namespace) -> int:
             raise StudyError(f"--keep must be >= 1 (the newest run stays whole), got {args.keep}")
         removed = prune_html(keep=args.keep)
         index.write_index()
-        print(f"removed {len(removed)} files (HTML and notebooks of older runs); "
-              "findings and manifests kept; index rewritten")
+        print(
+            f"removed {len(removed)} files (HTML and notebooks of older runs); "
+            "findings and manifests kept; index rewritten"
+        )
         return 0
     html_path, json_path, idx = index.write_index()
     if args.format == "json":
@@ -96,9 +105,12 @@ def _diff(args: argparse.Namespace) -> int:
             print(f"{args.runs[0]}: no earlier good version to compare with")
             return 0
         d = diff_runs(run_a, run_b)
-        d["note"] = (f"compared with the latest earlier version whose findings differ; "
-                     f"{skipped} identical version(s) in between skipped" if skipped
-                     else "compared with the previous version")
+        d["note"] = (
+            f"compared with the latest earlier version whose findings differ; "
+            f"{skipped} identical version(s) in between skipped"
+            if skipped
+            else "compared with the previous version"
+        )
     if (args.diff_format or args.format) == "json":
         print(json.dumps(json_safe(d), indent=2))
     else:

@@ -27,28 +27,62 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "reports/STUDY/VARIANT/RUN_ID/, or every study with --all.",
     )
     p.add_argument("study", nargs="?", help="study name (notebooks/STUDY.py)")
-    p.add_argument("-p", "--param", nargs=2, action="append", default=[],
-                   metavar=("NAME", "VALUE"), help="override a parameter (repeatable)")
-    p.add_argument("--variant", default=None,
-                   help="named parameter set from the study header (default, tiny, ...); "
-                        "with --all and no --variant: every variant each study lists under "
-                        "'reports' in its header (default, and the papers' own data)")
-    p.add_argument("--timeout", type=float, default=None, metavar="S",
-                   help="fail the run when one cell runs longer than S seconds")
-    p.add_argument("--force", action="store_true",
-                   help="run even if the latest good run has the same cache key")
+    p.add_argument(
+        "-p",
+        "--param",
+        nargs=2,
+        action="append",
+        default=[],
+        metavar=("NAME", "VALUE"),
+        help="override a parameter (repeatable)",
+    )
+    p.add_argument(
+        "--variant",
+        default=None,
+        help="named parameter set from the study header (default, tiny, ...); "
+        "with --all and no --variant: every variant each study lists under "
+        "'reports' in its header (default, and the papers' own data)",
+    )
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        metavar="S",
+        help="fail the run when one cell runs longer than S seconds",
+    )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="run even if the latest good run has the same cache key",
+    )
     p.add_argument("--all", action="store_true", help="run every study (in parallel, Dask)")
-    p.add_argument("--include-drafts", action="store_true",
-                   help="with --all: also run studies marked draft (no committed small "
-                        "results yet: their sweep runs first, which can take long)")
-    p.add_argument("--scheduler", default="", metavar="ADDR",
-                   help="with --all: Dask scheduler address (default $SCALINGLAB_SCHEDULER, "
-                   "else a LocalCluster; 'sync' = one after another in this process)")
-    p.add_argument("--workers", type=int, default=None, metavar="N",
-                   help="with --all: LocalCluster worker processes")
-    p.add_argument("-q", "--quiet", action="store_true",
-                   help="no progress on stderr (shown by default in a terminal: cells done, "
-                        "the experiment's own bar with its ETA)")
+    p.add_argument(
+        "--include-drafts",
+        action="store_true",
+        help="with --all: also run studies marked draft (no committed small "
+        "results yet: their sweep runs first, which can take long)",
+    )
+    p.add_argument(
+        "--scheduler",
+        default="",
+        metavar="ADDR",
+        help="with --all: Dask scheduler address (default $SCALINGLAB_SCHEDULER, "
+        "else a LocalCluster; 'sync' = one after another in this process)",
+    )
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        metavar="N",
+        help="with --all: LocalCluster worker processes",
+    )
+    p.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="no progress on stderr (shown by default in a terminal: cells done, "
+        "the experiment's own bar with its ETA)",
+    )
     p.add_argument("--list", action="store_true", help="list studies, variants and parameters")
     p.add_argument("--help-params", action="store_true", help="list STUDY's parameters")
     p.set_defaults(func=main)
@@ -119,9 +153,15 @@ def _run_one(args: argparse.Namespace, overrides: list) -> int:
     from scalinglab.runner.store import RunStatus
     from scalinglab.runner.text import findings_text
 
-    res = run_study(args.study, variant=args.variant, overrides=overrides,
-                    cell_timeout=args.timeout, force=args.force, command=_command(args),
-                    progress=not args.quiet and sys.stderr.isatty())
+    res = run_study(
+        args.study,
+        variant=args.variant,
+        overrides=overrides,
+        cell_timeout=args.timeout,
+        force=args.force,
+        command=_command(args),
+        progress=not args.quiet and sys.stderr.isatty(),
+    )
     if res.status == RunStatus.UP_TO_DATE:
         print(f"up to date: {res.run_dir} (same cache key; --force to run again)")
     else:
@@ -154,21 +194,31 @@ def _run_all(args: argparse.Namespace, overrides: list) -> int:
     from scalinglab.runner.batch import run_all
     from scalinglab.runner.store import RunStatus
 
-    batches = ([(args.variant, None)] if args.variant is not None
-               else _report_batches(args.include_drafts))
+    batches = (
+        [(args.variant, None)] if args.variant is not None else _report_batches(args.include_drafts)
+    )
     ok = True
     for variant, studies in batches:
-        batch = run_all(studies=studies, variant=variant, overrides=overrides,
-                        scheduler=args.scheduler, force=args.force, cell_timeout=args.timeout,
-                        command=_command(args), n_workers=args.workers,
-                        include_drafts=args.include_drafts)
+        batch = run_all(
+            studies=studies,
+            variant=variant,
+            overrides=overrides,
+            scheduler=args.scheduler,
+            force=args.force,
+            cell_timeout=args.timeout,
+            command=_command(args),
+            n_workers=args.workers,
+            include_drafts=args.include_drafts,
+        )
         for r in batch.results:
             if r.status == RunStatus.UP_TO_DATE:
                 print(f"{r.study}/{r.variant}: up to date ({r.run_id})")
         print(batch.summary())
         ok = ok and batch.ok
         if batch.interrupted:
-            print("scalinglab run: interrupted; unfinished studies are recorded as "
-                  "'interrupted'", file=sys.stderr)
+            print(
+                "scalinglab run: interrupted; unfinished studies are recorded as 'interrupted'",
+                file=sys.stderr,
+            )
             return 130
     return 0 if ok else 1

@@ -38,18 +38,36 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         description=__doc__.split("\n\n")[0] + "\n\n" + __doc__.split("\n\n")[1],
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("data", metavar="DATA",
-                   help="table: optimizer, model_size, data_multiple, loss [, seed]")
-    p.add_argument("--baseline", default="adamw",
-                   help="baseline optimizer whose L(D) is fitted (default: %(default)s)")
-    p.add_argument("--bootstrap", type=int, default=1000, metavar="N",
-                   help="bootstrap replicates over seeds for CIs (default %(default)s; 0: none)")
+    p.add_argument(
+        "data", metavar="DATA", help="table: optimizer, model_size, data_multiple, loss [, seed]"
+    )
+    p.add_argument(
+        "--baseline",
+        default="adamw",
+        help="baseline optimizer whose L(D) is fitted (default: %(default)s)",
+    )
+    p.add_argument(
+        "--bootstrap",
+        type=int,
+        default=1000,
+        metavar="N",
+        help="bootstrap replicates over seeds for CIs (default %(default)s; 0: none)",
+    )
     p.add_argument("--level", type=float, default=0.95, help="CI level (default %(default)s)")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default %(default)s)")
-    p.add_argument("--min-points", type=int, default=3, metavar="K",
-                   help="distinct baseline multiples a size needs (default %(default)s)")
-    p.add_argument("--objective", choices=("ls", "huber"), default="ls",
-                   help="baseline fit objective (default: %(default)s)")
+    p.add_argument(
+        "--min-points",
+        type=int,
+        default=3,
+        metavar="K",
+        help="distinct baseline multiples a size needs (default %(default)s)",
+    )
+    p.add_argument(
+        "--objective",
+        choices=("ls", "huber"),
+        default="ls",
+        help="baseline fit objective (default: %(default)s)",
+    )
     p.add_argument("--format", choices=("json", "table"), default="json")
     p.set_defaults(func=run)
     return p
@@ -57,27 +75,45 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 def _dumps(obj: dict) -> str:
     text = json.dumps(obj, indent=2)
-    return re.sub(r"\[\s+([^\[\]{}]*?)\s+\]",
-                  lambda m: "[" + ", ".join(s.strip() for s in m.group(1).split(",")) + "]", text)
+    return re.sub(
+        r"\[\s+([^\[\]{}]*?)\s+\]",
+        lambda m: "[" + ", ".join(s.strip() for s in m.group(1).split(",")) + "]",
+        text,
+    )
 
 
 def _require_some_speedup(out: dict, args: argparse.Namespace) -> None:
     """Fail (exit 2) when no speedup could be computed at all, saying why; a partly null
     result still prints, with its reasons in ``warnings``."""
-    values = [v for opt, per_size in out["speedup"].items() if opt != args.baseline
-              for per_mult in per_size.values() for v in per_mult.values()]
+    values = [
+        v
+        for opt, per_size in out["speedup"].items()
+        if opt != args.baseline
+        for per_mult in per_size.values()
+        for v in per_mult.values()
+    ]
     if any(v is not None for v in values):
         return
     fits = out.get("baseline_fits", {})
-    failed = {size: f.get("reason") or f.get("status") for size, f in fits.items()
-              if f.get("status") != "ok"}
+    failed = {
+        size: f.get("reason") or f.get("status")
+        for size, f in fits.items()
+        if f.get("status") != "ok"
+    }
     if fits and len(failed) == len(fits):
         why = "; ".join(f"size {k}: {v}" for k, v in failed.items())
-        raise InputError(f"no speedup computed: the baseline {args.baseline!r} could not be "
-                         f"fitted at any model size (--min-points {args.min_points}: {why})",
-                         file=args.data)
-    reason = (out.get("warnings") or ["every optimizer's loss is at or below the baseline's "
-                                      "asymptote, or no optimizer other than the baseline"])[0]
+        raise InputError(
+            f"no speedup computed: the baseline {args.baseline!r} could not be "
+            f"fitted at any model size (--min-points {args.min_points}: {why})",
+            file=args.data,
+        )
+    reason = (
+        out.get("warnings")
+        or [
+            "every optimizer's loss is at or below the baseline's "
+            "asymptote, or no optimizer other than the baseline"
+        ]
+    )[0]
     raise InputError(f"no speedup computed: {reason}", file=args.data)
 
 
@@ -90,14 +126,22 @@ def run(args: argparse.Namespace) -> int:
     if not 0 < args.level < 1:
         raise InputError(f"--level must be in (0, 1), got {args.level}")
     if args.min_points < 3:
-        raise InputError(f"--min-points must be >= 3 (the law has 3 parameters), "
-                         f"got {args.min_points}")
+        raise InputError(
+            f"--min-points must be >= 3 (the law has 3 parameters), got {args.min_points}"
+        )
     if args.seed < 0:
         raise InputError(f"--seed must be >= 0, got {args.seed}")
     table = load_loss_table(args.data)
-    result = compute_speedups(table, baseline=args.baseline, bootstrap=args.bootstrap,
-                              level=args.level, seed=args.seed, min_points=args.min_points,
-                              objective=args.objective, source=args.data)
+    result = compute_speedups(
+        table,
+        baseline=args.baseline,
+        bootstrap=args.bootstrap,
+        level=args.level,
+        seed=args.seed,
+        min_points=args.min_points,
+        objective=args.objective,
+        source=args.data,
+    )
     out = result.to_dict()
     _require_some_speedup(out, args)
     for w in out.get("warnings") or []:

@@ -27,8 +27,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "cells, parameters, inputs, library, lock) and say why the stale ones are stale.",
     )
     p.add_argument("studies", nargs="*", metavar="STUDY", help="studies (default: all)")
-    p.add_argument("--variant", action="append", default=None, metavar="V",
-                   help="only this variant (repeatable; default: every variant)")
+    p.add_argument(
+        "--variant",
+        action="append",
+        default=None,
+        metavar="V",
+        help="only this variant (repeatable; default: every variant)",
+    )
     p.add_argument("--format", choices=("table", "json"), default="table")
     p.set_defaults(func=main)
 
@@ -42,10 +47,15 @@ def main(args: argparse.Namespace) -> int:
     states = status_all(studies=args.studies or None, variants=args.variant)
     leftovers = unfinished_runs()
     if args.format == "json":
-        print(json.dumps({
-            "studies": [s.to_json() for s in states],
-            "unfinished": [{"run": ref.key, "state": state} for ref, state in leftovers],
-        }, indent=2))
+        print(
+            json.dumps(
+                {
+                    "studies": [s.to_json() for s in states],
+                    "unfinished": [{"run": ref.key, "state": state} for ref, state in leftovers],
+                },
+                indent=2,
+            )
+        )
         return 0
     rows = []
     for s in states:

@@ -24,10 +24,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         description="Re-run RUN's study with the parameters in its manifest (into a temporary "
         "folder) and compare every finding exactly.",
     )
-    p.add_argument("run", metavar="RUN",
-                   help="run folder, study/variant/run_id (or .../latest), or run-id prefix")
-    p.add_argument("--timeout", type=float, default=None, metavar="S",
-                   help="per-cell timeout in seconds")
+    p.add_argument(
+        "run",
+        metavar="RUN",
+        help="run folder, study/variant/run_id (or .../latest), or run-id prefix",
+    )
+    p.add_argument(
+        "--timeout", type=float, default=None, metavar="S", help="per-cell timeout in seconds"
+    )
     p.add_argument("--format", choices=("table", "json"), default="table")
     p.set_defaults(func=main)
 
@@ -38,8 +42,11 @@ def main(args: argparse.Namespace) -> int:
     from scalinglab.textfmt import json_safe
 
     run_dir = resolve_run(args.run)
-    res = verify_run(run_dir, cell_timeout=args.timeout,
-                     command=shlex.join(getattr(args, "argv", None) or sys.argv))
+    res = verify_run(
+        run_dir,
+        cell_timeout=args.timeout,
+        command=shlex.join(getattr(args, "argv", None) or sys.argv),
+    )
     if args.format == "json":
         print(json.dumps(json_safe(res.to_json()), indent=2))
     else:

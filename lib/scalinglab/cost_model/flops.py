@@ -95,7 +95,8 @@ def gemm_intensity(
 ) -> float | np.ndarray:
     """Arithmetic intensity of a GEMM at minimum traffic, in FLOP per byte."""
     return scalar_or_array(
-        np.asarray(gemm_flops(m, n, k)) / np.asarray(gemm_min_bytes(m, n, k, dtype_bytes=dtype_bytes))
+        np.asarray(gemm_flops(m, n, k))
+        / np.asarray(gemm_min_bytes(m, n, k, dtype_bytes=dtype_bytes))
     )
 
 

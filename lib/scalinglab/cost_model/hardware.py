@@ -35,20 +35,34 @@ from scalinglab.paths import data_dir
 #: Ada Lovelace architecture whitepaper (RTX 4090; tensor rates with FP32 accumulate).
 PUBLISHED: dict[str, dict[str, Any]] = {
     "H100 SXM": {
-        "peak_flop_per_s": {"float32": 67e12, "tf32": 494.7e12, "bfloat16": 989.4e12,
-                            "float16": 989.4e12, "fp8": 1978.9e12},
+        "peak_flop_per_s": {
+            "float32": 67e12,
+            "tf32": 494.7e12,
+            "bfloat16": 989.4e12,
+            "float16": 989.4e12,
+            "fp8": 1978.9e12,
+        },
         "mem_bytes_per_s": 3.35e12,
         "source": "NVIDIA H100 Tensor Core GPU datasheet (SXM5, dense)",
     },
     "H200 SXM": {
-        "peak_flop_per_s": {"float32": 67e12, "tf32": 494.7e12, "bfloat16": 989.4e12,
-                            "float16": 989.4e12, "fp8": 1978.9e12},
+        "peak_flop_per_s": {
+            "float32": 67e12,
+            "tf32": 494.7e12,
+            "bfloat16": 989.4e12,
+            "float16": 989.4e12,
+            "fp8": 1978.9e12,
+        },
         "mem_bytes_per_s": 4.8e12,
         "source": "NVIDIA H200 Tensor Core GPU datasheet (SXM, dense)",
     },
     "A100 SXM 80GB": {
-        "peak_flop_per_s": {"float32": 19.5e12, "tf32": 156e12, "bfloat16": 312e12,
-                            "float16": 312e12},
+        "peak_flop_per_s": {
+            "float32": 19.5e12,
+            "tf32": 156e12,
+            "bfloat16": 312e12,
+            "float16": 312e12,
+        },
         "mem_bytes_per_s": 2.039e12,
         "source": "NVIDIA A100 Tensor Core GPU datasheet (SXM 80GB, dense)",
     },
@@ -137,8 +151,11 @@ def named_device(name: str, *, dtype: str = "bfloat16") -> HardwareRecord:
     if dtype not in peaks:
         raise KeyError(f"{name}: no published peak for {dtype!r}; known: {sorted(peaks)}")
     return HardwareRecord(
-        name=name, peak_flop_per_s=float(peaks[dtype]),
-        mem_bytes_per_s=float(spec["mem_bytes_per_s"]), dtype=dtype, source="published",
+        name=name,
+        peak_flop_per_s=float(peaks[dtype]),
+        mem_bytes_per_s=float(spec["mem_bytes_per_s"]),
+        dtype=dtype,
+        source="published",
         provenance={"source": spec["source"]},
     )
 

@@ -75,14 +75,19 @@ def generation_flops(
     float or numpy.ndarray
         FLOPs.
     """
-    flops = (2.0 * check_positive("n_params", n_params)
-             * check_positive("gen_len", gen_len, allow_zero=True))
+    flops = (
+        2.0
+        * check_positive("n_params", n_params)
+        * check_positive("gen_len", gen_len, allow_zero=True)
+    )
     if (n_layer is None) != (d_attn is None):
         raise ValueError("the attention term needs both n_layer and d_attn")
     if n_layer is not None:
         ctx = np.asarray(attention_context_sum(prompt_len, gen_len))
-        flops = (flops + 4.0 * check_positive("n_layer", n_layer)
-                 * check_positive("d_attn", d_attn) * ctx)
+        flops = (
+            flops
+            + 4.0 * check_positive("n_layer", n_layer) * check_positive("d_attn", d_attn) * ctx
+        )
     return scalar_or_array(flops)
 
 
@@ -136,8 +141,9 @@ def generation_kv_read_bytes(
     """
     ctx = np.asarray(attention_context_sum(prompt_len, gen_len))
     per_position = np.asarray(
-        kv_cache_bytes(n_layer, 1, n_kv_heads=n_kv_heads, head_dim=head_dim,
-                       dtype_bytes=dtype_bytes)
+        kv_cache_bytes(
+            n_layer, 1, n_kv_heads=n_kv_heads, head_dim=head_dim, dtype_bytes=dtype_bytes
+        )
     )
     return scalar_or_array(per_position * ctx)
 
@@ -221,5 +227,6 @@ def kinetics_cost(
     memory = float(kv_dtype_bytes) * (2.0 * lin + samples * lout) * lout * width_kv
     if include_param_bytes:
         memory = memory + float(kv_dtype_bytes) * n * lout
-    return KineticsCost(scalar_or_array(compute), scalar_or_array(memory),
-                        float(intensity_flop_per_byte))
+    return KineticsCost(
+        scalar_or_array(compute), scalar_or_array(memory), float(intensity_flop_per_byte)
+    )

@@ -36,7 +36,9 @@ def attainable_flop_per_s(intensity: ArrayLike, hw: HardwareRecord) -> float | n
     return scalar_or_array(np.minimum(hw.peak_flop_per_s, i * hw.mem_bytes_per_s))
 
 
-def roofline_seconds(flops: ArrayLike, bytes_moved: ArrayLike, hw: HardwareRecord) -> float | np.ndarray:
+def roofline_seconds(
+    flops: ArrayLike, bytes_moved: ArrayLike, hw: HardwareRecord
+) -> float | np.ndarray:
     """Lower bound on run time: ``max(flops / peak_flop_per_s, bytes_moved / mem_bytes_per_s)``.
 
     Parameters

@@ -64,12 +64,18 @@ def sparse_ffn_flops(
         FLOPs.
     """
     b = check_positive("batch", batch)
-    frac = union_activation_ratio(activation_ratio, b) if union else np.asarray(
-        union_activation_ratio(activation_ratio, 1)
+    frac = (
+        union_activation_ratio(activation_ratio, b)
+        if union
+        else np.asarray(union_activation_ratio(activation_ratio, 1))
     )
     return scalar_or_array(
-        2.0 * float(n_matrices) * check_positive("d_model", d_model) * check_positive("d_ff", d_ff)
-        * np.asarray(frac) * b
+        2.0
+        * float(n_matrices)
+        * check_positive("d_model", d_model)
+        * check_positive("d_ff", d_ff)
+        * np.asarray(frac)
+        * b
     )
 
 
@@ -119,8 +125,9 @@ def sparse_ffn_speedup(
     )
     sparse = roofline_seconds(
         sparse_ffn_flops(d_model, d_ff, activation_ratio=activation_ratio, **kw),
-        sparse_ffn_bytes(d_model, d_ff, activation_ratio=activation_ratio,
-                         dtype_bytes=dtype_bytes, **kw),
+        sparse_ffn_bytes(
+            d_model, d_ff, activation_ratio=activation_ratio, dtype_bytes=dtype_bytes, **kw
+        ),
         hw,
     )
     return scalar_or_array(np.asarray(dense) / np.asarray(sparse))

@@ -37,8 +37,15 @@ from numpy.typing import ArrayLike
 from scalinglab.cost_model.flops import check_positive
 
 #: Names of the counts :func:`tiled_gemm_counts` returns.
-COUNTS = ("calls", "threaded", "critical_flops", "critical_micro_calls", "critical_k_steps",
-          "pack_bytes", "tile_buffer_bytes")
+COUNTS = (
+    "calls",
+    "threaded",
+    "critical_flops",
+    "critical_micro_calls",
+    "critical_k_steps",
+    "pack_bytes",
+    "tile_buffer_bytes",
+)
 
 
 def _round_up(x: np.ndarray, block: int) -> np.ndarray:
@@ -46,8 +53,17 @@ def _round_up(x: np.ndarray, block: int) -> np.ndarray:
 
 
 def tiled_gemm_counts(
-    m: ArrayLike, n: ArrayLike, k: ArrayLike, tile_m: ArrayLike, tile_n: ArrayLike,
-    tile_k: ArrayLike, *, n_threads: int, mr: int, nr: int, parallel_min_flops: float = 0.0,
+    m: ArrayLike,
+    n: ArrayLike,
+    k: ArrayLike,
+    tile_m: ArrayLike,
+    tile_n: ArrayLike,
+    tile_k: ArrayLike,
+    *,
+    n_threads: int,
+    mr: int,
+    nr: int,
+    parallel_min_flops: float = 0.0,
     dtype_bytes: int = 4,
 ) -> dict[str, np.ndarray]:
     """Counts of :data:`COUNTS` for each (shape, tile) (module docstring).
@@ -71,8 +87,11 @@ def tiled_gemm_counts(
         One array per count, the broadcast shape of the inputs.
     """
     m, n, k = check_positive("m", m), check_positive("n", n), check_positive("k", k)
-    tm, tn, tk = check_positive("tile_m", tile_m), check_positive("tile_n", tile_n), check_positive(
-        "tile_k", tile_k)
+    tm, tn, tk = (
+        check_positive("tile_m", tile_m),
+        check_positive("tile_n", tile_n),
+        check_positive("tile_k", tile_k),
+    )
     if n_threads < 1 or mr < 1 or nr < 1:
         raise ValueError(f"n_threads, mr and nr must be >= 1, got {n_threads}, {mr}, {nr}")
     row_tiles, col_tiles, k_steps = np.ceil(m / tm), np.ceil(n / tn), np.ceil(k / tk)
@@ -95,4 +114,3 @@ def tiled_gemm_counts(
     }
     shape = np.broadcast_shapes(*(np.shape(v) for v in counts.values()))
     return {name: np.broadcast_to(v, shape).astype(float) for name, v in counts.items()}
-

@@ -51,8 +51,14 @@ from scalinglab.data.tables import (
 )
 from scalinglab.errors import InputError
 
-__all__ = ["NAN_POLICIES", "SUFFIXES", "load_references", "load_scores", "save_scores",
-           "scores_from_dict"]
+__all__ = [
+    "NAN_POLICIES",
+    "SUFFIXES",
+    "load_references",
+    "load_scores",
+    "save_scores",
+    "scores_from_dict",
+]
 
 NAN_POLICIES = ("error", "drop")
 _TABLE = {s for s, k in TABLE_SUFFIXES.items() if k != "netcdf"}
@@ -108,8 +114,9 @@ def _labels(df: pd.DataFrame, column: str, path: Path) -> pd.Series:
     raw = df[column]
     missing = raw.isna().to_numpy()
     if missing.any():
-        raise InputError("empty label", file=path, column=column,
-                         row=int(np.flatnonzero(missing)[0]) + 1)
+        raise InputError(
+            "empty label", file=path, column=column, row=int(np.flatnonzero(missing)[0]) + 1
+        )
     cat = raw.astype("category")
     names = [str(c) for c in cat.cat.categories]
     if len(set(names)) != len(names):  # e.g. 1 and "1": let str() merge them
@@ -122,12 +129,14 @@ def _constant(value: str, n: int) -> pd.Categorical:
 
 
 def _from_table(df: pd.DataFrame, path: Path, rows: np.ndarray | None) -> pd.DataFrame:
-    out = pd.DataFrame({
-        "algorithm": _labels(df, "algorithm", path),
-        "task": _labels(df, "task", path),
-        "run": _labels(df, "run", path),
-        "score": numeric_column(df, "score", file=path, allow_nan=True),
-    })
+    out = pd.DataFrame(
+        {
+            "algorithm": _labels(df, "algorithm", path),
+            "task": _labels(df, "task", path),
+            "run": _labels(df, "run", path),
+            "score": numeric_column(df, "score", file=path, allow_nan=True),
+        }
+    )
     if "step" in df.columns:
         out["step"] = numeric_column(df, "step", file=path)
     out["file"] = _constant(str(path), len(out))
@@ -139,14 +148,18 @@ def _read_json(path: Path) -> pd.DataFrame:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except UnicodeDecodeError as exc:
-        raise InputError(f"not a JSON text file (byte {exc.start} is not UTF-8); expected "
-                         "{task: [run scores]}", file=path) from None
+        raise InputError(
+            f"not a JSON text file (byte {exc.start} is not UTF-8); expected "
+            "{task: [run scores]}",
+            file=path,
+        ) from None
     except json.JSONDecodeError as exc:
         raise InputError(f"invalid JSON at line {exc.lineno}: {exc.msg}", file=path) from exc
     if not isinstance(data, dict):
         raise InputError(
             f"expected an object {{task: [run scores]}} (one file per algorithm), "
-            f"got {type(data).__name__}", file=path,
+            f"got {type(data).__name__}",
+            file=path,
         )
     if not data:
         raise InputError(f"no task in the file (algorithm {path.stem!r})", file=path)
@@ -155,7 +168,8 @@ def _read_json(path: Path) -> pd.DataFrame:
         if not isinstance(runs, list) or not runs:
             raise InputError(
                 f"algorithm {path.stem!r}, task {task!r}: expected a non-empty list of run "
-                f"scores, got {json.dumps(runs)[:60]}", file=path,
+                f"scores, got {json.dumps(runs)[:60]}",
+                file=path,
             )
         for i, value in enumerate(runs):
             if value is None:
@@ -163,7 +177,8 @@ def _read_json(path: Path) -> pd.DataFrame:
             if isinstance(value, bool) or not isinstance(value, int | float):
                 raise InputError(
                     f"algorithm {path.stem!r}, task {task!r}, run {i}: score is not a number: "
-                    f"{json.dumps(value)[:60]}", file=path,
+                    f"{json.dumps(value)[:60]}",
+                    file=path,
                 )
             records.append((path.stem, str(task), i, float(value)))
     df = pd.DataFrame(records, columns=_COLUMNS)
@@ -194,7 +209,8 @@ def _read_netcdf(path: Path) -> tuple[pd.DataFrame, bool]:
         raise InputError(
             f"variable {da.name!r} must have dims (algorithm, run, task[, step]), got "
             f"{tuple(da.dims)}; rename the dim that indexes seeds to 'run' and the one "
-            "that indexes tasks to 'task'", file=path,
+            "that indexes tasks to 'task'",
+            file=path,
         )
     if not np.issubdtype(da.dtype, np.number):
         raise InputError(f"variable {da.name!r} is not numeric (dtype {da.dtype})", file=path)
@@ -229,8 +245,10 @@ def _row(rec: pd.Series) -> int | None:
 def _raise_at(rec: pd.Series, message: str) -> None:
     row = _row(rec)
     raise InputError(
-        f"{_where(rec)}: {message}", file=rec["file"],
-        column=None if row is None else "score", row=row,
+        f"{_where(rec)}: {message}",
+        file=rec["file"],
+        column=None if row is None else "score",
+        row=row,
     )
 
 
@@ -245,16 +263,14 @@ def _select_step(df: pd.DataFrame, step: str) -> pd.DataFrame:
         warnings.warn(
             f"{lacking} run(s) have no score at their algorithm's last step and are "
             "treated as absent (use step='all' to keep every step)",
-            UserWarning, stacklevel=3,
+            UserWarning,
+            stacklevel=3,
         )
     return keep.drop(columns="step")
 
 
 def load_scores(
-    paths: str | Path | Sequence[str | Path],
-    *,
-    nan: str = "error",
-    step: str = "last",
+    paths: str | Path | Sequence[str | Path], *, nan: str = "error", step: str = "last"
 ) -> xr.DataArray:
     """Read score files into a ``(algorithm, run, task)`` DataArray.
 
@@ -316,12 +332,15 @@ def load_scores(
     if missing.any():
         first = df[missing].iloc[0]
         if nan == "error":
-            _raise_at(first, "score is NaN (use nan='drop' / --nan drop to treat NaN runs as absent)")
+            _raise_at(
+                first, "score is NaN (use nan='drop' / --nan drop to treat NaN runs as absent)"
+            )
         row = "" if _row(first) is None else f" (row {_row(first)})"
         warnings.warn(
             f"{int(missing.sum())} NaN score(s) dropped and treated as absent runs; first: "
             f"file {first['file']}, {_where(first)}{row}",
-            UserWarning, stacklevel=2,
+            UserWarning,
+            stacklevel=2,
         )
         df = df[~missing]
     keys = _KEYS + (["step"] if all(with_step) else [])
@@ -336,14 +355,19 @@ def load_scores(
         raise InputError(f"duplicate record for {_where(first)}: {places}")
     if all(with_step):
         df = _select_step(df, step)
-    return _assemble(df, sources=[str(p) for p in pd.unique(df["file"].astype(str))],
-                     nan=nan, dropped=int(missing.sum()))
+    return _assemble(
+        df,
+        sources=[str(p) for p in pd.unique(df["file"].astype(str))],
+        nan=nan,
+        dropped=int(missing.sum()),
+    )
 
 
 def _codes(values: pd.Series, *, sort: bool) -> tuple[np.ndarray, list]:
     """Integer codes of ``values`` and their labels (first-appearance order, or sorted)."""
-    labels = pd.unique(values.to_numpy() if not isinstance(values.dtype, pd.CategoricalDtype)
-                       else values)
+    labels = pd.unique(
+        values.to_numpy() if not isinstance(values.dtype, pd.CategoricalDtype) else values
+    )
     labels = [_label(v) for v in labels]
     if sort:
         labels = sorted(labels)
@@ -412,15 +436,19 @@ def load_references(path: str | Path) -> tuple[dict[str, float], dict[str, float
     seen: dict[str, int] = {}
     for i, task in enumerate(tasks):
         if task in seen:
-            raise InputError(f"task {task!r} repeats row {seen[task] + 1}", file=path,
-                             column="task", row=i + 1)
+            raise InputError(
+                f"task {task!r} repeats row {seen[task] + 1}", file=path, column="task", row=i + 1
+            )
         seen[task] = i
         if lo[i] == hi[i]:
-            raise InputError(f"random and reference scores of task {task!r} are equal "
-                             f"({float(lo[i])!r}): nothing to normalize by", file=path,
-                             column="reference", row=i + 1)
-    return (dict(zip(tasks, lo.tolist(), strict=True)),
-            dict(zip(tasks, hi.tolist(), strict=True)))
+            raise InputError(
+                f"random and reference scores of task {task!r} are equal "
+                f"({float(lo[i])!r}): nothing to normalize by",
+                file=path,
+                column="reference",
+                row=i + 1,
+            )
+    return (dict(zip(tasks, lo.tolist(), strict=True)), dict(zip(tasks, hi.tolist(), strict=True)))
 
 
 def save_scores(scores: xr.DataArray, path: str | Path) -> Path:
@@ -450,7 +478,9 @@ def scores_from_dict(
     arrays = {str(k): np.asarray(v, dtype=float) for k, v in score_dict.items()}
     for name, arr in arrays.items():
         if arr.ndim != 2:
-            raise InputError(f"algorithm {name!r}: expected a (runs, tasks) array, got shape {arr.shape}")
+            raise InputError(
+                f"algorithm {name!r}: expected a (runs, tasks) array, got shape {arr.shape}"
+            )
     n_tasks = {a.shape[1] for a in arrays.values()}
     if len(n_tasks) != 1:
         raise InputError(f"algorithms have different numbers of tasks: {sorted(n_tasks)}")
@@ -463,7 +493,8 @@ def scores_from_dict(
     for i, arr in enumerate(arrays.values()):
         out[i, : arr.shape[0]] = arr
     return xr.DataArray(
-        out, dims=("algorithm", "run", "task"),
+        out,
+        dims=("algorithm", "run", "task"),
         coords={"algorithm": list(arrays), "run": np.arange(runs), "task": labels},
         name="score",
     )

@@ -15,8 +15,15 @@ import pandas as pd
 
 from scalinglab.errors import InputError
 
-TABLE_SUFFIXES = {".csv": "csv", ".tsv": "tsv", ".parquet": "parquet", ".pq": "parquet",
-                  ".nc": "netcdf", ".nc4": "netcdf", ".netcdf": "netcdf"}
+TABLE_SUFFIXES = {
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".nc": "netcdf",
+    ".nc4": "netcdf",
+    ".netcdf": "netcdf",
+}
 
 
 def read_table(path: str | Path, *, required: Iterable[str] = ()) -> pd.DataFrame:
@@ -70,8 +77,7 @@ def require_columns(df: pd.DataFrame, columns: Iterable[str], *, file: str | Pat
     for col in columns:
         if col not in df.columns:
             raise InputError(
-                f"missing column; the table has {list(map(str, df.columns))}",
-                file=file, column=col,
+                f"missing column; the table has {list(map(str, df.columns))}", file=file, column=col
             )
 
 
@@ -110,7 +116,10 @@ def numeric_column(
         if nan.any():
             i = int(np.flatnonzero(nan)[0])
             raise InputError(
-                f"missing or non-finite value ({raw.iloc[i]!r})", file=file, column=column, row=i + 1
+                f"missing or non-finite value ({raw.iloc[i]!r})",
+                file=file,
+                column=column,
+                row=i + 1,
             )
     if positive:
         nonpos = values <= 0
@@ -118,7 +127,9 @@ def numeric_column(
             i = int(np.flatnonzero(nonpos)[0])
             raise InputError(
                 f"value {float(values[i])!r} must be > 0 ({why_positive})",
-                file=file, column=column, row=i + 1,
+                file=file,
+                column=column,
+                row=i + 1,
             )
     return values
 

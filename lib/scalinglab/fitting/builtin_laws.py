@@ -26,6 +26,7 @@ _TINY = 1e-12
 # [0, 1]), never the data's extremes: a hard bound such as "A >= max observed" would pin
 # the asymptote to one noisy evaluation and lend the fit precision it does not have.
 
+
 # --------------------------------------------------------------------------- chinchilla
 def _chin_terms(N, D, e, a, b, alpha, beta):
     """The three LSE terms, exponentiated after a shift, and the shift.
@@ -84,10 +85,21 @@ def _chin_linearize(p, x, y, groups):
     rest_d = y - p["E"] - p["A"] * N ** -p["alpha"]
     ok_n, ok_d = rest_n > 0, rest_d > 0
     return [
-        ("log(L - E - B/D^beta) ~ log N", np.log(N[ok_n]), np.log(rest_n[ok_n]),
-         {"slope": ("alpha", lambda q: -q["alpha"]), "intercept": ("A", lambda q: np.log(q["A"]))}),
-        ("log(L - E - A/N^alpha) ~ log D", np.log(D[ok_d]), np.log(rest_d[ok_d]),
-         {"slope": ("beta", lambda q: -q["beta"]), "intercept": ("B", lambda q: np.log(q["B"]))}),
+        (
+            "log(L - E - B/D^beta) ~ log N",
+            np.log(N[ok_n]),
+            np.log(rest_n[ok_n]),
+            {
+                "slope": ("alpha", lambda q: -q["alpha"]),
+                "intercept": ("A", lambda q: np.log(q["A"])),
+            },
+        ),
+        (
+            "log(L - E - A/N^alpha) ~ log D",
+            np.log(D[ok_d]),
+            np.log(rest_d[ok_d]),
+            {"slope": ("beta", lambda q: -q["beta"]), "intercept": ("B", lambda q: np.log(q["B"]))},
+        ),
     ]
 
 
@@ -95,14 +107,27 @@ CHINCHILLA = Law(
     name="chinchilla",
     formula="L = E + A / N^alpha + B / D^beta  (fitted as log L = LSE(a - alpha log N, b - beta log D, e))",
     x_names=("N", "D"),
-    params=(Param("E", transform="log", internal="e"), Param("A", transform="log", internal="a"),
-            Param("B", transform="log", internal="b"), Param("alpha"), Param("beta")),
-    fn=_chin_fn, jac=_chin_jac, space="log",
+    params=(
+        Param("E", transform="log", internal="e"),
+        Param("A", transform="log", internal="a"),
+        Param("B", transform="log", internal="b"),
+        Param("alpha"),
+        Param("beta"),
+    ),
+    fn=_chin_fn,
+    jac=_chin_jac,
+    space="log",
     # Epoch's grid: 5 * 6 * 6 * 5 * 5 = 4,500 starts.
-    init={"e": [-1.0, -0.5, 0.0, 0.5, 1.0], "a": [0.0, 5.0, 10.0, 15.0, 20.0, 25.0],
-          "b": [0.0, 5.0, 10.0, 15.0, 20.0, 25.0], "alpha": [0.0, 0.5, 1.0, 1.5, 2.0],
-          "beta": [0.0, 0.5, 1.0, 1.5, 2.0]},
-    objective="huber", x_positive=(True, True), linearize=_chin_linearize,
+    init={
+        "e": [-1.0, -0.5, 0.0, 0.5, 1.0],
+        "a": [0.0, 5.0, 10.0, 15.0, 20.0, 25.0],
+        "b": [0.0, 5.0, 10.0, 15.0, 20.0, 25.0],
+        "alpha": [0.0, 0.5, 1.0, 1.5, 2.0],
+        "beta": [0.0, 0.5, 1.0, 1.5, 2.0],
+    },
+    objective="huber",
+    x_positive=(True, True),
+    linearize=_chin_linearize,
     description="Chinchilla loss in model size N and tokens D (Epoch's procedure)",
 )
 
@@ -125,24 +150,41 @@ def _po_init(x, y, groups, n_groups):
     for alpha in (0.1, 0.25, 0.5, 1.0, 2.0):
         for frac in (0.0, 0.5, 0.9, 0.99):
             E = frac * max(ymin, 0.0)
-            rows.append([np.log(max(ymax - E, _TINY + 1e-3 * abs(ymax))) + alpha * lx_min, alpha, E])
+            rows.append(
+                [np.log(max(ymax - E, _TINY + 1e-3 * abs(ymax))) + alpha * lx_min, alpha, E]
+            )
     return np.array(rows)
 
 
 def _po_linearize(p, x, y, groups):
     ok = y > p["E"]
-    return [("log(y - E) ~ log x", np.log(x[ok, 0]), np.log(y[ok] - p["E"]),
-             {"slope": ("alpha", lambda q: -q["alpha"]),
-              "intercept": ("A", lambda q: np.log(q["A"]))})]
+    return [
+        (
+            "log(y - E) ~ log x",
+            np.log(x[ok, 0]),
+            np.log(y[ok] - p["E"]),
+            {
+                "slope": ("alpha", lambda q: -q["alpha"]),
+                "intercept": ("A", lambda q: np.log(q["A"])),
+            },
+        )
+    ]
 
 
 POWER_OFFSET = Law(
     name="power_offset",
     formula="L(x) = A * x^(-alpha) + E",
     x_names=("x",),
-    params=(Param("A", bounds=(0.0, None), transform="log"), Param("alpha", bounds=(0.0, 10.0)),
-            Param("E", bounds=(0.0, None))),
-    fn=_po_fn, jac=_po_jac, init=_po_init, objective="huber", x_positive=(True,),
+    params=(
+        Param("A", bounds=(0.0, None), transform="log"),
+        Param("alpha", bounds=(0.0, 10.0)),
+        Param("E", bounds=(0.0, None)),
+    ),
+    fn=_po_fn,
+    jac=_po_jac,
+    init=_po_init,
+    objective="huber",
+    x_positive=(True,),
     linearize=_po_linearize,
     description="power law with an irreducible term (optimizer-study speedups)",
 )
@@ -166,25 +208,42 @@ def _srl_init(x, y, groups, n_groups):
     ymax, ymin = float(np.max(y)), float(np.min(y))
     a_vals = [min(ymax + f * (1.0 - ymax), 1.0) for f in (0.05, 0.3, 0.7)]
     c_vals = list(np.quantile(lc, [0.1, 0.5, 0.9])) + [float(lc.max()) + 1.0]
-    return product_grid(A=a_vals, B=[0.5, 1.0, 2.0, 4.0], log_C_mid=c_vals,
-                        R0=[float(np.clip(ymin, 0.0, 1.0))])
+    return product_grid(
+        A=a_vals, B=[0.5, 1.0, 2.0, 4.0], log_C_mid=c_vals, R0=[float(np.clip(ymin, 0.0, 1.0))]
+    )
 
 
 def _srl_linearize(p, x, y, groups):
     frac = (y - p["R0"]) / (p["A"] - p["R0"])
     ok = (frac > 0) & (frac < 1)
-    return [("log((A - R0)/(R - R0) - 1) ~ log C", np.log(x[ok, 0]), np.log(1.0 / frac[ok] - 1.0),
-             {"slope": ("B", lambda q: -q["B"]),
-              "intercept": ("C_mid", lambda q: q["B"] * np.log(q["C_mid"]))})]
+    return [
+        (
+            "log((A - R0)/(R - R0) - 1) ~ log C",
+            np.log(x[ok, 0]),
+            np.log(1.0 / frac[ok] - 1.0),
+            {
+                "slope": ("B", lambda q: -q["B"]),
+                "intercept": ("C_mid", lambda q: q["B"] * np.log(q["C_mid"])),
+            },
+        )
+    ]
 
 
 SCALERL = Law(
     name="scalerl",
     formula="R(C) = R0 + (A - R0) / (1 + (C_mid / C)^B)",
     x_names=("C",),
-    params=(Param("A", bounds=(0.0, 1.0)), Param("B", bounds=(0.0, None)),
-            Param("C_mid", bounds=(0.0, None), transform="log"), Param("R0", bounds=(0.0, 1.0))),
-    fn=_srl_fn, jac=_srl_jac, init=_srl_init, objective="ls", x_positive=(True,),
+    params=(
+        Param("A", bounds=(0.0, 1.0)),
+        Param("B", bounds=(0.0, None)),
+        Param("C_mid", bounds=(0.0, None), transform="log"),
+        Param("R0", bounds=(0.0, 1.0)),
+    ),
+    fn=_srl_fn,
+    jac=_srl_jac,
+    init=_srl_init,
+    objective="ls",
+    x_positive=(True,),
     linearize=_srl_linearize,
     description="ScaleRL sigmoid in RL compute (fix R0 to the measured pre-RL value)",
 )
@@ -197,8 +256,11 @@ def _lkn_jac(N, X, Kmax, log_N0, E0, group):
     onehot = np.zeros((group.shape[0], E0.shape[1]))
     onehot[np.arange(group.shape[0]), group] = LN10
     val = -Kmax * sig * lX + LN10 * E0[:, group]
-    jac = {"Kmax": -sig * lX, "log_N0": Kmax * sig * (1.0 - sig) * lX,
-           "E0": np.broadcast_to(onehot, (val.shape[0], *onehot.shape))}
+    jac = {
+        "Kmax": -sig * lX,
+        "log_N0": Kmax * sig * (1.0 - sig) * lX,
+        "E0": np.broadcast_to(onehot, (val.shape[0], *onehot.shape)),
+    }
     return val, jac
 
 
@@ -213,7 +275,9 @@ def _lkn_init(x, y, groups, n_groups):
         for ln0 in np.quantile(lN, [0.0, 0.5, 1.0]):
             k = kmax * expit(lN - ln0)
             target = l10y + k * l10X
-            e0 = np.bincount(groups, target, n_groups) / np.maximum(np.bincount(groups, None, n_groups), 1)
+            e0 = np.bincount(groups, target, n_groups) / np.maximum(
+                np.bincount(groups, None, n_groups), 1
+            )
             rows.append([kmax, ln0, *e0])
     return np.array(rows)
 
@@ -222,9 +286,17 @@ def _lkn_linearize(p, x, y, groups):
     out = []
     for label, mask in groups.items():
         n_g = float(np.mean(x[mask, 0]))
-        out.append((f"log L ~ log X, group {label}", np.log(x[mask, 1]), np.log(y[mask]),
-                    {"slope": ("Kmax", lambda q, n_g=n_g: -q["Kmax"] * n_g / (n_g + q["N0"])),
-                     "intercept": (f"E0[{label}]", lambda q, label=label: LN10 * q[f"E0[{label}]"])}))
+        out.append(
+            (
+                f"log L ~ log X, group {label}",
+                np.log(x[mask, 1]),
+                np.log(y[mask]),
+                {
+                    "slope": ("Kmax", lambda q, n_g=n_g: -q["Kmax"] * n_g / (n_g + q["N0"])),
+                    "intercept": (f"E0[{label}]", lambda q, label=label: LN10 * q[f"E0[{label}]"]),
+                },
+            )
+        )
     return out
 
 
@@ -232,10 +304,19 @@ LOGLINEAR_KN = Law(
     name="loglinear_kn",
     formula="log10 L = -k(N) log10 X + E0(N),  k(N) = Kmax N / (N + N0)",
     x_names=("N", "X"),
-    params=(Param("Kmax", bounds=(0.0, None)), Param("N0", bounds=(0.0, None), transform="log"),
-            Param("E0", per_group=True)),
-    fn=_lkn_fn, jac=_lkn_jac, space="log", init=_lkn_init, objective="huber",
-    x_positive=(True, True), group_by_x=0, linearize=_lkn_linearize,
+    params=(
+        Param("Kmax", bounds=(0.0, None)),
+        Param("N0", bounds=(0.0, None), transform="log"),
+        Param("E0", per_group=True),
+    ),
+    fn=_lkn_fn,
+    jac=_lkn_jac,
+    space="log",
+    init=_lkn_init,
+    objective="huber",
+    x_positive=(True, True),
+    group_by_x=0,
+    linearize=_lkn_linearize,
     description="RL post-training: L = 1 - pass@1 vs compute/data X, one E0 per group (model size)",
 )
 
@@ -244,8 +325,11 @@ LOGLINEAR_KN = Law(
 def _exps_jac(t, R0, Rmax, log_lam):
     lam = np.exp(log_lam)
     q = np.exp(-lam * t)
-    return R0 + (Rmax - R0) * (1.0 - q), {"R0": q, "Rmax": 1.0 - q,
-                                           "log_lam": (Rmax - R0) * q * t * lam}
+    return R0 + (Rmax - R0) * (1.0 - q), {
+        "R0": q,
+        "Rmax": 1.0 - q,
+        "log_lam": (Rmax - R0) * q * t * lam,
+    }
 
 
 def _exps_fn(t, R0, Rmax, log_lam):
@@ -259,8 +343,11 @@ def _span(v: np.ndarray) -> float:
 def _exps_init(x, y, groups, n_groups):
     t = x[:, 0]
     ymax = float(np.max(y))
-    return product_grid(R0=[float(y[np.argmin(t)])], Rmax=[ymax, ymax + 0.5 * _span(y)],
-                        log_lam=np.log(np.array([0.3, 1.0, 3.0, 10.0]) / _span(t)))
+    return product_grid(
+        R0=[float(y[np.argmin(t)])],
+        Rmax=[ymax, ymax + 0.5 * _span(y)],
+        log_lam=np.log(np.array([0.3, 1.0, 3.0, 10.0]) / _span(t)),
+    )
 
 
 EXP_SATURATION = Law(
@@ -268,7 +355,11 @@ EXP_SATURATION = Law(
     formula="R(t) = R0 + (Rmax - R0) (1 - exp(-lam t))",
     x_names=("t",),
     params=(Param("R0"), Param("Rmax"), Param("lam", bounds=(0.0, None), transform="log")),
-    fn=_exps_fn, jac=_exps_jac, init=_exps_init, objective="ls", x_positive=(False,),
+    fn=_exps_fn,
+    jac=_exps_jac,
+    init=_exps_init,
+    objective="ls",
+    x_positive=(False,),
     description="GRPO reward trajectory, exponential saturation (our parametrisation)",
 )
 
@@ -278,8 +369,12 @@ def _logi_jac(t, R0, Rmax, log_kappa, t0):
     kappa = np.exp(log_kappa)
     s = expit(kappa * (t - t0))
     ds = (Rmax - R0) * s * (1.0 - s)
-    return R0 + (Rmax - R0) * s, {"R0": 1.0 - s, "Rmax": s, "log_kappa": ds * (t - t0) * kappa,
-                                   "t0": -ds * kappa}
+    return R0 + (Rmax - R0) * s, {
+        "R0": 1.0 - s,
+        "Rmax": s,
+        "log_kappa": ds * (t - t0) * kappa,
+        "t0": -ds * kappa,
+    }
 
 
 def _logi_fn(t, R0, Rmax, log_kappa, t0):
@@ -289,18 +384,29 @@ def _logi_fn(t, R0, Rmax, log_kappa, t0):
 def _logi_init(x, y, groups, n_groups):
     t = x[:, 0]
     ymax = float(np.max(y))
-    return product_grid(R0=[float(np.min(y))], Rmax=[ymax, ymax + 0.25 * _span(y)],
-                        log_kappa=np.log(np.array([2.0, 5.0, 10.0, 20.0]) / _span(t)),
-                        t0=np.quantile(t, [0.25, 0.5, 0.75]))
+    return product_grid(
+        R0=[float(np.min(y))],
+        Rmax=[ymax, ymax + 0.25 * _span(y)],
+        log_kappa=np.log(np.array([2.0, 5.0, 10.0, 20.0]) / _span(t)),
+        t0=np.quantile(t, [0.25, 0.5, 0.75]),
+    )
 
 
 LOGISTIC_PROGRESS = Law(
     name="logistic_progress",
     formula="R(t) = R0 + (Rmax - R0) / (1 + exp(-kappa (t - t0)))",
     x_names=("t",),
-    params=(Param("R0"), Param("Rmax"), Param("kappa", bounds=(0.0, None), transform="log"),
-            Param("t0")),
-    fn=_logi_fn, jac=_logi_jac, init=_logi_init, objective="ls", x_positive=(False,),
+    params=(
+        Param("R0"),
+        Param("Rmax"),
+        Param("kappa", bounds=(0.0, None), transform="log"),
+        Param("t0"),
+    ),
+    fn=_logi_fn,
+    jac=_logi_jac,
+    init=_logi_init,
+    objective="ls",
+    x_positive=(False,),
     description="GRPO reward trajectory, logistic in training progress (our parametrisation)",
 )
 
@@ -325,25 +431,43 @@ def _relu_init(x, y, groups, n_groups):
         for frac in (0.5, 0.9):
             A0 = frac * ymin
             for u in (0.3, 1.0, 3.0):
-                rows.append([alpha, np.log(max(ymed - A0, _TINY)) + u, np.log(u) - alpha * lD_med, A0])
+                rows.append(
+                    [alpha, np.log(max(ymed - A0, _TINY)) + u, np.log(u) - alpha * lD_med, A0]
+                )
     return np.array(rows)
 
 
 def _relu_linearize(p, x, y, groups):
     inner = p["b"] - np.log(np.clip(y - p["A0"], _TINY, None))
     ok = (y > p["A0"]) & (inner > 0)
-    return [("log(b - log(A - A0)) ~ log D", np.log(x[ok, 0]), np.log(inner[ok]),
-             {"slope": ("alpha", lambda q: q["alpha"]),
-              "intercept": ("c", lambda q: np.log(q["c"]))})]
+    return [
+        (
+            "log(b - log(A - A0)) ~ log D",
+            np.log(x[ok, 0]),
+            np.log(inner[ok]),
+            {
+                "slope": ("alpha", lambda q: q["alpha"]),
+                "intercept": ("c", lambda q: np.log(q["c"])),
+            },
+        )
+    ]
 
 
 RELU_SPARSITY = Law(
     name="relu_sparsity",
     formula="A(D) = exp(-c D^alpha + b) + A0",
     x_names=("D",),
-    params=(Param("alpha", bounds=(0.0, 3.0)), Param("b"),
-            Param("c", bounds=(0.0, None), transform="log"), Param("A0", bounds=(0.0, 1.0))),
-    fn=_relu_fn, jac=_relu_jac, init=_relu_init, objective="ls", x_positive=(True,),
+    params=(
+        Param("alpha", bounds=(0.0, 3.0)),
+        Param("b"),
+        Param("c", bounds=(0.0, None), transform="log"),
+        Param("A0", bounds=(0.0, 1.0)),
+    ),
+    fn=_relu_fn,
+    jac=_relu_jac,
+    init=_relu_init,
+    objective="ls",
+    x_positive=(True,),
     linearize=_relu_linearize,
     description="ReLU activation ratio decreasing to A0 with training tokens D",
 )
@@ -373,24 +497,45 @@ def _silu_init(x, y, groups, n_groups):
 
 def _silu_linearize(p, x, y, groups):
     ok = y < p["A0"]
-    return [("log(A0 - A) ~ log D", np.log(x[ok, 0]), np.log(p["A0"] - y[ok]),
-             {"slope": ("alpha", lambda q: -q["alpha"]),
-              "intercept": ("c", lambda q: np.log(q["c"]))})]
+    return [
+        (
+            "log(A0 - A) ~ log D",
+            np.log(x[ok, 0]),
+            np.log(p["A0"] - y[ok]),
+            {
+                "slope": ("alpha", lambda q: -q["alpha"]),
+                "intercept": ("c", lambda q: np.log(q["c"])),
+            },
+        )
+    ]
 
 
 SILU_SPARSITY = Law(
     name="silu_sparsity",
     formula="A(D) = -c D^(-alpha) + A0",
     x_names=("D",),
-    params=(Param("alpha", bounds=(0.0, 3.0)), Param("c", bounds=(0.0, None), transform="log"),
-            Param("A0", bounds=(0.0, 1.0))),
-    fn=_silu_fn, jac=_silu_jac, init=_silu_init, objective="ls", x_positive=(True,),
+    params=(
+        Param("alpha", bounds=(0.0, 3.0)),
+        Param("c", bounds=(0.0, None), transform="log"),
+        Param("A0", bounds=(0.0, 1.0)),
+    ),
+    fn=_silu_fn,
+    jac=_silu_jac,
+    init=_silu_init,
+    objective="ls",
+    x_positive=(True,),
     linearize=_silu_linearize,
     description="SiLU activation ratio increasing to A0 with training tokens D",
 )
 
 #: Every built-in law, in registration order (:mod:`scalinglab.fitting.registry`).
 BUILTIN_LAWS: tuple[Law, ...] = (
-    CHINCHILLA, POWER_OFFSET, SCALERL, LOGLINEAR_KN,
-    EXP_SATURATION, LOGISTIC_PROGRESS, RELU_SPARSITY, SILU_SPARSITY,
+    CHINCHILLA,
+    POWER_OFFSET,
+    SCALERL,
+    LOGLINEAR_KN,
+    EXP_SATURATION,
+    LOGISTIC_PROGRESS,
+    RELU_SPARSITY,
+    SILU_SPARSITY,
 )

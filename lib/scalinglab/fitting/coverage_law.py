@@ -48,7 +48,9 @@ def fit_coverage(ks: np.ndarray, cov: np.ndarray) -> FitResult:
     cov = np.asarray(cov, dtype=float)
     keep = (cov > 0) & (cov < 1.0 - 1e-12)
     if keep.sum() < 3:
-        raise ValueError(f"exp_power needs >= 3 points with 0 < coverage < 1, got {int(keep.sum())}")
+        raise ValueError(
+            f"exp_power needs >= 3 points with 0 < coverage < 1, got {int(keep.sum())}"
+        )
     return fit(LAW, ks[keep], cov[keep], delta=LS_DELTA)
 
 
@@ -95,8 +97,9 @@ def fit_bootstrap(ks: np.ndarray, per_problem: np.ndarray, draws: np.ndarray) ->
     return BootstrapFit(point, out)
 
 
-def extrapolate(ks: np.ndarray, per_problem: np.ndarray, draws: np.ndarray, *,
-                k_fit: int) -> tuple[float, np.ndarray]:
+def extrapolate(
+    ks: np.ndarray, per_problem: np.ndarray, draws: np.ndarray, *, k_fit: int
+) -> tuple[float, np.ndarray]:
     """Fit on ``k <= k_fit``, predict coverage at ``ks[-1]``: the error and its resamples.
 
     Returns

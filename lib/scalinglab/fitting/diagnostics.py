@@ -34,8 +34,14 @@ class OLSFit:
     cov_type: str
 
 
-def ols(u: np.ndarray, v: np.ndarray, *, groups: np.ndarray | None = None,
-        level: float = 0.95, robust: bool = False) -> OLSFit:
+def ols(
+    u: np.ndarray,
+    v: np.ndarray,
+    *,
+    groups: np.ndarray | None = None,
+    level: float = 0.95,
+    robust: bool = False,
+) -> OLSFit:
     """OLS of ``v`` on ``u`` (both ``(n,)``); cluster-robust by ``groups`` when given.
 
     ``robust=True`` (without ``groups``) uses HC3 heteroskedasticity-robust
@@ -57,14 +63,26 @@ def ols(u: np.ndarray, v: np.ndarray, *, groups: np.ndarray | None = None,
         res, cov = model.fit(), "nonrobust"
     ci = np.asarray(res.conf_int(alpha=1 - level))
     params = np.asarray(res.params)
-    return OLSFit(slope=float(params[1]), slope_ci=(float(ci[1, 0]), float(ci[1, 1])),
-                  intercept=float(params[0]), intercept_ci=(float(ci[0, 0]), float(ci[0, 1])),
-                  r2=float(res.rsquared), n=int(u.size), cov_type=cov)
+    return OLSFit(
+        slope=float(params[1]),
+        slope_ci=(float(ci[1, 0]), float(ci[1, 1])),
+        intercept=float(params[0]),
+        intercept_ci=(float(ci[0, 0]), float(ci[0, 1])),
+        r2=float(res.rsquared),
+        n=int(u.size),
+        cov_type=cov,
+    )
 
 
-def loglog_ols(x: np.ndarray, y: np.ndarray, *, offset: float = 0.0,
-               groups: np.ndarray | None = None, level: float = 0.95,
-               robust: bool = False) -> OLSFit:
+def loglog_ols(
+    x: np.ndarray,
+    y: np.ndarray,
+    *,
+    offset: float = 0.0,
+    groups: np.ndarray | None = None,
+    level: float = 0.95,
+    robust: bool = False,
+) -> OLSFit:
     """OLS of ``log(y - offset)`` on ``log x``: slope ``-alpha``, intercept ``log A``.
 
     Parameters
@@ -99,8 +117,18 @@ def cross_check(result: FitResult, *, level: float | None = None) -> pd.DataFram
         raise ValueError("result has no problem attached")
     law, data = result.problem.law, result.problem.data
     level = result.level if level is None else level
-    cols = ["relation", "coefficient", "param", "ols", "ols_lo", "ols_hi", "implied",
-            "within_ci", "n", "r2"]
+    cols = [
+        "relation",
+        "coefficient",
+        "param",
+        "ols",
+        "ols_lo",
+        "ols_hi",
+        "implied",
+        "within_ci",
+        "n",
+        "r2",
+    ]
     if law.linearize is None:
         return pd.DataFrame(columns=cols)
     rows = []
@@ -112,9 +140,11 @@ def cross_check(result: FitResult, *, level: float | None = None) -> pd.DataFram
             if coef not in mapping:
                 continue
             name, f = mapping[coef]
-            est, (lo, hi) = (fit.slope, fit.slope_ci) if coef == "slope" else \
-                (fit.intercept, fit.intercept_ci)
+            est, (lo, hi) = (
+                (fit.slope, fit.slope_ci) if coef == "slope" else (fit.intercept, fit.intercept_ci)
+            )
             implied = float(f(result.params))
-            rows.append([label, coef, name, est, lo, hi, implied, bool(lo <= implied <= hi),
-                         fit.n, fit.r2])
+            rows.append(
+                [label, coef, name, est, lo, hi, implied, bool(lo <= implied <= hi), fit.n, fit.r2]
+            )
     return pd.DataFrame(rows, columns=cols)

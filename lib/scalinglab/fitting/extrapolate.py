@@ -66,15 +66,20 @@ class ExtrapolationResult:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary."""
-        return {"metric": self.metric, "error": json_number(self.error),
-                "ci": (None if self.ci is None
-                       else [json_number(self.ci[0]), json_number(self.ci[1])]),
-                "level": self.level, "n_train": self.n_train, "n_test": self.n_test,
-                "train_fit": self.fit.to_dict()}
+        return {
+            "metric": self.metric,
+            "error": json_number(self.error),
+            "ci": (None if self.ci is None else [json_number(self.ci[0]), json_number(self.ci[1])]),
+            "level": self.level,
+            "n_train": self.n_train,
+            "n_test": self.n_test,
+            "train_fit": self.fit.to_dict(),
+        }
 
 
-def split_mask(data: FitData, *, cut: float | None = None, column: int | str = 0,
-               holdout: str | None = None) -> np.ndarray:
+def split_mask(
+    data: FitData, *, cut: float | None = None, column: int | str = 0, holdout: str | None = None
+) -> np.ndarray:
     """Training mask ``(n,)``: ``x[column] <= cut``, or all but the group with the largest ``x``.
 
     Parameters
@@ -127,11 +132,15 @@ def extrapolation_check(
     """
     if metric not in METRICS:
         raise ValueError(f"metric must be one of {METRICS}, got {metric!r}")
-    problem = make_problem(law, data, objective=fit_kwargs.get("objective"),
-                           fixed=fit_kwargs.get("fixed"))
+    problem = make_problem(
+        law, data, objective=fit_kwargs.get("objective"), fixed=fit_kwargs.get("fixed")
+    )
     data = problem.data  # with the law's default groups
-    mask = split_mask(data, cut=cut, column=column, holdout=holdout) if train is None \
+    mask = (
+        split_mask(data, cut=cut, column=column, holdout=holdout)
+        if train is None
         else np.asarray(train, dtype=bool)
+    )
     if mask.all() or not mask.any():
         raise InputError("the split leaves no training or no held-out points", file=data.source)
     tr, te = data.subset(mask), data.subset(~mask)
@@ -139,9 +148,12 @@ def extrapolation_check(
     if problem.law.has_groups:
         unknown = sorted(set(te.group_labels) - set(tr.group_labels))
         if unknown:
-            raise InputError(f"law {problem.law.name!r} has per-group parameters; held-out "
-                             f"group(s) {unknown} have no training points to fit them",
-                             file=data.source, column=data.group_name)
+            raise InputError(
+                f"law {problem.law.name!r} has per-group parameters; held-out "
+                f"group(s) {unknown} have no training points to fit them",
+                file=data.source,
+                column=data.group_name,
+            )
     g_te = np.array(te.group_labels, dtype=object)[te.groups] if problem.law.has_groups else None
     y_pred = res.predict(te.x, groups=g_te)
     point = float(_score(te.y, y_pred[None, :], np.ones((1, te.n_points)), metric)[0])
@@ -156,6 +168,14 @@ def extrapolation_check(
         scores[~np.all(np.isfinite(preds), axis=1)] = np.nan
         lo, hi = percentile_interval(scores, level=level)
         ci = (float(lo), float(hi))
-    return ExtrapolationResult(metric=metric, error=point, ci=ci, n_train=tr.n_points,
-                               n_test=te.n_points, y_test=te.y, y_pred=y_pred, fit=res,
-                               level=level)
+    return ExtrapolationResult(
+        metric=metric,
+        error=point,
+        ci=ci,
+        n_train=tr.n_points,
+        n_test=te.n_points,
+        y_test=te.y,
+        y_pred=y_pred,
+        fit=res,
+        level=level,
+    )

@@ -125,8 +125,11 @@ def bootstrap(
         raise ValueError("result has no problem attached")
     data = problem.data
     if data.n_groups < 2:
-        raise InputError("the bootstrap resamples groups and needs at least 2; "
-                         f"got {data.n_groups}", file=data.source, column=data.group_name)
+        raise InputError(
+            f"the bootstrap resamples groups and needs at least 2; got {data.n_groups}",
+            file=data.source,
+            column=data.group_name,
+        )
     rng = np.random.default_rng(seed)
     draws_idx = resample_groups(rng, data.n_groups, reps)
     W = replicate_weights(draws_idx, data.groups, problem.weights)
@@ -143,10 +146,20 @@ def bootstrap(
     else:
         raise ValueError(f"starts must be 'warm' or 'grid', got {starts!r}")
     blob = dumps(problem)
-    tasks = [(blob, W[i:i + REPS_PER_TASK], lo[i:i + REPS_PER_TASK], hi[i:i + REPS_PER_TASK],
-              st, max_iter) for i in range(0, reps, REPS_PER_TASK)]
-    parts = run_tasks(_refit_task, tasks, n_jobs=n_jobs, client=client, progress=progress,
-                      desc="bootstrap refits")
+    tasks = [
+        (
+            blob,
+            W[i : i + REPS_PER_TASK],
+            lo[i : i + REPS_PER_TASK],
+            hi[i : i + REPS_PER_TASK],
+            st,
+            max_iter,
+        )
+        for i in range(0, reps, REPS_PER_TASK)
+    ]
+    parts = run_tasks(
+        _refit_task, tasks, n_jobs=n_jobs, client=client, progress=progress, desc="bootstrap refits"
+    )
     theta = np.concatenate([p[0] for p in parts])
     f = np.concatenate([p[1] for p in parts])
     conv = np.concatenate([p[2] for p in parts])
@@ -159,7 +172,7 @@ def bootstrap(
         col = 0
         for p in problem.law.params:
             if p.per_group:
-                block = draws[:, col:col + data.n_groups]
+                block = draws[:, col : col + data.n_groups]
                 block[counts == 0] = np.nan
                 col += data.n_groups
             else:
@@ -167,10 +180,18 @@ def bootstrap(
     lo_ci, hi_ci = percentile_interval(draws, level=level, axis=0)
     result.draws = draws
     result.level = level
-    result.ci = {n: (float(a), float(b)) for n, a, b in zip(result.names, lo_ci, hi_ci, strict=True)}
-    result.bootstrap_info = {"reps": int(reps), "seed": int(seed), "method": "percentile",
-                             "resampled": "groups", "starts": f"{starts} ({st.shape[0]})",
-                             "failed": int(failed.sum()), "not_converged": int((~conv).sum())}
+    result.ci = {
+        n: (float(a), float(b)) for n, a, b in zip(result.names, lo_ci, hi_ci, strict=True)
+    }
+    result.bootstrap_info = {
+        "reps": int(reps),
+        "seed": int(seed),
+        "method": "percentile",
+        "resampled": "groups",
+        "starts": f"{starts} ({st.shape[0]})",
+        "failed": int(failed.sum()),
+        "not_converged": int((~conv).sum()),
+    }
     warn = [w for w in result.warnings if not w.startswith("bootstrap:")]
     if failed.any():
         warn.append(f"bootstrap: {int(failed.sum())} of {reps} refits failed (ignored in CIs)")

@@ -60,8 +60,9 @@ class Identification:
     share_at_bound: float
 
 
-def _at_bound(v: np.ndarray, lo: float, hi: float, log_scale: bool, rtol: float
-              ) -> tuple[np.ndarray, np.ndarray]:
+def _at_bound(
+    v: np.ndarray, lo: float, hi: float, log_scale: bool, rtol: float
+) -> tuple[np.ndarray, np.ndarray]:
     """Boolean masks (at lower, at upper) for internal values ``v`` (any shape)."""
     v = np.asarray(v, dtype=float)
     if np.isfinite(lo) and np.isfinite(hi):
@@ -76,8 +77,9 @@ def _at_bound(v: np.ndarray, lo: float, hi: float, log_scale: bool, rtol: float
     return at_lo & np.isfinite(v) | (log_scale & (v == -np.inf)), at_hi & np.isfinite(v)
 
 
-def identification(result: FitResult, param: str, *, rtol: float = RTOL,
-                   share: float = SHARE) -> Identification:
+def identification(
+    result: FitResult, param: str, *, rtol: float = RTOL, share: float = SHARE
+) -> Identification:
     """Whether ``param`` of a fitted law is identified by the data.
 
     Parameters
@@ -95,12 +97,14 @@ def identification(result: FitResult, param: str, *, rtol: float = RTOL,
     Identification
     """
     if param not in result.params:
-        raise KeyError(f"fit of {result.law!r} has no parameter {param!r}; "
-                       f"it has {', '.join(result.names)}")
+        raise KeyError(
+            f"fit of {result.law!r} has no parameter {param!r}; it has {', '.join(result.names)}"
+        )
     problem = result.problem
     if param in result.fixed:
-        return Identification(False, f"{param} was held fixed, not fitted", None,
-                              float(result.params[param]), 0.0)
+        return Identification(
+            False, f"{param} was held fixed, not fitted", None, float(result.params[param]), 0.0
+        )
     value = float(result.params[param])
     j = result.names.index(param)
     share_at, side_d, bound_d = 0.0, None, None
@@ -110,35 +114,49 @@ def identification(result: FitResult, param: str, *, rtol: float = RTOL,
         p = problem.params[j]
         log_scale = p.transform == "log"
         rep = lambda z: float(p.to_reported(z))  # noqa: E731
-        bounds = {"lower": rep(lo) if np.isfinite(lo) else (0.0 if log_scale else None),
-                  "upper": rep(hi) if np.isfinite(hi) else None}
+        bounds = {
+            "lower": rep(lo) if np.isfinite(lo) else (0.0 if log_scale else None),
+            "upper": rep(hi) if np.isfinite(hi) else None,
+        }
         at_lo, at_hi = _at_bound(np.array(float(p.to_internal(value))), lo, hi, log_scale, rtol)
         for side, hit in (("lower", bool(at_lo)), ("upper", bool(at_hi))):
             if hit:
                 return Identification(
-                    False, f"{param} = {value:.4g} at its {side} bound "
-                    f"{bounds[side]:.4g} in the point fit", side, bounds[side],
-                    _share(result, j, lo, hi, log_scale, rtol)[0])
+                    False,
+                    f"{param} = {value:.4g} at its {side} bound "
+                    f"{bounds[side]:.4g} in the point fit",
+                    side,
+                    bounds[side],
+                    _share(result, j, lo, hi, log_scale, rtol)[0],
+                )
         share_at, side_d = _share(result, j, lo, hi, log_scale, rtol)
         bound_d = None if side_d is None else bounds[side_d]
         if share_at >= share:
             return Identification(
-                False, f"{param} at its {side_d} bound {bound_d:.4g} in "
-                f"{100 * share_at:.0f}% of bootstrap refits", side_d, bound_d, share_at)
+                False,
+                f"{param} at its {side_d} bound {bound_d:.4g} in "
+                f"{100 * share_at:.0f}% of bootstrap refits",
+                side_d,
+                bound_d,
+                share_at,
+            )
     ci = None if result.ci is None else result.ci.get(param)
     if ci is not None:
         a, b = float(ci[0]), float(ci[1])
         if math.isnan(a) or math.isnan(b):
-            return Identification(False, f"{param} has no finite bootstrap refits",
-                                  None, None, share_at)
+            return Identification(
+                False, f"{param} has no finite bootstrap refits", None, None, share_at
+            )
         if b - a <= 1e-12 * max(1.0, abs(value)):
-            return Identification(False, f"{param} has a zero-width interval "
-                                  f"[{a:.6g}, {b:.6g}]", None, None, share_at)
+            return Identification(
+                False, f"{param} has a zero-width interval [{a:.6g}, {b:.6g}]", None, None, share_at
+            )
     return Identification(True, "", None, None, share_at)
 
 
-def _share(result: FitResult, j: int, lo: float, hi: float, log_scale: bool,
-           rtol: float) -> tuple[float, str | None]:
+def _share(
+    result: FitResult, j: int, lo: float, hi: float, log_scale: bool, rtol: float
+) -> tuple[float, str | None]:
     """Share of finite draws at the more populated bound, and which bound."""
     if result.draws is None or result.problem is None:
         return 0.0, None
@@ -154,10 +172,19 @@ def _share(result: FitResult, j: int, lo: float, hi: float, log_scale: bool,
     return (s_lo, "lower") if s_lo >= s_hi else (s_hi, "upper")
 
 
-def record_param(name: str, result: FitResult, param: str, *, headline: bool = False,
-                 unit: str | None = None, description: str | None = None,
-                 method: str | None = None, depends: tuple[str, ...] = (),
-                 rtol: float = RTOL, share: float = SHARE) -> Any:
+def record_param(
+    name: str,
+    result: FitResult,
+    param: str,
+    *,
+    headline: bool = False,
+    unit: str | None = None,
+    description: str | None = None,
+    method: str | None = None,
+    depends: tuple[str, ...] = (),
+    rtol: float = RTOL,
+    share: float = SHARE,
+) -> Any:
     """Record a fitted parameter (or derived quantity) as a finding, with its identification.
 
     Parameters
@@ -185,8 +212,11 @@ def record_param(name: str, result: FitResult, param: str, *, headline: bool = F
     from scalinglab.record import record
 
     reps = result.bootstrap_info.get("reps")
-    method = method or (f"group bootstrap, percentile ({reps} refits); {result.objective_desc}"
-                        if result.ci is not None else f"point estimate; {result.objective_desc}")
+    method = method or (
+        f"group bootstrap, percentile ({reps} refits); {result.objective_desc}"
+        if result.ci is not None
+        else f"point estimate; {result.objective_desc}"
+    )
     if param in result.params:
         ident = identification(result, param, rtol=rtol, share=share)
         point = float(result.params[param])
@@ -205,10 +235,20 @@ def record_param(name: str, result: FitResult, param: str, *, headline: bool = F
     for dep in depends if ident.identified else ():
         sub = identification(result, dep, rtol=rtol, share=share)
         if not sub.identified:
-            ident = Identification(False, f"rests on {sub.reason}", None, None,
-                                   sub.share_at_bound)
+            ident = Identification(False, f"rests on {sub.reason}", None, None, sub.share_at_bound)
             break
-    return record(name, point, ci=ci, method=method, level=result.level if ci else None,
-                  resamples=reps if ci else None, unit=unit, description=description,
-                  headline=headline, identified=ident.identified,
-                  note=ident.reason or None, bound=ident.bound, side=ident.side)
+    return record(
+        name,
+        point,
+        ci=ci,
+        method=method,
+        level=result.level if ci else None,
+        resamples=reps if ci else None,
+        unit=unit,
+        description=description,
+        headline=headline,
+        identified=ident.identified,
+        note=ident.reason or None,
+        bound=ident.bound,
+        side=ident.side,
+    )

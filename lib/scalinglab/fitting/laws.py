@@ -223,14 +223,15 @@ class Law:
             raise ValueError(f"law {self.name!r}: init gave shape {s.shape}, need (S, {width})")
         return s
 
-    def call_kwargs(self, xcols: np.ndarray, theta: np.ndarray, groups: np.ndarray | None,
-                    n_groups: int) -> dict[str, Any]:
+    def call_kwargs(
+        self, xcols: np.ndarray, theta: np.ndarray, groups: np.ndarray | None, n_groups: int
+    ) -> dict[str, Any]:
         """Keyword arguments for ``fn``/``jac`` from inputs ``(n, k)`` and ``theta`` ``(S, P)``."""
         kw: dict[str, Any] = {name: xcols[:, j] for j, name in enumerate(self.x_names)}
         col = 0
         for p in self.params:
             width = n_groups if p.per_group else 1
-            kw[p.iname] = theta[:, col:col + width]
+            kw[p.iname] = theta[:, col : col + width]
             col += width
         if self.has_groups:
             kw["group"] = groups

@@ -78,8 +78,14 @@ class FitData:
         recode = np.full(self.n_groups, -1)
         recode[present] = np.arange(present.size)
         rows = self.rows[mask] if self.rows is not None else np.flatnonzero(mask) + 1
-        return replace(self, x=self.x[mask], y=self.y[mask], groups=recode[self.groups[mask]],
-                       group_labels=tuple(self.group_labels[g] for g in present), rows=rows)
+        return replace(
+            self,
+            x=self.x[mask],
+            y=self.y[mask],
+            groups=recode[self.groups[mask]],
+            group_labels=tuple(self.group_labels[g] for g in present),
+            rows=rows,
+        )
 
 
 def _codes(labels: np.ndarray) -> tuple[np.ndarray, tuple[str, ...]]:
@@ -122,8 +128,9 @@ def from_arrays(
     names = tuple(x_names) if x_names is not None else tuple(f"x{j}" for j in range(xa.shape[1]))
     src = None if source is None else str(source)
     if len(names) != xa.shape[1]:
-        raise InputError(f"x has {xa.shape[1]} column(s) but {len(names)} name(s) {names}",
-                         file=src)
+        raise InputError(
+            f"x has {xa.shape[1]} column(s) but {len(names)} name(s) {names}", file=src
+        )
     if xa.shape[0] != ya.shape[0]:
         raise InputError(f"x has {xa.shape[0]} rows but y has {ya.shape[0]}", file=src)
     rws = np.arange(1, ya.shape[0] + 1) if rows is None else np.asarray(rows)
@@ -131,13 +138,21 @@ def from_arrays(
         bad = ~np.isfinite(xa[:, j])
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            raise InputError(f"missing or non-finite value ({float(xa[i, j])!r})", file=src, column=name,
-                             row=int(rws[i]))
+            raise InputError(
+                f"missing or non-finite value ({float(xa[i, j])!r})",
+                file=src,
+                column=name,
+                row=int(rws[i]),
+            )
     bad = ~np.isfinite(ya)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise InputError(f"missing or non-finite value ({float(ya[i])!r})", file=src, column=y_name,
-                         row=int(rws[i]))
+        raise InputError(
+            f"missing or non-finite value ({float(ya[i])!r})",
+            file=src,
+            column=y_name,
+            row=int(rws[i]),
+        )
     if groups is None:
         codes, labels = np.arange(ya.shape[0]), tuple(str(int(r)) for r in rws)
     else:
@@ -145,8 +160,17 @@ def from_arrays(
         if garr.shape[0] != ya.shape[0]:
             raise InputError(f"groups has {garr.shape[0]} rows but y has {ya.shape[0]}", file=src)
         codes, labels = _codes(garr)
-    return FitData(x=xa, y=ya, groups=codes, group_labels=labels, x_names=names, y_name=y_name,
-                   group_name=group_name if groups is not None else None, source=src, rows=rws)
+    return FitData(
+        x=xa,
+        y=ya,
+        groups=codes,
+        group_labels=labels,
+        x_names=names,
+        y_name=y_name,
+        group_name=group_name if groups is not None else None,
+        source=src,
+        rows=rws,
+    )
 
 
 def load_table(path: str | Path, *, x: Sequence[str], y: str, group: str | None = None) -> FitData:
@@ -160,8 +184,9 @@ def load_table(path: str | Path, *, x: Sequence[str], y: str, group: str | None 
     cols = [numeric_column(df, c, file=path) for c in x]
     yv = numeric_column(df, y, file=path)
     labels = label_column(df, group, file=path) if group else None
-    return from_arrays(cols, yv, groups=labels, x_names=list(x), y_name=y, group_name=group,
-                       source=path)
+    return from_arrays(
+        cols, yv, groups=labels, x_names=list(x), y_name=y, group_name=group, source=path
+    )
 
 
 def default_groups(law: Law, data: FitData) -> FitData:
@@ -185,29 +210,46 @@ def check_data(law: Law, data: FitData, *, log_y: bool, n_free: int) -> None:
     """
     src = data.source
     if data.x.shape[1] != len(law.x_names):
-        raise InputError(f"law {law.name!r} takes {len(law.x_names)} input(s) "
-                         f"{', '.join(law.x_names)}; got {data.x.shape[1]} ({', '.join(data.x_names)})",
-                         file=src)
+        raise InputError(
+            f"law {law.name!r} takes {len(law.x_names)} input(s) "
+            f"{', '.join(law.x_names)}; got {data.x.shape[1]} ({', '.join(data.x_names)})",
+            file=src,
+        )
     for j, positive in enumerate(law.x_positive):
         if positive and (data.x[:, j] <= 0).any():
             i = int(np.flatnonzero(data.x[:, j] <= 0)[0])
-            raise InputError(f"value {float(data.x[i, j])!r} must be > 0 (law {law.name!r} takes logs "
-                             f"or real powers of {law.x_names[j]})", file=src,
-                             column=data.x_names[j], row=data.row(i))
+            raise InputError(
+                f"value {float(data.x[i, j])!r} must be > 0 (law {law.name!r} takes logs "
+                f"or real powers of {law.x_names[j]})",
+                file=src,
+                column=data.x_names[j],
+                row=data.row(i),
+            )
     if log_y and (data.y <= 0).any():
         i = int(np.flatnonzero(data.y <= 0)[0])
-        raise InputError(f"value {float(data.y[i])!r} must be > 0 (the Huber objective uses log "
-                         "residuals; use --objective ls)", file=src, column=data.y_name,
-                         row=data.row(i))
+        raise InputError(
+            f"value {float(data.y[i])!r} must be > 0 (the Huber objective uses log "
+            "residuals; use --objective ls)",
+            file=src,
+            column=data.y_name,
+            row=data.row(i),
+        )
     if data.n_points < n_free:
-        raise InputError(f"{data.n_points} points for {n_free} free parameters of law "
-                         f"{law.name!r}; need at least as many points as parameters", file=src,
-                         column=data.y_name)
+        raise InputError(
+            f"{data.n_points} points for {n_free} free parameters of law "
+            f"{law.name!r}; need at least as many points as parameters",
+            file=src,
+            column=data.y_name,
+        )
     if data.group_name is not None:
         counts = np.bincount(data.groups, minlength=data.n_groups)
         if (counts < 2).any():
             g = int(np.flatnonzero(counts < 2)[0])
             i = int(np.flatnonzero(data.groups == g)[0])
-            raise InputError(f"group {data.group_labels[g]!r} has a single point; a group is a "
-                             "run/curve and needs at least 2 points", file=src,
-                             column=data.group_name, row=data.row(i))
+            raise InputError(
+                f"group {data.group_labels[g]!r} has a single point; a group is a "
+                "run/curve and needs at least 2 points",
+                file=src,
+                column=data.group_name,
+                row=data.row(i),
+            )

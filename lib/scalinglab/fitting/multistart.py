@@ -52,9 +52,13 @@ def make_problem(
         if y is None:
             raise ValueError("pass y (or a FitData as x)")
         k = len(x) if isinstance(x, list | tuple) else (1 if np.ndim(x) == 1 else np.shape(x)[1])
-        data = from_arrays(x, y, groups=groups,
-                           x_names=law.x_names if k == len(law.x_names) else None,
-                           group_name=None if groups is None else "group")
+        data = from_arrays(
+            x,
+            y,
+            groups=groups,
+            x_names=law.x_names if k == len(law.x_names) else None,
+            group_name=None if groups is None else "group",
+        )
     data = default_groups(law, data)
     if isinstance(objective, Objective):
         obj = objective
@@ -65,8 +69,11 @@ def make_problem(
         if isinstance(weights, Mapping):
             unknown = set(map(str, weights)) - set(data.group_labels)
             if unknown:
-                raise InputError(f"weights for unknown group(s) {sorted(unknown)}",
-                                 file=data.source, column=data.group_name)
+                raise InputError(
+                    f"weights for unknown group(s) {sorted(unknown)}",
+                    file=data.source,
+                    column=data.group_name,
+                )
             per = np.array([float(weights.get(g, 1.0)) for g in data.group_labels])
             w = per[data.groups]
         else:
@@ -92,11 +99,15 @@ def bound_warnings(problem: Problem, theta_free: np.ndarray) -> list[str]:
         tol = 1e-6 * (1.0 + abs(v))
         value = float(p.to_reported(v))
         if np.isfinite(lo) and v - lo <= tol:
-            out.append(f"parameter {name} = {value:.6g} is on its lower bound "
-                       f"{float(p.to_reported(lo)):.6g}")
+            out.append(
+                f"parameter {name} = {value:.6g} is on its lower bound "
+                f"{float(p.to_reported(lo)):.6g}"
+            )
         elif np.isfinite(hi) and hi - v <= tol:
-            out.append(f"parameter {name} = {value:.6g} is on its upper bound "
-                       f"{float(p.to_reported(hi)):.6g}")
+            out.append(
+                f"parameter {name} = {value:.6g} is on its upper bound "
+                f"{float(p.to_reported(hi)):.6g}"
+            )
         elif p.transform == "log" and v < LOG_FLOOR:
             out.append(f"parameter {name} = {value:.3g} collapsed to its lower bound 0")
     return out
@@ -164,24 +175,39 @@ def fit(
     -------
     FitResult
     """
-    problem = make_problem(law, x, y, groups=groups, objective=objective, delta=delta,
-                           fixed=fixed, bounds=bounds, weights=weights)
+    problem = make_problem(
+        law,
+        x,
+        y,
+        groups=groups,
+        objective=objective,
+        delta=delta,
+        fixed=fixed,
+        bounds=bounds,
+        weights=weights,
+    )
     theta0 = start_matrix(problem, starts)
     if n_jobs in (None, 1) and client is None:
         r = batched_lm(problem, theta0, max_iter=max_iter)
         th, f, conv = r.theta, r.f, r.converged
     else:
         blob = dumps(problem)
-        tasks = [(blob, theta0[i:i + STARTS_PER_TASK], max_iter)
-                 for i in range(0, theta0.shape[0], STARTS_PER_TASK)]
-        parts = run_tasks(_lm_task, tasks, n_jobs=n_jobs, client=client, progress=progress,
-                          desc="multi-start")
+        tasks = [
+            (blob, theta0[i : i + STARTS_PER_TASK], max_iter)
+            for i in range(0, theta0.shape[0], STARTS_PER_TASK)
+        ]
+        parts = run_tasks(
+            _lm_task, tasks, n_jobs=n_jobs, client=client, progress=progress, desc="multi-start"
+        )
         th = np.concatenate([p[0] for p in parts])
         f = np.concatenate([p[1] for p in parts])
         conv = np.concatenate([p[2] for p in parts])
     if not np.isfinite(f).any():
-        raise InputError(f"law {problem.law.name!r}: the objective is undefined at every start "
-                         "(model <= 0 under log residuals?)", file=problem.data.source)
+        raise InputError(
+            f"law {problem.law.name!r}: the objective is undefined at every start "
+            "(model <= 0 under log residuals?)",
+            file=problem.data.source,
+        )
     cand = distinct_best(th, f, n_polish)
     best_i, best = None, None
     for i in cand:
@@ -211,8 +237,16 @@ def fit(
         local_optima=local,
     )
     if bootstrap:
-        result = run_bootstrap(result, reps=bootstrap, seed=seed, level=level, derived=derived,
-                               n_jobs=n_jobs, client=client, progress=progress)
+        result = run_bootstrap(
+            result,
+            reps=bootstrap,
+            seed=seed,
+            level=level,
+            derived=derived,
+            n_jobs=n_jobs,
+            client=client,
+            progress=progress,
+        )
     elif derived:
         for name, fn in derived.items():
             result.derive(name, fn)

@@ -85,8 +85,9 @@ class Objective:
         """
         if self.kind == "huber":
             a = np.abs(r)
-            return np.where(a <= self.delta, 1.0,
-                            OUTER_CURVATURE * self.delta / np.maximum(a, self.delta))
+            return np.where(
+                a <= self.delta, 1.0, OUTER_CURVATURE * self.delta / np.maximum(a, self.delta)
+            )
         return np.ones_like(r)
 
     def scale(self, w: np.ndarray) -> np.ndarray:

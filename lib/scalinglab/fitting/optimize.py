@@ -115,7 +115,9 @@ def batched_lm(
         try:
             step = np.linalg.solve(A, -gi[..., None])[..., 0]
         except np.linalg.LinAlgError:
-            step = np.stack([np.linalg.lstsq(a, -b, rcond=None)[0] for a, b in zip(A, gi, strict=True)])
+            step = np.stack(
+                [np.linalg.lstsq(a, -b, rcond=None)[0] for a, b in zip(A, gi, strict=True)]
+            )
         trial = np.clip(th + step, lo_i, hi_i)
         step = trial - th
         ft = problem.evaluate(trial, _rows(w, idx, S), need="value")[0]
@@ -135,8 +137,9 @@ def batched_lm(
         active[idx[stop]] = False
         refresh = idx[acc & ~stop]
         if refresh.size:
-            _, g[refresh], H[refresh] = problem.evaluate(theta[refresh], _rows(w, refresh, S),
-                                                         need="gn")
+            _, g[refresh], H[refresh] = problem.evaluate(
+                theta[refresh], _rows(w, refresh, S), need="gn"
+            )
     return BatchResult(theta=theta, f=f, converged=converged, n_iter=it)
 
 
@@ -172,8 +175,10 @@ def polish(
     w = problem.weights if w is None else np.asarray(w, dtype=float)
     lo = problem.lo if lo is None else lo
     hi = problem.hi if hi is None else hi
-    bounds = [(None if not np.isfinite(a) else a, None if not np.isfinite(b) else b)
-              for a, b in zip(lo, hi, strict=True)]
+    bounds = [
+        (None if not np.isfinite(a) else a, None if not np.isfinite(b) else b)
+        for a, b in zip(lo, hi, strict=True)
+    ]
 
     def fun(t: np.ndarray) -> tuple[float, np.ndarray]:
         f, g, _ = problem.evaluate(t[None, :], w, need="grad")
@@ -182,13 +187,20 @@ def polish(
         return float(f[0]), g[0]
 
     x0 = np.clip(np.asarray(theta, dtype=float), lo, hi)
-    res = minimize(fun, x0, jac=True, method="L-BFGS-B", bounds=bounds,
-                   options={"maxiter": maxiter, "ftol": 1e-14, "gtol": 1e-11})
+    res = minimize(
+        fun,
+        x0,
+        jac=True,
+        method="L-BFGS-B",
+        bounds=bounds,
+        options={"maxiter": maxiter, "ftol": 1e-14, "gtol": 1e-11},
+    )
     f0 = fun(x0)[0]
     if not res.fun <= f0:  # never worse than where it started
         return PolishResult(x0, f0, bool(res.success), str(res.message), int(res.nit))
-    return PolishResult(np.asarray(res.x), float(res.fun), bool(res.success), str(res.message),
-                        int(res.nit))
+    return PolishResult(
+        np.asarray(res.x), float(res.fun), bool(res.success), str(res.message), int(res.nit)
+    )
 
 
 def distinct_best(theta: np.ndarray, f: np.ndarray, k: int, *, rtol: float = 1e-4) -> np.ndarray:

@@ -39,10 +39,16 @@ class Problem:
         Per-point weights, shape ``(n,)`` (default 1).
     """
 
-    def __init__(self, law: Law, data: FitData, objective: Objective, *,
-                 fixed: Mapping[str, float] | None = None,
-                 bounds: Mapping[str, tuple[float | None, float | None]] | None = None,
-                 weights: np.ndarray | None = None) -> None:
+    def __init__(
+        self,
+        law: Law,
+        data: FitData,
+        objective: Objective,
+        *,
+        fixed: Mapping[str, float] | None = None,
+        bounds: Mapping[str, tuple[float | None, float | None]] | None = None,
+        weights: np.ndarray | None = None,
+    ) -> None:
         self.law, self.data, self.objective = law, data, objective
         self.names = law.param_names(data.group_labels)
         self.params = law.expanded_params(data.n_groups)
@@ -51,8 +57,10 @@ class Problem:
         fixed = dict(fixed or {})
         for name in list(fixed) + list(bounds or {}):
             if name not in self.names and name not in base_names:
-                raise InputError(f"law {law.name!r} has no parameter {name!r}; its parameters "
-                                 f"are {', '.join(self.names)}")
+                raise InputError(
+                    f"law {law.name!r} has no parameter {name!r}; its parameters "
+                    f"are {', '.join(self.names)}"
+                )
         self.fixed_mask = np.zeros(self.P, dtype=bool)
         self.fixed_values = np.zeros(self.P)
         for j, (name, p) in enumerate(zip(self.names, self.params, strict=True)):
@@ -101,12 +109,19 @@ class Problem:
 
     def internal(self, values: Mapping[str, float]) -> np.ndarray:
         """Reported ``{name: value}`` (all names) -> internal vector ``(P,)``."""
-        return np.array([float(p.to_internal(values[n])) for n, p in
-                         zip(self.names, self.params, strict=True)])
+        return np.array(
+            [float(p.to_internal(values[n])) for n, p in zip(self.names, self.params, strict=True)]
+        )
 
     # ------------------------------------------------------------------ model
-    def model(self, theta_full: np.ndarray, *, jac: bool,
-              x: np.ndarray | None = None, groups: np.ndarray | None = None):
+    def model(
+        self,
+        theta_full: np.ndarray,
+        *,
+        jac: bool,
+        x: np.ndarray | None = None,
+        groups: np.ndarray | None = None,
+    ):
         """Model in residual space (``log yhat`` for Huber, ``yhat`` for LS).
 
         Returns
@@ -167,12 +182,13 @@ class Problem:
             tm[:, j] -= h
             fp = self.law.fn(**self.law.call_kwargs(x, tp, groups, self.data.n_groups))
             fm = self.law.fn(**self.law.call_kwargs(x, tm, groups, self.data.n_groups))
-            J[:, k, :] = (np.broadcast_to(fp, (S, n)) - np.broadcast_to(fm, (S, n))) / (2 * h[:, None])
+            J[:, k, :] = (np.broadcast_to(fp, (S, n)) - np.broadcast_to(fm, (S, n))) / (
+                2 * h[:, None]
+            )
         return J
 
     # ------------------------------------------------------------------ objective
-    def evaluate(self, theta_free: np.ndarray, w: np.ndarray | None = None, *,
-                 need: str = "value"):
+    def evaluate(self, theta_free: np.ndarray, w: np.ndarray | None = None, *, need: str = "value"):
         """Objective (and derivatives) for a batch, computed in cache-sized chunks.
 
         Parameters
@@ -227,12 +243,16 @@ class Problem:
         H = np.matmul(J * omega[:, None, :], np.swapaxes(J, 1, 2))
         return f, g, H
 
-    def predict(self, theta_full: np.ndarray, x: np.ndarray,
-                groups: np.ndarray | None = None) -> np.ndarray:
+    def predict(
+        self, theta_full: np.ndarray, x: np.ndarray, groups: np.ndarray | None = None
+    ) -> np.ndarray:
         """Model y (linear space) at new inputs ``x`` ``(m, k)``; shape ``(S, m)``."""
-        kw = self.law.call_kwargs(np.atleast_2d(x), np.atleast_2d(theta_full),
-                                  np.zeros(len(x), dtype=np.int64) if groups is None else groups,
-                                  self.data.n_groups)
+        kw = self.law.call_kwargs(
+            np.atleast_2d(x),
+            np.atleast_2d(theta_full),
+            np.zeros(len(x), dtype=np.int64) if groups is None else groups,
+            self.data.n_groups,
+        )
         with np.errstate(over="ignore", invalid="ignore"):
             v = self.law.fn(**kw)
         return np.exp(v) if self.law.space == "log" else v

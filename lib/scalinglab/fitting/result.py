@@ -33,12 +33,21 @@ class Derived:
     def to_dict(self) -> dict[str, Any]:
         p = np.asarray(self.point, dtype=float)
         if p.ndim == 0:
-            return {"point": json_number(p), "ci": None if self.ci is None else
-                    [json_number(self.ci[0]), json_number(self.ci[1])]}
-        return {"point": [json_number(v) for v in p.ravel()],
-                "ci": None if self.ci is None else
-                [[json_number(v) for v in np.ravel(self.ci[0])],
-                 [json_number(v) for v in np.ravel(self.ci[1])]]}
+            return {
+                "point": json_number(p),
+                "ci": None
+                if self.ci is None
+                else [json_number(self.ci[0]), json_number(self.ci[1])],
+            }
+        return {
+            "point": [json_number(v) for v in p.ravel()],
+            "ci": None
+            if self.ci is None
+            else [
+                [json_number(v) for v in np.ravel(self.ci[0])],
+                [json_number(v) for v in np.ravel(self.ci[1])],
+            ],
+        }
 
 
 @dataclass
@@ -97,9 +106,12 @@ class FitResult:
         out: dict[str, Any] = {
             "law": self.law,
             "params": {k: json_number(v) for k, v in self.params.items()},
-            "ci": {k: None if self.ci is None
-                   else [json_number(self.ci[k][0]), json_number(self.ci[k][1])]
-                   for k in self.params},
+            "ci": {
+                k: None
+                if self.ci is None
+                else [json_number(self.ci[k][0]), json_number(self.ci[k][1])]
+                for k in self.params
+            },
             "objective": json_number(self.objective),
             "n_points": int(self.n_points),
             "n_groups": int(self.n_groups),
@@ -119,9 +131,11 @@ class FitResult:
         text = json.dumps(self.to_dict(full=full), indent=indent)
         if indent is None:
             return text
-        return re.sub(r"\[\s+([^\[\]{}]*?)\s+\]",
-                      lambda m: "[" + ", ".join(s.strip() for s in m.group(1).split(",")) + "]",
-                      text)
+        return re.sub(
+            r"\[\s+([^\[\]{}]*?)\s+\]",
+            lambda m: "[" + ", ".join(s.strip() for s in m.group(1).split(",")) + "]",
+            text,
+        )
 
     def to_xarray(self):
         """Bootstrap draws as an ``xarray.Dataset``: variable ``params`` with dims ``(draw, param)``.
@@ -135,15 +149,28 @@ class FitResult:
             raise ValueError("no bootstrap draws; fit with bootstrap=N first")
         names = self.names
         ds = xr.Dataset(
-            {"params": (("draw", "param"), np.asarray(self.draws, dtype=float)),
-             "estimate": (("param",), np.array([self.params[k] for k in names], dtype=float))},
+            {
+                "params": (("draw", "param"), np.asarray(self.draws, dtype=float)),
+                "estimate": (("param",), np.array([self.params[k] for k in names], dtype=float)),
+            },
             coords={"draw": np.arange(self.draws.shape[0]), "param": names},
         )
-        ds.attrs.update({"law": self.law, "level": self.level, "objective": self.objective,
-                         "objective_kind": self.objective_desc, "n_points": self.n_points,
-                         "n_groups": self.n_groups, "fixed": ",".join(self.fixed),
-                         **{f"bootstrap_{k}": v for k, v in self.bootstrap_info.items()
-                            if isinstance(v, int | float | str)}})
+        ds.attrs.update(
+            {
+                "law": self.law,
+                "level": self.level,
+                "objective": self.objective,
+                "objective_kind": self.objective_desc,
+                "n_points": self.n_points,
+                "n_groups": self.n_groups,
+                "fixed": ",".join(self.fixed),
+                **{
+                    f"bootstrap_{k}": v
+                    for k, v in self.bootstrap_info.items()
+                    if isinstance(v, int | float | str)
+                },
+            }
+        )
         return ds
 
     def to_inference_data(self):
@@ -162,9 +189,13 @@ class FitResult:
             fmt = lambda z: "-" if z is None or not np.isfinite(z) else f"{z:.6g}"  # noqa: E731
             rows.append((k + (" (fixed)" if k in self.fixed else ""), fmt(v), fmt(lo), fmt(hi)))
         lines = [format_table(rows[0], rows[1:])]
-        lines += ["", f"law        {self.law}", f"objective  {self.objective:.6g} ({self.objective_desc})",
-                  f"points     {self.n_points} in {self.n_groups} groups",
-                  f"converged  {self.converged}"]
+        lines += [
+            "",
+            f"law        {self.law}",
+            f"objective  {self.objective:.6g} ({self.objective_desc})",
+            f"points     {self.n_points} in {self.n_groups} groups",
+            f"converged  {self.converged}",
+        ]
         lines += [f"warning    {w}" for w in self.warnings]
         return "\n".join(lines)
 
@@ -213,14 +244,17 @@ class FitResult:
             glist = np.broadcast_to(np.asarray(groups, dtype=object), (x2.shape[0],))
             missing = [g for g in glist if str(g) not in lookup]
             if missing:
-                raise ValueError(f"unknown group(s) {sorted(set(map(str, missing)))}; "
-                                 f"fitted groups: {list(labels)}")
+                raise ValueError(
+                    f"unknown group(s) {sorted(set(map(str, missing)))}; "
+                    f"fitted groups: {list(labels)}"
+                )
             codes = np.array([lookup[str(g)] for g in glist], dtype=np.int64)
         return x2, codes
 
     # ------------------------------------------------------------------ findings
-    def record(self, prefix: str | None = None, *, names: list[str] | None = None,
-               derived: bool = True) -> list:
+    def record(
+        self, prefix: str | None = None, *, names: list[str] | None = None, derived: bool = True
+    ) -> list:
         """Record parameters (and derived quantities) as findings via :func:`scalinglab.record`.
 
         Names are ``<prefix>.<param>`` (default prefix: the law's name); each
@@ -230,19 +264,37 @@ class FitResult:
 
         prefix = prefix or self.law
         reps = self.bootstrap_info.get("reps")
-        method = (f"group bootstrap, percentile ({reps} refits); {self.objective_desc}"
-                  if self.ci is not None else f"point estimate; {self.objective_desc}")
+        method = (
+            f"group bootstrap, percentile ({reps} refits); {self.objective_desc}"
+            if self.ci is not None
+            else f"point estimate; {self.objective_desc}"
+        )
         out = []
         for k in names or self.names:
             ci = None if self.ci is None else self.ci[k]
-            out.append(record(f"{prefix}.{k}", self.params[k], ci=ci, method=method,
-                              level=self.level if ci else None, resamples=reps if ci else None))
-        for k, d in (self.derived.items() if derived else ()):
+            out.append(
+                record(
+                    f"{prefix}.{k}",
+                    self.params[k],
+                    ci=ci,
+                    method=method,
+                    level=self.level if ci else None,
+                    resamples=reps if ci else None,
+                )
+            )
+        for k, d in self.derived.items() if derived else ():
             if np.ndim(d.point) == 0:
                 ci = None if d.ci is None else (float(d.ci[0]), float(d.ci[1]))
-                out.append(record(f"{prefix}.{k}", float(d.point), ci=ci, method=method,
-                                  level=self.level if ci else None,
-                                  resamples=reps if ci else None))
+                out.append(
+                    record(
+                        f"{prefix}.{k}",
+                        float(d.point),
+                        ci=ci,
+                        method=method,
+                        level=self.level if ci else None,
+                        resamples=reps if ci else None,
+                    )
+                )
         return out
 
     # ------------------------------------------------------------------ derived quantities
@@ -257,9 +309,14 @@ class FitResult:
         if self.draws is None:
             d = Derived(point, None, None)
         else:
-            vals = np.array([np.asarray(fn(dict(zip(self.names, row, strict=True))), dtype=float)
-                             if np.all(np.isfinite(row[self.core_mask()])) else
-                             np.full(point.shape, np.nan) for row in self.draws])
+            vals = np.array(
+                [
+                    np.asarray(fn(dict(zip(self.names, row, strict=True))), dtype=float)
+                    if np.all(np.isfinite(row[self.core_mask()]))
+                    else np.full(point.shape, np.nan)
+                    for row in self.draws
+                ]
+            )
             lo, hi = percentile_interval(vals, level=self.level, axis=0)
             d = Derived(point, (lo, hi), vals)
         self.derived[name] = d

@@ -85,28 +85,44 @@ def validate_table(df: pd.DataFrame, *, file: str | Path | None = None) -> pd.Da
     require_columns(df, REQUIRED, file=file)
     if len(df) == 0:
         raise InputError("the table has no rows", file=file)
-    out = pd.DataFrame({
-        "optimizer": label_column(df, "optimizer", file=file),
-        "model_size": label_column(df, "model_size", file=file),
-        "data_multiple": numeric_column(df, "data_multiple", file=file, positive=True,
-                                        why_positive="the law takes D^-alpha"),
-        "loss": numeric_column(df, "loss", file=file, positive=True,
-                               why_positive="a cross-entropy loss is positive"),
-        "seed": label_column(df, "seed", file=file) if "seed" in df.columns
-        else np.full(len(df), "0", dtype=object),
-        "row": np.arange(1, len(df) + 1),
-    })
+    out = pd.DataFrame(
+        {
+            "optimizer": label_column(df, "optimizer", file=file),
+            "model_size": label_column(df, "model_size", file=file),
+            "data_multiple": numeric_column(
+                df, "data_multiple", file=file, positive=True, why_positive="the law takes D^-alpha"
+            ),
+            "loss": numeric_column(
+                df,
+                "loss",
+                file=file,
+                positive=True,
+                why_positive="a cross-entropy loss is positive",
+            ),
+            "seed": label_column(df, "seed", file=file)
+            if "seed" in df.columns
+            else np.full(len(df), "0", dtype=object),
+            "row": np.arange(1, len(df) + 1),
+        }
+    )
     dup = out.duplicated(["optimizer", "model_size", "data_multiple", "seed"], keep="first")
     if dup.any():
         i = int(np.flatnonzero(dup.to_numpy())[0])
         r = out.iloc[i]
-        what = (f"optimizer {r.optimizer!r}, model_size {r.model_size!r}, "
-                f"data_multiple {r.data_multiple:g}")
+        what = (
+            f"optimizer {r.optimizer!r}, model_size {r.model_size!r}, "
+            f"data_multiple {r.data_multiple:g}"
+        )
         if "seed" in df.columns:
-            raise InputError(f"duplicate run ({what}, seed {r.seed!r})", file=file,
-                             column="seed", row=i + 1)
-        raise InputError(f"duplicate run ({what}); add a 'seed' column to tell repeated runs "
-                         "apart", file=file, column="data_multiple", row=i + 1)
+            raise InputError(
+                f"duplicate run ({what}, seed {r.seed!r})", file=file, column="seed", row=i + 1
+            )
+        raise InputError(
+            f"duplicate run ({what}); add a 'seed' column to tell repeated runs apart",
+            file=file,
+            column="data_multiple",
+            row=i + 1,
+        )
     return out
 
 
@@ -150,19 +166,24 @@ class SpeedupResult:
         out: dict[str, dict[str, dict[str, Any]]] = {}
         for r in self.cells.itertuples():
             out.setdefault(r.optimizer, {}).setdefault(r.model_size, {})[
-                _mult_key(r.data_multiple)] = fn(getattr(r, column) if column else r)
+                _mult_key(r.data_multiple)
+            ] = fn(getattr(r, column) if column else r)
         return out
 
     def to_dict(self) -> dict[str, Any]:
         """The CLI's JSON: ``baseline, baseline_fits, speedup, ci`` plus statuses and details."""
+
         def ci(r):
             if self.draws is None or r.status != "ok" or (np.isnan(r.lo) and np.isnan(r.hi)):
                 return None
             return [json_number(r.lo), json_number(r.hi)]
+
         return {
             "baseline": self.baseline,
-            "baseline_fits": {s: {k: (json_number(v) if k in ("A", "alpha", "E") else v)
-                                  for k, v in f.items()} for s, f in self.fits.items()},
+            "baseline_fits": {
+                s: {k: (json_number(v) if k in ("A", "alpha", "E") else v) for k, v in f.items()}
+                for s, f in self.fits.items()
+            },
             "speedup": self._nest("speedup", json_number),
             "ci": self._nest("", ci),
             "status": self._nest("status"),
@@ -178,16 +199,35 @@ class SpeedupResult:
     def table(self) -> str:
         """A plain-text table of the cells."""
         df = self.cells.copy()
-        df["ci"] = [("" if self.draws is None or r.status != "ok" else
-                     f"[{r.lo:.3f}, {'inf' if np.isnan(r.hi) else f'{r.hi:.3f}'}]")
-                    for r in df.itertuples()]
-        cols = ["optimizer", "model_size", "data_multiple", "loss", "n_seeds", "d_eff",
-                "speedup", "ci", "status"]
+        df["ci"] = [
+            (
+                ""
+                if self.draws is None or r.status != "ok"
+                else f"[{r.lo:.3f}, {'inf' if np.isnan(r.hi) else f'{r.hi:.3f}'}]"
+            )
+            for r in df.itertuples()
+        ]
+        cols = [
+            "optimizer",
+            "model_size",
+            "data_multiple",
+            "loss",
+            "n_seeds",
+            "d_eff",
+            "speedup",
+            "ci",
+            "status",
+        ]
         lines = [df[cols].to_string(index=False, float_format=lambda v: f"{v:.4g}")]
         for s, f in self.fits.items():
-            lines.append(f"baseline {self.baseline} at {s}: " + (
-                f"A={f['A']:.4g} alpha={f['alpha']:.4g} E={f['E']:.4g}" if f["status"] == "ok"
-                else f"{f['status']}: {f['reason']}"))
+            lines.append(
+                f"baseline {self.baseline} at {s}: "
+                + (
+                    f"A={f['A']:.4g} alpha={f['alpha']:.4g} E={f['E']:.4g}"
+                    if f["status"] == "ok"
+                    else f"{f['status']}: {f['reason']}"
+                )
+            )
         lines += [f"warning: {w}" for w in self.warnings]
         return "\n".join(lines)
 
@@ -200,19 +240,37 @@ def _order(values: pd.Series) -> list[str]:
         return uniq
 
 
-def _fit_baseline(base: pd.DataFrame, size: str, *, min_points: int, reps: int, seed: int,
-                  level: float, objective: str, source: Any) -> tuple[dict, Any]:
+def _fit_baseline(
+    base: pd.DataFrame,
+    size: str,
+    *,
+    min_points: int,
+    reps: int,
+    seed: int,
+    level: float,
+    objective: str,
+    source: Any,
+) -> tuple[dict, Any]:
     from scalinglab.fitting import fit
 
     mults = np.unique(base["data_multiple"])
-    info: dict[str, Any] = {"A": None, "alpha": None, "E": None, "n_points": int(len(base)),
-                            "multiples": [float(m) for m in mults], "status": "ok",
-                            "reason": "", "warnings": []}
+    info: dict[str, Any] = {
+        "A": None,
+        "alpha": None,
+        "E": None,
+        "n_points": int(len(base)),
+        "multiples": [float(m) for m in mults],
+        "status": "ok",
+        "reason": "",
+        "warnings": [],
+    }
     if len(mults) < min_points:
-        info.update(status="insufficient_points",
-                    reason=f"the baseline has {len(mults)} distinct data multiple(s) "
-                           f"{[float(m) for m in mults]} at size {size!r}; the law "
-                           f"A D^-alpha + E needs at least {min_points}")
+        info.update(
+            status="insufficient_points",
+            reason=f"the baseline has {len(mults)} distinct data multiple(s) "
+            f"{[float(m) for m in mults]} at size {size!r}; the law "
+            f"A D^-alpha + E needs at least {min_points}",
+        )
         return info, None
     seeds = base["seed"].to_numpy()
     counts = pd.Series(seeds).value_counts()
@@ -222,14 +280,25 @@ def _fit_baseline(base: pd.DataFrame, size: str, *, min_points: int, reps: int, 
     try:
         with _warnings.catch_warnings():
             _warnings.simplefilter("ignore")
-            res = fit("power_offset", base["data_multiple"].to_numpy(), base["loss"].to_numpy(),
-                      groups=seeds if boot else None, objective=objective, bootstrap=boot,
-                      seed=seed, level=level)
+            res = fit(
+                "power_offset",
+                base["data_multiple"].to_numpy(),
+                base["loss"].to_numpy(),
+                groups=seeds if boot else None,
+                objective=objective,
+                bootstrap=boot,
+                seed=seed,
+                level=level,
+            )
     except InputError as exc:
         info.update(status="fit_failed", reason=str(exc))
         return info, None
-    info.update(A=res.params["A"], alpha=res.params["alpha"], E=res.params["E"],
-                warnings=info["warnings"] + list(res.warnings))
+    info.update(
+        A=res.params["A"],
+        alpha=res.params["alpha"],
+        E=res.params["E"],
+        warnings=info["warnings"] + list(res.warnings),
+    )
     return info, res
 
 
@@ -242,7 +311,7 @@ def _interval_with_inf(col: np.ndarray, level: float) -> tuple[float, float, int
     vals = np.sort(col[~np.isnan(col)])
     n, k_inf = vals.size, int(np.isinf(vals).sum())
     alpha = (1.0 - level) / 2.0
-    finite = np.where(np.isinf(vals), vals[:n - k_inf].max() if k_inf < n else 0.0, vals)
+    finite = np.where(np.isinf(vals), vals[: n - k_inf].max() if k_inf < n else 0.0, vals)
     lo, hi = (float(v) for v in percentile_interval(finite, level=level))
     if k_inf and math.ceil((1.0 - alpha) * (n - 1)) >= n - k_inf:
         hi = math.nan
@@ -288,15 +357,26 @@ def compute_speedups(
         raise InputError(f"need bootstrap >= 0 and level in (0, 1); got {bootstrap}, {level}")
     t = validate_table(table, file=source)
     if baseline not in set(t["optimizer"]):
-        raise InputError(f"baseline optimizer {baseline!r} is not in the table (optimizers: "
-                         f"{sorted(set(t['optimizer']))})", file=source, column="optimizer")
+        raise InputError(
+            f"baseline optimizer {baseline!r} is not in the table (optimizers: "
+            f"{sorted(set(t['optimizer']))})",
+            file=source,
+            column="optimizer",
+        )
     sizes, opts = _order(t["model_size"]), list(dict.fromkeys(t["optimizer"]))
     opts = [baseline] + [o for o in opts if o != baseline]
     fits, fres, warn = {}, {}, []
     for s in sizes:
-        info, res = _fit_baseline(t[(t.optimizer == baseline) & (t.model_size == s)], s,
-                                  min_points=min_points, reps=bootstrap, seed=seed, level=level,
-                                  objective=objective, source=source)
+        info, res = _fit_baseline(
+            t[(t.optimizer == baseline) & (t.model_size == s)],
+            s,
+            min_points=min_points,
+            reps=bootstrap,
+            seed=seed,
+            level=level,
+            objective=objective,
+            source=source,
+        )
         fits[s], fres[s] = info, res
         warn += [f"size {s}: {w}" for w in info["warnings"]]
         if info["status"] != "ok":
@@ -305,10 +385,19 @@ def compute_speedups(
     rows, keys = [], []
     for o in opts:
         for s in sizes:
-            for m in sorted(t.loc[(t.optimizer == o) & (t.model_size == s), "data_multiple"].unique()):
+            for m in sorted(
+                t.loc[(t.optimizer == o) & (t.model_size == s), "data_multiple"].unique()
+            ):
                 g = groups.get_group((o, s, m))
-                rows.append({"optimizer": o, "model_size": s, "data_multiple": float(m),
-                             "loss": float(g["loss"].mean()), "n_seeds": len(g)})
+                rows.append(
+                    {
+                        "optimizer": o,
+                        "model_size": s,
+                        "data_multiple": float(m),
+                        "loss": float(g["loss"].mean()),
+                        "n_seeds": len(g),
+                    }
+                )
                 keys.append((o, s, m))
     cells = pd.DataFrame(rows)
     cells["d_eff"], cells["speedup"] = np.nan, np.nan
@@ -325,14 +414,15 @@ def compute_speedups(
             cells.loc[i, "d_eff"], cells.loc[i, "speedup"] = float(d), float(d) / r.data_multiple
     cells["status"] = status
     for r in cells[cells.status == "below_asymptote"].itertuples():
-        warn.append(f"{r.optimizer} at size {r.model_size}, {r.data_multiple:g}x: loss "
-                    f"{r.loss:.4g} is at or below the baseline asymptote E = "
-                    f"{fits[r.model_size]['E']:.4g}; no finite D_eff (speedup unbounded)")
+        warn.append(
+            f"{r.optimizer} at size {r.model_size}, {r.data_multiple:g}x: loss "
+            f"{r.loss:.4g} is at or below the baseline asymptote E = "
+            f"{fits[r.model_size]['E']:.4g}; no finite D_eff (speedup unbounded)"
+        )
     draws = None
     if bootstrap and any(res is not None and res.draws is not None for res in fres.values()):
         draws = np.full((bootstrap, len(cells)), np.nan)
-        gens = keyed_generators(np.random.default_rng(seed),
-                                [f"{o}|{s}|{m!r}" for o, s, m in keys])
+        gens = keyed_generators(np.random.default_rng(seed), [f"{o}|{s}|{m!r}" for o, s, m in keys])
         for i, (o, s, m) in enumerate(keys):
             res = fres[s]
             if res is None or res.draws is None:
@@ -355,12 +445,22 @@ def compute_speedups(
             cells.loc[i, "lo"], cells.loc[i, "hi"], cells.loc[i, "n_below"] = lo, hi, below
             if below:
                 r = cells.loc[i]
-                warn.append(f"{r.optimizer} at size {r.model_size}, {r.data_multiple:g}x: "
-                            f"{below} of {bootstrap} bootstrap replicates fall below the "
-                            "asymptote" + ("; the CI is unbounded above" if np.isnan(hi) else ""))
-    return SpeedupResult(baseline=baseline, cells=cells, fits=fits, draws=draws, level=level,
-                         reps=bootstrap if draws is not None else 0, seed=seed, warnings=warn,
-                         fit_results=fres)
+                warn.append(
+                    f"{r.optimizer} at size {r.model_size}, {r.data_multiple:g}x: "
+                    f"{below} of {bootstrap} bootstrap replicates fall below the "
+                    "asymptote" + ("; the CI is unbounded above" if np.isnan(hi) else "")
+                )
+    return SpeedupResult(
+        baseline=baseline,
+        cells=cells,
+        fits=fits,
+        draws=draws,
+        level=level,
+        reps=bootstrap if draws is not None else 0,
+        seed=seed,
+        warnings=warn,
+        fit_results=fres,
+    )
 
 
 def sweep_table(ds: Any, *, variable: str = "final_loss") -> pd.DataFrame:
@@ -374,4 +474,5 @@ def sweep_table(ds: Any, *, variable: str = "final_loss") -> pd.DataFrame:
     df = ds[[variable, "status"]].to_dataframe().reset_index()
     df = df[(df["status"] == "ok") & np.isfinite(df[variable])]
     return df.rename(columns={variable: "loss"})[
-        ["optimizer", "model_size", "data_multiple", "seed", "loss"]].reset_index(drop=True)
+        ["optimizer", "model_size", "data_multiple", "seed", "loss"]
+    ].reset_index(drop=True)

@@ -16,8 +16,9 @@ from scalinglab.fitting.laws import product_grid
 from scalinglab.fitting.problem import Problem
 
 
-def start_matrix(problem: Problem,
-                 starts: np.ndarray | Mapping[str, Sequence[float]] | None) -> np.ndarray:
+def start_matrix(
+    problem: Problem, starts: np.ndarray | Mapping[str, Sequence[float]] | None
+) -> np.ndarray:
     """Starts in internal free coordinates, clipped into the bounds.
 
     Parameters
@@ -44,8 +45,9 @@ def start_matrix(problem: Problem,
     if starts is None:
         full = law.starts(data.x, data.y, data.groups, data.n_groups)
     elif isinstance(starts, Mapping):
-        missing = [n for j, n in enumerate(problem.names)
-                   if not problem.fixed_mask[j] and n not in starts]
+        missing = [
+            n for j, n in enumerate(problem.names) if not problem.fixed_mask[j] and n not in starts
+        ]
         if missing:
             raise ValueError(f"starts has no values for {missing}")
         grid = product_grid(**{n: starts.get(n, [np.nan]) for n in problem.names})

@@ -19,8 +19,9 @@ from scalinglab.fitting.registry import get_law
 EPOCH_CHINCHILLA = {"E": 1.82, "A": 482.0, "B": 2085.0, "alpha": 0.348, "beta": 0.366}
 
 
-def law_values(law: str | Law, params: Mapping[str, float], x: np.ndarray,
-               groups: np.ndarray | None = None) -> np.ndarray:
+def law_values(
+    law: str | Law, params: Mapping[str, float], x: np.ndarray, groups: np.ndarray | None = None
+) -> np.ndarray:
     """The law's y at inputs ``x`` ``(n, k)`` for reported ``params``; shape ``(n,)``.
 
     Per-group parameters are given as ``{"E0": array (G,)}`` with ``groups``
@@ -35,16 +36,25 @@ def law_values(law: str | Law, params: Mapping[str, float], x: np.ndarray,
         v = np.atleast_1d(np.asarray(params[p.name], dtype=float))
         cols.append(p.to_internal(v))
     theta = np.concatenate(cols)[None, :]
-    n_groups = max((c.size for c, p in zip(cols, law.params, strict=True) if p.per_group),
-                   default=1)
+    n_groups = max(
+        (c.size for c, p in zip(cols, law.params, strict=True) if p.per_group), default=1
+    )
     g = np.zeros(x.shape[0], dtype=np.int64) if groups is None else np.asarray(groups)
     v = law.fn(**law.call_kwargs(x, theta, g, n_groups))[0]
     return np.exp(v) if law.space == "log" else v
 
 
-def simulate(law: str | Law, params: Mapping[str, float], x: np.ndarray, *, seed: int,
-             noise: float, kind: str = "log", groups: np.ndarray | None = None,
-             group_noise: float = 0.0) -> np.ndarray:
+def simulate(
+    law: str | Law,
+    params: Mapping[str, float],
+    x: np.ndarray,
+    *,
+    seed: int,
+    noise: float,
+    kind: str = "log",
+    groups: np.ndarray | None = None,
+    group_noise: float = 0.0,
+) -> np.ndarray:
     """Noisy observations of a law, shape ``(n,)``.
 
     Parameters
@@ -63,9 +73,14 @@ def simulate(law: str | Law, params: Mapping[str, float], x: np.ndarray, *, seed
     return y * np.exp(z) if kind == "log" else y + z
 
 
-def chinchilla_design(*, n_budgets: int = 10, per_budget: int = 25, seed: int = 0,
-                      flops: tuple[float, float] = (3e18, 3e21),
-                      n_range: tuple[float, float] = (6e7, 1.6e10)):
+def chinchilla_design(
+    *,
+    n_budgets: int = 10,
+    per_budget: int = 25,
+    seed: int = 0,
+    flops: tuple[float, float] = (3e18, 3e21),
+    n_range: tuple[float, float] = (6e7, 1.6e10),
+):
     """IsoFLOP design: ``per_budget`` model sizes on each of ``n_budgets`` compute budgets.
 
     Returns

@@ -49,32 +49,43 @@ def measure_hardware(*, quick: bool = False, seed: int = 0) -> HardwareRecord:
     """
     settings = (
         {"passes": 200, "blas_n": 512, "copy_bytes": 1 << 26, "repeats": 2}
-        if quick else {"passes": 2000, "blas_n": 2048, "copy_bytes": 1 << 29, "repeats": 5}
+        if quick
+        else {"passes": 2000, "blas_n": 2048, "copy_bytes": 1 << 29, "repeats": 5}
     )
     load_before = os.getloadavg()
     if load_before[0] >= 0.5:
         warnings.warn(
             f"measuring the hardware record while the machine is busy (1-min load "
             f"{load_before[0]:.2f}): BLAS and bandwidth will read low; re-measure on an idle "
-            "machine with hardware_record(refresh=True)", RuntimeWarning, stacklevel=2)
+            "machine with hardware_record(refresh=True)",
+            RuntimeWarning,
+            stacklevel=2,
+        )
     threads = thread_counts()
     n_threads = threads.get("numba_threads", 1)
     fma_all = microbench.fma_flop_per_s(passes=settings["passes"], repeats=settings["repeats"])
-    fma_one = microbench.fma_flop_per_s(passes=settings["passes"],
-                                        repeats=4 * settings["repeats"], threads=1)
+    fma_one = microbench.fma_flop_per_s(
+        passes=settings["passes"], repeats=4 * settings["repeats"], threads=1
+    )
     fma = max(fma_all, n_threads * fma_one)
     blas = microbench.blas_sgemm_flop_per_s(
-        n=settings["blas_n"], repeats=settings["repeats"], seed=seed)
+        n=settings["blas_n"], repeats=settings["repeats"], seed=seed
+    )
     copy = microbench.copy_bytes_per_s(nbytes=settings["copy_bytes"], repeats=settings["repeats"])
     return HardwareRecord(
-        name=machine_key(), peak_flop_per_s=max(fma, blas), mem_bytes_per_s=copy,
-        dtype="float32", source="measured", blas_flop_per_s=blas, fma_flop_per_s=fma,
+        name=machine_key(),
+        peak_flop_per_s=max(fma, blas),
+        mem_bytes_per_s=copy,
+        dtype="float32",
+        source="measured",
+        blas_flop_per_s=blas,
+        fma_flop_per_s=fma,
         n_cores=threads.get("cpu_count"),
         provenance={
             "method": "best of repeats: numba FMA chains on registers (peak = the higher of "
-                      "the all-thread rate and threads x the one-thread rate); numpy float32 "
-                      "matmul on all BLAS threads; numba parallel streaming copy (read + "
-                      "write bytes)",
+            "the all-thread rate and threads x the one-thread rate); numpy float32 "
+            "matmul on all BLAS threads; numba parallel streaming copy (read + "
+            "write bytes)",
             "fma_all_threads_flop_per_s": fma_all,
             "fma_one_thread_flop_per_s": fma_one,
             "settings": settings,
@@ -84,8 +95,6 @@ def measure_hardware(*, quick: bool = False, seed: int = 0) -> HardwareRecord:
             "environment": environment(),
         },
     )
-
-
 
 
 def hardware_record(*, refresh: bool = False, quick: bool = False) -> HardwareRecord:

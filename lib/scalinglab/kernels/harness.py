@@ -227,8 +227,7 @@ def benchmark(
                     load[0, i, j] = os.getloadavg()[0]
                     meter = EnergyMeter() if energy else None
                     with meter or contextlib.nullcontext():
-                        seconds[i, j] = time_call(fn, repeats=repeats, warmup=warmup,
-                                                  flush=flusher)
+                        seconds[i, j] = time_call(fn, repeats=repeats, warmup=warmup, flush=flusher)
                     load[1, i, j] = os.getloadavg()[0]
                     if meter is not None:
                         energy_note = meter.reason
@@ -245,8 +244,12 @@ def benchmark(
             "load_after": (("impl", "case"), load[1], {"long_name": "1-min load average"}),
             "energy_j": (("impl", "case"), joules, {"units": "J"}),
         },
-        coords={"impl": impls, "case": np.arange(len(cases)), "repeat": np.arange(repeats),
-                **coords},
+        coords={
+            "impl": impls,
+            "case": np.arange(len(cases)),
+            "repeat": np.arange(repeats),
+            **coords,
+        },
         attrs={
             "repeats": repeats,
             "warmup": warmup,

@@ -107,7 +107,8 @@ def micro_kernel(typingctx, ap, ia, bp, jb, kc, cb, co, ldc):
         c_data = context.make_array(cty)(context, builder, cb_).data
         vec = ir.VectorType(ir.FloatType(), width)
         fma = cgutils.get_or_insert_function(
-            builder.module, ir.FunctionType(vec, [vec, vec, vec]), f"llvm.fma.v{width}f32")
+            builder.module, ir.FunctionType(vec, [vec, vec, vec]), f"llvm.fma.v{width}f32"
+        )
         splat_mask = ir.Constant(ir.VectorType(ir.IntType(32), width), [0] * width)
         undef = ir.Constant(vec, ir.Undefined)
         pa = builder.gep(a_data, [ia_])
@@ -120,25 +121,34 @@ def micro_kernel(typingctx, ap, ia, bp, jb, kc, cb, co, ldc):
         with cgutils.for_range(builder, kc_) as loop:
             p = loop.index
             b_row = builder.mul(p, _const(cols))
-            b_vecs = [builder.load(builder.bitcast(
-                builder.gep(pb, [builder.add(b_row, _const(v * width))]), vec.as_pointer()),
-                align=4) for v in range(nvec)]
+            b_vecs = [
+                builder.load(
+                    builder.bitcast(
+                        builder.gep(pb, [builder.add(b_row, _const(v * width))]), vec.as_pointer()
+                    ),
+                    align=4,
+                )
+                for v in range(nvec)
+            ]
             a_col = builder.mul(p, _const(rows))
             for i in range(rows):
                 a = builder.load(builder.gep(pa, [builder.add(a_col, _const(i))]), align=4)
                 a_vec = builder.shuffle_vector(
                     builder.insert_element(undef, a, ir.Constant(ir.IntType(32), 0)),
-                    undef, splat_mask)
+                    undef,
+                    splat_mask,
+                )
                 for v in range(nvec):
-                    builder.store(builder.call(fma, [a_vec, b_vecs[v], builder.load(acc[i][v])]),
-                                  acc[i][v])
+                    builder.store(
+                        builder.call(fma, [a_vec, b_vecs[v], builder.load(acc[i][v])]), acc[i][v]
+                    )
         pc = builder.gep(c_data, [co_])
         for i in range(rows):
             row_start = builder.mul(_const(i), ldc_)
             for v in range(nvec):
                 ptr = builder.bitcast(
-                    builder.gep(pc, [builder.add(row_start, _const(v * width))]),
-                    vec.as_pointer())
+                    builder.gep(pc, [builder.add(row_start, _const(v * width))]), vec.as_pointer()
+                )
                 total = builder.fadd(builder.load(ptr, align=4), builder.load(acc[i][v]))
                 builder.store(total, ptr, align=4)
         return context.get_dummy_value()

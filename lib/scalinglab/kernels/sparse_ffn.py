@@ -99,14 +99,23 @@ class SparseFFN:
         Most tokens per call (sizes the buffers).
     """
 
-    def __init__(self, w_up: Tensor, w_down: Tensor, w_gate: Tensor | None = None, *,
-                 activation: Literal["relu", "silu"] = "relu", max_batch: int = 1) -> None:
+    def __init__(
+        self,
+        w_up: Tensor,
+        w_down: Tensor,
+        w_gate: Tensor | None = None,
+        *,
+        activation: Literal["relu", "silu"] = "relu",
+        max_batch: int = 1,
+    ) -> None:
         if activation not in ("relu", "silu"):
             raise ValueError(f"activation must be 'relu' or 'silu', got {activation!r}")
         f, d = w_up.shape
         if w_down.shape != (d, f) or (w_gate is not None and w_gate.shape != (f, d)):
-            raise ValueError(f"shapes: w_up {tuple(w_up.shape)}, w_down {tuple(w_down.shape)}, "
-                             f"w_gate {None if w_gate is None else tuple(w_gate.shape)}")
+            raise ValueError(
+                f"shapes: w_up {tuple(w_up.shape)}, w_down {tuple(w_down.shape)}, "
+                f"w_gate {None if w_gate is None else tuple(w_gate.shape)}"
+            )
         if max_batch < 1:
             raise ValueError(f"max_batch must be >= 1, got {max_batch}")
         self.activation = activation
@@ -125,14 +134,22 @@ class SparseFFN:
     @classmethod
     def from_module(cls, ffn: torch.nn.Module, *, max_batch: int = 1) -> SparseFFN:
         """From a :class:`scalinglab.models.transformer.FeedForward` (no biases)."""
-        if any(getattr(m, "bias", None) is not None for m in (ffn.up, ffn.down, ffn.gate)
-               if m is not None):
+        if any(
+            getattr(m, "bias", None) is not None
+            for m in (ffn.up, ffn.down, ffn.gate)
+            if m is not None
+        ):
             raise ValueError("SparseFFN supports FFNs without biases")
         name = {F.relu: "relu", F.silu: "silu"}.get(ffn.act)
         if name is None:
             raise ValueError("SparseFFN supports relu and silu activations")
-        return cls(ffn.up.weight, ffn.down.weight, None if ffn.gate is None else ffn.gate.weight,
-                   activation=name, max_batch=max_batch)
+        return cls(
+            ffn.up.weight,
+            ffn.down.weight,
+            None if ffn.gate is None else ffn.gate.weight,
+            activation=name,
+            max_batch=max_batch,
+        )
 
     @property
     def gated(self) -> bool:
@@ -174,8 +191,9 @@ class SparseFFN:
             raise ValueError(f"active indices must be in [0, {self.d_ff})")
         return idx
 
-    def forward(self, x: Tensor, active: Tensor, *, token_mask: Tensor | None = None,
-                impl: Impl = "torch") -> Tensor:
+    def forward(
+        self, x: Tensor, active: Tensor, *, token_mask: Tensor | None = None, impl: Impl = "torch"
+    ) -> Tensor:
         """``W_down[:, S] h_S`` for tokens ``x`` (B, D) and active neurons ``S``.
 
         Parameters
@@ -198,8 +216,9 @@ class SparseFFN:
         """
         b = x.shape[0]
         if b > self.max_batch or x.shape[1] != self.d_model:
-            raise ValueError(f"x must be (B <= {self.max_batch}, {self.d_model}), "
-                             f"got {tuple(x.shape)}")
+            raise ValueError(
+                f"x must be (B <= {self.max_batch}, {self.d_model}), got {tuple(x.shape)}"
+            )
         idx = self._indices(active)
         if impl == "numba":
             return torch.from_numpy(self._forward_numba(x, idx, token_mask))
@@ -211,10 +230,10 @@ class SparseFFN:
             return y.zero_()
         up = torch.index_select(self.w_up, 0, idx, out=self._up[:k])
         down = torch.index_select(self.w_down_t, 0, idx, out=self._down[:k])
-        hu = torch.mm(x, up.t(), out=self._hu[:b * k].view(b, k))
+        hu = torch.mm(x, up.t(), out=self._hu[: b * k].view(b, k))
         if self.gated:
             gate = torch.index_select(self.w_gate, 0, idx, out=self._gate[:k])
-            hg = self._act(torch.mm(x, gate.t(), out=self._hg[:b * k].view(b, k)), inplace=True)
+            hg = self._act(torch.mm(x, gate.t(), out=self._hg[: b * k].view(b, k)), inplace=True)
             hu.mul_(hg)
         else:
             self._act(hu, inplace=True)
@@ -228,12 +247,24 @@ class SparseFFN:
         b, d = x.shape
         n_parts = max(1, min(numba.get_num_threads(), idx.numel()))
         parts = np.empty((n_parts, b, d), np.float32)  # small: per-thread accumulators
-        mask = (np.zeros((1, 1), np.float32) if token_mask is None
-                else np.ascontiguousarray(token_mask.to(torch.float32).numpy()))
+        mask = (
+            np.zeros((1, 1), np.float32)
+            if token_mask is None
+            else np.ascontiguousarray(token_mask.to(torch.float32).numpy())
+        )
         wg = self.w_up if self.w_gate is None else self.w_gate
-        _stream(np.ascontiguousarray(x.detach().numpy()), wg.numpy(), self.w_up.numpy(), self.w_down_t.numpy(),
-                idx.numpy(), 0 if self.activation == "relu" else 1, self.gated, mask,
-                token_mask is not None, parts)
+        _stream(
+            np.ascontiguousarray(x.detach().numpy()),
+            wg.numpy(),
+            self.w_up.numpy(),
+            self.w_down_t.numpy(),
+            idx.numpy(),
+            0 if self.activation == "relu" else 1,
+            self.gated,
+            mask,
+            token_mask is not None,
+            parts,
+        )
         if n_parts == 1:
             return parts[0].copy()
         return parts.sum(axis=0)
@@ -244,8 +275,9 @@ def union_indices(token_mask: Tensor) -> Tensor:
     return token_mask.bool().any(dim=0).nonzero().squeeze(1)
 
 
-def random_token_mask(batch: int, d_ff: int, activation_ratio: float, *,
-                      generator: torch.Generator) -> Tensor:
+def random_token_mask(
+    batch: int, d_ff: int, activation_ratio: float, *, generator: torch.Generator
+) -> Tensor:
     """(batch, d_ff) bool: each token's ``round(a * d_ff)`` active neurons, uniformly at random.
 
     Tokens are independent, so the union covers about ``1 - (1 - a)^batch`` of the
@@ -274,10 +306,18 @@ def warm_up() -> None:
 BENCH_IMPLS = ("dense", "sparse_torch", "sparse_numba", "gather_fresh")
 
 
-def benchmark_sparse_ffn(d_model: int, d_ff: int, *, ratios: Sequence[float],
-                         batches: Sequence[int] = (1,), gated: bool = True, repeats: int = 7,
-                         flush_bytes: int | None = None, seed: int = 0,
-                         progress: bool = True) -> xr.Dataset:
+def benchmark_sparse_ffn(
+    d_model: int,
+    d_ff: int,
+    *,
+    ratios: Sequence[float],
+    batches: Sequence[int] = (1,),
+    gated: bool = True,
+    repeats: int = 7,
+    flush_bytes: int | None = None,
+    seed: int = 0,
+    progress: bool = True,
+) -> xr.Dataset:
     """Time the dense FFN and the sparse implementations with the shared harness.
 
     A random float32 ReLU FFN (``W_gate, W_up``: F x D scaled by ``D^-1/2``;
@@ -299,9 +339,9 @@ def benchmark_sparse_ffn(d_model: int, d_ff: int, *, ratios: Sequence[float],
 
     warm_up()
     g = torch.Generator().manual_seed(seed)
-    w_up = torch.randn(d_ff, d_model, generator=g) * d_model ** -0.5
-    w_gate = torch.randn(d_ff, d_model, generator=g) * d_model ** -0.5 if gated else None
-    w_down = torch.randn(d_model, d_ff, generator=g) * d_ff ** -0.5
+    w_up = torch.randn(d_ff, d_model, generator=g) * d_model**-0.5
+    w_gate = torch.randn(d_ff, d_model, generator=g) * d_model**-0.5 if gated else None
+    w_down = torch.randn(d_model, d_ff, generator=g) * d_ff**-0.5
     ffn = SparseFFN(w_up, w_down, w_gate, activation="relu", max_batch=max(batches))
     cases = [{"batch": int(b), "ratio": float(a)} for b in batches for a in ratios]
     inputs = []
@@ -321,22 +361,36 @@ def benchmark_sparse_ffn(d_model: int, d_ff: int, *, ratios: Sequence[float],
         def factory(case):
             x, mask, idx = pick(case)
             return lambda: ffn.forward(x, idx, token_mask=mask, impl=impl)
+
         return factory
 
     def fresh(case):
         x, mask, idx = pick(case)
 
         def run():
-            h = torch.relu(x @ w_up[idx].t()) if w_gate is None else \
-                torch.relu(x @ w_gate[idx].t()) * (x @ w_up[idx].t())
+            h = (
+                torch.relu(x @ w_up[idx].t())
+                if w_gate is None
+                else torch.relu(x @ w_gate[idx].t()) * (x @ w_up[idx].t())
+            )
             return (h * mask[:, idx]) @ ffn.w_down_t[idx]
+
         return run
 
-    kernels = {"dense": dense, "sparse_torch": sparse("torch"), "sparse_numba": sparse("numba"),
-               "gather_fresh": fresh}
-    ds = benchmark(kernels, cases, repeats=repeats, warmup=1, flush_bytes=flush_bytes,
-                   progress=progress)
+    kernels = {
+        "dense": dense,
+        "sparse_torch": sparse("torch"),
+        "sparse_numba": sparse("numba"),
+        "gather_fresh": fresh,
+    }
+    ds = benchmark(
+        kernels, cases, repeats=repeats, warmup=1, flush_bytes=flush_bytes, progress=progress
+    )
     union = [inp[2].numel() / d_ff for inp in inputs]
     return ds.assign_coords(union_ratio=("case", union)).assign_attrs(
-        d_model=d_model, d_ff=d_ff, n_matrices=3 if gated else 2, seed=seed,
-        torch_threads=torch.get_num_threads())
+        d_model=d_model,
+        d_ff=d_ff,
+        n_matrices=3 if gated else 2,
+        seed=seed,
+        torch_threads=torch.get_num_threads(),
+    )

@@ -12,6 +12,15 @@ from scalinglab.models.tokenizer import (
 from scalinglab.models.transformer import FFNHook, KVCache, Transformer, TransformerConfig
 
 __all__ = [
-    "ARITHMETIC_ALPHABET", "BOS", "EOS", "PAD", "ByteTokenizer", "CharTokenizer", "FFNHook",
-    "KVCache", "Transformer", "TransformerConfig", "arithmetic_tokenizer",
+    "ARITHMETIC_ALPHABET",
+    "BOS",
+    "EOS",
+    "PAD",
+    "ByteTokenizer",
+    "CharTokenizer",
+    "FFNHook",
+    "KVCache",
+    "Transformer",
+    "TransformerConfig",
+    "arithmetic_tokenizer",
 ]

@@ -72,7 +72,9 @@ class CorpusConfig:
     def __post_init__(self) -> None:
         unknown = [s for s in self.sources if s not in SOURCES]
         if unknown or not self.sources:
-            raise ValueError(f"CorpusConfig: unknown or no sources {unknown}; choose from {SOURCES}")
+            raise ValueError(
+                f"CorpusConfig: unknown or no sources {unknown}; choose from {SOURCES}"
+            )
         if not 0.0 < self.heldout_fraction < 1.0:
             raise ValueError("CorpusConfig: heldout_fraction must be in (0, 1)")
         if self.max_bytes < 0:
@@ -110,18 +112,22 @@ class Corpus:
 
     def describe(self) -> dict:
         """Sizes and hash, for manifests and dataset attrs."""
-        return {"corpus_hash": self.content_hash, "corpus_sources": ",".join(self.config.sources),
-                "corpus_train_tokens": int(self.train.size),
-                "corpus_heldout_tokens": int(self.heldout.size),
-                "corpus_train_docs": len(self.train_docs),
-                "corpus_heldout_docs": len(self.heldout_docs)}
+        return {
+            "corpus_hash": self.content_hash,
+            "corpus_sources": ",".join(self.config.sources),
+            "corpus_train_tokens": int(self.train.size),
+            "corpus_heldout_tokens": int(self.heldout.size),
+            "corpus_train_docs": len(self.train_docs),
+            "corpus_heldout_docs": len(self.heldout_docs),
+        }
 
 
 def stdlib_files() -> list[Path]:
     """The standard library's ``.py`` files used by the stdlib sources, sorted by relative path."""
     root = Path(sysconfig.get_paths()["stdlib"])
-    files = [p for p in root.rglob("*.py")
-             if not _SKIP_DIRS.intersection(p.relative_to(root).parts[:-1])]
+    files = [
+        p for p in root.rglob("*.py") if not _SKIP_DIRS.intersection(p.relative_to(root).parts[:-1])
+    ]
     return sorted(files, key=lambda p: p.relative_to(root).as_posix())
 
 
@@ -153,8 +159,12 @@ def source_documents(source: str) -> list[tuple[str, str]]:
                 text = p.read_text(encoding="utf-8")
             except (UnicodeDecodeError, OSError):
                 continue
-            docs.append((p.relative_to(root).as_posix(),
-                         _docstrings(text) if source == "stdlib_docstrings" else text))
+            docs.append(
+                (
+                    p.relative_to(root).as_posix(),
+                    _docstrings(text) if source == "stdlib_docstrings" else text,
+                )
+            )
     else:
         raise ValueError(f"unknown corpus source {source!r}; choose from {SOURCES}")
     return [(f"{source}:{name}", text) for name, text in docs if text.strip()]
@@ -203,15 +213,23 @@ def build_corpus(config: CorpusConfig = CorpusConfig()) -> Corpus:
                 train.append(data)
                 tnames.append(name)
     if not train or not held:
-        raise ValueError(f"corpus {config} has {len(train)} train and {len(held)} held-out "
-                         "documents; raise max_bytes or heldout_fraction")
-    return Corpus(config=config, train=_join(train), heldout=_join(held),
-                  train_docs=tuple(tnames), heldout_docs=tuple(hnames),
-                  content_hash=h.hexdigest())
+        raise ValueError(
+            f"corpus {config} has {len(train)} train and {len(held)} held-out "
+            "documents; raise max_bytes or heldout_fraction"
+        )
+    return Corpus(
+        config=config,
+        train=_join(train),
+        heldout=_join(held),
+        train_docs=tuple(tnames),
+        heldout_docs=tuple(hnames),
+        content_hash=h.hexdigest(),
+    )
 
 
-def sample_batch(tokens: np.ndarray, batch_size: int, seq_len: int, *,
-                 generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+def sample_batch(
+    tokens: np.ndarray, batch_size: int, seq_len: int, *, generator: torch.Generator
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Random windows of ``tokens`` as (inputs, targets), each ``(batch_size, seq_len)`` int64.
 
     Start positions are uniform over the stream, drawn from ``generator``.

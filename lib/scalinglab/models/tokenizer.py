@@ -41,8 +41,9 @@ class CharTokenizer:
         try:
             ids = [self._to_id[c] for c in text]
         except KeyError as exc:
-            raise ValueError(f"character {exc.args[0]!r} is not in the alphabet "
-                             f"{self.alphabet!r}") from None
+            raise ValueError(
+                f"character {exc.args[0]!r} is not in the alphabet {self.alphabet!r}"
+            ) from None
         return ([BOS] if bos else []) + ids + ([EOS] if eos else [])
 
     def decode(self, ids: Iterable[int], *, stop_at_eos: bool = True) -> str:
@@ -56,8 +57,9 @@ class CharTokenizer:
                 out.append(self.alphabet[i - _N_SPECIAL])
         return "".join(out)
 
-    def encode_batch(self, texts: Sequence[str], *, bos: bool = False,
-                     eos: bool = False) -> torch.Tensor:
+    def encode_batch(
+        self, texts: Sequence[str], *, bos: bool = False, eos: bool = False
+    ) -> torch.Tensor:
         """Right-padded ids (B, T_max) of several texts (int64)."""
         rows = [self.encode(t, bos=bos, eos=eos) for t in texts]
         width = max((len(r) for r in rows), default=0)

@@ -84,8 +84,10 @@ class TransformerConfig:
     def __post_init__(self) -> None:
         checks = [
             (self.vocab_size >= 2, "vocab_size must be >= 2"),
-            (self.d_model >= 1 and self.n_layer >= 1 and self.n_head >= 1,
-             "d_model, n_layer, n_head must be >= 1"),
+            (
+                self.d_model >= 1 and self.n_layer >= 1 and self.n_head >= 1,
+                "d_model, n_layer, n_head must be >= 1",
+            ),
             (self.d_model % self.n_head == 0, "d_model must be divisible by n_head"),
             (self.pos != "rotary" or self.head_dim % 2 == 0, "rotary needs an even head dim"),
             (self.d_ff >= 0 and self.max_seq_len >= 1, "d_ff >= 0 and max_seq_len >= 1"),
@@ -123,7 +125,9 @@ class TransformerConfig:
         d, f, b = self.d_model, self.ffn_width, int(self.bias)
         norm = d * (2 if (self.norm == "layernorm" and self.bias) else 1)
         attn = 4 * d * d + b * 4 * d
-        mlp = (3 if self.ffn == "gated" else 2) * d * f + b * ((2 if self.ffn == "gated" else 1) * f + d)
+        mlp = (3 if self.ffn == "gated" else 2) * d * f + b * (
+            (2 if self.ffn == "gated" else 1) * f + d
+        )
         n = self.n_layer * (attn + mlp + 2 * norm) + norm
         if non_embedding:
             return n
@@ -161,8 +165,15 @@ class KVCache:
     appends the new positions and advances it.
     """
 
-    def __init__(self, cfg: TransformerConfig, batch: int, *, max_len: int | None = None,
-                 device=None, dtype=torch.float32) -> None:
+    def __init__(
+        self,
+        cfg: TransformerConfig,
+        batch: int,
+        *,
+        max_len: int | None = None,
+        device=None,
+        dtype=torch.float32,
+    ) -> None:
         t = max_len or cfg.max_seq_len
         shape = (cfg.n_layer, batch, cfg.n_head, t, cfg.head_dim)
         self.k = torch.zeros(shape, device=device, dtype=dtype)
@@ -203,10 +214,10 @@ class Attention(nn.Module):
             q, key = _rotate(q, *rope), _rotate(key, *rope)
         start = 0 if cache is None else cache.length
         if cache is not None:
-            cache.k[layer, :, :, start:start + t] = key
-            cache.v[layer, :, :, start:start + t] = v
-            key = cache.k[layer, :, :, :start + t]
-            v = cache.v[layer, :, :, :start + t]
+            cache.k[layer, :, :, start : start + t] = key
+            cache.v[layer, :, :, start : start + t] = v
+            key = cache.k[layer, :, :, : start + t]
+            v = cache.v[layer, :, :, : start + t]
         if start == 0:
             mask, causal = None, t > 1
         elif t == 1:
@@ -275,14 +286,18 @@ class Transformer(nn.Module):
         Where the parameters live (``"cpu"``, ``"cuda"``).
     """
 
-    def __init__(self, cfg: TransformerConfig, *, seed: int = 0, device: str | torch.device = "cpu"):
+    def __init__(
+        self, cfg: TransformerConfig, *, seed: int = 0, device: str | torch.device = "cpu"
+    ):
         super().__init__()
         self.cfg = cfg
         # Built on the meta device (no global-RNG draws), then materialised and
         # initialised from our own generator.
         with torch.device("meta"):
             self.tok_emb = nn.Embedding(cfg.vocab_size, cfg.d_model)
-            self.pos_emb = nn.Embedding(cfg.max_seq_len, cfg.d_model) if cfg.pos == "learned" else None
+            self.pos_emb = (
+                nn.Embedding(cfg.max_seq_len, cfg.d_model) if cfg.pos == "learned" else None
+            )
             self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layer))
             self.norm_f = _norm(cfg, None)
             self.lm_head = nn.Linear(cfg.d_model, cfg.vocab_size, bias=cfg.bias)
@@ -292,7 +307,9 @@ class Transformer(nn.Module):
         self.generator = torch.Generator(device=device).manual_seed(int(seed))
         self._init_weights()
         if cfg.pos == "rotary":
-            inv = 1.0 / cfg.rope_base ** (torch.arange(0, cfg.head_dim, 2, device=device) / cfg.head_dim)
+            inv = 1.0 / cfg.rope_base ** (
+                torch.arange(0, cfg.head_dim, 2, device=device) / cfg.head_dim
+            )
             ang = torch.arange(cfg.max_seq_len, device=device)[:, None] * inv[None, :]
             self.register_buffer("rope_cos", ang.cos(), persistent=False)
             self.register_buffer("rope_sin", ang.sin(), persistent=False)
@@ -321,8 +338,9 @@ class Transformer(nn.Module):
 
     def new_cache(self, batch: int, *, max_len: int | None = None) -> KVCache:
         """An empty KV cache for ``batch`` sequences of up to ``max_len`` tokens."""
-        return KVCache(self.cfg, batch, max_len=max_len, device=self.device,
-                       dtype=self.tok_emb.weight.dtype)
+        return KVCache(
+            self.cfg, batch, max_len=max_len, device=self.device, dtype=self.tok_emb.weight.dtype
+        )
 
     def _dropout(self, x: Tensor) -> Tensor:
         p = self.cfg.dropout
@@ -331,8 +349,9 @@ class Transformer(nn.Module):
         keep = torch.rand(x.shape, generator=self.generator, device=x.device) >= p
         return x * keep / (1.0 - p)
 
-    def forward(self, idx: Tensor, *, cache: KVCache | None = None,
-                ffn_hook: FFNHook | None = None) -> Tensor:
+    def forward(
+        self, idx: Tensor, *, cache: KVCache | None = None, ffn_hook: FFNHook | None = None
+    ) -> Tensor:
         """Logits for every position.
 
         Parameters
@@ -354,14 +373,15 @@ class Transformer(nn.Module):
         b, t = idx.shape
         start = 0 if cache is None else cache.length
         if start + t > (self.cfg.max_seq_len if cache is None else cache.max_len):
-            raise ValueError(f"sequence of {start + t} tokens exceeds max_seq_len "
-                             f"{self.cfg.max_seq_len}")
+            raise ValueError(
+                f"sequence of {start + t} tokens exceeds max_seq_len {self.cfg.max_seq_len}"
+            )
         x = self.tok_emb(idx)
         rope = None
         if self.pos_emb is not None:
             x = x + self.pos_emb(torch.arange(start, start + t, device=idx.device))
         else:
-            rope = (self.rope_cos[start:start + t], self.rope_sin[start:start + t])
+            rope = (self.rope_cos[start : start + t], self.rope_sin[start : start + t])
         drop = self._dropout if (self.training and self.cfg.dropout) else None
         x = x if drop is None else drop(x)
         for i, blk in enumerate(self.blocks):

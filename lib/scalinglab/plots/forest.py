@@ -25,8 +25,13 @@ from matplotlib.ticker import MaxNLocator
 from scalinglab.plots.style import RC, plain_number
 
 #: Interval colour per verdict of the deciding finding (grey: no claim rests on it).
-VERDICT_COLORS = {"reproduces": "#009E73", "contradicts": "#D55E00",
-                  "inconclusive": "#E69F00", "not identified": "#999999", None: "#0072B2"}
+VERDICT_COLORS = {
+    "reproduces": "#009E73",
+    "contradicts": "#D55E00",
+    "inconclusive": "#E69F00",
+    "not identified": "#999999",
+    None: "#0072B2",
+}
 
 
 def _as_dict(f: Any) -> dict:
@@ -58,8 +63,9 @@ def plain_value(x: Any) -> str:
     return f"{v:.4g}" if 1e-3 <= abs(v) < 1e5 or v == 0 else plain_number(v)
 
 
-def forest_plot(findings: Sequence[Any], *, claims: Sequence[Mapping[str, Any]] = (),
-                width: float = 9.0) -> Figure:
+def forest_plot(
+    findings: Sequence[Any], *, claims: Sequence[Mapping[str, Any]] = (), width: float = 9.0
+) -> Figure:
     """Point and interval of each finding, one row (own x axis) per finding.
 
     Parameters
@@ -77,8 +83,11 @@ def forest_plot(findings: Sequence[Any], *, claims: Sequence[Mapping[str, Any]] 
     matplotlib.figure.Figure
         Made without pyplot (no global figure state).
     """
-    rows = [d for d in map(_as_dict, findings)
-            if d.get("point") is not None and not math.isnan(float(d["point"]))]
+    rows = [
+        d
+        for d in map(_as_dict, findings)
+        if d.get("point") is not None and not math.isnan(float(d["point"]))
+    ]
     if not rows:
         raise ValueError("forest_plot: no finding with a point estimate")
     with mpl.rc_context({**RC, "axes.grid": False}):
@@ -86,8 +95,11 @@ def forest_plot(findings: Sequence[Any], *, claims: Sequence[Mapping[str, Any]] 
         axes = fig.subplots(len(rows), 1, squeeze=False)[:, 0]
         for ax, d in zip(axes, rows, strict=True):
             _row(ax, d, claims)
-        axes[0].set_title("Headline findings: point and interval (each row on its own scale)",
-                          fontsize=10, loc="left")
+        axes[0].set_title(
+            "Headline findings: point and interval (each row on its own scale)",
+            fontsize=10,
+            loc="left",
+        )
     return fig
 
 
@@ -127,8 +139,15 @@ def _row(ax: Any, d: dict, claims: Sequence[Mapping[str, Any]]) -> None:
             ax.axvline(edge, color="#009E73", lw=0.8, ls="--")
     if has_ci:
         ax.hlines(0, lo, hi, color=color, lw=3, alpha=0.9)
-    ax.plot([p], [0], "o", color=color if d.get("identified", True) else "white",
-            mec=color, ms=6, zorder=3)
+    ax.plot(
+        [p],
+        [0],
+        "o",
+        color=color if d.get("identified", True) else "white",
+        mec=color,
+        ms=6,
+        zorder=3,
+    )
     ax.set_xlim(x0, x1)
     ax.set_ylim(-1, 1)
     ax.set_yticks([0], [d["name"]], fontsize=8.5)

@@ -17,8 +17,12 @@ import numpy as np
 import xarray as xr
 from matplotlib.figure import Figure
 
-METRIC_LABELS = {"iqm": "IQM", "median": "Median", "mean": "Mean",
-                 "optimality_gap": "Optimality gap"}
+METRIC_LABELS = {
+    "iqm": "IQM",
+    "median": "Median",
+    "mean": "Mean",
+    "optimality_gap": "Optimality gap",
+}
 
 
 def _colors(names: Sequence[str]) -> dict[str, tuple]:
@@ -43,15 +47,27 @@ def plot_score_heatmap(scores: xr.DataArray) -> Figure:
     for i in range(n_alg):
         for j in range(n_task):
             v = float(table.values[i, j])
-            ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=7,
-                    color="white" if v < 0.5 * float(table.max()) else "black")
+            ax.text(
+                j,
+                i,
+                f"{v:.2f}",
+                ha="center",
+                va="center",
+                fontsize=7,
+                color="white" if v < 0.5 * float(table.max()) else "black",
+            )
     fig.colorbar(im, ax=ax, label="mean normalized score")
     ax.set_title("Benchmark: mean normalized score per task")
     return fig
 
 
-def plot_few_run_spread(estimates: xr.DataArray, full: xr.DataArray, *,
-                        rank_metric: str = "iqm", higher_is_better: bool = True) -> Figure:
+def plot_few_run_spread(
+    estimates: xr.DataArray,
+    full: xr.DataArray,
+    *,
+    rank_metric: str = "iqm",
+    higher_is_better: bool = True,
+) -> Figure:
     """Spread of few-run point estimates, and how often each algorithm takes each rank.
 
     Parameters
@@ -71,18 +87,34 @@ def plot_few_run_spread(estimates: xr.DataArray, full: xr.DataArray, *,
     metrics = [str(m) for m in estimates.metric.values]
     algs = [str(a) for a in estimates.algorithm.values]
     colors = _colors(algs)
-    fig, axes = plt.subplots(1, len(metrics) + 1, figsize=(3.2 * (len(metrics) + 1), 0.6 + 0.45 * len(algs)),
-                             layout="constrained")
+    fig, axes = plt.subplots(
+        1,
+        len(metrics) + 1,
+        figsize=(3.2 * (len(metrics) + 1), 0.6 + 0.45 * len(algs)),
+        layout="constrained",
+    )
     y = np.arange(len(algs))
     for ax, m in zip(axes, metrics, strict=False):
         data = [estimates.sel(metric=m, algorithm=a).values for a in algs]
-        parts = ax.violinplot([d[np.isfinite(d)] for d in data], positions=y, orientation="horizontal",
-                              showextrema=False, widths=0.8)
+        parts = ax.violinplot(
+            [d[np.isfinite(d)] for d in data],
+            positions=y,
+            orientation="horizontal",
+            showextrema=False,
+            widths=0.8,
+        )
         for body, a in zip(parts["bodies"], algs, strict=True):
             body.set_facecolor(colors[a])
             body.set_alpha(0.5)
-        ax.scatter(full.sel(metric=m).sel(algorithm=algs).values, y, marker="|", s=200,
-                   color="black", zorder=3, label="all runs")
+        ax.scatter(
+            full.sel(metric=m).sel(algorithm=algs).values,
+            y,
+            marker="|",
+            s=200,
+            color="black",
+            zorder=3,
+            label="all runs",
+        )
         ax.set_title(METRIC_LABELS.get(m, m))
         ax.set_yticks(y, algs if ax is axes[0] else [])
         ax.grid(axis="x", alpha=0.3)
@@ -119,8 +151,13 @@ def plot_interval_estimates(intervals: xr.Dataset) -> Figure:
     metrics = [str(m) for m in intervals.metric.values]
     algs = [str(a) for a in intervals.algorithm.values]
     colors = _colors(algs)
-    fig, axes = plt.subplots(1, len(metrics), figsize=(3.0 * len(metrics), 0.8 + 0.45 * len(algs)),
-                             layout="constrained", squeeze=False)
+    fig, axes = plt.subplots(
+        1,
+        len(metrics),
+        figsize=(3.0 * len(metrics), 0.8 + 0.45 * len(algs)),
+        layout="constrained",
+        squeeze=False,
+    )
     y = np.arange(len(algs))
     for ax, m in zip(axes[0], metrics, strict=True):
         sub = intervals.sel(metric=m)
@@ -161,8 +198,14 @@ def plot_ci_width_vs_runs(widths: xr.Dataset | xr.DataArray, *, var: str = "widt
     for m in metrics:
         for a in da.algorithm.values:
             ax.plot(n, da.sel(metric=m, algorithm=a), color=mcolors[m], alpha=0.25, lw=0.8)
-        ax.plot(n, da.sel(metric=m).mean("algorithm"), color=mcolors[m], lw=2.5, marker="o",
-                label=METRIC_LABELS.get(m, m))
+        ax.plot(
+            n,
+            da.sel(metric=m).mean("algorithm"),
+            color=mcolors[m],
+            lw=2.5,
+            marker="o",
+            label=METRIC_LABELS.get(m, m),
+        )
     ax.set_xticks(n)
     ax.set_xlabel("runs per task")
     ax.set_ylabel("CI width")
@@ -172,8 +215,14 @@ def plot_ci_width_vs_runs(widths: xr.Dataset | xr.DataArray, *, var: str = "widt
     base = metrics[0]
     for m in metrics[1:]:
         ratio = (da.sel(metric=m) / da.sel(metric=base)).mean("algorithm")
-        ax2.plot(n, ratio, color=mcolors[m], lw=2.5, marker="o",
-                 label=f"{METRIC_LABELS.get(m, m)} / {METRIC_LABELS.get(base, base)}")
+        ax2.plot(
+            n,
+            ratio,
+            color=mcolors[m],
+            lw=2.5,
+            marker="o",
+            label=f"{METRIC_LABELS.get(m, m)} / {METRIC_LABELS.get(base, base)}",
+        )
     ax2.axhline(1.0, color="gray", ls="--", lw=1)
     ax2.set_xticks(n)
     ax2.set_xlabel("runs per task")
@@ -184,8 +233,9 @@ def plot_ci_width_vs_runs(widths: xr.Dataset | xr.DataArray, *, var: str = "widt
     return fig
 
 
-def plot_performance_profiles(profiles: Sequence[xr.Dataset], *,
-                              titles: Sequence[str] | None = None) -> Figure:
+def plot_performance_profiles(
+    profiles: Sequence[xr.Dataset], *, titles: Sequence[str] | None = None
+) -> Figure:
     """Performance profiles with pointwise CI bands, one panel per profile.
 
     Parameters
@@ -196,8 +246,9 @@ def plot_performance_profiles(profiles: Sequence[xr.Dataset], *,
         Panel titles (default: the ``kind`` attribute).
     """
     profiles = list(profiles)
-    fig, axes = plt.subplots(1, len(profiles), figsize=(4.5 * len(profiles), 3.6),
-                             layout="constrained", squeeze=False)
+    fig, axes = plt.subplots(
+        1, len(profiles), figsize=(4.5 * len(profiles), 3.6), layout="constrained", squeeze=False
+    )
     for k, (ax, prof) in enumerate(zip(axes[0], profiles, strict=True)):
         colors = _colors([str(a) for a in prof.algorithm.values])
         tau = prof.tau.values
@@ -208,8 +259,11 @@ def plot_performance_profiles(profiles: Sequence[xr.Dataset], *,
         kind = prof.attrs.get("kind", "score")
         ax.set_title(titles[k] if titles else f"{kind} distribution")
         ax.set_xlabel(r"normalized score $\tau$")
-        ax.set_ylabel(r"fraction of runs with score $> \tau$" if kind == "score"
-                      else r"fraction of tasks with mean score $> \tau$")
+        ax.set_ylabel(
+            r"fraction of runs with score $> \tau$"
+            if kind == "score"
+            else r"fraction of tasks with mean score $> \tau$"
+        )
         ax.set_ylim(-0.02, 1.02)
         ax.grid(alpha=0.3)
     axes[0][0].legend(fontsize=8)

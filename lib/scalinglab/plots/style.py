@@ -30,8 +30,7 @@ from matplotlib import scale as mscale
 from matplotlib import ticker
 
 #: Okabe-Ito colours (distinguishable with the common colour-vision deficiencies).
-PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442",
-           "#000000")
+PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
 
 RC = {
     "figure.dpi": 100,
@@ -68,13 +67,12 @@ def plain_number(x: float) -> str:
         return "0" if x == 0 else str(x)
     a = abs(x)
     if 1e-3 <= a < 1e3:
-        return np.format_float_positional(x, precision=3, unique=True, fractional=False,
-                                          trim="-")
+        return np.format_float_positional(x, precision=3, unique=True, fractional=False, trim="-")
     if 1e3 <= a < 1e15:
         k = min(int(math.log10(a) + 1e-9) // 3, 4)
-        return plain_number(x / 1000.0 ** k) + " kMGT"[k]
+        return plain_number(x / 1000.0**k) + " kMGT"[k]
     k = math.floor(math.log10(a) + 1e-9)
-    m = x / 10.0 ** k
+    m = x / 10.0**k
     if abs(m - round(m)) < 1e-6 and round(abs(m)) == 1:
         return f"$10^{{{k}}}$" if x > 0 else f"$-10^{{{k}}}$"
     return f"{m:.2g}e{k}"
@@ -99,16 +97,16 @@ class ReadableLogScale(mscale.LogScale):
 
     name = "log"
 
-    def __init__(self, *, base: float = 10, subs: Any = None,
-                 nonpositive: str = "clip") -> None:
+    def __init__(self, *, base: float = 10, subs: Any = None, nonpositive: str = "clip") -> None:
         super().__init__(base=base, subs=subs, nonpositive=nonpositive)
 
     def set_default_locators_and_formatters(self, axis: Any) -> None:
         axis.set_major_locator(ticker.LogLocator(self.base))
         axis.set_major_formatter(ReadableLogFormatter(self.base))
         axis.set_minor_locator(ticker.LogLocator(self.base, self.subs))
-        axis.set_minor_formatter(ReadableLogFormatter(self.base,
-                                                      labelOnlyBase=self.subs is not None))
+        axis.set_minor_formatter(
+            ReadableLogFormatter(self.base, labelOnlyBase=self.subs is not None)
+        )
 
 
 def use_style(*, dataframes: bool = True) -> None:
@@ -125,8 +123,14 @@ def use_style(*, dataframes: bool = True) -> None:
         _register_dataframe_html()
 
 
-def table_html(df: Any, *, notes: Mapping[str, str] | None = None, digits: int = 4,
-               index: bool | None = None, max_rows: int = 60) -> str:
+def table_html(
+    df: Any,
+    *,
+    notes: Mapping[str, str] | None = None,
+    digits: int = 4,
+    index: bool | None = None,
+    max_rows: int = 60,
+) -> str:
     """A DataFrame as HTML: NaN cells as a dash with a footnote, scrolling when wide.
 
     Parameters
@@ -149,9 +153,14 @@ def table_html(df: Any, *, notes: Mapping[str, str] | None = None, digits: int =
     notes = dict(notes or {})
     if index is None:
         index = not isinstance(df.index, pd.RangeIndex)
-    nan_cols = [str(c) for c in df.columns
-                if df[c].dtype.kind in "fc" and bool(np.isnan(df[c].to_numpy(float)).any())
-                or df[c].dtype == object and bool(df[c].isna().any())]
+    nan_cols = [
+        str(c)
+        for c in df.columns
+        if df[c].dtype.kind in "fc"
+        and bool(np.isnan(df[c].to_numpy(float)).any())
+        or df[c].dtype == object
+        and bool(df[c].isna().any())
+    ]
     marks = {c: i + 1 for i, c in enumerate(nan_cols)}
 
     def cell(v: Any, col: str) -> str:
@@ -167,14 +176,14 @@ def table_html(df: Any, *, notes: Mapping[str, str] | None = None, digits: int =
     rows = []
     shown = df
     if len(df) > max_rows:
-        shown = pd.concat([df.iloc[:max_rows // 2], df.iloc[-(max_rows // 2):]])
-    for i, (idx, row) in enumerate(zip(shown.index, shown.itertuples(index=False),
-                                       strict=True)):
+        shown = pd.concat([df.iloc[: max_rows // 2], df.iloc[-(max_rows // 2) :]])
+    for i, (idx, row) in enumerate(zip(shown.index, shown.itertuples(index=False), strict=True)):
         if len(df) > max_rows and i == max_rows // 2:
-            rows.append(f'<tr><td colspan="{len(df.columns) + int(index)}">… '
-                        f"{len(df) - 2 * (max_rows // 2)} more rows …</td></tr>")
-        cells = "".join(f"<td>{cell(v, str(c))}</td>" for v, c in zip(row, df.columns,
-                                                                        strict=True))
+            rows.append(
+                f'<tr><td colspan="{len(df.columns) + int(index)}">… '
+                f"{len(df) - 2 * (max_rows // 2)} more rows …</td></tr>"
+            )
+        cells = "".join(f"<td>{cell(v, str(c))}</td>" for v, c in zip(row, df.columns, strict=True))
         if index:
             cells = f"<th>{html.escape(str(idx))}</th>" + cells
         rows.append(f"<tr>{cells}</tr>")
@@ -182,17 +191,23 @@ def table_html(df: Any, *, notes: Mapping[str, str] | None = None, digits: int =
         f'<p class="sl-foot" style="font-size:.85em;margin:.1em 0"><sup>{marks[c]}</sup> — in '
         f"<code>{html.escape(c)}</code>: "
         f"{html.escape(notes.get(c, 'no value: the quantity is undefined for this row'))}</p>"
-        for c in nan_cols)
-    return ('<div class="sl-scroll" style="overflow-x:auto;max-width:100%">'
-            '<table class="dataframe sl-table"><thead><tr>' + head + "</tr></thead><tbody>"
-            + "".join(rows) + "</tbody></table></div>" + foot)
+        for c in nan_cols
+    )
+    return (
+        '<div class="sl-scroll" style="overflow-x:auto;max-width:100%">'
+        '<table class="dataframe sl-table"><thead><tr>'
+        + head
+        + "</tr></thead><tbody>"
+        + "".join(rows)
+        + "</tbody></table></div>"
+        + foot
+    )
 
 
 class Table:
     """A DataFrame displayed through :func:`table_html` (``display(Table(df, notes=...))``)."""
 
-    def __init__(self, df: Any, *, notes: Mapping[str, str] | None = None,
-                 digits: int = 4) -> None:
+    def __init__(self, df: Any, *, notes: Mapping[str, str] | None = None, digits: int = 4) -> None:
         self.df, self.notes, self.digits = df, notes, digits
 
     def _repr_html_(self) -> str:

@@ -24,7 +24,22 @@ from scalinglab.runner.study import Parameter, Study, discover_studies, load_stu
 from scalinglab.runner.verify import VerifyResult, verify_run
 
 __all__ = [
-    "BatchResult", "Parameter", "RunResult", "Study", "VerifyResult", "collect",
-    "diff_findings", "diff_runs", "discover_studies", "list_runs", "load_study", "new_run_id",
-    "prepare_run", "resolve_run", "run_all", "run_study", "verify_run", "write_index",
+    "BatchResult",
+    "Parameter",
+    "RunResult",
+    "Study",
+    "VerifyResult",
+    "collect",
+    "diff_findings",
+    "diff_runs",
+    "discover_studies",
+    "list_runs",
+    "load_study",
+    "new_run_id",
+    "prepare_run",
+    "resolve_run",
+    "run_all",
+    "run_study",
+    "verify_run",
+    "write_index",
 ]

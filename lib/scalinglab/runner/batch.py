@@ -63,15 +63,23 @@ class BatchResult:
     @property
     def ok(self) -> bool:
         return not self.interrupted and all(
-            r.ok or r.status in (RunStatus.NO_VARIANT, RunStatus.DRAFT) for r in self.results)
+            r.ok or r.status in (RunStatus.NO_VARIANT, RunStatus.DRAFT) for r in self.results
+        )
 
     def summary(self) -> str:
         rows = []
         for r in self.results:
             detail = (r.error or "").strip().splitlines()[-1:] if r.error else []
-            rows.append([r.study, r.variant, r.status, r.run_id or "",
-                         "" if r.duration is None else f"{r.duration:.1f}",
-                         detail[0][:80] if detail else ""])
+            rows.append(
+                [
+                    r.study,
+                    r.variant,
+                    r.status,
+                    r.run_id or "",
+                    "" if r.duration is None else f"{r.duration:.1f}",
+                    detail[0][:80] if detail else "",
+                ]
+            )
         return format_table(["study", "variant", "status", "run", "seconds", "error"], rows)
 
 
@@ -82,8 +90,11 @@ def _worker_root(client_root: str) -> Path:
 def _probe(client_root: str) -> dict[str, Any]:
     """Worker side: does this worker have the repository?"""
     root = _worker_root(client_root)
-    return {"host": socket.gethostname(), "root": str(root),
-            "has_repo": (root / "notebooks").is_dir()}
+    return {
+        "host": socket.gethostname(),
+        "root": str(root),
+        "has_repo": (root / "notebooks").is_dir(),
+    }
 
 
 def check_workers(client: Any, root: str) -> None:
@@ -95,13 +106,17 @@ def check_workers(client: Any, root: str) -> None:
         A worker sees no ``notebooks/`` folder at the repository path.
     """
     answers = client.run(_probe, root)
-    missing = [f"{addr} ({a['host']}: {a['root']})" for addr, a in sorted(answers.items())
-               if not a["has_repo"]]
+    missing = [
+        f"{addr} ({a['host']}: {a['root']})"
+        for addr, a in sorted(answers.items())
+        if not a["has_repo"]
+    ]
     if missing:
         raise StudyError(
             "worker(s) without the repository: " + ", ".join(missing) + ". Every worker needs "
             "a checkout at the same commit, at the same path or where its "
-            f"{WORKER_ROOT_ENV} says; reports and data come back to this machine")
+            f"{WORKER_ROOT_ENV} says; reports and data come back to this machine"
+        )
 
 
 def _snapshot(folder: Path) -> dict[str, tuple[int, int]]:
@@ -124,27 +139,45 @@ def _run_task(task: dict[str, Any]) -> dict[str, Any]:
     os.environ["SCALINGLAB_ROOT"] = str(root)
     try:
         prep = prepare_run(task["study"], variant=task["variant"], overrides=task["parameters"])
-        differs = [what for key, what in (("source_hash", "notebook"), ("input_hashes", "inputs"))
-                   if prep.hashes[key] != task["hashes"][key]]
+        differs = [
+            what
+            for key, what in (("source_hash", "notebook"), ("input_hashes", "inputs"))
+            if prep.hashes[key] != task["hashes"][key]
+        ]
         if differs:
             raise StudyError(
                 f"worker {socket.gethostname()}: its checkout at {root} differs from the "
                 f"client's ({', '.join(differs)}: another commit or other data); bring it to "
-                "the same commit and data")
+                "the same commit and data"
+            )
         data = root / "data"
         before = _snapshot(data) if data.is_dir() else {}
         with tempfile.TemporaryDirectory(prefix="scalinglab-run-") as tmp:
-            res = run_study(task["study"], variant=task["variant"], prepared=prep,
-                            cell_timeout=task["cell_timeout"], force=True,
-                            command=task["command"], executor=task["executor"],
-                            reports_root=Path(tmp))
-            files = ({p.name: p.read_bytes() for p in res.run_dir.iterdir() if p.is_file()}
-                     if res.run_dir is not None else {})
+            res = run_study(
+                task["study"],
+                variant=task["variant"],
+                prepared=prep,
+                cell_timeout=task["cell_timeout"],
+                force=True,
+                command=task["command"],
+                executor=task["executor"],
+                reports_root=Path(tmp),
+            )
+            files = (
+                {p.name: p.read_bytes() for p in res.run_dir.iterdir() if p.is_file()}
+                if res.run_dir is not None
+                else {}
+            )
         after = _snapshot(data) if data.is_dir() else {}
-        written = {rel: (data / rel).read_bytes() for rel, stat in after.items()
-                   if before.get(rel) != stat}
-        return {**res.to_json(), "files": files, "data_files": written,
-                "host": socket.gethostname()}
+        written = {
+            rel: (data / rel).read_bytes() for rel, stat in after.items() if before.get(rel) != stat
+        }
+        return {
+            **res.to_json(),
+            "files": files,
+            "data_files": written,
+            "host": socket.gethostname(),
+        }
     finally:
         if saved is None:
             os.environ.pop("SCALINGLAB_ROOT", None)
@@ -180,13 +213,21 @@ def receive(value: dict[str, Any], *, reports_root: Path | None = None) -> RunRe
         run_dir = store.finalize_run(tmp, value["run_id"])
         if value["status"] == RunStatus.OK:
             store.set_latest(run_dir)
-    return RunResult(value["study"], value["variant"], value["status"], run_id=value["run_id"],
-                     run_dir=run_dir, error=value["error"], findings=value["findings"],
-                     duration=value["duration"])
+    return RunResult(
+        value["study"],
+        value["variant"],
+        value["status"],
+        run_id=value["run_id"],
+        run_dir=run_dir,
+        error=value["error"],
+        findings=value["findings"],
+        duration=value["duration"],
+    )
 
 
-def record_interrupted(prep: PreparedRun, *, command: str, executor: str, error: str,
-                       reports_root: Path | None = None) -> RunResult:
+def record_interrupted(
+    prep: PreparedRun, *, command: str, executor: str, error: str, reports_root: Path | None = None
+) -> RunResult:
     """Keep a trace of a study that a stopped batch did not finish: a run folder whose
     manifest says ``interrupted`` (no findings, no HTML); ``latest`` does not move."""
     from datetime import UTC, datetime
@@ -197,19 +238,49 @@ def record_interrupted(prep: PreparedRun, *, command: str, executor: str, error:
     from scalinglab.runner.manifest import build_manifest, git_state
 
     git = git_state()
-    run_id, tmp = store.allocate_run(prep.study.name, prep.variant, commit=git["commit"],
-                                     dirty=git["dirty"], reports_root=reports_root)
+    run_id, tmp = store.allocate_run(
+        prep.study.name,
+        prep.variant,
+        commit=git["commit"],
+        dirty=git["dirty"],
+        reports_root=reports_root,
+    )
     now = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
     write_results(tmp / "results.json", [])
-    store.write_json(tmp / "manifest.json", build_manifest(
-        study=prep.study.name, title=prep.study.title, variant=prep.variant, run_id=run_id,
-        status=RunStatus.INTERRUPTED, error=error, started=now, finished=now, duration=None,
-        parameters=prep.parameters, hashes=prep.hashes, git=git, environment=environment(),
-        version=__version__, compute_mode=executor, executor=executor, command=command,
-        results=[], cell_timings=[], report_html_sha256=None))
+    store.write_json(
+        tmp / "manifest.json",
+        build_manifest(
+            study=prep.study.name,
+            title=prep.study.title,
+            variant=prep.variant,
+            run_id=run_id,
+            status=RunStatus.INTERRUPTED,
+            error=error,
+            started=now,
+            finished=now,
+            duration=None,
+            parameters=prep.parameters,
+            hashes=prep.hashes,
+            git=git,
+            environment=environment(),
+            version=__version__,
+            compute_mode=executor,
+            executor=executor,
+            command=command,
+            results=[],
+            cell_timings=[],
+            report_html_sha256=None,
+        ),
+    )
     run_dir = store.finalize_run(tmp, run_id)
-    return RunResult(prep.study.name, prep.variant, RunStatus.INTERRUPTED, run_id=run_id,
-                     run_dir=run_dir, error=error)
+    return RunResult(
+        prep.study.name,
+        prep.variant,
+        RunStatus.INTERRUPTED,
+        run_id=run_id,
+        run_dir=run_dir,
+        error=error,
+    )
 
 
 def _guarded(task: dict[str, Any]) -> tuple[bool, Any]:
@@ -223,9 +294,15 @@ def _guarded(task: dict[str, Any]) -> tuple[bool, Any]:
         return False, traceback.format_exc()
 
 
-def _execute(tasks: list[dict[str, Any]], preps: dict[str, PreparedRun], *, scheduler: str,
-             n_workers: int | None, progress: bool, command: str
-             ) -> tuple[dict[str, RunResult], bool]:
+def _execute(
+    tasks: list[dict[str, Any]],
+    preps: dict[str, PreparedRun],
+    *,
+    scheduler: str,
+    n_workers: int | None,
+    progress: bool,
+    command: str,
+) -> tuple[dict[str, RunResult], bool]:
     """Run the tasks; on Ctrl-C record the unfinished ones as interrupted."""
     from tqdm import tqdm
 
@@ -234,8 +311,11 @@ def _execute(tasks: list[dict[str, Any]], preps: dict[str, PreparedRun], *, sche
 
     def done(task: dict[str, Any], ok: bool, value: Any) -> None:
         name = task["study"]
-        results[name] = (receive(value) if ok else
-                         RunResult(name, task["variant"], RunStatus.FAILED, error=value))
+        results[name] = (
+            receive(value)
+            if ok
+            else RunResult(name, task["variant"], RunStatus.FAILED, error=value)
+        )
         bar.update(1)
 
     interrupted = False
@@ -267,8 +347,11 @@ def _execute(tasks: list[dict[str, Any]], preps: dict[str, PreparedRun], *, sche
         for task in tasks:
             if task["study"] not in results:
                 results[task["study"]] = record_interrupted(
-                    preps[task["study"]], command=command, executor=task["executor"],
-                    error="interrupted (Ctrl-C) before it finished; run it again")
+                    preps[task["study"]],
+                    command=command,
+                    executor=task["executor"],
+                    error="interrupted (Ctrl-C) before it finished; run it again",
+                )
     return results, interrupted
 
 
@@ -325,29 +408,47 @@ def run_all(
     for name in names:
         study = load_study(name)
         if study.draft and not include_drafts and studies is None:
-            results[name] = RunResult(name, variant, RunStatus.DRAFT,
-                                      error=f"draft study: run it with 'scalinglab run {name}'")
+            results[name] = RunResult(
+                name,
+                variant,
+                RunStatus.DRAFT,
+                error=f"draft study: run it with 'scalinglab run {name}'",
+            )
             continue
         if variant not in study.variants:
-            results[name] = RunResult(name, variant, RunStatus.NO_VARIANT,
-                                      error=f"variants: {', '.join(study.variants)}")
+            results[name] = RunResult(
+                name, variant, RunStatus.NO_VARIANT, error=f"variants: {', '.join(study.variants)}"
+            )
             continue
         prep = prepare_run(name, variant=variant, overrides=overrides)
         current = None if force else up_to_date_run(prep)
         if current is not None:
-            results[name] = RunResult(name, variant, RunStatus.UP_TO_DATE, run_id=current.name,
-                                      run_dir=current)
+            results[name] = RunResult(
+                name, variant, RunStatus.UP_TO_DATE, run_id=current.name, run_dir=current
+            )
             continue
         preps[name] = prep
-        tasks.append({
-            "study": name, "variant": variant, "parameters": prep.parameters,
-            "root": str(repo_root()), "cell_timeout": cell_timeout, "command": command,
-            "executor": executor,
-            "hashes": {k: prep.hashes[k] for k in ("source_hash", "input_hashes")},
-        })
+        tasks.append(
+            {
+                "study": name,
+                "variant": variant,
+                "parameters": prep.parameters,
+                "root": str(repo_root()),
+                "cell_timeout": cell_timeout,
+                "command": command,
+                "executor": executor,
+                "hashes": {k: prep.hashes[k] for k in ("source_hash", "input_hashes")},
+            }
+        )
     interrupted = False
     if tasks:
-        done, interrupted = _execute(tasks, preps, scheduler=scheduler, n_workers=n_workers,
-                                     progress=progress, command=command)
+        done, interrupted = _execute(
+            tasks,
+            preps,
+            scheduler=scheduler,
+            n_workers=n_workers,
+            progress=progress,
+            command=command,
+        )
         results.update(done)
     return BatchResult([results[n] for n in names], interrupted=interrupted)

@@ -49,8 +49,9 @@ def _same_num(a: Any, b: Any) -> bool:
 
 def _same_finding(fa: dict, fb: dict) -> bool:
     ca, cb = fa.get("ci"), fb.get("ci")
-    same_ci = (not ca and not cb) or (bool(ca) and bool(cb) and all(
-        _same_num(x, y) for x, y in zip(ca, cb, strict=True)))
+    same_ci = (not ca and not cb) or (
+        bool(ca) and bool(cb) and all(_same_num(x, y) for x, y in zip(ca, cb, strict=True))
+    )
     return _same_num(fa.get("point"), fb.get("point")) and same_ci
 
 
@@ -86,7 +87,9 @@ def diff_findings(a: list[dict], b: list[dict]) -> dict[str, Any]:
         fa, fb = by_a[name], by_b[name]
         pa, pb = float(fa["point"]), float(fb["point"])
         delta = pb - pa
-        widths = [w for w in (_half_width(fa.get("ci")), _half_width(fb.get("ci"))) if w is not None]
+        widths = [
+            w for w in (_half_width(fa.get("ci")), _half_width(fb.get("ci"))) if w is not None
+        ]
         hw = sum(widths) / len(widths) if widths else None
         if math.isnan(delta):
             moved = not (math.isnan(pa) and math.isnan(pb))
@@ -96,12 +99,20 @@ def diff_findings(a: list[dict], b: list[dict]) -> dict[str, Any]:
         else:
             moved = abs(delta) > hw
             rel = delta / hw if hw > 0 else (0.0 if delta == 0 else math.copysign(math.inf, delta))
-        rows.append({
-            "name": name, "point_a": _nan_to_none(pa), "point_b": _nan_to_none(pb),
-            "ci_a": fa.get("ci"), "ci_b": fb.get("ci"), "delta": _nan_to_none(delta),
-            "half_width": hw, "relative": None if rel is None or math.isinf(rel) else rel,
-            "moved": bool(moved), "changed": not _same_finding(fa, fb),
-        })
+        rows.append(
+            {
+                "name": name,
+                "point_a": _nan_to_none(pa),
+                "point_b": _nan_to_none(pb),
+                "ci_a": fa.get("ci"),
+                "ci_b": fb.get("ci"),
+                "delta": _nan_to_none(delta),
+                "half_width": hw,
+                "relative": None if rel is None or math.isinf(rel) else rel,
+                "moved": bool(moved),
+                "changed": not _same_finding(fa, fb),
+            }
+        )
     rows.sort(key=_sort_key)
     return {
         "findings": rows,
@@ -121,8 +132,11 @@ def diff_claims(a: Sequence[dict], b: Sequence[dict]) -> list[dict]:
     va = {c["id"]: c.get("verdict") for c in a}
     vb = {c["id"]: c.get("verdict") for c in b}
     ids = list(vb) + [i for i in va if i not in vb]
-    return [{"id": i, "verdict_a": va.get(i), "verdict_b": vb.get(i)}
-            for i in ids if va.get(i) != vb.get(i)]
+    return [
+        {"id": i, "verdict_a": va.get(i), "verdict_b": vb.get(i)}
+        for i in ids
+        if va.get(i) != vb.get(i)
+    ]
 
 
 def run_label(run_dir: Path) -> str:
@@ -150,8 +164,12 @@ def run_claims(run_dir: Path) -> list[dict]:
 def diff_runs(run_a: Path, run_b: Path) -> dict[str, Any]:
     """:func:`diff_findings` and :func:`diff_claims` of two run folders, labelled."""
     out = diff_findings(run_findings(run_a), run_findings(run_b))
-    return {"a": run_label(run_a), "b": run_label(run_b),
-            "verdicts": diff_claims(run_claims(run_a), run_claims(run_b)), **out}
+    return {
+        "a": run_label(run_a),
+        "b": run_label(run_b),
+        "verdicts": diff_claims(run_claims(run_a), run_claims(run_b)),
+        **out,
+    }
 
 
 def good_runs(run_dir: Path) -> list[Path]:
@@ -191,23 +209,40 @@ def diff_text(d: dict[str, Any]) -> str:
     if d.get("note"):
         lines.append(d["note"])
     if d.get("verdicts"):
-        lines += ["", "verdicts that changed:",
-                  format_table(["claim", "A", "B"], [[v["id"], v["verdict_a"] or "(absent)",
-                                                      v["verdict_b"] or "(absent)"]
-                                                     for v in d["verdicts"]])]
+        lines += [
+            "",
+            "verdicts that changed:",
+            format_table(
+                ["claim", "A", "B"],
+                [
+                    [v["id"], v["verdict_a"] or "(absent)", v["verdict_b"] or "(absent)"]
+                    for v in d["verdicts"]
+                ],
+            ),
+        ]
     shown = [r for r in d["findings"] if r["changed"]]
     if shown:
-        rows = [[r["name"], fmt_num(r["point_a"]) + " " + fmt_ci(r["ci_a"]),
-                 fmt_num(r["point_b"]) + " " + fmt_ci(r["ci_b"]), fmt_num(r["delta"]),
-                 fmt_num(r["relative"]), "MOVED" if r["moved"] else ""] for r in shown]
+        rows = [
+            [
+                r["name"],
+                fmt_num(r["point_a"]) + " " + fmt_ci(r["ci_a"]),
+                fmt_num(r["point_b"]) + " " + fmt_ci(r["ci_b"]),
+                fmt_num(r["delta"]),
+                fmt_num(r["relative"]),
+                "MOVED" if r["moved"] else "",
+            ]
+            for r in shown
+        ]
         lines += ["", format_table(["finding", "A", "B", "delta", "delta/hw", ""], rows)]
     if d["added"]:
         lines.append("added: " + ", ".join(d["added"]))
     if d["removed"]:
         lines.append("removed: " + ", ".join(d["removed"]))
-    lines.append(f"{len(d['moved'])} of {len(d['findings'])} shared findings moved beyond "
-                 f"their CI half-width; {len(d['changed']) - len(d['moved'])} changed within "
-                 f"it; {d['unchanged']} unchanged")
+    lines.append(
+        f"{len(d['moved'])} of {len(d['findings'])} shared findings moved beyond "
+        f"their CI half-width; {len(d['changed']) - len(d['moved'])} changed within "
+        f"it; {d['unchanged']} unchanged"
+    )
     return "\n".join(lines)
 
 
@@ -218,9 +253,15 @@ def diff_html(d: dict[str, Any]) -> str:
     if d.get("note"):
         parts.append(f"<p>{esc(d['note'])}</p>")
     if d.get("verdicts"):
-        parts.append("<p><b>Verdicts that changed:</b> " + "; ".join(
-            f"{esc(v['id'])}: {esc(v['verdict_a'] or '(absent)')} &rarr; "
-            f"{esc(v['verdict_b'] or '(absent)')}" for v in d["verdicts"]) + "</p>")
+        parts.append(
+            "<p><b>Verdicts that changed:</b> "
+            + "; ".join(
+                f"{esc(v['id'])}: {esc(v['verdict_a'] or '(absent)')} &rarr; "
+                f"{esc(v['verdict_b'] or '(absent)')}"
+                for v in d["verdicts"]
+            )
+            + "</p>"
+        )
     moved_attr = ' class="sl-moved"'
     body = "".join(
         f"<tr{moved_attr if r['moved'] else ''}><td>{esc(r['name'])}</td>"
@@ -228,17 +269,21 @@ def diff_html(d: dict[str, Any]) -> str:
         f"<td>{fmt_num(r['point_b'])} {fmt_ci(r['ci_b'])}</td>"
         f"<td>{fmt_num(r['delta'])}</td><td>{fmt_num(r['relative'])}</td>"
         f"<td>{'moved' if r['moved'] else ''}</td></tr>"
-        for r in d["findings"] if r["changed"]
+        for r in d["findings"]
+        if r["changed"]
     )
     if body:
         parts.append(
             f'<div class="sl-scroll"><table class="sl-diff"><thead><tr><th>finding</th>'
-            f'<th>A {esc(d["a"].split("/")[-1])}</th><th>B {esc(d["b"].split("/")[-1])}</th>'
+            f"<th>A {esc(d['a'].split('/')[-1])}</th><th>B {esc(d['b'].split('/')[-1])}</th>"
             "<th>delta</th><th>delta / CI half-width</th><th></th></tr></thead>"
-            f"<tbody>{body}</tbody></table></div>")
-    parts.append(f"<p>{len(d['moved'])} moved beyond their interval, "
-                 f"{len(d['changed']) - len(d['moved'])} changed within it, "
-                 f"{d['unchanged']} unchanged.</p>")
+            f"<tbody>{body}</tbody></table></div>"
+        )
+    parts.append(
+        f"<p>{len(d['moved'])} moved beyond their interval, "
+        f"{len(d['changed']) - len(d['moved'])} changed within it, "
+        f"{d['unchanged']} unchanged.</p>"
+    )
     if d["added"]:
         parts.append(f"<p>added: {esc(', '.join(d['added']))}</p>")
     if d["removed"]:

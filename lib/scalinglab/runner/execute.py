@@ -138,15 +138,19 @@ def execute_study(
     import papermill
 
     nb = jupytext.read(source, fmt="py:percent")
-    nb.metadata.setdefault("kernelspec", {"display_name": "Python 3", "language": "python",
-                                          "name": KERNEL})
+    nb.metadata.setdefault(
+        "kernelspec", {"display_name": "Python 3", "language": "python", "name": KERNEL}
+    )
     for i, cell in enumerate(nb.cells):
         cell["id"] = f"cell-{i}"
     staged = output.with_name(f".input-{output.name}")
     nbformat.write(nb, staged)
-    env = {RESULTS_ENV: str(results_path), "SCALINGLAB_ROOT": str(repo_root()),
-           # a tiny run's experiment results go to the git-ignored data/.cache/
-           TINY_ENV: "1" if str(parameters.get("compute_class", "")).startswith("tiny") else "0"}
+    env = {
+        RESULTS_ENV: str(results_path),
+        "SCALINGLAB_ROOT": str(repo_root()),
+        # a tiny run's experiment results go to the git-ignored data/.cache/
+        TINY_ENV: "1" if str(parameters.get("compute_class", "")).startswith("tiny") else "0",
+    }
     try:
         with _environ(**env), _quiet_papermill(), _sigterm_as_interrupt():
             return papermill.execute_notebook(
@@ -181,14 +185,16 @@ def cell_timings(nb: Any) -> list[dict[str, Any]]:
         pm = cell.get("metadata", {}).get("papermill")
         if not pm or cell.cell_type != "code":
             continue
-        out.append({
-            "index": i,
-            "tags": list(cell.metadata.get("tags") or []),
-            "start": pm.get("start_time"),
-            "end": pm.get("end_time"),
-            "duration": pm.get("duration"),
-            "status": pm.get("status"),
-        })
+        out.append(
+            {
+                "index": i,
+                "tags": list(cell.metadata.get("tags") or []),
+                "start": pm.get("start_time"),
+                "end": pm.get("end_time"),
+                "duration": pm.get("duration"),
+                "status": pm.get("status"),
+            }
+        )
     return out
 
 

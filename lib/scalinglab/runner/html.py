@@ -179,14 +179,18 @@ def provenance_header(
         link = f'<p><a href="{esc(other_page[0])}">{esc(other_page[1])}</a></p>'
     desc = f'<p class="sl-desc">{esc(description)}</p>' if description else ""
     if status != RunStatus.OK:
-        desc += (f'<div class="sl-failed"><b>This run {esc(status)}.</b>'
-                 f"<pre>{esc(error or '')}</pre></div>")
+        desc += (
+            f'<div class="sl-failed"><b>This run {esc(status)}.</b>'
+            f"<pre>{esc(error or '')}</pre></div>"
+        )
     claims = list(claims)
     ledger = "<h2>Claims ledger</h2>"
     if claims:
-        ledger += (f'<p class="sl-summary">{esc(summary_text(claims))}: each published claim '
-                   "this study tests, with the verdict its findings give (computed from the "
-                   "intervals, never typed).</p>")
+        ledger += (
+            f'<p class="sl-summary">{esc(summary_text(claims))}: each published claim '
+            "this study tests, with the verdict its findings give (computed from the "
+            "intervals, never typed).</p>"
+        )
     ledger += ledger_html(claims)
     return (
         '<header class="sl-header">'
@@ -211,10 +215,11 @@ def _findings_block(findings: list[dict], claims: Sequence[dict] = ()) -> str:
         return f"<h2>Findings</h2>{findings_html(findings)}"
     out = ""
     if headline:
-        out += (f"<h2>Headline findings</h2>{forest_html(headline, claims)}"
-                f"{findings_html(headline)}")
-    return (out + f'<details class="sl-all"><summary>All {len(findings)} findings'
-            f"{extra}</summary>{findings_html(findings)}</details>")
+        out += f"<h2>Headline findings</h2>{forest_html(headline, claims)}{findings_html(headline)}"
+    return (
+        out + f'<details class="sl-all"><summary>All {len(findings)} findings'
+        f"{extra}</summary>{findings_html(findings)}</details>"
+    )
 
 
 def forest_html(findings: Sequence[dict], claims: Sequence[dict] = ()) -> str:
@@ -232,8 +237,10 @@ def forest_html(findings: Sequence[dict], claims: Sequence[dict] = ()) -> str:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=110, metadata={"Software": None})
     data = base64.b64encode(buf.getvalue()).decode("ascii")
-    return (f'<img class="sl-forest" alt="forest plot of the headline findings" '
-            f'src="data:image/png;base64,{data}">')
+    return (
+        f'<img class="sl-forest" alt="forest plot of the headline findings" '
+        f'src="data:image/png;base64,{data}">'
+    )
 
 
 def export_html(nb: Any, *, title: str, header: str, with_code: bool = False) -> str:
@@ -261,11 +268,7 @@ def export_html(nb: Any, *, title: str, header: str, with_code: bool = False) ->
         exclude_output_prompt=True,
         embed_images=True,
     )
-    resources = {
-        "metadata": {"name": title},
-        "scalinglab_header": header,
-        "scalinglab_css": CSS,
-    }
+    resources = {"metadata": {"name": title}, "scalinglab_header": header, "scalinglab_css": CSS}
     body, _ = exporter.from_notebook_node(normalise_notebook(nb), resources=resources)
     return body
 

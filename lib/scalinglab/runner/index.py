@@ -56,8 +56,13 @@ def commit_subjects(commits: list[str], *, cwd: Path | None = None) -> dict[str,
     if not commits:
         return {}
     try:
-        out = subprocess.run(["git", "log", "--no-walk=unsorted", "--format=%H%x09%s", *commits],
-                             cwd=cwd or repo_root(), capture_output=True, text=True, timeout=30)
+        out = subprocess.run(
+            ["git", "log", "--no-walk=unsorted", "--format=%H%x09%s", *commits],
+            cwd=cwd or repo_root(),
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
     except (OSError, subprocess.SubprocessError):
         return {}
     if out.returncode != 0:  # an unknown commit fails the batch: ask one at a time
@@ -91,39 +96,57 @@ def collect(*, reports_root: Path | None = None) -> dict[str, Any]:
     for ref in store.list_runs(reports_root=root):
         m = store.read_manifest(ref.path)
         # a .tmp- folder is still running, or was left by a process killed hard
-        status = m.get("status", RunStatus.INCOMPLETE) if ref.complete else store.unfinished_state(
-            ref.path)
-        srec = studies.setdefault(ref.study, {"study": ref.study, "title": ref.study,
-                                              "variants": {}})
+        status = (
+            m.get("status", RunStatus.INCOMPLETE)
+            if ref.complete
+            else store.unfinished_state(ref.path)
+        )
+        srec = studies.setdefault(
+            ref.study, {"study": ref.study, "title": ref.study, "variants": {}}
+        )
         if m.get("title"):
             srec["title"] = m["title"]
         vrec = srec["variants"].setdefault(ref.variant, {"variant": ref.variant, "runs": []})
-        vrec["runs"].append({
-            "run_id": ref.run_id,
-            "path": str(ref.path.relative_to(root)),
-            "status": status,
-            "started": m.get("started"),
-            "duration": m.get("duration"),
-            "error": _first_line(m.get("error")) or None,
-            "git_commit": m.get("git_commit"),
-            "git_dirty": m.get("git_dirty"),
-            "cache_key": m.get("cache_key"),
-            "has_html": (ref.path / "report.html").is_file(),
-            "headline": headline(m.get("results", [])),
-            "claims_summary": summary(run_claims(ref.path)),
-        })
-    subjects = commit_subjects([r["git_commit"] for s in studies.values()
-                                for v in s["variants"].values() for r in v["runs"]
-                                if r["git_commit"]])
+        vrec["runs"].append(
+            {
+                "run_id": ref.run_id,
+                "path": str(ref.path.relative_to(root)),
+                "status": status,
+                "started": m.get("started"),
+                "duration": m.get("duration"),
+                "error": _first_line(m.get("error")) or None,
+                "git_commit": m.get("git_commit"),
+                "git_dirty": m.get("git_dirty"),
+                "cache_key": m.get("cache_key"),
+                "has_html": (ref.path / "report.html").is_file(),
+                "headline": headline(m.get("results", [])),
+                "claims_summary": summary(run_claims(ref.path)),
+            }
+        )
+    subjects = commit_subjects(
+        [
+            r["git_commit"]
+            for s in studies.values()
+            for v in s["variants"].values()
+            for r in v["runs"]
+            if r["git_commit"]
+        ]
+    )
     out = []
     for srec in studies.values():
         variants = []
         for vrec in srec["variants"].values():
             latest = store.latest_run(srec["study"], vrec["variant"], reports_root=root)
             vrec["latest"] = latest.name if latest else None
-            vrec["claims"] = [{"id": c["id"], "verdict": c["verdict"], "paper": c["paper"],
-                               "statement": c["statement"]}
-                              for c in (run_claims(latest) if latest else [])]
+            vrec["claims"] = [
+                {
+                    "id": c["id"],
+                    "verdict": c["verdict"],
+                    "paper": c["paper"],
+                    "statement": c["statement"],
+                }
+                for c in (run_claims(latest) if latest else [])
+            ]
             prev = None
             for r in vrec["runs"]:
                 r["commit_subject"] = subjects.get(r["git_commit"] or "")
@@ -131,8 +154,10 @@ def collect(*, reports_root: Path | None = None) -> dict[str, Any]:
                 if r["status"] != RunStatus.OK:
                     continue
                 if prev is not None:
-                    d = diff_findings(store.read_manifest(root / prev["path"]).get("results", []),
-                                      store.read_manifest(root / r["path"]).get("results", []))
+                    d = diff_findings(
+                        store.read_manifest(root / prev["path"]).get("results", []),
+                        store.read_manifest(root / r["path"]).get("results", []),
+                    )
                     r["moved"], r["changed"] = len(d["moved"]), len(d["changed"])
                 prev = r
             vrec["diff"] = None
@@ -141,7 +166,8 @@ def collect(*, reports_root: Path | None = None) -> dict[str, Any]:
                 if base is not None:
                     vrec["diff"] = diff_runs(base, latest)
                     vrec["diff"]["note"] = (
-                        f"{skipped} identical version(s) in between skipped" if skipped else "")
+                        f"{skipped} identical version(s) in between skipped" if skipped else ""
+                    )
             variants.append(vrec)
         srec["variants"] = variants
         out.append(srec)
@@ -155,11 +181,14 @@ def _ledger_html(claims: list[dict]) -> str:
     rows = "".join(
         f"<tr><td><b>{esc(c['id'])}</b></td><td>{esc(c['statement'])}</td>"
         f"<td>{esc(c['paper'])}</td>"
-        f"<td class=\"v-{esc(c['verdict'].replace(' ', '-'))}\">{esc(c['verdict'])}</td></tr>"
-        for c in claims)
-    return (f"<p>Claims ledger of the latest version: {esc(summary_text(claims))}.</p>"
-            '<div class="sl-scroll"><table><thead><tr><th>claim</th><th>statement</th>'
-            f"<th>paper</th><th>verdict</th></tr></thead><tbody>{rows}</tbody></table></div>")
+        f'<td class="v-{esc(c["verdict"].replace(" ", "-"))}">{esc(c["verdict"])}</td></tr>'
+        for c in claims
+    )
+    return (
+        f"<p>Claims ledger of the latest version: {esc(summary_text(claims))}.</p>"
+        '<div class="sl-scroll"><table><thead><tr><th>claim</th><th>statement</th>'
+        f"<th>paper</th><th>verdict</th></tr></thead><tbody>{rows}</tbody></table></div>"
+    )
 
 
 def _moved_text(r: dict) -> str:
@@ -174,23 +203,32 @@ def render_html(index: dict[str, Any]) -> str:
     """``index.html``: studies with their ledgers, versions with status, commit subject,
     moves and links, headline findings, and the latest real change."""
     esc = html.escape
-    parts = ["<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">",
-             "<title>Scaling Lab reports</title>", f"<style>{CSS}</style></head><body>",
-             "<h1>Scaling Lab reports</h1>"]
+    parts = [
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">',
+        "<title>Scaling Lab reports</title>",
+        f"<style>{CSS}</style></head><body>",
+        "<h1>Scaling Lab reports</h1>",
+    ]
     if not index["studies"]:
         parts.append("<p>No reports yet: run <code>scalinglab run STUDY</code>.</p>")
     for s in index["studies"]:
-        parts.append(f'<h2 id="{esc(s["study"])}">{esc(s["title"])} '
-                     f'<small><code>{esc(s["study"])}</code></small></h2>')
+        parts.append(
+            f'<h2 id="{esc(s["study"])}">{esc(s["title"])} '
+            f"<small><code>{esc(s['study'])}</code></small></h2>"
+        )
         for v in s["variants"]:
-            parts.append(f"<h3>variant <code>{esc(v['variant'])}</code>"
-                         + (f" &mdash; latest {esc(v['latest'])}" if v["latest"] else "")
-                         + "</h3>")
+            parts.append(
+                f"<h3>variant <code>{esc(v['variant'])}</code>"
+                + (f" &mdash; latest {esc(v['latest'])}" if v["latest"] else "")
+                + "</h3>"
+            )
             parts.append(_ledger_html(v.get("claims") or []))
-            parts.append('<div class="sl-scroll"><table><thead><tr><th>version</th>'
-                         "<th>status</th><th>commit</th><th>claims</th>"
-                         "<th>findings vs previous version</th>"
-                         "<th>headline findings (point [CI])</th></tr></thead><tbody>")
+            parts.append(
+                '<div class="sl-scroll"><table><thead><tr><th>version</th>'
+                "<th>status</th><th>commit</th><th>claims</th>"
+                "<th>findings vs previous version</th>"
+                "<th>headline findings (point [CI])</th></tr></thead><tbody>"
+            )
             for r in reversed(v["runs"]):
                 link = esc(r["path"] + "/report.html")
                 name = esc(r["run_id"])
@@ -207,23 +245,26 @@ def render_html(index: dict[str, Any]) -> str:
                     for f in r["headline"]
                 )
                 err = f'<div class="sl-err">{esc(r["error"])}</div>' if r["error"] else ""
-                commit = (r["git_commit"] or "")[:7] + (" + uncommitted changes"
-                                                         if r["git_dirty"] else "")
+                commit = (r["git_commit"] or "")[:7] + (
+                    " + uncommitted changes" if r["git_dirty"] else ""
+                )
                 subject = r.get("commit_subject")
-                commit_html = (f"<code>{esc(commit)}</code>"
-                               + (f'<div class="sl-subject">{esc(subject)}</div>'
-                                  if subject else ""))
+                commit_html = f"<code>{esc(commit)}</code>" + (
+                    f'<div class="sl-subject">{esc(subject)}</div>' if subject else ""
+                )
                 parts.append(
-                    f"<tr><td>{ref}</td><td class=\"st-{esc(r['status'])}\">{esc(r['status'])}"
+                    f'<tr><td>{ref}</td><td class="st-{esc(r["status"])}">{esc(r["status"])}'
                     f"{err}</td><td>{commit_html}</td>"
                     f"<td>{esc(summary_text_of(r.get('claims_summary') or {}))}</td>"
                     f"<td>{esc(_moved_text(r))}</td><td>{heads}</td></tr>"
                 )
             parts.append("</tbody></table></div>")
             if v["diff"]:
-                parts.append("<p>What changed in the latest version, against the latest "
-                             "earlier version whose findings differ "
-                             f"({esc(v['diff']['a'].split('/')[-1])}):</p>")
+                parts.append(
+                    "<p>What changed in the latest version, against the latest "
+                    "earlier version whose findings differ "
+                    f"({esc(v['diff']['a'].split('/')[-1])}):</p>"
+                )
                 parts.append(diff_html(v["diff"]))
     parts.append("</body></html>\n")
     return "\n".join(parts)
@@ -242,8 +283,10 @@ def write_index(*, reports_root: Path | None = None) -> tuple[Path, Path, dict[s
     root.mkdir(parents=True, exist_ok=True)
     index = json_safe(collect(reports_root=root))
     html_path, json_path = root / "index.html", root / "index.json"
-    for path, text in ((html_path, render_html(index)),
-                       (json_path, json.dumps(index, indent=2, allow_nan=False) + "\n")):
+    for path, text in (
+        (html_path, render_html(index)),
+        (json_path, json.dumps(index, indent=2, allow_nan=False) + "\n"),
+    ):
         tmp = root / f"{store.TMP_PREFIX}{path.name}-{secrets.token_hex(4)}"
         tmp.write_text(text, encoding="utf-8")
         tmp.replace(path)
@@ -259,18 +302,30 @@ def listing_text(index: dict[str, Any]) -> str:
     for s in index["studies"]:
         for v in s["variants"]:
             claims = v.get("claims") or []
-            lines = [f"{s['study']} / {v['variant']}: claims ledger "
-                     + (summary_text(claims) if claims else "(none declared)")]
+            lines = [
+                f"{s['study']} / {v['variant']}: claims ledger "
+                + (summary_text(claims) if claims else "(none declared)")
+            ]
             lines += [f"  {c['verdict']:<15s} {c['id']}" for c in claims]
             rows = []
             for r in reversed(v["runs"]):
                 mark = "*" if r["run_id"] == v["latest"] else ""
-                heads = "; ".join(f"{f['name']}={fmt_num(f['point'])} {fmt_ci(f.get('ci'))}"
-                                  for f in r["headline"]) if mark else ""
+                heads = (
+                    "; ".join(
+                        f"{f['name']}={fmt_num(f['point'])} {fmt_ci(f.get('ci'))}"
+                        for f in r["headline"]
+                    )
+                    if mark
+                    else ""
+                )
                 subject = (r.get("commit_subject") or "")[:60]
                 rows.append([r["run_id"] + mark, r["status"], subject, _moved_text(r), heads])
-            lines.append(format_table(["version (* latest)", "status", "commit subject",
-                                       "vs previous", "headline"], rows))
+            lines.append(
+                format_table(
+                    ["version (* latest)", "status", "commit subject", "vs previous", "headline"],
+                    rows,
+                )
+            )
             blocks.append("\n".join(lines))
     if not blocks:
         return "(no reports)"

@@ -55,8 +55,12 @@ def input_hashes(
     files: set[Path] = set()
     for value in parameters.values():
         values = value if isinstance(value, list) else [value]
-        values = [part.strip() for v in values if isinstance(v, str)
-                  for part in ([v, *v.split(",")] if "," in v else [v])]
+        values = [
+            part.strip()
+            for v in values
+            if isinstance(v, str)
+            for part in ([v, *v.split(",")] if "," in v else [v])
+        ]
         for v in values:
             if not isinstance(v, str) or not v or "\n" in v or len(v) > 4096:
                 continue
@@ -73,8 +77,10 @@ def input_hashes(
             if p.is_file():
                 files.add(p.resolve())
     base = root.resolve()
-    return {(str(p.relative_to(base)) if _under(p, base) else str(p)): file_hash(p)
-            for p in sorted(files)}
+    return {
+        (str(p.relative_to(base)) if _under(p, base) else str(p)): file_hash(p)
+        for p in sorted(files)
+    }
 
 
 def cache_key(
@@ -86,9 +92,11 @@ def cache_key(
     lib: str,
 ) -> str:
     """SHA-256 over the cells, merged parameters, input hashes, lock hash and lib hash."""
-    return sha256_bytes(canonical_json({
-        "cells": cells, "parameters": parameters, "inputs": inputs, "lock": lock, "lib": lib,
-    }).encode())
+    return sha256_bytes(
+        canonical_json(
+            {"cells": cells, "parameters": parameters, "inputs": inputs, "lock": lock, "lib": lib}
+        ).encode()
+    )
 
 
 def cell_hashes(cells: list[str]) -> list[str]:
@@ -97,17 +105,26 @@ def cell_hashes(cells: list[str]) -> list[str]:
     return [sha256_bytes(c.encode())[:16] for c in cells]
 
 
-def with_inputs(hashes: dict[str, Any], cells: list[str], parameters: dict[str, Any],
-                inputs: dict[str, str]) -> dict[str, Any]:
+def with_inputs(
+    hashes: dict[str, Any], cells: list[str], parameters: dict[str, Any], inputs: dict[str, str]
+) -> dict[str, Any]:
     """``hashes`` with new input hashes and the cache key recomputed from them.
 
     The runner hashes inputs again after a run: a study that creates or
     refreshes its own cached data (matched by its ``inputs`` globs) then stores
     the key that the next unchanged request will compute.
     """
-    return {**hashes, "input_hashes": inputs,
-            "cache_key": cache_key(cells=cells, parameters=parameters, inputs=inputs,
-                                   lock=hashes["lock_hash"], lib=hashes["lib_hash"])}
+    return {
+        **hashes,
+        "input_hashes": inputs,
+        "cache_key": cache_key(
+            cells=cells,
+            parameters=parameters,
+            inputs=inputs,
+            lock=hashes["lock_hash"],
+            lib=hashes["lib_hash"],
+        ),
+    }
 
 
 def git_state() -> dict[str, Any]:
@@ -120,8 +137,9 @@ def git_state() -> dict[str, Any]:
     return state
 
 
-def source_info(study_path: Path, cells: list[str], parameters: dict[str, Any],
-                inputs: dict[str, str]) -> dict[str, Any]:
+def source_info(
+    study_path: Path, cells: list[str], parameters: dict[str, Any], inputs: dict[str, str]
+) -> dict[str, Any]:
     """Hashes that identify a run's science (and its cache key)."""
     lib = lib_hash()
     lock = lock_hash()
@@ -132,8 +150,9 @@ def source_info(study_path: Path, cells: list[str], parameters: dict[str, Any],
         "lock_hash": lock,
         "parameters_hash": config_hash(parameters, length=64),
         "cell_hashes": cell_hashes(cells),
-        "cache_key": cache_key(cells=cells, parameters=parameters, inputs=inputs, lock=lock,
-                               lib=lib),
+        "cache_key": cache_key(
+            cells=cells, parameters=parameters, inputs=inputs, lock=lock, lib=lib
+        ),
     }
 
 

@@ -50,10 +50,12 @@ def check_value(param: Any, value: Any, *, cwd: Path | None = None) -> None:
         for op, limit in param.bounds:
             if isinstance(item, float) and math.isnan(item) or not _OPS[op](item, limit):
                 raise ParameterError(
-                    f"{param.name!r} must be {op} {_show(limit)}, got {_show(item)}")
+                    f"{param.name!r} must be {op} {_show(limit)}, got {_show(item)}"
+                )
         if param.choices is not None and str(item) not in param.choices:
             raise ParameterError(
-                f"{param.name!r} must be one of {', '.join(param.choices)}; got {item!r}")
+                f"{param.name!r} must be one of {', '.join(param.choices)}; got {item!r}"
+            )
         if param.file and isinstance(item, str) and item:
             for part in (p.strip() for p in item.split(",")):
                 if not _exists(part, cwd):
@@ -73,8 +75,14 @@ def _exists(part: str, cwd: Path | None) -> bool:
     if not part:
         return False
     try:
-        return any((base / part).exists() for base in
-                   (Path.cwd() if cwd is None else cwd, notebooks_dir().parent, notebooks_dir()))
+        return any(
+            (base / part).exists()
+            for base in (
+                Path.cwd() if cwd is None else cwd,
+                notebooks_dir().parent,
+                notebooks_dir(),
+            )
+        )
     except OSError:
         return False
 
@@ -101,7 +109,8 @@ def parse_rules(comment: str, typ: str, name: str, path: Path | str) -> dict[str
             if not bound or scalar not in ("int", "float"):
                 raise StudyError(
                     f"{path}: parameter {name!r}: bad rule {rule!r} (numbers take "
-                    "[>= x], [> x, < y]; str takes [file] or {a, b})")
+                    "[>= x], [> x, < y]; str takes [file] or {a, b})"
+                )
             try:
                 text = bound.group(2).replace("_", "")
                 limit = int(text) if re.fullmatch(r"[+-]?\d+", text) else float(text)

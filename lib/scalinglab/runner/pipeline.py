@@ -79,9 +79,14 @@ class RunResult:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "study": self.study, "variant": self.variant, "status": self.status,
-            "run_id": self.run_id, "run_dir": None if self.run_dir is None else str(self.run_dir),
-            "error": self.error, "findings": self.findings, "duration": self.duration,
+            "study": self.study,
+            "variant": self.variant,
+            "status": self.status,
+            "run_id": self.run_id,
+            "run_dir": None if self.run_dir is None else str(self.run_dir),
+            "error": self.error,
+            "findings": self.findings,
+            "duration": self.duration,
         }
 
 
@@ -178,13 +183,20 @@ def run_study(
         current = up_to_date_run(prep, reports_root=reports_root)
         if current is not None:
             return RunResult(
-                study.name, prep.variant, RunStatus.UP_TO_DATE, run_id=current.name, run_dir=current,
+                study.name,
+                prep.variant,
+                RunStatus.UP_TO_DATE,
+                run_id=current.name,
+                run_dir=current,
                 findings=store.read_manifest(current).get("results", []),
             )
 
     git = git_state()
     run_id, tmp = store.allocate_run(
-        study.name, prep.variant, commit=git["commit"], dirty=git["dirty"],
+        study.name,
+        prep.variant,
+        commit=git["commit"],
+        dirty=git["dirty"],
         reports_root=reports_root,
     )
     results_path = tmp / "results.json"
@@ -192,17 +204,35 @@ def run_study(
     started, t0 = _now(), time.perf_counter()
     hashes = prep.hashes
 
-    def manifest(status: str, error: str | None, findings: list[dict], nb: Any,
-                 html_sha: str | None, finished: str | None) -> dict:
+    def manifest(
+        status: str,
+        error: str | None,
+        findings: list[dict],
+        nb: Any,
+        html_sha: str | None,
+        finished: str | None,
+    ) -> dict:
         return build_manifest(
-            study=study.name, title=study.title, variant=prep.variant, run_id=run_id,
-            status=status, error=error,
-            started=started, finished=finished,
+            study=study.name,
+            title=study.title,
+            variant=prep.variant,
+            run_id=run_id,
+            status=status,
+            error=error,
+            started=started,
+            finished=finished,
             duration=None if finished is None else round(time.perf_counter() - t0, 3),
-            parameters=params, hashes=hashes, git=git, environment=environment(),
-            version=__version__, compute_mode=compute_mode(str(params.get("scheduler", ""))),
-            executor=executor, command=command, results=findings,
-            cell_timings=cell_timings(nb), report_html_sha256=html_sha,
+            parameters=params,
+            hashes=hashes,
+            git=git,
+            environment=environment(),
+            version=__version__,
+            compute_mode=compute_mode(str(params.get("scheduler", ""))),
+            executor=executor,
+            command=command,
+            results=findings,
+            cell_timings=cell_timings(nb),
+            report_html_sha256=html_sha,
         )
 
     store.write_json(tmp / "manifest.json", manifest(RunStatus.RUNNING, None, [], None, None, None))
@@ -212,24 +242,35 @@ def run_study(
     html_sha = None
     try:
         try:
-            execute_study(study.path, executed_path, params, results_path=results_path,
-                          cell_timeout=cell_timeout, progress=progress)
+            execute_study(
+                study.path,
+                executed_path,
+                params,
+                results_path=results_path,
+                cell_timeout=cell_timeout,
+                progress=progress,
+            )
         except KeyboardInterrupt as exc:
             status, error = RunStatus.INTERRUPTED, _error_text(exc) or "interrupted"
         except Exception as exc:  # a failed run is recorded, never raised
             status, error = RunStatus.FAILED, _error_text(exc)
         nb = read_executed(executed_path)
         if status == RunStatus.OK:
-            hashes = with_inputs(hashes, study.cell_sources(), params,
-                                 input_hashes(params, study.inputs, root=repo_root()))
+            hashes = with_inputs(
+                hashes,
+                study.cell_sources(),
+                params,
+                input_hashes(params, study.inputs, root=repo_root()),
+            )
         if results_path.is_file():
             findings = load_results(results_path)
         else:
             write_results(results_path, [])
         if nb is not None:
             try:
-                html_sha = _write_html(tmp, study, prep.variant, params, git, __version__,
-                                       findings, nb, status, error)
+                html_sha = _write_html(
+                    tmp, study, prep.variant, params, git, __version__, findings, nb, status, error
+                )
             except Exception as exc:
                 if status == RunStatus.OK:
                     status = RunStatus.FAILED
@@ -239,17 +280,36 @@ def run_study(
         error = error or _error_text(exc) or traceback.format_exc()
         raise
     finally:
-        store.write_json(tmp / "manifest.json",
-                         manifest(status, error, findings, nb, html_sha, _now()))
+        store.write_json(
+            tmp / "manifest.json", manifest(status, error, findings, nb, html_sha, _now())
+        )
         run_dir = store.finalize_run(tmp, run_id)
         if status == RunStatus.OK:
             store.set_latest(run_dir)
-    return RunResult(study.name, prep.variant, status, run_id=run_id, run_dir=run_dir,
-                     error=error, findings=findings, duration=round(time.perf_counter() - t0, 3))
+    return RunResult(
+        study.name,
+        prep.variant,
+        status,
+        run_id=run_id,
+        run_dir=run_dir,
+        error=error,
+        findings=findings,
+        duration=round(time.perf_counter() - t0, 3),
+    )
 
 
-def _write_html(folder: Path, study: Study, variant: str, params: dict, git: dict, version: str,
-                findings: list[dict], nb: Any, status: str, error: str | None) -> str:
+def _write_html(
+    folder: Path,
+    study: Study,
+    variant: str,
+    params: dict,
+    git: dict,
+    version: str,
+    findings: list[dict],
+    nb: Any,
+    status: str,
+    error: str | None,
+) -> str:
     """Write ``report.html`` and ``report-code.html``; return the report's SHA-256."""
     sha = ""
     results = folder / "results.json"
@@ -259,10 +319,19 @@ def _write_html(folder: Path, study: Study, variant: str, params: dict, git: dic
         ("report-code.html", ("report.html", "Hide the code"), True),
     ):
         header = provenance_header(
-            title=study.title, description=study.description, study=study.name,
-            variant=variant, parameters=params, commit=git.get("commit"),
-            dirty=bool(git.get("dirty")), version=version, findings=findings,
-            claims=claims, other_page=other, status=status, error=error,
+            title=study.title,
+            description=study.description,
+            study=study.name,
+            variant=variant,
+            parameters=params,
+            commit=git.get("commit"),
+            dirty=bool(git.get("dirty")),
+            version=version,
+            findings=findings,
+            claims=claims,
+            other_page=other,
+            status=status,
+            error=error,
         )
         page = export_html(nb, title=study.title, header=header, with_code=with_code)
         data = page.encode("utf-8")

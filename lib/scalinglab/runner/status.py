@@ -45,8 +45,14 @@ class StudyStatus:
     notes: list[str] = field(default_factory=list)  # worth knowing, not why it is stale
 
     def to_json(self) -> dict[str, Any]:
-        return {"study": self.study, "variant": self.variant, "state": self.state,
-                "run_id": self.run_id, "reasons": self.reasons, "notes": self.notes}
+        return {
+            "study": self.study,
+            "variant": self.variant,
+            "state": self.state,
+            "run_id": self.run_id,
+            "reasons": self.reasons,
+            "notes": self.notes,
+        }
 
 
 def _first_line(cell: str) -> str:
@@ -96,8 +102,11 @@ def _dict_changes(what: str, old: dict, new: dict, fmt=repr) -> list[str]:
         elif key not in new:
             out.append(f"{what} removed: {key}")
         elif old[key] != new[key]:
-            out.append(f"{what} changed: {key}" if what == "input"
-                       else f"{what} {key}: {fmt(old[key])} -> {fmt(new[key])}")
+            out.append(
+                f"{what} changed: {key}"
+                if what == "input"
+                else f"{what} {key}: {fmt(old[key])} -> {fmt(new[key])}"
+            )
     return out
 
 
@@ -122,17 +131,27 @@ def hardware_reason(inputs: list[str]) -> tuple[str, bool] | None:
         return None
     known = sorted(p.stem for p in path.parent.glob("*.json")) if path.parent.is_dir() else []
     if len(known) == 1:
-        return (f"hardware: this machine ({machine_key()}) has no record; the committed one of "
-                f"{known[0]} is reused unless the study is asked to re-measure", False)
-    return (f"hardware: this machine ({machine_key()}) has no record in data/hardware/ "
-            f"(recorded: {', '.join(known) or 'none'}); running the study measures it", True)
+        return (
+            f"hardware: this machine ({machine_key()}) has no record; the committed one of "
+            f"{known[0]} is reused unless the study is asked to re-measure",
+            False,
+        )
+    return (
+        f"hardware: this machine ({machine_key()}) has no record in data/hardware/ "
+        f"(recorded: {', '.join(known) or 'none'}); running the study measures it",
+        True,
+    )
 
 
 def _key_with(manifest: dict, *, cells: list[str]) -> str:
     """The cache key of ``manifest``'s run had it had these ``cells``."""
-    return cache_key(cells=cells, parameters=manifest.get("parameters") or {},
-                     inputs=manifest.get("input_hashes") or {}, lock=manifest.get("lock_hash"),
-                     lib=manifest.get("lib_hash") or "")
+    return cache_key(
+        cells=cells,
+        parameters=manifest.get("parameters") or {},
+        inputs=manifest.get("input_hashes") or {},
+        lock=manifest.get("lock_hash"),
+        lib=manifest.get("lib_hash") or "",
+    )
 
 
 def why_stale(prep: Any, manifest: dict) -> list[str]:
@@ -150,10 +169,10 @@ def why_stale(prep: Any, manifest: dict) -> list[str]:
         # an older manifest without per-cell hashes: its key with today's cells tells
         reasons += cell_changes(None, cells)
     reasons += _dict_changes("parameter", manifest.get("parameters") or {}, prep.parameters)
-    reasons += [r.replace("input ", "input (hardware record) ", 1)
-                if "data/hardware/" in r else r
-                for r in _dict_changes("input", manifest.get("input_hashes") or {},
-                                       hashes["input_hashes"])]
+    reasons += [
+        r.replace("input ", "input (hardware record) ", 1) if "data/hardware/" in r else r
+        for r in _dict_changes("input", manifest.get("input_hashes") or {}, hashes["input_hashes"])
+    ]
     if manifest.get("lib_hash") != hashes["lib_hash"]:
         reasons.append("library: scalinglab's code changed")
     if manifest.get("lock_hash") != hashes["lock_hash"]:
@@ -175,15 +194,26 @@ def study_status(study: str, variant: str, *, reports_root: Path | None = None) 
     notes = [hw[0]] if hw and not hw[1] else []
     latest = store.latest_run(study, variant, reports_root=reports_root)
     if latest is None:
-        return StudyStatus(study, variant, NEVER_RUN,
-                           reasons=["no good report yet", *stale_hw], notes=notes)
+        return StudyStatus(
+            study, variant, NEVER_RUN, reasons=["no good report yet", *stale_hw], notes=notes
+        )
     reasons = why_stale(prep, store.read_manifest(latest)) + stale_hw
-    return StudyStatus(study, variant, STALE if reasons else UP_TO_DATE, run_id=latest.name,
-                       reasons=reasons, notes=notes)
+    return StudyStatus(
+        study,
+        variant,
+        STALE if reasons else UP_TO_DATE,
+        run_id=latest.name,
+        reasons=reasons,
+        notes=notes,
+    )
 
 
-def status_all(*, studies: list[str] | None = None, variants: list[str] | None = None,
-               reports_root: Path | None = None) -> list[StudyStatus]:
+def status_all(
+    *,
+    studies: list[str] | None = None,
+    variants: list[str] | None = None,
+    reports_root: Path | None = None,
+) -> list[StudyStatus]:
     """:func:`study_status` of every study (or ``studies``) at each of its variants
     (or only those in ``variants``)."""
     from scalinglab.runner.study import discover_studies, load_study
@@ -198,5 +228,8 @@ def status_all(*, studies: list[str] | None = None, variants: list[str] | None =
 
 def unfinished_runs(*, reports_root: Path | None = None) -> list[tuple[store.RunRef, str]]:
     """Leftover ``.tmp-`` run folders and their state (``running``, ``killed``, ``incomplete``)."""
-    return [(ref, store.unfinished_state(ref.path))
-            for ref in store.list_runs(reports_root=reports_root) if not ref.complete]
+    return [
+        (ref, store.unfinished_state(ref.path))
+        for ref in store.list_runs(reports_root=reports_root)
+        if not ref.complete
+    ]

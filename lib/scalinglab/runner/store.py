@@ -62,7 +62,9 @@ class RunStatus(StrEnum):
 UNFINISHED = (RunStatus.RUNNING, RunStatus.KILLED, RunStatus.INCOMPLETE)
 
 
-def new_run_id(*, commit: str | None = None, dirty: bool = False, now: datetime | None = None) -> str:
+def new_run_id(
+    *, commit: str | None = None, dirty: bool = False, now: datetime | None = None
+) -> str:
     """A fresh run id: UTC time, short commit (``nogit`` outside git), dirty flag, random hex."""
     stamp = (now or datetime.now(UTC)).strftime("%Y%m%dT%H%M%SZ")
     sha = commit[:7] if commit else "nogit"
@@ -203,7 +205,7 @@ def list_runs(*, reports_root: Path | None = None) -> list[RunRef]:
                 if rdir.is_symlink() or not rdir.is_dir():
                     continue
                 tmp = rdir.name.startswith(TMP_PREFIX)
-                run_id = rdir.name[len(TMP_PREFIX):] if tmp else rdir.name
+                run_id = rdir.name[len(TMP_PREFIX) :] if tmp else rdir.name
                 if run_id.startswith("latest"):
                     continue
                 out.append(RunRef(sdir.name, vdir.name, run_id, rdir, not tmp))

@@ -94,8 +94,11 @@ class Study:
     def cell_sources(self) -> list[str]:
         """Every code and markdown cell, in order, tagged with its type (part of the cache
         key: the report shows the narrative too, so editing it makes a report stale)."""
-        return [f"{c.cell_type}:{c.source}" for c in self.notebook.cells
-                if c.cell_type in ("code", "markdown")]
+        return [
+            f"{c.cell_type}:{c.source}"
+            for c in self.notebook.cells
+            if c.cell_type in ("code", "markdown")
+        ]
 
     def parameters_help(self) -> str:
         """The valid parameters, one per line, with types, defaults and help."""
@@ -151,8 +154,10 @@ def load_study(name: str, *, root: Path | None = None) -> Study:
         reports = [reports]
     unknown = [str(v) for v in reports if str(v) not in variants]
     if unknown:
-        raise StudyError(f"{path}: header 'reports' names undeclared variant(s) {unknown} "
-                         f"(variants: {', '.join(variants)})")
+        raise StudyError(
+            f"{path}: header 'reports' names undeclared variant(s) {unknown} "
+            f"(variants: {', '.join(variants)})"
+        )
     return Study(
         name=name,
         path=path,
@@ -178,7 +183,7 @@ def parse_parameters_cell(nb: Any, *, path: Path | str = "<notebook>") -> dict[s
     if len(tagged) != 1:
         raise StudyError(
             f"{path}: needs exactly one code cell tagged 'parameters' "
-            f"(# %% tags=[\"parameters\"]), found {len(tagged)}"
+            f'(# %% tags=["parameters"]), found {len(tagged)}'
         )
     if code[0] is not tagged[0]:
         raise StudyError(f"{path}: the 'parameters' cell must be the first code cell")

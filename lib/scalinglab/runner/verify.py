@@ -46,14 +46,31 @@ class VerifyResult:
         return self.rerun_status == RunStatus.OK and all(r["same"] for r in self.rows)
 
     def to_json(self) -> dict[str, Any]:
-        return {"run": self.run, "reproduced": self.reproduced, "rerun_status": self.rerun_status,
-                "rerun_error": self.rerun_error, "findings": self.rows, "notes": self.notes}
+        return {
+            "run": self.run,
+            "reproduced": self.reproduced,
+            "rerun_status": self.rerun_status,
+            "rerun_error": self.rerun_error,
+            "findings": self.rows,
+            "notes": self.notes,
+        }
 
     def text(self) -> str:
-        rows = [[r["name"], fmt_num(r["point_a"]), fmt_ci(r["ci_a"]), fmt_num(r["point_b"]),
-                 fmt_ci(r["ci_b"]), "yes" if r["same"] else "NO"] for r in self.rows]
-        lines = [f"run: {self.run}",
-                 format_table(["finding", "recorded", "CI", "re-run", "CI", "identical"], rows)]
+        rows = [
+            [
+                r["name"],
+                fmt_num(r["point_a"]),
+                fmt_ci(r["ci_a"]),
+                fmt_num(r["point_b"]),
+                fmt_ci(r["ci_b"]),
+                "yes" if r["same"] else "NO",
+            ]
+            for r in self.rows
+        ]
+        lines = [
+            f"run: {self.run}",
+            format_table(["finding", "recorded", "CI", "re-run", "CI", "identical"], rows),
+        ]
         lines += [f"note: {n}" for n in self.notes]
         if self.rerun_status != RunStatus.OK:
             lines.append(f"re-run {self.rerun_status}: {self.rerun_error}")
@@ -68,14 +85,22 @@ def compare_findings(recorded: list[dict], rerun: list[dict]) -> list[dict]:
     rows = []
     for name in list(a) + [n for n in b if n not in a]:
         fa, fb = a.get(name), b.get(name)
-        same = (fa is not None and fb is not None and _same(fa["point"], fb["point"])
-                and _same(fa.get("ci"), fb.get("ci")))
-        rows.append({
-            "name": name,
-            "point_a": None if fa is None else fa["point"], "ci_a": None if fa is None else fa.get("ci"),
-            "point_b": None if fb is None else fb["point"], "ci_b": None if fb is None else fb.get("ci"),
-            "same": bool(same),
-        })
+        same = (
+            fa is not None
+            and fb is not None
+            and _same(fa["point"], fb["point"])
+            and _same(fa.get("ci"), fb.get("ci"))
+        )
+        rows.append(
+            {
+                "name": name,
+                "point_a": None if fa is None else fa["point"],
+                "ci_a": None if fa is None else fa.get("ci"),
+                "point_b": None if fb is None else fb["point"],
+                "ci_b": None if fb is None else fb.get("ci"),
+                "same": bool(same),
+            }
+        )
     return rows
 
 
@@ -88,17 +113,23 @@ def unverifiable(run_dir: Path, manifest: dict) -> str | None:
     """
     if run_dir.name.startswith(store.TMP_PREFIX):
         state = store.unfinished_state(run_dir)
-        return (f"{run_dir} is an unfinished run ({state}): there is nothing to verify; "
-                "'scalinglab reports prune' removes killed ones")
+        return (
+            f"{run_dir} is an unfinished run ({state}): there is nothing to verify; "
+            "'scalinglab reports prune' removes killed ones"
+        )
     status = manifest.get("status")
     if status != RunStatus.OK:
-        return (f"{run_dir} has status {status!r}" + (f" ({manifest.get('error')})"
-                if manifest.get("error") else "") + ": only a good run can be verified")
+        return (
+            f"{run_dir} has status {status!r}"
+            + (f" ({manifest.get('error')})" if manifest.get("error") else "")
+            + ": only a good run can be verified"
+        )
     return None
 
 
-def verify_run(run_dir: Path, *, cell_timeout: float | None = None,
-               command: str = "") -> VerifyResult:
+def verify_run(
+    run_dir: Path, *, cell_timeout: float | None = None, command: str = ""
+) -> VerifyResult:
     """Re-run ``run_dir``'s study/variant with its recorded parameters and compare findings.
 
     Raises
@@ -116,14 +147,27 @@ def verify_run(run_dir: Path, *, cell_timeout: float | None = None,
     label = f"{manifest['study']}/{manifest['variant']}/{manifest['run_id']}"
     with tempfile.TemporaryDirectory(prefix="scalinglab-verify-") as tmp:
         result = run_study(
-            manifest["study"], variant=manifest["variant"], overrides=manifest["parameters"],
-            cell_timeout=cell_timeout, force=True, reports_root=Path(tmp), command=command,
+            manifest["study"],
+            variant=manifest["variant"],
+            overrides=manifest["parameters"],
+            cell_timeout=cell_timeout,
+            force=True,
+            reports_root=Path(tmp),
+            command=command,
         )
         rerun = store.read_manifest(result.run_dir) if result.run_dir else {}
-    out = VerifyResult(label, result.status, result.error,
-                       rows=compare_findings(manifest.get("results", []), result.findings))
-    for key, what in (("source_hash", "notebook source"), ("lib_hash", "library code"),
-                      ("input_hashes", "inputs"), ("lock_hash", "lock file")):
+    out = VerifyResult(
+        label,
+        result.status,
+        result.error,
+        rows=compare_findings(manifest.get("results", []), result.findings),
+    )
+    for key, what in (
+        ("source_hash", "notebook source"),
+        ("lib_hash", "library code"),
+        ("input_hashes", "inputs"),
+        ("lock_hash", "lock file"),
+    ):
         if rerun and rerun.get(key) != manifest.get(key):
             out.notes.append(f"{what} changed since the recorded run")
     return out

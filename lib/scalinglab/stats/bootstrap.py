@@ -85,11 +85,7 @@ def percentile_interval(
 
 
 def bca_interval(
-    replicates: np.ndarray,
-    point: np.ndarray,
-    jackknife: np.ndarray,
-    *,
-    level: float = 0.95,
+    replicates: np.ndarray, point: np.ndarray, jackknife: np.ndarray, *, level: float = 0.95
 ) -> tuple[np.ndarray, np.ndarray]:
     """Bias-corrected and accelerated (BCa) bootstrap interval.
 
@@ -171,9 +167,7 @@ def keyed_generators(
     return out
 
 
-def auto_batch_size(
-    bytes_per_replicate: float, reps: int, *, budget: int = BATCH_BYTES
-) -> int:
+def auto_batch_size(bytes_per_replicate: float, reps: int, *, budget: int = BATCH_BYTES) -> int:
     """Replicates per batch so that one batch stays below ``budget`` bytes."""
     return int(max(1, min(reps, budget // max(1.0, float(bytes_per_replicate)))))
 
@@ -324,8 +318,9 @@ def stratified_replicates(
     out: list[np.ndarray] = []
     task_rng = rng.spawn(1)[0] if task_bootstrap else None
     for size in batches(reps, batch_size):
-        idx = stratified_indices(rng, n_runs, size=size, task_bootstrap=task_bootstrap,
-                                 task_rng=task_rng)
+        idx = stratified_indices(
+            rng, n_runs, size=size, task_bootstrap=task_bootstrap, task_rng=task_rng
+        )
         res = np.asarray(statistic(np.take(flat, idx)), dtype=float)
         out.append(res.reshape(size, -1))
         if on_batch is not None:

@@ -123,9 +123,23 @@ def _pairwise_sum(a, plan, stack):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def _fused_batch(flat, n_tasks, draw, slots, rank, ordered, cut, gamma, plan,
-                 want_means, want_iqm, want_gap,
-                 means, middle, gap):  # pragma: no cover - compiled
+def _fused_batch(
+    flat,
+    n_tasks,
+    draw,
+    slots,
+    rank,
+    ordered,
+    cut,
+    gamma,
+    plan,
+    want_means,
+    want_iqm,
+    want_gap,
+    means,
+    middle,
+    gap,
+):  # pragma: no cover - compiled
     """One batch: ``draw`` ``(B, R, S)`` run indices, ``slots`` ``(B, S)`` task of
     each slot; writes ``means`` ``(B, S)``, ``middle`` ``(B, P - 2 cut)``, ``gap``
     ``(B,)``. ``rank[cell]`` is the cell's position in ``ordered`` (sorted values)."""
@@ -259,8 +273,23 @@ def fused_replicates(
         means = np.empty((size, n_tasks) if want_means else (0, 0))
         middle = np.empty((size, pooled - 2 * cut) if want_iqm else (0, 0))
         gap = np.empty(size if want_gap else 0)
-        _fused_batch(flat, n_tasks, draw, np.ascontiguousarray(slots, dtype=np.int64), rank,
-                     ordered, cut, float(gamma), plan, want_means, want_iqm, want_gap, means, middle, gap)
+        _fused_batch(
+            flat,
+            n_tasks,
+            draw,
+            np.ascontiguousarray(slots, dtype=np.int64),
+            rank,
+            ordered,
+            cut,
+            float(gamma),
+            plan,
+            want_means,
+            want_iqm,
+            want_gap,
+            means,
+            middle,
+            gap,
+        )
         block = out[done : done + size]
         for k, name in enumerate(metrics):
             if name == "iqm":

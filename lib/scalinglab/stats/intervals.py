@@ -98,9 +98,16 @@ def table_interval(
     if (n_runs == compact.shape[0]).all():
         # Every task has the same run count (absent rows aside): the fused pass
         # gives the same replicates bit for bit without the resampled tables.
-        reps_arr = fused_replicates(compact, metrics, reps=reps, rng=rng,
-                                    task_bootstrap=task_bootstrap, batch_size=batch_size,
-                                    gamma=gamma, on_batch=on_batch)
+        reps_arr = fused_replicates(
+            compact,
+            metrics,
+            reps=reps,
+            rng=rng,
+            task_bootstrap=task_bootstrap,
+            batch_size=batch_size,
+            gamma=gamma,
+            on_batch=on_batch,
+        )
     else:
         reps_arr = stratified_replicates(
             table,
@@ -200,10 +207,21 @@ def interval_estimates(
 
         def one(job):
             a_i, s_i, table, gen = job
-            return a_i, s_i, table_interval(
-                table, names, reps=int(reps), level=level, method=method, rng=gen,
-                task_bootstrap=task_bootstrap, batch_size=batch_size, gamma=gamma,
-                on_batch=bar.update,
+            return (
+                a_i,
+                s_i,
+                table_interval(
+                    table,
+                    names,
+                    reps=int(reps),
+                    level=level,
+                    method=method,
+                    rng=gen,
+                    task_bootstrap=task_bootstrap,
+                    batch_size=batch_size,
+                    gamma=gamma,
+                    on_batch=bar.update,
+                ),
             )
 
         # Each job draws from its own generator, so threads (the bootstrap
@@ -216,11 +234,7 @@ def interval_estimates(
     for a_i, s_i, (p, low, high) in results:
         point[a_i, :, s_i], lo[a_i, :, s_i], hi[a_i, :, s_i] = p, low, high
     dims = ("algorithm", "metric", "step")
-    coords = {
-        "algorithm": checked.coords["algorithm"].values,
-        "metric": list(names),
-        "step": steps,
-    }
+    coords = {"algorithm": checked.coords["algorithm"].values, "metric": list(names), "step": steps}
     ds = xr.Dataset(
         {"point": (dims, point), "lo": (dims, lo), "hi": (dims, hi)},
         coords=coords,

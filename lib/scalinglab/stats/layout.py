@@ -87,7 +87,9 @@ def check_scores(
             + (f"; missing {missing}" if missing else "")
             + hint
         )
-    if not np.issubdtype(scores.dtype, np.number) or np.issubdtype(scores.dtype, np.complexfloating):
+    if not np.issubdtype(scores.dtype, np.number) or np.issubdtype(
+        scores.dtype, np.complexfloating
+    ):
         _fail(f"{what} must be numeric, got dtype {scores.dtype}")
     order = [*required, *[d for d in optional if d in dims]]
     out = scores.transpose(*order).astype(float)
@@ -112,7 +114,8 @@ def check_scores(
             other = [d for d in order if d != "run"]
             where = np.argwhere(present == 0)[0]
             cell = ", ".join(
-                f"{d} {_label(out.coords[d].values[i])!r}" for d, i in zip(other, where, strict=True)
+                f"{d} {_label(out.coords[d].values[i])!r}"
+                for d, i in zip(other, where, strict=True)
             )
             _fail(f"{what}: no present (non-NaN) run for {cell}")
         if present.max() == 1 and out.sizes["run"] == 1:

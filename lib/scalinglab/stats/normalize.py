@@ -23,7 +23,9 @@ def _per_task(values: xr.DataArray | Mapping, tasks: list, what: str) -> np.ndar
     if isinstance(values, xr.DataArray):
         if values.dims != ("task",):
             raise InputError(f"{what} scores must have the single dim 'task', got {values.dims}")
-        lookup = dict(zip(values.coords["task"].values.tolist(), values.values.tolist(), strict=True))
+        lookup = dict(
+            zip(values.coords["task"].values.tolist(), values.values.tolist(), strict=True)
+        )
     elif isinstance(values, Mapping):
         lookup = dict(values)
     else:
@@ -38,17 +40,16 @@ def _per_task(values: xr.DataArray | Mapping, tasks: list, what: str) -> np.ndar
         try:
             out[i] = float(lookup[task])
         except (TypeError, ValueError) as exc:
-            raise InputError(f"{what} score for task {task!r} is not a number: {lookup[task]!r}") from exc
+            raise InputError(
+                f"{what} score for task {task!r} is not a number: {lookup[task]!r}"
+            ) from exc
         if not np.isfinite(out[i]):
             raise InputError(f"{what} score for task {task!r} is not finite: {out[i]!r}")
     return out
 
 
 def normalize(
-    raw: xr.DataArray,
-    *,
-    random: xr.DataArray | Mapping,
-    reference: xr.DataArray | Mapping,
+    raw: xr.DataArray, *, random: xr.DataArray | Mapping, reference: xr.DataArray | Mapping
 ) -> xr.DataArray:
     """Normalize scores per task: ``(raw - random) / (reference - random)``.
 
@@ -73,8 +74,10 @@ def normalize(
     """
     if not isinstance(raw, xr.DataArray) or "task" not in raw.dims:
         raise InputError("raw scores must be an xarray.DataArray with a 'task' dim")
-    tasks = raw.coords["task"].values.tolist() if "task" in raw.coords else list(
-        range(raw.sizes["task"])
+    tasks = (
+        raw.coords["task"].values.tolist()
+        if "task" in raw.coords
+        else list(range(raw.sizes["task"]))
     )
     lo = _per_task(random, tasks, "random")
     hi = _per_task(reference, tasks, "reference")

@@ -89,8 +89,9 @@ def k_grid(k_max: int, *, base: float = 2.0) -> np.ndarray:
     return np.array(sorted(ks), dtype=np.int64)
 
 
-def majority_accuracy(answers: np.ndarray, truth_correct: np.ndarray, k: np.ndarray, *,
-                      reps: int = 32, seed: int = 0) -> np.ndarray:
+def majority_accuracy(
+    answers: np.ndarray, truth_correct: np.ndarray, k: np.ndarray, *, reps: int = 32, seed: int = 0
+) -> np.ndarray:
     """Majority-vote accuracy per problem at each k.
 
     Parameters
@@ -145,8 +146,9 @@ def majority_accuracy(answers: np.ndarray, truth_correct: np.ndarray, k: np.ndar
     return out
 
 
-def bootstrap_prompts(per_problem: np.ndarray, *, reps: int, seed: int,
-                      level: float = 0.95) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def bootstrap_prompts(
+    per_problem: np.ndarray, *, reps: int, seed: int, level: float = 0.95
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Mean over problems with a percentile interval from resampling problems.
 
     Parameters

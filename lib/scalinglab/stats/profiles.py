@@ -67,13 +67,16 @@ def profile_replicates(
     taus = np.asarray(taus, dtype=float)
     above = (np.nan_to_num(flat, nan=-np.inf)[:, None] > taus).astype(float)  # (cells, T)
     present = (~np.isnan(flat)).astype(float)
-    per_rep = 8 * (4 * cells + 2 * taus.size + (table.shape[1] * taus.size if kind != "score" else 0))
+    per_rep = 8 * (
+        4 * cells + 2 * taus.size + (table.shape[1] * taus.size if kind != "score" else 0)
+    )
     batch_size = batch_size or auto_batch_size(per_rep, reps)
     out = []
     task_rng = rng.spawn(1)[0] if task_bootstrap else None
     for size in batches(reps, batch_size):
-        idx = stratified_indices(rng, n_runs, size=size, task_bootstrap=task_bootstrap,
-                                 task_rng=task_rng)
+        idx = stratified_indices(
+            rng, n_runs, size=size, task_bootstrap=task_bootstrap, task_rng=task_rng
+        )
         if kind == "score":
             offsets = (np.arange(size, dtype=np.int64) * cells)[:, None, None]
             counts = np.bincount((idx + offsets).ravel(), minlength=size * cells)
@@ -129,8 +132,13 @@ def performance_profile(
     for name, values in tables.items():
         point.append(_profile_point(values, taus, kind))
         reps_arr = profile_replicates(
-            values, taus, kind=kind, reps=int(reps), rng=gens[name],
-            task_bootstrap=task_bootstrap, batch_size=batch_size,
+            values,
+            taus,
+            kind=kind,
+            reps=int(reps),
+            rng=gens[name],
+            task_bootstrap=task_bootstrap,
+            batch_size=batch_size,
         )
         low, high = percentile_interval(reps_arr, level=level, axis=0)
         lo.append(low)

@@ -41,7 +41,11 @@ from scalinglab.stats.metrics import AGGREGATES, resolve_metrics
 from scalinglab.stats.variability import rank_flip_probability, subsample_point_estimates
 
 __all__ = [
-    "ci_width_ratio", "few_run_variability", "outer_bootstrap", "resample_scores", "run_count_grid",
+    "ci_width_ratio",
+    "few_run_variability",
+    "outer_bootstrap",
+    "resample_scores",
+    "run_count_grid",
 ]
 
 #: Summaries of rank agreement reported by :func:`few_run_variability`.
@@ -147,9 +151,11 @@ def _flip_summary(estimates: xr.DataArray, reference: xr.DataArray) -> np.ndarra
 
 def _full_points(scores: xr.DataArray, names: Sequence[str]) -> xr.DataArray:
     vals = np.stack([AGGREGATES[m](scores.values) for m in names], axis=-1)  # (A, K)
-    return xr.DataArray(vals, dims=("algorithm", "metric"),
-                        coords={"algorithm": scores.coords["algorithm"].values,
-                                "metric": list(names)})
+    return xr.DataArray(
+        vals,
+        dims=("algorithm", "metric"),
+        coords={"algorithm": scores.coords["algorithm"].values, "metric": list(names)},
+    )
 
 
 def few_run_variability(
@@ -191,8 +197,9 @@ def few_run_variability(
     if checked.sizes["algorithm"] < 2:
         raise InputError("few-run rank flips need at least 2 algorithms")
     est_rng, boot_rng = rng.spawn(2)
-    estimates = subsample_point_estimates(checked, n_runs=n_runs, draws=draws, metrics=names,
-                                          rng=est_rng)
+    estimates = subsample_point_estimates(
+        checked, n_runs=n_runs, draws=draws, metrics=names, rng=est_rng
+    )
     full = _full_points(checked, names)
 
     def statistic(data: xr.DataArray, g: np.random.Generator) -> np.ndarray:
@@ -204,12 +211,21 @@ def few_run_variability(
     res = outer_bootstrap(checked, statistic, reps=reps, level=level, rng=boot_rng)
     dims = ("statistic", "metric")
     return xr.Dataset(
-        {"estimate": estimates, "full": full,
-         "point": (dims, res["point"]), "lo": (dims, res["lo"]), "hi": (dims, res["hi"])},
+        {
+            "estimate": estimates,
+            "full": full,
+            "point": (dims, res["point"]),
+            "lo": (dims, res["lo"]),
+            "hi": (dims, res["hi"]),
+        },
         coords={"statistic": list(FLIP_STATISTICS), "metric": list(names)},
-        attrs={"n_runs": int(n_runs), "draws": int(draws), "reps": int(reps),
-               "level": float(level),
-               "method": "outer stratified bootstrap over runs, percentile"},
+        attrs={
+            "n_runs": int(n_runs),
+            "draws": int(draws),
+            "reps": int(reps),
+            "level": float(level),
+            "method": "outer stratified bootstrap over runs, percentile",
+        },
     )
 
 
@@ -239,8 +255,9 @@ def ci_width_ratio(
     checked = check_scores(scores)
 
     def statistic(data: xr.DataArray, g: np.random.Generator) -> np.ndarray:
-        ci = interval_estimates(data, metrics=names, reps=inner_reps, level=level, rng=g,
-                                progress=False)
+        ci = interval_estimates(
+            data, metrics=names, reps=inner_reps, level=level, rng=g, progress=False
+        )
         width = (ci["hi"] - ci["lo"]).transpose("metric", "algorithm").values  # (2, A)
         with np.errstate(divide="ignore", invalid="ignore"):
             per_alg = width[0] / width[1]
@@ -252,7 +269,12 @@ def ci_width_ratio(
     return xr.Dataset(
         {v: ("algorithm", res[v]) for v in ("point", "lo", "hi")},
         coords={"algorithm": labels},
-        attrs={"numerator": numerator, "denominator": denominator, "inner_reps": int(inner_reps),
-               "reps": int(reps), "level": float(level),
-               "method": "outer stratified bootstrap over runs of the CI-width ratio, percentile"},
+        attrs={
+            "numerator": numerator,
+            "denominator": denominator,
+            "inner_reps": int(inner_reps),
+            "reps": int(reps),
+            "level": float(level),
+            "method": "outer stratified bootstrap over runs of the CI-width ratio, percentile",
+        },
     )

@@ -38,8 +38,10 @@ def _as_sessions(values: np.ndarray, what: str) -> np.ndarray:
     if v.ndim == 1:
         v = v[:, None]
     if v.ndim != 2 or v.shape[0] < 2:
-        raise ValueError(f"{what} must be (sessions, repeats) with at least 2 sessions; "
-                         f"got shape {np.shape(values)}")
+        raise ValueError(
+            f"{what} must be (sessions, repeats) with at least 2 sessions; "
+            f"got shape {np.shape(values)}"
+        )
     if np.isnan(v).all(axis=1).any():
         raise ValueError(f"{what}: a session has no finite measurement")
     return v
@@ -53,8 +55,14 @@ def _two_level(rng: np.random.Generator, v: np.ndarray, reps: int) -> np.ndarray
     return v[s_idx[:, :, None], r_idx]
 
 
-def session_interval(values: np.ndarray, *, summary: Summary = np.nanmedian, reps: int = 2000,
-                     level: float = 0.95, seed: int = 0) -> tuple[float, float, float]:
+def session_interval(
+    values: np.ndarray,
+    *,
+    summary: Summary = np.nanmedian,
+    reps: int = 2000,
+    level: float = 0.95,
+    seed: int = 0,
+) -> tuple[float, float, float]:
     """Mean over sessions of a per-session summary, with a two-level bootstrap interval.
 
     Parameters
@@ -76,9 +84,15 @@ def session_interval(values: np.ndarray, *, summary: Summary = np.nanmedian, rep
     return point, float(lo), float(hi)
 
 
-def ratio_interval(num: np.ndarray, den: np.ndarray, *, summary: Summary = np.nanmedian,
-                   reps: int = 2000, level: float = 0.95,
-                   seed: int = 0) -> tuple[float, float, float]:
+def ratio_interval(
+    num: np.ndarray,
+    den: np.ndarray,
+    *,
+    summary: Summary = np.nanmedian,
+    reps: int = 2000,
+    level: float = 0.95,
+    seed: int = 0,
+) -> tuple[float, float, float]:
     """``mean_s summary(num_s) / mean_s summary(den_s)`` with a paired two-level interval.
 
     Parameters
@@ -93,23 +107,30 @@ def ratio_interval(num: np.ndarray, den: np.ndarray, *, summary: Summary = np.na
     """
     a, b = _as_sessions(num, "num"), _as_sessions(den, "den")
     if a.shape[0] != b.shape[0]:
-        raise ValueError(f"num and den need the same sessions; got {a.shape[0]} and "
-                         f"{b.shape[0]}")
+        raise ValueError(f"num and den need the same sessions; got {a.shape[0]} and {b.shape[0]}")
     rng = np.random.default_rng(seed)
     S = a.shape[0]
     s_idx = rng.integers(0, S, size=(reps, S))
     ra = rng.integers(0, a.shape[1], size=(reps, S, a.shape[1]))
     rb = rng.integers(0, b.shape[1], size=(reps, S, b.shape[1]))
-    boot = (np.mean(summary(a[s_idx[:, :, None], ra], axis=-1), axis=-1)
-            / np.mean(summary(b[s_idx[:, :, None], rb], axis=-1), axis=-1))
+    boot = np.mean(summary(a[s_idx[:, :, None], ra], axis=-1), axis=-1) / np.mean(
+        summary(b[s_idx[:, :, None], rb], axis=-1), axis=-1
+    )
     point = float(np.mean(summary(a, axis=-1)) / np.mean(summary(b, axis=-1)))
     lo, hi = percentile_interval(boot, level=level)
     return point, float(lo), float(hi)
 
 
-def reselect_interval(values: np.ndarray, select: Callable[[np.ndarray], np.ndarray], *,
-                      summary: Summary = np.nanmedian, reps: int = 2000, level: float = 0.95,
-                      seed: int = 0, floor: float | None = None) -> tuple[float, float, float]:
+def reselect_interval(
+    values: np.ndarray,
+    select: Callable[[np.ndarray], np.ndarray],
+    *,
+    summary: Summary = np.nanmedian,
+    reps: int = 2000,
+    level: float = 0.95,
+    seed: int = 0,
+    floor: float | None = None,
+) -> tuple[float, float, float]:
     """A selecting statistic over cells, re-selected inside every resample.
 
     A max (or a max over min) of noisy cell summaries is biased upward, and more

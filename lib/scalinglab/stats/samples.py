@@ -55,8 +55,12 @@ def _correct(col: pd.Series, path: Path) -> np.ndarray:
     ok = text.isin(_TRUE | _FALSE)
     if not ok.all():
         row = int(np.flatnonzero(~ok.to_numpy())[0])
-        raise InputError(f"correct must be 0/1 or true/false, got {col.iloc[row]!r}",
-                         file=path, column="correct", row=row + 1)
+        raise InputError(
+            f"correct must be 0/1 or true/false, got {col.iloc[row]!r}",
+            file=path,
+            column="correct",
+            row=row + 1,
+        )
     return text.isin(_TRUE).to_numpy()
 
 
@@ -74,15 +78,20 @@ def from_frame(df: pd.DataFrame, *, path: Path | str = "<table>") -> xr.Dataset:
     path = Path(path)
     missing = [c for c in REQUIRED if c not in df.columns]
     if missing:
-        raise InputError(f"missing column(s) {missing}; need {list(REQUIRED)} "
-                         "(optional model, tokens, answer)", file=path, column=missing[0])
+        raise InputError(
+            f"missing column(s) {missing}; need {list(REQUIRED)} (optional model, tokens, answer)",
+            file=path,
+            column=missing[0],
+        )
     if df.empty:
         raise InputError("the table has no rows", file=path)
     df = df.copy()
     for col in ("problem", "sample"):
         bad = df[col].isna().to_numpy()
         if bad.any():
-            raise InputError("empty value", file=path, column=col, row=int(np.flatnonzero(bad)[0]) + 1)
+            raise InputError(
+                "empty value", file=path, column=col, row=int(np.flatnonzero(bad)[0]) + 1
+            )
     df["correct"] = _correct(df["correct"], path)
     if "model" not in df.columns:
         df["model"] = "model"
@@ -91,13 +100,19 @@ def from_frame(df: pd.DataFrame, *, path: Path | str = "<table>") -> xr.Dataset:
         bad = (tok.isna() & df["tokens"].notna()) | (tok < 0)
         if bad.any():
             row = int(np.flatnonzero(bad.to_numpy())[0])
-            raise InputError(f"tokens must be a number >= 0, got {df['tokens'].iloc[row]!r}",
-                             file=path, column="tokens", row=row + 1)
+            raise InputError(
+                f"tokens must be a number >= 0, got {df['tokens'].iloc[row]!r}",
+                file=path,
+                column="tokens",
+                row=row + 1,
+            )
         df["tokens"] = tok
     dup = df.duplicated(["model", "problem", "sample"]).to_numpy()
     if dup.any():
         row = int(np.flatnonzero(dup)[0])
-        raise InputError("duplicate (model, problem, sample)", file=path, column="sample", row=row + 1)
+        raise InputError(
+            "duplicate (model, problem, sample)", file=path, column="sample", row=row + 1
+        )
     if "answer" in df.columns:
         codes = pd.factorize(df["answer"].astype(str))[0].astype(np.int64)
         df["code"] = np.where(df["answer"].isna(), INVALID, codes)
@@ -120,12 +135,16 @@ def from_frame(df: pd.DataFrame, *, path: Path | str = "<table>") -> xr.Dataset:
     if "tokens" in df.columns:
         tokens[mi, pi, j] = df["tokens"].to_numpy(dtype=float)
     n = (correct >= 0).sum(axis=2)
-    return xr.Dataset({"correct": (("size", "prompt", "sample"), correct),
-                       "answer": (("size", "prompt", "sample"), answer),
-                       "tokens": (("size", "prompt", "sample"), tokens),
-                       "n": (("size", "prompt"), n)},
-                      coords={"size": models, "prompt": problems},
-                      attrs={"source": str(path)})
+    return xr.Dataset(
+        {
+            "correct": (("size", "prompt", "sample"), correct),
+            "answer": (("size", "prompt", "sample"), answer),
+            "tokens": (("size", "prompt", "sample"), tokens),
+            "n": (("size", "prompt"), n),
+        },
+        coords={"size": models, "prompt": problems},
+        attrs={"source": str(path)},
+    )
 
 
 def load_samples(path: str | Path) -> xr.Dataset:
@@ -182,8 +201,15 @@ class Curves:
         for s in self.sizes:
             lo, hi = self.ci(self.cov_draws[s])
             for k in ks:
-                rows.append({"size": s, "k": int(k), "coverage": self.cov[s][k - 1],
-                             "lo": lo[k - 1], "hi": hi[k - 1]})
+                rows.append(
+                    {
+                        "size": s,
+                        "k": int(k),
+                        "coverage": self.cov[s][k - 1],
+                        "lo": lo[k - 1],
+                        "hi": hi[k - 1],
+                    }
+                )
         return pd.DataFrame(rows)
 
 
@@ -201,8 +227,9 @@ def max_k(ds: xr.Dataset) -> int:
     return int((np.asarray(ds["correct"].values) >= 0).sum(axis=2).min())
 
 
-def coverage_curves(ds: xr.Dataset, *, k_max: int, reps: int, seed: int,
-                    level: float = 0.95) -> Curves:
+def coverage_curves(
+    ds: xr.Dataset, *, k_max: int, reps: int, seed: int, level: float = 0.95
+) -> Curves:
     """Pass@k at k = 1..k_max per size, and coverage per problem resample."""
     sizes = [str(s) for s in ds["size"].values]
     ks = np.arange(1, k_max + 1)

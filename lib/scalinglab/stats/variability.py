@@ -33,7 +33,12 @@ from scalinglab.stats.bootstrap import (
 from scalinglab.stats.layout import algorithm_tables, check_scores
 from scalinglab.stats.metrics import AGGREGATES, LOWER_IS_BETTER, resolve_metrics
 
-__all__ = ["ci_width_vs_runs", "rank_flip_probability", "subsample_point_estimates", "subsample_runs"]
+__all__ = [
+    "ci_width_vs_runs",
+    "rank_flip_probability",
+    "subsample_point_estimates",
+    "subsample_runs",
+]
 
 
 def subsample_runs(
@@ -217,7 +222,11 @@ def ci_width_vs_runs(
             w = np.empty((draws, len(names)))
             for d in range(draws):
                 reps_arr = stratified_replicates(
-                    subs[d], statistic, reps=int(reps), rng=g, task_bootstrap=task_bootstrap,
+                    subs[d],
+                    statistic,
+                    reps=int(reps),
+                    rng=g,
+                    task_bootstrap=task_bootstrap,
                     n_stats=len(names),
                 )
                 lo, hi = percentile_interval(reps_arr, level=level, axis=0)
@@ -227,7 +236,10 @@ def ci_width_vs_runs(
     dims = ("n_runs", "algorithm", "metric")
     return xr.Dataset(
         {"width": (dims, width), "width_std": (dims, spread)},
-        coords={"n_runs": counts, "algorithm": checked.coords["algorithm"].values,
-                "metric": list(names)},
+        coords={
+            "n_runs": counts,
+            "algorithm": checked.coords["algorithm"].values,
+            "metric": list(names),
+        },
         attrs={"reps": int(reps), "level": float(level), "draws": int(draws)},
     )

@@ -50,48 +50,97 @@ _WARMUP = (0.0, 0.05, 0.1, 0.2)
 #: name -> source, family ("scalar" or "matrix"), defaults (the tuning start) and grid.
 OPTIMIZER_TABLE: dict[str, dict[str, Any]] = {
     "adamw": {
-        "source": "torch.optim.AdamW", "family": "scalar",
+        "source": "torch.optim.AdamW",
+        "family": "scalar",
         "defaults": {"lr": 8e-3, "weight_decay": 0.1, "beta1": 0.9, "beta2": 0.95, "eps": 1e-8},
-        "grid": {"lr": _LR, "weight_decay": (0.0, 0.1, 0.2), "warmup": _WARMUP,
-                 "beta1": (0.7, 0.8, 0.9, 0.95), "beta2": (0.95, 0.98, 0.999)},
+        "grid": {
+            "lr": _LR,
+            "weight_decay": (0.0, 0.1, 0.2),
+            "warmup": _WARMUP,
+            "beta1": (0.7, 0.8, 0.9, 0.95),
+            "beta2": (0.95, 0.98, 0.999),
+        },
     },
     "nadamw": {
-        "source": "torch.optim.NAdam(decoupled_weight_decay=True)", "family": "scalar",
-        "defaults": {"lr": 8e-3, "weight_decay": 0.1, "beta1": 0.9, "beta2": 0.95, "eps": 1e-8,
-                     "momentum_decay": 0.004},
-        "grid": {"lr": _LR, "weight_decay": (0.0, 0.1, 0.2), "warmup": _WARMUP,
-                 "beta1": (0.8, 0.9, 0.95), "beta2": (0.95, 0.98, 0.999),
-                 "momentum_decay": (0.002, 0.004, 0.008)},
+        "source": "torch.optim.NAdam(decoupled_weight_decay=True)",
+        "family": "scalar",
+        "defaults": {
+            "lr": 8e-3,
+            "weight_decay": 0.1,
+            "beta1": 0.9,
+            "beta2": 0.95,
+            "eps": 1e-8,
+            "momentum_decay": 0.004,
+        },
+        "grid": {
+            "lr": _LR,
+            "weight_decay": (0.0, 0.1, 0.2),
+            "warmup": _WARMUP,
+            "beta1": (0.8, 0.9, 0.95),
+            "beta2": (0.95, 0.98, 0.999),
+            "momentum_decay": (0.002, 0.004, 0.008),
+        },
     },
     "muon": {
         "source": "torch.optim.Muon (2-D hidden weights) + torch.optim.AdamW (the rest)",
         "family": "matrix",
-        "defaults": {"lr": 8e-3, "weight_decay": 0.1, "momentum": 0.95, "adam_lr_ratio": 1.0,
-                     "beta1": 0.9, "beta2": 0.95},
-        "grid": {"lr": _LR, "weight_decay": (0.0, 0.1, 0.2), "warmup": _WARMUP,
-                 "momentum": (0.9, 0.95, 0.98), "adam_lr_ratio": (0.5, 1.0, 2.0)},
+        "defaults": {
+            "lr": 8e-3,
+            "weight_decay": 0.1,
+            "momentum": 0.95,
+            "adam_lr_ratio": 1.0,
+            "beta1": 0.9,
+            "beta2": 0.95,
+        },
+        "grid": {
+            "lr": _LR,
+            "weight_decay": (0.0, 0.1, 0.2),
+            "warmup": _WARMUP,
+            "momentum": (0.9, 0.95, 0.98),
+            "adam_lr_ratio": (0.5, 1.0, 2.0),
+        },
     },
     "soap": {
-        "source": "pytorch_optimizer.SOAP", "family": "matrix",
-        "defaults": {"lr": 8e-3, "weight_decay": 0.1, "beta1": 0.95, "beta2": 0.95,
-                     "precondition_frequency": 10},
-        "grid": {"lr": _LR, "weight_decay": (0.0, 0.1, 0.2), "warmup": _WARMUP,
-                 "beta1": (0.9, 0.95), "beta2": (0.95, 0.99),
-                 "precondition_frequency": (5, 10, 20)},
+        "source": "pytorch_optimizer.SOAP",
+        "family": "matrix",
+        "defaults": {
+            "lr": 8e-3,
+            "weight_decay": 0.1,
+            "beta1": 0.95,
+            "beta2": 0.95,
+            "precondition_frequency": 10,
+        },
+        "grid": {
+            "lr": _LR,
+            "weight_decay": (0.0, 0.1, 0.2),
+            "warmup": _WARMUP,
+            "beta1": (0.9, 0.95),
+            "beta2": (0.95, 0.99),
+            "precondition_frequency": (5, 10, 20),
+        },
     },
     "lion": {
-        "source": "pytorch_optimizer.Lion", "family": "scalar",
+        "source": "pytorch_optimizer.Lion",
+        "family": "scalar",
         "defaults": {"lr": 1e-3, "weight_decay": 0.3, "beta1": 0.9, "beta2": 0.99},
-        "grid": {"lr": (2.5e-4, 5e-4, 1e-3, 2e-3, 4e-3, 8e-3, 1.6e-2, 3.2e-2),
-                 "weight_decay": (0.0, 0.3, 1.0, 2.0), "warmup": _WARMUP,
-                 "beta1": (0.9, 0.95), "beta2": (0.98, 0.99)},
+        "grid": {
+            "lr": (2.5e-4, 5e-4, 1e-3, 2e-3, 4e-3, 8e-3, 1.6e-2, 3.2e-2),
+            "weight_decay": (0.0, 0.3, 1.0, 2.0),
+            "warmup": _WARMUP,
+            "beta1": (0.9, 0.95),
+            "beta2": (0.98, 0.99),
+        },
     },
     "scion": {
-        "source": "pytorch_optimizer.SCION", "family": "matrix",
+        "source": "pytorch_optimizer.SCION",
+        "family": "matrix",
         "defaults": {"lr": 2.5e-4, "weight_decay": 0.0, "momentum": 0.1, "scale": 50.0},
-        "grid": {"lr": (3.125e-5, 6.25e-5, 1.25e-4, 2.5e-4, 5e-4, 1e-3, 2e-3),
-                 "weight_decay": (0.0, 0.1, 0.2), "warmup": _WARMUP,
-                 "momentum": (0.05, 0.1, 0.2, 0.4)},
+        "grid": {
+            "lr": (3.125e-5, 6.25e-5, 1.25e-4, 2.5e-4, 5e-4, 1e-3, 2e-3),
+            "weight_decay": (0.0, 0.1, 0.2),
+            "warmup": _WARMUP,
+            "momentum": (0.05, 0.1, 0.2, 0.4),
+        },
     },
 }
 
@@ -108,7 +157,9 @@ def _entry(name: str) -> dict[str, Any]:
     try:
         return OPTIMIZER_TABLE[name]
     except KeyError:
-        raise ValueError(f"unknown optimizer {name!r}; known: {', '.join(OPTIMIZER_TABLE)}") from None
+        raise ValueError(
+            f"unknown optimizer {name!r}; known: {', '.join(OPTIMIZER_TABLE)}"
+        ) from None
 
 
 def default_hparams(name: str) -> dict[str, Any]:
@@ -126,8 +177,9 @@ def resolve_hparams(name: str, hparams: Mapping[str, Any] | None = None) -> dict
     out = default_hparams(name)
     unknown = sorted(set(hparams or {}) - set(out))
     if unknown:
-        raise ValueError(f"optimizer {name!r} has no hyperparameter(s) {unknown}; "
-                         f"known: {sorted(out)}")
+        raise ValueError(
+            f"optimizer {name!r} has no hyperparameter(s) {unknown}; known: {sorted(out)}"
+        )
     out.update(hparams or {})
     return out
 
@@ -144,7 +196,11 @@ def split_parameters(model: nn.Module) -> dict[str, list[tuple[str, nn.Parameter
         parameters (norm gains, biases).
     """
     roles: dict[str, list[tuple[str, nn.Parameter]]] = {
-        "hidden": [], "embedding": [], "head": [], "vector": []}
+        "hidden": [],
+        "embedding": [],
+        "head": [],
+        "vector": [],
+    }
     seen: set[int] = set()
     for name, p in model.named_parameters():
         if not p.requires_grad or id(p) in seen:
@@ -183,8 +239,9 @@ class OptimizerBundle:
         The underlying ``torch.optim.Optimizer`` objects (two for Muon).
     """
 
-    def __init__(self, name: str, hparams: dict[str, Any],
-                 optimizers: list[torch.optim.Optimizer]) -> None:
+    def __init__(
+        self, name: str, hparams: dict[str, Any], optimizers: list[torch.optim.Optimizer]
+    ) -> None:
         self.name, self.hparams, self.optimizers = name, hparams, optimizers
         for opt in optimizers:
             for g in opt.param_groups:
@@ -217,8 +274,9 @@ class OptimizerBundle:
         return total
 
 
-def build_optimizer(name: str, model: nn.Module,
-                    hparams: Mapping[str, Any] | None = None) -> OptimizerBundle:
+def build_optimizer(
+    name: str, model: nn.Module, hparams: Mapping[str, Any] | None = None
+) -> OptimizerBundle:
     """The optimizer ``name`` over ``model``'s parameters with ``hparams`` (over the defaults).
 
     Parameters
@@ -236,26 +294,57 @@ def build_optimizer(name: str, model: nn.Module,
     everything = [p for r in roles.values() for p in r]
     lr, wd = float(hp["lr"]), float(hp["weight_decay"])
     if name == "adamw":
-        opts = [torch.optim.AdamW(_decay_groups(everything, wd), lr=lr,
-                                  betas=(hp["beta1"], hp["beta2"]), eps=hp["eps"])]
+        opts = [
+            torch.optim.AdamW(
+                _decay_groups(everything, wd),
+                lr=lr,
+                betas=(hp["beta1"], hp["beta2"]),
+                eps=hp["eps"],
+            )
+        ]
     elif name == "nadamw":
-        opts = [torch.optim.NAdam(_decay_groups(everything, wd), lr=lr,
-                                  betas=(hp["beta1"], hp["beta2"]), eps=hp["eps"],
-                                  momentum_decay=hp["momentum_decay"],
-                                  decoupled_weight_decay=True)]
+        opts = [
+            torch.optim.NAdam(
+                _decay_groups(everything, wd),
+                lr=lr,
+                betas=(hp["beta1"], hp["beta2"]),
+                eps=hp["eps"],
+                momentum_decay=hp["momentum_decay"],
+                decoupled_weight_decay=True,
+            )
+        ]
     elif name == "muon":
         hidden = [p for _, p in roles["hidden"]]
         rest = roles["embedding"] + roles["head"] + roles["vector"]
-        opts = [torch.optim.Muon(hidden, lr=lr, weight_decay=wd, momentum=hp["momentum"],
-                                 nesterov=True, adjust_lr_fn="match_rms_adamw")]
+        opts = [
+            torch.optim.Muon(
+                hidden,
+                lr=lr,
+                weight_decay=wd,
+                momentum=hp["momentum"],
+                nesterov=True,
+                adjust_lr_fn="match_rms_adamw",
+            )
+        ]
         if rest:
-            opts.append(torch.optim.AdamW(_decay_groups(rest, wd), lr=lr * hp["adam_lr_ratio"],
-                                          betas=(hp["beta1"], hp["beta2"])))
+            opts.append(
+                torch.optim.AdamW(
+                    _decay_groups(rest, wd),
+                    lr=lr * hp["adam_lr_ratio"],
+                    betas=(hp["beta1"], hp["beta2"]),
+                )
+            )
     elif name == "soap":
         from pytorch_optimizer import SOAP
 
-        opts = [SOAP(_decay_groups(everything, wd), lr=lr, betas=(hp["beta1"], hp["beta2"]),
-                     precondition_frequency=int(hp["precondition_frequency"]))]
+        opts = [
+            SOAP(
+                _decay_groups(everything, wd),
+                lr=lr,
+                betas=(hp["beta1"], hp["beta2"]),
+                precondition_frequency=int(hp["precondition_frequency"]),
+            )
+        ]
     elif name == "lion":
         from pytorch_optimizer import Lion
 
@@ -266,15 +355,31 @@ def build_optimizer(name: str, model: nn.Module,
 
         r = float(hp["scale"])
         groups = [
-            {"params": [p for _, p in roles["hidden"]], "norm_type": LMONorm.SPECTRAL,
-             "scale": r, "weight_decay": wd},
-            {"params": [p for _, p in roles["embedding"]], "norm_type": LMONorm.COL,
-             "norm_kwargs": {"normalized": True, "transpose": True}, "scale": r,
-             "weight_decay": wd},
-            {"params": [p for _, p in roles["head"]], "norm_type": LMONorm.SIGN,
-             "scale": 60.0 * r, "weight_decay": wd},
-            {"params": [p for _, p in roles["vector"]], "norm_type": LMONorm.BIAS,
-             "scale": r, "weight_decay": 0.0},
+            {
+                "params": [p for _, p in roles["hidden"]],
+                "norm_type": LMONorm.SPECTRAL,
+                "scale": r,
+                "weight_decay": wd,
+            },
+            {
+                "params": [p for _, p in roles["embedding"]],
+                "norm_type": LMONorm.COL,
+                "norm_kwargs": {"normalized": True, "transpose": True},
+                "scale": r,
+                "weight_decay": wd,
+            },
+            {
+                "params": [p for _, p in roles["head"]],
+                "norm_type": LMONorm.SIGN,
+                "scale": 60.0 * r,
+                "weight_decay": wd,
+            },
+            {
+                "params": [p for _, p in roles["vector"]],
+                "norm_type": LMONorm.BIAS,
+                "scale": r,
+                "weight_decay": 0.0,
+            },
         ]
         opts = [SCION([g for g in groups if g["params"]], lr=lr, momentum=hp["momentum"])]
     else:

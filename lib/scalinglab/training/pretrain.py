@@ -59,18 +59,34 @@ from scalinglab.training.optimizers import build_optimizer, resolve_hparams
 ENGINE_VERSION = "1"
 
 
-def llama_config(*, d_model: int, n_layer: int, n_head: int, seq_len: int,
-                 vocab_size: int = 259) -> TransformerConfig:
+def llama_config(
+    *, d_model: int, n_layer: int, n_head: int, seq_len: int, vocab_size: int = 259
+) -> TransformerConfig:
     """A Llama-style :class:`TransformerConfig`: RMSNorm, rotary positions, SwiGLU, no biases."""
-    return TransformerConfig(vocab_size=vocab_size, d_model=d_model, n_layer=n_layer,
-                             n_head=n_head, max_seq_len=seq_len, norm="rmsnorm", pos="rotary",
-                             ffn="gated", activation="silu", bias=False, tie_embeddings=False)
+    return TransformerConfig(
+        vocab_size=vocab_size,
+        d_model=d_model,
+        n_layer=n_layer,
+        n_head=n_head,
+        max_seq_len=seq_len,
+        norm="rmsnorm",
+        pos="rotary",
+        ffn="gated",
+        activation="silu",
+        bias=False,
+        tie_embeddings=False,
+    )
 
 
-def lr_factor(step: int, total_steps: int, *, warmup_steps: int = 0,
-              schedule: Literal["cosine", "wsd", "constant"] = "cosine",
-              min_lr_ratio: float = 0.0,
-              decay_fraction: float = 0.2) -> float:
+def lr_factor(
+    step: int,
+    total_steps: int,
+    *,
+    warmup_steps: int = 0,
+    schedule: Literal["cosine", "wsd", "constant"] = "cosine",
+    min_lr_ratio: float = 0.0,
+    decay_fraction: float = 0.2,
+) -> float:
     """Multiplier of the peak learning rate for optimizer step ``step`` (0-based).
 
     Warmup ``(step + 1) / warmup_steps`` for ``step < warmup_steps``; afterwards the
@@ -225,10 +241,13 @@ def heldout_loss(model: Transformer, windows: torch.Tensor, *, batch_size: int =
     model.eval()
     total, count = 0.0, 0
     for i in range(0, windows.shape[0], batch_size):
-        w = windows[i:i + batch_size].to(model.device)
+        w = windows[i : i + batch_size].to(model.device)
         logits = model(w[:, :-1])
-        total += float(F.cross_entropy(logits.reshape(-1, logits.shape[-1]), w[:, 1:].reshape(-1),
-                                       reduction="sum"))
+        total += float(
+            F.cross_entropy(
+                logits.reshape(-1, logits.shape[-1]), w[:, 1:].reshape(-1), reduction="sum"
+            )
+        )
         count += w[:, 1:].numel()
     model.train(was)
     return total / count
@@ -260,10 +279,17 @@ class Checkpoint:
     train_seconds: float
 
 
-def run_pretrain(cfg: PretrainConfig, *, seed: int = 0, device: str = "cpu",
-                 num_threads: int | None = None, progress: bool = False,
-                 batch_seed: int | None = None, checkpoints: Sequence[int] = (),
-                 on_checkpoint: Callable[[Checkpoint], None] | None = None) -> PretrainResult:
+def run_pretrain(
+    cfg: PretrainConfig,
+    *,
+    seed: int = 0,
+    device: str = "cpu",
+    num_threads: int | None = None,
+    progress: bool = False,
+    batch_seed: int | None = None,
+    checkpoints: Sequence[int] = (),
+    on_checkpoint: Callable[[Checkpoint], None] | None = None,
+) -> PretrainResult:
     """Train ``cfg.model`` from scratch with ``cfg.optimizer`` to the budget; evaluate.
 
     Parameters
@@ -297,11 +323,15 @@ def run_pretrain(cfg: PretrainConfig, *, seed: int = 0, device: str = "cpu",
     model = Transformer(cfg.model, seed=seed, device=device)
     opt = build_optimizer(cfg.optimizer, model, hp)
     gen = torch.Generator().manual_seed(
-        int(seed) + int(cfg.data_seed) * 1_000_003 if batch_seed is None else int(batch_seed))
+        int(seed) + int(cfg.data_seed) * 1_000_003 if batch_seed is None else int(batch_seed)
+    )
     steps, ev = cfg.steps, cfg.eval_steps
     windows = eval_windows(corpus.heldout, cfg.eval_tokens, cfg.seq_len) if ev else None
-    final_windows = (eval_windows(corpus.heldout, cfg.final_eval_tokens, cfg.seq_len)
-                     if cfg.final_eval_tokens > 0 else None)
+    final_windows = (
+        eval_windows(corpus.heldout, cfg.final_eval_tokens, cfg.seq_len)
+        if cfg.final_eval_tokens > 0
+        else None
+    )
     ckpts = set(int(c) for c in checkpoints) if on_checkpoint is not None else set()
     ck_acc, ck_n = 0.0, 0
     warm = round(float(hp["warmup"]) * steps)
@@ -316,9 +346,14 @@ def run_pretrain(cfg: PretrainConfig, *, seed: int = 0, device: str = "cpu",
         x, y = sample_batch(corpus.train, cfg.batch_size, cfg.seq_len, generator=gen)
         x, y = x.to(device), y.to(device)
         t0 = time.perf_counter()
-        factor = lr_factor(step, steps, warmup_steps=warm, schedule=cfg.schedule,
-                           min_lr_ratio=float(hp["min_lr_ratio"]),
-                           decay_fraction=cfg.decay_fraction)
+        factor = lr_factor(
+            step,
+            steps,
+            warmup_steps=warm,
+            schedule=cfg.schedule,
+            min_lr_ratio=float(hp["min_lr_ratio"]),
+            decay_fraction=cfg.decay_fraction,
+        )
         opt.set_lr_factor(factor)
         logits = model(x)
         loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
@@ -343,8 +378,15 @@ def run_pretrain(cfg: PretrainConfig, *, seed: int = 0, device: str = "cpu",
             acc, acc_n, e_i = 0.0, 0, e_i + 1
         if step + 1 in ckpts:
             was = model.training
-            on_checkpoint(Checkpoint(step=step + 1, model=model, train_loss=ck_acc / ck_n,
-                                     lr_factor=factor, train_seconds=train_s))
+            on_checkpoint(
+                Checkpoint(
+                    step=step + 1,
+                    model=model,
+                    train_loss=ck_acc / ck_n,
+                    lr_factor=factor,
+                    train_seconds=train_s,
+                )
+            )
             model.train(was)
             ck_acc, ck_n = 0.0, 0
     bar.close()
@@ -356,10 +398,21 @@ def run_pretrain(cfg: PretrainConfig, *, seed: int = 0, device: str = "cpu",
             status, final = "diverged", float("nan")
     tokens = steps * cfg.batch_size * cfg.seq_len
     return PretrainResult(
-        eval_step=np.array(ev), eval_tokens_seen=np.array(ev) * cfg.batch_size * cfg.seq_len,
-        eval_loss=out["loss"], eval_lr=out["lr"], train_loss=out["train"], final_loss=final,
-        status=status, steps=steps, tokens=tokens, n_params=cfg.n_params,
+        eval_step=np.array(ev),
+        eval_tokens_seen=np.array(ev) * cfg.batch_size * cfg.seq_len,
+        eval_loss=out["loss"],
+        eval_lr=out["lr"],
+        train_loss=out["train"],
+        final_loss=final,
+        status=status,
+        steps=steps,
+        tokens=tokens,
+        n_params=cfg.n_params,
         seconds_per_step=train_s / max(done, 1),
         tokens_per_s=done * cfg.batch_size * cfg.seq_len / max(train_s, 1e-12),
-        train_seconds=train_s, optimizer_state_bytes=opt.state_bytes(), hparams=hp,
-        corpus_hash=corpus.content_hash, device=device)
+        train_seconds=train_s,
+        optimizer_state_bytes=opt.state_bytes(),
+        hparams=hp,
+        corpus_hash=corpus.content_hash,
+        device=device,
+    )

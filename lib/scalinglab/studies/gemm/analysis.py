@@ -30,8 +30,9 @@ from scalinglab.stats.bootstrap import percentile_interval, resample_groups
 from scalinglab.studies.gemm.sweep import SHAPE, TILE
 
 
-def _bootstrap_cells(timings: pd.DataFrame, *, reps: int, seed: int,
-                     between_sigma: float = 0.0) -> list[tuple]:
+def _bootstrap_cells(
+    timings: pd.DataFrame, *, reps: int, seed: int, between_sigma: float = 0.0
+) -> list[tuple]:
     """Per shape: (shape, tile labels, cell medians, replicate medians ``(reps, tiles)``).
 
     Every (shape, tile) cell's repeats are resampled with replacement, independently,
@@ -44,16 +45,18 @@ def _bootstrap_cells(timings: pd.DataFrame, *, reps: int, seed: int,
         cells = [g["seconds"].to_numpy() for _, g in groups]
         labels = ["x".join(map(str, t)) for t, _ in groups]
         med = np.array([np.median(c) for c in cells])
-        boot = np.stack([np.median(c[resample_groups(rng, len(c), reps)], axis=1)
-                         for c in cells], axis=1)
+        boot = np.stack(
+            [np.median(c[resample_groups(rng, len(c), reps)], axis=1) for c in cells], axis=1
+        )
         if between_sigma > 0:
             boot = boot * np.exp(rng.normal(0.0, between_sigma, size=boot.shape))
         out.append((shape, labels, med, boot))
     return out
 
 
-def selection_interval(point: float, replicates: np.ndarray, *, level: float = 0.95,
-                       floor: float | None = None) -> tuple[float, float]:
+def selection_interval(
+    point: float, replicates: np.ndarray, *, level: float = 0.95, floor: float | None = None
+) -> tuple[float, float]:
     """Percentile interval of a selected statistic's replicates, bias-shifted.
 
     Selecting the largest of noisy values (a worst tile, a maximum over shapes) in
@@ -80,7 +83,11 @@ def selection_interval(point: float, replicates: np.ndarray, *, level: float = 0
 
 
 def tile_effects(
-    timings: pd.DataFrame, *, reps: int = 2000, level: float = 0.95, seed: int = 0,
+    timings: pd.DataFrame,
+    *,
+    reps: int = 2000,
+    level: float = 0.95,
+    seed: int = 0,
     between_sigma: float = 0.0,
 ) -> pd.DataFrame:
     """Per shape: the best and worst tile and how much the choice matters.
@@ -96,24 +103,40 @@ def tile_effects(
         ratio_lo, ratio_hi, best_share``, sorted by ``ratio`` descending.
     """
     rows = []
-    for shape, labels, med, boot in _bootstrap_cells(timings, reps=reps, seed=seed,
-                                                      between_sigma=between_sigma):
+    for shape, labels, med, boot in _bootstrap_cells(
+        timings, reps=reps, seed=seed, between_sigma=between_sigma
+    ):
         b, w = int(np.argmin(med)), int(np.argmax(med))
         ratio = med[w] / med[b]
-        lo, hi = selection_interval(ratio, boot.max(axis=1) / boot.min(axis=1), level=level,
-                                    floor=1.0)
-        rows.append({
-            "M": shape[0], "N": shape[1], "K": shape[2], "best_tile": labels[b],
-            "worst_tile": labels[w], "best_s": med[b], "worst_s": med[w],
-            "ratio": ratio, "ratio_lo": lo, "ratio_hi": hi,
-            "best_share": float(np.mean(np.argmin(boot, axis=1) == b)),
-        })
+        lo, hi = selection_interval(
+            ratio, boot.max(axis=1) / boot.min(axis=1), level=level, floor=1.0
+        )
+        rows.append(
+            {
+                "M": shape[0],
+                "N": shape[1],
+                "K": shape[2],
+                "best_tile": labels[b],
+                "worst_tile": labels[w],
+                "best_s": med[b],
+                "worst_s": med[w],
+                "ratio": ratio,
+                "ratio_lo": lo,
+                "ratio_hi": hi,
+                "best_share": float(np.mean(np.argmin(boot, axis=1) == b)),
+            }
+        )
     return pd.DataFrame(rows).sort_values("ratio", ascending=False).reset_index(drop=True)
 
 
 def max_tile_effect(
-    timings: pd.DataFrame, *, reps: int = 2000, level: float = 0.95, seed: int = 0,
-    over: str = "max", between_sigma: float = 0.0,
+    timings: pd.DataFrame,
+    *,
+    reps: int = 2000,
+    level: float = 0.95,
+    seed: int = 0,
+    over: str = "max",
+    between_sigma: float = 0.0,
 ) -> tuple[float, tuple[float, float], str]:
     """The largest (or median) worst/best ratio over shapes, its CI, and where the max is.
 
@@ -134,8 +157,13 @@ def max_tile_effect(
 
 
 def speed_ratio(
-    baseline_seconds: np.ndarray, kernel_seconds: np.ndarray, *, reps: int = 2000,
-    level: float = 0.95, seed: int = 0, between_sigma: float = 0.0,
+    baseline_seconds: np.ndarray,
+    kernel_seconds: np.ndarray,
+    *,
+    reps: int = 2000,
+    level: float = 0.95,
+    seed: int = 0,
+    between_sigma: float = 0.0,
 ) -> tuple[float, tuple[float, float]]:
     """``median(baseline) / median(kernel)`` (the kernel's speed as a fraction of the
     baseline's) with a percentile bootstrap CI resampling each set of repeats,
@@ -155,8 +183,9 @@ def speed_ratio(
     a = np.asarray(baseline_seconds, float)
     b = np.asarray(kernel_seconds, float)
     a, b = a[np.isfinite(a)], b[np.isfinite(b)]
-    boot = (np.median(a[resample_groups(rng, a.size, reps)], axis=1)
-            / np.median(b[resample_groups(rng, b.size, reps)], axis=1))
+    boot = np.median(a[resample_groups(rng, a.size, reps)], axis=1) / np.median(
+        b[resample_groups(rng, b.size, reps)], axis=1
+    )
     if between_sigma > 0:
         boot = boot * np.exp(rng.normal(0.0, between_sigma * np.sqrt(2.0), size=reps))
     point = float(np.median(a) / np.median(b))

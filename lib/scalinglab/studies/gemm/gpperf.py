@@ -64,31 +64,40 @@ def check_provenance(folder: str | Path | None = None) -> dict[str, str]:
             raise InputError("no such file (published GPPerf data)", file=path)
         digest = hashlib.sha256(path.read_bytes()).hexdigest()
         if digest != expected:
-            raise InputError(f"sha256 {digest} differs from the published file's {expected}",
-                             file=path)
+            raise InputError(
+                f"sha256 {digest} differs from the published file's {expected}", file=path
+            )
         out[name] = digest
     return out
 
 
 def _read(path: Path, value: str, short: str) -> pd.DataFrame:
     df = read_table(path, required=[*SHAPE, "Tile Size", value])
-    out = pd.DataFrame({c: numeric_column(df, c, file=path, positive=True,
-                                          why_positive="sizes must be positive")
-                        for c in [*SHAPE, "Tile Size"]})
+    out = pd.DataFrame(
+        {
+            c: numeric_column(
+                df, c, file=path, positive=True, why_positive="sizes must be positive"
+            )
+            for c in [*SHAPE, "Tile Size"]
+        }
+    )
     for c in out.columns:
         frac = (out[c] % 1 != 0).to_numpy()
         if frac.any():
             i = int(np.flatnonzero(frac)[0])
-            raise InputError(f"not a whole number: {out[c].iloc[i]!r}", file=path, column=c,
-                             row=i + 1)
+            raise InputError(
+                f"not a whole number: {out[c].iloc[i]!r}", file=path, column=c, row=i + 1
+            )
     out = out.astype(np.int64).rename(columns={"Tile Size": "tile"})
-    out[short] = numeric_column(df, value, file=path, positive=True,
-                                why_positive="times and powers are positive")
+    out[short] = numeric_column(
+        df, value, file=path, positive=True, why_positive="times and powers are positive"
+    )
     dup = out.duplicated([*SHAPE, "tile"]).to_numpy()
     if dup.any():
         i = int(np.flatnonzero(dup)[0])
-        raise InputError("duplicate (M, N, K, Tile Size) row", file=path, column="Tile Size",
-                         row=i + 1)
+        raise InputError(
+            "duplicate (M, N, K, Tile Size) row", file=path, column="Tile Size", row=i + 1
+        )
     return out
 
 
@@ -108,8 +117,10 @@ def load_gpperf(folder: str | Path | None = None) -> tuple[pd.DataFrame, pd.Data
         the published file); ``power``: ``M, N, K, tile, watts`` (195 rows).
     """
     folder = Path(folder) if folder is not None else gpperf_dir()
-    return (_read(folder / TIMES_FILE, *_COLUMNS[TIMES_FILE]),
-            _read(folder / POWER_FILE, *_COLUMNS[POWER_FILE]))
+    return (
+        _read(folder / TIMES_FILE, *_COLUMNS[TIMES_FILE]),
+        _read(folder / POWER_FILE, *_COLUMNS[POWER_FILE]),
+    )
 
 
 def shape_label(df: pd.DataFrame) -> np.ndarray:
@@ -139,17 +150,28 @@ def tile_effects(times: pd.DataFrame, *, tiles: tuple[int, ...] | None = None) -
         if len(g) < 2:
             continue
         b, w = g["ms"].idxmin(), g["ms"].idxmax()
-        rows.append({"shape": "x".join(map(str, key)), "M": key[0], "N": key[1], "K": key[2],
-                     "n_tiles": len(g), "best_tile": int(g.at[b, "tile"]),
-                     "worst_tile": int(g.at[w, "tile"]), "best_ms": g.at[b, "ms"],
-                     "worst_ms": g.at[w, "ms"], "ratio": g.at[w, "ms"] / g.at[b, "ms"]})
+        rows.append(
+            {
+                "shape": "x".join(map(str, key)),
+                "M": key[0],
+                "N": key[1],
+                "K": key[2],
+                "n_tiles": len(g),
+                "best_tile": int(g.at[b, "tile"]),
+                "worst_tile": int(g.at[w, "tile"]),
+                "best_ms": g.at[b, "ms"],
+                "worst_ms": g.at[w, "ms"],
+                "ratio": g.at[w, "ms"] / g.at[b, "ms"],
+            }
+        )
     if not rows:
         raise InputError("no shape has two or more tiles to compare", column="tile")
     return pd.DataFrame(rows).sort_values("ratio", ascending=False).reset_index(drop=True)
 
 
-def _over_shapes(values: np.ndarray, stat, *, reps: int, level: float, seed: int
-                 ) -> tuple[float, tuple[float, float]]:
+def _over_shapes(
+    values: np.ndarray, stat, *, reps: int, level: float, seed: int
+) -> tuple[float, tuple[float, float]]:
     """``stat`` of per-shape values and its percentile interval over resampled shapes."""
     rng = np.random.default_rng(seed)
     boot = np.array([stat(values[idx]) for idx in resample_groups(rng, len(values), reps)])
@@ -158,7 +180,7 @@ def _over_shapes(values: np.ndarray, stat, *, reps: int, level: float, seed: int
 
 
 def tile_effect_summary(
-    effects: pd.DataFrame, *, reps: int = 2000, level: float = 0.95, seed: int = 0,
+    effects: pd.DataFrame, *, reps: int = 2000, level: float = 0.95, seed: int = 0
 ) -> pd.DataFrame:
     """Maximum and median worst/best ratio over shapes, and how often each tile wins.
 
@@ -181,8 +203,9 @@ def tile_effect_summary(
         out[name] = (point, lo, hi)
     best = effects["best_tile"].to_numpy()
     for tile in sorted(set(best)):
-        point, (lo, hi) = _over_shapes((best == tile).astype(float), np.mean, reps=reps,
-                                       level=level, seed=seed)
+        point, (lo, hi) = _over_shapes(
+            (best == tile).astype(float), np.mean, reps=reps, level=level, seed=seed
+        )
         out[f"share_best_{tile}"] = (point, lo, hi)
     df = pd.DataFrame(out, index=["point", "lo", "hi"]).T
     df["n_shapes"] = len(effects)
@@ -190,8 +213,7 @@ def tile_effect_summary(
 
 
 def power_savings(
-    times: pd.DataFrame, power: pd.DataFrame, *, baseline_tile: int = 1,
-    min_ms: float = 0.0,
+    times: pd.DataFrame, power: pd.DataFrame, *, baseline_tile: int = 1, min_ms: float = 0.0
 ) -> pd.DataFrame:
     """Per shape: power and energy at the fastest tile against a baseline tile.
 
@@ -227,18 +249,29 @@ def power_savings(
             continue
         base = g[g["tile"] == baseline_tile]["ms"]
         base_ms = float(base.iloc[0]) if len(base) else float("nan")
-        rows.append({"shape": shape, "best_tile": int(b["tile"]), "best_ms": float(b["ms"]),
-                     "best_watts": float(best_w), "base_watts": float(base_w),
-                     "power_saving": 1.0 - best_w / base_w, "base_ms": base_ms,
-                     "energy_saving": 1.0 - best_w * b["ms"] / (base_w * base_ms)})
+        rows.append(
+            {
+                "shape": shape,
+                "best_tile": int(b["tile"]),
+                "best_ms": float(b["ms"]),
+                "best_watts": float(best_w),
+                "base_watts": float(base_w),
+                "power_saving": 1.0 - best_w / base_w,
+                "base_ms": base_ms,
+                "energy_saving": 1.0 - best_w * b["ms"] / (base_w * base_ms),
+            }
+        )
     if not rows:
-        raise InputError(f"no shape has power for its fastest tile and tile {baseline_tile}"
-                         f" with a runtime of at least {min_ms} ms", column="tile")
+        raise InputError(
+            f"no shape has power for its fastest tile and tile {baseline_tile}"
+            f" with a runtime of at least {min_ms} ms",
+            column="tile",
+        )
     return pd.DataFrame(rows)
 
 
 def median_over_shapes(
-    values: np.ndarray, *, reps: int = 2000, level: float = 0.95, seed: int = 0,
+    values: np.ndarray, *, reps: int = 2000, level: float = 0.95, seed: int = 0
 ) -> tuple[float, tuple[float, float]]:
     """Median of per-shape values ``(shapes,)`` with a percentile bootstrap over shapes."""
     v = np.asarray(values, float)

@@ -47,8 +47,9 @@ def features(df: pd.DataFrame) -> np.ndarray:
     m, n, k = (df[c].to_numpy(float) for c in SHAPE)
     flops = np.asarray(gemm_flops(m, n, k), float)
     nbytes = np.asarray(gemm_min_bytes(m, n, k), float)
-    return np.column_stack([m, n, k, df["tile"].to_numpy(float), np.log(flops),
-                            np.log(nbytes), np.log(flops / nbytes)])
+    return np.column_stack(
+        [m, n, k, df["tile"].to_numpy(float), np.log(flops), np.log(nbytes), np.log(flops / nbytes)]
+    )
 
 
 def _fit_predict(model: str, x_train, y_train, x_test, *, seed: int) -> np.ndarray:
@@ -75,14 +76,32 @@ def scores(y: np.ndarray, p: np.ndarray) -> np.ndarray:
 
 
 def _row(target, model, protocol, point, lo, hi, n_test, how) -> list[dict]:
-    return [{"target": target, "model": model, "protocol": protocol, "metric": m,
-             "point": float(point[i]), "lo": float(lo[i]), "hi": float(hi[i]),
-             "n_test": n_test, "interval": how} for i, m in enumerate(METRICS)]
+    return [
+        {
+            "target": target,
+            "model": model,
+            "protocol": protocol,
+            "metric": m,
+            "point": float(point[i]),
+            "lo": float(lo[i]),
+            "hi": float(hi[i]),
+            "n_test": n_test,
+            "interval": how,
+        }
+        for i, m in enumerate(METRICS)
+    ]
 
 
 def predictor_accuracy(
-    df: pd.DataFrame, target: str, *, models: tuple[str, ...] = MODELS, n_repeats: int = 50,
-    reps: int = 2000, level: float = 0.95, seed: int = 0, n_splits: int = 5,
+    df: pd.DataFrame,
+    target: str,
+    *,
+    models: tuple[str, ...] = MODELS,
+    n_repeats: int = 50,
+    reps: int = 2000,
+    level: float = 0.95,
+    seed: int = 0,
+    n_splits: int = 5,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Scores of every model under the four protocols (module docstring).
 
@@ -107,17 +126,33 @@ def predictor_accuracy(
     rows, preds = [], []
     for model in models:
         # the paper's split, bootstrap over test rows
-        tr, te = train_test_split(np.arange(len(y)), test_size=0.2,
-                                  random_state=PAPER_SPLIT_SEED)
+        tr, te = train_test_split(np.arange(len(y)), test_size=0.2, random_state=PAPER_SPLIT_SEED)
         p = _fit_predict(model, x[tr], y[tr], x[te], seed=seed)
         rng = np.random.default_rng(seed)
         boot = np.array([scores(y[te][i], p[i]) for i in resample_groups(rng, len(te), reps)])
         lo, hi = percentile_interval(boot, level=level)
-        rows += _row(target, model, "random_split", scores(y[te], p), lo, hi, len(te),
-                     "percentile bootstrap over the test rows of the paper's split")
-        preds.append(pd.DataFrame({"model": model, "protocol": "random_split",
-                                   "shape": groups[te], "tile": df["tile"].to_numpy()[te],
-                                   "measured": y[te], "predicted": p}))
+        rows += _row(
+            target,
+            model,
+            "random_split",
+            scores(y[te], p),
+            lo,
+            hi,
+            len(te),
+            "percentile bootstrap over the test rows of the paper's split",
+        )
+        preds.append(
+            pd.DataFrame(
+                {
+                    "model": model,
+                    "protocol": "random_split",
+                    "shape": groups[te],
+                    "tile": df["tile"].to_numpy()[te],
+                    "measured": y[te],
+                    "predicted": p,
+                }
+            )
+        )
         # grouped out-of-fold, bootstrap over shapes
         oof = np.full(len(y), np.nan)
         for a, b in GroupKFold(n_splits=min(n_splits, n_shapes)).split(x, groups=groups):
@@ -130,26 +165,58 @@ def predictor_accuracy(
             idx = np.concatenate([by_shape[s] for s in draw])
             boot.append(scores(y[idx], oof[idx]))
         lo, hi = percentile_interval(np.array(boot), level=level)
-        rows += _row(target, model, "unseen_shapes", scores(y, oof), lo, hi, len(y),
-                     "percentile bootstrap over shapes (grouped out-of-fold predictions)")
-        preds.append(pd.DataFrame({"model": model, "protocol": "unseen_shapes", "shape": groups,
-                                   "tile": df["tile"].to_numpy(), "measured": y,
-                                   "predicted": oof}))
+        rows += _row(
+            target,
+            model,
+            "unseen_shapes",
+            scores(y, oof),
+            lo,
+            hi,
+            len(y),
+            "percentile bootstrap over shapes (grouped out-of-fold predictions)",
+        )
+        preds.append(
+            pd.DataFrame(
+                {
+                    "model": model,
+                    "protocol": "unseen_shapes",
+                    "shape": groups,
+                    "tile": df["tile"].to_numpy(),
+                    "measured": y,
+                    "predicted": oof,
+                }
+            )
+        )
         # repeated splits: random rows, then whole shapes
         for protocol, splitter in (
             ("random_split_repeated", None),
-            ("unseen_shapes_repeated", GroupShuffleSplit(n_splits=n_repeats, test_size=0.2,
-                                                         random_state=seed)),
+            (
+                "unseen_shapes_repeated",
+                GroupShuffleSplit(n_splits=n_repeats, test_size=0.2, random_state=seed),
+            ),
         ):
             if splitter is None:
-                split_iter = (train_test_split(np.arange(len(y)), test_size=0.2,
-                                               random_state=seed + r) for r in range(n_repeats))
+                split_iter = (
+                    train_test_split(np.arange(len(y)), test_size=0.2, random_state=seed + r)
+                    for r in range(n_repeats)
+                )
             else:
                 split_iter = splitter.split(x, groups=groups)
-            s = np.array([scores(y[b], _fit_predict(model, x[a], y[a], x[b], seed=seed))
-                          for a, b in split_iter])
+            s = np.array(
+                [
+                    scores(y[b], _fit_predict(model, x[a], y[a], x[b], seed=seed))
+                    for a, b in split_iter
+                ]
+            )
             lo, hi = percentile_interval(s, level=level)
-            rows += _row(target, model, protocol, np.median(s, axis=0), lo, hi,
-                         int(round(0.2 * len(y))),
-                         f"central {level:.0%} of {n_repeats} single-split scores")
+            rows += _row(
+                target,
+                model,
+                protocol,
+                np.median(s, axis=0),
+                lo,
+                hi,
+                int(round(0.2 * len(y))),
+                f"central {level:.0%} of {n_repeats} single-split scores",
+            )
     return pd.DataFrame(rows), pd.concat(preds, ignore_index=True)

@@ -39,8 +39,9 @@ STUDY = "gemm_cost_model"
 SPREAD_VERSION = 1
 
 
-def study_hardware(spec: str = "", *, remeasure: bool = False,
-                   quick: bool = False) -> tuple[HardwareRecord, str]:
+def study_hardware(
+    spec: str = "", *, remeasure: bool = False, quick: bool = False
+) -> tuple[HardwareRecord, str]:
     """The hardware record the study uses, and a sentence saying where it came from.
 
     Parameters
@@ -74,13 +75,16 @@ def study_hardware(spec: str = "", *, remeasure: bool = False,
     committed = sorted((data_dir() / "hardware").glob("*.json"))
     if len(committed) == 1:
         hw = load_hardware(committed[0])
-        return hw, (f"committed record {committed[0].name}: measured on {hw.name}, not on this "
-                    f"machine ({machine_key()}); pass remeasure_hardware=True to measure here")
+        return hw, (
+            f"committed record {committed[0].name}: measured on {hw.name}, not on this "
+            f"machine ({machine_key()}); pass remeasure_hardware=True to measure here"
+        )
     if committed:
         raise ParameterError(
             f"no committed hardware record for this machine ({machine_key()}) and several "
             f"others ({', '.join(p.name for p in committed)}): choose one with hardware=PATH "
-            "or measure with remeasure_hardware=True")
+            "or measure with remeasure_hardware=True"
+        )
     hw = hardware_record(quick=quick)
     return hw, f"measured now on this machine ({machine_key()}): nothing was committed"
 
@@ -106,8 +110,9 @@ class SpreadConfig:
         return d
 
 
-def committed_sweep_config(compute_class: str, *, seed: int = 0, flush_mib: float = -1.0,
-                           rerun: bool = False):
+def committed_sweep_config(
+    compute_class: str, *, seed: int = 0, flush_mib: float = -1.0, rerun: bool = False
+):
     """The sweep config of a compute class, as committed when a committed sweep has it.
 
     Two settings follow the machine: the cache flush (1.25x the last-level cache) and
@@ -144,20 +149,26 @@ def committed_sweep_config(compute_class: str, *, seed: int = 0, flush_mib: floa
     return cfg, (MR, NR)
 
 
-def spread_config(compute_class: str, *, seed: int = 0, processes: int = -1,
-                  flush_mib: float = -1.0) -> SpreadConfig:
+def spread_config(
+    compute_class: str, *, seed: int = 0, processes: int = -1, flush_mib: float = -1.0
+) -> SpreadConfig:
     """The spread measurement of a compute class (the sweep's largest square shape and
     three of its tiles, its cache flush; ``processes < 0``: the class default, 2 for
     tiny, 6 for small)."""
     sweep, _ = committed_sweep_config(compute_class, seed=seed, flush_mib=flush_mib)
     square = [s for s in sweep.shapes if s[0] == s[1] == s[2]]
     shape = max(square or sweep.shapes, key=lambda s: s[0] * s[1] * s[2])
-    tiles = tuple(sweep.tiles[i] for i in sorted({0, len(sweep.tiles) // 2,
-                                                  len(sweep.tiles) - 1}))
+    tiles = tuple(sweep.tiles[i] for i in sorted({0, len(sweep.tiles) // 2, len(sweep.tiles) - 1}))
     tiny = compute_class == "tiny"
-    return SpreadConfig(processes=processes if processes > 0 else (2 if tiny else 6),
-                        repeats=2 if tiny else 3, shape=tuple(shape), tiles=tiles,
-                        flush_bytes=sweep.flush_bytes, quick_hardware=tiny, seed=seed)
+    return SpreadConfig(
+        processes=processes if processes > 0 else (2 if tiny else 6),
+        repeats=2 if tiny else 3,
+        shape=tuple(shape),
+        tiles=tiles,
+        flush_bytes=sweep.flush_bytes,
+        quick_hardware=tiny,
+        seed=seed,
+    )
 
 
 def _one_process(cfg: dict) -> dict:
@@ -178,14 +189,26 @@ def _one_process(cfg: dict) -> dict:
     cases = [{"tile_m": t[0], "tile_n": t[1], "tile_k": t[2]} for t in cfg["tiles"]]
     first = cases[0]
     raw = benchmark(
-        {"numba_tiled": lambda c: (lambda: gemm_tiled(a, b, tile_m=c["tile_m"],
-                                                      tile_n=c["tile_n"], tile_k=c["tile_k"])),
-         "blas": lambda c: (lambda: a @ b) if c == first else None},
-        cases, repeats=cfg["repeats"], warmup=1, flusher=CacheFlusher(cfg["flush_bytes"]),
-        progress=False, energy=False)
-    return {"fma": hw.fma_flop_per_s, "blas_peak": hw.blas_flop_per_s, "load": load,
-            "tiled": raw["seconds"].sel(impl="numba_tiled").values,
-            "blas": raw["seconds"].sel(impl="blas").values[0]}
+        {
+            "numba_tiled": lambda c: (
+                lambda: gemm_tiled(a, b, tile_m=c["tile_m"], tile_n=c["tile_n"], tile_k=c["tile_k"])
+            ),
+            "blas": lambda c: (lambda: a @ b) if c == first else None,
+        },
+        cases,
+        repeats=cfg["repeats"],
+        warmup=1,
+        flusher=CacheFlusher(cfg["flush_bytes"]),
+        progress=False,
+        energy=False,
+    )
+    return {
+        "fma": hw.fma_flop_per_s,
+        "blas_peak": hw.blas_flop_per_s,
+        "load": load,
+        "tiled": raw["seconds"].sel(impl="numba_tiled").values,
+        "blas": raw["seconds"].sel(impl="blas").values[0],
+    }
 
 
 def run_spread(cfg: SpreadConfig) -> xr.Dataset:
@@ -204,19 +227,35 @@ def run_spread(cfg: SpreadConfig) -> xr.Dataset:
             out.append(pool.apply(_one_process, (cfg.to_dict(),)))
     tiles = np.array(cfg.tiles)
     return xr.Dataset(
-        {"fma_flop_per_s": ("process", [o["fma"] for o in out]),
-         "blas_flop_per_s": ("process", [o["blas_peak"] for o in out]),
-         "load_before": ("process", [o["load"] for o in out]),
-         "tiled_seconds": (("process", "tile", "repeat"), np.stack([o["tiled"] for o in out]),
-                           {"units": "s"}),
-         "blas_seconds": (("process", "repeat"), np.stack([o["blas"] for o in out]),
-                          {"units": "s"})},
-        coords={"process": np.arange(cfg.processes), "repeat": np.arange(cfg.repeats),
-                "tile": ["x".join(map(str, t)) for t in cfg.tiles],
-                "tile_m": ("tile", tiles[:, 0]), "tile_n": ("tile", tiles[:, 1]),
-                "tile_k": ("tile", tiles[:, 2])},
-        attrs={"shape": "x".join(map(str, cfg.shape)), "machine": machine_key(),
-               "cpu_count": os.cpu_count() or 1})
+        {
+            "fma_flop_per_s": ("process", [o["fma"] for o in out]),
+            "blas_flop_per_s": ("process", [o["blas_peak"] for o in out]),
+            "load_before": ("process", [o["load"] for o in out]),
+            "tiled_seconds": (
+                ("process", "tile", "repeat"),
+                np.stack([o["tiled"] for o in out]),
+                {"units": "s"},
+            ),
+            "blas_seconds": (
+                ("process", "repeat"),
+                np.stack([o["blas"] for o in out]),
+                {"units": "s"},
+            ),
+        },
+        coords={
+            "process": np.arange(cfg.processes),
+            "repeat": np.arange(cfg.repeats),
+            "tile": ["x".join(map(str, t)) for t in cfg.tiles],
+            "tile_m": ("tile", tiles[:, 0]),
+            "tile_n": ("tile", tiles[:, 1]),
+            "tile_k": ("tile", tiles[:, 2]),
+        },
+        attrs={
+            "shape": "x".join(map(str, cfg.shape)),
+            "machine": machine_key(),
+            "cpu_count": os.cpu_count() or 1,
+        },
+    )
 
 
 def cached_spread(cfg: SpreadConfig, *, rerun: bool = False) -> xr.Dataset:
@@ -230,12 +269,15 @@ def per_process(ds: xr.Dataset) -> dict[str, np.ndarray]:
     median time at the spread's shape)."""
     tiled = np.nanmedian(ds["tiled_seconds"].values, axis=2).min(axis=1)
     blas = np.nanmedian(ds["blas_seconds"].values, axis=1)
-    return {"blas_fraction_of_peak": ds["blas_flop_per_s"].values / ds["fma_flop_per_s"].values,
-            "tiled_fraction_of_blas": blas / tiled}
+    return {
+        "blas_fraction_of_peak": ds["blas_flop_per_s"].values / ds["fma_flop_per_s"].values,
+        "tiled_fraction_of_blas": blas / tiled,
+    }
 
 
-def over_processes(values: np.ndarray, *, reps: int = 2000, level: float = 0.95,
-                   seed: int = 0) -> tuple[float, tuple[float, float]]:
+def over_processes(
+    values: np.ndarray, *, reps: int = 2000, level: float = 0.95, seed: int = 0
+) -> tuple[float, tuple[float, float]]:
     """Median over processes ``(process,)`` and its percentile bootstrap over processes."""
     v = np.asarray(values, float)
     rng = np.random.default_rng(seed)
@@ -262,8 +304,9 @@ def spread_path(cfg: SpreadConfig) -> Path:
     return dataset_path(STUDY, "spread", cfg.to_dict())
 
 
-def rerun_interval(point: float, per_process: np.ndarray, *, level: float = 0.95
-                   ) -> tuple[float, float]:
+def rerun_interval(
+    point: float, per_process: np.ndarray, *, level: float = 0.95
+) -> tuple[float, float]:
     """Interval of a figure measured in one process, from its spread over processes.
 
     ``point`` is one process's figure (e.g. the committed hardware record's);
@@ -284,8 +327,9 @@ def rerun_interval(point: float, per_process: np.ndarray, *, level: float = 0.95
     return float(point * np.exp(-half)), float(point * np.exp(half))
 
 
-def rerun_coverage(ds: xr.Dataset, *, reps: int = 500, level: float = 0.95,
-                   seed: int = 0) -> dict[str, dict[str, float]]:
+def rerun_coverage(
+    ds: xr.Dataset, *, reps: int = 500, level: float = 0.95, seed: int = 0
+) -> dict[str, dict[str, float]]:
     """How often a re-run's point lands inside one run's interval, with and without the
     between-process widening.
 
@@ -320,16 +364,24 @@ def rerun_coverage(ds: xr.Dataset, *, reps: int = 500, level: float = 0.95,
             tiled_i = ds["tiled_seconds"].values[i, best[i]]
             target = per["tiled_fraction_of_blas"][j]
             for key, s in (("tiled_within", 0.0), ("tiled_between", sigma)):
-                _, (lo, hi) = speed_ratio(blas_i, tiled_i, reps=reps, level=level, seed=seed,
-                                          between_sigma=s)
+                _, (lo, hi) = speed_ratio(
+                    blas_i, tiled_i, reps=reps, level=level, seed=seed, between_sigma=s
+                )
                 hits[key].append(lo <= target <= hi)
-            lo, hi = rerun_interval(per["blas_fraction_of_peak"][i],
-                                    per["blas_fraction_of_peak"][others], level=level)
+            lo, hi = rerun_interval(
+                per["blas_fraction_of_peak"][i], per["blas_fraction_of_peak"][others], level=level
+            )
             hits["blas_between"].append(lo <= per["blas_fraction_of_peak"][j] <= hi)
     pairs = n * (n - 1)
-    return {"tiled_fraction_of_blas": {"within_process": float(np.mean(hits["tiled_within"])),
-                                       "between_processes": float(np.mean(hits["tiled_between"])),
-                                       "pairs": pairs},
-            "blas_fraction_of_peak": {"within_process": None,
-                                      "between_processes": float(np.mean(hits["blas_between"])),
-                                      "pairs": pairs}}
+    return {
+        "tiled_fraction_of_blas": {
+            "within_process": float(np.mean(hits["tiled_within"])),
+            "between_processes": float(np.mean(hits["tiled_between"])),
+            "pairs": pairs,
+        },
+        "blas_fraction_of_peak": {
+            "within_process": None,
+            "between_processes": float(np.mean(hits["blas_between"])),
+            "pairs": pairs,
+        },
+    }

@@ -19,10 +19,13 @@ from matplotlib.ticker import FuncFormatter, NullFormatter
 
 from scalinglab.cost_model import HardwareRecord, attainable_flop_per_s
 
-_MODEL_LABELS = {"roofline": "roofline (analytic)", "random_forest": "random forest",
-                 "roofline_x_correction": "roofline x learned correction",
-                 "kernel_model": "kernel model (fitted costs)",
-                 "kernel_model_x_correction": "kernel model x learned correction"}
+_MODEL_LABELS = {
+    "roofline": "roofline (analytic)",
+    "random_forest": "random forest",
+    "roofline_x_correction": "roofline x learned correction",
+    "kernel_model": "kernel model (fitted costs)",
+    "kernel_model_x_correction": "kernel model x learned correction",
+}
 
 
 def plot_tile_heatmap(cells: pd.DataFrame) -> Figure:
@@ -86,16 +89,25 @@ def plot_roofline(points: pd.DataFrame, hw: HardwareRecord) -> Figure:
     lo = max(points["intensity"].min() / 2, 1e-2)
     hi = points["intensity"].max() * 2
     x = np.logspace(np.log10(lo), np.log10(hi), 200)
-    ax.plot(x, np.asarray(attainable_flop_per_s(x, hw)) / 1e9, "k-",
-            label=f"roofline: {hw.peak_flop_per_s / 1e9:.0f} GFLOP/s, "
-                  f"{hw.mem_bytes_per_s / 1e9:.0f} GB/s")
+    ax.plot(
+        x,
+        np.asarray(attainable_flop_per_s(x, hw)) / 1e9,
+        "k-",
+        label=f"roofline: {hw.peak_flop_per_s / 1e9:.0f} GFLOP/s, "
+        f"{hw.mem_bytes_per_s / 1e9:.0f} GB/s",
+    )
     if hw.blas_flop_per_s:
-        ax.axhline(hw.blas_flop_per_s / 1e9, color="gray", ls=":",
-                   label=f"BLAS sgemm (hardware record): {hw.blas_flop_per_s / 1e9:.0f} GFLOP/s")
+        ax.axhline(
+            hw.blas_flop_per_s / 1e9,
+            color="gray",
+            ls=":",
+            label=f"BLAS sgemm (hardware record): {hw.blas_flop_per_s / 1e9:.0f} GFLOP/s",
+        )
     markers = dict(zip(points["impl"].unique(), "os^vDx*", strict=False))
     for impl, g in points.groupby("impl", sort=False):
-        ax.scatter(g["intensity"], g["flop_per_s"] / 1e9, marker=markers[impl], s=22,
-                   alpha=0.8, label=impl)
+        ax.scatter(
+            g["intensity"], g["flop_per_s"] / 1e9, marker=markers[impl], s=22, alpha=0.8, label=impl
+        )
     ax.set_xscale("log")
     ax.set_yscale("log")
     for axis in (ax.xaxis, ax.yaxis):
@@ -141,8 +153,9 @@ def plot_accuracy(acc: pd.DataFrame, *, level: float = 0.95) -> Figure:
         err = np.vstack([r2 - a["r2_lo"], a["r2_hi"] - r2]).clip(min=0)
         off = r2 < -0.2  # below the axis: draw a stub and print the value instead
         err[:, off] = 0.0
-        ax.bar(x, np.clip(r2, -0.2, None), width, yerr=err, capsize=3,
-               label=protocol.replace("_", " "))
+        ax.bar(
+            x, np.clip(r2, -0.2, None), width, yerr=err, capsize=3, label=protocol.replace("_", " ")
+        )
         for xi, v in zip(x[off], r2[off], strict=True):
             ax.text(xi, -0.15, f"{v:.2g}", ha="center", fontsize=7)
     ax.axhline(0.95, color="gray", ls="--", lw=1, label="target 0.95")
@@ -174,15 +187,23 @@ def plot_gpperf_tiles(times: pd.DataFrame) -> Figure:
     for i in range(grid.shape[0]):
         for j in range(grid.shape[1]):
             v = grid.iat[i, j]
-            ax.text(j, i, "not run" if np.isnan(v) else f"{v:.3g}", ha="center", va="center",
-                    fontsize=6, color="w" if np.isnan(v) or v < 10 else "k")
+            ax.text(
+                j,
+                i,
+                "not run" if np.isnan(v) else f"{v:.3g}",
+                ha="center",
+                va="center",
+                fontsize=6,
+                color="w" if np.isnan(v) or v < 10 else "k",
+            )
     fig.colorbar(im, ax=ax, label="log10(time / fastest tile's time)")
     fig.tight_layout()
     return fig
 
 
-def plot_gpperf_predictions(preds: pd.DataFrame, *, unit: str, model: str = "random_forest"
-                            ) -> Figure:
+def plot_gpperf_predictions(
+    preds: pd.DataFrame, *, unit: str, model: str = "random_forest"
+) -> Figure:
     """Predicted vs measured under the paper's random split and on unseen shapes.
 
     ``preds``: the predictions table of
@@ -190,8 +211,7 @@ def plot_gpperf_predictions(preds: pd.DataFrame, *, unit: str, model: str = "ran
     """
     d = preds[preds["model"] == model]
     protocols = [p for p in ("random_split", "unseen_shapes") if p in set(d["protocol"])]
-    fig, axes = plt.subplots(1, len(protocols), figsize=(4.5 * len(protocols), 4.2),
-                             squeeze=False)
+    fig, axes = plt.subplots(1, len(protocols), figsize=(4.5 * len(protocols), 4.2), squeeze=False)
     lo = d[["measured", "predicted"]].clip(lower=1e-9).min().min()
     hi = d[["measured", "predicted"]].max().max()
     for ax, protocol in zip(axes[0], protocols, strict=True):
@@ -200,8 +220,11 @@ def plot_gpperf_predictions(preds: pd.DataFrame, *, unit: str, model: str = "ran
         ax.plot([lo, hi], [lo, hi], "k--", lw=1)
         ax.set_xscale("log")
         ax.set_yscale("log")
-        title = ("paper's split (random 80/20, seed 42)" if protocol == "random_split"
-                 else "unseen shapes (grouped 5-fold)")
+        title = (
+            "paper's split (random 80/20, seed 42)"
+            if protocol == "random_split"
+            else "unseen shapes (grouped 5-fold)"
+        )
         ax.set_title(title, fontsize=9)
         ax.set_xlabel(f"measured ({unit})")
     axes[0][0].set_ylabel(f"predicted ({unit})")
@@ -209,8 +232,7 @@ def plot_gpperf_predictions(preds: pd.DataFrame, *, unit: str, model: str = "ran
     return fig
 
 
-def plot_gpperf_accuracy(acc: pd.DataFrame, *, metric: str = "r2", level: float = 0.95
-                         ) -> Figure:
+def plot_gpperf_accuracy(acc: pd.DataFrame, *, metric: str = "r2", level: float = 0.95) -> Figure:
     """One metric per (target, protocol) for the random forest, with its interval."""
     d = acc[(acc["model"] == "random_forest") & (acc["metric"] == metric)]
     labels = [f"{r.target}: {r.protocol.replace('_', ' ')}" for r in d.itertuples()]

@@ -48,13 +48,19 @@ from scalinglab.kernels.gemm_numba import MR, NR, PARALLEL_MIN_FLOPS
 from scalinglab.stats.bootstrap import percentile_interval, resample_groups
 from scalinglab.studies.gemm.sweep import SHAPE, TILE
 
-MODELS = ("roofline", "random_forest", "roofline_x_correction", "kernel_model",
-          "kernel_model_x_correction")
+MODELS = (
+    "roofline",
+    "random_forest",
+    "roofline_x_correction",
+    "kernel_model",
+    "kernel_model_x_correction",
+)
 PROTOCOLS = ("cv", "unseen_shapes")
 
 
-def gemm_features(cells: pd.DataFrame, *, n_threads: int, mr: int = MR,
-                  nr: int = NR) -> pd.DataFrame:
+def gemm_features(
+    cells: pd.DataFrame, *, n_threads: int, mr: int = MR, nr: int = NR
+) -> pd.DataFrame:
     """Features of each (shape, tile) row: sizes and what follows from them.
 
     Parameters
@@ -82,33 +88,46 @@ def gemm_features(cells: pd.DataFrame, *, n_threads: int, mr: int = MR,
     eff_k = np.minimum(tk, k)
     padded = np.ceil(m / mr) * mr * np.ceil(n / nr) * nr  # register blocks of C
     micro_calls = padded / (mr * nr) * np.ceil(k / tk)
-    return pd.DataFrame({
-        "M": m, "N": n, "K": k, "tile_m": tm, "tile_n": tn, "tile_k": tk,
-        "log_flops": np.log(flops), "log_bytes": np.log(nbytes),
-        "log_intensity": np.log(flops / nbytes),
-        "output_tiles": tiles, "k_steps": np.ceil(k / tk),
-        "thread_utilisation": tiles / (waves * n_threads),
-        "parallel_path": _counts(cells, n_threads=n_threads, mr=mr, nr=nr)["threaded"],
-        "log_flops_per_busy_thread": np.log(flops / np.minimum(tiles, n_threads)),
-        "padding_factor": padded / (m * n),
-        "log_micro_calls": np.log(micro_calls),
-        "micro_depth": eff_k,
-        "b_panel_bytes": 4.0 * np.minimum(tn, n) * eff_k,
-        "a_panel_bytes": 4.0 * np.minimum(tm, m) * eff_k,
-    })
+    return pd.DataFrame(
+        {
+            "M": m,
+            "N": n,
+            "K": k,
+            "tile_m": tm,
+            "tile_n": tn,
+            "tile_k": tk,
+            "log_flops": np.log(flops),
+            "log_bytes": np.log(nbytes),
+            "log_intensity": np.log(flops / nbytes),
+            "output_tiles": tiles,
+            "k_steps": np.ceil(k / tk),
+            "thread_utilisation": tiles / (waves * n_threads),
+            "parallel_path": _counts(cells, n_threads=n_threads, mr=mr, nr=nr)["threaded"],
+            "log_flops_per_busy_thread": np.log(flops / np.minimum(tiles, n_threads)),
+            "padding_factor": padded / (m * n),
+            "log_micro_calls": np.log(micro_calls),
+            "micro_depth": eff_k,
+            "b_panel_bytes": 4.0 * np.minimum(tn, n) * eff_k,
+            "a_panel_bytes": 4.0 * np.minimum(tm, m) * eff_k,
+        }
+    )
 
 
-def _counts(cells: pd.DataFrame, *, n_threads: int, mr: int = MR,
-            nr: int = NR) -> dict[str, np.ndarray]:
+def _counts(
+    cells: pd.DataFrame, *, n_threads: int, mr: int = MR, nr: int = NR
+) -> dict[str, np.ndarray]:
     """:func:`scalinglab.cost_model.tiled_gemm_counts` with the register block and the
     threading threshold of :func:`scalinglab.kernels.gemm_numba.gemm_tiled`."""
-    return tiled_gemm_counts(*(cells[c].to_numpy(float) for c in SHAPE + TILE),
-                             n_threads=n_threads, mr=mr, nr=nr,
-                             parallel_min_flops=PARALLEL_MIN_FLOPS)
+    return tiled_gemm_counts(
+        *(cells[c].to_numpy(float) for c in SHAPE + TILE),
+        n_threads=n_threads,
+        mr=mr,
+        nr=nr,
+        parallel_min_flops=PARALLEL_MIN_FLOPS,
+    )
 
 
-def kernel_counts(cells: pd.DataFrame, *, n_threads: int, mr: int = MR,
-                  nr: int = NR) -> np.ndarray:
+def kernel_counts(cells: pd.DataFrame, *, n_threads: int, mr: int = MR, nr: int = NR) -> np.ndarray:
     """The kernel's work per (shape, tile) row, ``(cell, count)`` in :data:`COUNTS` order
     (``mr x nr``: the register block the kernel used)."""
     counts = _counts(cells, n_threads=n_threads, mr=mr, nr=nr)
@@ -141,13 +160,20 @@ def calibrate_kernel_model(counts: np.ndarray, seconds: np.ndarray) -> np.ndarra
 
 
 def _forest(seed: int) -> RandomForestRegressor:
-    return RandomForestRegressor(n_estimators=300, min_samples_leaf=1, max_features=0.5,
-                                 random_state=seed, n_jobs=1)
+    return RandomForestRegressor(
+        n_estimators=300, min_samples_leaf=1, max_features=0.5, random_state=seed, n_jobs=1
+    )
 
 
 def out_of_fold(
-    cells: pd.DataFrame, hw: HardwareRecord, *, n_threads: int, seed: int = 0,
-    n_splits: int = 5, mr: int = MR, nr: int = NR,
+    cells: pd.DataFrame,
+    hw: HardwareRecord,
+    *,
+    n_threads: int,
+    seed: int = 0,
+    n_splits: int = 5,
+    mr: int = MR,
+    nr: int = NR,
 ) -> pd.DataFrame:
     """Out-of-fold predictions of every model under both protocols.
 
@@ -170,16 +196,20 @@ def out_of_fold(
     x = gemm_features(cells, n_threads=n_threads, mr=mr, nr=nr).to_numpy()
     work = kernel_counts(cells, n_threads=n_threads, mr=mr, nr=nr)
     y = np.log(cells["seconds"].to_numpy(float))
-    roof = np.asarray(roofline_seconds(
-        gemm_flops(*(cells[c].to_numpy(float) for c in SHAPE)),
-        gemm_min_bytes(*(cells[c].to_numpy(float) for c in SHAPE)), hw), dtype=float)
+    roof = np.asarray(
+        roofline_seconds(
+            gemm_flops(*(cells[c].to_numpy(float) for c in SHAPE)),
+            gemm_min_bytes(*(cells[c].to_numpy(float) for c in SHAPE)),
+            hw,
+        ),
+        dtype=float,
+    )
     shape_id = cells[SHAPE].astype(str).agg("x".join, axis=1).to_numpy()
     n_shapes = len(np.unique(shape_id))
     if n_shapes < 2:
         raise ValueError("predicting unseen shapes needs timings of at least 2 shapes")
     splits = {
-        "cv": KFold(n_splits=min(n_splits, len(cells)), shuffle=True,
-                    random_state=seed).split(x),
+        "cv": KFold(n_splits=min(n_splits, len(cells)), shuffle=True, random_state=seed).split(x),
         "unseen_shapes": GroupKFold(n_splits=min(n_splits, n_shapes)).split(x, groups=shape_id),
     }
     frames = []
@@ -197,9 +227,18 @@ def out_of_fold(
             corr = _forest(seed).fit(x[train], y[train] - kernel[train])
             pred["kernel_model_x_correction"][test] = kernel[test] + corr.predict(x[test])
         for model, p in pred.items():
-            frames.append(pd.DataFrame({
-                "row": np.arange(len(cells)), "shape": shape_id, "protocol": protocol,
-                "model": model, "seconds": np.exp(y), "predicted": np.exp(p)}))
+            frames.append(
+                pd.DataFrame(
+                    {
+                        "row": np.arange(len(cells)),
+                        "shape": shape_id,
+                        "protocol": protocol,
+                        "model": model,
+                        "seconds": np.exp(y),
+                        "predicted": np.exp(p),
+                    }
+                )
+            )
     return pd.concat(frames, ignore_index=True)
 
 
@@ -235,9 +274,20 @@ def accuracy(
             idx = np.concatenate([by_shape[s] for s in draw])
             boot[r] = _r2_log(y[idx], p[idx]), _mape(y[idx], p[idx])
         (r2_lo, mape_lo), (r2_hi, mape_hi) = percentile_interval(boot, level=level)
-        rows.append({"protocol": protocol, "model": model, "r2_log": _r2_log(y, p),
-                     "r2_lo": r2_lo, "r2_hi": r2_hi, "mape": _mape(y, p), "mape_lo": mape_lo,
-                     "mape_hi": mape_hi, "n_cells": len(df), "n_shapes": len(shapes)})
+        rows.append(
+            {
+                "protocol": protocol,
+                "model": model,
+                "r2_log": _r2_log(y, p),
+                "r2_lo": r2_lo,
+                "r2_hi": r2_hi,
+                "mape": _mape(y, p),
+                "mape_lo": mape_lo,
+                "mape_hi": mape_hi,
+                "n_cells": len(df),
+                "n_shapes": len(shapes),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -256,7 +306,12 @@ def tile_choice_regret(oof: pd.DataFrame, cells: pd.DataFrame, *, model: str) ->
     for shape, g in df.groupby("shape", sort=False):
         picked = g.loc[g["predicted"].idxmin()]
         best = g.loc[g["seconds"].idxmin()]
-        rows.append({"shape": shape, "picked_tile": tiles[int(picked["row"])],
-                     "best_tile": tiles[int(best["row"])],
-                     "regret": float(picked["seconds"] / best["seconds"])})
+        rows.append(
+            {
+                "shape": shape,
+                "picked_tile": tiles[int(picked["row"])],
+                "best_tile": tiles[int(best["row"])],
+                "regret": float(picked["seconds"] / best["seconds"]),
+            }
+        )
     return pd.DataFrame(rows)

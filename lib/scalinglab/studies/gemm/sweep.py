@@ -48,22 +48,53 @@ SHAPE = ["M", "N", "K"]
 TILE = ["tile_m", "tile_n", "tile_k"]
 
 _SHAPES = {
-    "tiny": [(64, 64, 64), (96, 32, 128), (33, 65, 17), (128, 128, 64), (50, 70, 90),
-             (16, 128, 256)],
-    "small": [(48, 48, 48), (128, 128, 128), (256, 256, 256), (384, 384, 384),
-              (512, 512, 512), (768, 768, 768), (1000, 1000, 1000), (1024, 1024, 1024),
-              (1536, 1536, 1536), (1024, 64, 1024), (64, 1024, 1024), (1024, 1024, 64),
-              (2048, 32, 512), (32, 2048, 512), (512, 512, 2048), (256, 1024, 256),
-              (1024, 256, 512), (96, 96, 4096), (4096, 16, 256), (128, 2048, 128),
-              (640, 320, 160), (200, 300, 500), (333, 777, 99), (2048, 2048, 256),
-              (4096, 64, 64), (64, 64, 4096), (300, 1200, 700), (1800, 100, 900),
-              (700, 700, 30), (160, 2500, 320)],
+    "tiny": [
+        (64, 64, 64),
+        (96, 32, 128),
+        (33, 65, 17),
+        (128, 128, 64),
+        (50, 70, 90),
+        (16, 128, 256),
+    ],
+    "small": [
+        (48, 48, 48),
+        (128, 128, 128),
+        (256, 256, 256),
+        (384, 384, 384),
+        (512, 512, 512),
+        (768, 768, 768),
+        (1000, 1000, 1000),
+        (1024, 1024, 1024),
+        (1536, 1536, 1536),
+        (1024, 64, 1024),
+        (64, 1024, 1024),
+        (1024, 1024, 64),
+        (2048, 32, 512),
+        (32, 2048, 512),
+        (512, 512, 2048),
+        (256, 1024, 256),
+        (1024, 256, 512),
+        (96, 96, 4096),
+        (4096, 16, 256),
+        (128, 2048, 128),
+        (640, 320, 160),
+        (200, 300, 500),
+        (333, 777, 99),
+        (2048, 2048, 256),
+        (4096, 64, 64),
+        (64, 64, 4096),
+        (300, 1200, 700),
+        (1800, 100, 900),
+        (700, 700, 30),
+        (160, 2500, 320),
+    ],
 }
 # Tiles in whole register blocks (MR x NR: 12 x 32 with AVX-512, 6 x 16 with AVX2).
 _TILES = {
     "tiny": [(MR, NR, 64), (4 * MR, NR, 64), (MR, 2 * NR, 256), (4 * MR, NR, 512)],
-    "small": list(itertools.product((2 * MR, 8 * MR, 24 * MR), (NR, 4 * NR, 8 * NR),
-                                    (64, 256, 1024))),
+    "small": list(
+        itertools.product((2 * MR, 8 * MR, 24 * MR), (NR, 4 * NR, 8 * NR), (64, 256, 1024))
+    ),
 }
 _REPEATS = {"tiny": 3, "small": 5}
 _FLUSH = {"tiny": 8 * 2**20, "small": None}  # None: 1.25 x last-level cache
@@ -104,19 +135,26 @@ def sweep_config(compute_class: str, *, seed: int = 0, flush_mib: float = -1) ->
     if compute_class not in _SHAPES:
         raise ParameterError(
             f"compute_class {compute_class!r} has no GEMM sweep on CPU; use one of "
-            f"{sorted(_SHAPES)} (larger classes need a GPU: see kernels.gemm_triton)")
+            f"{sorted(_SHAPES)} (larger classes need a GPU: see kernels.gemm_triton)"
+        )
     if flush_mib >= 0:
         flush = int(flush_mib * 2**20)
     else:
         flush = _FLUSH[compute_class] or default_flush_bytes()
     return SweepConfig(
-        shapes=tuple(_SHAPES[compute_class]), tiles=tuple(_TILES[compute_class]),
-        repeats=_REPEATS[compute_class], warmup=1, flush_bytes=flush,
-        naive_max_flops=_NAIVE_MAX_FLOPS[compute_class], seed=seed)
+        shapes=tuple(_SHAPES[compute_class]),
+        tiles=tuple(_TILES[compute_class]),
+        repeats=_REPEATS[compute_class],
+        warmup=1,
+        flush_bytes=flush,
+        naive_max_flops=_NAIVE_MAX_FLOPS[compute_class],
+        seed=seed,
+    )
 
 
-def run_sweep(cfg: SweepConfig, *, progress: bool = True, energy: bool = True,
-              runs: RunCache | None = None) -> xr.Dataset:
+def run_sweep(
+    cfg: SweepConfig, *, progress: bool = True, energy: bool = True, runs: RunCache | None = None
+) -> xr.Dataset:
     """Time the sweep now (see the module docstring).
 
     Parameters
@@ -136,8 +174,13 @@ def run_sweep(cfg: SweepConfig, *, progress: bool = True, energy: bool = True,
     """
     warm_up()
     rng = np.random.default_rng(cfg.seed)
-    operands = {s: (rng.standard_normal((s[0], s[2]), dtype=np.float32),
-                    rng.standard_normal((s[2], s[1]), dtype=np.float32)) for s in cfg.shapes}
+    operands = {
+        s: (
+            rng.standard_normal((s[0], s[2]), dtype=np.float32),
+            rng.standard_normal((s[2], s[1]), dtype=np.float32),
+        )
+        for s in cfg.shapes
+    }
     first_tile = dict(zip(TILE, cfg.tiles[0], strict=True))
 
     def shape_of(case):
@@ -164,20 +207,37 @@ def run_sweep(cfg: SweepConfig, *, progress: bool = True, energy: bool = True,
     # machine's load then land on random cells instead of on whole shapes (which
     # would masquerade as shape effects). A shape's references run right after its
     # first tile's cell.
-    cases = [{**dict(zip(SHAPE, s, strict=True)), **dict(zip(TILE, t, strict=True))}
-             for s in cfg.shapes for t in cfg.tiles]
+    cases = [
+        {**dict(zip(SHAPE, s, strict=True)), **dict(zip(TILE, t, strict=True))}
+        for s in cfg.shapes
+        for t in cfg.tiles
+    ]
     order = rng.permutation(len(cases))
     kernels = {"numba_tiled": tiled, "blas": blas, "numba_naive": naive}
     flusher = CacheFlusher(cfg.flush_bytes)
 
     def time_cells(idx: list[int]) -> xr.Dataset:
-        return benchmark(kernels, [cases[i] for i in idx], repeats=cfg.repeats,
-                         warmup=cfg.warmup, flusher=flusher, progress=False, energy=energy)
+        return benchmark(
+            kernels,
+            [cases[i] for i in idx],
+            repeats=cfg.repeats,
+            warmup=cfg.warmup,
+            flusher=flusher,
+            progress=False,
+            energy=energy,
+        )
 
     per = len(cfg.tiles)
-    chunks = [[int(i) for i in order[k:k + per]] for k in range(0, len(order), per)]
-    parts, fails = map_runs(time_cells, chunks, keys=chunks, runs=runs, scheduler="sync",
-                            desc="GEMM timings", progress=progress)
+    chunks = [[int(i) for i in order[k : k + per]] for k in range(0, len(order), per)]
+    parts, fails = map_runs(
+        time_cells,
+        chunks,
+        keys=chunks,
+        runs=runs,
+        scheduler="sync",
+        desc="GEMM timings",
+        progress=progress,
+    )
     if fails:
         raise RuntimeError(f"GEMM timing failed:\n{fails[0].error}")
     raw = xr.concat(parts, dim="case", combine_attrs="override")
@@ -195,14 +255,23 @@ def run_sweep(cfg: SweepConfig, *, progress: bool = True, energy: bool = True,
     tiles = np.array(cfg.tiles)
     ds = xr.Dataset(
         {
-            "tiled_seconds": (("shape", "tile", "repeat"), grid("seconds", ["numba_tiled"])[0],
-                              {"units": "s"}),
+            "tiled_seconds": (
+                ("shape", "tile", "repeat"),
+                grid("seconds", ["numba_tiled"])[0],
+                {"units": "s"},
+            ),
             "tiled_load_before": (("shape", "tile"), grid("load_before", ["numba_tiled"])[0]),
             "tiled_load_after": (("shape", "tile"), grid("load_after", ["numba_tiled"])[0]),
-            "tiled_energy_j": (("shape", "tile"), grid("energy_j", ["numba_tiled"])[0],
-                               {"units": "J"}),
-            "ref_seconds": (("impl", "shape", "repeat"), grid("seconds", refs)[:, :, 0],
-                            {"units": "s"}),
+            "tiled_energy_j": (
+                ("shape", "tile"),
+                grid("energy_j", ["numba_tiled"])[0],
+                {"units": "J"},
+            ),
+            "ref_seconds": (
+                ("impl", "shape", "repeat"),
+                grid("seconds", refs)[:, :, 0],
+                {"units": "s"},
+            ),
             "ref_load_before": (("impl", "shape"), grid("load_before", refs)[:, :, 0]),
             "ref_load_after": (("impl", "shape"), grid("load_after", refs)[:, :, 0]),
             "ref_energy_j": (("impl", "shape"), grid("energy_j", refs)[:, :, 0], {"units": "J"}),
@@ -210,10 +279,13 @@ def run_sweep(cfg: SweepConfig, *, progress: bool = True, energy: bool = True,
         coords={
             "shape": [f"{m}x{n}x{k}" for m, n, k in cfg.shapes],
             "tile": [f"{m}x{n}x{k}" for m, n, k in cfg.tiles],
-            "impl": refs, "repeat": np.arange(cfg.repeats),
-            "M": ("shape", shapes[:, 0]), "N": ("shape", shapes[:, 1]),
+            "impl": refs,
+            "repeat": np.arange(cfg.repeats),
+            "M": ("shape", shapes[:, 0]),
+            "N": ("shape", shapes[:, 1]),
             "K": ("shape", shapes[:, 2]),
-            "tile_m": ("tile", tiles[:, 0]), "tile_n": ("tile", tiles[:, 1]),
+            "tile_m": ("tile", tiles[:, 0]),
+            "tile_n": ("tile", tiles[:, 1]),
             "tile_k": ("tile", tiles[:, 2]),
         },
         attrs=dict(raw.attrs),
@@ -223,8 +295,13 @@ def run_sweep(cfg: SweepConfig, *, progress: bool = True, energy: bool = True,
 
 def cached_sweep(cfg: SweepConfig, *, rerun: bool = False, progress: bool = True) -> xr.Dataset:
     """:func:`run_sweep` through ``data/gemm_cost_model/sweep-<hash>.nc`` (re-time only on ``rerun``)."""
-    return _cached_sweep(STUDY, "sweep", cfg.to_dict(),
-                         lambda runs: run_sweep(cfg, progress=progress, runs=runs), rerun=rerun)
+    return _cached_sweep(
+        STUDY,
+        "sweep",
+        cfg.to_dict(),
+        lambda runs: run_sweep(cfg, progress=progress, runs=runs),
+        rerun=rerun,
+    )
 
 
 def timings_table(ds: xr.Dataset) -> pd.DataFrame:
@@ -249,16 +326,21 @@ def load_timings(path: str | Path) -> pd.DataFrame:
     file, column and row.
     """
     df = read_table(path, required=TIMING_COLUMNS)
-    out = pd.DataFrame({
-        c: numeric_column(df, c, file=path, positive=True,
-                          why_positive="sizes and times must be positive")
-        for c in TIMING_COLUMNS})
+    out = pd.DataFrame(
+        {
+            c: numeric_column(
+                df, c, file=path, positive=True, why_positive="sizes and times must be positive"
+            )
+            for c in TIMING_COLUMNS
+        }
+    )
     for c in TIMING_COLUMNS[:-1]:
         frac = out[c] % 1 != 0
         if frac.any():
             i = int(np.flatnonzero(frac.to_numpy())[0])
-            raise InputError(f"not a whole number: {out[c].iloc[i]!r}", file=path, column=c,
-                             row=i + 1)
+            raise InputError(
+                f"not a whole number: {out[c].iloc[i]!r}", file=path, column=c, row=i + 1
+            )
         out[c] = out[c].astype(np.int64)
     out["repeat"] = out.groupby(list(TIMING_COLUMNS[:-1])).cumcount()
     return out
@@ -282,13 +364,17 @@ def reference_table(ds: xr.Dataset, *, hw_peak_flop_per_s: float) -> pd.DataFram
     flops = 2.0 * ds["M"] * ds["N"] * ds["K"]
     ref = ds["ref_seconds"].median("repeat")
     best = ds["tiled_seconds"].median("repeat").min("tile")
-    out = pd.DataFrame({
-        "shape": ds["shape"].values, "M": ds["M"].values, "N": ds["N"].values,
-        "K": ds["K"].values,
-        "blas_gflops": (flops / ref.sel(impl="blas") / 1e9).values,
-        "best_tiled_gflops": (flops / best / 1e9).values,
-        "naive_gflops": (flops / ref.sel(impl="numba_naive") / 1e9).values,
-    })
+    out = pd.DataFrame(
+        {
+            "shape": ds["shape"].values,
+            "M": ds["M"].values,
+            "N": ds["N"].values,
+            "K": ds["K"].values,
+            "blas_gflops": (flops / ref.sel(impl="blas") / 1e9).values,
+            "best_tiled_gflops": (flops / best / 1e9).values,
+            "naive_gflops": (flops / ref.sel(impl="numba_naive") / 1e9).values,
+        }
+    )
     out["tiled_fraction_of_blas"] = out["best_tiled_gflops"] / out["blas_gflops"]
     out["blas_fraction_of_peak"] = out["blas_gflops"] * 1e9 / hw_peak_flop_per_s
     return out
@@ -312,8 +398,17 @@ def roofline_points(ds: xr.Dataset) -> pd.DataFrame:
         "numba_tiled (worst tile)": tiled.max("tile").values,
         "numba_naive": ds["ref_seconds"].sel(impl="numba_naive").median("repeat").values,
     }
-    frames = [pd.DataFrame({"impl": impl, "shape": ds["shape"].values, "intensity": intensity,
-                            "flop_per_s": flops / secs}) for impl, secs in series.items()]
+    frames = [
+        pd.DataFrame(
+            {
+                "impl": impl,
+                "shape": ds["shape"].values,
+                "intensity": intensity,
+                "flop_per_s": flops / secs,
+            }
+        )
+        for impl, secs in series.items()
+    ]
     return pd.concat(frames, ignore_index=True).dropna().reset_index(drop=True)
 
 

@@ -100,13 +100,28 @@ TASKS: dict[str, Callable[[int], tuple[np.ndarray, np.ndarray]]] = {
     "xor": _xor,
     "blobs": _make("make_blobs", n_samples=600, centers=5, n_features=4, cluster_std=2.5),
     "classification_easy": _make(
-        "make_classification", n_samples=600, n_features=10, n_informative=5,
-        n_redundant=2, n_classes=2, class_sep=1.5),
+        "make_classification",
+        n_samples=600,
+        n_features=10,
+        n_informative=5,
+        n_redundant=2,
+        n_classes=2,
+        class_sep=1.5,
+    ),
     "classification_hard": _make(
-        "make_classification", n_samples=600, n_features=20, n_informative=6,
-        n_redundant=4, n_classes=4, n_clusters_per_class=2, flip_y=0.05, class_sep=1.0),
-    "gaussian_quantiles": _make("make_gaussian_quantiles", n_samples=600, n_features=3,
-                                n_classes=3),
+        "make_classification",
+        n_samples=600,
+        n_features=20,
+        n_informative=6,
+        n_redundant=4,
+        n_classes=4,
+        n_clusters_per_class=2,
+        flip_y=0.05,
+        class_sep=1.0,
+    ),
+    "gaussian_quantiles": _make(
+        "make_gaussian_quantiles", n_samples=600, n_features=3, n_classes=3
+    ),
     "hastie": _hastie,
 }
 
@@ -115,14 +130,18 @@ TASKS: dict[str, Callable[[int], tuple[np.ndarray, np.ndarray]]] = {
 
 #: Algorithm name -> (one-line description, MLP/logreg keyword arguments).
 ALGORITHMS: dict[str, tuple[str, dict]] = {
-    "sgd": ("MLP(32), SGD lr=0.01, no momentum",
-            dict(solver="sgd", learning_rate_init=0.01, momentum=0.0)),
-    "momentum": ("MLP(32), SGD lr=0.01, momentum 0.9",
-                 dict(solver="sgd", learning_rate_init=0.01, momentum=0.9,
-                      nesterovs_momentum=False)),
-    "nesterov": ("MLP(32), SGD lr=0.01, Nesterov momentum 0.9",
-                 dict(solver="sgd", learning_rate_init=0.01, momentum=0.9,
-                      nesterovs_momentum=True)),
+    "sgd": (
+        "MLP(32), SGD lr=0.01, no momentum",
+        dict(solver="sgd", learning_rate_init=0.01, momentum=0.0),
+    ),
+    "momentum": (
+        "MLP(32), SGD lr=0.01, momentum 0.9",
+        dict(solver="sgd", learning_rate_init=0.01, momentum=0.9, nesterovs_momentum=False),
+    ),
+    "nesterov": (
+        "MLP(32), SGD lr=0.01, Nesterov momentum 0.9",
+        dict(solver="sgd", learning_rate_init=0.01, momentum=0.9, nesterovs_momentum=True),
+    ),
     "adam": ("MLP(32), Adam lr=0.01", dict(solver="adam", learning_rate_init=0.01)),
     "lbfgs": ("MLP(32), L-BFGS (max_iter = iterations)", dict(solver="lbfgs")),
     "logreg": ("logistic regression (L-BFGS), the linear baseline", {}),
@@ -130,14 +149,34 @@ ALGORITHMS: dict[str, tuple[str, dict]] = {
 
 #: Sizes per compute class; ``max_iter`` is the iteration budget of every learner.
 COMPUTE_CLASSES: dict[str, dict] = {
-    "tiny": dict(algorithms=("sgd", "adam", "lbfgs"), tasks=tuple(TASKS)[:8], runs=5,
-                 max_iter=5, reference_c=(3.0,)),
-    "small": dict(algorithms=tuple(ALGORITHMS), tasks=tuple(TASKS)[:10], runs=25,
-                  max_iter=20, reference_c=(0.3, 1.0, 3.0, 10.0, 30.0)),
-    "medium": dict(algorithms=tuple(ALGORITHMS), tasks=tuple(TASKS), runs=50,
-                   max_iter=20, reference_c=(0.3, 1.0, 3.0, 10.0, 30.0)),
-    "large": dict(algorithms=tuple(ALGORITHMS), tasks=tuple(TASKS), runs=100,
-                  max_iter=20, reference_c=(0.3, 1.0, 3.0, 10.0, 30.0)),
+    "tiny": dict(
+        algorithms=("sgd", "adam", "lbfgs"),
+        tasks=tuple(TASKS)[:8],
+        runs=5,
+        max_iter=5,
+        reference_c=(3.0,),
+    ),
+    "small": dict(
+        algorithms=tuple(ALGORITHMS),
+        tasks=tuple(TASKS)[:10],
+        runs=25,
+        max_iter=20,
+        reference_c=(0.3, 1.0, 3.0, 10.0, 30.0),
+    ),
+    "medium": dict(
+        algorithms=tuple(ALGORITHMS),
+        tasks=tuple(TASKS),
+        runs=50,
+        max_iter=20,
+        reference_c=(0.3, 1.0, 3.0, 10.0, 30.0),
+    ),
+    "large": dict(
+        algorithms=tuple(ALGORITHMS),
+        tasks=tuple(TASKS),
+        runs=100,
+        max_iter=20,
+        reference_c=(0.3, 1.0, 3.0, 10.0, 30.0),
+    ),
 }
 
 TEST_FRACTION = 0.3
@@ -159,7 +198,8 @@ def experiment_config(compute_class: str = "small", *, seed: int = 0, **override
     """
     if compute_class not in COMPUTE_CLASSES:
         raise ParameterError(
-            f"unknown compute_class {compute_class!r}; choose one of {list(COMPUTE_CLASSES)}")
+            f"unknown compute_class {compute_class!r}; choose one of {list(COMPUTE_CLASSES)}"
+        )
     cfg = dict(COMPUTE_CLASSES[compute_class])
     unknown = set(overrides) - set(cfg)
     if unknown:
@@ -172,11 +212,17 @@ def experiment_config(compute_class: str = "small", *, seed: int = 0, **override
         if name not in TASKS:
             raise ParameterError(f"unknown task {name!r}; choose from {list(TASKS)}")
     return {
-        "version": VERSION, "compute_class": compute_class, "seed": int(seed),
-        "algorithms": list(cfg["algorithms"]), "tasks": list(cfg["tasks"]),
-        "runs": int(cfg["runs"]), "max_iter": int(cfg["max_iter"]),
+        "version": VERSION,
+        "compute_class": compute_class,
+        "seed": int(seed),
+        "algorithms": list(cfg["algorithms"]),
+        "tasks": list(cfg["tasks"]),
+        "runs": int(cfg["runs"]),
+        "max_iter": int(cfg["max_iter"]),
         "reference_c": [float(c) for c in cfg["reference_c"]],
-        "hidden": list(HIDDEN), "batch_size": BATCH_SIZE, "test_fraction": TEST_FRACTION,
+        "hidden": list(HIDDEN),
+        "batch_size": BATCH_SIZE,
+        "test_fraction": TEST_FRACTION,
     }
 
 
@@ -209,7 +255,12 @@ def split(task: str, seed: int, run: int) -> tuple[np.ndarray, ...]:
 
     x, y = load_task(task, seed)
     xtr, xte, ytr, yte = train_test_split(
-        x, y, test_size=TEST_FRACTION, stratify=y, random_state=derived_seed(seed, task, run, "split"))
+        x,
+        y,
+        test_size=TEST_FRACTION,
+        stratify=y,
+        random_state=derived_seed(seed, task, run, "split"),
+    )
     scaler = StandardScaler().fit(xtr)
     return scaler.transform(xtr), scaler.transform(xte), ytr, yte
 
@@ -223,8 +274,9 @@ def chance_rate(task: str, seed: int) -> float:
 # ------------------------------------------------------------------ fitting
 
 
-def make_estimator(algorithm: str, *, max_iter: int, random_state: int,
-                   reference_c: Sequence[float] = (1.0,)):
+def make_estimator(
+    algorithm: str, *, max_iter: int, random_state: int, reference_c: Sequence[float] = (1.0,)
+):
     """A fresh scikit-learn estimator for ``algorithm`` (or the tuned-SVM reference)."""
     from sklearn.linear_model import LogisticRegression
     from sklearn.model_selection import GridSearchCV
@@ -237,8 +289,13 @@ def make_estimator(algorithm: str, *, max_iter: int, random_state: int,
         return GridSearchCV(SVC(gamma="scale"), {"C": list(reference_c)}, cv=3)
     if algorithm == "logreg":
         return LogisticRegression(max_iter=max_iter)
-    return MLPClassifier(hidden_layer_sizes=HIDDEN, batch_size=BATCH_SIZE, max_iter=max_iter,
-                         random_state=random_state, **ALGORITHMS[algorithm][1])
+    return MLPClassifier(
+        hidden_layer_sizes=HIDDEN,
+        batch_size=BATCH_SIZE,
+        max_iter=max_iter,
+        random_state=random_state,
+        **ALGORITHMS[algorithm][1],
+    )
 
 
 @dataclass(frozen=True)
@@ -273,8 +330,11 @@ def fit_item(item: FitItem) -> dict:
         for i, run in enumerate(item.runs):
             xtr, xte, ytr, yte = split(item.task, item.seed, run)
             est = make_estimator(
-                item.algorithm, max_iter=item.max_iter, reference_c=item.reference_c,
-                random_state=derived_seed(item.seed, item.task, run, item.algorithm))
+                item.algorithm,
+                max_iter=item.max_iter,
+                reference_c=item.reference_c,
+                random_state=derived_seed(item.seed, item.task, run, item.algorithm),
+            )
             acc[i] = float(np.mean(est.fit(xtr, ytr).predict(xte) == yte))
     return {"accuracy": acc, "seconds": time.perf_counter() - t0}
 
@@ -286,22 +346,32 @@ def build_items(config: dict, *, chunk_runs: int = 5) -> list[FitItem]:
     """
     algs = [*config["algorithms"], REFERENCE]
     rest = list(range(1, config["runs"]))
-    chunks = [(0,)] + [tuple(rest[i:i + chunk_runs]) for i in range(0, len(rest), chunk_runs)]
-    common = dict(seed=config["seed"], max_iter=config["max_iter"],
-                  reference_c=tuple(config["reference_c"]))
+    chunks = [(0,)] + [tuple(rest[i : i + chunk_runs]) for i in range(0, len(rest), chunk_runs)]
+    common = dict(
+        seed=config["seed"], max_iter=config["max_iter"], reference_c=tuple(config["reference_c"])
+    )
     return [FitItem(a, t, c, **common) for c in chunks for a in algs for t in config["tasks"]]
 
 
 def _raise_failures(failures) -> None:
     if failures:
-        lines = [f"  {f.config.algorithm} on {f.config.task}, runs {list(f.config.runs)}:\n"
-                 f"{f.error.strip().splitlines()[-1]}" for f in failures]
+        lines = [
+            f"  {f.config.algorithm} on {f.config.task}, runs {list(f.config.runs)}:\n"
+            f"{f.error.strip().splitlines()[-1]}"
+            for f in failures
+        ]
         raise RuntimeError(f"{len(failures)} benchmark task(s) failed:\n" + "\n".join(lines))
 
 
-def run_experiment(config: dict, *, scheduler: str = "", chunk_runs: int = 5,
-                   progress: bool = True, items_order: Sequence[int] | None = None,
-                   runs: RunCache | None = None) -> xr.Dataset:
+def run_experiment(
+    config: dict,
+    *,
+    scheduler: str = "",
+    chunk_runs: int = 5,
+    progress: bool = True,
+    items_order: Sequence[int] | None = None,
+    runs: RunCache | None = None,
+) -> xr.Dataset:
     """Run the benchmark described by ``config`` (see :func:`experiment_config`).
 
     Run 0 of every (algorithm, task) goes first and is timed to print an estimate
@@ -334,24 +404,42 @@ def run_experiment(config: dict, *, scheduler: str = "", chunk_runs: int = 5,
     with get_client(scheduler) as client:
         workers = 1 if client is None else max(1, len(client.scheduler_info()["workers"]))
         t0 = time.perf_counter()
-        res, fail = map_runs(fit_item, first, keys=[dataclasses.asdict(it) for it in first],
-                             runs=runs, client=client, scheduler=scheduler,
-                             desc="benchmark run 0", progress=progress)
+        res, fail = map_runs(
+            fit_item,
+            first,
+            keys=[dataclasses.asdict(it) for it in first],
+            runs=runs,
+            client=client,
+            scheduler=scheduler,
+            desc="benchmark run 0",
+            progress=progress,
+        )
         _raise_failures(fail)
         out.update({it: r["accuracy"] for it, r in zip(first, res, strict=True)})
         busy = sum(r["seconds"] for r in res)
         n_rest = sum(len(it.runs) for it in rest)
         if progress:
             run0 = {(it.algorithm, it.task): r["seconds"] for it, r in zip(first, res, strict=True)}
-            eta = makespan([run0[(it.algorithm, it.task)] * len(it.runs) for it in rest],
-                           workers=workers)
-            print(f"run 0: {len(first)} fits in {time.perf_counter() - t0:.1f} s "
-                  f"({busy:.1f} s of fitting); estimated remaining {n_rest // max(1, len(first))}"
-                  f" runs: ~{eta:.0f} s on {workers} worker(s)", file=sys.stderr)
+            eta = makespan(
+                [run0[(it.algorithm, it.task)] * len(it.runs) for it in rest], workers=workers
+            )
+            print(
+                f"run 0: {len(first)} fits in {time.perf_counter() - t0:.1f} s "
+                f"({busy:.1f} s of fitting); estimated remaining {n_rest // max(1, len(first))}"
+                f" runs: ~{eta:.0f} s on {workers} worker(s)",
+                file=sys.stderr,
+            )
         if rest:
-            res, fail = map_runs(fit_item, rest, keys=[dataclasses.asdict(it) for it in rest],
-                                 runs=runs, client=client, scheduler=scheduler,
-                                 desc="benchmark runs", progress=progress)
+            res, fail = map_runs(
+                fit_item,
+                rest,
+                keys=[dataclasses.asdict(it) for it in rest],
+                runs=runs,
+                client=client,
+                scheduler=scheduler,
+                desc="benchmark runs",
+                progress=progress,
+            )
             _raise_failures(fail)
             out.update({it: r["accuracy"] for it, r in zip(rest, res, strict=True)})
     return assemble(config, out)
@@ -366,24 +454,30 @@ def assemble(config: dict, results: dict[FitItem, np.ndarray]) -> xr.Dataset:
         acc[index[it.algorithm], list(it.runs), tasks.index(it.task)] = a
     coords = {"algorithm": list(algs), "run": np.arange(runs), "task": list(tasks)}
     accuracy = xr.DataArray(acc[:-1], dims=("algorithm", "run", "task"), coords=coords)
-    ref_acc = xr.DataArray(acc[-1], dims=("run", "task"),
-                           coords={"run": coords["run"], "task": coords["task"]})
-    chance = xr.DataArray([chance_rate(t, seed) for t in tasks], dims="task",
-                          coords={"task": coords["task"]})
+    ref_acc = xr.DataArray(
+        acc[-1], dims=("run", "task"), coords={"run": coords["run"], "task": coords["task"]}
+    )
+    chance = xr.DataArray(
+        [chance_rate(t, seed) for t in tasks], dims="task", coords={"task": coords["task"]}
+    )
     reference = ref_acc.mean("run")
     shapes = [load_task(t, seed) for t in tasks]
-    ds = xr.Dataset({
-        "accuracy": accuracy.assign_attrs(long_name="test accuracy"),
-        "score": normalize(accuracy, random=chance, reference=reference).assign_attrs(
-            long_name="normalized score", formula="(accuracy - chance) / (reference - chance)"),
-        "reference_accuracy": ref_acc.assign_attrs(
-            long_name="test accuracy of the RBF SVM reference (C tuned by 3-fold CV)"),
-        "reference": reference.assign_attrs(long_name="mean reference accuracy over runs"),
-        "chance": chance.assign_attrs(long_name="majority-class rate"),
-        "n_samples": ("task", [x.shape[0] for x, _ in shapes]),
-        "n_features": ("task", [x.shape[1] for x, _ in shapes]),
-        "n_classes": ("task", [int(y.max()) + 1 for _, y in shapes]),
-    })
+    ds = xr.Dataset(
+        {
+            "accuracy": accuracy.assign_attrs(long_name="test accuracy"),
+            "score": normalize(accuracy, random=chance, reference=reference).assign_attrs(
+                long_name="normalized score", formula="(accuracy - chance) / (reference - chance)"
+            ),
+            "reference_accuracy": ref_acc.assign_attrs(
+                long_name="test accuracy of the RBF SVM reference (C tuned by 3-fold CV)"
+            ),
+            "reference": reference.assign_attrs(long_name="mean reference accuracy over runs"),
+            "chance": chance.assign_attrs(long_name="majority-class rate"),
+            "n_samples": ("task", [x.shape[0] for x, _ in shapes]),
+            "n_features": ("task", [x.shape[1] for x, _ in shapes]),
+            "n_classes": ("task", [int(y.max()) + 1 for _, y in shapes]),
+        }
+    )
     ds["algorithm_description"] = ("algorithm", [ALGORITHMS[a][0] for a in algs])
     ds.attrs.update(
         title="Small classifiers x optimizers benchmark (normalized test accuracy)",
@@ -394,8 +488,14 @@ def assemble(config: dict, results: dict[FitItem, np.ndarray]) -> xr.Dataset:
     return ds
 
 
-def benchmark(*, compute_class: str = "small", seed: int = 0, scheduler: str = "",
-              rerun: bool = False, progress: bool = True) -> xr.Dataset:
+def benchmark(
+    *,
+    compute_class: str = "small",
+    seed: int = 0,
+    scheduler: str = "",
+    rerun: bool = False,
+    progress: bool = True,
+) -> xr.Dataset:
     """The benchmark Dataset, loaded from ``data/interval_estimates/`` or run and saved.
 
     Through :func:`scalinglab.sweeps.cached_sweep`: an interrupted benchmark resumes
@@ -403,14 +503,25 @@ def benchmark(*, compute_class: str = "small", seed: int = 0, scheduler: str = "
     """
     config = experiment_config(compute_class, seed=seed)
     return cached_sweep(
-        STUDY, f"classifiers-{compute_class}", config,
+        STUDY,
+        f"classifiers-{compute_class}",
+        config,
         lambda runs: run_experiment(config, scheduler=scheduler, progress=progress, runs=runs),
-        rerun=rerun)
+        rerun=rerun,
+    )
 
 
-def load_or_run(scores: str = "", *, compute_class: str = "small", seed: int = 0,
-                scheduler: str = "", rerun: bool = False, nan: str = "error",
-                references: str = "", progress: bool = True) -> xr.DataArray:
+def load_or_run(
+    scores: str = "",
+    *,
+    compute_class: str = "small",
+    seed: int = 0,
+    scheduler: str = "",
+    rerun: bool = False,
+    nan: str = "error",
+    references: str = "",
+    progress: bool = True,
+) -> xr.DataArray:
     """The study's scores: the user's own files, or this benchmark's normalized scores.
 
     Parameters
@@ -447,9 +558,15 @@ def load_or_run(scores: str = "", *, compute_class: str = "small", seed: int = 0
         return out.rename("score").assign_attrs(source=source)
     if references:
         raise ParameterError("references normalizes your own scores: pass scores= too")
-    ds = benchmark(compute_class=compute_class, seed=seed, scheduler=scheduler, rerun=rerun,
-                   progress=progress)
+    ds = benchmark(
+        compute_class=compute_class, seed=seed, scheduler=scheduler, rerun=rerun, progress=progress
+    )
     cfg = ds.attrs.get("config_hash", "")
-    return ds["score"].rename("score").assign_attrs(
-        source=f"classifiers benchmark ({compute_class}, seed {seed}, config {cfg})",
-        title=ds.attrs.get("title", ""))
+    return (
+        ds["score"]
+        .rename("score")
+        .assign_attrs(
+            source=f"classifiers benchmark ({compute_class}, seed {seed}, config {cfg})",
+            title=ds.attrs.get("title", ""),
+        )
+    )

@@ -35,8 +35,13 @@ from scalinglab.stats.metrics import AGGREGATES, per_task_means, resolve_metrics
 from scalinglab.stats.reliability import outer_bootstrap
 from scalinglab.stats.variability import rank_flip_probability, subsample_point_estimates
 
-__all__ = ["leaderboard_pairs", "ordering_table", "pair_flip_rates", "separated_pairs",
-           "top_task_share"]
+__all__ = [
+    "leaderboard_pairs",
+    "ordering_table",
+    "pair_flip_rates",
+    "separated_pairs",
+    "top_task_share",
+]
 
 
 def _points(scores: xr.DataArray, metric: str) -> dict[str, float]:
@@ -112,10 +117,15 @@ def ordering_table(
             if i:
                 row[f"{m}_agrees"] = px > py
         ix, iy = ci.sel(algorithm=x, metric="iqm"), ci.sel(algorithm=y, metric="iqm")
-        row["iqm_overlap"] = (float(ix["lo"]) <= float(iy["hi"])
-                              and float(iy["lo"]) <= float(ix["hi"]))
-        row |= {"poi": float(cell["point"]), "poi_lo": float(cell["lo"]),
-                "poi_hi": float(cell["hi"]), "supported": float(cell["lo"]) > 0.5}
+        row["iqm_overlap"] = float(ix["lo"]) <= float(iy["hi"]) and float(iy["lo"]) <= float(
+            ix["hi"]
+        )
+        row |= {
+            "poi": float(cell["point"]),
+            "poi_lo": float(cell["lo"]),
+            "poi_hi": float(cell["hi"]),
+            "supported": float(cell["lo"]) > 0.5,
+        }
         rows.append(row)
     return pd.DataFrame(rows).set_index("ordering")
 
@@ -189,15 +199,21 @@ def pair_flip_rates(
     def statistic(data: xr.DataArray, g: np.random.Generator) -> np.ndarray:
         est = subsample_point_estimates(data, n_runs=n_runs, draws=draws, metrics=names, rng=g)
         full = xr.DataArray(
-            np.stack([AGGREGATES[m](data.transpose("algorithm", "run", "task").values)
-                      for m in names], axis=-1),
+            np.stack(
+                [AGGREGATES[m](data.transpose("algorithm", "run", "task").values) for m in names],
+                axis=-1,
+            ),
             dims=("algorithm", "metric"),
-            coords={"algorithm": data.algorithm.values, "metric": list(names)})
+            coords={"algorithm": data.algorithm.values, "metric": list(names)},
+        )
         flips = rank_flip_probability(est, full)["pair_flip"].values  # (A, A, K)
         per_pair = flips[index[:, 0], index[:, 1]]  # (P, K); NaN for tied references
         with np.errstate(invalid="ignore"):
-            mean = np.nanmean(per_pair, axis=0) if np.isfinite(per_pair).any() else \
-                np.full(len(names), np.nan)
+            mean = (
+                np.nanmean(per_pair, axis=0)
+                if np.isfinite(per_pair).any()
+                else np.full(len(names), np.nan)
+            )
         return np.vstack([per_pair, mean[None]])
 
     res = outer_bootstrap(checked, statistic, reps=reps, level=level, rng=rng)
@@ -206,9 +222,14 @@ def pair_flip_rates(
     return xr.Dataset(
         {v: (dims, res[v]) for v in ("point", "lo", "hi")},
         coords={"pair": labels, "metric": list(names)},
-        attrs={"n_runs": int(n_runs), "draws": int(draws), "reps": int(reps),
-               "level": float(level),
-               "method": "outer stratified bootstrap over runs, percentile"})
+        attrs={
+            "n_runs": int(n_runs),
+            "draws": int(draws),
+            "reps": int(reps),
+            "level": float(level),
+            "method": "outer stratified bootstrap over runs, percentile",
+        },
+    )
 
 
 def top_task_share(
@@ -262,8 +283,17 @@ def top_task_share(
     res = outer_bootstrap(checked, statistic, reps=reps, level=level, rng=rng)
     tasks = np.asarray(checked.task.values)[chosen].astype(str)
     return xr.Dataset(
-        {**{v: ("algorithm", res[v]) for v in ("point", "lo", "hi")},
-         "top_tasks": (("algorithm", "rank"), tasks)},
+        {
+            **{v: ("algorithm", res[v]) for v in ("point", "lo", "hi")},
+            "top_tasks": (("algorithm", "rank"), tasks),
+        },
         coords={"algorithm": [str(a) for a in checked.algorithm.values], "rank": np.arange(k)},
-        attrs={"k": k, "tasks": m, "uniform_share": k / m, "reps": int(reps),
-               "level": float(level), "method": "stratified bootstrap over runs, percentile"})
+        attrs={
+            "k": k,
+            "tasks": m,
+            "uniform_share": k / m,
+            "reps": int(reps),
+            "level": float(level),
+            "method": "stratified bootstrap over runs, percentile",
+        },
+    )

@@ -41,8 +41,16 @@ from scalinglab.errors import InputError, ParameterError
 from scalinglab.paths import data_dir, resolve_input
 
 __all__ = [
-    "BENCHMARKS", "Benchmark", "atari200m_table", "curl_scores", "dmc_table", "in_repo",
-    "load_benchmark", "published_dir", "procgen_table", "references_table",
+    "BENCHMARKS",
+    "Benchmark",
+    "atari200m_table",
+    "curl_scores",
+    "dmc_table",
+    "in_repo",
+    "load_benchmark",
+    "published_dir",
+    "procgen_table",
+    "references_table",
 ]
 
 
@@ -68,21 +76,35 @@ class Benchmark:
 
 BENCHMARKS: dict[str, Benchmark] = {
     "atari100k": Benchmark(
-        "atari_100k/scores", "atari_100k/references.csv", "Atari 100k (26 games)",
-        "human-normalized: (score - random) / (human - random), the paper's human/random scores"),
+        "atari_100k/scores",
+        "atari_100k/references.csv",
+        "Atari 100k (26 games)",
+        "human-normalized: (score - random) / (human - random), the paper's human/random scores",
+    ),
     "atari200m": Benchmark(
-        "atari_200m/scores.csv", "atari_200m/references.csv",
+        "atari_200m/scores.csv",
+        "atari_200m/references.csv",
         "Atari 200M (55 games every algorithm has)",
-        "human-normalized with DQN Zoo's human/random scores (google-deepmind/dqn_zoo)"),
+        "human-normalized with DQN Zoo's human/random scores (google-deepmind/dqn_zoo)",
+    ),
     "procgen": Benchmark(
-        "procgen/scores.csv", "procgen/references.csv", "Procgen (16 games, easy mode)",
-        "min-max normalized with the easy-mode R_min, R_max of Cobbe et al. 2020"),
+        "procgen/scores.csv",
+        "procgen/references.csv",
+        "Procgen (16 games, easy mode)",
+        "min-max normalized with the easy-mode R_min, R_max of Cobbe et al. 2020",
+    ),
     "dmc": Benchmark(
-        "dm_control/scores_500k.csv", "dm_control/references.csv",
-        "DeepMind Control Suite, 500k steps (6 tasks)", "score / 1000 (maximum return)"),
+        "dm_control/scores_500k.csv",
+        "dm_control/references.csv",
+        "DeepMind Control Suite, 500k steps (6 tasks)",
+        "score / 1000 (maximum return)",
+    ),
     "dmc100k": Benchmark(
-        "dm_control/scores_100k.csv", "dm_control/references.csv",
-        "DeepMind Control Suite, 100k steps (6 tasks)", "score / 1000 (maximum return)"),
+        "dm_control/scores_100k.csv",
+        "dm_control/references.csv",
+        "DeepMind Control Suite, 100k steps (6 tasks)",
+        "score / 1000 (maximum return)",
+    ),
 }
 
 
@@ -122,7 +144,9 @@ def load_benchmark(name: str, *, root: Path | None = None) -> xr.DataArray:
     from scalinglab.stats.normalize import normalize
 
     if name not in BENCHMARKS:
-        raise ParameterError(f"unknown published benchmark {name!r}; choose from {list(BENCHMARKS)}")
+        raise ParameterError(
+            f"unknown published benchmark {name!r}; choose from {list(BENCHMARKS)}"
+        )
     bench = BENCHMARKS[name]
     base = published_dir() if root is None else Path(root)
     paths = [base / p for p in bench.scores.split(",")]
@@ -131,7 +155,9 @@ def load_benchmark(name: str, *, root: Path | None = None) -> xr.DataArray:
     out = normalize(raw, random=random, reference=reference)
     return out.rename("score").assign_attrs(
         source=f"published {name}: {bench.scores} normalized by {bench.references}",
-        title=bench.title, normalization=bench.normalization)
+        title=bench.title,
+        normalization=bench.normalization,
+    )
 
 
 # ------------------------------------------------------------ derivations
@@ -165,8 +191,12 @@ def curl_scores(records_dir: str | Path) -> dict[str, list[float]]:
 
 
 def _tidy(nested: Mapping[str, Mapping[str, list[float]]]) -> pd.DataFrame:
-    rows = [(alg, task, run, float(v)) for alg, tasks in nested.items()
-            for task, runs in tasks.items() for run, v in enumerate(runs)]
+    rows = [
+        (alg, task, run, float(v))
+        for alg, tasks in nested.items()
+        for task, runs in tasks.items()
+        for run, v in enumerate(runs)
+    ]
     return pd.DataFrame(rows, columns=["algorithm", "task", "run", "score"])
 
 
@@ -222,8 +252,13 @@ def references_table(random: Mapping[str, float], reference: Mapping[str, float]
     missing = [t for t in tasks if t not in random]
     if missing:
         raise InputError(f"no random score for task {missing[0]!r}")
-    return pd.DataFrame({"task": tasks, "random": [float(random[t]) for t in tasks],
-                         "reference": [float(reference[t]) for t in tasks]})
+    return pd.DataFrame(
+        {
+            "task": tasks,
+            "random": [float(random[t]) for t in tasks],
+            "reference": [float(reference[t]) for t in tasks],
+        }
+    )
 
 
 def camel_game(snake: str) -> str:

@@ -47,8 +47,15 @@ def _geomean_by_size(result: SpeedupResult) -> tuple[pd.DataFrame, dict]:
             with np.errstate(divide="ignore", invalid="ignore"):
                 rep = np.exp(np.log(d).mean(axis=1))  # inf stays inf, NaN stays NaN
         reps[(o, s)] = rep
-        rows.append({"optimizer": o, "model_size": s, "speedup": point, "n_multiples": len(g),
-                     "complete": len(ok) == len(g)})
+        rows.append(
+            {
+                "optimizer": o,
+                "model_size": s,
+                "speedup": point,
+                "n_multiples": len(g),
+                "complete": len(ok) == len(g),
+            }
+        )
     return pd.DataFrame(rows), reps
 
 
@@ -72,7 +79,9 @@ def speedup_by_size(result: SpeedupResult) -> pd.DataFrame:
     return per
 
 
-def size_trend(result: SpeedupResult, n_params: Mapping[str, float]) -> tuple[pd.DataFrame, pd.DataFrame]:
+def size_trend(
+    result: SpeedupResult, n_params: Mapping[str, float]
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Speedup per size and its trend with size.
 
     Parameters
@@ -95,8 +104,9 @@ def size_trend(result: SpeedupResult, n_params: Mapping[str, float]) -> tuple[pd
     for o, g in per.groupby("optimizer", sort=False):
         g = g[g.complete]
         if len(g) < 2:
-            trend.append({"optimizer": o, "slope": np.nan, "lo": np.nan, "hi": np.nan,
-                          "n_sizes": len(g)})
+            trend.append(
+                {"optimizer": o, "slope": np.nan, "lo": np.nan, "hi": np.nan, "n_sizes": len(g)}
+            )
             continue
         x = np.log(g.n_params.to_numpy())
         xc = (x - x.mean()) / ((x - x.mean()) ** 2).sum()
@@ -107,8 +117,9 @@ def size_trend(result: SpeedupResult, n_params: Mapping[str, float]) -> tuple[pd
             with np.errstate(divide="ignore", invalid="ignore"):
                 sl = np.log(R) @ xc
             lo, hi = percentile_interval(np.where(np.isfinite(sl), sl, np.nan), level=result.level)
-        trend.append({"optimizer": o, "slope": slope, "lo": float(lo), "hi": float(hi),
-                      "n_sizes": len(g)})
+        trend.append(
+            {"optimizer": o, "slope": slope, "lo": float(lo), "hi": float(hi), "n_sizes": len(g)}
+        )
     return per, pd.DataFrame(trend)
 
 
@@ -135,17 +146,31 @@ def family_gap(result: SpeedupResult, families: Mapping[str, str]) -> pd.DataFra
         if not mat or not sca:
             continue
         sp = dict(zip(g.optimizer, g.speedup, strict=True))
-        point = float(np.exp(np.mean(np.log([sp[o] for o in mat]))
-                             - np.mean(np.log([sp[o] for o in sca]))))
+        point = float(
+            np.exp(np.mean(np.log([sp[o] for o in mat])) - np.mean(np.log([sp[o] for o in sca])))
+        )
         lo = hi = np.nan
         if all(reps[(o, s)] is not None for o in mat + sca):
             with np.errstate(divide="ignore", invalid="ignore"):
-                d = (np.log(np.column_stack([reps[(o, s)] for o in mat])).mean(axis=1)
-                     - np.log(np.column_stack([reps[(o, s)] for o in sca])).mean(axis=1))
-            lo, hi = (float(np.exp(v)) for v in percentile_interval(
-                np.where(np.isfinite(d), d, np.nan), level=result.level))
-        rows.append({"model_size": s, "ratio": point, "lo": lo, "hi": hi,
-                     "matrix": ",".join(mat), "scalar": ",".join(sca)})
+                d = np.log(np.column_stack([reps[(o, s)] for o in mat])).mean(axis=1) - np.log(
+                    np.column_stack([reps[(o, s)] for o in sca])
+                ).mean(axis=1)
+            lo, hi = (
+                float(np.exp(v))
+                for v in percentile_interval(
+                    np.where(np.isfinite(d), d, np.nan), level=result.level
+                )
+            )
+        rows.append(
+            {
+                "model_size": s,
+                "ratio": point,
+                "lo": lo,
+                "hi": hi,
+                "matrix": ",".join(mat),
+                "scalar": ",".join(sca),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -158,8 +183,9 @@ def _tau(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return (sa * sb)[..., iu[0], iu[1]].sum(-1) / (n * (n - 1) / 2)
 
 
-def ranking_agreement(ds: xr.Dataset, *, reps: int = 1000, seed: int = 0,
-                      level: float = 0.95) -> pd.DataFrame:
+def ranking_agreement(
+    ds: xr.Dataset, *, reps: int = 1000, seed: int = 0, level: float = 0.95
+) -> pd.DataFrame:
     """Kendall's tau between the ranking at each checkpoint and at the end of the same runs.
 
     Parameters
@@ -192,9 +218,17 @@ def ranking_agreement(ds: xr.Dataset, *, reps: int = 1000, seed: int = 0,
                 if boot is not None:
                     t = _tau(boot[:, :, e].T, boot[:, :, last].T)
                     lo, hi = (float(v) for v in percentile_interval(t, level=level))
-                rows.append({"model_size": str(s), "data_multiple": float(m), "step": int(e),
-                             "tokens_seen": int(ds.tokens_seen.values[j, k, e]),
-                             "tau": tau, "lo": lo, "hi": hi})
+                rows.append(
+                    {
+                        "model_size": str(s),
+                        "data_multiple": float(m),
+                        "step": int(e),
+                        "tokens_seen": int(ds.tokens_seen.values[j, k, e]),
+                        "tau": tau,
+                        "lo": lo,
+                        "hi": hi,
+                    }
+                )
     return pd.DataFrame(rows)
 
 
@@ -216,10 +250,18 @@ def leader_table(ds: xr.Dataset) -> pd.DataFrame:
                 if v.isna().any():
                     continue
                 order = list(v.sort_values().index)
-                rows.append({"model_size": str(s), "data_multiple": float(m), "step": int(e),
-                             "tokens_seen": int(ds.tokens_seen.sel(model_size=s, data_multiple=m,
-                                                                   step=e)),
-                             "leader": order[0], "ranking": " < ".join(order)})
+                rows.append(
+                    {
+                        "model_size": str(s),
+                        "data_multiple": float(m),
+                        "step": int(e),
+                        "tokens_seen": int(
+                            ds.tokens_seen.sel(model_size=s, data_multiple=m, step=e)
+                        ),
+                        "leader": order[0],
+                        "ranking": " < ".join(order),
+                    }
+                )
     return pd.DataFrame(rows)
 
 
@@ -231,8 +273,9 @@ def _step_time_medians(times: np.ndarray, rng: np.random.Generator, reps: int) -
     return np.median(v[resample_groups(rng, v.size, reps)], axis=1)
 
 
-def wallclock_table(ds: xr.Dataset, result: SpeedupResult, *,
-                    baseline: str | None = None, seed: int = 0) -> pd.DataFrame:
+def wallclock_table(
+    ds: xr.Dataset, result: SpeedupResult, *, baseline: str | None = None, seed: int = 0
+) -> pd.DataFrame:
     """Step time relative to the baseline next to token and wall-clock speedups, per size.
 
     Every run of the sweep is a separate process at a separate time, so resampling runs
@@ -258,9 +301,14 @@ def wallclock_table(ds: xr.Dataset, result: SpeedupResult, *,
     n_rep = result.reps or 1000
     keys = [f"{o}|{s}" for o in ds.optimizer.values for s in ds.model_size.values]
     gens = keyed_generators(np.random.default_rng(seed), keys)
-    boot = {k: _step_time_medians(
-        sec.sel(optimizer=k.split("|")[0], model_size=k.split("|")[1]).values.ravel(),
-        gens[k], n_rep) for k in keys}
+    boot = {
+        k: _step_time_medians(
+            sec.sel(optimizer=k.split("|")[0], model_size=k.split("|")[1]).values.ravel(),
+            gens[k],
+            n_rep,
+        )
+        for k in keys
+    }
     rows = []
     for r in per.itertuples():
         t = float(sps.sel(optimizer=r.optimizer, model_size=r.model_size))
@@ -275,11 +323,23 @@ def wallclock_table(ds: xr.Dataset, result: SpeedupResult, *,
             tok = np.where(np.isinf(rep), np.nan, rep)
             lo, hi = (float(v) for v in percentile_interval(tok, level=result.level))
             if len(tok) == len(ratio_rep) and np.isfinite(ratio_rep).any():
-                wlo, whi = (float(v) for v in percentile_interval(tok / ratio_rep,
-                                                                   level=result.level))
-        rows.append({"optimizer": r.optimizer, "model_size": r.model_size,
-                     "seconds_per_step": t, "time_ratio": ratio, "ratio_lo": rlo,
-                     "ratio_hi": rhi, "token_speedup": r.speedup, "token_lo": lo,
-                     "token_hi": hi, "wallclock_speedup": r.speedup / ratio,
-                     "wallclock_lo": wlo, "wallclock_hi": whi})
+                wlo, whi = (
+                    float(v) for v in percentile_interval(tok / ratio_rep, level=result.level)
+                )
+        rows.append(
+            {
+                "optimizer": r.optimizer,
+                "model_size": r.model_size,
+                "seconds_per_step": t,
+                "time_ratio": ratio,
+                "ratio_lo": rlo,
+                "ratio_hi": rhi,
+                "token_speedup": r.speedup,
+                "token_lo": lo,
+                "token_hi": hi,
+                "wallclock_speedup": r.speedup / ratio,
+                "wallclock_lo": wlo,
+                "wallclock_hi": whi,
+            }
+        )
     return pd.DataFrame(rows)

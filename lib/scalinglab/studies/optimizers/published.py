@@ -41,9 +41,16 @@ from scalinglab.stats.bootstrap import percentile_interval
 PAPER_PARAMS: dict[str, float] = {"130m": 130e6, "300m": 300e6, "520m": 520e6, "1.2b": 1.2e9}
 #: The paper's optimizer families (Wen et al. 2025, section 3).
 PAPER_FAMILIES: dict[str, str] = {
-    "adamw": "scalar", "nadamw": "scalar", "mars": "scalar", "cautious": "scalar",
-    "lion": "scalar", "mini": "scalar",
-    "muon": "matrix", "soape": "matrix", "kron": "matrix", "scion": "matrix",
+    "adamw": "scalar",
+    "nadamw": "scalar",
+    "mars": "scalar",
+    "cautious": "scalar",
+    "lion": "scalar",
+    "mini": "scalar",
+    "muon": "matrix",
+    "soape": "matrix",
+    "kron": "matrix",
+    "scion": "matrix",
 }
 PUBLISHED_COLUMNS = ("optimizer", "model_size", "chinchilla", "final_c4en_loss")
 
@@ -70,8 +77,11 @@ def load_published(path: str | Path, *, max_multiple: float = 8.0) -> pd.DataFra
         df = df.rename(columns={"chinchilla": "data_multiple", "final_c4en_loss": "loss"})
     missing = [c for c in ("optimizer", "model_size", "data_multiple", "loss") if c not in df]
     if missing:
-        raise InputError(f"missing column(s) {missing}: expected the released columns "
-                         f"{list(PUBLISHED_COLUMNS)}", file=path, column=missing[0])
+        raise InputError(
+            f"missing column(s) {missing}: expected the released columns {list(PUBLISHED_COLUMNS)}",
+            file=path,
+            column=missing[0],
+        )
     out = df[["optimizer", "model_size", "data_multiple", "loss"]].copy()
     out["data_multiple"] = out["data_multiple"].astype(float)
     return out[out.data_multiple <= max_multiple].reset_index(drop=True)
@@ -83,8 +93,9 @@ def _po(p: np.ndarray, x: np.ndarray) -> np.ndarray:
 
 def _refit(x: np.ndarray, y: np.ndarray, start: np.ndarray) -> np.ndarray:
     """Least-squares ``A x^-alpha + E`` from ``start`` within the law's bounds."""
-    r = least_squares(lambda p: _po(p, x) - y, start, bounds=([1e-12, 0.0, 0.0],
-                                                              [np.inf, 10.0, np.inf]))
+    r = least_squares(
+        lambda p: _po(p, x) - y, start, bounds=([1e-12, 0.0, 0.0], [np.inf, 10.0, np.inf])
+    )
     return r.x
 
 
@@ -163,14 +174,17 @@ def noise_bootstrap(
         base = [k for k in keys if k[0] == baseline and k[1] == s]
         x = np.array([k[2] for k in base])
         start = np.array([f["A"], f["alpha"], f["E"]])
-        params = np.array([_refit(x, noisy[r, [col[k] for k in base]], start)
-                           for r in range(reps)])
+        params = np.array([_refit(x, noisy[r, [col[k] for k in base]], start) for r in range(reps)])
         e_at_bound[s] = float(np.mean(params[:, 2] <= RTOL * max(abs(f["E"]), 1.0)))
         for i, r in enumerate(cells.itertuples()):
             if r.model_size != s:
                 continue
-            d, ok = effective_data(noisy[:, col[(r.optimizer, s, r.data_multiple)]],
-                                   A=params[:, 0], alpha=params[:, 1], E=params[:, 2])
+            d, ok = effective_data(
+                noisy[:, col[(r.optimizer, s, r.data_multiple)]],
+                A=params[:, 0],
+                alpha=params[:, 1],
+                E=params[:, 2],
+            )
             draws[:, i] = np.where(ok, d / r.data_multiple, np.inf)
     cells = cells.copy()
     for i in range(len(cells)):
@@ -178,18 +192,28 @@ def noise_bootstrap(
         if cells.loc[i, "status"] != "ok" or np.isnan(c).all():
             continue
         n_inf = int(np.isinf(c).sum())
-        lo, hi = percentile_interval(np.where(np.isinf(c), np.nanmax(c[np.isfinite(c)]), c),
-                                     level=level)
+        lo, hi = percentile_interval(
+            np.where(np.isinf(c), np.nanmax(c[np.isfinite(c)]), c), level=level
+        )
         cells.loc[i, "lo"] = float(lo)
         cells.loc[i, "hi"] = float(hi) if n_inf <= (1 - level) / 2 * reps else np.nan
         cells.loc[i, "n_below"] = n_inf
-    out = SpeedupResult(baseline=baseline, cells=cells, fits=res.fits, draws=draws,
-                        level=level, reps=reps, seed=seed, warnings=list(res.warnings))
+    out = SpeedupResult(
+        baseline=baseline,
+        cells=cells,
+        fits=res.fits,
+        draws=draws,
+        level=level,
+        reps=reps,
+        seed=seed,
+        warnings=list(res.warnings),
+    )
     return out, e_at_bound
 
 
-def e_identified(result: SpeedupResult,
-                 e_at_bound: Mapping[str, float] | None = None) -> dict[str, bool]:
+def e_identified(
+    result: SpeedupResult, e_at_bound: Mapping[str, float] | None = None
+) -> dict[str, bool]:
     """``size -> whether the baseline's asymptote E is identified``.
 
     With the baseline's bootstrapped fits (``result.fit_results``, seeds) this is
@@ -207,8 +231,9 @@ def e_identified(result: SpeedupResult,
         elif fr is not None and e_at_bound is None:
             out[s] = identification(fr, "E").identified
         else:
-            out[s] = (f["E"] > RTOL * max(abs(f["E"]), 1.0)
-                      and (e_at_bound or {}).get(s, 0.0) < SHARE)
+            out[s] = (
+                f["E"] > RTOL * max(abs(f["E"]), 1.0) and (e_at_bound or {}).get(s, 0.0) < SHARE
+            )
     return out
 
 
@@ -228,8 +253,14 @@ def read_runs(path: str | Path, *, max_multiple: float = 8.0) -> pd.DataFrame:
     return load_loss_table(path)
 
 
-def catch_up(result: SpeedupResult, *, leader: str = "muon", follower: str = "soape",
-             low: float = 1.0, high: float = 8.0) -> pd.DataFrame:
+def catch_up(
+    result: SpeedupResult,
+    *,
+    leader: str = "muon",
+    follower: str = "soape",
+    low: float = 1.0,
+    high: float = 8.0,
+) -> pd.DataFrame:
     """How much ``follower`` gains on ``leader`` from ``low`` to ``high`` data multiples.
 
     ``change = (s_f / s_l at high) / (s_f / s_l at low)`` per size; above 1 the follower
@@ -246,15 +277,22 @@ def catch_up(result: SpeedupResult, *, leader: str = "muon", follower: str = "so
         idx = {}
         for o in (leader, follower):
             for m in (low, high):
-                hit = c.index[(c.optimizer == o) & (c.model_size == s) & (c.data_multiple == m)
-                              & (c.status == "ok")]
+                hit = c.index[
+                    (c.optimizer == o)
+                    & (c.model_size == s)
+                    & (c.data_multiple == m)
+                    & (c.status == "ok")
+                ]
                 if len(hit):
                     idx[(o, m)] = int(hit[0])
         if len(idx) < 4:
             continue
+
         def ratio(v: np.ndarray, idx: dict = idx) -> np.ndarray:
             return (v[..., idx[(follower, high)]] / v[..., idx[(leader, high)]]) / (
-                v[..., idx[(follower, low)]] / v[..., idx[(leader, low)]])
+                v[..., idx[(follower, low)]] / v[..., idx[(leader, low)]]
+            )
+
         point = float(ratio(c.speedup.to_numpy()))
         lo: Any = np.nan
         hi: Any = np.nan

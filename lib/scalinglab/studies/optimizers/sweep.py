@@ -49,11 +49,7 @@ import xarray as xr
 
 from scalinglab.compute import resolve_device
 from scalinglab.models.corpus import CorpusConfig, build_corpus
-from scalinglab.studies.optimizers.tuning import (
-    CoordinateDescent,
-    descend_together,
-    path_dataset,
-)
+from scalinglab.studies.optimizers.tuning import CoordinateDescent, descend_together, path_dataset
 from scalinglab.sweeps import RunCache, cached_sweep, map_runs
 from scalinglab.training.optimizers import (
     OPTIMIZER_TABLE,
@@ -106,8 +102,7 @@ class SweepConfig:
     retune_max_rounds: int = 3
     grid_overrides: dict[str, dict[str, tuple]] = field(default_factory=dict)
     # grids that grow (x factor) when the optimum sits on their edge (tuning.CoordinateDescent)
-    tune_extend: dict[str, float] = field(default_factory=lambda: {"lr": 2.0,
-                                                                    "weight_decay": 2.0})
+    tune_extend: dict[str, float] = field(default_factory=lambda: {"lr": 2.0, "weight_decay": 2.0})
     n_evals: int = 8
     eval_tokens: int = 4096
     final_eval_tokens: int = 32768
@@ -126,29 +121,47 @@ class SweepConfig:
     def grid(self, optimizer: str) -> dict[str, tuple]:
         return {**hparam_grid(optimizer), **self.grid_overrides.get(optimizer, {})}
 
-    def run_config(self, optimizer: str, size: SizeSpec, multiple: float,
-                   hparams: dict[str, Any]) -> PretrainConfig:
-        model = llama_config(d_model=size.d_model, n_layer=size.n_layer, n_head=size.n_head,
-                             seq_len=self.seq_len)
-        return PretrainConfig(model=model, optimizer=optimizer, hparams=dict(hparams),
-                              data_multiple=float(multiple), tokens_per_param=self.tokens_per_param,
-                              batch_size=size.batch_size, schedule=self.schedule,
-                              n_evals=self.n_evals, eval_tokens=self.eval_tokens,
-                              final_eval_tokens=self.final_eval_tokens, corpus=self.corpus)
+    def run_config(
+        self, optimizer: str, size: SizeSpec, multiple: float, hparams: dict[str, Any]
+    ) -> PretrainConfig:
+        model = llama_config(
+            d_model=size.d_model, n_layer=size.n_layer, n_head=size.n_head, seq_len=self.seq_len
+        )
+        return PretrainConfig(
+            model=model,
+            optimizer=optimizer,
+            hparams=dict(hparams),
+            data_multiple=float(multiple),
+            tokens_per_param=self.tokens_per_param,
+            batch_size=size.batch_size,
+            schedule=self.schedule,
+            n_evals=self.n_evals,
+            eval_tokens=self.eval_tokens,
+            final_eval_tokens=self.final_eval_tokens,
+            corpus=self.corpus,
+        )
 
     def to_dict(self) -> dict:
         d = dataclasses.asdict(self)
         d["engine_version"] = ENGINE_VERSION
         d["corpus_hash"] = build_corpus(self.corpus).content_hash
-        d["optimizer_table"] = {o: {"defaults": default_hparams(o), "grid": self.grid(o)}
-                                for o in self.optimizers}
+        d["optimizer_table"] = {
+            o: {"defaults": default_hparams(o), "grid": self.grid(o)} for o in self.optimizers
+        }
         return d
 
 
-_S = {"xs": SizeSpec("xs", 8, 1, 2, 8), "xs2": SizeSpec("xs2", 12, 1, 2, 8), "s": SizeSpec("s", 16, 1, 2, 8),
-      "m": SizeSpec("m", 24, 2, 3, 16), "l": SizeSpec("l", 32, 2, 4, 16),
-      "xl": SizeSpec("xl", 48, 3, 4, 32), "xxl": SizeSpec("xxl", 64, 4, 4, 32),
-      "h": SizeSpec("h", 128, 6, 8, 64), "hh": SizeSpec("hh", 256, 8, 8, 128)}
+_S = {
+    "xs": SizeSpec("xs", 8, 1, 2, 8),
+    "xs2": SizeSpec("xs2", 12, 1, 2, 8),
+    "s": SizeSpec("s", 16, 1, 2, 8),
+    "m": SizeSpec("m", 24, 2, 3, 16),
+    "l": SizeSpec("l", 32, 2, 4, 16),
+    "xl": SizeSpec("xl", 48, 3, 4, 32),
+    "xxl": SizeSpec("xxl", 64, 4, 4, 32),
+    "h": SizeSpec("h", 128, 6, 8, 64),
+    "hh": SizeSpec("hh", 256, 8, 8, 128),
+}
 
 
 def sweep_config(compute_class: str = "small", **overrides: Any) -> SweepConfig:
@@ -168,27 +181,43 @@ def sweep_config(compute_class: str = "small", **overrides: Any) -> SweepConfig:
     """
     if compute_class == "tiny":
         cfg = SweepConfig(
-            compute_class="tiny", sizes=(_S["xs"], _S["xs2"]), data_multiples=(0.5, 1.0, 2.0),
-            seeds=(0, 1), seq_len=32, tune_coords=("lr",), tune_max_rounds=1,
+            compute_class="tiny",
+            sizes=(_S["xs"], _S["xs2"]),
+            data_multiples=(0.5, 1.0, 2.0),
+            seeds=(0, 1),
+            seq_len=32,
+            tune_coords=("lr",),
+            tune_max_rounds=1,
             tune_neighborhood=1,
-            retune_coords=("lr",), retune_max_rounds=1, n_evals=4, eval_tokens=1024,
-            final_eval_tokens=4096)
+            retune_coords=("lr",),
+            retune_max_rounds=1,
+            n_evals=4,
+            eval_tokens=1024,
+            final_eval_tokens=4096,
+        )
     elif compute_class == "small":
         cfg = SweepConfig(compute_class="small", sizes=(_S["s"], _S["m"], _S["l"]))
     elif compute_class == "medium":
-        cfg = SweepConfig(compute_class="medium", sizes=(_S["l"], _S["xl"], _S["xxl"]),
-                          seq_len=128, retune_multiples=(1.0, 2.0, 4.0, 8.0),
-                          final_eval_tokens=131072,
-                          corpus=CorpusConfig(sources=("pydoc_topics", "stdlib_docstrings",
-                                                       "stdlib_source")),
-                          device="auto")
+        cfg = SweepConfig(
+            compute_class="medium",
+            sizes=(_S["l"], _S["xl"], _S["xxl"]),
+            seq_len=128,
+            retune_multiples=(1.0, 2.0, 4.0, 8.0),
+            final_eval_tokens=131072,
+            corpus=CorpusConfig(sources=("pydoc_topics", "stdlib_docstrings", "stdlib_source")),
+            device="auto",
+        )
     elif compute_class == "large":
-        cfg = SweepConfig(compute_class="large", sizes=(_S["xxl"], _S["h"], _S["hh"]),
-                          seeds=(0, 1, 2, 3, 4), seq_len=256,
-                          retune_multiples=(1.0, 2.0, 4.0, 8.0), final_eval_tokens=262144,
-                          corpus=CorpusConfig(sources=("pydoc_topics", "stdlib_docstrings",
-                                                       "stdlib_source")),
-                          device="auto")
+        cfg = SweepConfig(
+            compute_class="large",
+            sizes=(_S["xxl"], _S["h"], _S["hh"]),
+            seeds=(0, 1, 2, 3, 4),
+            seq_len=256,
+            retune_multiples=(1.0, 2.0, 4.0, 8.0),
+            final_eval_tokens=262144,
+            corpus=CorpusConfig(sources=("pydoc_topics", "stdlib_docstrings", "stdlib_source")),
+            device="auto",
+        )
     else:
         raise ValueError(f"unknown compute_class {compute_class!r}: tiny, small, medium, large")
     return dataclasses.replace(cfg, **overrides) if overrides else cfg
@@ -206,8 +235,14 @@ class _Runner:
     ``runs``: the sweep's per-run cache (runs found there are not run again).
     """
 
-    def __init__(self, sweep: SweepConfig, client: Any, scheduler: str, progress: bool,
-                 runs: RunCache | None = None) -> None:
+    def __init__(
+        self,
+        sweep: SweepConfig,
+        client: Any,
+        scheduler: str,
+        progress: bool,
+        runs: RunCache | None = None,
+    ) -> None:
         self.sweep, self.client, self.scheduler, self.progress = sweep, client, scheduler, progress
         self.runs = runs
         self.results: dict[tuple[str, int], PretrainResult] = {}
@@ -226,15 +261,24 @@ class _Runner:
                 todo.append((cfg, seed, self.sweep.device))
         if todo:
             keys = [[*self.key(cfg, seed), device] for cfg, seed, device in todo]
-            res, fails = map_runs(_run_task, todo, runs=self.runs, keys=keys,
-                                  scheduler=self.scheduler, client=self.client, desc=desc,
-                                  progress=self.progress)
+            res, fails = map_runs(
+                _run_task,
+                todo,
+                runs=self.runs,
+                keys=keys,
+                scheduler=self.scheduler,
+                client=self.client,
+                desc=desc,
+                progress=self.progress,
+            )
             failed = {f.index: f.error for f in fails}
             for i, (cfg, seed, _) in enumerate(todo):
                 if i in failed:
                     self.errors[self.key(cfg, seed)] = failed[i]
-                    print(f"FAILED {cfg.optimizer} {cfg.data_multiple:g}x seed={seed}: "
-                          f"{failed[i].strip().splitlines()[-1]}")
+                    print(
+                        f"FAILED {cfg.optimizer} {cfg.data_multiple:g}x seed={seed}: "
+                        f"{failed[i].strip().splitlines()[-1]}"
+                    )
                 else:
                     self.results[self.key(cfg, seed)] = res[i]
         out = []
@@ -247,39 +291,63 @@ class _Runner:
 def _tune(sweep: SweepConfig, runner: _Runner) -> tuple[dict, list[CoordinateDescent]]:
     """Phases 1 and 2: ``{(optimizer, size_name, multiple): hparams}`` and every search."""
     small = sweep.sizes[0]
-    base = {o: CoordinateDescent(grid=sweep.grid(o), start=default_hparams(o), tol=sweep.tune_tol,
-                                 coords=sweep.tune_coords, max_rounds=sweep.tune_max_rounds,
-                                 neighborhood=sweep.tune_neighborhood, extend=sweep.tune_extend,
-                                 name=o, stage=f"base {small.name} {sweep.tune_multiple:g}x")
-            for o in sweep.optimizers}
+    base = {
+        o: CoordinateDescent(
+            grid=sweep.grid(o),
+            start=default_hparams(o),
+            tol=sweep.tune_tol,
+            coords=sweep.tune_coords,
+            max_rounds=sweep.tune_max_rounds,
+            neighborhood=sweep.tune_neighborhood,
+            extend=sweep.tune_extend,
+            name=o,
+            stage=f"base {small.name} {sweep.tune_multiple:g}x",
+        )
+        for o in sweep.optimizers
+    }
 
     def evaluate(size: SizeSpec, mult: float, desc: str):
         def fn(batch):
-            items = [(sweep.run_config(opt, size, mult, cfg), sweep.tune_seed)
-                     for opt, cfg in batch]
+            items = [
+                (sweep.run_config(opt, size, mult, cfg), sweep.tune_seed) for opt, cfg in batch
+            ]
             return runner.run(items, desc)
+
         return fn
 
     descend_together(base, evaluate(small, sweep.tune_multiple, "tuning"))
     tuned = {(o, small.name, sweep.tune_multiple): base[o].best for o in sweep.optimizers}
     searches = list(base.values())
-    cells = [(sz, m) for sz in sweep.sizes for m in sweep.retune_multiples
-             if (sz.name, m) != (small.name, sweep.tune_multiple)]
+    cells = [
+        (sz, m)
+        for sz in sweep.sizes
+        for m in sweep.retune_multiples
+        if (sz.name, m) != (small.name, sweep.tune_multiple)
+    ]
     for sz, m in cells:  # one lockstep group per cell (its runs share a size and budget)
-        group = {o: CoordinateDescent(grid=base[o].grid, start=base[o].best, tol=sweep.tune_tol,
-                                      coords=sweep.retune_coords, neighborhood=1,
-                                      extend=sweep.tune_extend,
-                                      max_rounds=sweep.retune_max_rounds, name=o,
-                                      stage=f"retune {sz.name} {m:g}x")
-                 for o in sweep.optimizers}
+        group = {
+            o: CoordinateDescent(
+                grid=base[o].grid,
+                start=base[o].best,
+                tol=sweep.tune_tol,
+                coords=sweep.retune_coords,
+                neighborhood=1,
+                extend=sweep.tune_extend,
+                max_rounds=sweep.retune_max_rounds,
+                name=o,
+                stage=f"retune {sz.name} {m:g}x",
+            )
+            for o in sweep.optimizers
+        }
         descend_together(group, evaluate(sz, m, f"re-tuning {sz.name} {m:g}x"))
         tuned.update({(o, sz.name, m): group[o].best for o in sweep.optimizers})
         searches.extend(group.values())
     return tuned, searches
 
 
-def cell_hparams(sweep: SweepConfig, tuned: dict, optimizer: str, size: SizeSpec,
-                 multiple: float) -> dict[str, Any]:
+def cell_hparams(
+    sweep: SweepConfig, tuned: dict, optimizer: str, size: SizeSpec, multiple: float
+) -> dict[str, Any]:
     """Hyperparameters of a cell: tuned at its size and the nearest tuned multiple (log scale)."""
     have = [m for (o, s, m) in tuned if o == optimizer and s == size.name]
     if not have:  # a size never re-tuned takes the base optimum
@@ -288,8 +356,14 @@ def cell_hparams(sweep: SweepConfig, tuned: dict, optimizer: str, size: SizeSpec
     return dict(tuned[(optimizer, size.name, best)])
 
 
-def execute_sweep(sweep: SweepConfig, *, scheduler: str = "", client: Any = None,
-                  progress: bool = True, runs: RunCache | None = None) -> xr.Dataset:
+def execute_sweep(
+    sweep: SweepConfig,
+    *,
+    scheduler: str = "",
+    client: Any = None,
+    progress: bool = True,
+    runs: RunCache | None = None,
+) -> xr.Dataset:
     """Run every phase of ``sweep`` and assemble the dataset (see :func:`to_dataset`).
 
     ``runs``: the sweep's per-run cache (:func:`scalinglab.sweeps.cached_sweep`); None:
@@ -299,27 +373,42 @@ def execute_sweep(sweep: SweepConfig, *, scheduler: str = "", client: Any = None
 
     sweep = dataclasses.replace(sweep, device=resolve_device(sweep.device))
     own = client is None and scheduler != "sync"
-    with (get_client(scheduler) if own else contextlib.nullcontext(client)) as cl:
+    with get_client(scheduler) if own else contextlib.nullcontext(client) as cl:
         runner = _Runner(sweep, cl, scheduler, progress, runs)
         tuned, searches = _tune(sweep, runner)
-        cells = [(o, sz, m, s) for o in sweep.optimizers for sz in sweep.sizes
-                 for m in sweep.data_multiples for s in sweep.seeds]
-        items = [(sweep.run_config(o, sz, m, cell_hparams(sweep, tuned, o, sz, m)), s)
-                 for o, sz, m, s in cells]
+        cells = [
+            (o, sz, m, s)
+            for o in sweep.optimizers
+            for sz in sweep.sizes
+            for m in sweep.data_multiples
+            for s in sweep.seeds
+        ]
+        items = [
+            (sweep.run_config(o, sz, m, cell_hparams(sweep, tuned, o, sz, m)), s)
+            for o, sz, m, s in cells
+        ]
         runner.run(items, "final runs")
     return to_dataset(sweep, tuned, searches, runner)
 
 
-def to_dataset(sweep: SweepConfig, tuned: dict, searches: list[CoordinateDescent],
-               runner: _Runner) -> xr.Dataset:
+def to_dataset(
+    sweep: SweepConfig, tuned: dict, searches: list[CoordinateDescent], runner: _Runner
+) -> xr.Dataset:
     """Assemble the final runs (dims ``optimizer, model_size, data_multiple, seed, step``)."""
     O_, S, M, R = sweep.optimizers, sweep.sizes, sweep.data_multiples, sweep.seeds
     E = sweep.n_evals
     run_shape = (len(O_), len(S), len(M), len(R))
     curve = {k: np.full((*run_shape, E), np.nan) for k in ("loss", "train_loss", "lr_factor")}
-    per_run = {k: np.full(run_shape, np.nan) for k in (
-        "final_loss", "seconds_per_step", "tokens_per_s", "train_seconds",
-        "optimizer_state_bytes")}
+    per_run = {
+        k: np.full(run_shape, np.nan)
+        for k in (
+            "final_loss",
+            "seconds_per_step",
+            "tokens_per_s",
+            "train_seconds",
+            "optimizer_state_bytes",
+        )
+    }
     status = np.full(run_shape, "failed", dtype=object)
     error = np.full(run_shape, "", dtype=object)
     cell_shape = (len(O_), len(S), len(M))
@@ -339,7 +428,7 @@ def to_dataset(sweep: SweepConfig, tuned: dict, searches: list[CoordinateDescent
                     hp_num[name][i, j, k] = float(full[name])
                 steps[j, k], tokens[j, k] = cfg.steps, cfg.steps * cfg.batch_size * cfg.seq_len
                 ev = cfg.eval_steps
-                train_step[j, k, :len(ev)] = ev
+                train_step[j, k, : len(ev)] = ev
                 for l_, s in enumerate(R):
                     key = runner.key(cfg, s)
                     if key in runner.errors:
@@ -357,15 +446,31 @@ def to_dataset(sweep: SweepConfig, tuned: dict, searches: list[CoordinateDescent
 
     models = [sweep.run_config("adamw", sz, 1.0, {}).model for sz in S]
     n_params = np.array([mdl.n_params() for mdl in models])
-    flops = np.array([[training_flops(n_params[j], tokens[j, k], n_layer=S[j].n_layer,
-                                      n_ctx=sweep.seq_len, d_model=S[j].d_model)
-                       for k in range(len(M))] for j in range(len(S))])
+    flops = np.array(
+        [
+            [
+                training_flops(
+                    n_params[j],
+                    tokens[j, k],
+                    n_layer=S[j].n_layer,
+                    n_ctx=sweep.seq_len,
+                    d_model=S[j].d_model,
+                )
+                for k in range(len(M))
+            ]
+            for j in range(len(S))
+        ]
+    )
     run_dims = ("optimizer", "model_size", "data_multiple", "seed")
     cell_dims = ("optimizer", "model_size", "data_multiple")
     corpus = build_corpus(sweep.corpus)
     ds = xr.Dataset(
         {
-            "loss": ((*run_dims, "step"), curve["loss"], {"long_name": "held-out loss (nats/byte)"}),
+            "loss": (
+                (*run_dims, "step"),
+                curve["loss"],
+                {"long_name": "held-out loss (nats/byte)"},
+            ),
             "train_loss": ((*run_dims, "step"), curve["train_loss"]),
             "lr_factor": ((*run_dims, "step"), curve["lr_factor"]),
             **{k: (run_dims, v) for k, v in per_run.items()},
@@ -375,8 +480,11 @@ def to_dataset(sweep: SweepConfig, tuned: dict, searches: list[CoordinateDescent
             **{k: (cell_dims, v) for k, v in hp_num.items()},
         },
         coords={
-            "optimizer": list(O_), "model_size": [s.name for s in S],
-            "data_multiple": np.array(M, dtype=float), "seed": list(R), "step": np.arange(E),
+            "optimizer": list(O_),
+            "model_size": [s.name for s in S],
+            "data_multiple": np.array(M, dtype=float),
+            "seed": list(R),
+            "step": np.arange(E),
             "family": ("optimizer", [OPTIMIZER_TABLE[o]["family"] for o in O_]),
             "n_params": ("model_size", n_params),
             "n_params_total": ("model_size", [mdl.n_params(non_embedding=False) for mdl in models]),
@@ -387,25 +495,52 @@ def to_dataset(sweep: SweepConfig, tuned: dict, searches: list[CoordinateDescent
             "tokens": (("model_size", "data_multiple"), tokens),
             "flops": (("model_size", "data_multiple"), flops, {"units": "FLOP"}),
             "train_step": (("model_size", "data_multiple", "step"), train_step),
-            "tokens_seen": (("model_size", "data_multiple", "step"),
-                            train_step * np.array([s.batch_size for s in S])[:, None, None]
-                            * sweep.seq_len),
+            "tokens_seen": (
+                ("model_size", "data_multiple", "step"),
+                train_step * np.array([s.batch_size for s in S])[:, None, None] * sweep.seq_len,
+            ),
         },
-        attrs={"study": STUDY, "compute_class": sweep.compute_class, "device": sweep.device,
-               "schedule": sweep.schedule, "tokens_per_param": sweep.tokens_per_param,
-               "seq_len": sweep.seq_len, "engine_version": ENGINE_VERSION,
-               "n_failed": int((status != "ok").sum()), **corpus.describe()},
+        attrs={
+            "study": STUDY,
+            "compute_class": sweep.compute_class,
+            "device": sweep.device,
+            "schedule": sweep.schedule,
+            "tokens_per_param": sweep.tokens_per_param,
+            "seq_len": sweep.seq_len,
+            "engine_version": ENGINE_VERSION,
+            "n_failed": int((status != "ok").sum()),
+            **corpus.describe(),
+        },
     )
-    path = path_dataset(searches).rename({k: f"tuning_{k}" for k in (
-        "search", "stage", "round", "coordinate", "value", "objective", "config", "decision",
-        "incumbent")})
+    path = path_dataset(searches).rename(
+        {
+            k: f"tuning_{k}"
+            for k in (
+                "search",
+                "stage",
+                "round",
+                "coordinate",
+                "value",
+                "objective",
+                "config",
+                "decision",
+                "incumbent",
+            )
+        }
+    )
     warnings = [w for s in searches for w in s.edge_warnings()]
     ds.attrs["tuning_warnings"] = "\n".join(warnings)
     return xr.merge([ds, path], combine_attrs="override")
 
 
-def run_sweep(sweep: SweepConfig | str = "small", *, scheduler: str = "", client: Any = None,
-              rerun: bool = False, progress: bool = True) -> xr.Dataset:
+def run_sweep(
+    sweep: SweepConfig | str = "small",
+    *,
+    scheduler: str = "",
+    client: Any = None,
+    rerun: bool = False,
+    progress: bool = True,
+) -> xr.Dataset:
     """The sweep's dataset, from ``data/optimizer_comparison/`` when its config is unchanged.
 
     Parameters
@@ -421,7 +556,11 @@ def run_sweep(sweep: SweepConfig | str = "small", *, scheduler: str = "", client
         sweep = sweep_config(sweep)
     sweep = dataclasses.replace(sweep, device=resolve_device(sweep.device))
     return cached_sweep(
-        STUDY, f"sweep-{sweep.compute_class}", sweep.to_dict(),
-        lambda runs: execute_sweep(sweep, scheduler=scheduler, client=client, progress=progress,
-                                   runs=runs),
-        rerun=rerun)
+        STUDY,
+        f"sweep-{sweep.compute_class}",
+        sweep.to_dict(),
+        lambda runs: execute_sweep(
+            sweep, scheduler=scheduler, client=client, progress=progress, runs=runs
+        ),
+        rerun=rerun,
+    )

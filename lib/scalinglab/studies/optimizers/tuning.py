@@ -116,7 +116,7 @@ class CoordinateDescent:
         cur = self.current.get(c)
         if self.neighborhood is not None and cur in values:
             i = values.index(cur)
-            values = values[max(0, i - self.neighborhood):i + self.neighborhood + 1]
+            values = values[max(0, i - self.neighborhood) : i + self.neighborhood + 1]
         return [{**self.current, c: v} for v in values if v != cur]
 
     def _pending(self) -> list[dict[str, Any]]:
@@ -130,11 +130,18 @@ class CoordinateDescent:
         return out
 
     def _record(self, cfg: Mapping[str, Any], coordinate: str, decision: str) -> None:
-        self.path.append({"search": self.name, "stage": self.stage, "round": self.round,
-                          "coordinate": coordinate,
-                          "value": cfg.get(coordinate) if coordinate else None,
-                          "objective": self.cache[config_key(cfg)],
-                          "config": config_key(cfg), "decision": decision})
+        self.path.append(
+            {
+                "search": self.name,
+                "stage": self.stage,
+                "round": self.round,
+                "coordinate": coordinate,
+                "value": cfg.get(coordinate) if coordinate else None,
+                "objective": self.cache[config_key(cfg)],
+                "config": config_key(cfg),
+                "decision": decision,
+            }
+        )
 
     def _advance(self) -> None:
         """Take every decision whose evaluations are all cached."""
@@ -208,8 +215,10 @@ class CoordinateDescent:
             g = list(self.grid[c])
             v = self.current.get(c)
             if len(g) > 2 and (v == g[-1] or (v == g[0] and v != 0)):
-                out.append(f"{self.name or 'search'}: {c}={self.current.get(c)} is at the edge "
-                           f"of its grid {g}")
+                out.append(
+                    f"{self.name or 'search'}: {c}={self.current.get(c)} is at the edge "
+                    f"of its grid {g}"
+                )
         return out
 
 
@@ -250,13 +259,22 @@ def coordinate_descent(
     extend: Mapping[str, float] | None = None,
 ) -> CoordinateDescent:
     """Run one search with a plain objective ``config -> value``; return the finished search."""
-    s = CoordinateDescent(grid=grid, start=start, tol=tol, coords=coords, max_rounds=max_rounds,
-                          neighborhood=neighborhood, extend=dict(extend or {}))
+    s = CoordinateDescent(
+        grid=grid,
+        start=start,
+        tol=tol,
+        coords=coords,
+        max_rounds=max_rounds,
+        neighborhood=neighborhood,
+        extend=dict(extend or {}),
+    )
     descend_together({"": s}, lambda batch: [objective(c) for _, c in batch])
     return s
 
 
-def path_frame(searches: Sequence[CoordinateDescent] | Mapping[str, CoordinateDescent]) -> pd.DataFrame:
+def path_frame(
+    searches: Sequence[CoordinateDescent] | Mapping[str, CoordinateDescent],
+) -> pd.DataFrame:
     """Every evaluation of the searches, in order: one row each.
 
     Columns: ``search, stage, round, coordinate, value, objective, config, decision``
@@ -265,8 +283,19 @@ def path_frame(searches: Sequence[CoordinateDescent] | Mapping[str, CoordinateDe
     """
     items = searches.values() if isinstance(searches, Mapping) else searches
     rows = [r for s in items for r in s.path]
-    df = pd.DataFrame(rows, columns=["search", "stage", "round", "coordinate", "value",
-                                     "objective", "config", "decision"])
+    df = pd.DataFrame(
+        rows,
+        columns=[
+            "search",
+            "stage",
+            "round",
+            "coordinate",
+            "value",
+            "objective",
+            "config",
+            "decision",
+        ],
+    )
     df["value"] = df["value"].map(lambda v: "" if v is None or v != v else str(v))
     df["step"] = np.arange(len(df))
     inc = []
@@ -280,7 +309,9 @@ def path_frame(searches: Sequence[CoordinateDescent] | Mapping[str, CoordinateDe
     return df
 
 
-def path_dataset(searches: Sequence[CoordinateDescent] | Mapping[str, CoordinateDescent]) -> xr.Dataset:
+def path_dataset(
+    searches: Sequence[CoordinateDescent] | Mapping[str, CoordinateDescent],
+) -> xr.Dataset:
     """:func:`path_frame` as an xarray Dataset with dim ``evaluation``."""
     df = path_frame(searches).rename(columns={"step": "evaluation"}).set_index("evaluation")
     for col in ("search", "stage", "coordinate", "value", "config", "decision"):

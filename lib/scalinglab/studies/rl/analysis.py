@@ -41,8 +41,11 @@ COLUMNS = ("model_size", "n_params", "variant", "seed", "step", "compute", "pass
 def curves_frame(ds: xr.Dataset) -> pd.DataFrame:
     """The sweep's successful runs as a tidy table (failed runs are left out)."""
     ok = ds.status == "ok"
-    df = xr.Dataset({"pass_rate": ds.pass_rate.where(ok), "compute": ds.flops.where(ok)}) \
-        .to_dataframe().reset_index()
+    df = (
+        xr.Dataset({"pass_rate": ds.pass_rate.where(ok), "compute": ds.flops.where(ok)})
+        .to_dataframe()
+        .reset_index()
+    )
     df = df.dropna(subset=["pass_rate"])
     df["step"] = ds.eval_step.values[df["eval"].to_numpy()]
     df["n_params"] = ds.n_params.sel(model_size=xr.DataArray(df["model_size"])).values
@@ -61,33 +64,53 @@ def load_rl_logs(path: str | Path) -> pd.DataFrame:
     df = read_table(path, required=("model_size", "seed", "pass_rate"))
     xcol = "compute" if "compute" in df.columns else "step"
     require_columns(df, [xcol], file=path)
-    n = numeric_column(df, "model_size", file=path, positive=True,
-                       why_positive="it is a parameter count")
+    n = numeric_column(
+        df, "model_size", file=path, positive=True, why_positive="it is a parameter count"
+    )
     pr = numeric_column(df, "pass_rate", file=path)
     bad = (pr < 0) | (pr > 1)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise InputError(f"pass rate {pr[i]} is outside [0, 1]", file=path, column="pass_rate",
-                         row=i + 1)
+        raise InputError(
+            f"pass rate {pr[i]} is outside [0, 1]", file=path, column="pass_rate", row=i + 1
+        )
     x = numeric_column(df, xcol, file=path)
     if (x < 0).any():
         i = int(np.flatnonzero(x < 0)[0])
         raise InputError(f"{xcol} must be >= 0, got {x[i]}", file=path, column=xcol, row=i + 1)
     seed = label_column(df, "seed", file=path)
-    variant = label_column(df, "variant", file=path) if "variant" in df.columns \
+    variant = (
+        label_column(df, "variant", file=path)
+        if "variant" in df.columns
         else np.full(len(df), "baseline", dtype=object)
-    out = pd.DataFrame({"model_size": [f"{v:.3g}" for v in n], "n_params": n,
-                        "variant": variant, "seed": seed,
-                        "step": df["step"].to_numpy() if "step" in df.columns else x,
-                        "compute": x, "pass_rate": pr})
+    )
+    out = pd.DataFrame(
+        {
+            "model_size": [f"{v:.3g}" for v in n],
+            "n_params": n,
+            "variant": variant,
+            "seed": seed,
+            "step": df["step"].to_numpy() if "step" in df.columns else x,
+            "compute": x,
+            "pass_rate": pr,
+        }
+    )
     for (size, var, sd), g in out.groupby(["model_size", "variant", "seed"], sort=False):
         where = f"run model_size={size}, variant={var}, seed={sd}"
         if (g["compute"] == 0).sum() != 1:
-            raise InputError(f"{where} needs exactly one point at {xcol} 0 (its R0)",
-                             file=path, column=xcol, row=int(g.index[0]) + 1)
+            raise InputError(
+                f"{where} needs exactly one point at {xcol} 0 (its R0)",
+                file=path,
+                column=xcol,
+                row=int(g.index[0]) + 1,
+            )
         if len(g) < 4:
-            raise InputError(f"{where} has {len(g)} points; at least 4 are needed",
-                             file=path, column=xcol, row=int(g.index[0]) + 1)
+            raise InputError(
+                f"{where} has {len(g)} points; at least 4 are needed",
+                file=path,
+                column=xcol,
+                row=int(g.index[0]) + 1,
+            )
     return out.sort_values(["n_params", "variant", "seed", "compute"]).reset_index(drop=True)
 
 
@@ -104,8 +127,9 @@ def _fit_points(g: pd.DataFrame, transient_frac: float) -> pd.DataFrame:
     return g[(g["compute"] > 0) & (g["compute"] >= transient_frac * cmax)]
 
 
-def fit_scalerl(df: pd.DataFrame, *, transient_frac: float = 0.1, reps: int = 1000,
-                seed: int = 0) -> tuple[pd.DataFrame, dict]:
+def fit_scalerl(
+    df: pd.DataFrame, *, transient_frac: float = 0.1, reps: int = 1000, seed: int = 0
+) -> tuple[pd.DataFrame, dict]:
     """ScaleRL sigmoid per (variant, model size), R0 fixed, bootstrap over seeds.
 
     Returns
@@ -120,11 +144,23 @@ def fit_scalerl(df: pd.DataFrame, *, transient_frac: float = 0.1, reps: int = 10
     for (var, size), g in df.groupby(["variant", "model_size"], sort=False):
         pts = _fit_points(g, transient_frac)
         r0 = _r0(g)
-        res = fit("scalerl", pts["compute"].to_numpy(), pts["pass_rate"].to_numpy(),
-                  groups=pts["seed"].to_numpy(), fixed={"R0": r0}, bootstrap=reps, seed=seed)
+        res = fit(
+            "scalerl",
+            pts["compute"].to_numpy(),
+            pts["pass_rate"].to_numpy(),
+            groups=pts["seed"].to_numpy(),
+            fixed={"R0": r0},
+            bootstrap=reps,
+            seed=seed,
+        )
         fits[(var, size)] = res
-        row = {"variant": var, "model_size": size, "n_params": float(g["n_params"].iloc[0]),
-               "R0": r0, "n_seeds": g["seed"].nunique()}
+        row = {
+            "variant": var,
+            "model_size": size,
+            "n_params": float(g["n_params"].iloc[0]),
+            "R0": r0,
+            "n_seeds": g["seed"].nunique(),
+        }
         for p in ("A", "B", "C_mid"):
             row[p] = res.params[p]
             row[f"{p}_lo"], row[f"{p}_hi"] = res.ci[p] if res.ci else (np.nan, np.nan)
@@ -132,24 +168,50 @@ def fit_scalerl(df: pd.DataFrame, *, transient_frac: float = 0.1, reps: int = 10
     return pd.DataFrame(rows).sort_values(["variant", "n_params"]).reset_index(drop=True), fits
 
 
-def extrapolate_scalerl(df: pd.DataFrame, *, fit_frac: float = 0.5, transient_frac: float = 0.1,
-                        reps: int = 500, seed: int = 0) -> pd.DataFrame:
+def extrapolate_scalerl(
+    df: pd.DataFrame,
+    *,
+    fit_frac: float = 0.5,
+    transient_frac: float = 0.1,
+    reps: int = 500,
+    seed: int = 0,
+) -> pd.DataFrame:
     """Fit each size's sigmoid on compute <= ``fit_frac`` C_max, score the rest (MAE)."""
     rows = []
     for size in _sizes(df):
         g = df[(df["model_size"] == size) & (df["variant"] == df["variant"].iloc[0])]
         pts = _fit_points(g, transient_frac)
         cmax = float(pts["compute"].max())
-        data = from_arrays(pts["compute"].to_numpy(), pts["pass_rate"].to_numpy(),
-                           groups=pts["seed"].astype(str).to_numpy())
-        ex = extrapolation_check("scalerl", data, train=(pts["compute"] <= fit_frac * cmax).to_numpy(),
-                                 metric="mae", bootstrap=reps, seed=seed, fixed={"R0": _r0(g)})
+        data = from_arrays(
+            pts["compute"].to_numpy(),
+            pts["pass_rate"].to_numpy(),
+            groups=pts["seed"].astype(str).to_numpy(),
+        )
+        ex = extrapolation_check(
+            "scalerl",
+            data,
+            train=(pts["compute"] <= fit_frac * cmax).to_numpy(),
+            metric="mae",
+            bootstrap=reps,
+            seed=seed,
+            fixed={"R0": _r0(g)},
+        )
         lo, hi = ex.ci if ex.ci else (np.nan, np.nan)
-        rows.append({"model_size": size, "n_params": float(g["n_params"].iloc[0]),
-                     "mae": ex.error, "mae_lo": lo, "mae_hi": hi, "n_train": ex.n_train,
-                     "n_test": ex.n_test, "A_half": ex.fit.params["A"],
-                     "final_observed": float(pts.loc[pts["compute"] == pts["compute"].max(),
-                                                     "pass_rate"].mean())})
+        rows.append(
+            {
+                "model_size": size,
+                "n_params": float(g["n_params"].iloc[0]),
+                "mae": ex.error,
+                "mae_lo": lo,
+                "mae_hi": hi,
+                "n_train": ex.n_train,
+                "n_test": ex.n_test,
+                "A_half": ex.fit.params["A"],
+                "final_observed": float(
+                    pts.loc[pts["compute"] == pts["compute"].max(), "pass_rate"].mean()
+                ),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -158,8 +220,10 @@ def _runs_by_size(df: pd.DataFrame) -> dict[str, list[tuple[np.ndarray, np.ndarr
     out: dict[str, list] = {}
     for size in _sizes(df):
         g = df[(df["model_size"] == size) & (df["compute"] > 0) & (df["pass_rate"] < 1)]
-        out[size] = [(r["compute"].to_numpy(), r["pass_rate"].to_numpy())
-                     for _, r in g.groupby("seed", sort=True)]
+        out[size] = [
+            (r["compute"].to_numpy(), r["pass_rate"].to_numpy())
+            for _, r in g.groupby("seed", sort=True)
+        ]
     return out
 
 
@@ -179,9 +243,15 @@ def _kn_summary(runs: dict, picks: dict, sizes: list[str], nvals: dict, starts=N
     # N0 is bounded to [N_min / 100, 100 N_max]: outside that range the data cannot
     # tell it apart from the bound (k flat in N), and an unbounded log N0 drifting to
     # -inf makes L-BFGS-B crawl (seconds per refit).
-    res = fit("loglinear_kn", np.column_stack([n, x]), y, groups=n, starts=starts,
-              n_polish=5 if starts is None else 1,
-              bounds={"N0": (min(nvals.values()) / 100, 100 * max(nvals.values()))})
+    res = fit(
+        "loglinear_kn",
+        np.column_stack([n, x]),
+        y,
+        groups=n,
+        starts=starts,
+        n_polish=5 if starts is None else 1,
+        bounds={"N0": (min(nvals.values()) / 100, 100 * max(nvals.values()))},
+    )
     kmax, n0 = res.params["Kmax"], res.params["N0"]
     k_law = [kmax * nvals[s] / (nvals[s] + n0) for s in sizes]
     return np.array([kmax, n0, *k_law, *slopes]), res
@@ -224,8 +294,9 @@ def fit_kn(df: pd.DataFrame, *, reps: int = 500, seed: int = 0, level: float = 0
             draws[b] = _kn_summary(runs, pick, sizes, nvals, starts=warm)[0]
             if held is not None:
                 h = _kn_summary(runs, pick, sizes[:-1], nvals, starts=held_warm)[0]
-                err[b] = h[0] * nvals[sizes[-1]] / (nvals[sizes[-1]] + h[1]) \
-                    - draws[b, 2 + 2 * k - 1]
+                err[b] = (
+                    h[0] * nvals[sizes[-1]] / (nvals[sizes[-1]] + h[1]) - draws[b, 2 + 2 * k - 1]
+                )
         except Exception:  # a failed refit is a NaN replicate, ignored by the interval
             continue
     lo, hi = percentile_interval(draws, level=level)
@@ -233,24 +304,47 @@ def fit_kn(df: pd.DataFrame, *, reps: int = 500, seed: int = 0, level: float = 0
     rise = draws[:, 2 + 2 * k - 1] - draws[:, 2 + k]
     rlo, rhi = percentile_interval(rise, level=level)
     n_bounds = (min(nvals.values()) / 100, 100 * max(nvals.values()))
-    out = {"Kmax": pair(0), "N0": pair(1), "sizes": sizes, "n_params": [nvals[s] for s in sizes],
-           "k_law": [pair(2 + i) for i in range(k)], "k_slope": [pair(2 + k + i) for i in range(k)],
-           "k_rise": (float(point[2 + 2 * k - 1] - point[2 + k]), (float(rlo), float(rhi))),
-           "N0_identified": _n0_identified(point[1], draws[:, 1], (lo[1], hi[1]), n_bounds),
-           "reps": reps, "level": level, "failed_reps": int(np.isnan(draws[:, 0]).sum())}
+    out = {
+        "Kmax": pair(0),
+        "N0": pair(1),
+        "sizes": sizes,
+        "n_params": [nvals[s] for s in sizes],
+        "k_law": [pair(2 + i) for i in range(k)],
+        "k_slope": [pair(2 + k + i) for i in range(k)],
+        "k_rise": (float(point[2 + 2 * k - 1] - point[2 + k]), (float(rlo), float(rhi))),
+        "N0_identified": _n0_identified(point[1], draws[:, 1], (lo[1], hi[1]), n_bounds),
+        "reps": reps,
+        "level": level,
+        "failed_reps": int(np.isnan(draws[:, 0]).sum()),
+    }
     if held is not None:
         n_big = nvals[sizes[-1]]
         k_pred = float(held[0] * n_big / (n_big + held[1]))
         elo, ehi = percentile_interval(err, level=level)
-        h_bounds = (min(nvals[s] for s in sizes[:-1]) / 100, 100 * max(nvals[s] for s in sizes[:-1]))
-        out["holdout"] = {"size": sizes[-1], "k_pred": k_pred, "k_measured": float(point[-1]),
-                          "error": k_pred - float(point[-1]), "error_ci": (float(elo), float(ehi)),
-                          "N0_identified": _n0_identified(held[1], np.array([]), None, h_bounds)}
+        h_bounds = (
+            min(nvals[s] for s in sizes[:-1]) / 100,
+            100 * max(nvals[s] for s in sizes[:-1]),
+        )
+        out["holdout"] = {
+            "size": sizes[-1],
+            "k_pred": k_pred,
+            "k_measured": float(point[-1]),
+            "error": k_pred - float(point[-1]),
+            "error_ci": (float(elo), float(ehi)),
+            "N0_identified": _n0_identified(held[1], np.array([]), None, h_bounds),
+        }
     return out
 
 
-def _n0_identified(n0: float, draws: np.ndarray, ci, bounds: tuple[float, float],
-                   *, rtol: float = 1e-3, share: float = 0.2) -> tuple[bool, str]:
+def _n0_identified(
+    n0: float,
+    draws: np.ndarray,
+    ci,
+    bounds: tuple[float, float],
+    *,
+    rtol: float = 1e-3,
+    share: float = 0.2,
+) -> tuple[bool, str]:
     """Whether k(N)'s N0 is identified: not on a bound of its search range (in log
     space, within ``rtol`` of the range's width) in the point fit or in ``share`` of
     the refits, and not a zero-width interval. Returns ``(identified, reason)``."""
@@ -265,8 +359,10 @@ def _n0_identified(n0: float, draws: np.ndarray, ci, bounds: tuple[float, float]
     if at_lo or at_hi:
         b = bounds[0] if at_lo else bounds[1]
         which = "lower" if at_lo else "upper"
-        return False, (f"N0 = {n0:.4g} at the {which} bound {b:.4g} of its range in the point "
-                       "fit: k does not rise with N across these sizes")
+        return False, (
+            f"N0 = {n0:.4g} at the {which} bound {b:.4g} of its range in the point "
+            "fit: k does not rise with N across these sizes"
+        )
     d = draws[np.isfinite(draws)]
     if d.size:
         lo_s, hi_s = side(d)
@@ -288,8 +384,9 @@ def _progress(g: pd.DataFrame) -> np.ndarray:
     return (g["step"] / g["step"].max()).to_numpy()
 
 
-def phases(df: pd.DataFrame, *, early_frac: float = 0.3, reps: int = 500,
-           seed: int = 0) -> pd.DataFrame:
+def phases(
+    df: pd.DataFrame, *, early_frac: float = 0.3, reps: int = 500, seed: int = 0
+) -> pd.DataFrame:
     """Reward-trajectory phases per size (baseline): logistic in progress ``t``.
 
     Returns one row per size: ``t10`` (end of the slow start) and ``t90`` (plateau
@@ -298,32 +395,42 @@ def phases(df: pd.DataFrame, *, early_frac: float = 0.3, reps: int = 500,
     of the exponential-saturation law on all points (which law fits better).
     """
     base = df[df["variant"] == df["variant"].iloc[0]]
-    derived = {"t10": lambda p: p["t0"] - LN9 / p["kappa"],
-               "t90": lambda p: p["t0"] + LN9 / p["kappa"]}
+    derived = {
+        "t10": lambda p: p["t0"] - LN9 / p["kappa"],
+        "t90": lambda p: p["t0"] + LN9 / p["kappa"],
+    }
     rows = []
     for size in _sizes(base):
         g = base[base["model_size"] == size]
         t, y, grp = _progress(g), g["pass_rate"].to_numpy(), g["seed"].to_numpy()
-        full = fit("logistic_progress", t, y, groups=grp, bootstrap=reps, seed=seed,
-                   derived=derived)
+        full = fit(
+            "logistic_progress", t, y, groups=grp, bootstrap=reps, seed=seed, derived=derived
+        )
         expo = fit("exp_saturation", t, y, groups=grp)
         early = t <= early_frac
         data = from_arrays(t, y, groups=grp.astype(str))
-        ex = extrapolation_check("logistic_progress", data, train=early, metric="mae",
-                                 bootstrap=0, seed=seed)
+        ex = extrapolation_check(
+            "logistic_progress", data, train=early, metric="mae", bootstrap=0, seed=seed
+        )
         p_early = ex.fit.params
         t90_early = p_early["t0"] + LN9 / p_early["kappa"]
-        row = {"model_size": size, "n_params": float(g["n_params"].iloc[0]),
-               "R0": full.params["R0"], "Rmax": full.params["Rmax"],
-               # an early fit that puts the plateau beyond 10 runs has not seen it coming
-               "t90_early": t90_early if 0.0 <= t90_early <= 10.0 else np.nan,
-               "mae_rest": ex.error,
-               "rmse_logistic": _rmse(full, t, y), "rmse_exp": _rmse(expo, t, y)}
+        row = {
+            "model_size": size,
+            "n_params": float(g["n_params"].iloc[0]),
+            "R0": full.params["R0"],
+            "Rmax": full.params["Rmax"],
+            # an early fit that puts the plateau beyond 10 runs has not seen it coming
+            "t90_early": t90_early if 0.0 <= t90_early <= 10.0 else np.nan,
+            "mae_rest": ex.error,
+            "rmse_logistic": _rmse(full, t, y),
+            "rmse_exp": _rmse(expo, t, y),
+        }
         for name in ("t10", "t90"):
             d = full.derived[name]
             row[name] = float(d.point)
-            row[f"{name}_lo"], row[f"{name}_hi"] = (float(d.ci[0]), float(d.ci[1])) if d.ci \
-                else (np.nan, np.nan)
+            row[f"{name}_lo"], row[f"{name}_hi"] = (
+                (float(d.ci[0]), float(d.ci[1])) if d.ci else (np.nan, np.nan)
+            )
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -334,13 +441,24 @@ def per_seed_sigmoids(df: pd.DataFrame, *, transient_frac: float = 0.1) -> pd.Da
     for (var, size, sd), g in df.groupby(["variant", "model_size", "seed"], sort=False):
         pts = _fit_points(g, transient_frac)
         try:
-            r = fit("scalerl", pts["compute"].to_numpy(), pts["pass_rate"].to_numpy(),
-                    fixed={"R0": _r0(g)})
+            r = fit(
+                "scalerl",
+                pts["compute"].to_numpy(),
+                pts["pass_rate"].to_numpy(),
+                fixed={"R0": _r0(g)},
+            )
             vals = {p: r.params[p] for p in ("A", "B", "C_mid")}
         except Exception:  # reported as NaN, kept in the table
             vals = dict.fromkeys(("A", "B", "C_mid"), np.nan)
-        rows.append({"variant": var, "model_size": size, "seed": sd,
-                     "n_params": float(g["n_params"].iloc[0]), **vals})
+        rows.append(
+            {
+                "variant": var,
+                "model_size": size,
+                "seed": sd,
+                "n_params": float(g["n_params"].iloc[0]),
+                **vals,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -348,8 +466,14 @@ def per_seed_sigmoids(df: pd.DataFrame, *, transient_frac: float = 0.1) -> pd.Da
 A_BOUND_SHARE = 0.2
 
 
-def ablation_effects(per_seed: pd.DataFrame, *, baseline: str = "baseline", reps: int = 2000,
-                     seed: int = 0, level: float = 0.95) -> pd.DataFrame:
+def ablation_effects(
+    per_seed: pd.DataFrame,
+    *,
+    baseline: str = "baseline",
+    reps: int = 2000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> pd.DataFrame:
     """Each variant against the baseline on A, log10 B and log10 C_mid, paired by seed.
 
     ``delta`` is the mean over sizes of the mean over seeds of (variant - baseline)
@@ -368,8 +492,10 @@ def ablation_effects(per_seed: pd.DataFrame, *, baseline: str = "baseline", reps
     with np.errstate(divide="ignore", invalid="ignore"):
         log_b = np.log10(per_seed["B"].to_numpy(dtype=float))
         log_c = np.log10(per_seed["C_mid"].to_numpy(dtype=float))
-    ps = per_seed.assign(log10_B=np.where(np.isfinite(log_b), log_b, np.nan),
-                         log10_C_mid=np.where(np.isfinite(log_c), log_c, np.nan))
+    ps = per_seed.assign(
+        log10_B=np.where(np.isfinite(log_b), log_b, np.nan),
+        log10_C_mid=np.where(np.isfinite(log_c), log_c, np.nan),
+    )
     rows = []
     rng = np.random.default_rng(seed)
     for var in [v for v in ps["variant"].unique() if v != baseline]:
@@ -379,31 +505,52 @@ def ablation_effects(per_seed: pd.DataFrame, *, baseline: str = "baseline", reps
             sizes = list(diff.index.get_level_values(0).unique())
             per_size = [diff.loc[s].to_numpy() for s in sizes]
             point = float(np.mean([d.mean() for d in per_size]))
-            boots = np.mean([d[resample_groups(rng, len(d), reps)].mean(axis=1)
-                             for d in per_size], axis=0)
+            boots = np.mean(
+                [d[resample_groups(rng, len(d), reps)].mean(axis=1) for d in per_size], axis=0
+            )
             lo, hi = percentile_interval(boots, level=level)
 
             def arr(v, metric=metric, sizes=sizes):
                 t = ps[(ps["variant"] == v) & ps["model_size"].isin(sizes)].pivot_table(
-                    index="seed", columns="model_size", values=metric)
-                return xr.DataArray(t.to_numpy(), dims=("run", "task"),
-                                    coords={"task": list(t.columns)})
+                    index="seed", columns="model_size", values=metric
+                )
+                return xr.DataArray(
+                    t.to_numpy(), dims=("run", "task"), coords={"task": list(t.columns)}
+                )
 
-            poi = probability_of_improvement(arr(var), arr(baseline), reps=reps, level=level,
-                                             rng=np.random.default_rng([seed, len(rows)]))
+            poi = probability_of_improvement(
+                arr(var),
+                arr(baseline),
+                reps=reps,
+                level=level,
+                rng=np.random.default_rng([seed, len(rows)]),
+            )
             note = ""
             if metric == "A":
                 for arm in (var, baseline):
                     a = ps.loc[(ps["variant"] == arm) & ps["model_size"].isin(sizes), "A"]
                     share = float(np.mean(a >= 1.0 - 1e-3)) if len(a) else 1.0
                     if share >= A_BOUND_SHARE:
-                        note = (f"A of {arm} on its bound 1 in {100 * share:.0f}% of the "
-                                "per-run fits (runs ended before the curve bent)")
+                        note = (
+                            f"A of {arm} on its bound 1 in {100 * share:.0f}% of the "
+                            "per-run fits (runs ended before the curve bent)"
+                        )
                         break
-            rows.append({"variant": var, "metric": metric, "delta": point, "delta_lo": float(lo),
-                         "delta_hi": float(hi), "p_improve": poi["point"],
-                         "p_lo": poi["ci"][0], "p_hi": poi["ci"][1],
-                         "mde": minimum_detectable_effect((float(lo), float(hi)), level),
-                         "identified": not note, "note": note, "sizes": ",".join(sizes),
-                         "n_seeds": int(min(len(d) for d in per_size))})
+            rows.append(
+                {
+                    "variant": var,
+                    "metric": metric,
+                    "delta": point,
+                    "delta_lo": float(lo),
+                    "delta_hi": float(hi),
+                    "p_improve": poi["point"],
+                    "p_lo": poi["ci"][0],
+                    "p_hi": poi["ci"][1],
+                    "mde": minimum_detectable_effect((float(lo), float(hi)), level),
+                    "identified": not note,
+                    "note": note,
+                    "sizes": ",".join(sizes),
+                    "n_seeds": int(min(len(d) for d in per_size)),
+                }
+            )
     return pd.DataFrame(rows)

@@ -46,21 +46,28 @@ def measure_costs(sweep, *, steps: int = 50, seed: int = 0) -> dict:
     out = {}
     for size in sweep.sizes:
         cfg = sweep.run_config(size, next(iter(sweep.variants)))
-        cfg = dataclasses.replace(cfg, grpo=dataclasses.replace(cfg.grpo, steps=steps),
-                                  plateau=None)
+        cfg = dataclasses.replace(
+            cfg, grpo=dataclasses.replace(cfg.grpo, steps=steps), plateau=None
+        )
         t = time.perf_counter()
         warm = warm_start(cfg, seed=seed, device="cpu", num_threads=1)
         warm_s = time.perf_counter() - t
         r = run_rl(cfg, seed=seed, device="cpu", num_threads=1, warm=warm)
         n_eval = len(r.eval_step)
-        out[size.name] = {"warmup_s": warm_s, "warmup_steps": warm.steps,
-                          "step_s": (r.timing_s["rollout"] + r.timing_s["reward"]
-                                     + r.timing_s["update"]) / steps,
-                          "eval_s": r.timing_s["eval"] / n_eval,
-                          "n_params": cfg.model.n_params()}
+        out[size.name] = {
+            "warmup_s": warm_s,
+            "warmup_steps": warm.steps,
+            "step_s": (r.timing_s["rollout"] + r.timing_s["reward"] + r.timing_s["update"]) / steps,
+            "eval_s": r.timing_s["eval"] / n_eval,
+            "n_params": cfg.model.n_params(),
+        }
         print(f"{size.name}: {json.dumps(out[size.name])}", flush=True)
-    return {"sizes": out, "steps": steps, "machine": platform.node(),
-            "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    return {
+        "sizes": out,
+        "steps": steps,
+        "machine": platform.node(),
+        "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
 
 
 def task_seconds(sweep, costs: dict) -> dict[str, list[float]]:
@@ -82,10 +89,19 @@ def task_seconds(sweep, costs: dict) -> dict[str, list[float]]:
         n_eval = len({0, *range(sweep.eval_every, steps + 1, sweep.eval_every), steps})
         return steps * c[name]["step_s"] + n_eval * c[name]["eval_s"]
 
-    lr = [run_s(s.name, sweep.lr_steps) for s in sweep.sizes for _ in sweep.lr_grid
-          for _ in sweep.lr_seeds]
-    main = [run_s(s.name, sweep.grpo.steps) for v in sweep.variants for s in sweep.sizes
-            if s.name in sweep.runs_at(v) for _ in sweep.seeds]
+    lr = [
+        run_s(s.name, sweep.lr_steps)
+        for s in sweep.sizes
+        for _ in sweep.lr_grid
+        for _ in sweep.lr_seeds
+    ]
+    main = [
+        run_s(s.name, sweep.grpo.steps)
+        for v in sweep.variants
+        for s in sweep.sizes
+        if s.name in sweep.runs_at(v)
+        for _ in sweep.seeds
+    ]
     return {"warm-up": warm, "learning-rate stage": lr, "GRPO runs": main}
 
 
@@ -105,8 +121,12 @@ def estimate_sweep(sweep, costs: dict, *, workers: int = 2) -> dict:
     core = {k: float(sum(v)) for k, v in stages.items()}
     core["total"] = float(sum(core.values()))
     wall = float(sum(makespan(v, workers=workers) for v in stages.values() if v))
-    return {"tasks": {k: len(v) for k, v in stages.items()}, "core_s": core, "wall_s": wall,
-            "workers": workers}
+    return {
+        "tasks": {k: len(v) for k, v in stages.items()},
+        "core_s": core,
+        "wall_s": wall,
+        "workers": workers,
+    }
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -82,9 +82,13 @@ class GRPOConfig:
 
     def __post_init__(self) -> None:
         if self.loss_agg not in ("token", "sample"):
-            raise ValueError(f"GRPOConfig: loss_agg must be 'token' or 'sample', got {self.loss_agg!r}")
+            raise ValueError(
+                f"GRPOConfig: loss_agg must be 'token' or 'sample', got {self.loss_agg!r}"
+            )
         if self.adv_norm not in ("group", "batch", "none"):
-            raise ValueError(f"GRPOConfig: adv_norm must be group, batch or none, got {self.adv_norm!r}")
+            raise ValueError(
+                f"GRPOConfig: adv_norm must be group, batch or none, got {self.adv_norm!r}"
+            )
         if self.group_size < 2 or self.prompts_per_step < 1 or self.steps < 0:
             raise ValueError("GRPOConfig: group_size >= 2, prompts_per_step >= 1, steps >= 0")
         if self.prompts_per_step * self.group_size % self.n_minibatches:
@@ -123,9 +127,17 @@ def group_advantages(rewards: Tensor, *, norm: str = "group", eps: float = 1e-6)
     raise ValueError(f"unknown advantage normalisation {norm!r}")
 
 
-def grpo_loss(logp: Tensor, logp_old: Tensor, advantages: Tensor, mask: Tensor, *,
-              clip_eps: float = 0.2, agg: str = "token", logp_ref: Tensor | None = None,
-              kl_coef: float = 0.0) -> tuple[Tensor, dict[str, float]]:
+def grpo_loss(
+    logp: Tensor,
+    logp_old: Tensor,
+    advantages: Tensor,
+    mask: Tensor,
+    *,
+    clip_eps: float = 0.2,
+    agg: str = "token",
+    logp_ref: Tensor | None = None,
+    kl_coef: float = 0.0,
+) -> tuple[Tensor, dict[str, float]]:
     """The clipped GRPO objective as a loss to minimise.
 
     Parameters
@@ -176,8 +188,9 @@ def grpo_loss(logp: Tensor, logp_old: Tensor, advantages: Tensor, mask: Tensor, 
     return loss, {"clip_frac": clip_frac, "kl": kl_mean}
 
 
-def completion_logprobs(model: Transformer, prompts: Tensor, completions: Tensor, *,
-                        temperature: float = 1.0) -> Tensor:
+def completion_logprobs(
+    model: Transformer, prompts: Tensor, completions: Tensor, *, temperature: float = 1.0
+) -> Tensor:
     """Log-probabilities of each completion token given its prompt and prefix.
 
     Parameters
@@ -194,7 +207,7 @@ def completion_logprobs(model: Transformer, prompts: Tensor, completions: Tensor
     """
     seq = torch.cat([prompts, completions], dim=1)
     t = prompts.shape[1]
-    logits = model(seq[:, :-1])[:, t - 1:]
+    logits = model(seq[:, :-1])[:, t - 1 :]
     if temperature != 1.0:
         logits = logits / temperature
     logp = F.log_softmax(logits.float(), dim=-1)
@@ -209,17 +222,24 @@ def completion_mask(completions: Tensor) -> tuple[Tensor, Tensor]:
     n, length = completions.shape
     is_eos = completions == EOS
     has = is_eos.any(dim=1)
-    first = torch.where(has, is_eos.float().argmax(dim=1), torch.full((n,), length - 1,
-                                                                        device=completions.device))
+    first = torch.where(
+        has, is_eos.float().argmax(dim=1), torch.full((n,), length - 1, device=completions.device)
+    )
     lengths = first + 1
     mask = torch.arange(length, device=completions.device)[None, :] < lengths[:, None]
     return mask, lengths
 
 
 @torch.inference_mode()
-def sample_completions(model: Transformer, prompts: Tensor, *, max_new_tokens: int,
-                       repeats: int = 1, temperature: float = 1.0,
-                       generator: torch.Generator) -> Tensor:
+def sample_completions(
+    model: Transformer,
+    prompts: Tensor,
+    *,
+    max_new_tokens: int,
+    repeats: int = 1,
+    temperature: float = 1.0,
+    generator: torch.Generator,
+) -> Tensor:
     """Sample completions with a KV cache: each prompt is prefilled once, then repeated.
 
     Parameters
@@ -267,16 +287,25 @@ def sample_completions(model: Transformer, prompts: Tensor, *, max_new_tokens: i
     return torch.stack(out, dim=1)
 
 
-def minibatch_indices(n: int, n_minibatches: int, *, generator: torch.Generator,
-                      device=None) -> list[Tensor]:
+def minibatch_indices(
+    n: int, n_minibatches: int, *, generator: torch.Generator, device=None
+) -> list[Tensor]:
     """A random split of ``range(n)`` into equal minibatches (from ``generator``)."""
     perm = torch.randperm(n, generator=generator).to(device)
     return list(perm.chunk(n_minibatches))
 
 
-def grpo_update(model: Transformer, optimizer: torch.optim.Optimizer, prompts: Tensor,
-                completions: Tensor, rewards: np.ndarray, cfg: GRPOConfig, *,
-                generator: torch.Generator, ref_model: Transformer | None = None) -> dict:
+def grpo_update(
+    model: Transformer,
+    optimizer: torch.optim.Optimizer,
+    prompts: Tensor,
+    completions: Tensor,
+    rewards: np.ndarray,
+    cfg: GRPOConfig,
+    *,
+    generator: torch.Generator,
+    ref_model: Transformer | None = None,
+) -> dict:
     """One GRPO iteration on a sampled batch: advantages, then the policy updates.
 
     Parameters
@@ -313,21 +342,31 @@ def grpo_update(model: Transformer, optimizer: torch.optim.Optimizer, prompts: T
                 old = completion_logprobs(model, prompts, completions, temperature=cfg.temperature)
                 extra_forwards += 1
             if ref_model is not None and cfg.kl_coef:
-                ref = completion_logprobs(ref_model, prompts, completions,
-                                          temperature=cfg.temperature)
+                ref = completion_logprobs(
+                    ref_model, prompts, completions, temperature=cfg.temperature
+                )
                 extra_forwards += 1
     stats = {"loss": 0.0, "clip_frac": 0.0, "kl": 0.0}
     updates = 0
     model.train()
     for _ in range(cfg.n_epochs):
-        for idx in minibatch_indices(len(completions), cfg.n_minibatches, generator=generator,
-                                     device=dev):
-            logp = completion_logprobs(model, prompts[idx], completions[idx],
-                                       temperature=cfg.temperature)
+        for idx in minibatch_indices(
+            len(completions), cfg.n_minibatches, generator=generator, device=dev
+        ):
+            logp = completion_logprobs(
+                model, prompts[idx], completions[idx], temperature=cfg.temperature
+            )
             logp_old = logp.detach() if old is None else old[idx]
-            loss, s = grpo_loss(logp, logp_old, adv[idx], mask[idx], clip_eps=cfg.clip_eps,
-                                agg=cfg.loss_agg, logp_ref=None if ref is None else ref[idx],
-                                kl_coef=cfg.kl_coef)
+            loss, s = grpo_loss(
+                logp,
+                logp_old,
+                adv[idx],
+                mask[idx],
+                clip_eps=cfg.clip_eps,
+                agg=cfg.loss_agg,
+                logp_ref=None if ref is None else ref[idx],
+                kl_coef=cfg.kl_coef,
+            )
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             if cfg.max_grad_norm:

@@ -40,8 +40,11 @@ def lr_scores(sweep: Any, lr_results: dict, size_index: int) -> dict[float, floa
     """
     out = {}
     for m in sweep.lr_grid:
-        ends = [float(np.mean(r.pass_rate[-sweep.lr_last:])) for s in sweep.lr_seeds
-                if (r := lr_results.get((size_index, m, s))) is not None]
+        ends = [
+            float(np.mean(r.pass_rate[-sweep.lr_last :]))
+            for s in sweep.lr_seeds
+            if (r := lr_results.get((size_index, m, s))) is not None
+        ]
         out[m] = float(np.mean(ends)) if ends else float("nan")
     return out
 
@@ -72,22 +75,35 @@ def lr_stage_dataset(sweep: Any, lr_results: dict) -> xr.Dataset:
     """
     names = [s.name for s in sweep.sizes]
     grid, seeds = list(sweep.lr_grid), list(sweep.lr_seeds)
-    steps = sorted({0, *range(sweep.eval_every, sweep.lr_steps + 1, sweep.eval_every),
-                    sweep.lr_steps})
+    steps = sorted(
+        {0, *range(sweep.eval_every, sweep.lr_steps + 1, sweep.eval_every), sweep.lr_steps}
+    )
     shape = (len(names), len(grid), len(seeds), len(steps))
     rate, flops = np.full(shape, np.nan), np.full(shape, np.nan)
     for (i, m, s), r in lr_results.items():
         j, k = grid.index(m), seeds.index(s)
-        rate[i, j, k, :len(r.pass_rate)] = r.pass_rate
-        flops[i, j, k, :len(r.eval_flops)] = r.eval_flops
-    score = np.array([[lr_scores(sweep, lr_results, i)[m] for m in grid]
-                      for i in range(len(names))])
+        rate[i, j, k, : len(r.pass_rate)] = r.pass_rate
+        flops[i, j, k, : len(r.eval_flops)] = r.eval_flops
+    score = np.array(
+        [[lr_scores(sweep, lr_results, i)[m] for m in grid] for i in range(len(names))]
+    )
     dims = ("model_size", "lr_mult", "lr_seed", "lr_eval")
     return xr.Dataset(
-        {"lr_pass_rate": (dims, rate, {"long_name": "held-out pass rate, learning-rate stage"}),
-         "lr_flops": (dims, flops, {"units": "FLOP"}),
-         "lr_score": (("model_size", "lr_mult"), score,
-                      {"long_name": f"mean pass rate over the last {sweep.lr_last} evaluations"})},
-        coords={"model_size": names, "lr_mult": grid, "lr_seed": seeds,
-                "lr_eval": np.arange(len(steps)), "lr_eval_step": ("lr_eval", np.array(steps)),
-                "lr_rule": ("model_size", [sweep.rule_lr(s) for s in sweep.sizes])})
+        {
+            "lr_pass_rate": (dims, rate, {"long_name": "held-out pass rate, learning-rate stage"}),
+            "lr_flops": (dims, flops, {"units": "FLOP"}),
+            "lr_score": (
+                ("model_size", "lr_mult"),
+                score,
+                {"long_name": f"mean pass rate over the last {sweep.lr_last} evaluations"},
+            ),
+        },
+        coords={
+            "model_size": names,
+            "lr_mult": grid,
+            "lr_seed": seeds,
+            "lr_eval": np.arange(len(steps)),
+            "lr_eval_step": ("lr_eval", np.array(steps)),
+            "lr_rule": ("model_size", [sweep.rule_lr(s) for s in sweep.sizes]),
+        },
+    )

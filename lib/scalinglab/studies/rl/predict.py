@@ -35,16 +35,27 @@ _AT_ONE = 1.0 - 1e-3  # an asymptote this close to 1 sits on its bound
 def _baseline_runs(df: pd.DataFrame) -> dict[str, list[pd.DataFrame]]:
     base = df[df["variant"] == df["variant"].iloc[0]]
     sizes = list(base.drop_duplicates("model_size").sort_values("n_params")["model_size"])
-    return {s: [g.sort_values("compute") for _, g in base[base["model_size"] == s]
-                .groupby("seed", sort=True)] for s in sizes}
+    return {
+        s: [
+            g.sort_values("compute")
+            for _, g in base[base["model_size"] == s].groupby("seed", sort=True)
+        ]
+        for s in sizes
+    }
 
 
 def _warm(res) -> dict:
     return {k: [v] for k, v in res.params.items() if k not in res.fixed}
 
 
-def _half_stats(runs: list[pd.DataFrame], pick: np.ndarray, *, fit_frac: float,
-                transient_frac: float, starts=None) -> tuple[np.ndarray, tuple]:
+def _half_stats(
+    runs: list[pd.DataFrame],
+    pick: np.ndarray,
+    *,
+    fit_frac: float,
+    transient_frac: float,
+    starts=None,
+) -> tuple[np.ndarray, tuple]:
     """[A_full, A_half, A error, final error, rmse, B_full, C_mid_full] for one resample."""
     chosen = [runs[i] for i in pick]
     r0 = float(np.mean([g.loc[g["compute"] == 0, "pass_rate"].mean() for g in chosen]))
@@ -65,21 +76,46 @@ def _half_stats(runs: list[pd.DataFrame], pick: np.ndarray, *, fit_frac: float,
     fc, fy = np.concatenate(full_c), np.concatenate(full_y)
     sf, sh = (None, None) if starts is None else starts
     full = fit("scalerl", fc, fy, fixed={"R0": r0}, starts=sf, n_polish=5 if sf is None else 1)
-    half = fit("scalerl", np.concatenate(half_c), np.concatenate(half_y), fixed={"R0": r0},
-               starts=sh, n_polish=5 if sh is None else 1)
+    half = fit(
+        "scalerl",
+        np.concatenate(half_c),
+        np.concatenate(half_y),
+        fixed={"R0": r0},
+        starts=sh,
+        n_polish=5 if sh is None else 1,
+    )
     pred = np.array([float(half.predict(np.array([cm]))[0]) for cm, _ in finals])
     obs = np.array([y for _, y in finals])
-    curve = pd.DataFrame({"step": np.concatenate(steps), "c": fc, "y": fy}) \
-        .groupby("step")[["c", "y"]].mean()
+    curve = (
+        pd.DataFrame({"step": np.concatenate(steps), "c": fc, "y": fy})
+        .groupby("step")[["c", "y"]]
+        .mean()
+    )
     rmse = float(np.sqrt(np.mean((full.predict(curve["c"].to_numpy()) - curve["y"]) ** 2)))
     a_f, a_h = float(full.params["A"]), float(half.params["A"])
-    out = np.array([a_f, a_h, a_h - a_f, float(np.mean(pred - obs)), rmse,
-                    float(full.params["B"]), float(full.params["C_mid"])])
+    out = np.array(
+        [
+            a_f,
+            a_h,
+            a_h - a_f,
+            float(np.mean(pred - obs)),
+            rmse,
+            float(full.params["B"]),
+            float(full.params["C_mid"]),
+        ]
+    )
     return out, (full, half)
 
 
-def half_compute(df: pd.DataFrame, *, fit_frac: float = 0.5, transient_frac: float = 0.1,
-                 reps: int = 1000, seed: int = 0, level: float = 0.95) -> pd.DataFrame:
+def half_compute(
+    df: pd.DataFrame,
+    *,
+    fit_frac: float = 0.5,
+    transient_frac: float = 0.1,
+    reps: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> pd.DataFrame:
     """ScaleRL's test: does the first half of compute predict the asymptote and the end?
 
     Parameters
@@ -107,14 +143,16 @@ def half_compute(df: pd.DataFrame, *, fit_frac: float = 0.5, transient_frac: flo
     names = ["A_full", "A_half", "A_error", "final_error", "rmse", "B", "C_mid"]
     for size, runs in _baseline_runs(df).items():
         every = np.arange(len(runs))
-        point, (full, half) = _half_stats(runs, every, fit_frac=fit_frac,
-                                          transient_frac=transient_frac)
+        point, (full, half) = _half_stats(
+            runs, every, fit_frac=fit_frac, transient_frac=transient_frac
+        )
         starts = (_warm(full), _warm(half))
         draws = np.full((reps, len(names)), np.nan)
         for b, pick in enumerate(resample_groups(rng, len(runs), reps)):
             try:
-                draws[b] = _half_stats(runs, pick, fit_frac=fit_frac,
-                                       transient_frac=transient_frac, starts=starts)[0]
+                draws[b] = _half_stats(
+                    runs, pick, fit_frac=fit_frac, transient_frac=transient_frac, starts=starts
+                )[0]
             except Exception:  # a failed refit is a NaN replicate, left out of the interval
                 continue
         lo, hi = percentile_interval(draws, level=level)
@@ -127,9 +165,15 @@ def half_compute(df: pd.DataFrame, *, fit_frac: float = 0.5, transient_frac: flo
             note = f"A of the half fit on its bound 1 in {100 * share_half:.0f}% of refits"
         else:
             note = ""
-        row = {"model_size": size, "n_params": float(runs[0]["n_params"].iloc[0]),
-               "n_seeds": len(runs), "A_half_identified": not note, "A_half_note": note,
-               "A_full_at_bound": share_full, "failed_reps": int((~ok).sum())}
+        row = {
+            "model_size": size,
+            "n_params": float(runs[0]["n_params"].iloc[0]),
+            "n_seeds": len(runs),
+            "A_half_identified": not note,
+            "A_half_note": note,
+            "A_full_at_bound": share_full,
+            "failed_reps": int((~ok).sum()),
+        }
         for k, name in enumerate(names):
             row[name], row[f"{name}_lo"], row[f"{name}_hi"] = point[k], lo[k], hi[k]
         rows.append(row)
@@ -140,8 +184,9 @@ def _progress_fit(t: np.ndarray, y: np.ndarray, starts=None):
     return fit("logistic_progress", t, y, starts=starts, n_polish=5 if starts is None else 1)
 
 
-def _phase_stats(runs: list[pd.DataFrame], pick: np.ndarray, *, early_frac: float,
-                 t_end: float, starts=None) -> tuple[np.ndarray, tuple]:
+def _phase_stats(
+    runs: list[pd.DataFrame], pick: np.ndarray, *, early_frac: float, t_end: float, starts=None
+) -> tuple[np.ndarray, tuple]:
     """[R0, Rmax, t10, t50, t90, t90_early, error] for one resample."""
     chosen = [runs[i] for i in pick]
     t = np.concatenate([g["step"].to_numpy() / t_end for g in chosen])
@@ -159,13 +204,20 @@ def _phase_stats(runs: list[pd.DataFrame], pick: np.ndarray, *, early_frac: floa
         if not 0.0 <= t90_early <= 10.0:  # an early fit placing the plateau beyond 10 runs
             t90_early = np.nan  # has not seen it coming
     t90 = p["t0"] + LN9 / p["kappa"]
-    out = np.array([p["R0"], p["Rmax"], p["t0"] - LN9 / p["kappa"], p["t0"], t90, t90_early,
-                    t90_early - t90])
+    out = np.array(
+        [p["R0"], p["Rmax"], p["t0"] - LN9 / p["kappa"], p["t0"], t90, t90_early, t90_early - t90]
+    )
     return out, (full, res_e)
 
 
-def phase_predictions(df: pd.DataFrame, *, early_frac: float = 0.3, reps: int = 1000,
-                      seed: int = 0, level: float = 0.95) -> pd.DataFrame:
+def phase_predictions(
+    df: pd.DataFrame,
+    *,
+    early_frac: float = 0.3,
+    reps: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> pd.DataFrame:
     """Nimmaturi et al.'s phases and the plateau predicted from early training, per size.
 
     Progress ``t`` is the step over the size's longest run (its step budget when no run
@@ -192,21 +244,29 @@ def phase_predictions(df: pd.DataFrame, *, early_frac: float = 0.3, reps: int = 
         draws = np.full((reps, len(names)), np.nan)
         for b, pick in enumerate(resample_groups(rng, len(runs), reps)):
             try:
-                draws[b] = _phase_stats(runs, pick, early_frac=early_frac, t_end=t_end,
-                                        starts=starts)[0]
+                draws[b] = _phase_stats(
+                    runs, pick, early_frac=early_frac, t_end=t_end, starts=starts
+                )[0]
             except Exception:  # a failed refit is a NaN replicate
                 continue
         with np.errstate(all="ignore"):
             lo, hi = percentile_interval(draws, level=level)
         fitted = ~np.isnan(draws[:, 4])
-        dt = float(np.median(np.diff(np.unique(np.concatenate(
-            [g["step"].to_numpy() for g in runs]))))) / t_end
-        row = {"model_size": size, "n_params": float(runs[0]["n_params"].iloc[0]),
-               "t_end_step": t_end, "eval_dt": dt,
-               # a rise narrower than one evaluation interval is a step: kappa is unbounded
-               "rise_resolved": bool(point[4] - point[2] >= dt),
-               "early_fail_share": float(np.mean(np.isnan(draws[fitted, 5])))
-               if fitted.any() else 1.0}
+        dt = (
+            float(
+                np.median(np.diff(np.unique(np.concatenate([g["step"].to_numpy() for g in runs]))))
+            )
+            / t_end
+        )
+        row = {
+            "model_size": size,
+            "n_params": float(runs[0]["n_params"].iloc[0]),
+            "t_end_step": t_end,
+            "eval_dt": dt,
+            # a rise narrower than one evaluation interval is a step: kappa is unbounded
+            "rise_resolved": bool(point[4] - point[2] >= dt),
+            "early_fail_share": float(np.mean(np.isnan(draws[fitted, 5]))) if fitted.any() else 1.0,
+        }
         for k, name in enumerate(names):
             row[name], row[f"{name}_lo"], row[f"{name}_hi"] = point[k], lo[k], hi[k]
         rows.append(row)
@@ -219,9 +279,16 @@ def _end_rate(c: np.ndarray, y: np.ndarray, c_end: float, window_frac: float) ->
     return float(np.mean(np.interp(grid, c, y)))
 
 
-def matched_compute_delta(df: pd.DataFrame, variant: str, *, baseline: str = "baseline",
-                          window_frac: float = 0.2, reps: int = 2000, seed: int = 0,
-                          level: float = 0.95) -> dict:
+def matched_compute_delta(
+    df: pd.DataFrame,
+    variant: str,
+    *,
+    baseline: str = "baseline",
+    window_frac: float = 0.2,
+    reps: int = 2000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> dict:
     """Held-out pass rate of ``variant`` minus ``baseline`` at equal RL compute, paired by seed.
 
     For each size the variant ran at and each seed, the two runs (same warmed-up
@@ -239,31 +306,44 @@ def matched_compute_delta(df: pd.DataFrame, variant: str, *, baseline: str = "ba
     for size in df.loc[df["variant"] == variant, "model_size"].unique():
         g = df[df["model_size"] == size]
         diffs = []
-        for sd in sorted(set(g.loc[g["variant"] == variant, "seed"])
-                         & set(g.loc[g["variant"] == baseline, "seed"])):
+        for sd in sorted(
+            set(g.loc[g["variant"] == variant, "seed"])
+            & set(g.loc[g["variant"] == baseline, "seed"])
+        ):
             a = g[(g["variant"] == variant) & (g["seed"] == sd)].sort_values("compute")
             b = g[(g["variant"] == baseline) & (g["seed"] == sd)].sort_values("compute")
             c_end = min(a["compute"].max(), b["compute"].max())
-            diffs.append(_end_rate(a["compute"].to_numpy(), a["pass_rate"].to_numpy(), c_end,
-                                   window_frac)
-                         - _end_rate(b["compute"].to_numpy(), b["pass_rate"].to_numpy(), c_end,
-                                     window_frac))
+            diffs.append(
+                _end_rate(a["compute"].to_numpy(), a["pass_rate"].to_numpy(), c_end, window_frac)
+                - _end_rate(b["compute"].to_numpy(), b["pass_rate"].to_numpy(), c_end, window_frac)
+            )
         if diffs:
             per_size[size] = np.array(diffs)
     if not per_size:
         raise ValueError(f"variant {variant!r} has no run paired with {baseline!r}")
     rng = np.random.default_rng(seed)
     point = float(np.mean([d.mean() for d in per_size.values()]))
-    boots = np.mean([d[resample_groups(rng, len(d), reps)].mean(axis=1)
-                     for d in per_size.values()], axis=0)
+    boots = np.mean(
+        [d[resample_groups(rng, len(d), reps)].mean(axis=1) for d in per_size.values()], axis=0
+    )
     lo, hi = percentile_interval(boots, level=level)
-    return {"delta": point, "ci": (float(lo), float(hi)),
-            "per_size": {k: float(v.mean()) for k, v in per_size.items()},
-            "n_seeds": int(min(len(v) for v in per_size.values())), "sizes": list(per_size)}
+    return {
+        "delta": point,
+        "ci": (float(lo), float(hi)),
+        "per_size": {k: float(v.mean()) for k, v in per_size.items()},
+        "n_seeds": int(min(len(v) for v in per_size.values())),
+        "sizes": list(per_size),
+    }
 
 
-def seed_spread(per_seed: pd.DataFrame, *, metric: str = "A", reps: int = 2000, seed: int = 0,
-                level: float = 0.95) -> dict:
+def seed_spread(
+    per_seed: pd.DataFrame,
+    *,
+    metric: str = "A",
+    reps: int = 2000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> dict:
     """Run-to-run spread of a per-run sigmoid parameter (ScaleRL's noise floor on ``A``).
 
     Parameters
@@ -287,11 +367,15 @@ def seed_spread(per_seed: pd.DataFrame, *, metric: str = "A", reps: int = 2000, 
         raise ValueError("seed_spread needs at least 2 runs of one size")
     rng = np.random.default_rng(seed)
     point = float(np.mean([v.std(ddof=1) for v in vals.values()]))
-    boots = np.mean([v[resample_groups(rng, v.size, reps)].std(axis=1, ddof=1)
-                     for v in vals.values()], axis=0)
+    boots = np.mean(
+        [v[resample_groups(rng, v.size, reps)].std(axis=1, ddof=1) for v in vals.values()], axis=0
+    )
     lo, hi = percentile_interval(boots, level=level)
     allv = np.concatenate(list(vals.values()))
-    return {"sd": point, "ci": (float(min(lo, point)), float(max(hi, point))),
-            "ci_extended": bool(point < lo or point > hi),
-            "at_bound": float(np.mean(allv >= _AT_ONE)) if metric == "A" else 0.0,
-            "per_size": {k: float(v.std(ddof=1)) for k, v in vals.items()}}
+    return {
+        "sd": point,
+        "ci": (float(min(lo, point)), float(max(hi, point))),
+        "ci_extended": bool(point < lo or point > hi),
+        "at_bound": float(np.mean(allv >= _AT_ONE)) if metric == "A" else 0.0,
+        "per_size": {k: float(v.std(ddof=1)) for k, v in vals.items()},
+    }

@@ -48,12 +48,7 @@ import torch.nn.functional as F
 
 from scalinglab.models.tokenizer import PAD, arithmetic_tokenizer
 from scalinglab.models.transformer import Transformer, TransformerConfig
-from scalinglab.studies.rl.grpo import (
-    GRPOConfig,
-    completion_mask,
-    grpo_update,
-    sample_completions,
-)
+from scalinglab.studies.rl.grpo import GRPOConfig, completion_mask, grpo_update, sample_completions
 from scalinglab.studies.rl.stopping import PlateauRule, should_stop
 from scalinglab.studies.rl.tasks import Problems, TaskSpec, sample_problems, score_completions
 
@@ -95,8 +90,10 @@ class RLRunConfig:
 
     def __post_init__(self) -> None:
         if not 0 <= self.train_pool <= self.n_train:
-            raise ValueError(f"RLRunConfig: train_pool must be in [0, n_train={self.n_train}], "
-                             f"got {self.train_pool}")
+            raise ValueError(
+                f"RLRunConfig: train_pool must be in [0, n_train={self.n_train}], "
+                f"got {self.train_pool}"
+            )
         if self.max_new_tokens < 0:
             raise ValueError(f"RLRunConfig: max_new_tokens must be >= 0, got {self.max_new_tokens}")
 
@@ -111,12 +108,20 @@ class RLRunConfig:
         return self.train_pool or self.n_train
 
     def to_dict(self) -> dict:
-        d = {"model": self.model.to_dict(), "task": self.task.to_dict(),
-             "warmup": self.warmup.to_dict(), "grpo": self.grpo.to_dict(),
-             **{k: getattr(self, k) for k in ("n_sft", "n_train", "n_heldout", "eval_every",
-                                              "eval_k", "data_seed")}}
+        d = {
+            "model": self.model.to_dict(),
+            "task": self.task.to_dict(),
+            "warmup": self.warmup.to_dict(),
+            "grpo": self.grpo.to_dict(),
+            **{
+                k: getattr(self, k)
+                for k in ("n_sft", "n_train", "n_heldout", "eval_every", "eval_k", "data_seed")
+            },
+        }
         # the redesign's knobs appear only when used (older configs keep their dicts)
-        d.update({k: getattr(self, k) for k in ("train_pool", "max_new_tokens") if getattr(self, k)})
+        d.update(
+            {k: getattr(self, k) for k in ("train_pool", "max_new_tokens") if getattr(self, k)}
+        )
         if self.plateau is not None:
             d["plateau"] = self.plateau.to_dict()
         return d
@@ -177,8 +182,13 @@ def forward_flops(cfg: TransformerConfig, lengths: np.ndarray | float) -> float:
     """
     from scalinglab.cost_model.inference import generation_flops
 
-    return float(np.sum(generation_flops(float(cfg.n_params()), lengths, n_layer=cfg.n_layer,
-                                         d_attn=cfg.d_model)))
+    return float(
+        np.sum(
+            generation_flops(
+                float(cfg.n_params()), lengths, n_layer=cfg.n_layer, d_attn=cfg.d_model
+            )
+        )
+    )
 
 
 def train_flops(cfg: TransformerConfig, lengths: np.ndarray | float) -> float:
@@ -187,12 +197,28 @@ def train_flops(cfg: TransformerConfig, lengths: np.ndarray | float) -> float:
     from scalinglab.cost_model.flops import training_flops
 
     lengths = np.asarray(lengths, dtype=float)
-    return float(np.sum(training_flops(float(cfg.n_params()), lengths, n_layer=cfg.n_layer,
-                                       n_ctx=lengths, d_model=cfg.d_model)))
+    return float(
+        np.sum(
+            training_flops(
+                float(cfg.n_params()),
+                lengths,
+                n_layer=cfg.n_layer,
+                n_ctx=lengths,
+                d_model=cfg.d_model,
+            )
+        )
+    )
 
 
-def rl_step_flops(cfg: TransformerConfig, *, prompt_len: int, gen_lengths: np.ndarray,
-                  n_prompts: int, extra_forwards: int = 0, n_epochs: int = 1) -> float:
+def rl_step_flops(
+    cfg: TransformerConfig,
+    *,
+    prompt_len: int,
+    gen_lengths: np.ndarray,
+    n_prompts: int,
+    extra_forwards: int = 0,
+    n_epochs: int = 1,
+) -> float:
     """RL compute of one GRPO step.
 
     Parameters
@@ -222,17 +248,33 @@ def rl_step_flops(cfg: TransformerConfig, *, prompt_len: int, gen_lengths: np.nd
     n = float(cfg.n_params())
     lengths = np.asarray(gen_lengths, dtype=float)
     prefill = n_prompts * forward_flops(cfg, float(prompt_len))
-    rollout = float(np.sum(generation_flops(n, lengths, prompt_len=prompt_len,
-                                            n_layer=cfg.n_layer, d_attn=cfg.d_model)))
+    rollout = float(
+        np.sum(
+            generation_flops(
+                n, lengths, prompt_len=prompt_len, n_layer=cfg.n_layer, d_attn=cfg.d_model
+            )
+        )
+    )
     seq = prompt_len + lengths - 1.0
-    return (prefill + rollout + extra_forwards * forward_flops(cfg, seq)
-            + n_epochs * train_flops(cfg, seq))
+    return (
+        prefill
+        + rollout
+        + extra_forwards * forward_flops(cfg, seq)
+        + n_epochs * train_flops(cfg, seq)
+    )
 
 
 @torch.no_grad()
-def pass_rate(model: Transformer, problems: Problems, *, k: int, seed: int,
-              temperature: float = 1.0, batch_sequences: int = 1024,
-              max_new_tokens: int = 0) -> np.ndarray:
+def pass_rate(
+    model: Transformer,
+    problems: Problems,
+    *,
+    k: int,
+    seed: int,
+    temperature: float = 1.0,
+    batch_sequences: int = 1024,
+    max_new_tokens: int = 0,
+) -> np.ndarray:
     """Per-problem pass rate, mean over ``k`` sampled completions.
 
     ``max_new_tokens``: generation limit (EOS included); 0 = the longest answer + EOS.
@@ -247,15 +289,21 @@ def pass_rate(model: Transformer, problems: Problems, *, k: int, seed: int,
     per = max(1, batch_sequences // k)
     out = []
     for s in range(0, len(problems), per):
-        comp = sample_completions(model, prompts[s:s + per], repeats=k, temperature=temperature,
-                                  max_new_tokens=max_new_tokens or problems.spec.max_answer_len + 1,
-                                  generator=gen)
+        comp = sample_completions(
+            model,
+            prompts[s : s + per],
+            repeats=k,
+            temperature=temperature,
+            max_new_tokens=max_new_tokens or problems.spec.max_answer_len + 1,
+            generator=gen,
+        )
         out.append(score_completions(comp, problems.subset(slice(s, s + per)), repeats=k))
     return np.concatenate(out).reshape(-1, k).mean(axis=1)
 
 
-def warm_up(model: Transformer, sft: Problems, check: Problems, cfg: WarmupConfig, *,
-            seed: int) -> dict:
+def warm_up(
+    model: Transformer, sft: Problems, check: Problems, cfg: WarmupConfig, *, seed: int
+) -> dict:
     """Supervised warm-up until the pass rate on ``check`` reaches ``cfg.target_lo``.
 
     Returns
@@ -279,7 +327,7 @@ def warm_up(model: Transformer, sft: Problems, check: Problems, cfg: WarmupConfi
         for _ in range(cfg.check_every):
             if pos + cfg.batch_size > len(order):
                 order, pos = torch.randperm(len(sft), generator=gen), 0
-            idx = order[pos:pos + cfg.batch_size].to(dev)
+            idx = order[pos : pos + cfg.batch_size].to(dev)
             pos += cfg.batch_size
             logits = model(inputs[idx])
             loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels[idx].reshape(-1))
@@ -291,8 +339,13 @@ def warm_up(model: Transformer, sft: Problems, check: Problems, cfg: WarmupConfi
         rate = float(pass_rate(model, check, k=cfg.check_k, seed=seed + 1).mean())
         checks.append((steps, rate))
     _sync(dev)
-    return {"steps": steps, "flops": flops, "wall_s": time.perf_counter() - t0, "check": rate,
-            "checks": checks}
+    return {
+        "steps": steps,
+        "flops": flops,
+        "wall_s": time.perf_counter() - t0,
+        "check": rate,
+        "checks": checks,
+    }
 
 
 @dataclass
@@ -313,12 +366,16 @@ def _seeds(seed: int) -> tuple[int, int, int, int]:
 
 
 def _problem_sets(cfg: RLRunConfig) -> dict[str, Problems]:
-    return sample_problems(cfg.task, {"sft": cfg.n_sft, "train": cfg.n_train,
-                                      "heldout": cfg.n_heldout}, seed=cfg.data_seed)
+    return sample_problems(
+        cfg.task,
+        {"sft": cfg.n_sft, "train": cfg.n_train, "heldout": cfg.n_heldout},
+        seed=cfg.data_seed,
+    )
 
 
-def warm_start(cfg: RLRunConfig, *, seed: int, device: str = "cpu",
-               num_threads: int | None = None) -> WarmStart:
+def warm_start(
+    cfg: RLRunConfig, *, seed: int, device: str = "cpu", num_threads: int | None = None
+) -> WarmStart:
     """Initialise the model from ``seed`` and warm it up (:func:`warm_up`).
 
     Depends only on ``cfg.model``, ``cfg.task``, ``cfg.warmup``, the set sizes,
@@ -335,8 +392,15 @@ def warm_start(cfg: RLRunConfig, *, seed: int, device: str = "cpu",
         return WarmStart(state, w["steps"], w["flops"], w["wall_s"], w["check"], w["checks"])
 
 
-def run_rl(cfg: RLRunConfig, *, seed: int, device: str = "cpu", num_threads: int | None = None,
-           warm: WarmStart | None = None, progress: bool = False) -> RunResult:
+def run_rl(
+    cfg: RLRunConfig,
+    *,
+    seed: int,
+    device: str = "cpu",
+    num_threads: int | None = None,
+    warm: WarmStart | None = None,
+    progress: bool = False,
+) -> RunResult:
     """Warm up (unless ``warm`` is given) and post-train one policy with GRPO.
 
     Parameters
@@ -383,8 +447,15 @@ def run_rl(cfg: RLRunConfig, *, seed: int, device: str = "cpu", num_threads: int
 
         def evaluate(step: int) -> None:
             t = time.perf_counter()
-            rate = float(pass_rate(model, sets["heldout"], k=cfg.eval_k, seed=s_eval,
-                                   max_new_tokens=cfg.max_new_tokens).mean())
+            rate = float(
+                pass_rate(
+                    model,
+                    sets["heldout"],
+                    k=cfg.eval_k,
+                    seed=s_eval,
+                    max_new_tokens=cfg.max_new_tokens,
+                ).mean()
+            )
             timing["eval"] += time.perf_counter() - t
             evals.append((step, flops, wall, step * g.prompts_per_step * g.group_size, rate))
 
@@ -392,32 +463,49 @@ def run_rl(cfg: RLRunConfig, *, seed: int, device: str = "cpu", num_threads: int
         for step in tqdm(range(1, g.steps + 1), disable=not progress, desc="GRPO", unit="step"):
             if pos + g.prompts_per_step > n_pool:
                 order, pos = torch.randperm(n_pool, generator=gen), 0
-            pidx = order[pos:pos + g.prompts_per_step]
+            pidx = order[pos : pos + g.prompts_per_step]
             pos += g.prompts_per_step
             t0 = time.perf_counter()
-            comp = sample_completions(model, train_prompts[pidx.to(dev)], repeats=g.group_size,
-                                      max_new_tokens=max_new, temperature=g.temperature,
-                                      generator=sampler)
+            comp = sample_completions(
+                model,
+                train_prompts[pidx.to(dev)],
+                repeats=g.group_size,
+                max_new_tokens=max_new,
+                temperature=g.temperature,
+                generator=sampler,
+            )
             t1 = time.perf_counter()
-            rewards = score_completions(comp, sets["train"].subset(pidx.numpy()),
-                                        repeats=g.group_size)
+            rewards = score_completions(
+                comp, sets["train"].subset(pidx.numpy()), repeats=g.group_size
+            )
             t2 = time.perf_counter()
             prompts = train_prompts[pidx.to(dev)].repeat_interleave(g.group_size, dim=0)
-            stats = grpo_update(model, opt, prompts, comp, rewards, g, generator=gen,
-                                ref_model=ref)
+            stats = grpo_update(model, opt, prompts, comp, rewards, g, generator=gen, ref_model=ref)
             _sync(dev)
             t3 = time.perf_counter()
             lengths = completion_mask(comp)[1].cpu().numpy().astype(float)
-            step_flops = rl_step_flops(cfg.model, prompt_len=t_len, gen_lengths=lengths,
-                                       n_prompts=g.prompts_per_step,
-                                       extra_forwards=stats["extra_forwards"], n_epochs=g.n_epochs)
+            step_flops = rl_step_flops(
+                cfg.model,
+                prompt_len=t_len,
+                gen_lengths=lengths,
+                n_prompts=g.prompts_per_step,
+                extra_forwards=stats["extra_forwards"],
+                n_epochs=g.n_epochs,
+            )
             flops += step_flops
             timing["rollout"] += t1 - t0
             timing["reward"] += t2 - t1
             timing["update"] += t3 - t2
             wall += t3 - t0
-            per_step.append((float(np.mean(rewards)), float(lengths.mean()), stats["clip_frac"],
-                             stats["zero_adv_frac"], step_flops))
+            per_step.append(
+                (
+                    float(np.mean(rewards)),
+                    float(lengths.mean()),
+                    stats["clip_frac"],
+                    stats["zero_adv_frac"],
+                    step_flops,
+                )
+            )
             if step % cfg.eval_every == 0 or step == g.steps:
                 evaluate(step)
                 if cfg.plateau is not None and step < g.steps:
@@ -428,9 +516,22 @@ def run_rl(cfg: RLRunConfig, *, seed: int, device: str = "cpu", num_threads: int
         ev = np.array(evals, dtype=float).reshape(-1, 5)
         ps = np.array(per_step, dtype=float).reshape(-1, 5)
         return RunResult(
-            eval_step=ev[:, 0].astype(int), eval_flops=ev[:, 1], eval_wall_s=ev[:, 2],
-            eval_samples=ev[:, 3].astype(int), pass_rate=ev[:, 4], train_reward=ps[:, 0],
-            mean_length=ps[:, 1], clip_frac=ps[:, 2], zero_adv_frac=ps[:, 3], step_flops=ps[:, 4],
-            n_params=model.n_params(), n_params_total=model.n_params(non_embedding=False),
-            warmup_steps=warm.steps, warmup_flops=warm.flops, warmup_wall_s=warm.wall_s,
-            warmup_check=warm.check, timing_s=timing, stopped_early=stopped)
+            eval_step=ev[:, 0].astype(int),
+            eval_flops=ev[:, 1],
+            eval_wall_s=ev[:, 2],
+            eval_samples=ev[:, 3].astype(int),
+            pass_rate=ev[:, 4],
+            train_reward=ps[:, 0],
+            mean_length=ps[:, 1],
+            clip_frac=ps[:, 2],
+            zero_adv_frac=ps[:, 3],
+            step_flops=ps[:, 4],
+            n_params=model.n_params(),
+            n_params_total=model.n_params(non_embedding=False),
+            warmup_steps=warm.steps,
+            warmup_flops=warm.flops,
+            warmup_wall_s=warm.wall_s,
+            warmup_check=warm.check,
+            timing_s=timing,
+            stopped_early=stopped,
+        )

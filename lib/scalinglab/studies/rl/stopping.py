@@ -71,8 +71,9 @@ class PlateauRule:
         return asdict(self)
 
 
-def window_gain(compute: np.ndarray, rate: np.ndarray, *, window_frac: float = 0.2
-                ) -> tuple[float, float, int]:
+def window_gain(
+    compute: np.ndarray, rate: np.ndarray, *, window_frac: float = 0.2
+) -> tuple[float, float, int]:
     """Gain over the last ``window_frac`` of compute and its standard error.
 
     Parameters
@@ -108,8 +109,7 @@ def window_gain(compute: np.ndarray, rate: np.ndarray, *, window_frac: float = 0
     return slope * span, se_slope * span, n
 
 
-def plateaued(steps: np.ndarray, compute: np.ndarray, rate: np.ndarray, rule: PlateauRule
-              ) -> bool:
+def plateaued(steps: np.ndarray, compute: np.ndarray, rate: np.ndarray, rule: PlateauRule) -> bool:
     """Whether the latest evaluation meets the plateau criterion (before ``patience``).
 
     Parameters
@@ -133,11 +133,14 @@ def plateaued(steps: np.ndarray, compute: np.ndarray, rate: np.ndarray, rule: Pl
     return bool(gain < max(rule.z * se, rule.tol))
 
 
-def should_stop(steps: np.ndarray, compute: np.ndarray, rate: np.ndarray, rule: PlateauRule
-                ) -> bool:
+def should_stop(
+    steps: np.ndarray, compute: np.ndarray, rate: np.ndarray, rule: PlateauRule
+) -> bool:
     """True when the last ``rule.patience`` evaluations all met :func:`plateaued`."""
     e = len(steps)
     if e < rule.patience:
         return False
-    return all(plateaued(steps[:k], compute[:k], rate[:k], rule)
-               for k in range(e - rule.patience + 1, e + 1))
+    return all(
+        plateaued(steps[:k], compute[:k], rate[:k], rule)
+        for k in range(e - rule.patience + 1, e + 1)
+    )

@@ -129,24 +129,39 @@ class RLSweepConfig:
         width rule's learning rate (the size's selected multiplier).
         """
         model = TransformerConfig(
-            vocab_size=arithmetic_tokenizer().vocab_size, d_model=size.d_model,
-            n_layer=size.n_layer, n_head=size.n_head,
-            max_seq_len=self.task.prompt_len + self.task.max_answer_len + 1, **self.architecture)
+            vocab_size=arithmetic_tokenizer().vocab_size,
+            d_model=size.d_model,
+            n_layer=size.n_layer,
+            n_head=size.n_head,
+            max_seq_len=self.task.prompt_len + self.task.max_answer_len + 1,
+            **self.architecture,
+        )
         over = dict(self.variants[variant])
         lr = self.rule_lr(size) * lr_mult * over.pop("lr_scale", 1.0)
         run_knobs = {k: over.pop(k) for k in ("train_pool", "max_new_tokens") if k in over}
         grpo = dataclasses.replace(self.grpo, lr=lr, **over)
-        return RLRunConfig(model=model, task=self.task, warmup=self.warmup, grpo=grpo,
-                           n_sft=self.n_sft, n_train=self.n_train, n_heldout=self.n_heldout,
-                           eval_every=self.eval_every, eval_k=self.eval_k,
-                           data_seed=self.data_seed, plateau=self.plateau, **run_knobs)
+        return RLRunConfig(
+            model=model,
+            task=self.task,
+            warmup=self.warmup,
+            grpo=grpo,
+            n_sft=self.n_sft,
+            n_train=self.n_train,
+            n_heldout=self.n_heldout,
+            eval_every=self.eval_every,
+            eval_k=self.eval_k,
+            data_seed=self.data_seed,
+            plateau=self.plateau,
+            **run_knobs,
+        )
 
     def lr_config(self, size: SizeSpec, lr_mult: float) -> RLRunConfig:
         """A learning-rate-stage run: the baseline at ``lr_mult`` x the width rule,
         ``lr_steps`` steps, no plateau stop."""
         cfg = self.run_config(size, next(iter(self.variants)), lr_mult=lr_mult)
-        return dataclasses.replace(cfg, grpo=dataclasses.replace(cfg.grpo, steps=self.lr_steps),
-                                   plateau=None)
+        return dataclasses.replace(
+            cfg, grpo=dataclasses.replace(cfg.grpo, steps=self.lr_steps), plateau=None
+        )
 
     def n_tasks(self) -> int:
         """Warm-ups, learning-rate-stage runs and main runs of the whole sweep."""
@@ -159,15 +174,27 @@ class RLSweepConfig:
         return tuple(self.variant_sizes.get(variant, [s.name for s in self.sizes]))
 
 
-_REDESIGN_DEFAULTS = {"lr_grid": (), "lr_seeds": (), "lr_steps": 0, "lr_last": 3,
-                      "plateau": None, "variant_sizes": {}}
+_REDESIGN_DEFAULTS = {
+    "lr_grid": (),
+    "lr_seeds": (),
+    "lr_steps": 0,
+    "lr_last": 3,
+    "plateau": None,
+    "variant_sizes": {},
+}
 
 
-_ABLATIONS = {"baseline": {}, "sample_agg": {"loss_agg": "sample"},
-              "batch_norm": {"adv_norm": "batch"}}
+_ABLATIONS = {
+    "baseline": {},
+    "sample_agg": {"loss_agg": "sample"},
+    "batch_norm": {"adv_norm": "batch"},
+}
 _SIZES = {
-    "s": SizeSpec("s", 32, 2), "m": SizeSpec("m", 64, 3),
-    "l": SizeSpec("l", 128, 4), "xl": SizeSpec("xl", 256, 6, 8), "xxl": SizeSpec("xxl", 512, 8, 8),
+    "s": SizeSpec("s", 32, 2),
+    "m": SizeSpec("m", 64, 3),
+    "l": SizeSpec("l", 128, 4),
+    "xl": SizeSpec("xl", 256, 6, 8),
+    "xxl": SizeSpec("xxl", 512, 8, 8),
 }
 
 
@@ -201,40 +228,73 @@ def sweep_config(compute_class: str = "small", **overrides) -> RLSweepConfig:
         cfg = RLSweepConfig(
             compute_class="tiny",
             sizes=(SizeSpec("s", 32, 2), SizeSpec("m", 48, 2), SizeSpec("l", 64, 2)),
-            variants={"baseline": {}, "sample_agg": {"loss_agg": "sample"}}, seeds=(0, 1),
+            variants={"baseline": {}, "sample_agg": {"loss_agg": "sample"}},
+            seeds=(0, 1),
             task=TaskSpec(op="add", n_digits=2, reverse_answer=True),
-            warmup=WarmupConfig(lr=3e-3, batch_size=64, max_steps=600, check_every=10,
-                                check_prompts=64, check_k=2),
+            warmup=WarmupConfig(
+                lr=3e-3, batch_size=64, max_steps=600, check_every=10, check_prompts=64, check_k=2
+            ),
             grpo=GRPOConfig(steps=60, prompts_per_step=8, group_size=8),
-            n_sft=1500, n_train=1000, n_heldout=64, eval_every=10, eval_k=2)
+            n_sft=1500,
+            n_train=1000,
+            n_heldout=64,
+            eval_every=10,
+            eval_k=2,
+        )
     elif compute_class == "small":
-        cfg = RLSweepConfig(compute_class="small", sizes=(_SIZES["s"], _SIZES["m"], _SIZES["l"]),
-                            variants=dict(_ABLATIONS), grpo=GRPOConfig(steps=500),
-                            eval_every=25)
+        cfg = RLSweepConfig(
+            compute_class="small",
+            sizes=(_SIZES["s"], _SIZES["m"], _SIZES["l"]),
+            variants=dict(_ABLATIONS),
+            grpo=GRPOConfig(steps=500),
+            eval_every=25,
+        )
     elif compute_class == "medium":
         task = TaskSpec(op="add", n_digits=3, reverse_answer=True)
         steps, ablated = 2000, ("s", "m")
-        variants = {**_ABLATIONS, "half_lr": {"lr_scale": 0.5},
-                    "len_cap": {"max_new_tokens": task.max_answer_len},
-                    "reuse": {"train_pool": 2000}}
+        variants = {
+            **_ABLATIONS,
+            "half_lr": {"lr_scale": 0.5},
+            "len_cap": {"max_new_tokens": task.max_answer_len},
+            "reuse": {"train_pool": 2000},
+        }
         cfg = RLSweepConfig(
             compute_class="medium",
-            sizes=(SizeSpec("s", 32, 2), SizeSpec("m", 48, 3), SizeSpec("l", 64, 4),
-                   SizeSpec("xl", 128, 4)),
-            variants=variants, seeds=tuple(range(5)), task=task,
+            sizes=(
+                SizeSpec("s", 32, 2),
+                SizeSpec("m", 48, 3),
+                SizeSpec("l", 64, 4),
+                SizeSpec("xl", 128, 4),
+            ),
+            variants=variants,
+            seeds=tuple(range(5)),
+            task=task,
             warmup=WarmupConfig(target_lo=0.03, target_hi=0.06),
-            grpo=GRPOConfig(steps=steps), n_train=steps * GRPOConfig().prompts_per_step,
-            n_heldout=512, eval_every=25, eval_k=4,
-            lr_grid=(0.125, 0.25, 0.5, 1.0), lr_seeds=(0, 1), lr_steps=300,
+            grpo=GRPOConfig(steps=steps),
+            n_train=steps * GRPOConfig().prompts_per_step,
+            n_heldout=512,
+            eval_every=25,
+            eval_k=4,
+            lr_grid=(0.125, 0.25, 0.5, 1.0),
+            lr_seeds=(0, 1),
+            lr_steps=300,
             plateau=PlateauRule(min_steps=400),
-            variant_sizes={v: ablated for v in variants if v != "baseline"})
+            variant_sizes={v: ablated for v in variants if v != "baseline"},
+        )
     elif compute_class == "large":
         cfg = RLSweepConfig(
-            compute_class="large", sizes=tuple(_SIZES[k] for k in ("s", "m", "l", "xl", "xxl")),
+            compute_class="large",
+            sizes=tuple(_SIZES[k] for k in ("s", "m", "l", "xl", "xxl")),
             variants={**_ABLATIONS, "group4": {"group_size": 4}, "group16": {"group_size": 16}},
-            seeds=tuple(range(8)), task=TaskSpec(op="add", n_digits=4, reverse_answer=True),
-            grpo=GRPOConfig(steps=2000, prompts_per_step=32), n_sft=20000, n_train=20000,
-            n_heldout=1024, eval_every=50, eval_k=8)
+            seeds=tuple(range(8)),
+            task=TaskSpec(op="add", n_digits=4, reverse_answer=True),
+            grpo=GRPOConfig(steps=2000, prompts_per_step=32),
+            n_sft=20000,
+            n_train=20000,
+            n_heldout=1024,
+            eval_every=50,
+            eval_k=8,
+        )
     else:
         raise ValueError(f"unknown compute_class {compute_class!r}: tiny, small, medium, large")
     return dataclasses.replace(cfg, **overrides) if overrides else cfg
@@ -258,8 +318,14 @@ def _lr_task(item: tuple[RLSweepConfig, int, float, int, WarmStart]) -> RunResul
     return run_rl(cfg, seed=seed, device=sweep.device, num_threads=1, warm=warm)
 
 
-def execute_sweep(sweep: RLSweepConfig, *, scheduler: str = "", client=None,
-                  progress: bool = True, runs: RunCache | None = None) -> xr.Dataset:
+def execute_sweep(
+    sweep: RLSweepConfig,
+    *,
+    scheduler: str = "",
+    client=None,
+    progress: bool = True,
+    runs: RunCache | None = None,
+) -> xr.Dataset:
     """Run every task of ``sweep`` and assemble the dataset.
 
     ``runs``: the sweep's per-run cache (:func:`scalinglab.sweeps.cached_sweep`); warm-ups
@@ -273,57 +339,106 @@ def execute_sweep(sweep: RLSweepConfig, *, scheduler: str = "", client=None,
     names = [s.name for s in sweep.sizes]
     warm_seeds = sorted(set(sweep.seeds) | set(sweep.lr_seeds))
     warm_items = [(sweep, i, s) for i in range(len(sweep.sizes)) for s in warm_seeds]
-    rl_keys = [(i, v, s) for v in sweep.variants for s in sweep.seeds
-               for i in range(len(sweep.sizes)) if names[i] in sweep.runs_at(v)]
+    rl_keys = [
+        (i, v, s)
+        for v in sweep.variants
+        for s in sweep.seeds
+        for i in range(len(sweep.sizes))
+        if names[i] in sweep.runs_at(v)
+    ]
     own = client is None and scheduler != "sync"
     lr_results: dict = {}
-    with (get_client(scheduler) if own else contextlib.nullcontext(client)) as cl:
+    with get_client(scheduler) if own else contextlib.nullcontext(client) as cl:
         warms, wfail = map_runs(
-            _warm_task, warm_items, runs=runs, scheduler=scheduler, client=cl, desc="warm-up",
+            _warm_task,
+            warm_items,
+            runs=runs,
+            scheduler=scheduler,
+            client=cl,
+            desc="warm-up",
             keys=[["warm-up", sweep.sizes[i].name, s] for _, i, s in warm_items],
-            progress=progress)
-        warm_of = {(it[1], it[2]): w for it, w in zip(warm_items, warms, strict=True)
-                   if w is not None}
+            progress=progress,
+        )
+        warm_of = {
+            (it[1], it[2]): w for it, w in zip(warm_items, warms, strict=True) if w is not None
+        }
         werr = {(f.config[1], f.config[2]): f.error for f in wfail}
         mult = dict.fromkeys(range(len(sweep.sizes)), 1.0)
         if sweep.lr_grid:
-            lr_items = [(sweep, i, m, s, warm_of[(i, s)]) for i in range(len(sweep.sizes))
-                        for m in sweep.lr_grid for s in sweep.lr_seeds if (i, s) not in werr]
+            lr_items = [
+                (sweep, i, m, s, warm_of[(i, s)])
+                for i in range(len(sweep.sizes))
+                for m in sweep.lr_grid
+                for s in sweep.lr_seeds
+                if (i, s) not in werr
+            ]
             lr_runs, lr_fail = map_runs(
-                _lr_task, lr_items, runs=runs, scheduler=scheduler, client=cl,
-                desc="learning-rate stage", progress=progress,
-                keys=[["lr", names[i], m, s] for _, i, m, s, _ in lr_items])
+                _lr_task,
+                lr_items,
+                runs=runs,
+                scheduler=scheduler,
+                client=cl,
+                desc="learning-rate stage",
+                progress=progress,
+                keys=[["lr", names[i], m, s] for _, i, m, s, _ in lr_items],
+            )
             for f in lr_fail:
-                print(f"FAILED learning-rate run size={names[f.config[1]]} x{f.config[2]} "
-                      f"seed={f.config[3]}: {f.error.strip().splitlines()[-1]}")
-            lr_results = {(it[1], it[2], it[3]): r for it, r in zip(lr_items, lr_runs, strict=True)
-                          if r is not None}
+                print(
+                    f"FAILED learning-rate run size={names[f.config[1]]} x{f.config[2]} "
+                    f"seed={f.config[3]}: {f.error.strip().splitlines()[-1]}"
+                )
+            lr_results = {
+                (it[1], it[2], it[3]): r
+                for it, r in zip(lr_items, lr_runs, strict=True)
+                if r is not None
+            }
             mult = {i: select_lr(sweep, lr_results, i) for i in range(len(sweep.sizes))}
-        todo = [(sweep, i, v, s, warm_of[(i, s)], mult[i]) for i, v, s in rl_keys
-                if (i, s) not in werr]
+        todo = [
+            (sweep, i, v, s, warm_of[(i, s)], mult[i]) for i, v, s in rl_keys if (i, s) not in werr
+        ]
         tagged = bool(sweep.lr_grid)  # the key names the selected learning rate
         results_, rfail = map_runs(
-            _rl_task, todo, runs=runs, scheduler=scheduler, client=cl, desc="GRPO runs",
-            keys=[["grpo", sweep.sizes[i].name, v, s, *([m] if tagged else [])]
-                  for _, i, v, s, _, m in todo],
-            progress=progress)
+            _rl_task,
+            todo,
+            runs=runs,
+            scheduler=scheduler,
+            client=cl,
+            desc="GRPO runs",
+            keys=[
+                ["grpo", sweep.sizes[i].name, v, s, *([m] if tagged else [])]
+                for _, i, v, s, _, m in todo
+            ],
+            progress=progress,
+        )
     failed = {f.index for f in rfail}
-    results = {(it[1], it[2], it[3]): r
-               for n, (it, r) in enumerate(zip(todo, results_, strict=True)) if n not in failed}
-    errors = {(i, v, s): "warm-up failed:\n" + werr[(i, s)] for i, v, s in rl_keys
-              if (i, s) in werr}
+    results = {
+        (it[1], it[2], it[3]): r
+        for n, (it, r) in enumerate(zip(todo, results_, strict=True))
+        if n not in failed
+    }
+    errors = {
+        (i, v, s): "warm-up failed:\n" + werr[(i, s)] for i, v, s in rl_keys if (i, s) in werr
+    }
     errors.update({(f.config[1], f.config[2], f.config[3]): f.error for f in rfail})
     for (i, v, s), err in errors.items():
-        print(f"FAILED run size={sweep.sizes[i].name} variant={v} seed={s}: "
-              f"{err.strip().splitlines()[-1]}")
+        print(
+            f"FAILED run size={sweep.sizes[i].name} variant={v} seed={s}: "
+            f"{err.strip().splitlines()[-1]}"
+        )
     ds = to_dataset(sweep, results, errors, warm_of, lr_mult=mult)
     if sweep.lr_grid:
         ds = ds.merge(lr_stage_dataset(sweep, lr_results))
     return ds
 
 
-def to_dataset(sweep: RLSweepConfig, results: dict, errors: dict, warms: dict, *,
-               lr_mult: dict[int, float] | None = None) -> xr.Dataset:
+def to_dataset(
+    sweep: RLSweepConfig,
+    results: dict,
+    errors: dict,
+    warms: dict,
+    *,
+    lr_mult: dict[int, float] | None = None,
+) -> xr.Dataset:
     """Assemble runs into a Dataset (dims ``model_size, variant, seed, eval, step``).
 
     A run that stopped early (plateau rule) has NaN after its last evaluation and
@@ -348,8 +463,10 @@ def to_dataset(sweep: RLSweepConfig, results: dict, errors: dict, warms: dict, *
     shape = (len(names), len(variants), len(seeds))
     e, s_ = len(ev_steps), steps
     arr = {k: np.full((*shape, e), np.nan) for k in ("pass_rate", "flops", "wall_s")}
-    per = {k: np.full((*shape, s_), np.nan) for k in ("train_reward", "mean_length", "clip_frac",
-                                                       "zero_adv_frac", "step_flops")}
+    per = {
+        k: np.full((*shape, s_), np.nan)
+        for k in ("train_reward", "mean_length", "clip_frac", "zero_adv_frac", "step_flops")
+    }
     timing = {k: np.full(shape, np.nan) for k in ("rollout_s", "reward_s", "update_s", "eval_s")}
     status = np.full(shape, "failed", dtype=object)
     for j, v in enumerate(variants):
@@ -373,30 +490,46 @@ def to_dataset(sweep: RLSweepConfig, results: dict, errors: dict, warms: dict, *
         status[i, j, k] = "ok"
     for (i, v, s), err in errors.items():
         error[i, variants.index(v), seeds.index(s)] = err
-    warm_vars = {k: np.full((len(names), len(seeds)), np.nan)
-                 for k in ("warmup_steps", "warmup_flops", "warmup_wall_s", "warmup_check")}
+    warm_vars = {
+        k: np.full((len(names), len(seeds)), np.nan)
+        for k in ("warmup_steps", "warmup_flops", "warmup_wall_s", "warmup_check")
+    }
     for (i, s), w in warms.items():
         if w is not None:
             for k in warm_vars:
                 warm_vars[k][i, seeds.index(s)] = getattr(w, k.removeprefix("warmup_"))
-    cfgs = [sweep.run_config(sz, variants[0], lr_mult=lr_mult.get(i, 1.0))
-            for i, sz in enumerate(sweep.sizes)]
+    cfgs = [
+        sweep.run_config(sz, variants[0], lr_mult=lr_mult.get(i, 1.0))
+        for i, sz in enumerate(sweep.sizes)
+    ]
     run_dims, ev_dims = ("model_size", "variant", "seed"), ("model_size", "variant", "seed", "eval")
     ds = xr.Dataset(
-        {"pass_rate": (ev_dims, arr["pass_rate"], {"long_name": "held-out pass rate (mean@k)"}),
-         **{k: (("model_size", "variant", "seed", "step"), v) for k, v in per.items()},
-         **{k: (run_dims, v) for k, v in timing.items()},
-         **{k: (("model_size", "seed"), v) for k, v in warm_vars.items()},
-         "status": (run_dims, status.astype(str)), "error": (run_dims, error.astype(str)),
-         **({"stopped_early": (run_dims, stopped)} if sweep.plateau is not None else {})},
+        {
+            "pass_rate": (ev_dims, arr["pass_rate"], {"long_name": "held-out pass rate (mean@k)"}),
+            **{k: (("model_size", "variant", "seed", "step"), v) for k, v in per.items()},
+            **{k: (run_dims, v) for k, v in timing.items()},
+            **{k: (("model_size", "seed"), v) for k, v in warm_vars.items()},
+            "status": (run_dims, status.astype(str)),
+            "error": (run_dims, error.astype(str)),
+            **({"stopped_early": (run_dims, stopped)} if sweep.plateau is not None else {}),
+        },
         coords={
-            "model_size": names, "variant": variants, "seed": seeds,
-            "eval": np.arange(e), "step": np.arange(1, s_ + 1),
+            "model_size": names,
+            "variant": variants,
+            "seed": seeds,
+            "eval": np.arange(e),
+            "step": np.arange(1, s_ + 1),
             "eval_step": ("eval", np.array(ev_steps)),
-            "samples": (("variant", "eval"), np.array(
-                [[st * c.grpo.prompts_per_step * c.grpo.group_size for st in ev_steps]
-                 for c in (sweep.run_config(sweep.sizes[0], v) for v in variants)]),
-                {"long_name": "completions sampled"}),
+            "samples": (
+                ("variant", "eval"),
+                np.array(
+                    [
+                        [st * c.grpo.prompts_per_step * c.grpo.group_size for st in ev_steps]
+                        for c in (sweep.run_config(sweep.sizes[0], v) for v in variants)
+                    ]
+                ),
+                {"long_name": "completions sampled"},
+            ),
             "flops": (ev_dims, arr["flops"], {"units": "FLOP", "long_name": "RL compute"}),
             "wall_s": (ev_dims, arr["wall_s"], {"units": "s"}),
             "n_params": ("model_size", [c.model.n_params() for c in cfgs]),
@@ -404,24 +537,51 @@ def to_dataset(sweep: RLSweepConfig, results: dict, errors: dict, warms: dict, *
             "d_model": ("model_size", [s.d_model for s in sweep.sizes]),
             "n_layer": ("model_size", [s.n_layer for s in sweep.sizes]),
             "lr": ("model_size", [c.grpo.lr for c in cfgs]),
-            **({"lr_mult_selected": ("model_size", [lr_mult.get(i, 1.0)
-                                                    for i in range(len(names))])}
-               if sweep.lr_grid else {}),
-            **({"prompt_pool": ("variant", [sweep.run_config(sweep.sizes[0], v).pool
-                                            for v in variants]),
-                "gen_len": ("variant", [sweep.run_config(sweep.sizes[0], v).gen_len
-                                        for v in variants])}
-               if sweep.plateau is not None or sweep.lr_grid else {}),
+            **(
+                {
+                    "lr_mult_selected": (
+                        "model_size",
+                        [lr_mult.get(i, 1.0) for i in range(len(names))],
+                    )
+                }
+                if sweep.lr_grid
+                else {}
+            ),
+            **(
+                {
+                    "prompt_pool": (
+                        "variant",
+                        [sweep.run_config(sweep.sizes[0], v).pool for v in variants],
+                    ),
+                    "gen_len": (
+                        "variant",
+                        [sweep.run_config(sweep.sizes[0], v).gen_len for v in variants],
+                    ),
+                }
+                if sweep.plateau is not None or sweep.lr_grid
+                else {}
+            ),
             "variant_overrides": ("variant", [json.dumps(sweep.variants[v]) for v in variants]),
         },
-        attrs={"study": STUDY, "compute_class": sweep.compute_class, "device": sweep.device,
-               "n_failed": int((status == "failed").sum()), "engine_version": ENGINE_VERSION},
+        attrs={
+            "study": STUDY,
+            "compute_class": sweep.compute_class,
+            "device": sweep.device,
+            "n_failed": int((status == "failed").sum()),
+            "engine_version": ENGINE_VERSION,
+        },
     )
     return ds
 
 
-def run_sweep(sweep: RLSweepConfig | str = "small", *, scheduler: str = "", client=None,
-              rerun: bool = False, progress: bool = True) -> xr.Dataset:
+def run_sweep(
+    sweep: RLSweepConfig | str = "small",
+    *,
+    scheduler: str = "",
+    client=None,
+    rerun: bool = False,
+    progress: bool = True,
+) -> xr.Dataset:
     """The sweep's dataset, from ``data/rl_scaling/`` when its config is unchanged.
 
     Parameters
@@ -443,10 +603,14 @@ def run_sweep(sweep: RLSweepConfig | str = "small", *, scheduler: str = "", clie
         sweep = sweep_config(sweep)
     sweep = dataclasses.replace(sweep, device=resolve_device(sweep.device))
     return cached_sweep(
-        STUDY, f"grpo-{sweep.compute_class}", sweep.to_dict(),
-        lambda runs: execute_sweep(sweep, scheduler=scheduler, client=client, progress=progress,
-                                   runs=runs),
-        rerun=rerun)
+        STUDY,
+        f"grpo-{sweep.compute_class}",
+        sweep.to_dict(),
+        lambda runs: execute_sweep(
+            sweep, scheduler=scheduler, client=client, progress=progress, runs=runs
+        ),
+        rerun=rerun,
+    )
 
 
 def rl_runs_folder(sweep: RLSweepConfig) -> Path:

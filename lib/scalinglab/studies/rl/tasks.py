@@ -88,7 +88,7 @@ class TaskSpec:
     @property
     def space_size(self) -> int:
         """Number of distinct problems (unordered pairs when the widths match)."""
-        na, nb = 10 ** self.n_digits, 10 ** self.width_b
+        na, nb = 10**self.n_digits, 10**self.width_b
         return na * (na + 1) // 2 if na == nb else na * nb
 
     def to_dict(self) -> dict:
@@ -119,7 +119,10 @@ class Problems:
         s = self.spec
         tail = f"%{s.modulus}=" if s.op == "mod" else "="
         sym = _SYMBOL[s.op]
-        return [f"{a:0{s.n_digits}d}{sym}{b:0{s.width_b}d}{tail}" for a, b in zip(self.a, self.b, strict=True)]
+        return [
+            f"{a:0{s.n_digits}d}{sym}{b:0{s.width_b}d}{tail}"
+            for a, b in zip(self.a, self.b, strict=True)
+        ]
 
     @property
     def answers(self) -> list[str]:
@@ -133,7 +136,9 @@ class Problems:
         tok = tokenizer or arithmetic_tokenizer()
         return tok.encode_batch(self.prompts)
 
-    def sft_tensor(self, tokenizer: CharTokenizer | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    def sft_tensor(
+        self, tokenizer: CharTokenizer | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """Supervised sequences ``prompt + answer + EOS``, right-padded with PAD.
 
         Returns
@@ -148,7 +153,7 @@ class Problems:
         for i, (q, ans) in enumerate(zip(self.prompts, self.answers, strict=True)):
             ids = tok.encode(q + ans, eos=True)
             tokens[i, : len(ids)] = torch.tensor(ids)
-            mask[i, p: len(ids)] = True
+            mask[i, p : len(ids)] = True
         return tokens, mask
 
 
@@ -163,9 +168,13 @@ def check_completion(completion: str | None, answer: str) -> bool:
     return completion is not None and completion == answer
 
 
-def score_completions(tokens: torch.Tensor, problems: Problems, *,
-                      tokenizer: CharTokenizer | None = None,
-                      repeats: int = 1) -> np.ndarray:
+def score_completions(
+    tokens: torch.Tensor,
+    problems: Problems,
+    *,
+    tokenizer: CharTokenizer | None = None,
+    repeats: int = 1,
+) -> np.ndarray:
     """Binary rewards of generated token rows.
 
     Parameters
@@ -228,14 +237,14 @@ def sample_problems(spec: TaskSpec, sizes: dict[str, int], *, seed: int) -> dict
         raise ValueError(f"asked for {total} problems but the task has only {spec.space_size}")
     rng = np.random.default_rng(seed)
     ids = rng.choice(spec.space_size, size=total, replace=False).astype(np.int64)
-    if 10 ** spec.n_digits == 10 ** spec.width_b:
+    if 10**spec.n_digits == 10**spec.width_b:
         lo, hi = _unordered_pairs(ids)
         swap = rng.random(total) < 0.5
         a, b = np.where(swap, hi, lo), np.where(swap, lo, hi)
     else:
-        a, b = ids // 10 ** spec.width_b, ids % 10 ** spec.width_b
+        a, b = ids // 10**spec.width_b, ids % 10**spec.width_b
     out, start = {}, 0
     for name, n in sizes.items():
-        out[name] = Problems(spec, a[start:start + n], b[start:start + n])
+        out[name] = Problems(spec, a[start : start + n], b[start : start + n])
         start += n
     return out

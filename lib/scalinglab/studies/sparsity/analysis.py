@@ -40,21 +40,52 @@ def curves_frame(ds: xr.Dataset, *, min_ffn_gain: float = 0.05) -> pd.DataFrame:
     """
     ok = ds["status"] == "ok"
     keep = ["activation_ratio", "loss", "ffn_off_loss", "cett_target", "ppl_ratio"]
-    df = (ds[keep].where(ok).assign(natural_ratio=ds["natural_ratio"].mean("layer"))
-          .to_dataframe().reset_index())
+    df = (
+        ds[keep]
+        .where(ok)
+        .assign(natural_ratio=ds["natural_ratio"].mean("layer"))
+        .to_dataframe()
+        .reset_index()
+    )
     df = df.dropna(subset=["activation_ratio"])
-    for c in ("tokens", "n_params", "d_model", "n_layer", "width_depth_ratio", "in_size_sweep",
-              "in_width_depth"):
+    for c in (
+        "tokens",
+        "n_params",
+        "d_model",
+        "n_layer",
+        "width_depth_ratio",
+        "in_size_sweep",
+        "in_width_depth",
+    ):
         src = ds[c].to_series()
         df[c] = df[src.index.name].map(src) if src.index.name in df else src.iloc[0]
     df["tokens_per_param"] = df["tokens"] / df["n_params"]
     df["ffn_gain"] = df["ffn_off_loss"] - df["loss"]
     df["usable"] = df["ffn_gain"] >= min_ffn_gain
     df["run"] = df["model"] + "/" + df["activation"] + "/" + df["seed"].astype(str)
-    cols = ["activation", "model", "seed", "run", "checkpoint", "tokens", "activation_ratio",
-            "loss", "ffn_off_loss", "ffn_gain", "usable", "natural_ratio", "cett_target",
-            "ppl_ratio", "n_params", "d_model", "n_layer", "width_depth_ratio",
-            "in_size_sweep", "in_width_depth", "tokens_per_param"]
+    cols = [
+        "activation",
+        "model",
+        "seed",
+        "run",
+        "checkpoint",
+        "tokens",
+        "activation_ratio",
+        "loss",
+        "ffn_off_loss",
+        "ffn_gain",
+        "usable",
+        "natural_ratio",
+        "cett_target",
+        "ppl_ratio",
+        "n_params",
+        "d_model",
+        "n_layer",
+        "width_depth_ratio",
+        "in_size_sweep",
+        "in_width_depth",
+        "tokens_per_param",
+    ]
     return df[cols].reset_index(drop=True)
 
 
@@ -63,21 +94,37 @@ def read_curves(path: str) -> pd.DataFrame:
     (optional ``activation``: relu/silu, else ``"unspecified"``); ``model`` is
     ``"user"`` and ``seed`` the run. Errors name the file, column and row."""
     df = read_table(path, required=["run", "tokens", "activation_ratio"])
-    out = pd.DataFrame({
-        "run": label_column(df, "run", file=path),
-        "tokens": numeric_column(df, "tokens", file=path, positive=True,
-                                 why_positive="the laws take powers of tokens"),
-        "activation_ratio": numeric_column(df, "activation_ratio", file=path)})
+    out = pd.DataFrame(
+        {
+            "run": label_column(df, "run", file=path),
+            "tokens": numeric_column(
+                df,
+                "tokens",
+                file=path,
+                positive=True,
+                why_positive="the laws take powers of tokens",
+            ),
+            "activation_ratio": numeric_column(df, "activation_ratio", file=path),
+        }
+    )
     bad = np.flatnonzero((out["activation_ratio"] < 0) | (out["activation_ratio"] > 1))
     if bad.size:
-        raise InputError(f"activation ratio {out['activation_ratio'].iloc[bad[0]]} is not in "
-                         "[0, 1]", file=path, column="activation_ratio", row=int(bad[0]) + 1)
+        raise InputError(
+            f"activation ratio {out['activation_ratio'].iloc[bad[0]]} is not in [0, 1]",
+            file=path,
+            column="activation_ratio",
+            row=int(bad[0]) + 1,
+        )
     if "activation" in df.columns:
         act = label_column(df, "activation", file=path)
         wrong = [i for i, a in enumerate(act) if a.lower() not in LAWS]
         if wrong:
-            raise InputError(f"activation {act[wrong[0]]!r} is not one of {sorted(LAWS)}",
-                             file=path, column="activation", row=wrong[0] + 1)
+            raise InputError(
+                f"activation {act[wrong[0]]!r} is not one of {sorted(LAWS)}",
+                file=path,
+                column="activation",
+                row=wrong[0] + 1,
+            )
         out["activation"] = [a.lower() for a in act]
     else:
         out["activation"] = "unspecified"
@@ -89,9 +136,15 @@ def read_curves(path: str) -> pd.DataFrame:
 
 
 # ----------------------------------------------------------------------------- laws
-def fit_laws(df: pd.DataFrame, *, by: Sequence[str] = ("activation", "model"),
-             laws: Sequence[str] | None = None, reps: int = 1000, level: float = 0.95,
-             seed: int = 0) -> tuple[pd.DataFrame, dict[tuple, FitResult]]:
+def fit_laws(
+    df: pd.DataFrame,
+    *,
+    by: Sequence[str] = ("activation", "model"),
+    laws: Sequence[str] | None = None,
+    reps: int = 1000,
+    level: float = 0.95,
+    seed: int = 0,
+) -> tuple[pd.DataFrame, dict[tuple, FitResult]]:
     """Fit the sparsity laws to the usable rows of each group (bootstrap over runs).
 
     ``laws`` None: ``relu_sparsity`` for ReLU rows and ``silu_sparsity`` for SiLU
@@ -106,16 +159,23 @@ def fit_laws(df: pd.DataFrame, *, by: Sequence[str] = ("activation", "model"),
     rows, fits = [], {}
     use = df[df["usable"]]
     keys = list(by)
-    for key, g in (use.groupby(keys, sort=False) if keys else [((), use)]):
+    for key, g in use.groupby(keys, sort=False) if keys else [((), use)]:
         key = key if isinstance(key, tuple) else (key,)
         names = laws or [LAWS[dict(zip(keys, key, strict=True))["activation"]]]
         for law in names:
-            row = dict(zip(keys, key, strict=True), law=law, n_points=len(g),
-                       n_runs=g["run"].nunique())
+            row = dict(
+                zip(keys, key, strict=True), law=law, n_points=len(g), n_runs=g["run"].nunique()
+            )
             try:
-                res = fit(law, g["tokens"].to_numpy(float), g["activation_ratio"].to_numpy(float),
-                          groups=g["run"].to_numpy(), bootstrap=reps if g["run"].nunique() > 1
-                          else 0, level=level, seed=seed)
+                res = fit(
+                    law,
+                    g["tokens"].to_numpy(float),
+                    g["activation_ratio"].to_numpy(float),
+                    groups=g["run"].to_numpy(),
+                    bootstrap=reps if g["run"].nunique() > 1 else 0,
+                    level=level,
+                    seed=seed,
+                )
             except (InputError, ValueError) as exc:
                 rows.append({**row, "error": str(exc)})
                 continue
@@ -135,8 +195,15 @@ def _run_values(df: pd.DataFrame, value: str, keys: list[str]) -> pd.DataFrame:
     return df.groupby([*keys, "seed"], sort=False)[value].first().reset_index()
 
 
-def group_means(per_run: pd.DataFrame, value: str, *, by: Sequence[str], reps: int = 1000,
-                level: float = 0.95, seed: int = 0) -> pd.DataFrame:
+def group_means(
+    per_run: pd.DataFrame,
+    value: str,
+    *,
+    by: Sequence[str],
+    reps: int = 1000,
+    level: float = 0.95,
+    seed: int = 0,
+) -> pd.DataFrame:
     """Mean of ``value`` over the seeds of each group, with a bootstrap CI over seeds."""
     rng = np.random.default_rng(seed)
     rows = []
@@ -145,13 +212,21 @@ def group_means(per_run: pd.DataFrame, value: str, *, by: Sequence[str], reps: i
         idx = resample_groups(rng, v.size, reps)
         lo, hi = percentile_interval(v[idx].mean(1), level=level)
         key = key if isinstance(key, tuple) else (key,)
-        rows.append({**dict(zip(by, key, strict=True)), "mean": v.mean(), "lo": float(lo),
-                     "hi": float(hi), "n_seeds": v.size})
+        rows.append(
+            {
+                **dict(zip(by, key, strict=True)),
+                "mean": v.mean(),
+                "lo": float(lo),
+                "hi": float(hi),
+                "n_seeds": v.size,
+            }
+        )
     return pd.DataFrame(rows)
 
 
-def run_slopes(df: pd.DataFrame, *, y: str = "activation_ratio", x: str = "tokens",
-               min_x: float = 0.0) -> pd.DataFrame:
+def run_slopes(
+    df: pd.DataFrame, *, y: str = "activation_ratio", x: str = "tokens", min_x: float = 0.0
+) -> pd.DataFrame:
     """Per run: the OLS slope of ``y`` against ``log10(x)`` over its usable checkpoints
     with ``x >= min_x`` (units of ``y`` per decade of ``x``; ``min_x`` picks a late
     window); runs with fewer than 3 such points dropped."""
@@ -160,14 +235,21 @@ def run_slopes(df: pd.DataFrame, *, y: str = "activation_ratio", x: str = "token
     for (act, model, s), g in late.groupby(["activation", "model", "seed"], sort=False):
         if len(g) >= 3:
             slope = np.polyfit(np.log10(g[x].to_numpy(float)), g[y].to_numpy(float), 1)[0]
-            rows.append({"activation": act, "model": model, "seed": s, "slope": slope,
-                         "n_points": len(g)})
+            rows.append(
+                {"activation": act, "model": model, "seed": s, "slope": slope, "n_points": len(g)}
+            )
     return pd.DataFrame(rows)
 
 
-def stratified_mean(per_run: pd.DataFrame, value: str, *, strata: str = "model",
-                    reps: int = 1000, level: float = 0.95,
-                    seed: int = 0) -> tuple[float, tuple[float, float]]:
+def stratified_mean(
+    per_run: pd.DataFrame,
+    value: str,
+    *,
+    strata: str = "model",
+    reps: int = 1000,
+    level: float = 0.95,
+    seed: int = 0,
+) -> tuple[float, tuple[float, float]]:
     """Mean over strata of each stratum's seed mean; CI resamples seeds within strata."""
     rng = np.random.default_rng(seed)
     parts = [g[value].to_numpy(float) for _, g in per_run.groupby(strata, sort=False)]
@@ -177,16 +259,25 @@ def stratified_mean(per_run: pd.DataFrame, value: str, *, strata: str = "model",
     return point, (float(lo), float(hi))
 
 
-def slope_vs_log(per_run: pd.DataFrame, value: str, x: str, *, reps: int = 1000,
-                 level: float = 0.95, seed: int = 0) -> tuple[float, tuple[float, float]]:
+def slope_vs_log(
+    per_run: pd.DataFrame,
+    value: str,
+    x: str,
+    *,
+    reps: int = 1000,
+    level: float = 0.95,
+    seed: int = 0,
+) -> tuple[float, tuple[float, float]]:
     """OLS slope of the per-model seed means of ``value`` against ``log10(x)``.
 
     ``per_run`` has one row per (model, seed) with columns ``model``, ``x`` and
     ``value``. The CI resamples seeds within each model (models are the design).
     """
     rng = np.random.default_rng(seed)
-    groups = [(float(g[x].iloc[0]), g[value].to_numpy(float))
-              for _, g in per_run.groupby("model", sort=False)]
+    groups = [
+        (float(g[x].iloc[0]), g[value].to_numpy(float))
+        for _, g in per_run.groupby("model", sort=False)
+    ]
     lx = np.log10([gx for gx, _ in groups])
     means = np.array([v.mean() for _, v in groups])
     point = float(np.polyfit(lx, means, 1)[0])
@@ -200,13 +291,32 @@ def slope_vs_log(per_run: pd.DataFrame, value: str, x: str, *, reps: int = 1000,
 def final_values(df: pd.DataFrame, value: str = "activation_ratio") -> pd.DataFrame:
     """Each run's ``value`` at its last checkpoint, with the model's coordinates."""
     last = df.loc[df.groupby("run")["tokens"].idxmax()]
-    return last[["activation", "model", "seed", "run", value, "n_params", "width_depth_ratio",
-                 "in_size_sweep", "in_width_depth", "loss"]].reset_index(drop=True)
+    return last[
+        [
+            "activation",
+            "model",
+            "seed",
+            "run",
+            value,
+            "n_params",
+            "width_depth_ratio",
+            "in_size_sweep",
+            "in_width_depth",
+            "loss",
+        ]
+    ].reset_index(drop=True)
 
 
-def paired_difference(final: pd.DataFrame, value: str = "loss", *, a: str = "relu",
-                      b: str = "silu", reps: int = 1000, level: float = 0.95,
-                      seed: int = 0) -> tuple[float, tuple[float, float], pd.DataFrame]:
+def paired_difference(
+    final: pd.DataFrame,
+    value: str = "loss",
+    *,
+    a: str = "relu",
+    b: str = "silu",
+    reps: int = 1000,
+    level: float = 0.95,
+    seed: int = 0,
+) -> tuple[float, tuple[float, float], pd.DataFrame]:
     """``value`` of activation ``a`` minus ``b`` per (model, seed), averaged over models
     (CI resamples seeds within models); and the per-pair table."""
     wide = final.pivot_table(index=["model", "seed"], columns="activation", values=value)
@@ -233,8 +343,9 @@ def crossover(ratios: np.ndarray, speedup: np.ndarray) -> float | None:
     return float(np.exp(a0 + (1.0 - s0) * (a1 - a0) / (s1 - s0)))
 
 
-def speedup_table(ds: xr.Dataset, hw, *, reps: int = 0, level: float = 0.95,
-                  seed: int = 0) -> pd.DataFrame:
+def speedup_table(
+    ds: xr.Dataset, hw, *, reps: int = 0, level: float = 0.95, seed: int = 0
+) -> pd.DataFrame:
     """Measured vs ideal speedups from :func:`scalinglab.kernels.sparse_ffn.benchmark_sparse_ffn`.
 
     One row per (batch, ratio, sparse implementation): dense and implementation
@@ -256,14 +367,15 @@ def speedup_table(ds: xr.Dataset, hw, *, reps: int = 0, level: float = 0.95,
     rows = []
     for j in range(ds.sizes["case"]):
         b, a = int(ds["batch"].values[j]), float(ds["ratio"].values[j])
-        ideal = float(sparse_ffn_speedup(d, f, activation_ratio=a, hw=hw, batch=b,
-                                         n_matrices=n_mat))
+        ideal = float(
+            sparse_ffn_speedup(d, f, activation_ratio=a, hw=hw, batch=b, n_matrices=n_mat)
+        )
         kw = dict(activation_ratio=a, batch=b, n_matrices=n_mat)
-        roof = float(roofline_seconds(sparse_ffn_flops(d, f, **kw), sparse_ffn_bytes(d, f, **kw),
-                                      hw))
+        roof = float(
+            roofline_seconds(sparse_ffn_flops(d, f, **kw), sparse_ffn_bytes(d, f, **kw), hw)
+        )
         cell = ds.isel(case=j)
-        dm, dq25, dq75 = (float(cell[q].sel(impl="dense")) for q in ("median_s", "q25_s",
-                                                                      "q75_s"))
+        dm, dq25, dq75 = (float(cell[q].sel(impl="dense")) for q in ("median_s", "q25_s", "q75_s"))
         for impl in [str(i) for i in ds["impl"].values if i != "dense"]:
             m, q25, q75 = (float(cell[q].sel(impl=impl)) for q in ("median_s", "q25_s", "q75_s"))
             lo, hi = dq25 / q75, dq75 / q25
@@ -271,14 +383,27 @@ def speedup_table(ds: xr.Dataset, hw, *, reps: int = 0, level: float = 0.95,
                 rng = np.random.default_rng([seed, j, len(rows)])
                 t_d = cell["seconds"].sel(impl="dense").values
                 t_s = cell["seconds"].sel(impl=impl).values
-                draws = (np.median(t_d[resample_groups(rng, t_d.size, reps)], 1)
-                         / np.median(t_s[resample_groups(rng, t_s.size, reps)], 1))
+                draws = np.median(t_d[resample_groups(rng, t_d.size, reps)], 1) / np.median(
+                    t_s[resample_groups(rng, t_s.size, reps)], 1
+                )
                 lo, hi = (float(v) for v in percentile_interval(draws, level=level))
-            rows.append({"batch": b, "ratio": a, "union_ratio": float(ds["union_ratio"][j]),
-                         "impl": impl, "dense_s": dm, "sparse_s": m, "speedup": dm / m,
-                         "speedup_lo": lo, "speedup_hi": hi, "ideal": ideal,
-                         "fraction_of_ideal": dm / m / ideal, "fraction_of_roofline": roof / m,
-                         "load": float(cell["load_before"].max())})
+            rows.append(
+                {
+                    "batch": b,
+                    "ratio": a,
+                    "union_ratio": float(ds["union_ratio"][j]),
+                    "impl": impl,
+                    "dense_s": dm,
+                    "sparse_s": m,
+                    "speedup": dm / m,
+                    "speedup_lo": lo,
+                    "speedup_hi": hi,
+                    "ideal": ideal,
+                    "fraction_of_ideal": dm / m / ideal,
+                    "fraction_of_roofline": roof / m,
+                    "load": float(cell["load_before"].max()),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -297,8 +422,9 @@ def speedup_at(table: pd.DataFrame, ratio: float, *, impl: str, batch: int = 1) 
 LAW_SIGN = {"relu_sparsity": -1, "silu_sparsity": +1}
 
 
-def law_identification(res: FitResult, param: str = "A0", *,
-                       trend: tuple[float, tuple[float, float]] | None = None):
+def law_identification(
+    res: FitResult, param: str = "A0", *, trend: tuple[float, tuple[float, float]] | None = None
+):
     """Whether a sparsity law's ``param`` is identified: not on a bound (point fit or >= 20%
     of refits), resting on an identified ``alpha`` (at ``alpha = 0`` the ReLU law is a
     constant and its limit trades off against ``b`` and ``c``), and fitted to data whose
@@ -323,20 +449,23 @@ def law_identification(res: FitResult, param: str = "A0", *,
     if ident.identified and param != "alpha" and "alpha" in res.params:
         sub = identification(res, "alpha")
         if not sub.identified:
-            ident = Identification(False, f"rests on {sub.reason}", None, None,
-                                   sub.share_at_bound)
+            ident = Identification(False, f"rests on {sub.reason}", None, None, sub.share_at_bound)
     sign = LAW_SIGN.get(res.law)
     if ident.identified and trend is not None and sign is not None:
         lo, hi = trend[1]
         if (sign < 0 and lo > 0) or (sign > 0 and hi < 0):
             ident = Identification(
-                False, f"the data's trend {trend[0]:+.3g} [{lo:+.3g}, {hi:+.3g}] per decade has "
-                f"the sign {res.law}'s form cannot express", None, None, 0.0)
+                False,
+                f"the data's trend {trend[0]:+.3g} [{lo:+.3g}, {hi:+.3g}] per decade has "
+                f"the sign {res.law}'s form cannot express",
+                None,
+                None,
+                0.0,
+            )
     return ident
 
 
-def laws_display(table: pd.DataFrame, params: Sequence[str] = ("alpha", "c", "A0")
-                 ) -> pd.DataFrame:
+def laws_display(table: pd.DataFrame, params: Sequence[str] = ("alpha", "c", "A0")) -> pd.DataFrame:
     """A compact view of :func:`fit_laws`' table: one ``"value [lo, hi]"`` string per
     parameter (a dash where a law has no such parameter or no fit), points, runs."""
     from scalinglab.textfmt import fmt_num
@@ -352,7 +481,8 @@ def laws_display(table: pd.DataFrame, params: Sequence[str] = ("alpha", "c", "A0
             lo, hi = row.get(f"{p}_lo", np.nan), row.get(f"{p}_hi", np.nan)
             r[p] = fmt_num(v) + ("" if np.isnan(lo) else f" [{fmt_num(lo)}, {fmt_num(hi)}]")
         r["points/runs"] = f"{row.get('n_points', '')}/{row.get('n_runs', '')}"
-        r["warnings"] = "; ".join(v for v in (row.get("warnings"), row.get("error"))
-                                  if isinstance(v, str) and v)
+        r["warnings"] = "; ".join(
+            v for v in (row.get("warnings"), row.get("error")) if isinstance(v, str) and v
+        )
         out.append(r)
     return pd.DataFrame(out)

@@ -101,8 +101,9 @@ class LayerCETT:
 
     def _eval(self, t: float) -> float:
         tail = (self.h * (self.c <= t)) @ self.w_t
-        ratio = torch.where(self._has, tail.norm(dim=1) / self._den.clamp_min(1e-30),
-                            torch.zeros_like(self._den))
+        ratio = torch.where(
+            self._has, tail.norm(dim=1) / self._den.clamp_min(1e-30), torch.zeros_like(self._den)
+        )
         return float(ratio.double().mean()) if ratio.numel() else 0.0
 
     def __call__(self, t: float) -> float:
@@ -125,12 +126,29 @@ class LayerCETT:
         hi = min(t for t, v in self.memo.items() if v > target)
         lo = max((t for t, v in self.memo.items() if v <= target and t < hi), default=0.0)
         x_tol = 1e-7 * max(self.t_max, 1e-30)
-        return bracket_search(lambda t: self(t) - target, lo, hi, self(lo) - target,
-                              self(hi) - target, x_tol=x_tol, f_tol=tol, max_iter=max_iter)
+        return bracket_search(
+            lambda t: self(t) - target,
+            lo,
+            hi,
+            self(lo) - target,
+            self(hi) - target,
+            x_tol=x_tol,
+            f_tol=tol,
+            max_iter=max_iter,
+        )
 
 
-def bracket_search(f: Callable[[float], float], lo: float, hi: float, f_lo: float, f_hi: float,
-                   *, x_tol: float, f_tol: float, max_iter: int = 60) -> float:
+def bracket_search(
+    f: Callable[[float], float],
+    lo: float,
+    hi: float,
+    f_lo: float,
+    f_hi: float,
+    *,
+    x_tol: float,
+    f_tol: float,
+    max_iter: int = 60,
+) -> float:
     """Largest feasible ``x`` (``f(x) <= 0``) of a nondecreasing ``f`` in ``[lo, hi]``.
 
     Needs ``f_lo <= 0 < f_hi``. False position (the secant through the bracket)
@@ -214,8 +232,14 @@ class SparseEval:
 
 
 @torch.no_grad()
-def evaluate_sparse(model: Transformer, windows: Tensor, policy: MaskPolicy | None = None, *,
-                    batch_size: int = 32, hiddens: list[list[Tensor]] | None = None) -> SparseEval:
+def evaluate_sparse(
+    model: Transformer,
+    windows: Tensor,
+    policy: MaskPolicy | None = None,
+    *,
+    batch_size: int = 32,
+    hiddens: list[list[Tensor]] | None = None,
+) -> SparseEval:
     """Mean next-token NLL on ``windows`` with inactive neurons zeroed by ``policy``.
 
     Parameters
@@ -251,13 +275,15 @@ def evaluate_sparse(model: Transformer, windows: Tensor, policy: MaskPolicy | No
     total, n_tok = 0.0, 0
     windows = windows.to(model.device)
     for start in range(0, windows.shape[0], batch_size):
-        w = windows[start:start + batch_size]
+        w = windows[start : start + batch_size]
         logits = model(w[:, :-1], ffn_hook=hook)
-        total += float(F.cross_entropy(logits.flatten(0, 1).double(), w[:, 1:].flatten(),
-                                       reduction="sum"))
+        total += float(
+            F.cross_entropy(logits.flatten(0, 1).double(), w[:, 1:].flatten(), reduction="sum")
+        )
         n_tok += w[:, 1:].numel()
-    return SparseEval(nll=total / n_tok, layer_ratio=active / count,
-                      natural_ratio=nonzero / count, n_tokens=n_tok)
+    return SparseEval(
+        nll=total / n_tok, layer_ratio=active / count, natural_ratio=nonzero / count, n_tokens=n_tok
+    )
 
 
 # ----------------------------------------------------------------------------- PPL-p%
@@ -373,8 +399,10 @@ def ppl_sparsity(
     layers: list[LayerCETT] = []
 
     if method == "cett":
-        layers = [LayerCETT(torch.cat(h), blk.ffn.down.weight)
-                  for h, blk in zip(hid, model.blocks, strict=True)]
+        layers = [
+            LayerCETT(torch.cat(h), blk.ffn.down.weight)
+            for h, blk in zip(hid, model.blocks, strict=True)
+        ]
         x_max, x_tol = 1.0, knob_tol
 
         def policy_of(x: float) -> MaskPolicy:
@@ -385,8 +413,9 @@ def ppl_sparsity(
         def policy_of(x: float) -> MaskPolicy:
             return topk_policy(1.0 - x, norms)
     else:
-        x_max = max(float(contributions(torch.cat(h), n).max()) for h, n in zip(hid, norms,
-                                                                             strict=True))
+        x_max = max(
+            float(contributions(torch.cat(h), n).max()) for h, n in zip(hid, norms, strict=True)
+        )
         x_tol = knob_tol * x_max
 
         def policy_of(x: float) -> MaskPolicy:
@@ -398,8 +427,13 @@ def ppl_sparsity(
         return (evals[x].nll - base.nll) - budget
 
     f_hi = f(x_max)
-    x = x_max if f_hi <= 0 else bracket_search(f, 0.0, x_max, -budget, f_hi, x_tol=x_tol,
-                                               f_tol=ppl_tol, max_iter=max_outer)
+    x = (
+        x_max
+        if f_hi <= 0
+        else bracket_search(
+            f, 0.0, x_max, -budget, f_hi, x_tol=x_tol, f_tol=ppl_tol, max_iter=max_outer
+        )
+    )
     if x == 0.0 and 0.0 not in evals:
         evals[0.0] = evaluate_sparse(model, windows, policy_of(0.0), batch_size=batch_size)
     ev = evals[x]
@@ -416,24 +450,44 @@ def ppl_sparsity(
     else:
         thresholds, knob = np.full(len(norms), x), x
     return SparsityResult(
-        method=method, p=float(p), knob=float(knob), thresholds=thresholds,
-        layer_ratio=ev.layer_ratio, natural_ratio=base.natural_ratio,
-        activation_ratio=ev.activation_ratio, nll=ev.nll, dense_nll=base.nll,
-        n_tokens=ev.n_tokens, n_forward=len(evals),
-        cett_evaluations=sum(lc.evaluations for lc in layers), extra=extra)
+        method=method,
+        p=float(p),
+        knob=float(knob),
+        thresholds=thresholds,
+        layer_ratio=ev.layer_ratio,
+        natural_ratio=base.natural_ratio,
+        activation_ratio=ev.activation_ratio,
+        nll=ev.nll,
+        dense_nll=base.nll,
+        n_tokens=ev.n_tokens,
+        n_forward=len(evals),
+        cett_evaluations=sum(lc.evaluations for lc in layers),
+        extra=extra,
+    )
 
 
-def dense_pass(model: Transformer, windows: Tensor, *,
-               batch_size: int = 32) -> tuple[SparseEval, list[list[Tensor]]]:
+def dense_pass(
+    model: Transformer, windows: Tensor, *, batch_size: int = 32
+) -> tuple[SparseEval, list[list[Tensor]]]:
     """The dense evaluation and every layer's hiddens (lists of (b, T, F) per batch)."""
     hid: list[list[Tensor]] = [[] for _ in range(model.cfg.n_layer)]
     return evaluate_sparse(model, windows, None, batch_size=batch_size, hiddens=hid), hid
 
 
-def sparsity_report(model: Transformer, windows: Tensor, *, p: float = 1.0,
-                    methods: tuple[str, ...] = ("cett",), batch_size: int = 32,
-                    **options) -> dict[str, SparsityResult]:
+def sparsity_report(
+    model: Transformer,
+    windows: Tensor,
+    *,
+    p: float = 1.0,
+    methods: tuple[str, ...] = ("cett",),
+    batch_size: int = 32,
+    **options,
+) -> dict[str, SparsityResult]:
     """:func:`ppl_sparsity` for several methods sharing one dense pass."""
     dense = dense_pass(model, windows, batch_size=batch_size)
-    return {m: ppl_sparsity(model, windows, p=p, method=m, batch_size=batch_size, dense=dense,
-                            **options) for m in methods}
+    return {
+        m: ppl_sparsity(
+            model, windows, p=p, method=m, batch_size=batch_size, dense=dense, **options
+        )
+        for m in methods
+    }

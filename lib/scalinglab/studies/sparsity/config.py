@@ -57,8 +57,9 @@ class SparsitySweepConfig:
     eval_tokens: int = 4096
     baselines: tuple[str, ...] = ("topk", "threshold")
     corpus: CorpusConfig = CorpusConfig()
-    architecture: dict = field(default_factory=lambda: {
-        "norm": "rmsnorm", "pos": "rotary", "tie_embeddings": True})
+    architecture: dict = field(
+        default_factory=lambda: {"norm": "rmsnorm", "pos": "rotary", "tie_embeddings": True}
+    )
     device: str = "cpu"
     checkpoint_dir: str = ""  # save state dicts there when set
 
@@ -94,16 +95,27 @@ class SparsitySweepConfig:
         return sorted({int(round(s)) for s in raw})
 
     def model_config(self, spec: ModelSpec, activation: str) -> TransformerConfig:
-        return TransformerConfig(vocab_size=259, d_model=spec.d_model, n_layer=spec.n_layer,
-                                 n_head=spec.n_head, max_seq_len=self.seq_len, ffn="gated",
-                                 activation=activation, **self.architecture)
+        return TransformerConfig(
+            vocab_size=259,
+            d_model=spec.d_model,
+            n_layer=spec.n_layer,
+            n_head=spec.n_head,
+            max_seq_len=self.seq_len,
+            ffn="gated",
+            activation=activation,
+            **self.architecture,
+        )
 
 
-_SMALL = (ModelSpec("s", 32, 2), ModelSpec("m", 48, 3, family="both"), ModelSpec("l", 64, 4),
-          ModelSpec("w1", 80, 1, family="width_depth"),
-          ModelSpec("w2", 56, 2, family="width_depth"),
-          ModelSpec("w6", 32, 6, family="width_depth"),
-          ModelSpec("w8", 28, 8, 2, family="width_depth"))
+_SMALL = (
+    ModelSpec("s", 32, 2),
+    ModelSpec("m", 48, 3, family="both"),
+    ModelSpec("l", 64, 4),
+    ModelSpec("w1", 80, 1, family="width_depth"),
+    ModelSpec("w2", 56, 2, family="width_depth"),
+    ModelSpec("w6", 32, 6, family="width_depth"),
+    ModelSpec("w8", 28, 8, 2, family="width_depth"),
+)
 
 
 def sweep_config(compute_class: str = "small", **overrides) -> SparsitySweepConfig:
@@ -123,20 +135,34 @@ def sweep_config(compute_class: str = "small", **overrides) -> SparsitySweepConf
     if compute_class == "tiny":
         cfg = SparsitySweepConfig(
             compute_class="tiny",
-            models=(ModelSpec("s", 16, 1, 2), ModelSpec("m", 16, 2, 2, family="both"),
-                    ModelSpec("w1", 24, 1, 2, family="width_depth")),
-            seeds=(0, 1), tokens=60_000, n_checkpoints=4, first_checkpoint=0.1,
-            batch_size=8, seq_len=32, lr=3e-3, eval_tokens=512,
-            corpus=CorpusConfig(sources=("pydoc_topics",), heldout_fraction=0.05))
+            models=(
+                ModelSpec("s", 16, 1, 2),
+                ModelSpec("m", 16, 2, 2, family="both"),
+                ModelSpec("w1", 24, 1, 2, family="width_depth"),
+            ),
+            seeds=(0, 1),
+            tokens=60_000,
+            n_checkpoints=4,
+            first_checkpoint=0.1,
+            batch_size=8,
+            seq_len=32,
+            lr=3e-3,
+            eval_tokens=512,
+            corpus=CorpusConfig(sources=("pydoc_topics",), heldout_fraction=0.05),
+        )
     elif compute_class == "small":
         cfg = SparsitySweepConfig(compute_class="small", models=_SMALL)
     elif compute_class in ("medium", "large"):
         models = _SMALL + ((ModelSpec("xl", 96, 6),) if compute_class == "large" else ())
         cfg = SparsitySweepConfig(
-            compute_class=compute_class, models=models, seeds=tuple(range(5)),
-            tokens=8_000_000 if compute_class == "medium" else 32_000_000, n_checkpoints=14,
+            compute_class=compute_class,
+            models=models,
+            seeds=tuple(range(5)),
+            tokens=8_000_000 if compute_class == "medium" else 32_000_000,
+            n_checkpoints=14,
             eval_tokens=8192,
-            corpus=CorpusConfig(sources=("pydoc_topics", "stdlib_docstrings", "stdlib_source")))
+            corpus=CorpusConfig(sources=("pydoc_topics", "stdlib_docstrings", "stdlib_source")),
+        )
     else:
         raise ValueError(f"unknown compute_class {compute_class!r}: tiny, small, medium, large")
     return dataclasses.replace(cfg, **overrides) if overrides else cfg
@@ -157,9 +183,13 @@ def horizon_config(compute_class: str = "small") -> SparsitySweepConfig:
     """
     if compute_class == "tiny":
         return dataclasses.replace(
-            sweep_config("tiny"), compute_class="tiny-horizon",
-            models=(ModelSpec("s", 16, 1, 2),), tokens=240_000, n_checkpoints=5,
-            first_checkpoint=0.05)
+            sweep_config("tiny"),
+            compute_class="tiny-horizon",
+            models=(ModelSpec("s", 16, 1, 2),),
+            tokens=240_000,
+            n_checkpoints=5,
+            first_checkpoint=0.05,
+        )
     if compute_class == "small":
         models, seeds, tokens = _SMALL[:1], (0, 1, 2), 24_000_000
     elif compute_class in ("medium", "large"):
@@ -167,6 +197,11 @@ def horizon_config(compute_class: str = "small") -> SparsitySweepConfig:
     else:
         raise ValueError(f"unknown compute_class {compute_class!r}: tiny, small, medium, large")
     return SparsitySweepConfig(
-        compute_class=f"{compute_class}-horizon", models=models, seeds=seeds, tokens=tokens,
-        n_checkpoints=14, first_checkpoint=120_000 / tokens,
-        corpus=CorpusConfig(sources=("pydoc_topics", "stdlib_docstrings", "stdlib_source")))
+        compute_class=f"{compute_class}-horizon",
+        models=models,
+        seeds=seeds,
+        tokens=tokens,
+        n_checkpoints=14,
+        first_checkpoint=120_000 / tokens,
+        corpus=CorpusConfig(sources=("pydoc_topics", "stdlib_docstrings", "stdlib_source")),
+    )

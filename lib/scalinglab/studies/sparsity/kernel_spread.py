@@ -42,10 +42,19 @@ def _one_process(kw: dict[str, Any]) -> xr.Dataset:
     return benchmark_sparse_ffn(**kw, progress=False)
 
 
-def run_over_processes(d_model: int, d_ff: int, *, ratios: Sequence[float],
-                       batches: Sequence[int] = (1,), gated: bool = True, repeats: int = 5,
-                       processes: int = 4, threads: int = 1, flush_bytes: int | None = None,
-                       seed: int = 0) -> xr.Dataset:
+def run_over_processes(
+    d_model: int,
+    d_ff: int,
+    *,
+    ratios: Sequence[float],
+    batches: Sequence[int] = (1,),
+    gated: bool = True,
+    repeats: int = 5,
+    processes: int = 4,
+    threads: int = 1,
+    flush_bytes: int | None = None,
+    seed: int = 0,
+) -> xr.Dataset:
     """:func:`benchmark_sparse_ffn` in ``processes`` spawned processes, one after another.
 
     Every process draws the same weights and masks (same ``seed``): only the
@@ -59,15 +68,31 @@ def run_over_processes(d_model: int, d_ff: int, *, ratios: Sequence[float],
     """
     if processes < 1:
         raise ValueError(f"processes must be >= 1, got {processes}")
-    kw = dict(d_model=d_model, d_ff=d_ff, ratios=tuple(ratios), batches=tuple(batches),
-              gated=gated, repeats=repeats, flush_bytes=flush_bytes, seed=seed, threads=threads)
+    kw = dict(
+        d_model=d_model,
+        d_ff=d_ff,
+        ratios=tuple(ratios),
+        batches=tuple(batches),
+        gated=gated,
+        repeats=repeats,
+        flush_bytes=flush_bytes,
+        seed=seed,
+        threads=threads,
+    )
     ctx = multiprocessing.get_context("spawn")
     out = []
     for _ in range(processes):
         with ctx.Pool(1) as pool:
             out.append(pool.apply(_one_process, (dict(kw),)))
-    ds = xr.concat(out, dim="process", data_vars="all", coords="minimal", compat="override",
-                   join="override", combine_attrs="override")
+    ds = xr.concat(
+        out,
+        dim="process",
+        data_vars="all",
+        coords="minimal",
+        compat="override",
+        join="override",
+        combine_attrs="override",
+    )
     return ds.assign_coords(process=np.arange(processes))
 
 
@@ -82,15 +107,17 @@ def per_process_speedups(ds: xr.Dataset, hw: Any) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True)
 
 
-def _median_interval(v: np.ndarray, rng: np.random.Generator, reps: int,
-                     level: float) -> tuple[float, float, float]:
+def _median_interval(
+    v: np.ndarray, rng: np.random.Generator, reps: int, level: float
+) -> tuple[float, float, float]:
     boot = np.median(v[resample_groups(rng, v.size, reps)], axis=1)
     lo, hi = percentile_interval(boot, level=level)
     return float(np.median(v)), float(lo), float(hi)
 
 
-def speedup_over_processes(per_process: pd.DataFrame, *, reps: int = 2000,
-                           level: float = 0.95, seed: int = 0) -> pd.DataFrame:
+def speedup_over_processes(
+    per_process: pd.DataFrame, *, reps: int = 2000, level: float = 0.95, seed: int = 0
+) -> pd.DataFrame:
     """Median speedup over processes per cell, with a percentile bootstrap over processes.
 
     Returns
@@ -107,19 +134,30 @@ def speedup_over_processes(per_process: pd.DataFrame, *, reps: int = 2000,
     for key, g in per_process.groupby(CELL, sort=False):
         v = g["speedup"].to_numpy(float)
         point, lo, hi = _median_interval(v, rng, reps, level)
-        rows.append({**dict(zip(CELL, key, strict=True)), "speedup": point, "speedup_lo": lo,
-                     "speedup_hi": hi, "min": float(v.min()), "max": float(v.max()),
-                     "ideal": float(g["ideal"].iloc[0]),
-                     "fraction_of_ideal": point / float(g["ideal"].iloc[0]),
-                     "union_ratio": float(g["union_ratio"].iloc[0]),
-                     **{c: float(g[c].median()) for c in ("dense_s", "sparse_s",
-                                                          "fraction_of_roofline")},
-                     "processes": v.size, "load": float(g["load"].max())})
+        rows.append(
+            {
+                **dict(zip(CELL, key, strict=True)),
+                "speedup": point,
+                "speedup_lo": lo,
+                "speedup_hi": hi,
+                "min": float(v.min()),
+                "max": float(v.max()),
+                "ideal": float(g["ideal"].iloc[0]),
+                "fraction_of_ideal": point / float(g["ideal"].iloc[0]),
+                "union_ratio": float(g["union_ratio"].iloc[0]),
+                **{
+                    c: float(g[c].median()) for c in ("dense_s", "sparse_s", "fraction_of_roofline")
+                },
+                "processes": v.size,
+                "load": float(g["load"].max()),
+            }
+        )
     return pd.DataFrame(rows)
 
 
-def rerun_coverage(per_process: pd.DataFrame, *, reps: int = 500, level: float = 0.95,
-                   seed: int = 0) -> dict[str, float]:
+def rerun_coverage(
+    per_process: pd.DataFrame, *, reps: int = 500, level: float = 0.95, seed: int = 0
+) -> dict[str, float]:
     """How often a re-run's point lands inside a run's interval.
 
     The processes are split into a first and a second half (in the order they
@@ -138,7 +176,7 @@ def rerun_coverage(per_process: pd.DataFrame, *, reps: int = 500, level: float =
     if n < 4:
         raise ValueError(f"re-run coverage needs at least 4 processes, got {n}")
     procs = np.sort(per_process["process"].unique())
-    halves = (procs[: n // 2], procs[n // 2: 2 * (n // 2)])
+    halves = (procs[: n // 2], procs[n // 2 : 2 * (n // 2)])
     hits = []
     for _, g in per_process.groupby(CELL, sort=False):
         for a, b in (halves, halves[::-1]):

@@ -78,8 +78,9 @@ def check_provenance(folder: str | Path | None = None) -> dict[str, str]:
             raise InputError("no such file (published Sparsing Law data)", file=path)
         digest = hashlib.sha256(path.read_bytes()).hexdigest()
         if digest != expected:
-            raise InputError(f"sha256 {digest} differs from the published file's {expected}",
-                             file=path)
+            raise InputError(
+                f"sha256 {digest} differs from the published file's {expected}", file=path
+            )
         out[name] = digest
     return out
 
@@ -90,18 +91,29 @@ def _read_curve(path: Path) -> tuple[np.ndarray, np.ndarray]:
         tokens = np.asarray(obj["token_passed"], dtype=float)
         ratio = np.asarray(obj["activation_ratio"], dtype=float)
     except (ValueError, KeyError, TypeError) as exc:
-        raise InputError(f"not a {{token_passed, activation_ratio}} JSON object ({exc})",
-                         file=path) from exc
+        raise InputError(
+            f"not a {{token_passed, activation_ratio}} JSON object ({exc})", file=path
+        ) from exc
     if tokens.shape != ratio.shape or tokens.ndim != 1:
-        raise InputError(f"token_passed ({tokens.size}) and activation_ratio ({ratio.size}) "
-                         "differ in length", file=path)
+        raise InputError(
+            f"token_passed ({tokens.size}) and activation_ratio ({ratio.size}) differ in length",
+            file=path,
+        )
     for i in range(tokens.size):
         if not (tokens[i] > 0 and (i == 0 or tokens[i] > tokens[i - 1])):
-            raise InputError(f"token_passed[{i}] = {tokens[i]!r} is not positive and "
-                             "increasing", file=path, column="token_passed", row=i + 1)
+            raise InputError(
+                f"token_passed[{i}] = {tokens[i]!r} is not positive and increasing",
+                file=path,
+                column="token_passed",
+                row=i + 1,
+            )
         if not 0 <= ratio[i] <= 1:
-            raise InputError(f"activation_ratio[{i}] = {ratio[i]!r} is not in [0, 1]",
-                             file=path, column="activation_ratio", row=i + 1)
+            raise InputError(
+                f"activation_ratio[{i}] = {ratio[i]!r} is not in [0, 1]",
+                file=path,
+                column="activation_ratio",
+                row=i + 1,
+            )
     return tokens, ratio
 
 
@@ -124,17 +136,29 @@ def load_curves(folder: str | Path | None = None) -> pd.DataFrame:
         size, act = path.stem.split("_", 1)
         tokens, ratio = _read_curve(path)
         n = tokens.size
-        frames.append(pd.DataFrame({
-            "activation": act, "model": size, "seed": 0, "run": f"{size}/{act}",
-            "checkpoint": np.arange(n), "tokens": tokens, "D": tokens / 1e9,
-            "activation_ratio": ratio, "usable": True,
-            "n_params": float(size.rstrip("b")) * 1e9,
-            "block": block_groups(n, block_length(n))}))
+        frames.append(
+            pd.DataFrame(
+                {
+                    "activation": act,
+                    "model": size,
+                    "seed": 0,
+                    "run": f"{size}/{act}",
+                    "checkpoint": np.arange(n),
+                    "tokens": tokens,
+                    "D": tokens / 1e9,
+                    "activation_ratio": ratio,
+                    "usable": True,
+                    "n_params": float(size.rstrip("b")) * 1e9,
+                    "block": block_groups(n, block_length(n)),
+                }
+            )
+        )
     df = pd.concat(frames, ignore_index=True)
     order = {"relu": 0, "silu": 1}
-    return df.sort_values(["activation", "n_params", "checkpoint"],
-                          key=lambda s: s.map(order) if s.name == "activation" else s
-                          ).reset_index(drop=True)
+    return df.sort_values(
+        ["activation", "n_params", "checkpoint"],
+        key=lambda s: s.map(order) if s.name == "activation" else s,
+    ).reset_index(drop=True)
 
 
 def author_params(folder: str | Path | None = None) -> pd.DataFrame:
@@ -167,8 +191,9 @@ def block_groups(n: int, length: int) -> np.ndarray:
     return np.repeat(np.arange(k), [len(a) for a in np.array_split(np.arange(n), k)])
 
 
-def refit(curves: pd.DataFrame, *, reps: int = 500, level: float = 0.95,
-          seed: int = 0) -> tuple[pd.DataFrame, dict[tuple[str, str], FitResult]]:
+def refit(
+    curves: pd.DataFrame, *, reps: int = 500, level: float = 0.95, seed: int = 0
+) -> tuple[pd.DataFrame, dict[tuple[str, str], FitResult]]:
     """Refit every curve with its law (block bootstrap) and compare with the authors' fit.
 
     Returns
@@ -183,18 +208,30 @@ def refit(curves: pd.DataFrame, *, reps: int = 500, level: float = 0.95,
     rows, fits = [], {}
     for (act, model), g in curves.groupby(["activation", "model"], sort=False):
         D, y = g["D"].to_numpy(float), g["activation_ratio"].to_numpy(float)
-        res = fit(LAWS[act], D, y, groups=g["block"].to_numpy(), bootstrap=reps, level=level,
-                  seed=seed)
+        res = fit(
+            LAWS[act], D, y, groups=g["block"].to_numpy(), bootstrap=reps, level=level, seed=seed
+        )
         fits[(act, model)] = res
         a = auth.loc[f"{model}_{act}"]
         resid = y - res.predict(D)
-        row = {"activation": act, "model": model, "n_points": len(g),
-               "block_len": int(np.bincount(g["block"]).min()), "n_blocks": g["block"].nunique()}
+        row = {
+            "activation": act,
+            "model": model,
+            "n_points": len(g),
+            "block_len": int(np.bincount(g["block"]).min()),
+            "n_blocks": g["block"].nunique(),
+        }
         for p, v in res.params.items():
             lo, hi = res.ci[p] if res.ci else (np.nan, np.nan)
-            row.update({p: v, f"{p}_lo": lo, f"{p}_hi": hi,
-                        f"auth_{p}": float(a[p]) if p in a and pd.notna(a[p]) else np.nan})
-        row["rmse"] = float(np.sqrt(np.mean(resid ** 2)))
+            row.update(
+                {
+                    p: v,
+                    f"{p}_lo": lo,
+                    f"{p}_hi": hi,
+                    f"auth_{p}": float(a[p]) if p in a and pd.notna(a[p]) else np.nan,
+                }
+            )
+        row["rmse"] = float(np.sqrt(np.mean(resid**2)))
         row["auth_rmse"] = float(np.sqrt(np.mean((author_predict(a, act, D) - y) ** 2)))
         row["resid_lag1"] = float(np.corrcoef(resid[:-1], resid[1:])[0, 1])
         rows.append(row)
@@ -207,12 +244,13 @@ def _wls_slope(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> tuple[np.ndarray,
     sw = w.sum(1)
     xm, ym = (w @ x) / sw, (w @ y) / sw
     xc = x[None, :] - xm[:, None]
-    slope = (w * xc * (y[None, :] - ym[:, None])).sum(1) / (w * xc ** 2).sum(1)
+    slope = (w * xc * (y[None, :] - ym[:, None])).sum(1) / (w * xc**2).sum(1)
     return slope, ym - slope * xm
 
 
-def late_trends(curves: pd.DataFrame, *, window: float = 10.0, reps: int = 500,
-                seed: int = 0) -> tuple[pd.DataFrame, dict[tuple[str, str], np.ndarray]]:
+def late_trends(
+    curves: pd.DataFrame, *, window: float = 10.0, reps: int = 500, seed: int = 0
+) -> tuple[pd.DataFrame, dict[tuple[str, str], np.ndarray]]:
     """Per curve, the slope of the ratio per decade of tokens over its last ``window``-fold
     of tokens and the ratio at its last checkpoint from that line, with block-bootstrap draws.
 
@@ -240,22 +278,37 @@ def late_trends(curves: pd.DataFrame, *, window: float = 10.0, reps: int = 500,
         s, c = _wls_slope(x, y, np.vstack([np.ones_like(x), w]))
         xe = math.log10(D_end)
         draws[(act, model)] = np.column_stack([s[1:], c[1:] + s[1:] * xe])
-        rows.append({"activation": act, "model": model, "n_params": float(g["n_params"].iloc[0]),
-                     "D_from": float(late["D"].min()), "D_to": D_end, "n_points": x.size,
-                     "slope": float(s[0]), "end_ratio": float(c[0] + s[0] * xe)})
+        rows.append(
+            {
+                "activation": act,
+                "model": model,
+                "n_params": float(g["n_params"].iloc[0]),
+                "D_from": float(late["D"].min()),
+                "D_to": D_end,
+                "n_points": x.size,
+                "slope": float(s[0]),
+                "end_ratio": float(c[0] + s[0] * xe),
+            }
+        )
     return pd.DataFrame(rows), draws
 
 
-def summarize(values: float, draws: np.ndarray, *, level: float = 0.95
-              ) -> tuple[float, tuple[float, float]]:
+def summarize(
+    values: float, draws: np.ndarray, *, level: float = 0.95
+) -> tuple[float, tuple[float, float]]:
     """A point and the percentile interval of its draws ``(R,)``."""
     lo, hi = percentile_interval(draws, level=level)
     return float(values), (float(lo), float(hi))
 
 
-def mean_over_models(table: pd.DataFrame, draws: dict[tuple[str, str], np.ndarray], *,
-                     activation: str, column: int = 0, level: float = 0.95
-                     ) -> tuple[float, tuple[float, float]]:
+def mean_over_models(
+    table: pd.DataFrame,
+    draws: dict[tuple[str, str], np.ndarray],
+    *,
+    activation: str,
+    column: int = 0,
+    level: float = 0.95,
+) -> tuple[float, tuple[float, float]]:
     """Mean over one activation's curves of column ``column`` (0 slope, 1 end ratio) of
     :func:`late_trends`, with its interval from the curves' independent draws."""
     t = table[table["activation"] == activation]
@@ -264,8 +317,13 @@ def mean_over_models(table: pd.DataFrame, draws: dict[tuple[str, str], np.ndarra
     return summarize(t[name].mean(), d, level=level)
 
 
-def scale_slope(table: pd.DataFrame, draws: dict[tuple[str, str], np.ndarray], *,
-                activation: str, level: float = 0.95) -> tuple[float, tuple[float, float]]:
+def scale_slope(
+    table: pd.DataFrame,
+    draws: dict[tuple[str, str], np.ndarray],
+    *,
+    activation: str,
+    level: float = 0.95,
+) -> tuple[float, tuple[float, float]]:
     """Relative slope of the end-of-training ratio against log10(parameters).
 
     OLS slope of :func:`late_trends`' ``end_ratio`` on ``log10 n_params`` over one

@@ -64,15 +64,15 @@ from scalinglab.training.pretrain import Checkpoint, PretrainConfig, run_pretrai
 class RunResult:
     """Measurements of one run at its checkpoints (C checkpoints, L layers)."""
 
-    steps: np.ndarray            # (C,)
-    loss: np.ndarray             # (C,) held-out NLL (nats/token), dense
-    ffn_off_loss: np.ndarray     # (C,) held-out NLL with every FFN neuron off
-    train_loss: np.ndarray       # (C,) mean training loss since the previous checkpoint
+    steps: np.ndarray  # (C,)
+    loss: np.ndarray  # (C,) held-out NLL (nats/token), dense
+    ffn_off_loss: np.ndarray  # (C,) held-out NLL with every FFN neuron off
+    train_loss: np.ndarray  # (C,) mean training loss since the previous checkpoint
     activation_ratio: np.ndarray  # (C,) PPL-p% (CETT) activation ratio
-    cett_target: np.ndarray      # (C,)
-    ppl_ratio: np.ndarray        # (C,)
-    layer_ratio: np.ndarray      # (C, L)
-    natural_ratio: np.ndarray    # (C, L) fraction of nonzero h (dense)
+    cett_target: np.ndarray  # (C,)
+    ppl_ratio: np.ndarray  # (C,)
+    layer_ratio: np.ndarray  # (C, L)
+    natural_ratio: np.ndarray  # (C, L) fraction of nonzero h (dense)
     baseline_ratio: dict[str, float]  # method -> ratio at the last checkpoint
     train_s: float
     measure_s: float
@@ -92,16 +92,37 @@ def pretrain_config(cfg: SparsitySweepConfig, spec: ModelSpec, activation: str) 
     its own (the checkpoints measure).
     """
     warm = max(1, int(cfg.warmup_frac * cfg.steps))
-    hparams = {"lr": cfg.lr, "weight_decay": cfg.weight_decay, "beta1": 0.9, "beta2": 0.95,
-               "eps": 1e-8, "warmup": warm / cfg.steps, "grad_clip": cfg.grad_clip}
-    return PretrainConfig(model=cfg.model_config(spec, activation), optimizer="adamw",
-                          hparams=hparams, batch_size=cfg.batch_size, schedule="constant",
-                          n_evals=0, final_eval_tokens=0, corpus=cfg.corpus,
-                          train_steps=cfg.steps)
+    hparams = {
+        "lr": cfg.lr,
+        "weight_decay": cfg.weight_decay,
+        "beta1": 0.9,
+        "beta2": 0.95,
+        "eps": 1e-8,
+        "warmup": warm / cfg.steps,
+        "grad_clip": cfg.grad_clip,
+    }
+    return PretrainConfig(
+        model=cfg.model_config(spec, activation),
+        optimizer="adamw",
+        hparams=hparams,
+        batch_size=cfg.batch_size,
+        schedule="constant",
+        n_evals=0,
+        final_eval_tokens=0,
+        corpus=cfg.corpus,
+        train_steps=cfg.steps,
+    )
 
 
-def train_run(cfg: SparsitySweepConfig, spec: ModelSpec, activation: str, seed: int, *,
-              num_threads: int | None = 1, progress: bool = False) -> RunResult:
+def train_run(
+    cfg: SparsitySweepConfig,
+    spec: ModelSpec,
+    activation: str,
+    seed: int,
+    *,
+    num_threads: int | None = 1,
+    progress: bool = False,
+) -> RunResult:
     """Train one model and measure it at :meth:`SparsitySweepConfig.checkpoint_steps`.
 
     Training is :func:`~scalinglab.training.pretrain.run_pretrain` with
@@ -124,36 +145,63 @@ def train_run(cfg: SparsitySweepConfig, spec: ModelSpec, activation: str, seed: 
         res = ppl_sparsity(model, windows, p=cfg.p, method="cett", dense=dense)
         off = evaluate_sparse(model, windows, topk_policy(0.0, down_column_norms(model)))
         if ck.step == ckpts[-1]:
-            baselines = {m: ppl_sparsity(model, windows, p=cfg.p, method=m,
-                                         dense=dense).activation_ratio for m in cfg.baselines}
-        rows.append({"step": ck.step, "loss": res.dense_nll, "off": off.nll,
-                     "train_loss": ck.train_loss,
-                     "ratio": res.activation_ratio, "knob": res.knob, "ppl": res.ppl_ratio,
-                     "layer": res.layer_ratio, "natural": res.natural_ratio})
+            baselines = {
+                m: ppl_sparsity(model, windows, p=cfg.p, method=m, dense=dense).activation_ratio
+                for m in cfg.baselines
+            }
+        rows.append(
+            {
+                "step": ck.step,
+                "loss": res.dense_nll,
+                "off": off.nll,
+                "train_loss": ck.train_loss,
+                "ratio": res.activation_ratio,
+                "knob": res.knob,
+                "ppl": res.ppl_ratio,
+                "layer": res.layer_ratio,
+                "natural": res.natural_ratio,
+            }
+        )
         if cfg.checkpoint_dir:
             _save_checkpoint(cfg, spec, activation, seed, ck.step, model)
         if progress:
-            print(f"{spec.name}/{activation}/seed{seed} step {ck.step}: loss "
-                  f"{res.dense_nll:.3f} ratio {res.activation_ratio:.3f}", file=sys.stderr,
-                  flush=True)
+            print(
+                f"{spec.name}/{activation}/seed{seed} step {ck.step}: loss "
+                f"{res.dense_nll:.3f} ratio {res.activation_ratio:.3f}",
+                file=sys.stderr,
+                flush=True,
+            )
         measure_s += time.perf_counter() - t1
 
-    result = run_pretrain(pretrain_config(cfg, spec, activation), seed=seed, device=cfg.device,
-                          num_threads=num_threads, batch_seed=data_seed(seed),
-                          checkpoints=ckpts, on_checkpoint=measure)
+    result = run_pretrain(
+        pretrain_config(cfg, spec, activation),
+        seed=seed,
+        device=cfg.device,
+        num_threads=num_threads,
+        batch_seed=data_seed(seed),
+        checkpoints=ckpts,
+        on_checkpoint=measure,
+    )
     if result.status != "ok":
-        raise RuntimeError(f"{spec.name}/{activation}/seed{seed}: training loss not finite; "
-                           f"stopped after {len(rows)} of {len(ckpts)} checkpoints")
+        raise RuntimeError(
+            f"{spec.name}/{activation}/seed{seed}: training loss not finite; "
+            f"stopped after {len(rows)} of {len(ckpts)} checkpoints"
+        )
     baselines["cett"] = rows[-1]["ratio"]
     return RunResult(
-        steps=np.array([r["step"] for r in rows]), loss=np.array([r["loss"] for r in rows]),
+        steps=np.array([r["step"] for r in rows]),
+        loss=np.array([r["loss"] for r in rows]),
         ffn_off_loss=np.array([r["off"] for r in rows]),
         train_loss=np.array([r["train_loss"] for r in rows]),
         activation_ratio=np.array([r["ratio"] for r in rows]),
-        cett_target=np.array([r["knob"] for r in rows]), ppl_ratio=np.array([r["ppl"] for r in rows]),
+        cett_target=np.array([r["knob"] for r in rows]),
+        ppl_ratio=np.array([r["ppl"] for r in rows]),
         layer_ratio=np.stack([r["layer"] for r in rows]),
         natural_ratio=np.stack([r["natural"] for r in rows]),
-        baseline_ratio=baselines, train_s=result.train_seconds, measure_s=measure_s)
+        baseline_ratio=baselines,
+        train_s=result.train_seconds,
+        measure_s=measure_s,
+    )
 
 
 def _save_checkpoint(cfg, spec, activation, seed, step, model) -> None:
@@ -170,29 +218,45 @@ def _task(item: tuple[SparsitySweepConfig, int, str, int]) -> RunResult:
     return train_run(cfg, cfg.models[m], activation, seed, num_threads=1)
 
 
-def execute_sweep(cfg: SparsitySweepConfig, *, scheduler: str = "", client=None,
-                  progress: bool = True, runs: RunCache | None = None) -> xr.Dataset:
+def execute_sweep(
+    cfg: SparsitySweepConfig,
+    *,
+    scheduler: str = "",
+    client=None,
+    progress: bool = True,
+    runs: RunCache | None = None,
+) -> xr.Dataset:
     """Run every (model, activation, seed) of ``cfg`` into a Dataset.
 
     ``runs``: the sweep's per-run cache (:func:`scalinglab.sweeps.cached_sweep`); runs
     found there are not trained again. None: no caching.
     """
-    items = [(cfg, m, a, s) for m in range(len(cfg.models)) for a in cfg.activations
-             for s in cfg.seeds]
+    items = [
+        (cfg, m, a, s) for m in range(len(cfg.models)) for a in cfg.activations for s in cfg.seeds
+    ]
     # longest tasks first (roughly: parameters, deeper is slower per parameter)
-    cost = [cfg.model_config(m, "relu").n_params(non_embedding=False) * m.n_layer ** 0.5
-            for m in cfg.models]
+    cost = [
+        cfg.model_config(m, "relu").n_params(non_embedding=False) * m.n_layer**0.5
+        for m in cfg.models
+    ]
     order = sorted(range(len(items)), key=lambda i: -cost[items[i][1]])
-    results, failures = map_runs(_task, [items[i] for i in order], runs=runs,
-                                 keys=[[cfg.models[items[i][1]].name, *items[i][2:]]
-                                       for i in order],
-                                 scheduler=scheduler, client=client, desc="sparsity runs",
-                                 progress=progress)
+    results, failures = map_runs(
+        _task,
+        [items[i] for i in order],
+        runs=runs,
+        keys=[[cfg.models[items[i][1]].name, *items[i][2:]] for i in order],
+        scheduler=scheduler,
+        client=client,
+        desc="sparsity runs",
+        progress=progress,
+    )
     done = {items[i][1:]: r for i, r in zip(order, results, strict=True) if r is not None}
     errors = {items[order[f.index]][1:]: f.error for f in failures}
     for (m, a, s), err in errors.items():
-        print(f"FAILED run model={cfg.models[m].name} activation={a} seed={s}: "
-              f"{err.strip().splitlines()[-1]}")
+        print(
+            f"FAILED run model={cfg.models[m].name} activation={a} seed={s}: "
+            f"{err.strip().splitlines()[-1]}"
+        )
     return to_dataset(cfg, done, errors)
 
 
@@ -207,8 +271,17 @@ def to_dataset(cfg: SparsitySweepConfig, results: dict, errors: dict) -> xr.Data
     steps = cfg.checkpoint_steps()
     c, n_lay = len(steps), max(m.n_layer for m in cfg.models)
     shape = (len(acts), len(names), len(seeds))
-    per_ck = {k: np.full((*shape, c), np.nan) for k in (
-        "loss", "ffn_off_loss", "train_loss", "activation_ratio", "cett_target", "ppl_ratio")}
+    per_ck = {
+        k: np.full((*shape, c), np.nan)
+        for k in (
+            "loss",
+            "ffn_off_loss",
+            "train_loss",
+            "activation_ratio",
+            "cett_target",
+            "ppl_ratio",
+        )
+    }
     per_layer = {k: np.full((*shape, c, n_lay), np.nan) for k in ("layer_ratio", "natural_ratio")}
     methods = ["cett", *cfg.baselines]
     base = np.full((*shape, len(methods)), np.nan)
@@ -235,26 +308,47 @@ def to_dataset(cfg: SparsitySweepConfig, results: dict, errors: dict) -> xr.Data
     dims, cdims = ("activation", "model", "seed"), ("activation", "model", "seed", "checkpoint")
     corpus = build_corpus(cfg.corpus)
     return xr.Dataset(
-        {"loss": (cdims, per_ck["loss"], {"long_name": "held-out loss (dense)",
-                                          "units": "nats/token"}),
-         "ffn_off_loss": (cdims, per_ck["ffn_off_loss"], {
-             "long_name": "held-out loss with every FFN neuron off", "units": "nats/token"}),
-         "train_loss": (cdims, per_ck["train_loss"], {"units": "nats/token"}),
-         "activation_ratio": (cdims, per_ck["activation_ratio"],
-                              {"long_name": f"PPL-{cfg.p:g}% activation ratio (CETT)"}),
-         "cett_target": (cdims, per_ck["cett_target"]),
-         "ppl_ratio": (cdims, per_ck["ppl_ratio"], {"long_name": "sparse / dense perplexity"}),
-         "layer_ratio": ((*cdims, "layer"), per_layer["layer_ratio"]),
-         "natural_ratio": ((*cdims, "layer"), per_layer["natural_ratio"],
-                           {"long_name": "fraction of nonzero FFN hiddens (dense)"}),
-         "final_ratio": ((*dims, "sparsity_method"), base,
-                         {"long_name": f"PPL-{cfg.p:g}% activation ratio at the last "
-                                       "checkpoint, by method"}),
-         **{k: (dims, v, {"units": "s"}) for k, v in timing.items()},
-         "status": (dims, status.astype(str)), "error": (dims, error.astype(str))},
+        {
+            "loss": (
+                cdims,
+                per_ck["loss"],
+                {"long_name": "held-out loss (dense)", "units": "nats/token"},
+            ),
+            "ffn_off_loss": (
+                cdims,
+                per_ck["ffn_off_loss"],
+                {"long_name": "held-out loss with every FFN neuron off", "units": "nats/token"},
+            ),
+            "train_loss": (cdims, per_ck["train_loss"], {"units": "nats/token"}),
+            "activation_ratio": (
+                cdims,
+                per_ck["activation_ratio"],
+                {"long_name": f"PPL-{cfg.p:g}% activation ratio (CETT)"},
+            ),
+            "cett_target": (cdims, per_ck["cett_target"]),
+            "ppl_ratio": (cdims, per_ck["ppl_ratio"], {"long_name": "sparse / dense perplexity"}),
+            "layer_ratio": ((*cdims, "layer"), per_layer["layer_ratio"]),
+            "natural_ratio": (
+                (*cdims, "layer"),
+                per_layer["natural_ratio"],
+                {"long_name": "fraction of nonzero FFN hiddens (dense)"},
+            ),
+            "final_ratio": (
+                (*dims, "sparsity_method"),
+                base,
+                {"long_name": f"PPL-{cfg.p:g}% activation ratio at the last checkpoint, by method"},
+            ),
+            **{k: (dims, v, {"units": "s"}) for k, v in timing.items()},
+            "status": (dims, status.astype(str)),
+            "error": (dims, error.astype(str)),
+        },
         coords={
-            "activation": acts, "model": names, "seed": seeds, "checkpoint": np.arange(c),
-            "layer": np.arange(n_lay), "sparsity_method": methods,
+            "activation": acts,
+            "model": names,
+            "seed": seeds,
+            "checkpoint": np.arange(c),
+            "layer": np.arange(n_lay),
+            "sparsity_method": methods,
             "step": ("checkpoint", np.array(steps)),
             "tokens": ("checkpoint", tokens, {"long_name": "training tokens D"}),
             "d_model": ("model", [m.d_model for m in cfg.models]),
@@ -264,19 +358,30 @@ def to_dataset(cfg: SparsitySweepConfig, results: dict, errors: dict) -> xr.Data
             "d_ff": ("model", [c_.ffn_width for c_ in mcfg]),
             "width_depth_ratio": ("model", [m.d_model / m.n_layer for m in cfg.models]),
             "in_size_sweep": ("model", [m.family in ("size", "both") for m in cfg.models]),
-            "in_width_depth": ("model", [m.family in ("width_depth", "both")
-                                         for m in cfg.models]),
+            "in_width_depth": ("model", [m.family in ("width_depth", "both") for m in cfg.models]),
             "tokens_per_param": (("model", "checkpoint"), tokens[None, :] / n_params[:, None]),
         },
-        attrs={"study": STUDY, "compute_class": cfg.compute_class, "device": cfg.device,
-               "p": cfg.p, "n_failed": int((status != "ok").sum()),
-               "engine_version": ENGINE_VERSION, "methods_available": ",".join(METHODS),
-               **corpus.describe()},
+        attrs={
+            "study": STUDY,
+            "compute_class": cfg.compute_class,
+            "device": cfg.device,
+            "p": cfg.p,
+            "n_failed": int((status != "ok").sum()),
+            "engine_version": ENGINE_VERSION,
+            "methods_available": ",".join(METHODS),
+            **corpus.describe(),
+        },
     )
 
 
-def run_sweep(cfg: SparsitySweepConfig | str = "small", *, scheduler: str = "", client=None,
-              rerun: bool = False, progress: bool = True) -> xr.Dataset:
+def run_sweep(
+    cfg: SparsitySweepConfig | str = "small",
+    *,
+    scheduler: str = "",
+    client=None,
+    rerun: bool = False,
+    progress: bool = True,
+) -> xr.Dataset:
     """The sweep's dataset, from ``data/sparsity_laws/`` when its config is unchanged.
 
     Parameters
@@ -293,34 +398,48 @@ def run_sweep(cfg: SparsitySweepConfig | str = "small", *, scheduler: str = "", 
         cfg = sweep_config(cfg)
     cfg = dataclasses.replace(cfg, device=resolve_device(cfg.device))
     key = {**cfg.to_dict(), "corpus_hash": build_corpus(cfg.corpus).content_hash}
-    return cached_sweep(STUDY, f"sweep-{cfg.compute_class}", key,
-                        lambda runs: execute_sweep(cfg, scheduler=scheduler, client=client,
-                                                   progress=progress, runs=runs), rerun=rerun)
+    return cached_sweep(
+        STUDY,
+        f"sweep-{cfg.compute_class}",
+        key,
+        lambda runs: execute_sweep(
+            cfg, scheduler=scheduler, client=client, progress=progress, runs=runs
+        ),
+        rerun=rerun,
+    )
 
 
-def time_partial_runs(cfg: SparsitySweepConfig, *, steps: int = 40,
-                      progress: bool = True) -> dict[str, tuple[float, float]]:
+def time_partial_runs(
+    cfg: SparsitySweepConfig, *, steps: int = 40, progress: bool = True
+) -> dict[str, tuple[float, float]]:
     """Per model: (train seconds per step, measurement seconds per checkpoint).
 
     Measured on short runs of ``steps`` steps with 2 checkpoints (both
     activations, seed 0, one thread; baselines included, so the measurement cost
     is an overestimate), for :func:`estimate_seconds`.
     """
-    part = dataclasses.replace(cfg, tokens=steps * cfg.batch_size * cfg.seq_len,
-                               n_checkpoints=2, first_checkpoint=0.5)
+    part = dataclasses.replace(
+        cfg, tokens=steps * cfg.batch_size * cfg.seq_len, n_checkpoints=2, first_checkpoint=0.5
+    )
     out = {}
     for m in cfg.models:
         runs = [train_run(part, m, a, cfg.seeds[0], num_threads=1) for a in cfg.activations]
-        out[m.name] = (float(np.mean([r.train_s for r in runs])) / part.steps,
-                       float(np.mean([r.measure_s for r in runs])) / 2)
+        out[m.name] = (
+            float(np.mean([r.train_s for r in runs])) / part.steps,
+            float(np.mean([r.measure_s for r in runs])) / 2,
+        )
         if progress:
-            print(f"{m.name}: {out[m.name][0] * 1e3:.1f} ms/step, "
-                  f"{out[m.name][1]:.2f} s/checkpoint", file=sys.stderr, flush=True)
+            print(
+                f"{m.name}: {out[m.name][0] * 1e3:.1f} ms/step, {out[m.name][1]:.2f} s/checkpoint",
+                file=sys.stderr,
+                flush=True,
+            )
     return out
 
 
-def estimate_seconds(cfg: SparsitySweepConfig, timings: dict[str, tuple[float, float]], *,
-                     workers: int = 2) -> float:
+def estimate_seconds(
+    cfg: SparsitySweepConfig, timings: dict[str, tuple[float, float]], *, workers: int = 2
+) -> float:
     """Wall-clock estimate of a sweep from per-model ``(train s per step, measure s per
     checkpoint)`` (e.g. from a short partial run), packed on ``workers`` workers
     (:func:`scalinglab.sweeps.makespan`)."""
@@ -328,10 +447,25 @@ def estimate_seconds(cfg: SparsitySweepConfig, timings: dict[str, tuple[float, f
     for m in cfg.models:
         t_step, t_meas = timings[m.name]
         per_run += [t_step * cfg.steps + t_meas * len(cfg.checkpoint_steps())] * (
-            len(cfg.activations) * len(cfg.seeds))
+            len(cfg.activations) * len(cfg.seeds)
+        )
     return makespan(per_run, workers=workers)
 
 
-__all__ = ["ACTIVATIONS", "ENGINE_VERSION", "STUDY", "ModelSpec", "RunResult", "SparsitySweepConfig",
-           "estimate_seconds", "execute_sweep", "horizon_config", "pretrain_config", "run_sweep",
-           "sweep_config", "time_partial_runs", "to_dataset", "train_run"]
+__all__ = [
+    "ACTIVATIONS",
+    "ENGINE_VERSION",
+    "STUDY",
+    "ModelSpec",
+    "RunResult",
+    "SparsitySweepConfig",
+    "estimate_seconds",
+    "execute_sweep",
+    "horizon_config",
+    "pretrain_config",
+    "run_sweep",
+    "sweep_config",
+    "time_partial_runs",
+    "to_dataset",
+    "train_run",
+]

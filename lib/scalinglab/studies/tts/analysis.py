@@ -20,8 +20,19 @@ from scalinglab.fitting import coverage_law as tlaw
 from scalinglab.stats import passk as cv
 from scalinglab.stats.samples import Curves, coverage_curves, max_k, size_arrays
 
-__all__ = ["Curves", "Majority", "coverage_curves", "extrapolation", "extrapolation_k",
-           "fit_laws", "loglinear_slope", "majority", "max_k", "plateau", "size_arrays"]
+__all__ = [
+    "Curves",
+    "Majority",
+    "coverage_curves",
+    "extrapolation",
+    "extrapolation_k",
+    "fit_laws",
+    "loglinear_slope",
+    "majority",
+    "max_k",
+    "plateau",
+    "size_arrays",
+]
 
 
 def fit_laws(curves: Curves, *, reps: int | None = None) -> dict[str, tlaw.BootstrapFit]:
@@ -29,8 +40,9 @@ def fit_laws(curves: Curves, *, reps: int | None = None) -> dict[str, tlaw.Boots
     (the first ``reps`` of) the problem resamples."""
     grid = cv.k_grid(len(curves.ks))
     draws = curves.draws[:reps]
-    return {s: tlaw.fit_bootstrap(grid, curves.per_problem[s][:, grid - 1], draws)
-            for s in curves.sizes}
+    return {
+        s: tlaw.fit_bootstrap(grid, curves.per_problem[s][:, grid - 1], draws) for s in curves.sizes
+    }
 
 
 def extrapolation_k(k_max: int, *, frac: int = 8) -> int:
@@ -44,8 +56,10 @@ def extrapolation(curves: Curves, *, frac: int = 8, reps: int | None = None) -> 
     grid = cv.k_grid(len(curves.ks))
     k_fit = extrapolation_k(len(curves.ks), frac=frac)
     draws = curves.draws[:reps]
-    return {s: tlaw.extrapolate(grid, curves.per_problem[s][:, grid - 1], draws, k_fit=k_fit)
-            for s in curves.sizes}
+    return {
+        s: tlaw.extrapolate(grid, curves.per_problem[s][:, grid - 1], draws, k_fit=k_fit)
+        for s in curves.sizes
+    }
 
 
 def loglinear_slope(curves: Curves, size: str) -> tuple[float, np.ndarray]:
@@ -87,8 +101,9 @@ def majority(ds: xr.Dataset, *, k_max: int, reps: int = 32, seed: int = 0) -> Ma
     return Majority(ks, out)
 
 
-def plateau(maj: Majority, curves: Curves, size: str, *, tol: float = 0.01
-            ) -> dict[str, tuple[float, np.ndarray]]:
+def plateau(
+    maj: Majority, curves: Curves, size: str, *, tol: float = 0.01
+) -> dict[str, tuple[float, np.ndarray]]:
     """Where majority voting stops improving, and what coverage gains after it.
 
     Returns
@@ -103,8 +118,11 @@ def plateau(maj: Majority, curves: Curves, size: str, *, tol: float = 0.01
     j8 = int(np.searchsorted(ks, k8))
     m_pt, m_dr = maj.curve(size), maj.curve(size, curves.draws)
     c_pt, c_dr = curves.cov[size], curves.cov_draws[size]
-    return {"k_plateau": (cv.plateau_k(m_pt, ks, tol=tol),
-                          np.array([cv.plateau_k(d, ks, tol=tol) for d in m_dr])),
-            "maj_gain": (float(m_pt[-1] - m_pt[j8]), m_dr[:, -1] - m_dr[:, j8]),
-            "cov_gain": (float(c_pt[ks[-1] - 1] - c_pt[k8 - 1]),
-                         c_dr[:, ks[-1] - 1] - c_dr[:, k8 - 1])}
+    return {
+        "k_plateau": (
+            cv.plateau_k(m_pt, ks, tol=tol),
+            np.array([cv.plateau_k(d, ks, tol=tol) for d in m_dr]),
+        ),
+        "maj_gain": (float(m_pt[-1] - m_pt[j8]), m_dr[:, -1] - m_dr[:, j8]),
+        "cov_gain": (float(c_pt[ks[-1] - 1] - c_pt[k8 - 1]), c_dr[:, ks[-1] - 1] - c_dr[:, k8 - 1]),
+    }

@@ -48,9 +48,11 @@ def load_hardware(path: str | Path) -> Hardware:
     for key in ("peak_flop_per_s", "mem_bytes_per_s"):
         if not rec.get(key, 0) > 0:
             raise ValueError(f"{path}: hardware record needs a positive {key!r}")
-    return Hardware(rec.get("name", Path(path).stem),
-                    float(rec["peak_flop_per_s"]) / float(rec["mem_bytes_per_s"]),
-                    _DTYPE_BYTES.get(rec.get("dtype", "float32"), 4))
+    return Hardware(
+        rec.get("name", Path(path).stem),
+        float(rec["peak_flop_per_s"]) / float(rec["mem_bytes_per_s"]),
+        _DTYPE_BYTES.get(rec.get("dtype", "float32"), 4),
+    )
 
 
 @dataclass(frozen=True)
@@ -63,28 +65,46 @@ class ModelShape:
     d_model: int
 
 
-def sample_cost(shape: ModelShape, *, prompt_len: float, gen_len: float, k: np.ndarray,
-                hw: Hardware) -> dict[str, np.ndarray]:
+def sample_cost(
+    shape: ModelShape, *, prompt_len: float, gen_len: float, k: np.ndarray, hw: Hardware
+) -> dict[str, np.ndarray]:
     """FLOPs, eFLOPs and the KV-memory part of eFLOPs of best-of-k, each (K,)."""
-    c = kinetics_cost(shape.n_params, prompt_len, gen_len, n_layer=shape.n_layer,
-                      n_q_heads=shape.n_head, n_kv_heads=shape.n_head,
-                      head_dim=shape.d_model // shape.n_head,
-                      n_samples=np.asarray(k, dtype=float),
-                      intensity_flop_per_byte=hw.intensity_flop_per_byte,
-                      kv_dtype_bytes=hw.kv_dtype_bytes)
-    return {"flops": np.asarray(c.compute_flops, dtype=float),
-            "eflops": np.asarray(c.eflops, dtype=float),
-            "kv_eflops": np.asarray(c.memory_eflops, dtype=float)}
+    c = kinetics_cost(
+        shape.n_params,
+        prompt_len,
+        gen_len,
+        n_layer=shape.n_layer,
+        n_q_heads=shape.n_head,
+        n_kv_heads=shape.n_head,
+        head_dim=shape.d_model // shape.n_head,
+        n_samples=np.asarray(k, dtype=float),
+        intensity_flop_per_byte=hw.intensity_flop_per_byte,
+        kv_dtype_bytes=hw.kv_dtype_bytes,
+    )
+    return {
+        "flops": np.asarray(c.compute_flops, dtype=float),
+        "eflops": np.asarray(c.eflops, dtype=float),
+        "kv_eflops": np.asarray(c.memory_eflops, dtype=float),
+    }
 
 
-def cost_table(shapes: dict[str, ModelShape], gen_len: dict[str, float], *, prompt_len: float,
-               ks: np.ndarray, hw: Hardware) -> pd.DataFrame:
+def cost_table(
+    shapes: dict[str, ModelShape],
+    gen_len: dict[str, float],
+    *,
+    prompt_len: float,
+    ks: np.ndarray,
+    hw: Hardware,
+) -> pd.DataFrame:
     """One row per (size, k): ``flops``, ``eflops``, ``kv_eflops``, ``kv_share``."""
     rows = []
     for s, shape in shapes.items():
         c = sample_cost(shape, prompt_len=prompt_len, gen_len=gen_len[s], k=ks, hw=hw)
-        rows.append(pd.DataFrame({"size": s, "k": np.asarray(ks), **c,
-                                  "kv_share": c["kv_eflops"] / c["eflops"]}))
+        rows.append(
+            pd.DataFrame(
+                {"size": s, "k": np.asarray(ks), **c, "kv_share": c["kv_eflops"] / c["eflops"]}
+            )
+        )
     return pd.concat(rows, ignore_index=True)
 
 
@@ -123,8 +143,13 @@ class Matched:
         return np.nanargmax(np.where(np.isnan(self.coverage), -1, self.coverage), axis=0)
 
 
-def matched(measure: str, costs: pd.DataFrame, curves: dict[str, np.ndarray],
-            curve_draws: dict[str, np.ndarray], budgets: np.ndarray) -> Matched:
+def matched(
+    measure: str,
+    costs: pd.DataFrame,
+    curves: dict[str, np.ndarray],
+    curve_draws: dict[str, np.ndarray],
+    budgets: np.ndarray,
+) -> Matched:
     """Coverage of each size at each budget under ``measure`` (``"flops"``/``"eflops"``).
 
     Parameters
@@ -147,8 +172,14 @@ def matched(measure: str, costs: pd.DataFrame, curves: dict[str, np.ndarray],
         idx = np.maximum(k - 1, 0)
         cov.append(np.where(k > 0, curves[s][idx], np.nan))
         draws.append(np.where(k > 0, curve_draws[s][:, idx], np.nan))
-    return Matched(measure, sizes, np.asarray(budgets, dtype=float), np.array(ks),
-                   np.array(cov), np.stack(draws, axis=1))
+    return Matched(
+        measure,
+        sizes,
+        np.asarray(budgets, dtype=float),
+        np.array(ks),
+        np.array(cov),
+        np.stack(draws, axis=1),
+    )
 
 
 def common_budgets(costs: pd.DataFrame, measure: str, *, k_max: int, n: int = 12) -> np.ndarray:
@@ -169,6 +200,7 @@ def advantage_small(m: Matched, small: str, large: str) -> tuple[np.ndarray, np.
 def disagreement(mf: Matched, me: Matched) -> tuple[float, np.ndarray]:
     """Share of budget ranks where the best size differs between two measures (point,
     and (R,) draws), budgets matched by rank (both grids span their common range)."""
+
     def best(draws):
         d = np.where(np.isnan(draws), -1, draws)
         return d.argmax(axis=-2)
@@ -183,16 +215,25 @@ def shapes_of(ds) -> dict[str, ModelShape]:
     need = ("n_params", "n_layer", "n_head", "d_model")
     if not all(c in ds.coords for c in need):
         return {}
-    return {str(s): ModelShape(float(ds["n_params"].sel(size=s)), int(ds["n_layer"].sel(size=s)),
-                               int(ds["n_head"].sel(size=s)), int(ds["d_model"].sel(size=s)))
-            for s in ds["size"].values}
+    return {
+        str(s): ModelShape(
+            float(ds["n_params"].sel(size=s)),
+            int(ds["n_layer"].sel(size=s)),
+            int(ds["n_head"].sel(size=s)),
+            int(ds["d_model"].sel(size=s)),
+        )
+        for s in ds["size"].values
+    }
 
 
-def kv_share(shape: ModelShape, *, prompt_len: float, gen_len: np.ndarray, k: int,
-             hw: Hardware) -> np.ndarray:
+def kv_share(
+    shape: ModelShape, *, prompt_len: float, gen_len: np.ndarray, k: int, hw: Hardware
+) -> np.ndarray:
     """KV-memory share of eFLOPs at ``k`` samples for each mean generation length (R,)."""
-    out = [sample_cost(shape, prompt_len=prompt_len, gen_len=float(g), k=np.array([k]), hw=hw)
-           for g in np.atleast_1d(gen_len)]
+    out = [
+        sample_cost(shape, prompt_len=prompt_len, gen_len=float(g), k=np.array([k]), hw=hw)
+        for g in np.atleast_1d(gen_len)
+    ]
     return np.array([o["kv_eflops"][0] / o["eflops"][0] for o in out])
 
 
@@ -206,8 +247,9 @@ def gen_lengths(ds, draws: np.ndarray) -> dict[str, tuple[float, np.ndarray]]:
     return out
 
 
-def equal_cost_upsample(m: Matched, small: str, large: str, *, k_large: int = 1
-                        ) -> tuple[float, np.ndarray, int]:
+def equal_cost_upsample(
+    m: Matched, small: str, large: str, *, k_large: int = 1
+) -> tuple[float, np.ndarray, int]:
     """Coverage of ``small`` at the budget of ``k_large`` samples of ``large``, minus
     ``large``'s coverage there: point, (R,) draws and the k ``small`` affords.
 
@@ -215,5 +257,8 @@ def equal_cost_upsample(m: Matched, small: str, large: str, *, k_large: int = 1
     first entry is that budget (see :func:`matched`).
     """
     i, j = m.sizes.index(small), m.sizes.index(large)
-    return (float(m.coverage[i, 0] - m.coverage[j, 0]), m.draws[:, i, 0] - m.draws[:, j, 0],
-            int(m.k[i, 0]))
+    return (
+        float(m.coverage[i, 0] - m.coverage[j, 0]),
+        m.draws[:, i, 0] - m.draws[:, j, 0],
+        int(m.k[i, 0]),
+    )

@@ -47,8 +47,13 @@ def policy_config(sweep: RLSweepConfig, size: str, *, seed: int) -> dict:
     """Everything that determines a policy's weights (its cache key)."""
     spec = {s.name: s for s in sweep.sizes}[size]
     cfg = sweep.run_config(spec, "baseline")
-    return {"compute_class": sweep.compute_class, "size": size, "seed": int(seed),
-            "run": cfg.to_dict(), "policy_version": POLICY_VERSION}
+    return {
+        "compute_class": sweep.compute_class,
+        "size": size,
+        "seed": int(seed),
+        "run": cfg.to_dict(),
+        "policy_version": POLICY_VERSION,
+    }
 
 
 def policy_path(sweep: RLSweepConfig, size: str, *, seed: int) -> Path:
@@ -71,8 +76,11 @@ def train_policy(cfg: RLRunConfig, *, seed: int, num_threads: int | None = 1) ->
     with torch_threads(num_threads):
         _, _, s_roll, _ = (int(x) for x in np.random.SeedSequence(seed).generate_state(4))
         warm = warm_start(cfg, seed=seed)
-        sets = sample_problems(cfg.task, {"sft": cfg.n_sft, "train": cfg.n_train,
-                                          "heldout": cfg.n_heldout}, seed=cfg.data_seed)
+        sets = sample_problems(
+            cfg.task,
+            {"sft": cfg.n_sft, "train": cfg.n_train, "heldout": cfg.n_heldout},
+            seed=cfg.data_seed,
+        )
         model = Transformer(cfg.model, seed=0)
         model.load_state_dict(warm.state)
         g = cfg.grpo
@@ -86,25 +94,42 @@ def train_policy(cfg: RLRunConfig, *, seed: int, num_threads: int | None = 1) ->
         for _ in range(g.steps):
             if pos + g.prompts_per_step > cfg.pool:
                 order, pos = torch.randperm(cfg.pool, generator=gen), 0
-            pidx = order[pos:pos + g.prompts_per_step]
+            pidx = order[pos : pos + g.prompts_per_step]
             pos += g.prompts_per_step
-            comp = sample_completions(model, prompts_all[pidx], repeats=g.group_size,
-                                      max_new_tokens=cfg.gen_len, temperature=g.temperature,
-                                      generator=sampler)
-            rewards = score_completions(comp, sets["train"].subset(pidx.numpy()),
-                                        repeats=g.group_size)
+            comp = sample_completions(
+                model,
+                prompts_all[pidx],
+                repeats=g.group_size,
+                max_new_tokens=cfg.gen_len,
+                temperature=g.temperature,
+                generator=sampler,
+            )
+            rewards = score_completions(
+                comp, sets["train"].subset(pidx.numpy()), repeats=g.group_size
+            )
             prompts = prompts_all[pidx].repeat_interleave(g.group_size, dim=0)
             grpo_update(model, opt, prompts, comp, rewards, g, generator=gen)
             rewards_log.append(float(np.mean(rewards)))
         state = {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
-    info = {"warmup_steps": warm.steps, "warmup_check": warm.check, "grpo_steps": g.steps,
-            "final_train_reward": float(np.mean(rewards_log[-20:])) if rewards_log else float("nan"),
-            "n_params": model.n_params(), "wall_s": time.perf_counter() - t0}
+    info = {
+        "warmup_steps": warm.steps,
+        "warmup_check": warm.check,
+        "grpo_steps": g.steps,
+        "final_train_reward": float(np.mean(rewards_log[-20:])) if rewards_log else float("nan"),
+        "n_params": model.n_params(),
+        "wall_s": time.perf_counter() - t0,
+    }
     return state, info
 
 
-def load_or_train(sweep: RLSweepConfig, size: str, *, seed: int = 0, rerun: bool = False,
-                  num_threads: int | None = 1) -> tuple[Transformer, dict]:
+def load_or_train(
+    sweep: RLSweepConfig,
+    size: str,
+    *,
+    seed: int = 0,
+    rerun: bool = False,
+    num_threads: int | None = 1,
+) -> tuple[Transformer, dict]:
     """The policy of ``size`` from its saved file, or trained and saved.
 
     Returns

@@ -105,8 +105,9 @@ class TTSConfig:
         d.pop("batch_sequences")  # throughput only
         sweep = rl_class(self.compute_class)
         d["sizes"] = self.size_names
-        d["policies"] = {s: config_hash(policy_config(sweep, s, seed=self.policy_seed))
-                         for s in self.size_names}
+        d["policies"] = {
+            s: config_hash(policy_config(sweep, s, seed=self.policy_seed)) for s in self.size_names
+        }
         d["engine_version"] = ENGINE_VERSION
         return d
 
@@ -123,8 +124,7 @@ def tts_config(compute_class: str = "small", **overrides) -> TTSConfig:
     - ``medium``: all three sizes s, m, l (32x), 256 prompts x 1024 samples.
     """
     if compute_class.startswith("tiny"):
-        cfg = TTSConfig(compute_class=compute_class, n_prompts=32, n_samples=64,
-                        prompts_per_run=16)
+        cfg = TTSConfig(compute_class=compute_class, n_prompts=32, n_samples=64, prompts_per_run=16)
     elif compute_class == "small":
         cfg = TTSConfig(compute_class="small", sizes=("s", "m"), n_prompts=128)
     elif compute_class == "medium":
@@ -138,24 +138,41 @@ def heldout(cfg: TTSConfig) -> Problems:
     """The first ``n_prompts`` held-out problems of the RL study (never trained on)."""
     sweep = rl_class(cfg.compute_class)
     if cfg.n_prompts > sweep.n_heldout:
-        raise ValueError(f"n_prompts={cfg.n_prompts} > the RL study's {sweep.n_heldout} "
-                         "held-out prompts")
-    sets = sample_problems(sweep.task, {"sft": sweep.n_sft, "train": sweep.n_train,
-                                        "heldout": sweep.n_heldout}, seed=sweep.data_seed)
+        raise ValueError(
+            f"n_prompts={cfg.n_prompts} > the RL study's {sweep.n_heldout} held-out prompts"
+        )
+    sets = sample_problems(
+        sweep.task,
+        {"sft": sweep.n_sft, "train": sweep.n_train, "heldout": sweep.n_heldout},
+        seed=sweep.data_seed,
+    )
     return sets["heldout"].subset(slice(0, cfg.n_prompts))
 
 
 @torch.inference_mode()
-def sample_nucleus(model: Transformer, prompts: torch.Tensor, *, max_new_tokens: int,
-                   repeats: int, temperature: float, top_p: float,
-                   generator: torch.Generator) -> torch.Tensor:
+def sample_nucleus(
+    model: Transformer,
+    prompts: torch.Tensor,
+    *,
+    max_new_tokens: int,
+    repeats: int,
+    temperature: float,
+    top_p: float,
+    generator: torch.Generator,
+) -> torch.Tensor:
     """Like :func:`~scalinglab.studies.rl.grpo.sample_completions`, with top-p filtering.
 
     Returns (P repeats, L) ids, PAD after each row's EOS.
     """
     if top_p >= 1.0 or temperature == 0:
-        return sample_completions(model, prompts, max_new_tokens=max_new_tokens, repeats=repeats,
-                                  temperature=temperature, generator=generator)
+        return sample_completions(
+            model,
+            prompts,
+            max_new_tokens=max_new_tokens,
+            repeats=repeats,
+            temperature=temperature,
+            generator=generator,
+        )
     model.eval()
     p, t = prompts.shape
     cache = model.new_cache(p, max_len=t + max_new_tokens)
@@ -229,23 +246,40 @@ def _run_block(item: tuple[TTSConfig, str, int]) -> dict:
         gen = torch.Generator().manual_seed(seed)
         max_new = sweep.task.max_answer_len + 1
         n, batch = cfg.n_samples, cfg.batch_sequences
-        chunks = ([(s, min(s + batch // n, len(sub)), n) for s in range(0, len(sub), batch // n)]
-                  if n <= batch else  # several prompts per pass, or one prompt in several
-                  [(s, s + 1, min(batch, n - r)) for s in range(len(sub)) for r in range(0, n, batch)])
+        chunks = (
+            [(s, min(s + batch // n, len(sub)), n) for s in range(0, len(sub), batch // n)]
+            if n <= batch
+            # several prompts per pass, or one prompt in several
+            else [
+                (s, s + 1, min(batch, n - r)) for s in range(len(sub)) for r in range(0, n, batch)
+            ]
+        )
         codes, lens = [], []
         t0 = time.perf_counter()
         for a, b, reps in chunks:
-            c, ln = answer_codes(sample_nucleus(model, ids[a:b], max_new_tokens=max_new,
-                                                repeats=reps, temperature=cfg.temperature,
-                                                top_p=cfg.top_p, generator=gen))
+            c, ln = answer_codes(
+                sample_nucleus(
+                    model,
+                    ids[a:b],
+                    max_new_tokens=max_new,
+                    repeats=reps,
+                    temperature=cfg.temperature,
+                    top_p=cfg.top_p,
+                    generator=gen,
+                )
+            )
             codes.append(c)
             lens.append(ln)
         wall = time.perf_counter() - t0
     n = cfg.n_samples
     codes_ = np.concatenate(codes).reshape(hi - lo, n)
     truth = truth_codes(sub)[:, None]
-    return {"answer": codes_.astype(np.int32), "correct": (codes_ == truth).astype(np.int8),
-            "tokens": np.concatenate(lens).reshape(hi - lo, n).astype(np.int8), "wall_s": wall}
+    return {
+        "answer": codes_.astype(np.int32),
+        "correct": (codes_ == truth).astype(np.int8),
+        "tokens": np.concatenate(lens).reshape(hi - lo, n).astype(np.int8),
+        "wall_s": wall,
+    }
 
 
 def execute(cfg: TTSConfig, *, scheduler: str = "", runs=None, progress: bool = True) -> xr.Dataset:
@@ -257,47 +291,87 @@ def execute(cfg: TTSConfig, *, scheduler: str = "", runs=None, progress: bool = 
         model, metas[s] = load_or_train(sweep, s, seed=cfg.policy_seed)
     n_blocks = -(-cfg.n_prompts // cfg.prompts_per_run)
     items = [(cfg, s, b) for s in sizes for b in range(n_blocks)]
-    res, fails = map_runs(_run_block, items, keys=[[s, b] for _, s, b in items], runs=runs,
-                          scheduler=scheduler, desc="sampling blocks", progress=progress)
+    res, fails = map_runs(
+        _run_block,
+        items,
+        keys=[[s, b] for _, s, b in items],
+        runs=runs,
+        scheduler=scheduler,
+        desc="sampling blocks",
+        progress=progress,
+    )
     if fails:
         raise RuntimeError(f"{len(fails)} sampling block(s) failed: {fails[0].error}")
     probs = heldout(cfg)
 
     def stack(var: str) -> np.ndarray:
-        return np.stack([np.concatenate([res[i][var] for i, it in enumerate(items) if it[1] == s])
-                         for s in sizes])
+        return np.stack(
+            [
+                np.concatenate([res[i][var] for i, it in enumerate(items) if it[1] == s])
+                for s in sizes
+            ]
+        )
 
-    shapes = {s.name: sweep.run_config(s, "baseline").model for s in sweep.sizes
-              if s.name in sizes}
+    shapes = {s.name: sweep.run_config(s, "baseline").model for s in sweep.sizes if s.name in sizes}
     ds = xr.Dataset(
-        {"answer": (("size", "prompt", "sample"), stack("answer")),
-         "correct": (("size", "prompt", "sample"), stack("correct")),
-         "tokens": (("size", "prompt", "sample"), stack("tokens")),
-         "wall_s": ("size", np.array([sum(r["wall_s"] for r, it in zip(res, items, strict=True)
-                                          if it[1] == s) for s in sizes]))},
-        coords={"size": sizes, "prompt": np.arange(cfg.n_prompts),
-                "prompt_text": ("prompt", np.array(probs.prompts, dtype=str)),
-                "truth": ("prompt", truth_codes(probs)),
-                "n_params": ("size", [shapes[s].n_params() for s in sizes]),
-                "n_layer": ("size", [shapes[s].n_layer for s in sizes]),
-                "n_head": ("size", [shapes[s].n_head for s in sizes]),
-                "d_model": ("size", [shapes[s].d_model for s in sizes]),
-                "policy_hash": ("size", [metas[s]["config_hash"] for s in sizes]),
-                "policy_file": ("size", [metas[s]["file"] for s in sizes])})
+        {
+            "answer": (("size", "prompt", "sample"), stack("answer")),
+            "correct": (("size", "prompt", "sample"), stack("correct")),
+            "tokens": (("size", "prompt", "sample"), stack("tokens")),
+            "wall_s": (
+                "size",
+                np.array(
+                    [
+                        sum(r["wall_s"] for r, it in zip(res, items, strict=True) if it[1] == s)
+                        for s in sizes
+                    ]
+                ),
+            ),
+        },
+        coords={
+            "size": sizes,
+            "prompt": np.arange(cfg.n_prompts),
+            "prompt_text": ("prompt", np.array(probs.prompts, dtype=str)),
+            "truth": ("prompt", truth_codes(probs)),
+            "n_params": ("size", [shapes[s].n_params() for s in sizes]),
+            "n_layer": ("size", [shapes[s].n_layer for s in sizes]),
+            "n_head": ("size", [shapes[s].n_head for s in sizes]),
+            "d_model": ("size", [shapes[s].d_model for s in sizes]),
+            "policy_hash": ("size", [metas[s]["config_hash"] for s in sizes]),
+            "policy_file": ("size", [metas[s]["file"] for s in sizes]),
+        },
+    )
     for var in ("answer", "correct", "tokens"):  # compressed: most rows repeat few answers
-        ds[var].encoding.update({"zlib": True, "complevel": 4,
-                                 "chunksizes": (1, min(64, cfg.n_prompts), cfg.n_samples)})
-    ds.attrs.update({"study": STUDY, "compute_class": cfg.compute_class,
-                     "temperature": cfg.temperature, "top_p": cfg.top_p,
-                     "prompt_len": sweep.task.prompt_len, "k_max": cfg.k_max})
+        ds[var].encoding.update(
+            {"zlib": True, "complevel": 4, "chunksizes": (1, min(64, cfg.n_prompts), cfg.n_samples)}
+        )
+    ds.attrs.update(
+        {
+            "study": STUDY,
+            "compute_class": cfg.compute_class,
+            "temperature": cfg.temperature,
+            "top_p": cfg.top_p,
+            "prompt_len": sweep.task.prompt_len,
+            "k_max": cfg.k_max,
+        }
+    )
     return ds
 
 
-def run_samples(cfg: TTSConfig | str = "small", *, scheduler: str = "", rerun: bool = False,
-                progress: bool = True) -> xr.Dataset:
+def run_samples(
+    cfg: TTSConfig | str = "small",
+    *,
+    scheduler: str = "",
+    rerun: bool = False,
+    progress: bool = True,
+) -> xr.Dataset:
     """The sample Dataset of ``cfg`` from ``data/``, or computed (resumably) and saved."""
     if isinstance(cfg, str):
         cfg = tts_config(cfg)
-    return cached_sweep(STUDY, f"samples-{cfg.compute_class}", cfg.to_dict(),
-                        lambda runs: execute(cfg, scheduler=scheduler, runs=runs,
-                                             progress=progress), rerun=rerun)
+    return cached_sweep(
+        STUDY,
+        f"samples-{cfg.compute_class}",
+        cfg.to_dict(),
+        lambda runs: execute(cfg, scheduler=scheduler, runs=runs, progress=progress),
+        rerun=rerun,
+    )
