@@ -76,10 +76,9 @@
 # [`docs/studies/kernels_cost_models.md`](../docs/studies/kernels_cost_models.md).
 
 # %% tags=["parameters"]
+# fmt: off
 seed: int = 0  # RNG seed: operands, bootstrap resamples, forests, fold shuffling [>= 0]
-compute_class: str = (
-    "small"  # tiny (tests: seconds) or small (minutes on 2 CPU cores) {tiny, small}
-)
+compute_class: str = "small"  # tiny (tests: seconds) or small (minutes on 2 CPU cores) {tiny, small}
 scheduler: str = ""  # unused: timings must run alone, so the sweep never goes to Dask
 timings: str = ""  # your own timing table (csv/parquet/nc); "" = this study's sweep [file]
 rerun: bool = False  # re-time the sweep even if data/gemm_cost_model/ has it
@@ -90,10 +89,9 @@ level: float = 0.95  # CI level [> 0, < 1]
 n_splits: int = 5  # folds for CV and for the unseen-shape evaluation [>= 2]
 published: str = ""  # "" = this CPU's sweep; "gpperf" = Liu & Halim's own tables {"", gpperf}
 remeasure_hardware: bool = False  # measure this machine's roofs now instead of the committed record
-processes: int = (
-    -1
-)  # separate processes for the re-run spread (-1 = class default: 6 small, 2 tiny)
+processes: int = -1  # separate processes for the re-run spread (-1 = class default: 6 small, 2 tiny)
 n_repeats: int = 20  # random splits behind the repeated-split intervals (gpperf) [>= 2]
+# fmt: on
 
 # %%
 import matplotlib.pyplot as plt

@@ -39,6 +39,7 @@
 # ---
 
 # %% tags=["parameters"]
+# fmt: off
 seed: int = 0  # seed of every bootstrap (training seeds are part of the sweep config) [>= 0]
 compute_class: str = "small"  # tiny (tests, < 1 min), small (2 CPU cores, ~35 min), medium, large {tiny, small, medium, large}
 scheduler: str = ""  # "" = local Dask cluster, "sync" = in-process, else a scheduler address
@@ -48,6 +49,7 @@ rerun: bool = False  # re-run the sweep even if data/optimizer_comparison/ has i
 baseline: str = "adamw"  # the optimizer whose L(D) defines the speedup
 reps: int = 2000  # bootstrap resamples for every CI [>= 1]
 level: float = 0.95  # CI level [> 0, < 1]
+# fmt: on
 
 # %% [markdown]
 # # Fantastic pretraining optimizers, at small scale

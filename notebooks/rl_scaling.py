@@ -66,10 +66,9 @@
 # [`docs/studies/rl_scaling.md`](../docs/studies/rl_scaling.md).
 
 # %% tags=["parameters"]
+# fmt: off
 seed: int = 0  # seed of the bootstrap resampling (the sweep's seeds are in its config) [>= 0]
-compute_class: str = (
-    "small"  # tiny (tests), small (default report), medium, large {tiny, small, medium, large}
-)
+compute_class: str = "small"  # tiny (tests), small (default report), medium, large {tiny, small, medium, large}
 scheduler: str = ""  # "" = local Dask cluster, "sync" = in-process, or a scheduler address
 runs: str = ""  # your RL logs (CSV/Parquet: model_size, seed, compute or step, pass_rate); "" = our sweep [file]
 rerun: bool = False  # recompute the sweep even if a cached result exists
@@ -77,17 +76,12 @@ device: str = "cpu"  # cpu, cuda or auto {cpu, cuda, auto}
 reps: int = 1000  # bootstrap resamples (over seeds) for the sigmoid and phase fits [>= 1]
 kn_reps: int = 200  # bootstrap resamples for k(N) (each refits the joint law) [>= 1]
 poi_reps: int = 2000  # resamples for the ablation CIs and probability of improvement [>= 1]
-pred_reps: int = (
-    200  # resamples for the half-compute and early-plateau predictions (each refits twice) [>= 1]
-)
-transient_frac: float = (
-    0.1  # drop points before this fraction of a run's compute from sigmoid fits [>= 0, < 1]
-)
-fit_frac: float = (
-    0.5  # fit the sigmoid on compute <= fit_frac * C_max, predict the rest [> 0, <= 1]
-)
+pred_reps: int = 200  # resamples for the half-compute and early-plateau predictions (each refits twice) [>= 1]
+transient_frac: float = 0.1  # drop points before this fraction of a run's compute from sigmoid fits [>= 0, < 1]
+fit_frac: float = 0.5  # fit the sigmoid on compute <= fit_frac * C_max, predict the rest [> 0, <= 1]
 early_frac: float = 0.3  # phase analysis: fit on the first early_frac of training only [> 0, <= 1]
 level: float = 0.95  # confidence level of every interval [> 0, < 1]
+# fmt: on
 
 # %%
 import json

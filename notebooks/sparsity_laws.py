@@ -39,6 +39,7 @@
 # ---
 
 # %% tags=["parameters"]
+# fmt: off
 seed: int = 0  # root of the bootstrap draws and the kernel benchmark's random weights [>= 0]
 compute_class: str = "small"  # sweep size: tiny (tests, seconds), small (~25 min on 2 cores), medium, large {tiny, small, medium, large}
 scheduler: str = ""  # "" = local Dask cluster, "sync" = in-process, else a scheduler address
@@ -46,16 +47,13 @@ curves: str = ""  # your activation-ratio table (run, tokens, activation_ratio[,
 published: str = ""  # "" = this study's sweep; "sparsing_law" = the paper's own released curves {"", sparsing_law}
 rerun: bool = False  # re-train the sweep even if data/sparsity_laws/ has it
 ppl_budget: float = 1.0  # p of PPL-p%: allowed perplexity rise in percent [> 0]
-min_ffn_gain: float = (
-    0.05  # checkpoints where dropping the whole FFN costs less (nats/token) are not used [>= 0]
-)
+min_ffn_gain: float = 0.05  # checkpoints where dropping the whole FFN costs less (nats/token) are not used [>= 0]
 reps: int = 2000  # bootstrap resamples for every CI [>= 1]
 level: float = 0.95  # CI level [> 0, < 1]
 kernel_threads: int = 1  # torch and numba threads for the kernel benchmark [>= 1]
-kernel_processes: int = (
-    4  # separate processes the kernel benchmark is repeated in (its intervals resample them) [>= 2]
-)
+kernel_processes: int = 4  # separate processes the kernel benchmark is repeated in (its intervals resample them) [>= 2]
 horizon: bool = True  # also the long-horizon probe: the smallest model trained 16x longer
+# fmt: on
 
 # %% [markdown]
 # # Activation-sparsity laws

@@ -55,6 +55,7 @@
 # [`docs/studies/test_time_scaling.md`](../docs/studies/test_time_scaling.md).
 
 # %% tags=["parameters"]
+# fmt: off
 seed: int = 0  # seed of the prompt resampling and of majority-vote subsets [>= 0]
 compute_class: str = "small"  # tiny (tests), small (default report: sizes s, m), medium (s, m, l) {tiny, small, medium}
 scheduler: str = ""  # "" = local Dask cluster, "sync" = in-process, or a scheduler address
@@ -68,6 +69,7 @@ fit_reps: int = 200  # resamples refitted for the law's and the extrapolation's 
 vote_reps: int = 32  # random subsets per prompt and k for majority voting [>= 1]
 hardware: str = "data/hardware/intel-xeon-processor-2c.json"  # measured hardware record (I = peak FLOP/s / memory B/s) [file]
 level: float = 0.95  # confidence level of every interval [> 0, < 1]
+# fmt: on
 
 # %%
 import matplotlib.pyplot as plt

@@ -471,3 +471,15 @@ def test_bad_run_and_prune_options_exit_2_doing_nothing(root, monkeypatch, capsy
     err = capsys.readouterr().err
     assert match in err and err.count("\n") == 1, err
     assert not any((root / "reports").iterdir())
+
+
+def test_every_parameter_of_every_study_keeps_its_help_on_one_line():
+    """A formatter that wraps ``name: type = value  # help`` in parentheses would drop the
+    help and the value rules silently; the parameter cells are kept out of formatting."""
+    from scalinglab.paths import repo_root
+
+    for nb in sorted((repo_root() / "notebooks").glob("*.py")):
+        params = load_study(nb.stem, root=nb.parent).parameters
+        assert params, nb.name
+        for p in params.values():
+            assert p.help, f"{nb.name}: parameter {p.name} has no help text"
