@@ -6,6 +6,7 @@ import pytest
 
 from scalinglab.cost_model import HardwareRecord
 from scalinglab.cost_model.hardware import hardware_path, save_hardware
+from scalinglab.cost_model.hardware import load_hardware as load_hardware_json
 from scalinglab.kernels import hardware_probe
 from scalinglab.kernels.hardware_probe import hardware_record, measure_hardware
 
@@ -16,6 +17,25 @@ def test_hardware_record_uses_the_cached_file(tmp_path, monkeypatch):
     save_hardware(rec)
     assert hardware_path().parent == tmp_path / "data" / "hardware"
     assert hardware_record() == rec  # no measurement: the cached record comes back
+
+
+def test_a_measurement_is_kept_out_of_the_studies_inputs(tmp_path, monkeypatch):
+    # measuring this machine must not add a file to data/hardware/ (every study's input
+    # glob): it is cached under the git-ignored data/.cache/hardware/ and reused from there
+    monkeypatch.setenv("SCALINGLAB_ROOT", str(tmp_path))
+    calls = []
+    rec = HardwareRecord("measured-here", 2e11, 3e10, source="measured")
+    monkeypatch.setattr(hardware_probe, "measure_hardware", lambda **kw: calls.append(kw) or rec)
+    assert hardware_record() == rec
+    assert not (tmp_path / "data" / "hardware").exists()
+    assert hardware_probe.measured_path().parent == tmp_path / "data" / ".cache" / "hardware"
+    assert hardware_probe.measured_path().exists()
+    assert hardware_record() == rec and len(calls) == 1  # reused, not measured again
+    committed = HardwareRecord("committed", 5e11, 6e10, source="measured")
+    save_hardware(committed)  # a committed record of this machine wins over the cache
+    assert hardware_record() == committed
+    assert hardware_record(refresh=True) == rec and len(calls) == 2
+    assert load_hardware_json(hardware_path()) == committed  # refresh left it alone
 
 
 def test_measure_hardware_quick_is_plausible(monkeypatch):

@@ -6,14 +6,17 @@ The cost model (:mod:`scalinglab.cost_model.hardware`) describes a machine by a
 thread counts from :mod:`scalinglab.kernels.harness`), so it lives here, next to them:
 
 - :func:`measure_hardware`: run the micro-benchmarks now (about 10 s; 1 s ``quick``).
-- :func:`hardware_record`: this machine's cached record under ``data/hardware/``, or a
-  fresh measurement (cached unless ``quick``).
+- :func:`hardware_record`: this machine's committed record (``data/hardware/``), an
+  earlier measurement (git-ignored ``data/.cache/hardware/``), or a fresh measurement
+  kept there (unless ``quick``). A measurement never lands in ``data/hardware/``, the
+  studies' inputs: committing one is a deliberate copy.
 """
 
 from __future__ import annotations
 
 import os
 import warnings
+from pathlib import Path
 
 from scalinglab.cost_model.hardware import (
     HardwareRecord,
@@ -24,6 +27,7 @@ from scalinglab.cost_model.hardware import (
 )
 from scalinglab.kernels import microbench
 from scalinglab.kernels.harness import thread_counts
+from scalinglab.paths import data_dir
 from scalinglab.provenance import environment
 
 
@@ -97,21 +101,42 @@ def measure_hardware(*, quick: bool = False, seed: int = 0) -> HardwareRecord:
     )
 
 
+def measured_path(key: str | None = None) -> Path:
+    """``data/.cache/hardware/<machine key>.json``: where a measurement made now is kept.
+
+    Git-ignored and outside every study's input globs (``data/hardware/*.json``), so
+    measuring this machine never changes another study's inputs or findings; a record
+    becomes committed only when someone copies it into ``data/hardware/``.
+    """
+    return data_dir() / ".cache" / "hardware" / f"{key or machine_key()}.json"
+
+
 def hardware_record(*, refresh: bool = False, quick: bool = False) -> HardwareRecord:
-    """This machine's record: cached in ``data/hardware/`` or measured (and cached) now.
+    """This machine's record: committed, cached from an earlier measurement, or measured now.
 
     Parameters
     ----------
     refresh
-        Measure again even if a cached record exists.
+        Measure again even if a record exists.
     quick
         Use :func:`measure_hardware`'s quick settings when measuring; a quick
         record is returned but not cached (it would shadow a full measurement).
+
+    Returns
+    -------
+    HardwareRecord
+        In this order: the committed record of this machine
+        (``data/hardware/<key>.json``, :func:`~scalinglab.cost_model.hardware.hardware_path`);
+        an earlier measurement (:func:`measured_path`); a measurement made now, kept at
+        :func:`measured_path` unless ``quick``. Nothing is ever written to
+        ``data/hardware/``: to commit a measurement, copy the file there.
     """
-    path = hardware_path()
-    if path.exists() and not refresh:
-        return load_hardware(path)
+    committed, cached = hardware_path(), measured_path()
+    if not refresh:
+        for path in (committed, cached):
+            if path.exists():
+                return load_hardware(path)
     record = measure_hardware(quick=quick)
     if not quick:
-        save_hardware(record, path)
+        save_hardware(record, cached)
     return record

@@ -68,7 +68,10 @@ def study_hardware(
         return hw, f"hardware record {spec!r} ({hw.source})"
     if remeasure:
         hw = hardware_record(refresh=True, quick=quick)
-        return hw, f"measured now on this machine ({machine_key()}), as asked"
+        return hw, (
+            f"measured now on this machine ({machine_key()}), as asked; kept in "
+            "data/.cache/hardware/ (copy it to data/hardware/ to commit it)"
+        )
     own = hardware_path()
     if own.exists():
         return load_hardware(own), f"committed record of this machine ({own.name})"
