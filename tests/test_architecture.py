@@ -319,6 +319,7 @@ def _private_imports() -> list[str]:
     return out
 
 
+@pytest.mark.slow
 def test_no_module_imports_another_modules_private_name():
     # a helper used across modules is public (named without "_") and documented
     _fail("private names imported across modules", _private_imports())

@@ -33,6 +33,7 @@ def _run(capsys, *argv):
     return code, out, err
 
 
+@pytest.mark.slow
 def test_json_output_shape(po_csv, capsys):
     code, out, err = _run(
         capsys,
@@ -84,6 +85,7 @@ def test_json_output_shape(po_csv, capsys):
     assert out2 == out  # same seed, same output
 
 
+@pytest.mark.slow
 def test_chinchilla_on_the_shipped_example_with_n_d_order(capsys):
     path = repo_root() / "data" / "examples" / "fit_chinchilla.csv"
     code, out, err = _run(

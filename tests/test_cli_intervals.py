@@ -31,6 +31,7 @@ def invoke(capsys, *argv):
     return code, out, err
 
 
+@pytest.mark.slow
 def test_json_output_shape(capsys, scores_csv):
     code, out, _ = invoke(
         capsys, scores_csv, "--reps", 300, "--poi-reps", 200, "--seed", 7, "--compare", "A:B", "C:B"
@@ -104,6 +105,7 @@ def test_defaults_follow_the_paper():
     assert args.metrics == ",".join(METRICS) and args.nan == "error"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("extra", "message"),
     [

@@ -28,6 +28,7 @@ def _write(tmp_path, seeds=(0, 1, 2), mutate=None):
     return path
 
 
+@pytest.mark.slow
 def test_json_shape(tmp_path, capsys):
     path = _write(tmp_path)
     assert main(["speedup", str(path), "--baseline", "adamw", "--bootstrap", "200"]) == 0
@@ -43,6 +44,7 @@ def test_json_shape(tmp_path, capsys):
     assert out["status"]["muon"]["20k"]["2"] == "ok"
 
 
+@pytest.mark.slow
 def test_table_format_and_no_seed_column(tmp_path, capsys):
     path = _write(tmp_path, seeds=(0,), mutate=lambda d: d.drop(columns=["seed"]))
     assert main(["speedup", str(path), "--format", "table"]) == 0

@@ -64,6 +64,7 @@ def test_scheduler_env_var_is_honoured(monkeypatch):
     assert compute.compute_mode("") == "tcp://10.0.0.1:8786"
 
 
+@pytest.mark.slow
 def test_cached_dataset_reuses_and_reruns(monkeypatch, tmp_path):
     monkeypatch.setenv("SCALINGLAB_ROOT", str(tmp_path))
     calls = []
@@ -99,6 +100,7 @@ def _listening_addresses(proc) -> list[str]:
     return found
 
 
+@pytest.mark.slow
 def test_local_cluster_and_dashboard_listen_on_loopback_only():
     import psutil
 

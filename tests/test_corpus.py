@@ -63,6 +63,7 @@ def test_tokens_are_bytes_plus_three_joined_by_eos():
     assert c.train.max() < ByteTokenizer.vocab_size and c.train.min() >= EOS
 
 
+@pytest.mark.slow
 def test_stdlib_sources_skip_tests_and_site_packages():
     files = stdlib_files()
     assert files, "the standard library has .py files"

@@ -9,6 +9,9 @@ import xarray as xr
 from scalinglab.errors import ParameterError
 from scalinglab.studies.intervals import classifiers as C
 
+# every test here shares a module fixture that trains or sweeps for tens of seconds
+pytestmark = pytest.mark.slow
+
 SMALL = dict(algorithms=("sgd", "lbfgs"), tasks=("iris", "wine", "xor"), runs=4)
 
 

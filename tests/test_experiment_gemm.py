@@ -39,6 +39,7 @@ def test_sweep_config_classes():
         gemm.sweep_config("large")
 
 
+@pytest.mark.slow
 def test_run_sweep_puts_every_timing_in_its_cell(monkeypatch):
     import time
 
@@ -216,6 +217,7 @@ def _synthetic_cells(seed: int = 0) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+@pytest.mark.slow
 def test_predictors_on_a_smooth_law():
     cells = _synthetic_cells()
     oof = predictor.out_of_fold(cells, HW, n_threads=2, seed=0)
@@ -233,6 +235,7 @@ def test_predictors_on_a_smooth_law():
     assert len(regret) == 24 and (regret["regret"] >= 1.0).all()
 
 
+@pytest.mark.slow
 def test_kernel_model_extrapolates_where_a_forest_cannot():
     # times that follow the kernel's counts exactly (fixed cost + FLOPs + packing) over
     # shapes spanning 4 orders of magnitude: the grouped folds hold out the extremes

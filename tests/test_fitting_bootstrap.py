@@ -26,6 +26,7 @@ def test_replicate_weights_count_group_draws():
     np.testing.assert_array_equal(w, [[2, 2, 0, 1], [0, 0, 2, 1]])
 
 
+@pytest.mark.slow
 def test_same_seed_same_cis_different_seed_different():
     x, y, g = _po()
     a = fit("power_offset", x, y, groups=g, bootstrap=60, seed=7)
@@ -57,6 +58,7 @@ def test_dask_client_gives_the_same_draws():
     np.testing.assert_array_equal(ref, got)
 
 
+@pytest.mark.slow
 def test_percentile_cis_cover_the_truth_at_roughly_the_nominal_rate():
     """100 simulated experiments of 12 curves; 90% intervals should cover ~90% of the time.
 
@@ -132,6 +134,7 @@ def test_derive_asymptote_difference_between_two_fits():
         derive(lambda p: p["A"], fit("scalerl", Cs, a.problem.data.y, fixed={"R0": 0.1}))
 
 
+@pytest.mark.slow
 def test_groups_not_drawn_leave_their_intercepts_undefined():
     sizes = np.array([5e8, 2e9, 8e9])
     N = np.repeat(sizes, 8)
@@ -154,6 +157,7 @@ def test_bootstrap_needs_two_groups():
         fit("power_offset", x, y, groups=np.zeros(x.size, dtype=int), bootstrap=10)
 
 
+@pytest.mark.slow
 def test_warm_started_refits_reach_the_full_grid_optimum():
     D = np.tile(np.geomspace(1, 200, 10), 6)
     runs = np.repeat(np.arange(6), 10)
@@ -172,6 +176,7 @@ def test_warm_started_refits_reach_the_full_grid_optimum():
     np.testing.assert_allclose(warm, grid, rtol=1e-4)
 
 
+@pytest.mark.slow
 def test_record_writes_each_parameter_as_a_finding(monkeypatch, tmp_path):
     import scalinglab.record as rec
 

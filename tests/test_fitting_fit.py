@@ -22,6 +22,7 @@ def _po_data(seed=0, noise=0.002, seeds=4):
     return x, simulate("power_offset", PO_TRUTH, x, seed=seed, noise=noise), g
 
 
+@pytest.mark.slow
 def test_fixed_parameter_is_held_and_others_refit():
     x, y, g = _po_data()
     free = fit("power_offset", x, y, groups=g)
@@ -75,6 +76,7 @@ def test_warns_when_the_optimizer_did_not_converge(monkeypatch):
     assert any("did not converge" in w for w in res.warnings)
 
 
+@pytest.mark.slow
 def test_batched_optimizer_matches_scipy_on_every_start():
     x, y, g = _po_data()
     prob = make_problem("power_offset", x, y)
@@ -116,6 +118,7 @@ def test_explicit_starts_in_reported_units():
 PITFALL_STARTS = [[0.5, 5, 5, 0.5, 0], [1, 5, 5, 0.5, 0], [0.5, 0, 0, 0, 0], [-0.5, 10, 20, 0.5, 0]]
 
 
+@pytest.mark.slow
 def test_averaged_huber_stops_lbfgs_early_and_fits_worse_than_summed():
     """Besiroglu et al.'s diagnosis of Hoffmann et al.'s fit, on synthetic data.
 

@@ -88,6 +88,7 @@ def _assert_in_bounds(res):
     assert np.all(th >= prob.lo - 1e-12) and np.all(th <= prob.hi + 1e-12)
 
 
+@pytest.mark.slow
 def test_recover_chinchilla_with_epochs_procedure():
     N, D, budget = chinchilla_design(n_budgets=6, per_budget=20, seed=3)
     x = np.column_stack([N, D])

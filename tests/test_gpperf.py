@@ -101,6 +101,7 @@ def test_power_saving_against_the_baseline_tile():
         gpperf.power_savings(times, power, min_ms=1e9)
 
 
+@pytest.mark.slow
 def test_unseen_shapes_cannot_borrow_from_a_shapes_other_tiles():
     # runtime depends only on the shape (tile has no effect) through a shape-specific
     # factor no feature explains: a random split sees each test shape's other tiles in

@@ -81,6 +81,7 @@ def test_triton_matches_torch():  # pragma: no cover - GPU only
     torch.testing.assert_close(c, a @ b, rtol=1e-4, atol=1e-3)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("width", ["4", "8"])
 def test_narrower_vector_kernels_match_numpy(tmp_path, width):
     """The micro-kernel as compiled for AVX2 (8 floats) and SSE/NEON (4), on this CPU."""

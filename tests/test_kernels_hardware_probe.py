@@ -38,6 +38,7 @@ def test_a_measurement_is_kept_out_of_the_studies_inputs(tmp_path, monkeypatch):
     assert load_hardware_json(hardware_path()) == committed  # refresh left it alone
 
 
+@pytest.mark.slow
 def test_measure_hardware_quick_is_plausible(monkeypatch):
     # a busy machine: the record says so, and the user is warned
     monkeypatch.setattr(hardware_probe.os, "getloadavg", lambda: (3.0, 2.0, 1.0))

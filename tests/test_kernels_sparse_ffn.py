@@ -32,6 +32,7 @@ def _compiled():
     warm_up()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("impl", ["torch", "numba"])
 @pytest.mark.parametrize("act", ["relu", "silu"])
 @pytest.mark.parametrize("gated", [True, False])
@@ -85,6 +86,7 @@ def test_buffers_are_reused_and_results_deterministic():
     assert torch.equal(n1, n2)
 
 
+@pytest.mark.slow
 def test_from_transformer_layer_matches_its_ffn():
     cfg = TransformerConfig(
         vocab_size=11, d_model=24, n_layer=1, n_head=2, ffn="gated", activation="silu", d_ff=55

@@ -34,6 +34,7 @@ def _tokens(b: int, t: int, seed: int = 1) -> torch.Tensor:
     return torch.randint(0, VOCAB, (b, t), generator=torch.Generator().manual_seed(seed))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("arch", ARCHS)
 def test_shapes_and_causality(arch):
     m = _model(**arch)
@@ -47,6 +48,7 @@ def test_shapes_and_causality(arch):
     assert (out2[:, 6:] - logits[:, 6:]).abs().max() > 1e-4  # the future did change
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("arch", ARCHS)
 def test_kv_cache_matches_full_forward(arch):
     m = _model(**arch)
@@ -127,6 +129,7 @@ def test_ffn_hook_reads_and_replaces_hidden():
     assert (zeroed - m(idx)).abs().max() > 1e-4
 
 
+@pytest.mark.slow
 def test_seeded_init_is_reproducible_and_leaves_global_rng_alone():
     state = torch.random.get_rng_state()
     a, b, c = _model(seed=3), _model(seed=3), _model(seed=4)
@@ -139,6 +142,7 @@ def test_seeded_init_is_reproducible_and_leaves_global_rng_alone():
             assert not torch.equal(pa, pc), na
 
 
+@pytest.mark.slow
 def test_dropout_masks_come_from_the_model_generator():
     outs = []
     for _ in range(2):

@@ -46,6 +46,7 @@ def test_defaults_lie_on_the_grid_and_grid_has_common_knobs(name):
         assert hp[k] in values, f"{name}: default {k}={hp[k]} not in {values}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(OPTIMIZER_TABLE))
 def test_each_optimizer_lowers_the_loss_on_a_toy_problem(name):
     model = Transformer(CFG, seed=0)

@@ -16,6 +16,9 @@ from scalinglab.studies.optimizers.analysis import (
 )
 from scalinglab.studies.optimizers.sweep import cell_hparams, run_sweep, sweep_config
 
+# every test here shares a module fixture that trains or sweeps for tens of seconds
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):

@@ -70,6 +70,7 @@ def _cfg(**kw):
     return PretrainConfig(**{**base, **kw})
 
 
+@pytest.mark.slow
 def test_same_seed_gives_identical_losses_and_training_lowers_loss():
     a = run_pretrain(_cfg(), seed=1, num_threads=1)
     b = run_pretrain(_cfg(), seed=1, num_threads=1)

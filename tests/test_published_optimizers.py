@@ -41,6 +41,7 @@ def test_derived_speedup_table_is_the_derivation(table):
     pd.testing.assert_frame_equal(derived, table, check_dtype=False)
 
 
+@pytest.mark.slow
 def test_the_papers_adamw_fits_and_muon_speedups(point):
     fits = point.fits
     for size, (A, alpha, E) in {
@@ -56,6 +57,7 @@ def test_the_papers_adamw_fits_and_muon_speedups(point):
         np.testing.assert_allclose(ours, paper, atol=0.006)
 
 
+@pytest.mark.slow
 def test_a_perturbed_loss_moves_its_speedup(table, point):
     worse = table.copy()
     worse.loc[
@@ -84,12 +86,14 @@ def _synthetic(sigma: float, seed: int) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+@pytest.mark.slow
 def test_law_noise_recovers_a_known_sigma():
     est = [published.law_noise(_synthetic(0.01, s))[0] for s in range(8)]
     assert np.median(est) == pytest.approx(0.01, rel=0.35)
     assert published.law_noise(_synthetic(0.0, 0))[0] < 1e-4
 
 
+@pytest.mark.slow
 def test_noise_bootstrap_intervals_cover_and_are_reproducible():
     t = _synthetic(0.003, 1)
     res, at_bound = published.noise_bootstrap(t, sigma=0.003, baseline="base", reps=60, seed=3)
@@ -104,6 +108,7 @@ def test_noise_bootstrap_intervals_cover_and_are_reproducible():
     assert (wide.cells.hi - wide.cells.lo).mean() > (res.cells.hi - res.cells.lo).mean()
 
 
+@pytest.mark.slow
 def test_e_on_its_bound_is_not_identified():
     t = _synthetic(0.0, 0)
     t["loss"] = t["loss"] - 3.0  # size a: the true asymptote is 0, E's bound
@@ -113,6 +118,7 @@ def test_e_on_its_bound_is_not_identified():
     assert published.e_identified(res, at_bound) == {"a": False}
 
 
+@pytest.mark.slow
 def test_catch_up_and_trend_on_the_papers_table(table):
     res, at_bound = published.noise_bootstrap(table, sigma=0.0044, reps=30, seed=0)
     cu = published.catch_up(res, leader="muon", follower="soape", low=1.0, high=8.0)
@@ -131,6 +137,7 @@ def test_read_runs_names_the_file_and_column(tmp_path):
         published.read_runs(bad)
 
 
+@pytest.mark.slow
 def test_cli_prints_the_papers_speedups():
     out = subprocess.run(
         [

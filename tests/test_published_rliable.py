@@ -186,6 +186,7 @@ def test_atari100k_iqm_is_the_trimmed_mean_of_the_pooled_human_normalized_scores
         )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["atari100k", "atari200m", "procgen", "dmc"])
 def test_cli_intervals_reads_each_benchmark(capsys, name):
     bench = P.BENCHMARKS[name]
@@ -271,6 +272,7 @@ def test_leaderboard_table_and_separated_pairs():
         ordering_table([("low", "mid")], ci, poi)
 
 
+@pytest.mark.slow
 def test_pair_flip_rates_count_reversals_of_the_full_data_order():
     data = _scores({"a": [0.9] * 6, "b": [0.1] * 6, "c": [0.5] * 6, "d": [0.5] * 6}, sd=0.2)
     # d: c's runs, a hair better, so all runs order d above c by every metric

@@ -43,6 +43,7 @@ def _frame(fn, *, seeds=3, noise=0.01, variants=("baseline",), seed=0):
     return pd.DataFrame(rows)
 
 
+@pytest.mark.slow
 def test_scalerl_fit_and_extrapolation_recover_a_known_sigmoid():
     df = _frame(lambda v, n, c: _scalerl(c, 0.1, 0.7, 1.5, 2e11 * (n / 1e4) ** 0.15))
     table, fits = rla.fit_scalerl(df, reps=50, seed=0)
@@ -55,6 +56,7 @@ def test_scalerl_fit_and_extrapolation_recover_a_known_sigmoid():
     assert (ex["mae"] < 0.03).all() and (ex["n_train"] > 0).all() and (ex["n_test"] > 0).all()
 
 
+@pytest.mark.slow
 def test_kn_recovers_tan_law_and_predicts_the_largest():
     kmax, n0 = 0.3, 1e5
 
@@ -79,6 +81,7 @@ def test_kn_recovers_tan_law_and_predicts_the_largest():
     assert kn["N0_identified"] == (True, "") and kn["holdout"]["N0_identified"][0]
 
 
+@pytest.mark.slow
 def test_kn_flags_n0_on_its_bound_when_k_falls_with_size():
     def fn(v, n, c):  # the largest size learns least per unit of compute
         k = 0.3 * (1e4 / n) ** 0.2
@@ -108,6 +111,7 @@ def test_phases_find_the_plateau_of_a_logistic():
     assert np.allclose(ph["t90_early"], ph["t90"], atol=0.1)
 
 
+@pytest.mark.slow
 def test_ablation_effects_tell_asymptote_from_no_change():
     def fn(v, n, c):
         a = {"baseline": 0.6, "higher_A": 0.75, "same": 0.6}[v]

@@ -43,6 +43,7 @@ def _frame(curves: dict, *, seeds=5, noise=0.005, seed=0, variant="baseline"):
     return pd.DataFrame(rows)
 
 
+@pytest.mark.slow
 def test_half_compute_predicts_a_bent_curve_and_flags_an_unbent_one():
     df = _frame(
         {
@@ -64,6 +65,7 @@ def _logistic(t, r0=0.03, rmax=0.7, kappa=12.0, t0=0.4):
     return r0 + (rmax - r0) / (1 + np.exp(-kappa * (t - t0)))
 
 
+@pytest.mark.slow
 def test_phase_predictions_recover_the_logistic_and_its_early_plateau():
     df = _frame(
         {
@@ -127,6 +129,7 @@ def test_seed_spread_and_ablations_on_a_variant_run_at_some_sizes():
     assert eff.loc["A", "mde"] > 0 and bool(eff.loc["A", "identified"])
 
 
+@pytest.mark.slow
 def test_a_rise_within_one_evaluation_interval_is_not_resolved():
     df = _frame({"s": (1e4, lambda c: _logistic(c / C[-1], kappa=2000.0, t0=0.51))}, noise=0.001)
     ph = rlp.phase_predictions(df, early_frac=0.3, reps=5, seed=0).iloc[0]

@@ -54,6 +54,7 @@ def test_step_flops_hand_count():
     assert twice == pytest.approx(prefill + rollout + 2 * train, rel=1e-12)
 
 
+@pytest.mark.slow
 def test_run_is_deterministic_and_flops_add_up():
     cfg = _cfg()
     a, b = run_rl(cfg, seed=3, num_threads=1), run_rl(cfg, seed=3, num_threads=1)
@@ -72,6 +73,7 @@ def test_run_is_deterministic_and_flops_add_up():
     np.testing.assert_array_equal(a.pass_rate, d.pass_rate)
 
 
+@pytest.mark.slow
 def test_rl_improves_on_r0():
     """GRPO must raise the held-out pass rate well above the warmed-up R0.
 
@@ -114,6 +116,7 @@ def test_generation_cap_below_every_answer_scores_zero():
         _cfg(train_pool=10_000)
 
 
+@pytest.mark.slow
 def test_plateau_rule_stops_a_run_early_and_a_pool_limits_the_prompts(monkeypatch):
     import scalinglab.studies.rl.run as run_mod
     from scalinglab.studies.rl.stopping import PlateauRule

@@ -46,6 +46,7 @@ def test_compute_classes_meet_the_protocol():
     assert lrs == sorted(lrs, reverse=True)  # lr ~ 1 / width
 
 
+@pytest.mark.slow
 def test_sweep_dataset_layout_and_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("SCALINGLAB_ROOT", str(tmp_path))
     sweep = _mini()
@@ -77,6 +78,7 @@ def test_sweep_dataset_layout_and_cache(tmp_path, monkeypatch):
     xr.testing.assert_identical(again.pass_rate, ds.pass_rate)
 
 
+@pytest.mark.slow
 def test_crashed_runs_are_reported_not_dropped(monkeypatch, capsys):
     real_run, real_warm = rl_sweep.run_rl, rl_sweep.warm_start
 
@@ -142,6 +144,7 @@ def test_medium_is_the_redesign_the_claims_need():
     assert dataset_path(rl_sweep.STUDY, "grpo-small", small.to_dict()).exists()
 
 
+@pytest.mark.slow
 def test_learning_rate_stage_selects_per_size_and_runs_resume_from_the_cache(tmp_path):
     from scalinglab.studies.rl.stopping import PlateauRule
     from scalinglab.sweeps import RunCache

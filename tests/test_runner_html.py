@@ -6,6 +6,8 @@ import base64
 import math
 import re
 
+import pytest
+
 from scalinglab.runner.html import CSS, forest_html, provenance_header
 
 
@@ -41,6 +43,7 @@ def test_short_list_is_one_table():
     assert html.count('class="sl-findings"') == 1 and "<details>" not in html
 
 
+@pytest.mark.slow
 def test_long_list_shows_headlines_then_folds_everything():
     items = [_finding(i, headline=i in (3, 17)) for i in range(20)]
     html = _header(items)
@@ -68,6 +71,7 @@ def _claim(cid, verdict, finding="f3"):
     }
 
 
+@pytest.mark.slow
 def test_ledger_is_the_first_table_with_summary_and_mde():
     items = [_finding(i, headline=i == 3) for i in range(20)]
     html = _header(
@@ -100,6 +104,7 @@ def test_nan_cells_are_dashes_with_a_footnote_and_tables_scroll():
     assert re.search(r"\.jp-OutputArea-output \{ overflow-x: auto", CSS)
 
 
+@pytest.mark.slow
 def test_forest_plot_is_deterministic_png_and_skips_nan():
     items = [_finding(i, headline=True) for i in range(3)]
     a, b = forest_html(items), forest_html(items)

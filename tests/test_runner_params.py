@@ -414,6 +414,7 @@ def test_user_data_and_other_compute_classes_get_their_own_folder(ruled_root, mo
         )
 
 
+@pytest.mark.slow
 def test_a_run_on_user_data_leaves_the_reproductions_latest_alone(ruled_root, monkeypatch):
     from scalinglab.runner import store
 

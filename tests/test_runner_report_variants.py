@@ -36,6 +36,7 @@ def test_reports_naming_an_undeclared_variant_is_refused(tmp_path):
         load_study("fixture_basic", root=root)
 
 
+@pytest.mark.slow
 def test_the_main_command_covers_the_papers_data():
     batches = dict(_report_batches(False))
     assert batches.pop("default") is None  # every study's default first

@@ -177,6 +177,7 @@ def _notebook(cell_id: str, stamp: str):
     return nb
 
 
+@pytest.mark.slow
 def test_html_is_self_contained_deterministic_and_starts_with_findings():
     findings = [
         {

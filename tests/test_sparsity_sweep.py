@@ -60,6 +60,7 @@ def test_data_order_depends_only_on_seed():
     assert data_seed(3) == data_seed(3) != data_seed(4)
 
 
+@pytest.mark.slow
 def test_run_is_deterministic_and_measures_every_checkpoint():
     cfg = _micro()
     a = train_run(cfg, cfg.models[0], "relu", 0)
@@ -86,6 +87,7 @@ def test_invalid_configs_fail_early():
         _micro(models=(ModelSpec("a", 16, 1, 2), ModelSpec("a", 16, 2, 2)))
 
 
+@pytest.mark.slow
 def test_dataset_layout_and_failed_runs_are_reported(capsys, monkeypatch):
     from scalinglab.studies.sparsity import sweep as sparsity_sweep
 
@@ -131,6 +133,7 @@ def test_dataset_layout_and_failed_runs_are_reported(capsys, monkeypatch):
     assert "FAILED run model=bad" in printed.out + printed.err
 
 
+@pytest.mark.slow
 def test_run_sweep_is_cached(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("SCALINGLAB_ROOT", str(tmp_path))
     cfg = _micro(tokens=2048, n_checkpoints=2, baselines=())
@@ -158,6 +161,7 @@ class _Killed(BaseException):
     """A killed sweep (not an ``Exception``: map_tasks does not turn it into a failed run)."""
 
 
+@pytest.mark.slow
 def test_a_killed_sweep_resumes_run_by_run_with_the_same_result(tmp_path, monkeypatch):
     from scalinglab.studies.sparsity import sweep as sparsity_sweep
 

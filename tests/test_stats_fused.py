@@ -67,6 +67,7 @@ def test_pooled_sum_follows_numpy_pairwise_order():
     assert (plan[:, 0] == 0).sum() == len(leaves) - 1
 
 
+@pytest.mark.slow
 def test_batch_size_never_changes_the_replicates():
     x = np.random.default_rng(1).normal(size=(12, 9))
     ref = fused_replicates(x, ALL, reps=300, rng=np.random.default_rng(3))

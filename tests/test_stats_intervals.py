@@ -117,6 +117,7 @@ def test_bca_and_step_dim():
     np.testing.assert_allclose(diff.values, 1.0)
 
 
+@pytest.mark.slow
 def test_percentile_ci_of_the_mean_covers_the_truth():
     # 200 simulated benchmarks (one per "algorithm"), 5 tasks x 12 runs, skewed noise.
     # True mean of task means is known; the 95% CI should cover it ~95% of the time.

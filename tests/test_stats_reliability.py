@@ -66,6 +66,7 @@ def test_outer_bootstrap_ci_matches_the_standard_error_of_a_mean():
     assert res["replicates"].shape == (2000,)
 
 
+@pytest.mark.slow
 def test_few_run_variability_separated_vs_identical_algorithms():
     rng = np.random.default_rng(5)
     far = rng.normal(size=(3, 12, 6)) * 0.1 + np.array([0.0, 5.0, 10.0])[:, None, None]
@@ -96,6 +97,7 @@ def test_few_run_variability_separated_vs_identical_algorithms():
     np.testing.assert_allclose(ds["point"].values[1], ds["point"].values[2])
 
 
+@pytest.mark.slow
 def test_few_run_variability_same_seed_same_interval():
     vals = np.random.default_rng(9).normal(size=(3, 8, 4))
     a = R.few_run_variability(
@@ -107,6 +109,7 @@ def test_few_run_variability_same_seed_same_interval():
     xr.testing.assert_identical(a, b)
 
 
+@pytest.mark.slow
 def test_ci_width_ratio_of_metrics_with_equal_widths_is_one():
     # all scores < 1 and equal runs per task: optimality gap = 1 - mean exactly, so on the
     # shared resamples both CIs have the same width in every (outer and inner) replicate
@@ -124,6 +127,7 @@ def test_ci_width_ratio_of_metrics_with_equal_widths_is_one():
         np.testing.assert_allclose(ds[v].values, 1.0, rtol=1e-9)
 
 
+@pytest.mark.slow
 def test_ci_width_ratio_median_wider_than_iqm_on_spread_tasks():
     # 41 tasks with well separated difficulties (offsets 0, 10, ..., 400; noise sd 1): the
     # median of task means is one task's mean (CI width ~ 2*1.96/sqrt(30)), while the IQM

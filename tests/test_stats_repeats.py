@@ -19,6 +19,7 @@ def _timings(rng, sessions=8, repeats=20, mu=10.0, between=0.5, within=0.05):
     return mu + offsets + within * rng.standard_normal((sessions, repeats))
 
 
+@pytest.mark.slow
 def test_two_level_interval_covers_the_session_variance_a_pooled_one_misses():
     rng = np.random.default_rng(0)
     covered, naive_covered = 0, 0

@@ -128,6 +128,7 @@ def _sweep_execute(calls: list, *, kill_after: int | None = None):
     return execute
 
 
+@pytest.mark.slow
 def test_cached_sweep_resumes_then_saves_with_start_provenance_and_reuses(
     tmp_path, monkeypatch, capsys
 ):

@@ -39,6 +39,7 @@ def test_fit_recovers_parameters_from_simulated_problems():
     assert est.params["b"] < 0 and est.params["a"] < 0
 
 
+@pytest.mark.slow
 def test_extrapolation_error_is_small_on_law_data_and_bootstrap_brackets():
     a, b = -2.0, -0.3
     ks = cv.k_grid(256)

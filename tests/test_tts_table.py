@@ -66,6 +66,7 @@ def test_missing_column_is_named(tmp_path):
         load_samples(p)
 
 
+@pytest.mark.slow
 def test_cli_prints_coverage_and_law(tmp_path, capsys):
     p = _simulated(tmp_path)
     assert main(["coverage", str(p), "--k", "1,4,16", "--bootstrap", "50"]) == 0
