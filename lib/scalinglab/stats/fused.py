@@ -43,7 +43,7 @@ __all__ = ["FUSED_METRICS", "fused_replicates"]
 #: Metrics the fused pass computes.
 FUSED_METRICS = frozenset({"iqm", "median", "mean", "optimality_gap"})
 
-#: Memory budget of one batch (draws, task means, IQM middles), in bytes: small
+#: Memory budget of one batch (run-index draws, task means), in bytes: small
 #: enough to stay in cache and to be reused by the allocator (no page faults).
 FUSED_BATCH_BYTES = 1 * 2**20
 
