@@ -122,3 +122,31 @@ def test_probability_of_improvement_bars():
     assert len(ax.patches) == 2
     assert [t.get_text() for t in ax.get_yticklabels()] == ["a > b", "a > c"]
     assert any(np.allclose(line.get_xdata(), 0.5) for line in ax.lines)  # no-difference line
+
+
+def test_bootstrap_forest_one_panel_per_metric_one_row_per_algorithm():
+    g = np.random.default_rng(3)
+    reps = xr.DataArray(
+        g.normal(
+            loc=[[[0.2, 0.5, 0.8, 0.3]], [[0.4, 0.1, 0.6, 0.5]], [[0.7, 0.3, 0.2, 0.1]]],
+            scale=0.05,
+            size=(3, 400, 4),
+        ),
+        dims=("algorithm", "replicate", "metric"),
+        coords={"algorithm": ALGS, "metric": METRICS},
+    )
+    fig = P.plot_bootstrap_forest(reps, level=0.9)
+    assert isinstance(fig, Figure)
+    assert len(fig.axes) == len(METRICS)
+    assert [ax.get_title() for ax in fig.axes] == [P.METRIC_LABELS[m] for m in METRICS]
+    # each panel: a row per algorithm, its dot at its replicates' median, its
+    # interval (a segment) around it
+    for k, ax in enumerate(fig.axes):
+        if k == 0:
+            assert sorted(t.get_text() for t in ax.get_yticklabels()) == ALGS
+        dots = sorted(float(line.get_xdata()[0]) for line in ax.get_lines())
+        want = sorted(np.median(reps.values[:, :, k], axis=1))
+        np.testing.assert_allclose(dots, want, rtol=1e-12)
+        segments = [seg for c in ax.collections for seg in getattr(c, "get_segments", list)()]
+        assert len(segments) >= len(ALGS)
+    assert "HDI" in fig.get_supxlabel()

@@ -291,3 +291,52 @@ def plot_probability_of_improvement(poi: xr.Dataset) -> Figure:
     ax.set_title("Probability of improvement")
     ax.grid(axis="x", alpha=0.3)
     return fig
+
+
+def plot_bootstrap_forest(replicates: xr.DataArray, *, level: float = 0.95) -> Figure:
+    """``arviz.plot_forest`` of the bootstrap replicates: one panel per metric.
+
+    Each row is an algorithm: its highest-density interval holding ``level`` of
+    the replicates (thin line), the interquartile range (thick) and the median
+    replicate (dot), as arviz draws them; set beside
+    :func:`plot_interval_estimates` (percentile intervals) it shows where the
+    bootstrap distributions are skewed.
+
+    Parameters
+    ----------
+    replicates
+        Dims ``(algorithm, replicate, metric)``
+        (:func:`scalinglab.stats.replicates.metric_replicates`).
+    level
+        Mass of the highest-density interval.
+    """
+    import arviz as az
+
+    from scalinglab.stats.replicates import to_inference_data
+
+    idata = to_inference_data(replicates)
+    metrics = [str(m) for m in replicates.metric.values]
+    n_algs = replicates.sizes["algorithm"]
+    fig, axes = plt.subplots(
+        1,
+        len(metrics),
+        figsize=(3.0 * len(metrics), 0.8 + 0.45 * n_algs),
+        layout="constrained",
+        squeeze=False,
+    )
+    for i, (ax, m) in enumerate(zip(axes[0], metrics, strict=True)):
+        az.plot_forest(
+            idata,
+            var_names=[m],
+            combined=True,
+            hdi_prob=level,
+            labeller=az.labels.NoVarLabeller(),
+            ax=ax,
+            show=False,
+        )
+        ax.set_title(METRIC_LABELS.get(m, m))
+        if i:
+            ax.set_yticklabels([])
+        ax.grid(axis="x", alpha=0.3)
+    fig.supxlabel(f"normalized score  ({100 * level:g}% HDIs of the bootstrap replicates)")
+    return fig

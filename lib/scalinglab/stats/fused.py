@@ -6,9 +6,10 @@
 for the IQM. On the Atari 100k data (7 algorithms, 26 games, up to 100 runs,
 50,000 replicates) that is 680 million cells gathered, copied and sorted.
 
-Here one compiled pass per replicate reads the drawn run indices (the *same*
-draws from the *same* generator calls, so the same seed gives the same
-replicates) and computes, without building the resampled table:
+Here the run indices are drawn by :class:`scalinglab.stats.draws.BoundedDraws`
+(the *same* integers as ``rng.integers(..., dtype=int32)``, without numpy's
+per-draw call overhead), and compiled passes per replicate compute, without
+building the resampled table:
 
 - the per-task means, summed run after run in the order numpy's ``mean`` over
   the run axis adds them (then ``mean`` and ``median`` over tasks are left to
@@ -16,8 +17,8 @@ replicates) and computes, without building the resampled table:
 - the IQM's sorted middle half by counting sort: a replicate is a multiset of
   the table's cells, so counting how often each cell was drawn and walking the
   cells in the table's value order (sorted once) yields the replicate's sorted
-  scores in ``O(cells)``; only the middle ``P - 2 floor(P/4)`` are written, and
-  numpy averages them exactly as it averages the middle of a sorted array;
+  scores in ``O(cells)`` (one sort serves the whole replicate), and the middle
+  ``P - 2 floor(P/4)`` are summed in numpy's pairwise order;
 - the optimality gap's clipped scores in ``(run, task)`` order, summed by the
   same pairwise summation as numpy's ``add.reduce`` over a contiguous axis.
 
@@ -35,15 +36,16 @@ import numpy as np
 from numba import njit
 
 from scalinglab.stats.bootstrap import auto_batch_size, batches
+from scalinglab.stats.draws import BoundedDraws
 
 __all__ = ["FUSED_METRICS", "fused_replicates"]
 
 #: Metrics the fused pass computes.
 FUSED_METRICS = frozenset({"iqm", "median", "mean", "optimality_gap"})
 
-#: Memory budget of one batch (draws, task means, IQM middles), in bytes: small
+#: Memory budget of one batch (run-index draws, task means), in bytes: small
 #: enough to stay in cache and to be reused by the allocator (no page faults).
-FUSED_BATCH_BYTES = 4 * 2**20
+FUSED_BATCH_BYTES = 1 * 2**20
 
 #: numpy's pairwise-summation block (``PW_BLOCKSIZE`` in ``loops_utils.h``).
 _PW_BLOCK = 128
@@ -124,62 +126,74 @@ def _pairwise_sum(a, plan, stack):  # pragma: no cover - compiled
 
 @njit(cache=True, nogil=True)
 def _fused_batch(
-    flat,
+    ordered,
+    rank,
     n_tasks,
     draw,
     slots,
-    rank,
-    ordered,
     cut,
     gamma,
     plan,
+    middle_plan,
     want_means,
     want_iqm,
     want_gap,
     means,
-    middle,
+    iqm,
     gap,
 ):  # pragma: no cover - compiled
     """One batch: ``draw`` ``(B, R, S)`` run indices, ``slots`` ``(B, S)`` task of
-    each slot; writes ``means`` ``(B, S)``, ``middle`` ``(B, P - 2 cut)``, ``gap``
-    ``(B,)``. ``rank[cell]`` is the cell's position in ``ordered`` (sorted values)."""
+    each slot; writes ``means`` ``(B, S)``, ``iqm`` ``(B,)``, ``gap`` ``(B,)``.
+    Cell ``c = run * n_tasks + task`` has value ``ordered[rank[c]]`` (``ordered``:
+    the table's values sorted), so a draw needs one gather for its value and its
+    place in the counting sort."""
     size, rows, slots_n = draw.shape
-    cells = flat.shape[0]
+    cells = ordered.shape[0]
     pooled = rows * slots_n
     stop = pooled - cut
     counts = np.zeros(cells, dtype=np.int32)
+    cell = np.empty(pooled, dtype=np.int32)
+    value = np.empty(pooled, dtype=np.float64)
     clipped = np.empty(pooled, dtype=np.float64)
     acc = np.empty(slots_n, dtype=np.float64)
     srt = np.empty(pooled + 4, dtype=np.float64)
     base = np.empty(slots_n, dtype=np.int64)
-    stack = np.empty(plan.shape[0] + 1, dtype=np.float64)
+    stack = np.empty(max(plan.shape[0], middle_plan.shape[0]) + 1, dtype=np.float64)
     for b in range(size):
+        # Simple passes over the replicate's P draws, in (run, slot) order (each
+        # compiles to a tight loop; one pass doing everything is slower).
         for j in range(slots_n):
-            acc[j] = 0.0
             base[j] = slots[b, j]
         k = 0
         for r in range(rows):
             for j in range(slots_n):
-                cell = draw[b, r, j] * n_tasks + base[j]
-                v = flat[cell]
-                if want_means:
-                    acc[j] += v
-                if want_iqm:
-                    counts[rank[cell]] += 1
-                if want_gap:
-                    clipped[k] = v if v < gamma else gamma
-                    k += 1
+                cell[k] = rank[draw[b, r, j] * n_tasks + base[j]]
+                k += 1
+        for k in range(pooled):
+            value[k] = ordered[cell[k]]
         if want_means:
+            for j in range(slots_n):
+                acc[j] = 0.0
+            for r in range(rows):
+                for j in range(slots_n):
+                    acc[j] += value[r * slots_n + j]
             for j in range(slots_n):
                 means[b, j] = acc[j] / rows
         if want_gap:
+            for k in range(pooled):
+                v = value[k]
+                clipped[k] = v if v < gamma else gamma
             gap[b] = gamma - (0.0 + _pairwise_sum(clipped, plan, stack)) / pooled
         if want_iqm:
+            for k in range(pooled):
+                counts[cell[k]] += 1
             # Branch-free counting-sort walk: cell t owns sorted positions
             # [pos, pos + n); it writes 4 copies whatever n (a later cell
-            # overwrites the surplus), more only in the rare case n > 4.
+            # overwrites the surplus), more only in the rare case n > 4. The
+            # middle half is then averaged as numpy's mean averages it.
             pos = 0
-            for t in range(cells):
+            t = 0
+            while pos < stop:
                 n = counts[t]
                 counts[t] = 0
                 v = ordered[t]
@@ -191,11 +205,9 @@ def _fused_batch(
                     for i in range(4, n):
                         srt[pos + i] = v
                 pos += n
-                if pos >= stop:
-                    counts[t + 1 :] = 0  # the cells not walked
-                    break
-            for i in range(stop - cut):
-                middle[b, i] = srt[cut + i]
+                t += 1
+            counts[t:] = 0  # the cells not walked
+            iqm[b] = (0.0 + _pairwise_sum(srt[cut:stop], middle_plan, stack)) / (stop - cut)
 
 
 def fused_replicates(
@@ -248,59 +260,63 @@ def fused_replicates(
     flat = table.ravel()
     order = np.argsort(flat, kind="stable")
     ordered = flat[order]
-    rank = np.empty(flat.size, dtype=np.int64)
-    rank[order] = np.arange(flat.size)
+    rank = np.empty(flat.size, dtype=np.int32)
+    rank[order] = np.arange(flat.size, dtype=np.int32)
     pooled = flat.size
     cut = pooled // 4
     plan = _pairwise_plan(pooled)
+    middle_plan = _pairwise_plan(pooled - 2 * cut)
     want_means = "mean" in metrics or "median" in metrics
     want_iqm = "iqm" in metrics
     want_gap = "optimality_gap" in metrics
-    per_rep = pooled * 4 + n_tasks * 16 + (pooled - 2 * cut) * 8 * want_iqm + 64
+    per_rep = pooled * 4 + n_tasks * 16 + 64
     if batch_size is None:
         batch_size = auto_batch_size(per_rep, reps, budget=FUSED_BATCH_BYTES)
     task_rng = rng.spawn(1)[0] if task_bootstrap else None
     out = np.empty((reps, len(metrics)))
+    buffer = np.empty(min(batch_size, reps) * pooled, dtype=np.int32)
     done = 0
-    for size in batches(reps, batch_size):
-        # The same generator calls as stratified_indices on a rectangular table.
-        if task_bootstrap:
-            assert task_rng is not None
-            slots = task_rng.integers(0, n_tasks, size=(size, 1, n_tasks))[:, 0, :]
-        else:
-            slots = np.broadcast_to(np.arange(n_tasks), (size, n_tasks))
-        draw = rng.integers(0, rows, size=(size, rows, n_tasks), dtype=np.int32)
-        means = np.empty((size, n_tasks) if want_means else (0, 0))
-        middle = np.empty((size, pooled - 2 * cut) if want_iqm else (0, 0))
-        gap = np.empty(size if want_gap else 0)
-        _fused_batch(
-            flat,
-            n_tasks,
-            draw,
-            np.ascontiguousarray(slots, dtype=np.int64),
-            rank,
-            ordered,
-            cut,
-            float(gamma),
-            plan,
-            want_means,
-            want_iqm,
-            want_gap,
-            means,
-            middle,
-            gap,
-        )
-        block = out[done : done + size]
-        for k, name in enumerate(metrics):
-            if name == "iqm":
-                block[:, k] = middle.mean(axis=-1)
-            elif name == "mean":
-                block[:, k] = means.mean(axis=-1)
-            elif name == "median":
-                block[:, k] = np.median(means, axis=-1)
+    # The same generator calls as stratified_indices on a rectangular table;
+    # BoundedDraws gives rng.integers(0, rows, ..., dtype=int32)'s integers.
+    with BoundedDraws(rng, rows) as runs:
+        for size in batches(reps, batch_size):
+            if task_bootstrap:
+                assert task_rng is not None
+                slots = task_rng.integers(0, n_tasks, size=(size, 1, n_tasks))[:, 0, :]
             else:
-                block[:, k] = gap
-        done += size
-        if on_batch is not None:
-            on_batch(size)
+                slots = np.broadcast_to(np.arange(n_tasks), (size, n_tasks))
+            draw = runs.draw(size * pooled, out=buffer).reshape(size, rows, n_tasks)
+            means = np.empty((size, n_tasks) if want_means else (0, 0))
+            iqm = np.empty(size if want_iqm else 0)
+            gap = np.empty(size if want_gap else 0)
+            _fused_batch(
+                ordered,
+                rank,
+                n_tasks,
+                draw,
+                np.ascontiguousarray(slots, dtype=np.int64),
+                cut,
+                float(gamma),
+                plan,
+                middle_plan,
+                want_means,
+                want_iqm,
+                want_gap,
+                means,
+                iqm,
+                gap,
+            )
+            block = out[done : done + size]
+            for k, name in enumerate(metrics):
+                if name == "iqm":
+                    block[:, k] = iqm
+                elif name == "mean":
+                    block[:, k] = means.mean(axis=-1)
+                elif name == "median":
+                    block[:, k] = np.median(means, axis=-1)
+                else:
+                    block[:, k] = gap
+            done += size
+            if on_batch is not None:
+                on_batch(size)
     return out

@@ -43,7 +43,7 @@ from scalinglab.stats.fused import fused_replicates
 from scalinglab.stats.layout import check_scores
 from scalinglab.stats.metrics import AGGREGATES, optimality_gap, resolve_metrics
 
-__all__ = ["METHODS", "interval_estimates", "table_interval"]
+__all__ = ["METHODS", "interval_estimates", "table_interval", "table_replicates"]
 
 #: Interval methods.
 METHODS = ("percentile", "bca")
@@ -60,6 +60,61 @@ def _metric_functions(names: Sequence[str], gamma: float):
         else:
             fns.append(AGGREGATES[name])
     return fns
+
+
+def table_replicates(
+    values: np.ndarray,
+    metrics: Sequence[str],
+    *,
+    reps: int,
+    rng: np.random.Generator,
+    task_bootstrap: bool = False,
+    batch_size: int | None = None,
+    gamma: float = 1.0,
+    on_batch=None,
+) -> np.ndarray:
+    """Bootstrap replicates of the metrics of one algorithm's ``(run, task)`` table.
+
+    The fused pass when every task has the same run count, else the generic
+    path (same draws, same replicates).
+
+    Parameters
+    ----------
+    values
+        Shape ``(runs, tasks)``; NaN = absent run.
+    metrics
+        Metric names (keys of :data:`scalinglab.stats.metrics.AGGREGATES`).
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``(reps, len(metrics))``.
+    """
+    table = np.asarray(values, dtype=float)
+    compact, n_runs = compact_runs(table)
+    if (n_runs == compact.shape[0]).all():
+        # Every task has the same run count (absent rows aside): the fused pass
+        # gives the same replicates bit for bit without the resampled tables.
+        return fused_replicates(
+            compact,
+            metrics,
+            reps=reps,
+            rng=rng,
+            task_bootstrap=task_bootstrap,
+            batch_size=batch_size,
+            gamma=gamma,
+            on_batch=on_batch,
+        )
+    return stratified_replicates(
+        table,
+        stack_statistics(_metric_functions(metrics, gamma)),
+        reps=reps,
+        rng=rng,
+        task_bootstrap=task_bootstrap,
+        batch_size=batch_size,
+        n_stats=len(metrics),
+        on_batch=on_batch,
+    )
 
 
 def table_interval(
@@ -94,31 +149,16 @@ def table_interval(
     statistic = stack_statistics(_metric_functions(metrics, gamma))
     table = np.asarray(values, dtype=float)
     point = statistic(table[None])[0]
-    compact, n_runs = compact_runs(table)
-    if (n_runs == compact.shape[0]).all():
-        # Every task has the same run count (absent rows aside): the fused pass
-        # gives the same replicates bit for bit without the resampled tables.
-        reps_arr = fused_replicates(
-            compact,
-            metrics,
-            reps=reps,
-            rng=rng,
-            task_bootstrap=task_bootstrap,
-            batch_size=batch_size,
-            gamma=gamma,
-            on_batch=on_batch,
-        )
-    else:
-        reps_arr = stratified_replicates(
-            table,
-            statistic,
-            reps=reps,
-            rng=rng,
-            task_bootstrap=task_bootstrap,
-            batch_size=batch_size,
-            n_stats=len(metrics),
-            on_batch=on_batch,
-        )
+    reps_arr = table_replicates(
+        table,
+        metrics,
+        reps=reps,
+        rng=rng,
+        task_bootstrap=task_bootstrap,
+        batch_size=batch_size,
+        gamma=gamma,
+        on_batch=on_batch,
+    )
     if method == "percentile":
         lo, hi = percentile_interval(reps_arr, level=level, axis=0)
     else:
