@@ -30,6 +30,7 @@ def _shortest(draws: np.ndarray, level: float) -> tuple[float, float]:
     return float(s[i]), float(s[i + k])
 
 
+@pytest.mark.slow
 def test_replicates_are_those_behind_the_reported_intervals():
     scores = _scores()
     ci = interval_estimates(scores, reps=600, rng=np.random.default_rng(4), level=0.9)
