@@ -13,6 +13,10 @@ Sources (each a list of *documents*, sorted by name so the build is deterministi
   docstrings joined by blank lines): about 730 documents, 1.8 MB on CPython 3.11.
 - ``"stdlib_source"``: the full text of the same ``.py`` files (about 12 MB),
   for the larger compute classes that need more tokens.
+- ``"installed"``: the pydoc topics, the standard library's source and the docstrings and
+  documentation files of the installed packages (``site-packages``), deduplicated
+  (:mod:`scalinglab.models.installed_text`, cached under ``data/.cache/corpus/``): tens of
+  MB, so that the optimizer study's ``medium`` runs never see a token twice.
 
 The exact content therefore depends on the Python version; :attr:`Corpus.content_hash`
 (SHA-256 of every document's name and bytes, split and tokenizer included)
@@ -46,7 +50,7 @@ import torch
 
 from scalinglab.models.tokenizer import EOS, ByteTokenizer
 
-SOURCES = ("pydoc_topics", "stdlib_docstrings", "stdlib_source")
+SOURCES = ("pydoc_topics", "stdlib_docstrings", "stdlib_source", "installed")
 _SKIP_DIRS = {"test", "tests", "idle_test", "site-packages", "__pycache__"}
 
 
@@ -165,6 +169,10 @@ def source_documents(source: str) -> list[tuple[str, str]]:
                     _docstrings(text) if source == "stdlib_docstrings" else text,
                 )
             )
+    elif source == "installed":
+        from scalinglab.models.installed_text import installed_documents
+
+        docs = installed_documents()
     else:
         raise ValueError(f"unknown corpus source {source!r}; choose from {SOURCES}")
     return [(f"{source}:{name}", text) for name, text in docs if text.strip()]
@@ -241,6 +249,44 @@ def sample_batch(
     idx = starts[:, None] + np.arange(seq_len + 1)[None, :]
     win = torch.from_numpy(tokens[idx].astype(np.int64))
     return win[:, :-1], win[:, 1:]
+
+
+class PermutedWindows:
+    """Batches of distinct windows: the stream cut into non-overlapping windows of
+    ``seq_len + 1`` tokens, visited in a random order drawn once from ``generator``.
+
+    No window (so no token) is seen twice until all ``n_windows`` have been drawn; then a
+    new permutation starts (a second epoch), counted in :attr:`epochs`.
+    """
+
+    def __init__(self, tokens: np.ndarray, seq_len: int, *, generator: torch.Generator) -> None:
+        self.tokens, self.seq_len, self.generator = tokens, int(seq_len), generator
+        self.n_windows = tokens.size // (self.seq_len + 1)
+        if self.n_windows < 1:
+            raise ValueError(f"token stream of {tokens.size} is shorter than seq_len + 1")
+        self.drawn = 0
+        self._order = torch.randperm(self.n_windows, generator=generator).numpy()
+
+    @property
+    def epochs(self) -> float:
+        """Windows drawn so far over windows available."""
+        return self.drawn / self.n_windows
+
+    def batch(self, batch_size: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """The next ``batch_size`` windows as (inputs, targets), each ``(batch_size, seq_len)``."""
+        idx: list[int] = []
+        while len(idx) < batch_size:
+            pos = self.drawn % self.n_windows
+            if pos == 0 and self.drawn:
+                self._order = torch.randperm(self.n_windows, generator=self.generator).numpy()
+            take = min(batch_size - len(idx), self.n_windows - pos)
+            idx.extend(self._order[pos : pos + take].tolist())
+            self.drawn += take
+        starts = np.asarray(idx) * (self.seq_len + 1)
+        win = torch.from_numpy(
+            self.tokens[starts[:, None] + np.arange(self.seq_len + 1)[None, :]].astype(np.int64)
+        )
+        return win[:, :-1], win[:, 1:]
 
 
 def eval_windows(tokens: np.ndarray, n_tokens: int, seq_len: int) -> torch.Tensor:

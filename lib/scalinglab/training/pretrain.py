@@ -26,6 +26,12 @@ run, so losses are paired), at ``n_evals`` evenly spaced points (the last one at
 the end of training) on ``eval_tokens`` tokens, and at the end on
 ``final_eval_tokens`` tokens (the headline ``final_loss``).
 
+Data order (``sampler``): ``"uniform"`` (default) draws every window's start uniformly
+over the training stream (windows may overlap and repeat); ``"permuted"`` cuts the stream
+into non-overlapping windows and visits them in one random permutation
+(:class:`~scalinglab.models.corpus.PermutedWindows`), so a run of at most one epoch sees no
+token twice. ``epochs`` in the result is the training tokens drawn over the stream's size.
+
 Reproducibility: the model is initialised from ``seed``, batches are drawn by a
 ``torch.Generator`` seeded with ``seed`` (offset by ``data_seed``), and nothing
 touches the global RNG; the same config and seed give bit-identical losses on CPU.
@@ -51,7 +57,13 @@ import torch
 import torch.nn.functional as F
 
 from scalinglab.compute import resolve_device
-from scalinglab.models.corpus import CorpusConfig, build_corpus, eval_windows, sample_batch
+from scalinglab.models.corpus import (
+    CorpusConfig,
+    PermutedWindows,
+    build_corpus,
+    eval_windows,
+    sample_batch,
+)
 from scalinglab.models.transformer import Transformer, TransformerConfig
 from scalinglab.training.optimizers import build_optimizer, resolve_hparams
 
@@ -138,6 +150,9 @@ class PretrainConfig:
         The corpus (:class:`~scalinglab.models.corpus.CorpusConfig`).
     data_seed
         Added to the run's seed for the batch generator.
+    sampler
+        ``"uniform"`` window starts or ``"permuted"`` distinct windows (see the module
+        docstring).
     train_steps
         Exactly this many optimizer steps (None: from the data budget).
     """
@@ -156,6 +171,7 @@ class PretrainConfig:
     corpus: CorpusConfig = CorpusConfig()
     data_seed: int = 0
     train_steps: int | None = None
+    sampler: Literal["uniform", "permuted"] = "uniform"
 
     @property
     def seq_len(self) -> int:
@@ -186,6 +202,8 @@ class PretrainConfig:
 
     def to_dict(self) -> dict:
         d = asdict(self)
+        if d["sampler"] == "uniform":  # the default: configs from before it keep their keys
+            del d["sampler"]
         d["hparams"] = resolve_hparams(self.optimizer, self.hparams)
         d["engine_version"] = ENGINE_VERSION
         return d
@@ -213,6 +231,9 @@ class PretrainResult:
         Optimizer steps, training tokens, non-embedding parameters.
     seconds_per_step, tokens_per_s, train_seconds
         Training wall clock (evaluation excluded).
+    epochs
+        Training tokens drawn over the training stream's tokens (windows over windows
+        available with the ``"permuted"`` sampler).
     """
 
     eval_step: np.ndarray
@@ -232,6 +253,7 @@ class PretrainResult:
     hparams: dict[str, Any]
     corpus_hash: str
     device: str
+    epochs: float = float("nan")
 
 
 @torch.no_grad()
@@ -317,6 +339,8 @@ def run_pretrain(
         torch.set_num_threads(num_threads)
     device = resolve_device(device)
     corpus = build_corpus(cfg.corpus)
+    if cfg.sampler not in ("uniform", "permuted"):
+        raise ValueError(f"unknown sampler {cfg.sampler!r}: uniform or permuted")
     if corpus.vocab_size != cfg.model.vocab_size:
         raise ValueError(f"model vocab_size {cfg.model.vocab_size} != corpus {corpus.vocab_size}")
     hp = resolve_hparams(cfg.optimizer, cfg.hparams)
@@ -324,6 +348,11 @@ def run_pretrain(
     opt = build_optimizer(cfg.optimizer, model, hp)
     gen = torch.Generator().manual_seed(
         int(seed) + int(cfg.data_seed) * 1_000_003 if batch_seed is None else int(batch_seed)
+    )
+    windows_iter = (
+        PermutedWindows(corpus.train, cfg.seq_len, generator=gen)
+        if cfg.sampler == "permuted"
+        else None
     )
     steps, ev = cfg.steps, cfg.eval_steps
     windows = eval_windows(corpus.heldout, cfg.eval_tokens, cfg.seq_len) if ev else None
@@ -343,7 +372,10 @@ def run_pretrain(
     cuda = device.startswith("cuda")
     bar = tqdm(total=steps, desc=f"{cfg.optimizer} x{cfg.data_multiple:g}", disable=not progress)
     for step in range(steps):
-        x, y = sample_batch(corpus.train, cfg.batch_size, cfg.seq_len, generator=gen)
+        if windows_iter is not None:
+            x, y = windows_iter.batch(cfg.batch_size)
+        else:
+            x, y = sample_batch(corpus.train, cfg.batch_size, cfg.seq_len, generator=gen)
         x, y = x.to(device), y.to(device)
         t0 = time.perf_counter()
         factor = lr_factor(
@@ -397,6 +429,10 @@ def run_pretrain(
         if not math.isfinite(final):
             status, final = "diverged", float("nan")
     tokens = steps * cfg.batch_size * cfg.seq_len
+    if windows_iter is not None:
+        epochs = windows_iter.epochs
+    else:
+        epochs = done * cfg.batch_size * cfg.seq_len / corpus.train.size
     return PretrainResult(
         eval_step=np.array(ev),
         eval_tokens_seen=np.array(ev) * cfg.batch_size * cfg.seq_len,
@@ -415,4 +451,5 @@ def run_pretrain(
         hparams=hp,
         corpus_hash=corpus.content_hash,
         device=device,
+        epochs=float(epochs),
     )
