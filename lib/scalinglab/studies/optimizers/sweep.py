@@ -28,11 +28,16 @@ and final) while the sweep runs: an interrupted sweep resumes run by run, its
 coordinate descents replaying from the stored runs. A failed or diverged run is
 kept, with its ``status`` and ``error``, never dropped.
 
+Control arms (``medium``, and ``tiny`` for the tests; :mod:`.arms`): a hyperparameter
+transfer arm (each optimizer with AdamW's tuned learning rate and weight decay) and a
+constant-learning-rate schedule control, run in the same batch as the final runs.
+
 Compute classes (:func:`sweep_config`): ``tiny`` (tests, well under a minute),
 ``small`` (the default report on 2 CPU cores: three sizes of 3.4k, 13.9k and 25.2k
 non-embedding parameters (7.5x), multiples 1, 2, 4, 8, six optimizers, three
-seeds), ``medium`` and ``large`` (GPU or cluster: larger models, every multiple
-re-tuned, the 12 MB stdlib-source corpus).
+seeds), ``medium`` (the redesign of issue #14: four sizes over 33x up to 222k, a
+deduplicated corpus no run repeats, the paper's four optimizers, the control arms;
+about 4 hours on 2 cores, resumable run by run) and ``large`` (GPU or cluster).
 """
 
 from __future__ import annotations
@@ -49,6 +54,7 @@ import xarray as xr
 
 from scalinglab.compute import resolve_device
 from scalinglab.models.corpus import CorpusConfig, build_corpus
+from scalinglab.studies.optimizers.arms import arm_dataset, arm_runs
 from scalinglab.studies.optimizers.tuning import CoordinateDescent, descend_together, path_dataset
 from scalinglab.sweeps import RunCache, cached_sweep, map_runs
 from scalinglab.training.optimizers import (
@@ -108,6 +114,13 @@ class SweepConfig:
     final_eval_tokens: int = 32768
     corpus: CorpusConfig = CorpusConfig()
     device: str = "cpu"
+    # the redesign (medium): distinct windows, and the control arms (:mod:`.arms`)
+    sampler: str = "uniform"
+    transfer_sizes: tuple[str, ...] = ()  # sizes where each optimizer also runs AdamW's hp
+    transfer_coords: tuple[str, ...] = ("lr", "weight_decay")
+    control_schedule: str = ""  # "constant" or "wsd": a schedule control arm
+    control_sizes: tuple[str, ...] = ()
+    control_multiples: tuple[float, ...] = ()
 
     def __post_init__(self) -> None:
         unknown = [o for o in self.optimizers if o not in OPTIMIZER_TABLE]
@@ -117,12 +130,25 @@ class SweepConfig:
             raise ValueError("the sweep needs the baseline 'adamw'")
         if self.tune_multiple not in self.data_multiples:
             raise ValueError("tune_multiple must be one of data_multiples")
+        names = {s.name for s in self.sizes}
+        if not set(self.transfer_sizes) | set(self.control_sizes) <= names:
+            raise ValueError(f"transfer_sizes and control_sizes must be among {sorted(names)}")
+        if not set(self.control_multiples) <= set(self.data_multiples):
+            raise ValueError("control_multiples must be among data_multiples")
+        if bool(self.control_schedule) != bool(self.control_sizes and self.control_multiples):
+            raise ValueError("a schedule control needs control_schedule, sizes and multiples")
 
     def grid(self, optimizer: str) -> dict[str, tuple]:
         return {**hparam_grid(optimizer), **self.grid_overrides.get(optimizer, {})}
 
     def run_config(
-        self, optimizer: str, size: SizeSpec, multiple: float, hparams: dict[str, Any]
+        self,
+        optimizer: str,
+        size: SizeSpec,
+        multiple: float,
+        hparams: dict[str, Any],
+        *,
+        schedule: str | None = None,
     ) -> PretrainConfig:
         model = llama_config(
             d_model=size.d_model, n_layer=size.n_layer, n_head=size.n_head, seq_len=self.seq_len
@@ -134,21 +160,57 @@ class SweepConfig:
             data_multiple=float(multiple),
             tokens_per_param=self.tokens_per_param,
             batch_size=size.batch_size,
-            schedule=self.schedule,
+            schedule=schedule or self.schedule,  # type: ignore[arg-type]
             n_evals=self.n_evals,
             eval_tokens=self.eval_tokens,
             final_eval_tokens=self.final_eval_tokens,
             corpus=self.corpus,
+            sampler=self.sampler,  # type: ignore[arg-type]
         )
 
     def to_dict(self) -> dict:
         d = dataclasses.asdict(self)
+        for k, default in _REDESIGN_DEFAULTS.items():  # unused: older configs keep their hash
+            if d[k] == default:
+                del d[k]
         d["engine_version"] = ENGINE_VERSION
         d["corpus_hash"] = build_corpus(self.corpus).content_hash
         d["optimizer_table"] = {
             o: {"defaults": default_hparams(o), "grid": self.grid(o)} for o in self.optimizers
         }
         return d
+
+
+#: Fields added by the redesign, left out of the config hash at these values.
+_REDESIGN_DEFAULTS: dict[str, Any] = {
+    "sampler": "uniform",
+    "transfer_sizes": (),
+    "transfer_coords": ("lr", "weight_decay"),
+    "control_schedule": "",
+    "control_sizes": (),
+    "control_multiples": (),
+}
+
+
+def planned_epochs(sweep: SweepConfig) -> np.ndarray:
+    """Passes over the training stream of each run, from the config alone (no training).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(len(sweep.sizes), len(sweep.data_multiples))``: tokens a run draws over the
+        training stream's tokens (``"permuted"``: windows drawn over windows available).
+    """
+    corpus = build_corpus(sweep.corpus)
+    out = np.zeros((len(sweep.sizes), len(sweep.data_multiples)))
+    for j, sz in enumerate(sweep.sizes):
+        for k, m in enumerate(sweep.data_multiples):
+            cfg = sweep.run_config("adamw", sz, m, {})
+            if sweep.sampler == "permuted":
+                out[j, k] = cfg.steps * cfg.batch_size / (corpus.train.size // (cfg.seq_len + 1))
+            else:
+                out[j, k] = cfg.steps * cfg.batch_size * cfg.seq_len / corpus.train.size
+    return out
 
 
 _S = {
@@ -164,6 +226,20 @@ _S = {
 }
 
 
+#: The ``medium`` sizes. Rule: two layers, heads of 8 dimensions, width the only knob
+#: (6.7k, 25.2k, 55.5k and 221.7k non-embedding parameters: 33x); sequences of 128
+#: tokens, 8 per step at width 16, 16 at widths 32 and 48, 32 at width 96, so that a run at
+#: 1x Chinchilla takes 120-1100 steps.
+MEDIUM_SIZES = (
+    SizeSpec("w16", 16, 2, 2, 8),
+    SizeSpec("w32", 32, 2, 4, 16),
+    SizeSpec("w48", 48, 2, 6, 16),
+    SizeSpec("w96", 96, 2, 12, 32),
+)
+#: The optimizers the paper ran at its largest size (1.2B), here at every ``medium`` size.
+PAPER_SUBSET = ("adamw", "nadamw", "muon", "soap")
+
+
 def sweep_config(compute_class: str = "small", **overrides: Any) -> SweepConfig:
     """The sweep of a compute class, with optional field overrides.
 
@@ -175,8 +251,40 @@ def sweep_config(compute_class: str = "small", **overrides: Any) -> SweepConfig:
       seeds, full coordinate descent at s (1x), learning rate and warmup re-tuned at
       m and l (1x); 35 minutes measured on 2 workers of an otherwise idle 2-core
       machine (estimate: ``benchmarks/bench_optimizers.py --estimate-small``).
-    - ``medium``: sizes l/xl/xxl (25k-200k, 8x), every multiple re-tuned, the
-      stdlib-source corpus; a GPU or a cluster.
+    - ``medium`` (issue #14): sizes w16/w32/w48/w96 (:data:`MEDIUM_SIZES`: 6.7k,
+      25.2k, 55.5k, 221.7k non-embedding parameters, 33x; two layers, heads of 8
+      dimensions, width the only knob), the paper's largest-size subset
+      (:data:`PAPER_SUBSET`: AdamW, NAdamW, Muon, SOAP) at every size, multiples 0.5,
+      1, 2, 4, three seeds, sequences of 128 tokens. Full coordinate descent at w16
+      (1x), the learning rate re-tuned at every larger size (1x). Data: the
+      ``"installed"`` corpus (:mod:`scalinglab.models.installed_text`, 51M training
+      bytes on this machine's Python 3.11 and the project's packages) read as distinct
+      windows (``sampler="permuted"``): no run draws a window twice (at most 0.35
+      epochs, w96 at 4x; :func:`planned_epochs`). Arms: AdamW's lr and weight decay
+      transferred to the others at w16 and w32; a constant learning rate at w32, 4x.
+
+      *Multiples.* 0.5-4x spans three octaves, as the paper's 1-8x does; 8x at w96
+      alone (4 optimizers, 3 seeds) would take about as long as the rest of the sweep,
+      and 16x there would exceed the corpus (1.4 epochs). Whether AdamW's
+      ``L(D) = A D^-alpha + E`` identifies ``E`` at every size is checked, not assumed:
+      the notebook marks a size whose ``E`` sits on its bound ``not identified``.
+
+      *Seeds (power).* The AdamW-vs-itself speedup interval, the noise floor of every
+      speedup, has a half-width of about ``sigma / (alpha (L - E) sqrt(n))`` in log
+      units (``sigma`` the seed spread of a final loss). In the committed ``small``
+      sweep at its largest size (25k, 1k-token batches, 32k evaluation tokens) three
+      seeds gave [0.86, 1.19] (half-width 0.17): at that spread, +-0.1 needs about 9
+      seeds, and 9 seeds at w96 alone would take three times the budget. ``medium``
+      lowers the spread per seed instead, with 2-4x larger batches at the larger
+      sizes (1k-token batches become 2k-4k), 4x the final evaluation tokens (131k)
+      and no repeated data; if that halves ``sigma`` at w96, three seeds reach +-0.085.
+      That is a design assumption, measured by the run: the notebook records the
+      AdamW-vs-itself interval and the minimum detectable speedup at every size
+      (``noise/mde/<size>``), and claims nearer 1 than it read ``inconclusive``.
+
+      *Budget.* About 4 hours on 2 workers of the 2-core machine, estimated from
+      measured step times by ``python -m scalinglab.studies.optimizers.budget medium``
+      (:mod:`.budget`).
     - ``large``: sizes xxl/h/hh (200k-6.3M, 32x), five seeds; a GPU cluster.
     """
     if compute_class == "tiny":
@@ -194,18 +302,32 @@ def sweep_config(compute_class: str = "small", **overrides: Any) -> SweepConfig:
             n_evals=4,
             eval_tokens=1024,
             final_eval_tokens=4096,
+            sampler="permuted",
+            transfer_sizes=("xs",),
+            control_schedule="constant",
+            control_sizes=("xs2",),
+            control_multiples=(2.0,),
         )
     elif compute_class == "small":
         cfg = SweepConfig(compute_class="small", sizes=(_S["s"], _S["m"], _S["l"]))
     elif compute_class == "medium":
         cfg = SweepConfig(
             compute_class="medium",
-            sizes=(_S["l"], _S["xl"], _S["xxl"]),
+            sizes=MEDIUM_SIZES,
+            optimizers=PAPER_SUBSET,
+            data_multiples=(0.5, 1.0, 2.0, 4.0),
+            seeds=(0, 1, 2),
             seq_len=128,
-            retune_multiples=(1.0, 2.0, 4.0, 8.0),
+            retune_coords=("lr",),
+            retune_max_rounds=2,
+            eval_tokens=8192,
             final_eval_tokens=131072,
-            corpus=CorpusConfig(sources=("pydoc_topics", "stdlib_docstrings", "stdlib_source")),
-            device="auto",
+            corpus=CorpusConfig(sources=("installed",), heldout_fraction=0.1),
+            sampler="permuted",
+            transfer_sizes=("w16", "w32"),
+            control_schedule="constant",
+            control_sizes=("w32",),
+            control_multiples=(4.0,),
         )
     elif compute_class == "large":
         cfg = SweepConfig(
@@ -387,7 +509,8 @@ def execute_sweep(
             (sweep.run_config(o, sz, m, cell_hparams(sweep, tuned, o, sz, m)), s)
             for o, sz, m, s in cells
         ]
-        runner.run(items, "final runs")
+        arms = [(cfg, s) for *_, s, cfg in arm_runs(sweep, tuned)]
+        runner.run(items + arms, "final runs and controls" if arms else "final runs")
     return to_dataset(sweep, tuned, searches, runner)
 
 
@@ -495,6 +618,11 @@ def to_dataset(
             "tokens": (("model_size", "data_multiple"), tokens),
             "flops": (("model_size", "data_multiple"), flops, {"units": "FLOP"}),
             "train_step": (("model_size", "data_multiple", "step"), train_step),
+            "epochs": (
+                ("model_size", "data_multiple"),
+                planned_epochs(sweep),
+                {"long_name": "passes over the training stream per run"},
+            ),
             "tokens_seen": (
                 ("model_size", "data_multiple", "step"),
                 train_step * np.array([s.batch_size for s in S])[:, None, None] * sweep.seq_len,
@@ -530,6 +658,11 @@ def to_dataset(
     )
     warnings = [w for s in searches for w in s.edge_warnings()]
     ds.attrs["tuning_warnings"] = "\n".join(warnings)
+    arms = arm_dataset(sweep, tuned, runner)
+    if arms.data_vars:
+        ds = ds.assign(arms.data_vars).assign_attrs(arms.attrs)
+    if sweep.sampler != "uniform":
+        ds.attrs["sampler"] = sweep.sampler
     return xr.merge([ds, path], combine_attrs="override")
 
 
