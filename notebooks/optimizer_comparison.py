@@ -777,7 +777,9 @@ else:
         "FPO-5b",
         paper=PAPER,
         statement="Mid-run rankings flip because of learning-rate decay",
-        untested="needs a constant-learning-rate or WSD schedule control at matched budgets; "
+        untested="the schedule control's mid-run rankings could not be compared"
+        if ds is not None and "control_loss" in ds
+        else "needs a constant-learning-rate or WSD schedule control at matched budgets; "
         "the `wsd` variant has no committed sweep yet",
     )
 moved = sorted(n for n in recorded if n.startswith("transfer_ratio/muon/"))
@@ -797,7 +799,10 @@ else:
         paper=PAPER,
         statement="Hyperparameters transferred from another optimizer "
         "(unfair tuning) inflate reported speedups",
-        untested="no hyperparameter-transfer arm in these runs (each setting keeps its own "
+        untested="Muon's speedups with and without transferred hyperparameters are not all "
+        "finite (a loss at or below AdamW's asymptote)"
+        if ds is not None and "transfer_final_loss" in ds
+        else "no hyperparameter-transfer arm in these runs (each setting keeps its own "
         "tuned optimum only)",
     )
 mde = {f.name: f.point for f in findings()}.get(f"noise/mde/{large}")

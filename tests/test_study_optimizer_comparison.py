@@ -57,6 +57,11 @@ def test_tiny_study_and_own_table(tmp_path):
         assert f"speedup_mean/{o}/xs2" in by and f"step_time_ratio/{o}/xs2" in by
         assert f"size_slope/{o}" in by
     assert "ranking/tau_midrun/xs2/2x" in by and "matrix_over_scalar/xs2" in by
+    # the redesign's pieces, exercised by the tiny class: data seen once, both control arms
+    assert 0 < by["data/epochs_max"]["point"] < 1
+    assert "ranking/tau_gain_constant/xs2/2x" in by
+    assert any(n.startswith("transfer_ratio/") and n.endswith("/xs") for n in by)
+    assert any(n.startswith("noise/mde/") for n in by)
     for f in findings:
         assert np.isfinite(f["point"]), f
         if f["ci"] is not None:
