@@ -18,6 +18,7 @@ import pandas as pd
 import pytest
 import xarray as xr
 
+from scalinglab.compute import TINY_CACHE
 from scalinglab.paths import PACKAGE_DIR
 
 pytestmark = pytest.mark.slow
@@ -67,7 +68,7 @@ def test_tiny_study_and_own_table(tmp_path):
         if f["ci"] is not None:
             assert f["level"] == 0.95 and f["method"] and f["resamples"] == 200, f
             assert f["ci"][0] <= f["ci"][1], f
-    cached = list((root / "data" / STUDY).glob("sweep-tiny-*.nc"))
+    cached = list((root / "data" / TINY_CACHE / STUDY).glob("sweep-tiny-*.nc"))  # git-ignored
     assert len(cached) == 1
     with xr.open_dataset(cached[0], engine="h5netcdf") as ds:
         assert len(ds.attrs["corpus_hash"]) == 64
