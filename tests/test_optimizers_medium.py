@@ -37,6 +37,7 @@ def arms(tmp_path_factory):
     mp.undo()
 
 
+@pytest.mark.slow  # the module's tiny sweep with both arms
 def test_transfer_arm_runs_with_adamws_lr_and_weight_decay(arms):
     sweep, ds = arms
     st = ds.transfer_status
@@ -57,6 +58,7 @@ def test_transfer_arm_runs_with_adamws_lr_and_weight_decay(arms):
             assert same == equal
 
 
+@pytest.mark.slow  # the module's tiny sweep with both arms
 def test_schedule_control_holds_the_lr_and_is_paired(arms):
     sweep, ds = arms
     ok = ds.control_status.sel(model_size="xs2", data_multiple=2.0)
@@ -75,6 +77,7 @@ def test_schedule_control_holds_the_lr_and_is_paired(arms):
     assert r.lo <= r.hi
 
 
+@pytest.mark.slow  # the module's tiny sweep with both arms
 def test_transfer_effect_pairs_against_the_same_adamw_fit(arms):
     sweep, ds = arms
     table, res = controls.transfer_effect(ds, reps=200, seed=0)
@@ -87,6 +90,7 @@ def test_transfer_effect_pairs_against_the_same_adamw_fit(arms):
             assert r.lo <= r.hi
 
 
+@pytest.mark.slow  # the module's tiny sweep with both arms
 def test_noise_floor_is_adamw_against_itself(arms):
     _, ds = arms
     res = compute_speedups(sweep_table(ds), bootstrap=200, seed=0)
@@ -98,6 +102,7 @@ def test_noise_floor_is_adamw_against_itself(arms):
             assert r.mde > 1 + r.halfwidth * 0.9 and r.lo <= 1 <= r.hi
 
 
+@pytest.mark.slow  # the module's tiny sweep with both arms
 def test_arms_are_listed_once_per_run(arms):
     sweep, ds = arms
     tuned = {
@@ -121,6 +126,7 @@ def cell_hparams_from_ds(ds, o, s, m):
     return json.loads(ds.hparams.sel(optimizer=o, model_size=s, data_multiple=m).item())
 
 
+@pytest.mark.slow  # the module's tiny sweep with both arms
 def test_epochs_are_recorded_and_match_the_sampler(arms):
     sweep, ds = arms
     corpus = build_corpus(sweep.corpus)
