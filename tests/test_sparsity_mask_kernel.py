@@ -81,6 +81,10 @@ def test_benchmark_masks_times_every_case_and_impl():
     assert list(ds["impl"].values) == list(mk.IMPLS)
     assert list(ds["source"].values) == [lab["source"] for lab in labels]
     assert np.all(ds["seconds"].values > 0) and ds.attrs["d_ff"] == 40
+    one = mk.benchmark_masks(labels[:2], masks[:2], d_model=8, impls=("sparse_numba",))
+    assert list(one["impl"].values) == ["dense", "sparse_numba"]
+    with pytest.raises(ValueError, match="impls"):
+        mk.benchmark_masks(labels, masks, d_model=8, impls=("dense",))
 
 
 def _fake_bench(dense: list[list[float]], sparse: dict[str, list[list[float]]]) -> xr.Dataset:

@@ -183,18 +183,20 @@ def benchmark_masks(
     masks: Sequence[np.ndarray],
     *,
     d_model: int,
+    impls: Sequence[str] = IMPLS[1:],
     warmup: int = 1,
     flush_bytes: int | None = None,
     seed: int = 0,
     progress: bool = False,
 ) -> xr.Dataset:
-    """Time :data:`IMPLS` on every case, each timed call on the case's next token group.
+    """Time ``dense`` and ``impls`` on every case, each timed call on the case's next token group.
 
     A gated ReLU FFN of width ``F`` (from the masks) and ``d_model``, random float32
     weights scaled as in :func:`~scalinglab.kernels.sparse_ffn.benchmark_sparse_ffn`,
     random inputs (G, b, d_model) per case. A call of a sparse implementation reads
     the union of its group's masks and applies each token's own mask; ``dense`` is
-    the torch FFN on all units. Repeats = groups (one timed call per group).
+    the torch FFN on all units, always timed. ``impls``: among ``sparse_torch`` and
+    ``sparse_numba``. Repeats = groups (one timed call per group).
 
     Returns
     -------
@@ -246,7 +248,10 @@ def benchmark_masks(
 
         return factory
 
-    kernels = {"dense": dense, "sparse_torch": sparse("torch"), "sparse_numba": sparse("numba")}
+    every = {"dense": dense, "sparse_torch": sparse("torch"), "sparse_numba": sparse("numba")}
+    if not impls or any(i not in IMPLS[1:] for i in impls):
+        raise ValueError(f"impls must be among {IMPLS[1:]}, got {impls}")
+    kernels = {k: every[k] for k in ("dense", *impls)}
     ds = benchmark(
         kernels,
         list(labels),
@@ -267,6 +272,7 @@ def time_masks(
     batches: Sequence[int] = (1, 8),
     groups: int = 16,
     kinds: Sequence[str] = ("cett",),
+    impls: Sequence[str] = IMPLS[1:],
     processes: int = 4,
     threads: int = 1,
     flush_bytes: int | None = None,
@@ -282,7 +288,14 @@ def time_masks(
         The benchmark's dataset with a leading ``process`` dim.
     """
     labels, masks = mask_cases(active, batches=batches, groups=groups, kinds=kinds, seed=seed)
-    kw = dict(labels=labels, masks=masks, d_model=d_model, flush_bytes=flush_bytes, seed=seed)
+    kw = dict(
+        labels=labels,
+        masks=masks,
+        d_model=d_model,
+        impls=tuple(impls),
+        flush_bytes=flush_bytes,
+        seed=seed,
+    )
     return spawn_each(benchmark_masks, kw, processes=processes, threads=threads)
 
 
