@@ -87,7 +87,8 @@ def mask_config(compute_class: str = "small", **overrides) -> MaskConfig:
     - ``small`` (``medium`` and ``large`` use the same recording): model ``k`` (d_model 256, 2 layers, d_ff 688; 1.6M
       non-embedding parameters, wide enough for the kernel's timings to be above its
       call overheads), ReLU, seeds 0 and 1, 1.5M tokens (the main sweep's budget),
-      the study's recipe and corpus; about 9 minutes a seed on one core.
+      the study's recipe and corpus; about 9 minutes a seed on an idle core (the committed
+      recording took 59 minutes a seed on the shared 2-core machine under a load of 8).
     - ``tiny``: a 2-layer toy (d_model 32), one seed, 60k tokens: seconds, for tests.
     """
     one = dict(activations=("relu",), n_checkpoints=1, first_checkpoint=1.0, baselines=())
