@@ -82,12 +82,21 @@ def test_tiny_study_through_the_runner(tmp_path):
         "deeper-sparser",
         "relu-silu-loss",
         "sparse-speedup",
+        "sparse-speedup-real-masks",
     }
     assert claims["weak-scale-relu"]["verdict"] == "untested"
     for f in findings.values():
         assert not (f["headline"] and not f["identified"]), f
     # kernel intervals from separate processes
     assert "2 separate processes" in findings["kernel/sparse_numba/speedup_at_0.02"]["method"]
+    # the kernel on the trained toy model's own masks, next to matched random masks
+    assert list(cache.glob("masks-tiny-*.nc"))
+    for kind in ("cett", "nonzero"):
+        for source in ("real", "random"):
+            f = findings[f"kernel/{source}_masks/{kind}/batch1/speedup"]
+            assert f["ci"][0] <= f["point"] <= f["ci"][1], f
+        assert f"kernel/real_over_random/{kind}/batch4" in findings
+    assert claims["sparse-speedup-real-masks"]["verdict"] != "untested"
     horizon = findings["horizon/relu/slope_per_decade/whole"]
     assert np.isfinite(horizon["point"]) and horizon["ci"][0] <= horizon["ci"][1]
     assert (run_dir / "report.html").stat().st_size > 10_000

@@ -8,6 +8,8 @@ Reproduces ``docs/studies/sparsity_laws.md``.
 - :mod:`.analysis`: the ratio laws over data, size and width-depth trends, the sparse kernel
 - :mod:`.published`: the paper's released curves, refitted (block bootstrap over checkpoints)
 - :mod:`.kernel_spread`: the sparse FFN benchmark over separate processes (re-run intervals)
+- :mod:`.masks`: a trained ReLU model's FFN activation masks (per layer, per token), bit-packed
+- :mod:`.mask_kernel`: the sparse FFN timed on those masks next to matched random masks
 
 Shared rooms used: ``models`` (transformer with its FFN hook, corpus), ``training`` (the
 pretraining loop), ``fitting``, ``stats``, ``kernels`` (sparse FFN), ``cost_model``, ``compute``.

@@ -17,7 +17,7 @@ inside the other half's interval.
 from __future__ import annotations
 
 import multiprocessing
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -29,17 +29,42 @@ from scalinglab.stats.bootstrap import percentile_interval, resample_groups
 CELL = ["batch", "ratio", "impl"]
 
 
-def _one_process(kw: dict[str, Any]) -> xr.Dataset:
-    """One benchmark in a fresh process with the given thread count."""
+def _one_process(job: tuple[Callable[..., xr.Dataset], dict[str, Any], int]) -> xr.Dataset:
+    """``target(**kw)`` in a fresh process with the given torch and numba thread count."""
     import numba
     import torch
 
-    from scalinglab.kernels.sparse_ffn import benchmark_sparse_ffn
-
-    threads = int(kw.pop("threads"))
+    target, kw, threads = job
     torch.set_num_threads(threads)
     numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
-    return benchmark_sparse_ffn(**kw, progress=False)
+    return target(**kw)
+
+
+def spawn_each(
+    target: Callable[..., xr.Dataset], kw: dict[str, Any], *, processes: int, threads: int = 1
+) -> xr.Dataset:
+    """``target(**kw)`` in ``processes`` spawned processes, one after another.
+
+    ``target`` is a module-level function returning a Dataset (a benchmark); the
+    results are concatenated along a new leading ``process`` dim (coords 0..n-1).
+    """
+    if processes < 1:
+        raise ValueError(f"processes must be >= 1, got {processes}")
+    ctx = multiprocessing.get_context("spawn")
+    out = []
+    for _ in range(processes):
+        with ctx.Pool(1) as pool:
+            out.append(pool.apply(_one_process, ((target, dict(kw), int(threads)),)))
+    ds = xr.concat(
+        out,
+        dim="process",
+        data_vars="all",
+        coords="minimal",
+        compat="override",
+        join="override",
+        combine_attrs="override",
+    )
+    return ds.assign_coords(process=np.arange(processes))
 
 
 def run_over_processes(
@@ -66,8 +91,8 @@ def run_over_processes(
         The benchmark's dataset with a leading ``process`` dim: ``seconds``
         ``(process, impl, case, repeat)`` and the per-cell summaries.
     """
-    if processes < 1:
-        raise ValueError(f"processes must be >= 1, got {processes}")
+    from scalinglab.kernels.sparse_ffn import benchmark_sparse_ffn
+
     kw = dict(
         d_model=d_model,
         d_ff=d_ff,
@@ -77,23 +102,9 @@ def run_over_processes(
         repeats=repeats,
         flush_bytes=flush_bytes,
         seed=seed,
-        threads=threads,
+        progress=False,
     )
-    ctx = multiprocessing.get_context("spawn")
-    out = []
-    for _ in range(processes):
-        with ctx.Pool(1) as pool:
-            out.append(pool.apply(_one_process, (dict(kw),)))
-    ds = xr.concat(
-        out,
-        dim="process",
-        data_vars="all",
-        coords="minimal",
-        compat="override",
-        join="override",
-        combine_attrs="override",
-    )
-    return ds.assign_coords(process=np.arange(processes))
+    return spawn_each(benchmark_sparse_ffn, kw, processes=processes, threads=threads)
 
 
 def per_process_speedups(ds: xr.Dataset, hw: Any) -> pd.DataFrame:
