@@ -37,7 +37,6 @@ library would fetch its data from a hub.
 
 from __future__ import annotations
 
-import ast
 import functools
 import hashlib
 import sysconfig
@@ -48,6 +47,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from scalinglab.models.installed_text import docstrings
 from scalinglab.models.tokenizer import EOS, ByteTokenizer
 
 SOURCES = ("pydoc_topics", "stdlib_docstrings", "stdlib_source", "installed")
@@ -135,20 +135,6 @@ def stdlib_files() -> list[Path]:
     return sorted(files, key=lambda p: p.relative_to(root).as_posix())
 
 
-def _docstrings(text: str) -> str:
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
-        return ""
-    out = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
-            doc = ast.get_docstring(node)
-            if doc:
-                out.append(doc)
-    return "\n\n".join(out)
-
-
 def source_documents(source: str) -> list[tuple[str, str]]:
     """``(name, text)`` documents of one source, sorted by name; empty documents dropped."""
     if source == "pydoc_topics":
@@ -166,7 +152,7 @@ def source_documents(source: str) -> list[tuple[str, str]]:
             docs.append(
                 (
                     p.relative_to(root).as_posix(),
-                    _docstrings(text) if source == "stdlib_docstrings" else text,
+                    docstrings(text) if source == "stdlib_docstrings" else text,
                 )
             )
     elif source == "installed":

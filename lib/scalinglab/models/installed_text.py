@@ -47,7 +47,9 @@ MAX_FILE_BYTES = 2_000_000
 _SKIP_DIRS = {"test", "tests", "idle_test", "site-packages", "__pycache__", "testing"}
 
 
-def _docstrings(text: str) -> str:
+def docstrings(text: str) -> str:
+    """The module, class and function docstrings of Python source ``text``, joined by blank
+    lines; ``""`` for text that does not parse."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -103,7 +105,7 @@ def _collect() -> list[tuple[str, str]]:
             if text is None:
                 continue
             if p.suffix == ".py":
-                text = _docstrings(text)
+                text = docstrings(text)
             docs.append((f"docs:{p.relative_to(pure).as_posix()}", text))
     return dedup(docs)
 

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from scalinglab.studies.optimizers.config import cell_hparams
 from scalinglab.training.pretrain import PretrainConfig
 
 
@@ -39,8 +40,6 @@ def transfer_hparams(
     sweep: Any, tuned: dict, optimizer: str, size: Any, multiple: float
 ) -> dict[str, Any]:
     """``optimizer``'s tuned hyperparameters at a cell with AdamW's ``transfer_coords``."""
-    from scalinglab.studies.optimizers.sweep import cell_hparams
-
     own = cell_hparams(sweep, tuned, optimizer, size, multiple)
     base = cell_hparams(sweep, tuned, "adamw", size, multiple)
     return {**own, **{k: base[k] for k in sweep.transfer_coords}}
@@ -48,8 +47,6 @@ def transfer_hparams(
 
 def arm_runs(sweep: Any, tuned: dict) -> list[tuple[str, str, Any, float, int, PretrainConfig]]:
     """Every control-arm run: ``(arm, optimizer, size, multiple, seed, config)``."""
-    from scalinglab.studies.optimizers.sweep import cell_hparams
-
     out = []
     for o in sweep.optimizers:
         for sz in sweep.sizes:

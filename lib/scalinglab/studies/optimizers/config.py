@@ -10,6 +10,7 @@ the corpus each run makes, from the config alone. The phases that run it are in
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -296,3 +297,14 @@ def sweep_config(compute_class: str = "small", **overrides: Any) -> SweepConfig:
     else:
         raise ValueError(f"unknown compute_class {compute_class!r}: tiny, small, medium, large")
     return dataclasses.replace(cfg, **overrides) if overrides else cfg
+
+
+def cell_hparams(
+    sweep: SweepConfig, tuned: dict, optimizer: str, size: SizeSpec, multiple: float
+) -> dict[str, Any]:
+    """Hyperparameters of a cell: tuned at its size and the nearest tuned multiple (log scale)."""
+    have = [m for (o, s, m) in tuned if o == optimizer and s == size.name]
+    if not have:  # a size never re-tuned takes the base optimum
+        return dict(tuned[(optimizer, sweep.sizes[0].name, sweep.tune_multiple)])
+    best = min(have, key=lambda m: (abs(math.log(m / multiple)), m))
+    return dict(tuned[(optimizer, size.name, best)])

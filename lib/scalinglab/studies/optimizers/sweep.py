@@ -59,6 +59,7 @@ from scalinglab.studies.optimizers.config import MEDIUM_SIZES as MEDIUM_SIZES
 from scalinglab.studies.optimizers.config import PAPER_SUBSET as PAPER_SUBSET
 from scalinglab.studies.optimizers.config import SizeSpec as SizeSpec
 from scalinglab.studies.optimizers.config import SweepConfig as SweepConfig
+from scalinglab.studies.optimizers.config import cell_hparams as cell_hparams
 from scalinglab.studies.optimizers.config import planned_epochs as planned_epochs
 from scalinglab.studies.optimizers.config import sweep_config as sweep_config
 from scalinglab.studies.optimizers.tuning import CoordinateDescent, descend_together, path_dataset
@@ -194,17 +195,6 @@ def _tune(sweep: SweepConfig, runner: _Runner) -> tuple[dict, list[CoordinateDes
         tuned.update({(o, sz.name, m): group[o].best for o in sweep.optimizers})
         searches.extend(group.values())
     return tuned, searches
-
-
-def cell_hparams(
-    sweep: SweepConfig, tuned: dict, optimizer: str, size: SizeSpec, multiple: float
-) -> dict[str, Any]:
-    """Hyperparameters of a cell: tuned at its size and the nearest tuned multiple (log scale)."""
-    have = [m for (o, s, m) in tuned if o == optimizer and s == size.name]
-    if not have:  # a size never re-tuned takes the base optimum
-        return dict(tuned[(optimizer, sweep.sizes[0].name, sweep.tune_multiple)])
-    best = min(have, key=lambda m: (abs(math.log(m / multiple)), m))
-    return dict(tuned[(optimizer, size.name, best)])
 
 
 def execute_sweep(

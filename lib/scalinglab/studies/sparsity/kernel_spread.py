@@ -118,9 +118,11 @@ def per_process_speedups(ds: xr.Dataset, hw: Any) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True)
 
 
-def _median_interval(
+def median_interval(
     v: np.ndarray, rng: np.random.Generator, reps: int, level: float
 ) -> tuple[float, float, float]:
+    """Median of ``v`` (shape ``(processes,)``) and its percentile bootstrap interval over
+    processes: ``(median, lo, hi)``."""
     boot = np.median(v[resample_groups(rng, v.size, reps)], axis=1)
     lo, hi = percentile_interval(boot, level=level)
     return float(np.median(v)), float(lo), float(hi)
@@ -144,7 +146,7 @@ def speedup_over_processes(
     rows = []
     for key, g in per_process.groupby(CELL, sort=False):
         v = g["speedup"].to_numpy(float)
-        point, lo, hi = _median_interval(v, rng, reps, level)
+        point, lo, hi = median_interval(v, rng, reps, level)
         rows.append(
             {
                 **dict(zip(CELL, key, strict=True)),
@@ -193,6 +195,6 @@ def rerun_coverage(
         for a, b in (halves, halves[::-1]):
             va = g[g["process"].isin(a)]["speedup"].to_numpy(float)
             vb = g[g["process"].isin(b)]["speedup"].to_numpy(float)
-            _, lo, hi = _median_interval(va, rng, reps, level)
+            _, lo, hi = median_interval(va, rng, reps, level)
             hits.append(lo <= float(np.median(vb)) <= hi)
     return {"inside": float(np.mean(hits)), "cells": len(hits), "half": n // 2}

@@ -37,8 +37,7 @@ import pandas as pd
 import torch
 import xarray as xr
 
-from scalinglab.stats.bootstrap import percentile_interval, resample_groups
-from scalinglab.studies.sparsity.kernel_spread import spawn_each
+from scalinglab.studies.sparsity.kernel_spread import median_interval, spawn_each
 
 IMPLS = ("dense", "sparse_torch", "sparse_numba")
 SOURCES = ("real", "random")
@@ -371,14 +370,6 @@ def per_process_speedups(bench: xr.Dataset, hw: Any) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _median_ci(
-    v: np.ndarray, rng: np.random.Generator, reps: int, level: float
-) -> tuple[float, float, float]:
-    boot = np.median(v[resample_groups(rng, v.size, reps)], axis=1)
-    lo, hi = percentile_interval(boot, level=level)
-    return float(np.median(v)), float(lo), float(hi)
-
-
 def summarize(
     per_process: pd.DataFrame, *, reps: int = 2000, level: float = 0.95, seed: int = 0
 ) -> pd.DataFrame:
@@ -395,7 +386,7 @@ def summarize(
     rows = []
     for key, g in per_process.groupby(CELL, sort=True):
         v = g["speedup"].to_numpy(float)
-        point, lo, hi = _median_ci(v, rng, reps, level)
+        point, lo, hi = median_interval(v, rng, reps, level)
         first = g.iloc[0]
         rows.append(
             {
@@ -434,7 +425,7 @@ def real_over_random(
     wide["r"] = wide["real"] / wide["random"]
     rows = []
     for key, g in wide.groupby(["kind", "batch", "impl"], sort=True):
-        point, lo, hi = _median_ci(g["r"].to_numpy(float), rng, reps, level)
+        point, lo, hi = median_interval(g["r"].to_numpy(float), rng, reps, level)
         rows.append(
             {
                 **dict(zip(["kind", "batch", "impl"], key, strict=True)),
