@@ -35,7 +35,9 @@ from scalinglab.fitting.speedup import SpeedupResult
 from scalinglab.stats.bootstrap import percentile_interval, resample_groups
 
 
-def _geomean_by_size(result: SpeedupResult) -> tuple[pd.DataFrame, dict]:
+def geomean_by_size(result: SpeedupResult) -> tuple[pd.DataFrame, dict]:
+    """Each (optimizer, size)'s geometric-mean speedup over data budgets, and its bootstrap
+    replicates ``{(optimizer, size): array (reps,)}``."""
     cells = result.cells
     rows, reps = [], {}
     for (o, s), g in cells.groupby(["optimizer", "model_size"], sort=False):
@@ -69,7 +71,7 @@ def speedup_by_size(result: SpeedupResult) -> pd.DataFrame:
         speedup), lo, hi (percentile CI; replicates below the asymptote dropped),
         n_multiples, complete.
     """
-    per, reps = _geomean_by_size(result)
+    per, reps = geomean_by_size(result)
     per["lo"], per["hi"] = np.nan, np.nan
     for i, r in per.iterrows():
         rep = reps[(r.optimizer, r.model_size)]
@@ -98,7 +100,7 @@ def size_trend(
         ``trend``: optimizer, slope of log speedup per log N, lo, hi, n_sizes.
     """
     per = speedup_by_size(result)
-    _, reps = _geomean_by_size(result)
+    _, reps = geomean_by_size(result)
     per["n_params"] = [float(n_params[s]) for s in per.model_size]
     trend = []
     for o, g in per.groupby("optimizer", sort=False):
@@ -137,7 +139,7 @@ def family_gap(result: SpeedupResult, families: Mapping[str, str]) -> pd.DataFra
         model_size, ratio (``exp(mean log speedup, matrix - scalar)``; > 1: matrix
         methods lead), lo, hi, matrix, scalar (the optimizers used).
     """
-    per, reps = _geomean_by_size(result)
+    per, reps = geomean_by_size(result)
     rows = []
     for s, g in per.groupby("model_size", sort=False):
         g = g[g.complete & (g.optimizer != result.baseline)]
@@ -174,7 +176,7 @@ def family_gap(result: SpeedupResult, families: Mapping[str, str]) -> pd.DataFra
     return pd.DataFrame(rows)
 
 
-def _tau(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def kendall_tau(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Kendall's tau-a between rows of ``a`` and ``b`` ``(R, n)``: concordant minus discordant pairs."""
     n = a.shape[-1]
     sa = np.sign(a[..., :, None] - a[..., None, :])
@@ -213,10 +215,10 @@ def ranking_agreement(
             mean = cur.mean(axis=1)  # (O, steps)
             boot = None if idx is None else cur[:, idx].mean(axis=2)  # (O, R, steps)
             for e in valid:
-                tau = float(_tau(mean[:, e][None], mean[:, last][None])[0])
+                tau = float(kendall_tau(mean[:, e][None], mean[:, last][None])[0])
                 lo = hi = np.nan
                 if boot is not None:
-                    t = _tau(boot[:, :, e].T, boot[:, :, last].T)
+                    t = kendall_tau(boot[:, :, e].T, boot[:, :, last].T)
                     lo, hi = (float(v) for v in percentile_interval(t, level=level))
                 rows.append(
                     {
@@ -295,7 +297,7 @@ def wallclock_table(
     from scalinglab.stats.bootstrap import keyed_generators
 
     baseline = baseline or result.baseline
-    per, reps = _geomean_by_size(result)
+    per, reps = geomean_by_size(result)
     sec = ds["seconds_per_step"].where(ds["status"] == "ok")
     sps = sec.median(("data_multiple", "seed"))
     n_rep = result.reps or 1000

@@ -53,11 +53,11 @@ def transfer_effect(
         the data multiples), ratio (transferred / tuned), lo, hi. ``result``: the
         speedups of the combined table.
     """
-    from scalinglab.studies.optimizers.analysis import _geomean_by_size
+    from scalinglab.studies.optimizers.analysis import geomean_by_size
 
     table = pd.concat([sweep_table(ds), transfer_table(ds)], ignore_index=True)
     res = compute_speedups(table, baseline=baseline, bootstrap=reps, level=level, seed=seed)
-    per, draws = _geomean_by_size(res)
+    per, draws = geomean_by_size(res)
     sp = {(r.optimizer, r.model_size): r.speedup for r in per.itertuples()}
     rows = []
     for (name, size), trans in sp.items():
@@ -89,14 +89,14 @@ def transfer_effect(
 
 def _tau_rows(loss: np.ndarray, idx: np.ndarray | None, mid: int, last: int):
     """Tau between step ``mid`` and ``last`` of ``loss`` ``(O, seeds, steps)``, and replicates."""
-    from scalinglab.studies.optimizers.analysis import _tau
+    from scalinglab.studies.optimizers.analysis import kendall_tau
 
     mean = loss.mean(axis=1)
-    tau = float(_tau(mean[:, mid][None], mean[:, last][None])[0])
+    tau = float(kendall_tau(mean[:, mid][None], mean[:, last][None])[0])
     if idx is None:
         return tau, None
     boot = loss[:, idx].mean(axis=2)  # (O, R, steps)
-    return tau, _tau(boot[:, :, mid].T, boot[:, :, last].T)
+    return tau, kendall_tau(boot[:, :, mid].T, boot[:, :, last].T)
 
 
 def schedule_control(
