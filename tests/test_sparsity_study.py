@@ -79,12 +79,24 @@ def test_tiny_study_through_the_runner(tmp_path):
         "relu-limit",
         "silu-limit",
         "weak-scale-relu",
+        "weak-scale-silu",
         "deeper-sparser",
         "relu-silu-loss",
         "sparse-speedup",
         "sparse-speedup-real-masks",
     }
-    assert claims["weak-scale-relu"]["verdict"] == "untested"
+    # the matched design decides the size and width-depth claims (it ran: tiny sizes at
+    # equal tokens per parameter, a second width-depth family), each cached apart
+    assert len(list(cache.glob("sweep-tiny-matched-*.nc"))) == 3
+    for cid in ("weak-scale-relu", "weak-scale-silu", "deeper-sparser"):
+        assert claims[cid]["verdict"] != "untested", claims[cid]
+    assert {e["name"] for e in claims["deeper-sparser"]["evidence"]} == {
+        "width_depth/relu/slope_per_decade",
+        "width_depth_25k/relu/slope_per_decade",
+    }
+    for act in ("relu", "silu"):
+        f = findings[f"matched/{act}/scale/relative_slope"]
+        assert f["ci"][0] <= f["point"] <= f["ci"][1] and f["headline"], f
     for f in findings.values():
         assert not (f["headline"] and not f["identified"]), f
     # kernel intervals from separate processes

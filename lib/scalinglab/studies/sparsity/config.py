@@ -4,8 +4,10 @@
 cache key, with the corpus hash); :func:`sweep_config` gives the main sweep of
 a compute class (sizes at one width/depth ratio, and shapes at about one
 parameter count) and :func:`horizon_config` the long-horizon probe (the
-smallest size trained 16x longer). The training loop is in
-:mod:`scalinglab.studies.sparsity.sweep`.
+smallest size trained 16x longer); :func:`matched_configs` the design that
+separates size from data: each size at the same tokens per parameter, and a
+second width-depth family at a quarter of the first one's parameters. The
+training loop is in :mod:`scalinglab.studies.sparsity.sweep`.
 """
 
 from __future__ import annotations
@@ -168,6 +170,90 @@ def sweep_config(compute_class: str = "small", **overrides) -> SparsitySweepConf
     return dataclasses.replace(cfg, **overrides) if overrides else cfg
 
 
+#: The second width-depth family (about 25k non-embedding parameters, a third of
+#: the main family's 77-83k): width/depth 48, 16, 6, 4, 2 at 25.0-27.9k parameters.
+_WD_25K = (
+    ModelSpec("v1", 48, 1, family="width_depth"),
+    ModelSpec("v2", 32, 2, family="width_depth"),
+    ModelSpec("v4", 24, 4, family="width_depth"),
+    ModelSpec("v5", 20, 5, 2, family="width_depth"),
+    ModelSpec("v8", 16, 8, 2, family="width_depth"),
+)
+
+#: The horizon probe's corpus: the main corpus plus the standard library's source.
+_LONG_CORPUS = CorpusConfig(sources=("pydoc_topics", "stdlib_docstrings", "stdlib_source"))
+
+#: Tokens per non-embedding parameter of the matched design (Chinchilla's 20).
+MATCHED_TOKENS_PER_PARAM = 20.0
+
+
+def matched_configs(
+    compute_class: str = "small", *, tokens_per_param: float = MATCHED_TOKENS_PER_PARAM
+) -> dict[str, SparsitySweepConfig]:
+    """Sweeps at matched tokens per parameter, so size and data effects separate.
+
+    The main sweep gives every size the same tokens (60 down to 7.5 tokens per
+    parameter), so its size slope is confounded with data. Here:
+
+    - ``size-<model>``: each size of the main sweep's size family on its own
+      ``tokens_per_param * N`` tokens (rounded to whole steps), same recipe, so
+      the checkpoints of all sizes fall on the same tokens-per-parameter grid; on
+      the horizon probe's larger corpus (13.5M training tokens), so no size
+      repeats data;
+    - ``wd25k``: a second width-depth family (width/depth 48, 16, 6, 4, 2 at
+      25.0-27.9k parameters) on ``tokens_per_param * 26.6k`` tokens of the main
+      sweep's corpus, to set beside the main family (77-83k parameters, 1.5M
+      tokens, 18.9-19.8 tokens per parameter, same corpus).
+
+    ``small``: 5 seeds, ReLU and SiLU: sizes s/m/l (25k, 83k, 201k) on 0.5M, 1.7M
+    and 4.0M tokens and 5 shapes on 0.5M tokens: 80 runs, about 80 core-minutes.
+    ``tiny``: the tiny sizes and two tiny shapes at 5 tokens per parameter, 2
+    seeds (seconds).
+    ``medium``/``large``: the same design at 60 tokens per parameter.
+    """
+    if compute_class == "tiny":
+        base, seeds = sweep_config("tiny"), (0, 1)
+        wd = (
+            ModelSpec("v1", 24, 1, 2, family="width_depth"),
+            ModelSpec("v2", 16, 2, 2, family="width_depth"),
+        )
+        if tokens_per_param == MATCHED_TOKENS_PER_PARAM:
+            tokens_per_param = 5.0
+    elif compute_class in ("small", "medium", "large"):
+        base, wd, seeds = sweep_config("small"), _WD_25K, tuple(range(5))
+        if compute_class != "small" and tokens_per_param == MATCHED_TOKENS_PER_PARAM:
+            tokens_per_param = 60.0
+    else:
+        raise ValueError(f"unknown compute_class {compute_class!r}: tiny, small, medium, large")
+    sizes = [m for m in base.models if m.family in ("size", "both")]
+    step_tokens = base.batch_size * base.seq_len
+
+    def tokens_for(n_params: float) -> int:
+        return max(1, round(tokens_per_param * n_params / step_tokens)) * step_tokens
+
+    out: dict[str, SparsitySweepConfig] = {}
+    for m in sizes:
+        n = base.model_config(m, "relu").n_params()
+        out[f"size-{m.name}"] = dataclasses.replace(
+            base,
+            compute_class=f"{compute_class}-matched-{m.name}",
+            models=(dataclasses.replace(m, family="size"),),
+            seeds=seeds,
+            tokens=tokens_for(n),
+            corpus=_LONG_CORPUS if compute_class != "tiny" else base.corpus,
+        )
+    if wd:
+        n = float(np.mean([base.model_config(m, "relu").n_params() for m in wd]))
+        out["wd25k"] = dataclasses.replace(
+            base,
+            compute_class=f"{compute_class}-matched-wd25k",
+            models=wd,
+            seeds=seeds,
+            tokens=tokens_for(n),
+        )
+    return out
+
+
 def horizon_config(compute_class: str = "small") -> SparsitySweepConfig:
     """A long-horizon probe: the smallest size trained 16x longer than the main sweep.
 
@@ -203,5 +289,5 @@ def horizon_config(compute_class: str = "small") -> SparsitySweepConfig:
         tokens=tokens,
         n_checkpoints=14,
         first_checkpoint=120_000 / tokens,
-        corpus=CorpusConfig(sources=("pydoc_topics", "stdlib_docstrings", "stdlib_source")),
+        corpus=_LONG_CORPUS,
     )

@@ -53,6 +53,7 @@ from scalinglab.studies.sparsity.config import (
     ModelSpec,
     SparsitySweepConfig,
     horizon_config,
+    matched_configs,
     sweep_config,
 )
 from scalinglab.sweeps import RunCache, cached_sweep, makespan, map_runs
@@ -409,6 +410,35 @@ def run_sweep(
     )
 
 
+def run_matched(
+    compute_class: str = "small",
+    *,
+    p: float = 1.0,
+    scheduler: str = "",
+    client=None,
+    rerun: bool = False,
+    progress: bool = True,
+) -> dict[str, xr.Dataset]:
+    """The matched-tokens-per-parameter sweeps (:func:`matched_configs`), one Dataset each.
+
+    Each is cached on its own (``data/sparsity_laws/sweep-<class>-matched-<name>-*.nc``),
+    so a sweep interrupted in the largest size keeps the finished ones; the
+    cheapest run first, so a reader has data early.
+    """
+    cfgs = matched_configs(compute_class)
+    order = sorted(cfgs, key=lambda k: cfgs[k].tokens * len(cfgs[k].models))
+    return {
+        k: run_sweep(
+            dataclasses.replace(cfgs[k], p=p),
+            scheduler=scheduler,
+            client=client,
+            rerun=rerun,
+            progress=progress,
+        )
+        for k in order
+    }
+
+
 def time_partial_runs(
     cfg: SparsitySweepConfig, *, steps: int = 40, progress: bool = True
 ) -> dict[str, tuple[float, float]]:
@@ -462,7 +492,9 @@ __all__ = [
     "estimate_seconds",
     "execute_sweep",
     "horizon_config",
+    "matched_configs",
     "pretrain_config",
+    "run_matched",
     "run_sweep",
     "sweep_config",
     "time_partial_runs",
