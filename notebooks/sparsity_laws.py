@@ -107,9 +107,9 @@ from scalinglab.record import claim, findings, findings_table, record
 from scalinglab.studies.sparsity import analysis as sa
 from scalinglab.studies.sparsity import kernel_spread as ks
 from scalinglab.studies.sparsity import mask_kernel as mk
+from scalinglab.studies.sparsity import matched as sm
 from scalinglab.studies.sparsity import published as pub
 from scalinglab.studies.sparsity.masks import run_masks, unpack_masks
-from scalinglab.studies.sparsity import matched as sm
 from scalinglab.studies.sparsity.sweep import horizon_config, run_matched, run_sweep, sweep_config
 
 use_style()
