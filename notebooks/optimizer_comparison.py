@@ -103,7 +103,7 @@ from scalinglab.fitting.speedup import compute_speedups, sweep_table
 from scalinglab.plots import use_style
 from scalinglab.record import claim, findings_table, record
 from scalinglab.stats.bootstrap import percentile_interval, resample_groups
-from scalinglab.studies.optimizers import analysis, controls, published
+from scalinglab.studies.optimizers import analysis, controls, published, rising
 from scalinglab.studies.optimizers.sweep import planned_epochs, run_sweep, sweep_config
 from scalinglab.training.optimizers import OPTIMIZER_TABLE
 
@@ -188,6 +188,55 @@ else:
         unit="epochs",
         description="most passes over the training stream of any run (above 1: data repeat)",
     )
+
+# %% [markdown]
+# ### Losses that rise with more data
+#
+# Twice the data at a tuned learning rate should not end at a higher held-out loss. Every
+# (optimizer, size) whose seed-mean final loss rises from one data multiple to the next is
+# listed below with what tells the causes apart: the paired change per seed (same seed at
+# both multiples) with its mean, interval and median; the change of the final *training*
+# loss; the epochs of the longer run; and whether its learning rate sits on an edge of the
+# tuning grid. The stated cause follows fixed rules (`rising.diagnose`): *one seed* (most
+# seeds improve, one run carries the mean), *seed noise* (the interval holds 0),
+# *overfitting* (past one epoch, training loss down while held-out loss rises),
+# *optimisation* (training loss rises too), else *unexplained*.
+
+# %%
+if ds is not None:
+    rise = rising.diagnose(
+        rising.rising_losses(ds, epochs=epochs.to_numpy(), reps=reps, level=level, seed=seed)
+    )
+    record(
+        "rising/cells",
+        float(len(rise)),
+        description="(optimizer, size, multiple) cells whose seed-mean final loss rises "
+        "with twice the data",
+    )
+    record(
+        "rising/unexplained",
+        float((rise["cause"].isin(["unexplained", "optimisation"])).sum()) if len(rise) else 0.0,
+        description="rising cells the rules attribute to no benign cause (optimisation or "
+        "unexplained): defects to fix",
+    )
+    if len(rise):
+        display(rise)
+        for r in rise.to_dict("records"):
+            rec(
+                f"rising/{r['optimizer']}/{r['model_size']}/{r['from_multiple']:g}x-"
+                f"{r['to_multiple']:g}x",
+                r["delta"],
+                r["delta_lo"],
+                r["delta_hi"],
+                method="percentile bootstrap over seeds of the paired change",
+                unit="nats/token",
+                description=f"cause: {r['cause']}; per seed "
+                + ", ".join(f"{x:+.3f}" for x in r["seed_deltas"])
+                + f"; training loss {r['train_delta']:+.3f}; {r['epochs']:.2f} epochs; "
+                f"lr {r['lr']:g}{' (grid edge)' if r['lr_on_grid_edge'] else ''}",
+            )
+    else:
+        print("no loss rises with more data")
 
 # %% [markdown]
 # ## 2. The tuning
