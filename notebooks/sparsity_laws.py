@@ -863,7 +863,8 @@ if horizon and not curves and ds is not None:
 # horizon probe's larger corpus, so no run repeats data), so every checkpoint of every
 # size falls on the same tokens-per-parameter grid; and a **second width-depth family**
 # at 25-28k parameters (width/depth 48, 16, 6, 4, 2) trains on the same 20 tokens per
-# parameter as the main family (77-83k, 18.9-19.8). Five seeds each.
+# parameter as the main family (77-83k, 18.9-19.8). Five seeds each (three for l, whose
+# runs cost 8x those of s).
 #
 # The paper's scale claim is about the limit, which no fit here identifies (section 2);
 # what we can test is the law-free version: at matched data per parameter, does the
