@@ -1,6 +1,8 @@
 """``scalinglab intervals``: JSON shape, reproducibility, exit code 2 on bad input."""
 
 import json
+import subprocess
+import sys
 
 import numpy as np
 import pandas as pd
@@ -200,3 +202,49 @@ def test_single_run_warning_is_one_prefixed_line(capsys, tmp_path):
     assert code == 0 and json.loads(out)["metrics"]["A"]["iqm"]["point"] is not None
     assert err.startswith("scalinglab intervals: warning: scores have a single run per task")
     assert err.count("\n") == 1 and "UserWarning" not in err, err
+
+
+@pytest.fixture
+def plain_files(tmp_path):
+    rng = np.random.default_rng(3)
+    paths = []
+    for alg, runs in (("A", 6), ("B", 4)):
+        data = {f"t{t}": (rng.normal(size=runs) * 10).round(3).tolist() for t in range(5)}
+        path = tmp_path / f"{alg}.json"
+        path.write_text(json.dumps(data))
+        paths.append(path)
+    refs = tmp_path / "refs.csv"
+    refs.write_text("task,random,reference\n" + "".join(f"t{t},-1.5,{t + 2}\n" for t in range(5)))
+    return paths, refs
+
+
+def test_plain_files_give_the_general_paths_numbers(capsys, tmp_path, plain_files):
+    paths, refs = plain_files
+    args = ["--reps", 300, "--references", refs, "--seed", 5]
+    _, plain, _ = invoke(capsys, *paths, *args)
+    rows = [
+        (p.stem, task, r, v)
+        for p in paths
+        for task, runs in json.loads(p.read_text()).items()
+        for r, v in enumerate(runs)
+    ]
+    tidy = tmp_path / "tidy.csv"
+    pd.DataFrame(rows, columns=["algorithm", "task", "run", "score"]).to_csv(tidy, index=False)
+    _, general, _ = invoke(capsys, tidy, *args)
+    assert plain == general
+    _, compared, _ = invoke(capsys, *paths, *args, "--compare", "A:B")  # the general path
+    assert json.loads(compared)["metrics"] == json.loads(plain)["metrics"]
+
+
+@pytest.mark.slow
+def test_plain_files_are_read_without_pandas_or_xarray(plain_files):
+    paths, refs = plain_files
+    code = (
+        "import sys; from scalinglab.cli import main; "
+        f"main(['intervals', *{[str(p) for p in paths]!r}, '--references', {str(refs)!r}, "
+        "'--reps', '50']); "
+        "assert not {'pandas', 'xarray', 'dask'} & set(sys.modules), sorted(sys.modules)"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["metrics"]["A"]["iqm"]["point"] is not None

@@ -7,15 +7,17 @@ import pytest
 import xarray as xr
 
 from scalinglab.stats.bootstrap import stack_statistics, stratified_replicates
-from scalinglab.stats.fused import _pairwise_plan, fused_replicates
-from scalinglab.stats.intervals import _metric_functions, interval_estimates
+from scalinglab.stats.fused import fused_replicates
+from scalinglab.stats.intervals import interval_estimates
 from scalinglab.stats.metrics import AGGREGATES
+from scalinglab.stats.pairwise import pairwise_plan
+from scalinglab.stats.table_intervals import metric_functions
 
 ALL = ("iqm", "median", "mean", "optimality_gap")
 
 
 def _generic(x, names, *, reps, seed, task_bootstrap=False, gamma=1.0, batch_size=None):
-    statistic = stack_statistics(_metric_functions(names, gamma))
+    statistic = stack_statistics(metric_functions(names, gamma))
     return stratified_replicates(
         x,
         statistic,
@@ -61,7 +63,7 @@ def test_pooled_sum_follows_numpy_pairwise_order():
             x, ("optimality_gap",), reps=5, rng=np.random.default_rng(pooled), gamma=1e12
         )
         np.testing.assert_array_equal(got, want)
-    plan = _pairwise_plan(2600)
+    plan = pairwise_plan(2600)
     leaves = plan[plan[:, 0] == 1]
     assert leaves[:, 2].sum() == 2600 and (leaves[:, 2] <= 128).all()
     assert (plan[:, 0] == 0).sum() == len(leaves) - 1
@@ -103,3 +105,32 @@ def test_interval_estimates_same_with_padding_rows_and_ragged_fallback():
     statistic = stack_statistics([AGGREGATES[m] for m in ALL])
     generic_b = stratified_replicates(values[1], statistic, reps=400, rng=np.random.default_rng(0))
     np.testing.assert_array_equal(b, generic_b)
+
+
+def test_thread_count_never_changes_the_intervals():
+    # Each algorithm draws from its own keyed stream and writes its own row;
+    # the pool runs the largest tables first, whatever the count of threads.
+    g = np.random.default_rng(8)
+    values = g.normal(size=(5, 12, 7))
+    values[1, 9:, :] = np.nan  # fewer runs: the fused pass on 9 rows
+    values[3, 10:, 4] = np.nan  # ragged: the generic path
+    scores = xr.DataArray(
+        values, dims=("algorithm", "run", "task"), coords={"algorithm": list("abcde")}
+    )
+    one = interval_estimates(scores, reps=300, rng=np.random.default_rng(2), workers=1)
+    for workers in (2, 3, 5):
+        many = interval_estimates(scores, reps=300, rng=np.random.default_rng(2), workers=workers)
+        xr.testing.assert_identical(one, many)
+
+
+def test_other_bit_generators_draw_through_numpy_with_the_same_replicates():
+    x = np.random.default_rng(4).normal(size=(9, 5))
+    for bits in (np.random.Philox, np.random.MT19937):
+        want = stratified_replicates(
+            x,
+            stack_statistics([AGGREGATES[m] for m in ALL]),
+            reps=120,
+            rng=np.random.Generator(bits(6)),
+        )
+        got = fused_replicates(x, ALL, reps=120, rng=np.random.Generator(bits(6)), batch_size=50)
+        np.testing.assert_array_equal(got, want)

@@ -15,6 +15,10 @@ Defaults follow the paper: 50,000 replicates for the metrics (``--reps``) and
 P(X > Y) draw from two independent streams of that seed, each keyed by
 algorithm (or pair) name, so adding a comparison or an algorithm never changes
 another number.
+
+Plain rliable-style JSON files with a plain CSV of references
+(:mod:`scalinglab.data.plain_scores`) are read without pandas or xarray, the
+heavy imports of the general path; the numbers are the same either way.
 """
 
 from __future__ import annotations
@@ -27,11 +31,9 @@ from pathlib import Path
 
 import numpy as np
 
-from scalinglab.data.scores import NAN_POLICIES, load_references, load_scores
-from scalinglab.stats.improvement import pairwise_probability_of_improvement
-from scalinglab.stats.intervals import DEFAULT_METRICS, METHODS, interval_estimates
+from scalinglab.data.plain_scores import NAN_POLICIES, read_plain_references, read_plain_scores
 from scalinglab.stats.metrics import resolve_metrics
-from scalinglab.stats.normalize import normalize
+from scalinglab.stats.table_intervals import DEFAULT_METRICS, METHODS, tables_intervals
 from scalinglab.textfmt import json_number
 
 
@@ -134,6 +136,32 @@ def _input_bytes(paths: list[str]) -> int:
     return total
 
 
+def _plain_tables(args: argparse.Namespace) -> tuple[list[str], list[np.ndarray]] | None:
+    """Algorithms and ``(run, task)`` tables of plain inputs, or None (see the docstring)."""
+    plain = read_plain_scores(args.scores)
+    if plain is not None and args.references:
+        refs = read_plain_references(args.references)
+        try:
+            plain = None if refs is None else plain.normalized(*refs)
+        except KeyError:  # a task without references: the general path words the error
+            plain = None
+    if plain is None or not np.isfinite(plain.values[~np.isnan(plain.values)]).all():
+        return None
+    return plain.algorithms, list(plain.values)
+
+
+def _labelled_scores(args: argparse.Namespace):
+    """The scores as :func:`scalinglab.data.scores.load_scores` reads them, normalized."""
+    from scalinglab.data.scores import load_references, load_scores
+    from scalinglab.stats.normalize import normalize
+
+    scores = load_scores(args.scores, nan=args.nan)
+    if args.references:
+        random, reference = load_references(args.references)
+        scores = normalize(scores, random=random, reference=reference)
+    return scores
+
+
 def _compute(args: argparse.Namespace) -> dict:
     from scalinglab.errors import InputError
 
@@ -159,13 +187,21 @@ def _compute(args: argparse.Namespace) -> dict:
             file=sys.stderr,
             flush=True,
         )
-    scores = load_scores(args.scores, nan=args.nan)
-    if args.references:
-        random, reference = load_references(args.references)
-        scores = normalize(scores, random=random, reference=reference)
     rng_metrics, rng_poi = np.random.default_rng(args.seed).spawn(2)
-    ds = interval_estimates(
-        scores,
+    plain = None if args.compare else _plain_tables(args)
+    scores = None
+    if plain is not None:
+        algorithms, tables = plain
+    else:
+        from scalinglab.stats.layout import check_scores
+
+        scores = _labelled_scores(args)
+        checked = check_scores(scores)
+        algorithms = [str(a) for a in checked.coords["algorithm"].values]
+        tables = list(checked.values)
+    point, lo, hi = tables_intervals(
+        tables,
+        algorithms,
         metrics=names,
         reps=args.reps,
         level=args.confidence,
@@ -173,27 +209,27 @@ def _compute(args: argparse.Namespace) -> dict:
         rng=rng_metrics,
         task_bootstrap=args.task_bootstrap,
     )
-    out = {
+    out: dict = {
         "confidence": args.confidence,
         "reps": args.reps,
         "method": args.method,
         "seed": args.seed,
         "metrics": {
-            str(alg): {
+            alg: {
                 m: {
-                    "point": json_number(ds.point.sel(algorithm=alg, metric=m).item()),
-                    "ci": [
-                        json_number(ds.lo.sel(algorithm=alg, metric=m).item()),
-                        json_number(ds.hi.sel(algorithm=alg, metric=m).item()),
-                    ],
+                    "point": json_number(float(point[a, k])),
+                    "ci": [json_number(float(lo[a, k])), json_number(float(hi[a, k]))],
                 }
-                for m in names
+                for k, m in enumerate(names)
             }
-            for alg in ds.coords["algorithm"].values
+            for a, alg in enumerate(algorithms)
         },
         "probability_of_improvement": {},
     }
     if args.compare:
+        from scalinglab.stats.improvement import pairwise_probability_of_improvement
+
+        assert scores is not None  # comparisons take the general path
         poi = pairwise_probability_of_improvement(
             scores, args.compare, reps=args.poi_reps, level=args.confidence, rng=rng_poi
         )

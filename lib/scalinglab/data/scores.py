@@ -42,6 +42,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from scalinglab.data.plain_scores import NAN_POLICIES
 from scalinglab.data.tables import (
     TABLE_SUFFIXES,
     label_column,
@@ -60,7 +61,6 @@ __all__ = [
     "scores_from_dict",
 ]
 
-NAN_POLICIES = ("error", "drop")
 _TABLE = {s for s, k in TABLE_SUFFIXES.items() if k != "netcdf"}
 _NETCDF = {s for s, k in TABLE_SUFFIXES.items() if k == "netcdf"}
 #: File suffixes :func:`load_scores` reads.

@@ -382,18 +382,3 @@ def stack_statistics(
         return np.stack([np.asarray(f(x), dtype=float) for f in functions], axis=-1)
 
     return statistic
-
-
-def progress_bar(total: int, *, work: float, progress: bool | None, desc: str):
-    """A tqdm bar (stderr) for ``total`` replicates, or a no-op one.
-
-    ``progress=None`` shows it only for long jobs (``work``, the number of
-    resampled cells, above ~1e8, a second or more) on a terminal or notebook.
-    """
-    from tqdm import tqdm
-
-    if progress is None:
-        disable = None if work > 1e8 else True
-    else:
-        disable = not progress
-    return tqdm(total=total, desc=desc, unit="rep", unit_scale=True, disable=disable, leave=False)
