@@ -918,6 +918,12 @@ if mde is not None:
 # * **Wall clock.** Muon's and SOAP's steps cost about 1.3x AdamW's on one CPU thread, so
 #   at 25k parameters Muon's 1.2x token speedup becomes about 0.9x in time (CI covering 1):
 #   a speedup in tokens is not yet a speedup in time at this size.
+# * **Losses that rise with more data** (section 1): two cells, neither a systematic rise.
+#   Lion at m, 4x to 8x (seed means 1.986 to 2.042): the per-seed changes are -0.07,
+#   -0.10 and +0.34, so two seeds improve and one run at Lion's tuned lr 0.032 and weight
+#   decay 2.0 ends 0.3 nats worse (its training loss rises with it: an unstable seed, not
+#   overfitting at 1.04 epochs). Scion at l, 4x to 8x: +0.008 [-0.06, 0.08], inside seed
+#   noise, at 1.9 epochs. The `medium` design uses a corpus no run repeats.
 # * **Baseline fit.** At the smallest size AdamW's fitted asymptote `E` sits at its bound
 #   0 (the losses still fall steeply at 8x Chinchilla), so speedups there are the least
 #   certain.
