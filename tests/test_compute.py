@@ -120,3 +120,23 @@ def test_get_client_host_opts_in_to_other_interfaces():
     params = inspect.signature(compute.get_client).parameters
     assert params["host"].kind is inspect.Parameter.KEYWORD_ONLY
     assert params["host"].default == "127.0.0.1"
+
+
+def test_saved_sweeps_are_compressed_losslessly(tmp_path):
+    import numpy as np
+    import xarray as xr
+
+    from scalinglab.compute import compressed_encoding, save_dataset
+
+    trace = np.full((6, 2000), np.nan)
+    trace[:, :300] = np.random.default_rng(0).normal(size=(6, 300))
+    ds = xr.Dataset(
+        {"trace": (("run", "step"), trace), "status": ("run", ["ok"] * 6)},
+        coords={"run": np.arange(6)},
+    )
+    assert set(compressed_encoding(ds)) == {"trace"}  # strings are left alone
+    path = save_dataset(ds, tmp_path / "s.nc", config={"a": 1})
+    assert path.stat().st_size < trace.nbytes / 3
+    with xr.open_dataset(path, engine="h5netcdf") as saved:
+        back = saved.load()
+    xr.testing.assert_identical(back[["trace", "status"]], ds[["trace", "status"]])
