@@ -18,6 +18,9 @@
 #       reps: 40
 #       kn_reps: 10
 #       poi_reps: 200
+#     reports:
+#     - default
+#     - medium
 #     variants:
 #       medium:
 #         compute_class: medium
