@@ -101,6 +101,7 @@ from scalinglab.record import claim, record
 from scalinglab.studies.rl import analysis as rla
 from scalinglab.studies.rl import predict as rlp
 from scalinglab.studies.rl.budget import estimate_sweep
+from scalinglab.studies.rl.stopping import run_outcomes
 from scalinglab.studies.rl.sweep import rl_runs_folder, run_sweep, sweep_config
 
 use_style()
@@ -155,6 +156,27 @@ if ds is not None:
         setup["stopped_early"] = ds.stopped_early.sel(variant=base).sum("seed").sel(**at).values
         setup["mean_last_step"] = last.groupby("model_size").mean().reindex(at["model_size"]).values
 setup.sort_index(level="n_params")
+
+# %% [markdown]
+# **How the runs ended.** A run's peak pass rate, its last evaluation, and whether it fell
+# back: *declined* (the last evaluation more than 0.1 below the peak) or *collapsed* (back
+# at or below its $R_0$). The plateau rule treats a falling window like a flat one, so a
+# declining run is stopped as if it had plateaued; the counts say how much of the data that
+# concerns.
+
+# %%
+outcomes = run_outcomes(curves)
+base_out = outcomes[outcomes["variant"] == base]
+display(base_out.groupby("model_size", sort=False)[["declined", "collapsed"]].sum())
+for what in ("declined", "collapsed"):
+    record(
+        f"runs/{what}",
+        float(base_out[what].sum()),
+        unit="runs",
+        description=f"{base} runs whose last evaluation "
+        + ("is more than 0.1 below their peak" if what == "declined" else "is at or below R0")
+        + f", of {len(base_out)}",
+    )
 
 # %%
 fig, ax = plt.subplots(figsize=(7, 4))

@@ -96,3 +96,33 @@ def test_select_lr_takes_the_best_end_of_run_rate_ties_to_the_smaller():
     assert ds.lr_pass_rate.dims == ("model_size", "lr_mult", "lr_seed", "lr_eval")
     assert ds.lr_eval_step.values.tolist() == [0, 1, 2, 3]
     assert float(ds.lr_score.sel(model_size="a", lr_mult=2.0)) == pytest.approx(0.4)
+
+
+def test_run_outcomes_flags_declines_and_collapses():
+    import pandas as pd
+
+    from scalinglab.studies.rl.stopping import run_outcomes
+
+    def run(seed, rates):
+        return pd.DataFrame(
+            {
+                "model_size": "s",
+                "variant": "baseline",
+                "seed": seed,
+                "step": np.arange(len(rates)) * 25,
+                "pass_rate": rates,
+            }
+        )
+
+    curves = pd.concat(
+        [
+            run(0, [0.05, 0.3, 0.6, 0.62, 0.61]),  # plateau: neither
+            run(1, [0.05, 0.3, 0.6, 0.55, 0.45]),  # 0.15 below its peak: declined
+            run(2, [0.05, 0.2, 0.1, 0.03, 0.0]),  # back below R0: declined and collapsed
+        ]
+    )
+    out = run_outcomes(curves).set_index("seed")
+    assert out["declined"].tolist() == [False, True, True]
+    assert out["collapsed"].tolist() == [False, False, True]
+    assert out.loc[1, "peak"] == 0.6 and out.loc[1, "peak_step"] == 50
+    assert out.loc[2, "last_step"] == 100 and out.loc[2, "R0"] == 0.05

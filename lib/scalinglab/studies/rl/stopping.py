@@ -29,6 +29,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 import numpy as np
+import pandas as pd
 
 
 @dataclass(frozen=True)
@@ -144,3 +145,49 @@ def should_stop(
         plateaued(steps[:k], compute[:k], rate[:k], rule)
         for k in range(e - rule.patience + 1, e + 1)
     )
+
+
+def run_outcomes(curves: pd.DataFrame, *, drop: float = 0.1) -> pd.DataFrame:
+    """How each run ended: its peak, its last evaluation, and whether it fell back.
+
+    The plateau rule stops a run whose last-window gain is within its noise; a
+    *falling* window passes that test too, so a run that is losing what it learned
+    (or collapsing) is stopped as if it had plateaued. This table makes that visible.
+
+    Parameters
+    ----------
+    curves
+        One row per evaluation: ``model_size, variant, seed, step, pass_rate``
+        (the step-0 row is the run's R0).
+    drop
+        A last evaluation this far below the run's peak counts as ``declined``
+        (0.1: five times ScaleRL's 0.02 noise floor, about nine standard errors of
+        an evaluation on 2,048 samples).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per run: ``model_size, variant, seed, last_step, R0, peak,
+        peak_step, final, declined`` (final < peak - ``drop``) and ``collapsed``
+        (final at or below R0: the run lost everything GRPO gave it).
+    """
+    rows = []
+    for (size, variant, seed), g in curves.groupby(["model_size", "variant", "seed"], sort=False):
+        g = g.sort_values("step")
+        rate = g["pass_rate"].to_numpy(float)
+        k = int(np.nanargmax(rate))
+        rows.append(
+            {
+                "model_size": size,
+                "variant": variant,
+                "seed": seed,
+                "last_step": int(g["step"].iloc[-1]),
+                "R0": float(rate[0]),
+                "peak": float(rate[k]),
+                "peak_step": int(g["step"].iloc[k]),
+                "final": float(rate[-1]),
+                "declined": bool(rate[-1] < rate[k] - drop),
+                "collapsed": bool(rate[-1] <= rate[0]),
+            }
+        )
+    return pd.DataFrame(rows)
