@@ -954,3 +954,30 @@ else:
 #   untested) to show that the design could see an effect.
 #
 # The `medium` sweep is built to decide each of these (see *The medium sweep* above).
+#
+# **What the committed `medium` run shows: a design that still cannot decide, and why.**
+# The learning-rate stage, the low warm-up ($R_0$ 0.03-0.09) and the positive controls
+# worked: the length cap lowers the pass rate to near zero (CONTROL-A's $\Delta A$ is
+# -0.54 [-0.69, -0.34], not identified only because the baseline's own $A$ is on its
+# bound in some refits) and half the learning rate lowers $B$ ($\Delta \log_{10} B$ -0.24
+# [-0.47, -0.08]). But two defects of the main stage leave most claims not identified or
+# contradicted for reasons that are the design's, not the papers':
+#
+# * *The plateau rule stops runs that are still rising or already falling.* Its test
+#   (the last 20% of compute gained less than twice its own noise) is passed by a noisy
+#   rising window and by a falling one. At `m`, 4 of 5 baseline runs stopped by step
+#   575 of 2000, three of them with their best evaluation at the last step; at `l` and `xl`
+#   5 of 10 runs were stopped after losing more than 0.1 from their peak (`runs/declined`).
+#   Runs of unequal length then pool into mean curves that rise and fall, so the sigmoids'
+#   RMSE is 0.08-0.16 (SCALERL-1 contradicts) and the half-compute fits have no asymptote
+#   to predict.
+# * *GRPO is unstable at the two larger sizes.* Two `l` runs collapse to a pass rate of 0
+#   (one after peaking at 0.21, one never taking off) and an `xl` run stays at 0.04-0.08:
+#   the seed-to-seed spread of $A$ is 0.25 (SCALERL-3 contradicts), $k$ at `l` and `xl`
+#   straddles 0, and $N_0$ lands on its bound (TAN-2, TAN-3 not identified). The learning
+#   rate chosen on 300-step runs of two seeds did not show instability that appears later.
+#
+# Deciding these claims needs the main stage re-run at a fixed budget (every run to 2000
+# steps, the plateau judged afterwards rather than used to stop) and a GRPO recipe stable
+# at `l` and `xl` (a learning rate chosen on longer runs, or a KL or clipping guard); the
+# data reuse comparison (TAN-4: +0.01 [-0.07, 0.09]) is inconclusive at this spread.
