@@ -21,32 +21,35 @@ from scalinglab.studies.optimizers.sweep import (
     PAPER_SUBSET,
     cell_hparams,
     planned_epochs,
-    run_sweep,
     sweep_config,
 )
 
 
 @pytest.fixture(scope="module")
-def arms(tmp_path_factory):
-    root = tmp_path_factory.mktemp("root")
-    mp = pytest.MonkeyPatch()
-    mp.setenv("SCALINGLAB_ROOT", str(root))
-    sweep = sweep_config("tiny", optimizers=("adamw", "muon", "nadamw"))
-    ds = run_sweep(sweep, scheduler="sync", progress=False)
-    yield sweep, ds
-    mp.undo()
+def arms(optimizer_tiny_sweep):
+    """``sweep_config("tiny")`` with both arms, trained once for the session (``conftest.py``)."""
+    shared = optimizer_tiny_sweep
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("SCALINGLAB_ROOT", str(shared.root))
+        yield shared.sweep, shared.ds
+
+
+def _others(sweep):
+    """The optimizers other than the baseline (those the transfer arm runs)."""
+    return [o for o in sweep.optimizers if o != "adamw"]
 
 
 @pytest.mark.slow  # the module's tiny sweep with both arms
 def test_transfer_arm_runs_with_adamws_lr_and_weight_decay(arms):
     sweep, ds = arms
     st = ds.transfer_status
-    assert (st.sel(model_size="xs", optimizer=["muon", "nadamw"]) == "ok").all()
+    assert len(_others(sweep)) >= 2
+    assert (st.sel(model_size="xs", optimizer=_others(sweep)) == "ok").all()
     assert (st.sel(model_size="xs2") == "skipped").all()
     assert (st.sel(optimizer="adamw") == "skipped").all()
     for m in sweep.data_multiples:
         adamw = ds.sel(optimizer="adamw", model_size="xs", data_multiple=m)
-        for o in ("muon", "nadamw"):
+        for o in _others(sweep):
             cell = ds.sel(optimizer=o, model_size="xs", data_multiple=m)
             assert float(cell.transfer_lr) == float(adamw.lr)
             assert float(cell.transfer_weight_decay) == float(adamw.weight_decay)
@@ -81,7 +84,7 @@ def test_schedule_control_holds_the_lr_and_is_paired(arms):
 def test_transfer_effect_pairs_against_the_same_adamw_fit(arms):
     sweep, ds = arms
     table, res = controls.transfer_effect(ds, reps=200, seed=0)
-    assert set(table.optimizer) == {"muon", "nadamw"} and set(table.model_size) == {"xs"}
+    assert set(table.optimizer) == set(_others(sweep)) and set(table.model_size) == {"xs"}
     main = compute_speedups(sweep_table(ds), bootstrap=200, seed=0)
     assert res.fits["xs"]["E"] == main.fits["xs"]["E"]  # AdamW's fit is unchanged
     for r in table.itertuples():
@@ -112,8 +115,8 @@ def test_arms_are_listed_once_per_run(arms):
         for m in sweep.data_multiples
     }
     runs = arm_runs(sweep, tuned)
-    n_transfer = 2 * len(sweep.data_multiples) * len(sweep.seeds)
-    n_control = 3 * len(sweep.control_multiples) * len(sweep.seeds)
+    n_transfer = len(_others(sweep)) * len(sweep.data_multiples) * len(sweep.seeds)
+    n_control = len(sweep.optimizers) * len(sweep.control_multiples) * len(sweep.seeds)
     assert sum(a == "transfer" for a, *_ in runs) == n_transfer
     assert sum(a == "control" for a, *_ in runs) == n_control
     assert all(cfg.schedule == "constant" for a, *_, cfg in runs if a == "control")

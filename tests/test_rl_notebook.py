@@ -14,6 +14,10 @@ from scalinglab.runner.pipeline import run_study
 
 pytestmark = pytest.mark.slow
 NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "rl_scaling.py"
+# the tiny variant's other resample counts (reps 40, kn_reps 10) for the half-compute and
+# early-plateau predictions too: each of their resamples refits twice, and at the default
+# 200 they were most of a run's time; the same findings and intervals come out
+TINY_PRED = {"pred_reps": 40}
 
 
 @pytest.fixture
@@ -30,7 +34,7 @@ def _findings(result) -> dict:
 
 
 def test_tiny_study_runs_our_own_sweep(lab):
-    res = run_study("rl_scaling", variant="tiny")
+    res = run_study("rl_scaling", variant="tiny", overrides=TINY_PRED)
     assert res.status == "ok", res.error
     found = _findings(res)
     for size in ("s", "m", "l"):
@@ -83,7 +87,7 @@ def test_user_logs_give_the_same_analyses(lab):
                 for ci, yi in zip(c, y, strict=True)
             ]
     pd.DataFrame(rows).to_csv(lab / "mylogs.csv", index=False)
-    res = run_study("rl_scaling", variant="tiny", overrides={"runs": "mylogs.csv"})
+    res = run_study("rl_scaling", variant="tiny", overrides={"runs": "mylogs.csv", **TINY_PRED})
     assert res.status == "ok", res.error
     found = _findings(res)
     for label, a in (("1e+05", 0.5), ("1e+06", 0.6), ("1e+07", 0.7)):

@@ -177,9 +177,27 @@ def test_a_worker_without_the_repository_fails_the_batch_at_once(tmp_path, monke
     assert _runs(client_root) == [] and _runs(tmp_path / "w0") == []  # no study started
 
 
+def _sleeping(scratch: Path) -> set[str]:
+    """The executed notebooks under ``scratch`` whose sleeping cell has started (papermill
+    saves the notebook as each cell starts, marked running)."""
+    out = set()
+    for nb in scratch.glob("scalinglab-run-*/**/*.ipynb"):
+        try:
+            cells = json.loads(nb.read_text())["cells"]
+        except (OSError, ValueError, KeyError):  # being written
+            continue
+        for cell in cells:
+            status = cell.get("metadata", {}).get("papermill", {}).get("status")
+            if status == "running" and "time.sleep(sleep_s)" in "".join(cell["source"]):
+                out.add(nb.name)
+    return out
+
+
 def test_ctrl_c_on_run_all_records_interrupted_runs_and_rewrites_the_index(tmp_path):
     root = _checkout(tmp_path / "repo")
-    env = {**os.environ, "SCALINGLAB_ROOT": str(root)}
+    scratch = tmp_path / "tmp"  # the workers' private run folders, where we can watch them
+    scratch.mkdir()
+    env = {**os.environ, "SCALINGLAB_ROOT": str(root), "TMPDIR": str(scratch)}
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -203,7 +221,12 @@ def test_ctrl_c_on_run_all_records_interrupted_runs_and_rewrites_the_index(tmp_p
         start_new_session=True,
     )
     try:
-        time.sleep(30)  # cluster up, both notebooks sleeping in their first cells
+        # cluster up, both notebooks sleeping in their first cells
+        deadline = time.monotonic() + 120
+        while len(_sleeping(scratch)) < 2 and proc.poll() is None:
+            assert time.monotonic() < deadline, "the notebooks never reached their sleep"
+            time.sleep(0.5)
+        time.sleep(3)  # the cell's imports, then into the sleep
         assert proc.poll() is None
         os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C sends: the whole process group
         out, err = proc.communicate(timeout=90)

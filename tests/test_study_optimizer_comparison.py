@@ -1,7 +1,10 @@
 """The optimizer-comparison study end to end through ``scalinglab run`` (tiny variant).
 
 The notebook is copied into a temporary repository root (``SCALINGLAB_ROOT``), so the
-sweep cache and the reports land there, never in the checkout.
+sweep cache and the reports land there, never in the checkout. The tiny sweep itself is
+trained once for the session (``optimizer_tiny_sweep`` in ``conftest.py``, the same
+``sweep_config("tiny")`` in process, as the tiny variant's ``scheduler: sync`` runs it) and
+put in that root's cache: the notebook must find it there and reuse it.
 """
 
 from __future__ import annotations
@@ -44,12 +47,16 @@ def _run(root: Path, *args: str) -> tuple[list[dict], Path]:
     return json.loads((run_dir / "results.json").read_text())["findings"], run_dir
 
 
-def test_tiny_study_and_own_table(tmp_path):
+def test_tiny_study_and_own_table(tmp_path, optimizer_tiny_sweep):
     root = tmp_path / "repo"
     root.mkdir()
     shutil.copy(REPO / "notebooks" / f"{STUDY}.py", root / f"{STUDY}.py")
     (root / "notebooks").mkdir()
     shutil.move(root / f"{STUDY}.py", root / "notebooks" / f"{STUDY}.py")
+    shared = optimizer_tiny_sweep
+    seeded = root / shared.path.relative_to(shared.root)
+    seeded.parent.mkdir(parents=True)
+    shutil.copy2(shared.path, seeded)
     findings, run_dir = _run(root)
     by = {f["name"]: f for f in findings}
     manifest = json.loads((run_dir / "manifest.json").read_text())
@@ -69,7 +76,9 @@ def test_tiny_study_and_own_table(tmp_path):
             assert f["level"] == 0.95 and f["method"] and f["resamples"] == 200, f
             assert f["ci"][0] <= f["ci"][1], f
     cached = list((root / "data" / TINY_CACHE / STUDY).glob("sweep-tiny-*.nc"))  # git-ignored
-    assert len(cached) == 1
+    # the notebook's tiny sweep is the session's: found under its config hash, not retrained
+    assert cached == [seeded] and seeded.read_bytes() == shared.path.read_bytes()
+    assert by["runs/total"]["point"] == shared.ds.status.size
     with xr.open_dataset(cached[0], engine="h5netcdf") as ds:
         assert len(ds.attrs["corpus_hash"]) == 64
         table = (
