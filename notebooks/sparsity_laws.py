@@ -1328,17 +1328,24 @@ elif ds is not None:
 #   Several SiLU fits put `A0` on its bound 1. Such a limit is recorded `not identified`
 #   (shown one-sided, never a headline), and the A0 claims read `not identified`: there is
 #   no A0 headline to read.
-# * **Size.** The final ReLU ratio falls by 0.11 [0.08, 0.13] per 10x parameters, far from
-#   the paper's weak dependence, but every size saw the same 1.5M tokens: the smallest model
-#   60 tokens per parameter, the largest 7.5. With ReLU's ratio still rising early in
-#   training, a model that has seen fewer tokens per parameter sits lower on its curve, so
-#   the slope mixes size with data. The ledger leaves the claim `untested`; the sweep at
-#   equal tokens per parameter decides it.
-# * **Width/depth**: at about 80k parameters, wider-shallower models come out slightly
-#   *sparser* (ReLU's ratio falls by about 0.02 per decade of width/depth), where the paper
-#   has the ratio rising with width/depth below a bottleneck. One parameter count, five
-#   shapes that are not at matched non-embedding parameters, and 7.5-60 tokens per
-#   parameter are not the paper's protocol, so the ledger reports it untested.
+# * **Size, at matched data** (section 8b). In the main sweep the final ReLU ratio falls
+#   by 0.11 per 10x parameters, but every size saw the same 1.5M tokens (60 tokens per
+#   parameter for the smallest, 7.5 for the largest). At an equal 20 tokens per parameter
+#   the dependence remains and is strong in both directions: ReLU's ratio falls from 0.13
+#   (25k) and 0.12 (83k) to 0.084 (201k), -45% [-60%, -28%] of its level per 10x
+#   parameters; SiLU's rises from 0.30 to 0.42 and 0.44, +43% [+29%, +56%]. Both lie
+#   outside the +-15% band of "weak dependence", so both weak-scale claims contradict at
+#   our scale. The paper's claim is about the limit after hundreds of tokens per
+#   parameter; at 20 tokens per parameter our models are early in training, so this says
+#   that scale matters early, not that the paper's limits depend on scale.
+# * **Width/depth, at two parameter counts.** Deeper, narrower models come out *less*
+#   sparse, not more, at both counts: ReLU's final ratio falls by 0.017 [0.008, 0.026] per
+#   10x width/depth at 77-83k parameters and by 0.028 [0.007, 0.047] at 25-28k (five
+#   shapes each, about 20 tokens per parameter; 3 and 5 seeds). The paper has the ratio
+#   *rising* with width/depth below its bottleneck, so `deeper-sparser` contradicts at our
+#   scale. Depth also costs loss here (the deepest 25k shape ends 0.26 nats above the
+#   widest): at widths of 16-32 a deep model is badly under-parameterised per layer, far
+#   from the paper's regime.
 # * **Loss**: ReLU ends 0.02 nats lower than SiLU: comparable, as the paper says (within
 #   the 0.05 nats/token the ledger allows).
 # * **Kernel**: the numba sparse FFN is many times faster than dense at 2% activation (the
