@@ -23,6 +23,8 @@
 #     - medium
 #     variants:
 #       medium:
+#         compute_class: medium_v1
+#       medium_v2:
 #         compute_class: medium
 # ---
 
@@ -49,20 +51,24 @@
 # held-out ones. Compute is counted in FLOPs by the project's cost model (2N per
 # generated token, 6N per trained token, plus attention).
 #
-# **Two designs.** The default report (`compute_class=small`, 3 sizes, 3 seeds, 500
+# **Three designs.** The default report (`compute_class=small`, 3 sizes, 3 seeds, 500
 # steps) runs in minutes, but read as a reviewer would it cannot decide most of the
 # papers' claims: every size gets a learning rate proportional to 1/width and the same
 # 500 steps, so the largest model learns slowest and is still rising when it stops (a
 # confound for $k(N)$ and no asymptote to predict); the warm-up ends where GRPO already
 # climbs (no slow start); and three seeds without a positive control give the ablations
 # no power. The **claims ledger** at the top of the report says so claim by claim. The
-# `medium` class is the redesign that can decide them (variant `medium`; a sweep of a
-# few hours on 2 cores, resumable run by run, see *The medium sweep* below): a GRPO
-# learning-rate sweep per size, 4 sizes over 32x in parameters, runs trained until the
-# held-out pass rate plateaus (a stated stopping rule, up to 2000 steps), a warm-up that
-# stops at $R_0 \approx 0.03$, 5 seeds, positive controls that must move $A$ (a generation
-# cap below what the 4-digit sums need) and efficiency (half the learning rate), and a
-# fixed prompt pool reused for up to 16 epochs against fresh prompts at equal compute.
+# `medium` class is the redesign meant to decide them (a sweep of a few hours on 2 cores,
+# resumable run by run, see *The medium sweep* below): a GRPO learning-rate stage per
+# size, 4 sizes over 32x in parameters, a warm-up that stops at $R_0 \approx 0.03$, 5
+# seeds, positive controls that must move $A$ (a generation cap below what the 4-digit
+# sums need) and efficiency (half the learning rate), and a fixed prompt pool reused for
+# up to 16 epochs against fresh prompts at equal compute. Its first version
+# (`medium_v1`, report variant `medium`) stopped each run once a plateau rule fired and
+# chose learning rates on 300-step runs of 2 seeds; both misfired (see *Reading the
+# results*), so the current `medium` (report variant `medium_v2`) trains every run its
+# full 2000 steps, judges the plateau afterwards, and chooses learning rates on 600-step
+# runs of 3 seeds, excluding any under which a run collapsed.
 #
 # The facts this study reproduces (papers, claims with their ids, formulas, protocols and
 # published numbers) are in
@@ -71,7 +77,7 @@
 # %% tags=["parameters"]
 # fmt: off
 seed: int = 0  # seed of the bootstrap resampling (the sweep's seeds are in its config) [>= 0]
-compute_class: str = "small"  # tiny (tests), small (default report), medium, large {tiny, small, medium, large}
+compute_class: str = "small"  # tiny (tests), small (default report), medium, medium_v1 (its first design), large {tiny, small, medium, medium_v1, large}
 scheduler: str = ""  # "" = local Dask cluster, "sync" = in-process, or a scheduler address
 runs: str = ""  # your RL logs (CSV/Parquet: model_size, seed, compute or step, pass_rate); "" = our sweep [file]
 rerun: bool = False  # recompute the sweep even if a cached result exists
@@ -87,11 +93,11 @@ level: float = 0.95  # confidence level of every interval [> 0, < 1]
 # fmt: on
 
 # %%
-import json
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+import xarray as xr
 from IPython.display import display
 
 from scalinglab.fitting import record_param
@@ -100,8 +106,8 @@ from scalinglab.plots import use_style
 from scalinglab.record import claim, record
 from scalinglab.studies.rl import analysis as rla
 from scalinglab.studies.rl import predict as rlp
-from scalinglab.studies.rl.budget import estimate_sweep
-from scalinglab.studies.rl.stopping import run_outcomes
+from scalinglab.studies.rl.budget import costs_from_runs, estimate_sweep
+from scalinglab.studies.rl.stopping import PlateauRule, gain_after_plateau, run_outcomes
 from scalinglab.studies.rl.sweep import rl_runs_folder, run_sweep, sweep_config
 
 use_style()
@@ -159,24 +165,66 @@ setup.sort_index(level="n_params")
 
 # %% [markdown]
 # **How the runs ended.** A run's peak pass rate, its last evaluation, and whether it fell
-# back: *declined* (the last evaluation more than 0.1 below the peak) or *collapsed* (back
-# at or below its $R_0$). The plateau rule treats a falling window like a flat one, so a
-# declining run is stopped as if it had plateaued; the counts say how much of the data that
-# concerns.
+# back: *declined* (the last evaluation more than 0.1 below the peak) or *collapsed* (below
+# half its $R_0$, or back at $R_0$ after taking off); *took off*: its peak at least 0.1
+# above $R_0$ (a run that did not is still in its slow start). The plateau rule
+# (`PlateauRule`: the last 20% of compute gained less than twice its noise or 0.02, three
+# evaluations in a row, after step 400) is applied afterwards: `plateau_step` is where it
+# would have stopped the run, and `gain_after_plateau` what the run gained after that
+# (the mean of its last 3 evaluations minus the mean of the 3 up to the onset). A run that
+# the rule did stop (the first `medium` design) shows nothing after its onset and has no
+# gain.
 
 # %%
-outcomes = run_outcomes(curves)
+rule = PlateauRule(min_steps=400)
+outcomes = run_outcomes(curves, rule=rule)
 base_out = outcomes[outcomes["variant"] == base]
-display(base_out.groupby("model_size", sort=False)[["declined", "collapsed"]].sum())
-for what in ("declined", "collapsed"):
+display(base_out.groupby("model_size", sort=False)[["took_off", "declined", "collapsed"]].sum())
+for what, how in (
+    ("declined", "is more than 0.1 below their peak"),
+    ("collapsed", "is below half their R0, or at R0 after taking off"),
+    ("not_taken_off", "never rose 0.1 above R0"),
+):
+    n = (~base_out["took_off"]).sum() if what == "not_taken_off" else base_out[what].sum()
     record(
         f"runs/{what}",
-        float(base_out[what].sum()),
+        float(n),
         unit="runs",
-        description=f"{base} runs whose last evaluation "
-        + ("is more than 0.1 below their peak" if what == "declined" else "is at or below R0")
-        + f", of {len(base_out)}",
+        description=f"{base} runs whose "
+        + ("pass rate " if what == "not_taken_off" else "")
+        + f"{'last evaluation ' if what != 'not_taken_off' else ''}{how}, of {len(base_out)}",
     )
+after = gain_after_plateau(outcomes, reps=poi_reps, seed=seed, level=level)
+record(
+    "plateau/gain_after",
+    after["mean"],
+    ci=after["ci"] if np.isfinite(after["mean"]) else None,
+    level=level,
+    method="bootstrap over runs, percentile",
+    resamples=poi_reps,
+    identified=after["n_runs"] >= 3,
+    note=(
+        f"only {after['n_runs']} of {after['n_total']} runs continued past the rule's "
+        "plateau (the rule stopped the rest at it)"
+        if after["n_runs"] < 3
+        else None
+    ),
+    description=f"pass rate gained after the plateau rule's onset, mean over the "
+    f"{after['n_runs']} runs (every variant and size) that continued past it",
+)
+record(
+    "plateau/share_gaining",
+    after["share_gaining"],
+    description="share of those runs that gained more than 0.02 after the onset "
+    "(stopped too early by the rule)",
+)
+print(
+    f"plateau rule fired in {after['n_plateau']} of {after['n_total']} runs; "
+    f"{after['n_runs']} continued past it"
+)
+display(
+    base_out[["model_size", "seed", "R0", "peak", "final", "plateau_step", "gain_after_plateau"]]
+)
 
 # %%
 fig, ax = plt.subplots(figsize=(7, 4))
@@ -205,12 +253,13 @@ plt.show()
 # ## The learning rate of each size (`medium`)
 #
 # The `small` design's learning rate follows the width ($lr \propto 1/d_{model}$) untuned.
-# The redesign first runs every size for 300 steps at 0.125, 0.25, 0.5 and 1 times that
-# rule (2 seeds, from the same warmed-up policies as the main runs; a first start of the
-# sweep at 0.5-4x drove GRPO from $R_0 \approx 0.03$ to zero reward at 1x and above) and
-# keeps, per size,
-# the multiplier with the highest held-out pass rate over the last evaluations
-# (`lr_score`; a choice on the edge of the grid is flagged: the optimum may lie beyond).
+# The redesign first runs every size at several multiples of that rule from the same
+# warmed-up policies as the main runs (`medium`: 0.25, 0.5 and 1x, 3 seeds, 600 steps;
+# `medium_v1`: 0.125-1x, 2 seeds, 300 steps; a first start at 0.5-4x drove GRPO from
+# $R_0 \approx 0.03$ to zero reward at 1x and above) and keeps, per size, the multiplier
+# with the highest held-out pass rate over the last evaluations (`lr_score`), leaving out
+# (in `medium`) any multiplier under which a run collapsed (`lr_collapsed`: its end below
+# half its $R_0$). A choice on the edge of the grid is flagged: the optimum may lie beyond.
 
 # %%
 if redesign:
@@ -219,6 +268,8 @@ if redesign:
     lr_table["lr"] = ds.lr.sel(model_size=lr_table.index).values
     grid = list(ds.lr_mult.values)
     lr_table["on_grid_edge"] = lr_table["selected"].isin([grid[0], grid[-1]])
+    if "lr_collapsed" in ds:
+        lr_table = lr_table.join(ds.lr_collapsed.to_pandas().add_prefix("collapsed@"), how="left")
     for size, r in lr_table.iterrows():
         record(
             f"lr/{size}/multiplier",
@@ -844,6 +895,16 @@ claim(
 claim(
     "GRPOLAW-2",
     paper=NIMM,
+    statement="Training beyond the plateau buys little: the pass rate gained after the "
+    "plateau's onset (judged by the stated rule) is within 0.02 of zero",
+    finding="plateau/gain_after",
+    expect="equal",
+    value=0.0,
+    tolerance=0.02,
+)
+claim(
+    "GRPOLAW-1-early",
+    paper=NIMM,
     statement=f"The plateau's onset can be predicted from the first {early_frac:.0%} of "
     "training (within 0.1 of the run, at every size)",
     finding=every("phases/{}/t90_early_error"),
@@ -855,52 +916,37 @@ claim(
 # %% [markdown]
 # ## The medium sweep: cost, budget and progress
 #
-# The cost of one run per size was measured on this machine (one torch thread, as the
-# sweep's tasks run: one warm-up and 50 GRPO steps per size, evaluations every 25 steps on
-# 512 held-out prompts x 4 samples) by `python -m scalinglab.studies.rl.budget medium`
-# for `s`, `m` and `l`; `xl` (the 128-wide policy, added after a 16-wide one failed its
-# warm-up) takes the committed `small` sweep's recorded seconds for the same policy,
-# and extrapolated to every task of the sweep at its full step budget (an upper bound:
-# the plateau rule stops runs early). The measurement ran while the 2-core machine carried
-# a load average of about 15, so it is several times slower than an idle machine; the
-# committed `small` sweep's recorded timings of the same `s` policy (0.078 s per GRPO
-# step on an idle machine, 0.51 s in the measurement: a factor of 6.6) give the factor,
-# and the idle estimate divides by it. Measured: 20 warm-ups, 32 learning-rate runs and
-# 70 main runs; about 44 core-hours as measured, so **about 6.7 core-hours, 3.4 hours on 2
-# idle cores** at the full 2000-step budget of every main run (the budget is 4 hours; the
-# plateau rule ends runs earlier). The sweep was started with
-# one worker (`scheduler="sync"`, `nice`) beside other work; every finished warm-up and run
-# is kept under `data/rl_scaling/.runs/grpo-medium-<hash>/`, so `run_sweep("medium")` (or
-# this notebook with `--variant medium`) continues where it stopped; the count below is its
-# progress.
+# The `medium` design is estimated from the recorded timings of the first `medium` sweep
+# (`medium_v1`, 122 runs of the same four policies): seconds per warm-up, per GRPO step and
+# per held-out evaluation of each size, the lower quartile over its runs (the runs that
+# had the machine most to themselves; `costs_from_runs`), extrapolated to every task of
+# the design (each main run at its full 2000 steps) and packed onto 2 workers. The sweep
+# keeps every finished warm-up and run under `data/rl_scaling/.runs/grpo-medium-<hash>/`,
+# so `run_sweep("medium")` (or this notebook with `--variant medium_v2`) continues where it
+# stopped; the count below is its progress.
 
 # %%
-cost_file = repo_root() / "data" / "rl_scaling" / "cost-medium.json"
 med = sweep_config("medium")
-if cost_file.exists():
-    costs = json.loads(cost_file.read_text())
+v1_name = rl_runs_folder(sweep_config("medium_v1")).name
+v1_file = repo_root() / "data" / "rl_scaling" / f"{v1_name}.nc"
+if v1_file.exists():
+    with xr.open_dataset(v1_file, engine="h5netcdf") as v1:
+        costs = costs_from_runs(v1.load())
     per_size = pd.DataFrame(costs["sizes"]).T
-    factor = float(costs.get("load_factor", 1.0))
-    est = estimate_sweep(med, costs, workers=2)
     per_size["run_s_at_budget"] = [
         med.grpo.steps * c["step_s"] + (med.grpo.steps // med.eval_every + 1) * c["eval_s"]
         for c in costs["sizes"].values()
     ]
     display(per_size)
-    print(f"tasks: {est['tasks']}")
-    print(
-        f"as measured (load factor {factor:.1f}): {est['core_s']['total'] / 3600:.1f} "
-        f"core-hours, {est['wall_s'] / 3600:.1f} h on 2 workers"
-    )
-    print(
-        f"idle machine: {est['core_s']['total'] / factor / 3600:.1f} core-hours, "
-        f"{est['wall_s'] / factor / 3600:.1f} h on 2 workers (upper bound)"
-    )
+    for name in ("medium_v1", "medium"):
+        est = estimate_sweep(sweep_config(name), costs, workers=2)
+        print(
+            f"{name}: tasks {est['tasks']}; {est['core_s']['total'] / 3600:.1f} core-hours, "
+            f"{est['wall_s'] / 3600:.1f} h on 2 idle workers (medium_v1: an upper bound, "
+            "its plateau rule ended runs early)"
+        )
 else:
-    print(
-        "no cost measurement found (run python -m scalinglab.studies.rl.budget medium "
-        "--out data/rl_scaling/cost-medium.json)"
-    )
+    print(f"no recorded timings to estimate from ({v1_file.name} is missing)")
 med_runs = rl_runs_folder(med)
 if (med_runs.parent.parent / f"{med_runs.name}.nc").exists():
     print(f"medium sweep complete: data/rl_scaling/{med_runs.name}.nc")
@@ -908,7 +954,6 @@ else:
     done = len(list(med_runs.glob("*.pkl"))) if med_runs.is_dir() else 0
     print(f"medium sweep: {done} of {med.n_tasks()} warm-ups and runs finished ({med_runs})")
 
-# %% [markdown]
 # ## Reading the results
 #
 # * **Sigmoids.** The table of $A$, $B$, $C_{mid}$ per size is the ScaleRL summary; an
@@ -979,5 +1024,9 @@ else:
 #
 # Deciding these claims needs the main stage re-run at a fixed budget (every run to 2000
 # steps, the plateau judged afterwards rather than used to stop) and a GRPO recipe stable
-# at `l` and `xl` (a learning rate chosen on longer runs, or a KL or clipping guard); the
-# data reuse comparison (TAN-4: +0.01 [-0.07, 0.09]) is inconclusive at this spread.
+# at `l` and `xl`; the data reuse comparison (TAN-4: +0.01 [-0.07, 0.09]) is inconclusive
+# at this spread. That is the current `medium` design (report variant `medium_v2`): fixed
+# 2000-step runs, `plateau/gain_after` (GRPOLAW-2) measured on runs that continue past the
+# rule's onset, and learning rates chosen on 600-step runs of 3 seeds with collapsed
+# multipliers excluded. In `medium_v1` the rule stopped every run it fired on, so
+# GRPOLAW-2 is not identified there.

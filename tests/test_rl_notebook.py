@@ -48,6 +48,7 @@ def test_tiny_study_runs_our_own_sweep(lab):
         for name in ("A_pred_error", "final_pred_error", "rmse"):
             assert found[f"scalerl/{size}/{name}"]["ci"] is not None
         assert f"phases/{size}/t90_early_error" in found
+    assert {"plateau/gain_after", "runs/collapsed", "runs/not_taken_off"} <= set(found)
     ledger = {
         c["id"]: c for c in json.loads((Path(res.run_dir) / "results.json").read_text())["claims"]
     }
@@ -63,6 +64,7 @@ def test_tiny_study_runs_our_own_sweep(lab):
         "TAN-4",
         "GRPOLAW-1",
         "GRPOLAW-2",
+        "GRPOLAW-1-early",
         "CONTROL-A",
         "CONTROL-B",
     ):

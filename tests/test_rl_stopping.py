@@ -126,3 +126,114 @@ def test_run_outcomes_flags_declines_and_collapses():
     assert out["collapsed"].tolist() == [False, False, True]
     assert out.loc[1, "peak"] == 0.6 and out.loc[1, "peak_step"] == 50
     assert out.loc[2, "last_step"] == 100 and out.loc[2, "R0"] == 0.05
+
+
+def test_select_lr_excludes_a_multiplier_under_which_a_run_collapsed():
+    from scalinglab.studies.rl.lr_stage import lr_collapses
+
+    sweep = SimpleNamespace(lr_grid=(0.5, 1.0), lr_seeds=(0, 1), lr_last=2)
+    res = {
+        (0, 0.5, 0): _result([0.04, 0.1, 0.2, 0.3]),
+        (0, 0.5, 1): _result([0.04, 0.1, 0.2, 0.3]),
+        (0, 1.0, 0): _result([0.04, 0.5, 0.8, 0.9]),  # the best end by far ...
+        (0, 1.0, 1): _result([0.04, 0.01, 0.0, 0.0]),  # ... but this seed collapsed
+    }
+    assert lr_collapses(sweep, res, 0) == {0.5: 0, 1.0: 1}
+    assert lr_scores(sweep, res, 0)[1.0] > lr_scores(sweep, res, 0)[0.5]
+    assert select_lr(sweep, res, 0) == 0.5
+    # a run still at its R0 (a slow start) is not a collapse
+    res[(0, 1.0, 1)] = _result([0.04, 0.03, 0.04, 0.05])
+    assert lr_collapses(sweep, res, 0)[1.0] == 0 and select_lr(sweep, res, 0) == 1.0
+    # every multiplier collapsed somewhere: the best score among all of them
+    res[(0, 1.0, 1)] = _result([0.04, 0.01, 0.0, 0.0])
+    res[(0, 0.5, 1)] = _result([0.04, 0.01, 0.0, 0.0])
+    assert select_lr(sweep, res, 0) == 1.0
+
+
+def test_plateau_onset_is_where_the_rule_would_have_stopped():
+    from scalinglab.studies.rl.stopping import plateau_onset
+
+    rule = PlateauRule(min_steps=400, patience=3)
+    y = _plateau(STEPS)
+    k = plateau_onset(STEPS, C, y, rule)
+    assert k >= 0 and should_stop(STEPS[: k + 1], C[: k + 1], y[: k + 1], rule)
+    assert not should_stop(STEPS[:k], C[:k], y[:k], rule)
+    assert plateau_onset(STEPS, C, _rising(STEPS), rule) == -1
+
+
+def _curves(runs):
+    import pandas as pd
+
+    return pd.concat(
+        pd.DataFrame(
+            {
+                "model_size": "s",
+                "variant": "baseline",
+                "seed": seed,
+                "step": steps,
+                "compute": steps * 1e9,
+                "pass_rate": rates,
+            }
+        )
+        for seed, (steps, rates) in enumerate(runs)
+    )
+
+
+def test_gain_after_plateau_from_runs_that_continued_past_their_onset():
+    from scalinglab.studies.rl.stopping import gain_after_plateau, plateau_onset, run_outcomes
+
+    rule = PlateauRule(min_steps=400)
+    flat = _plateau(STEPS)
+    onset = plateau_onset(STEPS, C, flat, rule)
+    # a false plateau: flat at 0.33 from step 300 to 700 (noise-free), then a second rise
+    second = np.where(STEPS < 700, 0.03 + 0.3 * np.minimum(STEPS / 300, 1), 0.33)
+    second = second + np.clip((STEPS - 700) / 300, 0, 1) * 0.3
+    stopped = (STEPS[: onset + 1], flat[: onset + 1])  # a run the rule stopped at its onset
+    out = run_outcomes(
+        _curves([(STEPS, flat), (STEPS, second), stopped, (STEPS, _rising(STEPS))]), rule=rule
+    ).set_index("seed")
+    assert out.loc[0, "plateau_step"] == STEPS[onset]
+    assert out.loc[0, "gain_after_plateau"] == pytest.approx(0.0, abs=1e-12)
+    rise = 0.3 * np.mean([250, 275, 300]) / 300  # the end: the mean of the last 3 evaluations
+    assert out.loc[1, "gain_after_plateau"] == pytest.approx(rise, abs=1e-9)
+    assert out.loc[2, "plateau_step"] == STEPS[onset]  # fired at its last evaluation ...
+    assert np.isnan(out.loc[2, "gain_after_plateau"])  # ... so nothing after it is known
+    assert np.isnan(out.loc[3, "plateau_step"])  # still climbing: no plateau
+    g = gain_after_plateau(out.reset_index(), reps=200, seed=0)
+    assert (g["n_runs"], g["n_plateau"], g["n_total"]) == (2, 3, 4)
+    assert np.isnan(g["mean"]) and g["share_gaining"] == 0.5  # fewer than 3 runs: no mean
+    many = _curves([(STEPS, flat + d) for d in (0.0, 0.01, 0.02)] + [(STEPS, second)])
+    g = gain_after_plateau(run_outcomes(many, rule=rule), reps=500, seed=1)
+    assert g["mean"] == pytest.approx(rise / 4, abs=1e-9)
+    assert g["ci"][0] <= g["mean"] <= g["ci"][1] and g["ci"][1] > g["ci"][0]
+    assert g == gain_after_plateau(run_outcomes(many, rule=rule), reps=500, seed=1)
+
+
+def test_run_outcomes_tells_a_collapse_from_a_run_that_never_took_off():
+    from scalinglab.studies.rl.stopping import run_outcomes
+
+    steps = np.arange(5) * 25
+    out = run_outcomes(
+        _curves(
+            [
+                (steps, [0.04, 0.05, 0.04, 0.05, 0.04]),  # slow start: not taken off
+                (steps, [0.04, 0.01, 0.0, 0.0, 0.0]),  # fell below half its R0
+                (steps, [0.04, 0.3, 0.2, 0.1, 0.04]),  # took off, then back to R0
+            ]
+        )
+    ).set_index("seed")
+    assert out["took_off"].tolist() == [False, False, True]
+    assert out["collapsed"].tolist() == [False, True, True]
+
+
+def test_a_conservative_keep_takes_the_smallest_stable_rate_near_the_best_gain():
+    sweep = SimpleNamespace(lr_grid=(0.25, 0.5, 1.0), lr_seeds=(0,), lr_last=1, lr_keep=0.8)
+    res = {
+        (0, 0.25, 0): _result([0.05, 0.20]),  # gain 0.15
+        (0, 0.5, 0): _result([0.05, 0.30]),  # gain 0.25: 83% of the best
+        (0, 1.0, 0): _result([0.05, 0.35]),  # gain 0.30: the best end
+    }
+    assert select_lr(sweep, res, 0) == 0.5
+    assert select_lr(SimpleNamespace(**{**vars(sweep), "lr_keep": 1.0}), res, 0) == 1.0
+    assert select_lr(SimpleNamespace(**{**vars(sweep), "lr_keep": 0.9}), res, 0) == 1.0
+    assert select_lr(SimpleNamespace(**{**vars(sweep), "lr_keep": 0.5}), res, 0) == 0.25

@@ -8,9 +8,12 @@ the sweep (warm-ups, the learning-rate stage, the main runs at their full step
 budget: an upper bound when the plateau rule stops runs early) and packs them on
 ``workers`` workers with :func:`scalinglab.sweeps.makespan`.
 
+:func:`costs_from_runs` reads the same per-size seconds from a finished sweep's
+recorded timings instead (the ``medium`` redesign is estimated from the first
+``medium`` sweep's 122 runs, not from 50 steps timed on a loaded machine).
+
 Run ``python -m scalinglab.studies.rl.budget medium`` to measure and print the
-estimate; ``--out FILE`` writes the measurement as JSON (the notebook reads
-``data/rl_scaling/cost-medium.json``).
+estimate; ``--out FILE`` writes the measurement as JSON.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ import json
 import platform
 import time
 from pathlib import Path
+
+import numpy as np
 
 from scalinglab.studies.rl.run import run_rl, warm_start
 
@@ -67,6 +72,53 @@ def measure_costs(sweep, *, steps: int = 50, seed: int = 0) -> dict:
         "steps": steps,
         "machine": platform.node(),
         "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+
+
+def costs_from_runs(ds, *, quantile: float = 0.25) -> dict:
+    """Seconds per warm-up, GRPO step and evaluation per size, from a finished sweep.
+
+    Each run of the sweep recorded its seconds of rollout, reward, update and
+    evaluation; a run sharing the machine with other work is slower, so the estimate
+    takes a lower ``quantile`` over a size's runs (0.25: the quarter of runs that had
+    the machine most to themselves) rather than the mean.
+
+    Parameters
+    ----------
+    ds
+        A sweep's Dataset (:func:`~scalinglab.studies.rl.sweep.to_dataset`: dims
+        ``model_size, variant, seed, eval, step``, timing variables ``rollout_s``,
+        ``reward_s``, ``update_s``, ``eval_s`` and ``warmup_wall_s``).
+    quantile
+        The quantile over runs taken as the idle-machine cost.
+
+    Returns
+    -------
+    dict
+        ``{"sizes": {name: {"warmup_s", "warmup_steps", "step_s", "eval_s",
+        "n_params", "runs"}}, "source": ...}``, the shape :func:`estimate_sweep` reads.
+    """
+    steps = ds.train_reward.notnull().sum("step")
+    evals = ds.pass_rate.notnull().sum("eval")
+    step_s = (ds.rollout_s + ds.reward_s + ds.update_s) / steps.where(steps > 0)
+    eval_s = ds.eval_s / evals.where(evals > 0)
+    out = {}
+    for size in ds.model_size.values:
+        per_step = step_s.sel(model_size=size).values.ravel()
+        per_eval = eval_s.sel(model_size=size).values.ravel()
+        ok = np.isfinite(per_step) & np.isfinite(per_eval)
+        out[str(size)] = {
+            "warmup_s": float(np.quantile(ds.warmup_wall_s.sel(model_size=size), quantile)),
+            "warmup_steps": float(ds.warmup_steps.sel(model_size=size).mean()),
+            "step_s": float(np.quantile(per_step[ok], quantile)),
+            "eval_s": float(np.quantile(per_eval[ok], quantile)),
+            "n_params": int(ds.n_params.sel(model_size=size)),
+            "runs": int(ok.sum()),
+        }
+    return {
+        "sizes": out,
+        "source": f"recorded timings of sweep {ds.attrs.get('config_hash', '?')}, "
+        f"{quantile:.2f} quantile over runs",
     }
 
 

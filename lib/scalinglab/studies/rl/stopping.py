@@ -22,6 +22,14 @@ The run has *plateaued* at an evaluation when, with at least ``min_steps`` steps
 It stops once that has held at ``patience`` consecutive evaluations (so one noisy
 evaluation does not end a run), or at the step budget. The rule sees only the
 evaluations made so far: it is a decision a practitioner could take during the run.
+
+The ``medium`` sweep's first run used the rule to *stop* runs and it misfired: the
+test passes on a noisy rise and on a decline alike, so runs were stopped while still
+climbing or while collapsing. The sweep now trains every run to its full step budget
+and applies the rule afterwards (:func:`plateau_onset`, :func:`run_outcomes` with a
+``rule``): the step at which it would have stopped the run, and what the run gained
+after that step, which is Nimmaturi et al.'s "training beyond the plateau buys
+little" tested on the same runs.
 """
 
 from __future__ import annotations
@@ -147,12 +155,43 @@ def should_stop(
     )
 
 
-def run_outcomes(curves: pd.DataFrame, *, drop: float = 0.1) -> pd.DataFrame:
+def plateau_onset(
+    steps: np.ndarray, compute: np.ndarray, rate: np.ndarray, rule: PlateauRule
+) -> int:
+    """The evaluation at which ``rule`` would have stopped the run, judged afterwards.
+
+    Parameters
+    ----------
+    steps, compute, rate
+        (E,) step, cumulative compute and pass rate of a whole run's evaluations, the
+        first at step 0.
+    rule
+        The plateau rule.
+
+    Returns
+    -------
+    int
+        Index of the first evaluation at which :func:`should_stop` holds on the
+        evaluations up to it (what a run stopped by the rule would have seen), or -1
+        when the rule never fires.
+    """
+    steps, compute, rate = (np.asarray(a) for a in (steps, compute, rate))
+    for k in range(rule.patience, len(steps) + 1):
+        if should_stop(steps[:k], compute[:k], rate[:k], rule):
+            return k - 1
+    return -1
+
+
+def run_outcomes(
+    curves: pd.DataFrame, *, drop: float = 0.1, rule: PlateauRule | None = None, last: int = 3
+) -> pd.DataFrame:
     """How each run ended: its peak, its last evaluation, and whether it fell back.
 
     The plateau rule stops a run whose last-window gain is within its noise; a
     *falling* window passes that test too, so a run that is losing what it learned
-    (or collapsing) is stopped as if it had plateaued. This table makes that visible.
+    (or collapsing) is stopped as if it had plateaued. This table makes that visible,
+    and tells a collapse (the run rose, then fell back to its R0 or below) from a run
+    that never took off (still in its slow start at the end).
 
     Parameters
     ----------
@@ -163,31 +202,104 @@ def run_outcomes(curves: pd.DataFrame, *, drop: float = 0.1) -> pd.DataFrame:
         A last evaluation this far below the run's peak counts as ``declined``
         (0.1: five times ScaleRL's 0.02 noise floor, about nine standard errors of
         an evaluation on 2,048 samples).
+    rule
+        With a rule, the plateau judged afterwards (:func:`plateau_onset`) is added;
+        ``curves`` then needs a ``compute`` column.
+    last
+        Evaluations averaged for the rate at the plateau's onset and at the run's end
+        (one evaluation is noisy).
 
     Returns
     -------
     pandas.DataFrame
         One row per run: ``model_size, variant, seed, last_step, R0, peak,
-        peak_step, final, declined`` (final < peak - ``drop``) and ``collapsed``
-        (final at or below R0: the run lost everything GRPO gave it).
+        peak_step, final, declined`` (final < peak - ``drop``), ``took_off`` (peak at
+        least ``drop`` above R0) and ``collapsed`` (final below R0 / 2, or at or below
+        R0 after taking off: the run lost everything GRPO gave it). With ``rule``:
+        ``plateau_step`` (NaN when the rule never fires), ``at_plateau`` and
+        ``end_mean`` (means of the ``last`` evaluations up to the onset and of the
+        run's last ``last``) and ``gain_after_plateau`` (their difference: what training
+        past the plateau bought; NaN without a plateau, or when the run ended within
+        ``last`` evaluations of it, as a run the rule stopped does).
     """
     rows = []
     for (size, variant, seed), g in curves.groupby(["model_size", "variant", "seed"], sort=False):
         g = g.sort_values("step")
         rate = g["pass_rate"].to_numpy(float)
         k = int(np.nanargmax(rate))
-        rows.append(
-            {
-                "model_size": size,
-                "variant": variant,
-                "seed": seed,
-                "last_step": int(g["step"].iloc[-1]),
-                "R0": float(rate[0]),
-                "peak": float(rate[k]),
-                "peak_step": int(g["step"].iloc[k]),
-                "final": float(rate[-1]),
-                "declined": bool(rate[-1] < rate[k] - drop),
-                "collapsed": bool(rate[-1] <= rate[0]),
+        row = {
+            "model_size": size,
+            "variant": variant,
+            "seed": seed,
+            "last_step": int(g["step"].iloc[-1]),
+            "R0": float(rate[0]),
+            "peak": float(rate[k]),
+            "peak_step": int(g["step"].iloc[k]),
+            "final": float(rate[-1]),
+            "declined": bool(rate[-1] < rate[k] - drop),
+            "took_off": bool(rate[k] >= rate[0] + drop),
+            "collapsed": bool(
+                rate[-1] < rate[0] / 2 or (rate[-1] <= rate[0] and rate[k] >= rate[0] + drop)
+            ),
+        }
+        if rule is not None:
+            steps = g["step"].to_numpy()
+            onset = plateau_onset(steps, g["compute"].to_numpy(float), rate, rule)
+            end = float(np.mean(rate[-last:]))
+            # a run that ended within `last` evaluations of its onset (one the rule
+            # stopped) shows nothing of what came after it
+            past = 0 <= onset < len(rate) - last
+            at = float(np.mean(rate[max(0, onset + 1 - last) : onset + 1])) if past else np.nan
+            row |= {
+                "plateau_step": float(steps[onset]) if onset >= 0 else np.nan,
+                "at_plateau": at,
+                "end_mean": end,
+                "gain_after_plateau": end - at,
             }
-        )
+        rows.append(row)
     return pd.DataFrame(rows)
+
+
+def gain_after_plateau(
+    outcomes: pd.DataFrame, *, reps: int, seed: int, level: float = 0.95
+) -> dict:
+    """Mean pass rate gained after the plateau's onset, with a bootstrap interval over runs.
+
+    Parameters
+    ----------
+    outcomes
+        :func:`run_outcomes` with a ``rule`` (one row per run).
+    reps, seed, level
+        Bootstrap resamples, the seed of its ``numpy.random.Generator`` and the
+        confidence level (percentile interval over runs, :func:`scipy.stats.bootstrap`).
+
+    Returns
+    -------
+    dict
+        ``mean``, ``ci`` (lo, hi), ``n_runs`` (runs with a gain: a plateau and
+        evaluations after it), ``n_plateau`` (runs where the rule fired), ``n_total``
+        and ``share_gaining`` (runs that gained more than 0.02 after their onset: the
+        rule would have stopped them too early). ``mean`` and ``ci`` are NaN with
+        fewer than 3 runs.
+    """
+    from scipy.stats import bootstrap
+
+    g = outcomes["gain_after_plateau"].dropna().to_numpy(float)
+    out = {
+        "n_runs": int(g.size),
+        "n_plateau": int(outcomes["plateau_step"].notna().sum()),
+        "n_total": len(outcomes),
+        "share_gaining": float(np.mean(g > 0.02)) if g.size else float("nan"),
+    }
+    if g.size < 3:
+        return out | {"mean": float("nan"), "ci": (float("nan"), float("nan"))}
+    res = bootstrap(
+        (g,),
+        np.mean,
+        n_resamples=reps,
+        confidence_level=level,
+        method="percentile",
+        rng=np.random.default_rng(seed),
+    )
+    ci = res.confidence_interval
+    return out | {"mean": float(g.mean()), "ci": (float(ci.low), float(ci.high))}

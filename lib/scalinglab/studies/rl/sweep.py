@@ -24,8 +24,8 @@ GRPO run while the sweep runs, so an interrupted sweep resumes run by run.
 Compute classes (:func:`sweep_config`): ``tiny`` (tests, seconds), ``small`` (the
 default report: 3 sizes spanning 32x in non-embedding parameters, 3 variants,
 3 seeds; about 10 minutes on 2 idle cores), ``medium`` (the redesign that can decide
-the papers' claims: per-size learning rates, 4 sizes over 32x, runs to a plateau,
-a low R0, 5 seeds, positive controls and data reuse; hours on 2 cores, resumable run
+the papers' claims: per-size learning rates, 4 sizes over 32x, 2000-step runs with
+the plateau judged afterwards, a low R0, 5 seeds, positive controls and data reuse; hours on 2 cores, resumable run
 by run) and ``large`` (a GPU or a cluster).
 
 The warm-up uses one recipe (learning rate, batch, stopping band) for every size.
@@ -105,6 +105,7 @@ class RLSweepConfig:
     lr_seeds: tuple[int, ...] = ()
     lr_steps: int = 0
     lr_last: int = 3  # evaluations averaged to rank the learning rates
+    lr_keep: float = 1.0  # < 1: the smallest stable multiplier within this share of the best gain
     plateau: PlateauRule | None = None
     variant_sizes: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
@@ -179,6 +180,7 @@ _REDESIGN_DEFAULTS = {
     "lr_seeds": (),
     "lr_steps": 0,
     "lr_last": 3,
+    "lr_keep": 1.0,
     "plateau": None,
     "variant_sizes": {},
 }
@@ -211,17 +213,25 @@ def sweep_config(compute_class: str = "small", **overrides) -> RLSweepConfig:
       2 idle cores, estimated by ``benchmarks/bench_rl.py --estimate-small``).
     - ``medium``: the redesign (``docs/studies/rl_scaling.md``): sizes s/m/l/xl
       (32/48/64/128 wide, 2-4 layers: 25k-788k non-embedding parameters, 32x); a
-      learning-rate stage per size (0.125, 0.25, 0.5, 1 x the width rule, 2 seeds, 300
-      steps: a first start at 0.5-4x collapsed GRPO to zero reward at 1x and above from
-      R0 0.03, and a 16-wide policy did not reach R0 0.03 in 3000 warm-up steps);
-      warm-up stopped at a pass rate of 0.03 (a slow start can show); up
-      to 2000 GRPO steps with the plateau stopping rule
-      (:class:`~scalinglab.studies.rl.stopping.PlateauRule`); 5 seeds; baseline at
-      every size, and at sizes s and m the two design ablations, half the learning
-      rate (a positive control on efficiency), a generation cap of 4 tokens (3
-      digits + EOS, below the 4-digit sums' 5: a positive control that must lower A)
-      and a fixed pool of 2000 prompts reused for up to 16 epochs against fresh
-      prompts (Tan et al.'s data reuse), all at the same compute per step.
+      learning-rate stage per size (0.25, 0.5, 1 x the width rule, 3 seeds, 600
+      steps; a multiplier under which a run collapsed is excluded, and the smallest
+      multiplier within 80% of the best one's gain is kept, :func:`select_lr`: a first start at
+      0.5-4x collapsed GRPO to zero reward at 1x and above from R0 0.03, and 300-step
+      runs on 2 seeds chose 1x at the sizes where two of five 2000-step runs then
+      collapsed); warm-up stopped at a pass rate of 0.03 (a slow start can show);
+      every GRPO run trains its full 2000 steps, the plateau judged afterwards
+      (:func:`~scalinglab.studies.rl.stopping.plateau_onset`: stopping on the rule
+      ended runs still climbing or already falling); 5 seeds; baseline at every
+      size, and at sizes s and m the two design ablations, half the learning rate
+      (a positive control on efficiency), a generation cap of 4 tokens (3 digits +
+      EOS, below the 4-digit sums' 5: a positive control that must lower A) and a
+      fixed pool of 2000 prompts reused for up to 16 epochs against fresh prompts
+      (Tan et al.'s data reuse), all at the same compute per step. About 2.4 hours
+      on 2 idle cores (:mod:`.budget`, from the first medium sweep's step times).
+    - ``medium_v1``: the first ``medium`` design, kept so its committed data and report
+      stay reproducible: a 300-step learning-rate stage at 0.125-1x on 2 seeds, and
+      main runs stopped by the plateau rule (``compute_class`` is "medium" in its
+      config, so the config hash and data file are the ones it was run with).
     - ``large``: sizes s..xxl, 8 seeds, 2000 steps, 4-digit addition.
     """
     if compute_class == "tiny":
@@ -249,7 +259,7 @@ def sweep_config(compute_class: str = "small", **overrides) -> RLSweepConfig:
             grpo=GRPOConfig(steps=500),
             eval_every=25,
         )
-    elif compute_class == "medium":
+    elif compute_class in ("medium", "medium_v1"):
         task = TaskSpec(op="add", n_digits=3, reverse_answer=True)
         steps, ablated = 2000, ("s", "m")
         variants = {
@@ -275,12 +285,21 @@ def sweep_config(compute_class: str = "small", **overrides) -> RLSweepConfig:
             n_heldout=512,
             eval_every=25,
             eval_k=4,
-            lr_grid=(0.125, 0.25, 0.5, 1.0),
-            lr_seeds=(0, 1),
-            lr_steps=300,
-            plateau=PlateauRule(min_steps=400),
+            lr_grid=(0.25, 0.5, 1.0),
+            lr_seeds=(0, 1, 2),
+            lr_steps=600,
+            lr_keep=0.8,
             variant_sizes={v: ablated for v in variants if v != "baseline"},
         )
+        if compute_class == "medium_v1":  # the first medium design, as its data was computed
+            cfg = dataclasses.replace(
+                cfg,
+                lr_grid=(0.125, 0.25, 0.5, 1.0),
+                lr_seeds=(0, 1),
+                lr_steps=300,
+                lr_keep=1.0,
+                plateau=PlateauRule(min_steps=400),
+            )
     elif compute_class == "large":
         cfg = RLSweepConfig(
             compute_class="large",
@@ -296,7 +315,9 @@ def sweep_config(compute_class: str = "small", **overrides) -> RLSweepConfig:
             eval_k=8,
         )
     else:
-        raise ValueError(f"unknown compute_class {compute_class!r}: tiny, small, medium, large")
+        raise ValueError(
+            f"unknown compute_class {compute_class!r}: tiny, small, medium, medium_v1, large"
+        )
     return dataclasses.replace(cfg, **overrides) if overrides else cfg
 
 
