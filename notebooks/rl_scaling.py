@@ -230,8 +230,12 @@ display(
 fig, ax = plt.subplots(figsize=(7, 4))
 for i, size in enumerate(sizes):
     g = curves[(curves["model_size"] == size) & (curves["variant"] == base)]
-    for _, run in g.groupby("seed"):
+    for sd, run in g.groupby("seed"):
         ax.plot(run["compute"], run["pass_rate"], color=f"C{i}", alpha=0.3, lw=0.8)
+        onset = base_out.loc[(base_out["model_size"] == size) & (base_out["seed"] == sd)]
+        if len(onset) and np.isfinite(onset["plateau_step"].iloc[0]):
+            at = run[run["step"] == onset["plateau_step"].iloc[0]]
+            ax.plot(at["compute"], at["pass_rate"], "v", color=f"C{i}", ms=5)
     mean = g.groupby("step")[["compute", "pass_rate"]].mean()
     ax.plot(
         mean["compute"],
@@ -244,7 +248,7 @@ ax.set_xscale("symlog", linthresh=float(curves.loc[curves["compute"] > 0, "compu
 ax.set(
     xlabel="RL compute (FLOPs)",
     ylabel="held-out pass rate",
-    title=f"GRPO training curves ({base}; thin: seeds)",
+    title=f"GRPO training curves ({base}; thin: seeds; triangles: the plateau rule's onset)",
 )
 ax.legend()
 plt.show()
@@ -940,10 +944,10 @@ if v1_file.exists():
     display(per_size)
     for name in ("medium_v1", "medium"):
         est = estimate_sweep(sweep_config(name), costs, workers=2)
+        bound = " (an upper bound: its plateau rule ended runs early)" if name != "medium" else ""
         print(
             f"{name}: tasks {est['tasks']}; {est['core_s']['total'] / 3600:.1f} core-hours, "
-            f"{est['wall_s'] / 3600:.1f} h on 2 idle workers (medium_v1: an upper bound, "
-            "its plateau rule ended runs early)"
+            f"{est['wall_s'] / 3600:.1f} h on 2 idle workers{bound}"
         )
 else:
     print(f"no recorded timings to estimate from ({v1_file.name} is missing)")
