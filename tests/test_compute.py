@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 import xarray as xr
@@ -112,6 +114,49 @@ def test_local_cluster_and_dashboard_listen_on_loopback_only():
     opened = [ip for ip in during if ip not in before] or during
     assert opened, "the cluster opened no listening socket"
     assert all(ip in ("127.0.0.1", "::1") for ip in during), during
+
+
+def _start_orphan(_: int) -> int:
+    """In a worker: start a long child, as a notebook's kernel is, and leave it running."""
+    import subprocess
+    import sys
+
+    return subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"]).pid
+
+
+@pytest.mark.slow
+def test_closing_a_local_cluster_leaves_no_worker_or_child_process_behind():
+    import psutil
+
+    with compute.get_client("", n_workers=1, close_timeout=5) as client:
+        child = client.submit(_start_orphan, 0, pure=False).result()
+        (worker,) = client.run(os.getpid).values()
+        procs = [psutil.Process(child), psutil.Process(worker)]
+        assert all(p.is_running() for p in procs)
+    gone, alive = psutil.wait_procs(procs, timeout=10)
+    assert not alive, f"left running after the cluster closed: {alive}"
+
+
+def test_close_local_cluster_kills_what_a_timed_out_close_leaves():
+    import subprocess
+    import sys
+
+    import psutil
+
+    worker = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    proc = psutil.Process(worker.pid)
+
+    class Stuck:  # a cluster whose close times out, as a loaded one did after Ctrl-C
+        workers = {"w": type("Nanny", (), {"pid": worker.pid})()}
+
+        def close(self, timeout=None):
+            raise TimeoutError(f"still closing after {timeout} s")
+
+    try:
+        compute.close_local_cluster(Stuck(), None, timeout=5)
+        assert not proc.is_running()
+    finally:
+        worker.kill()
 
 
 def test_get_client_host_opts_in_to_other_interfaces():

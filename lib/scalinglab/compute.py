@@ -61,7 +61,11 @@ def resolve_device(device: str) -> str:
 
 @contextlib.contextmanager
 def get_client(
-    scheduler: str = "", *, n_workers: int | None = None, host: str = "127.0.0.1"
+    scheduler: str = "",
+    *,
+    n_workers: int | None = None,
+    host: str = "127.0.0.1",
+    close_timeout: float = 30.0,
 ) -> Iterator[Any]:
     """Yield a Dask client (or None for ``"sync"``), closing what it started.
 
@@ -78,6 +82,9 @@ def get_client(
         Default loopback: the dashboard has no authentication, so nothing is
         reachable from other machines unless asked (``host="0.0.0.0"`` or an
         address opts in).
+    close_timeout
+        Seconds a LocalCluster's graceful shutdown may take before what is left of
+        its workers is killed (:func:`close_local_cluster`).
     """
     s = resolve_scheduler(scheduler)
     if s == "sync":
@@ -88,20 +95,52 @@ def get_client(
     if s == "":
         n = n_workers or os.cpu_count() or 1
         bind = f"[{host}]" if ":" in host else host  # an IPv6 literal needs brackets
-        with (
-            LocalCluster(
-                n_workers=n,
-                threads_per_worker=1,
-                processes=True,
-                host=host,
-                dashboard_address=f"{bind}:0",
-            ) as cluster,
-            Client(cluster) as client,
-        ):
+        cluster = LocalCluster(
+            n_workers=n,
+            threads_per_worker=1,
+            processes=True,
+            host=host,
+            dashboard_address=f"{bind}:0",
+        )
+        client = None
+        try:
+            client = Client(cluster)
             yield client
+        finally:
+            close_local_cluster(cluster, client, timeout=close_timeout)
     else:
         with Client(s, timeout="30s") as client:
             yield client
+
+
+def close_local_cluster(cluster: Any, client: Any = None, *, timeout: float = 30.0) -> None:
+    """Close ``client`` and ``cluster`` within about ``2 * timeout`` seconds, whatever state
+    the workers are in.
+
+    Dask's own ``close()`` has no bound by default. After Ctrl-C the workers got the
+    terminal's SIGINT too, and on a loaded machine their nannies may still be restarting
+    them when the cluster closes; the close then waited for minutes. So: close gracefully
+    with a bound, then kill each worker process left and its children (notebook kernels).
+    Written here because dask offers no bounded "close, else kill" for a LocalCluster.
+    """
+    import psutil
+
+    procs: list[psutil.Process] = []
+    for nanny in list(getattr(cluster, "workers", {}).values()):
+        pid = getattr(nanny, "pid", None)
+        if pid:
+            with contextlib.suppress(psutil.Error):
+                proc = psutil.Process(pid)
+                procs += [proc, *proc.children(recursive=True)]
+    for part in (client, cluster):
+        if part is not None:
+            with contextlib.suppress(Exception):  # a timeout: what is left is killed below
+                part.close(timeout=timeout)
+    alive = [p for p in procs if p.is_running()]
+    for proc in alive:
+        with contextlib.suppress(psutil.Error):
+            proc.kill()
+    psutil.wait_procs(alive, timeout=timeout)
 
 
 @dataclass

@@ -27,6 +27,7 @@ and the caller still rewrites the index.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import tempfile
@@ -318,6 +319,16 @@ def _execute(
         )
         bar.update(1)
 
+    def record_unfinished() -> None:
+        for task in tasks:
+            if task["study"] not in results:
+                results[task["study"]] = record_interrupted(
+                    preps[task["study"]],
+                    command=command,
+                    executor=task["executor"],
+                    error="interrupted (Ctrl-C) before it finished; run it again",
+                )
+
     interrupted = False
     try:
         if compute_mode(scheduler) == "sync":
@@ -338,20 +349,17 @@ def _execute(
                         done(futures[fut], *fut.result())
                 except KeyboardInterrupt:
                     interrupted = True
-                    client.cancel(list(futures))
+                    # Recorded before the cluster shuts down, so a shutdown that is
+                    # slow (or killed by a second Ctrl-C) loses nothing.
+                    record_unfinished()
+                    with contextlib.suppress(Exception):
+                        client.cancel(list(futures))  # a real cluster stops them too
     except KeyboardInterrupt:
         interrupted = True
     finally:
         bar.close()
     if interrupted:
-        for task in tasks:
-            if task["study"] not in results:
-                results[task["study"]] = record_interrupted(
-                    preps[task["study"]],
-                    command=command,
-                    executor=task["executor"],
-                    error="interrupted (Ctrl-C) before it finished; run it again",
-                )
+        record_unfinished()
     return results, interrupted
 
 
