@@ -165,3 +165,22 @@ def test_index_shows_ledger_moves_and_commit_subjects(versions, monkeypatch):
     assert "identical to the previous" in page
     text = index.listing_text(idx)
     assert text.startswith("study / default: claims ledger 1 reproduces")
+
+
+def test_index_leaves_out_variants_git_ignores_as_a_fresh_clone_would(versions):
+    import shutil
+    import subprocess
+
+    root, _ = versions
+    repo = root.parent
+    tiny = root / "study" / "tiny"
+    shutil.copytree(root / "study" / "default", tiny, symlinks=True)
+    assert {v["variant"] for v in index.collect(reports_root=root)["studies"][0]["variants"]} == {
+        "default",
+        "tiny",
+    }  # outside a repository nothing is ignored
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / ".gitignore").write_text("reports/*/tiny/\n")
+    variants = index.collect(reports_root=root)["studies"][0]["variants"]
+    assert [v["variant"] for v in variants] == ["default"]
+    assert len(variants[0]["runs"]) == 5

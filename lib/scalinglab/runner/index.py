@@ -75,6 +75,30 @@ def commit_subjects(commits: list[str], *, cwd: Path | None = None) -> dict[str,
     return dict(line.split("\t", 1) for line in out.stdout.splitlines() if "\t" in line)
 
 
+def git_ignored(paths: list[Path], *, cwd: Path) -> set[Path]:
+    """The ``paths`` that git ignores in the repository at ``cwd`` (none outside a repository).
+
+    Test-sized variants (``reports/*/tiny/`` and the like) are ignored by ``.gitignore``:
+    a fresh clone does not have them, so the committed index must not list them.
+    """
+    if not paths:
+        return set()
+    try:
+        out = subprocess.run(
+            ["git", "check-ignore", "--stdin", "-z"],
+            cwd=cwd,
+            input="\0".join(str(p) for p in paths) + "\0",
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return set()
+    if out.returncode not in (0, 1):  # 128: not a repository, or git failed
+        return set()
+    return {Path(p) for p in out.stdout.split("\0") if p}
+
+
 def _first_line(text: str | None) -> str:
     lines = [ln for ln in (text or "").splitlines() if ln.strip() and not set(ln) <= {"-"}]
     return lines[-1].strip() if lines else ""
@@ -82,6 +106,9 @@ def _first_line(text: str | None) -> str:
 
 def collect(*, reports_root: Path | None = None) -> dict[str, Any]:
     """Machine-readable listing of every run (the content of ``index.json``).
+
+    Variants that git ignores (test-sized ones such as ``tiny``) are left out, so the
+    index written here is the one a fresh clone writes.
 
     Returns
     -------
@@ -93,7 +120,11 @@ def collect(*, reports_root: Path | None = None) -> dict[str, Any]:
     """
     root = reports_root or reports_dir()
     studies: dict[str, dict[str, Any]] = {}
-    for ref in store.list_runs(reports_root=root):
+    refs = store.list_runs(reports_root=root)
+    ignored = git_ignored(sorted({r.path.parent for r in refs}), cwd=root)
+    for ref in refs:
+        if ref.path.parent in ignored:  # a test-sized variant, never committed
+            continue
         m = store.read_manifest(ref.path)
         # a .tmp- folder is still running, or was left by a process killed hard
         status = (
