@@ -35,17 +35,29 @@ import numpy as np
 import xarray as xr
 
 
-def lr_gains(sweep: Any, lr_results: dict, size_index: int) -> dict[float, float]:
-    """Mean end-of-run gain over R0 (:func:`lr_scores` minus the runs' mean R0)."""
-    out = {}
-    for m in sweep.lr_grid:
-        gains = [
-            float(np.mean(r.pass_rate[-sweep.lr_last :])) - float(r.pass_rate[0])
+def _ends(sweep: Any, lr_results: dict, size_index: int) -> dict[float, list[tuple[float, float]]]:
+    """Per multiplier, ``(end, R0)`` of each finished run of one size: its mean pass rate
+    over the last ``lr_last`` evaluations, and the pass rate it started from."""
+    return {
+        m: [
+            (float(np.mean(r.pass_rate[-sweep.lr_last :])), float(r.pass_rate[0]))
             for s in sweep.lr_seeds
             if (r := lr_results.get((size_index, m, s))) is not None
         ]
-        out[m] = float(np.mean(gains)) if gains else float("nan")
-    return out
+        for m in sweep.lr_grid
+    }
+
+
+def _mean(values: list[float]) -> float:
+    return float(np.mean(values)) if values else float("nan")
+
+
+def lr_gains(sweep: Any, lr_results: dict, size_index: int) -> dict[float, float]:
+    """Mean end-of-run gain over R0 (:func:`lr_scores` minus the runs' mean R0)."""
+    return {
+        m: _mean([e - r0 for e, r0 in runs])
+        for m, runs in _ends(sweep, lr_results, size_index).items()
+    }
 
 
 def lr_scores(sweep: Any, lr_results: dict, size_index: int) -> dict[float, float]:
@@ -61,27 +73,17 @@ def lr_scores(sweep: Any, lr_results: dict, size_index: int) -> dict[float, floa
     size_index
         Which size.
     """
-    out = {}
-    for m in sweep.lr_grid:
-        ends = [
-            float(np.mean(r.pass_rate[-sweep.lr_last :]))
-            for s in sweep.lr_seeds
-            if (r := lr_results.get((size_index, m, s))) is not None
-        ]
-        out[m] = float(np.mean(ends)) if ends else float("nan")
-    return out
+    return {
+        m: _mean([e for e, _ in runs]) for m, runs in _ends(sweep, lr_results, size_index).items()
+    }
 
 
 def lr_collapses(sweep: Any, lr_results: dict, size_index: int) -> dict[float, int]:
     """Runs per multiplier whose end (mean of the last ``lr_last`` evaluations) fell
     below half their R0 (the pass rate they started from), for one size."""
     return {
-        m: sum(
-            float(np.mean(r.pass_rate[-sweep.lr_last :])) < 0.5 * float(r.pass_rate[0])
-            for s in sweep.lr_seeds
-            if (r := lr_results.get((size_index, m, s))) is not None
-        )
-        for m in sweep.lr_grid
+        m: sum(e < 0.5 * r0 for e, r0 in runs)
+        for m, runs in _ends(sweep, lr_results, size_index).items()
     }
 
 
@@ -132,12 +134,9 @@ def lr_stage_dataset(sweep: Any, lr_results: dict) -> xr.Dataset:
         j, k = grid.index(m), seeds.index(s)
         rate[i, j, k, : len(r.pass_rate)] = r.pass_rate
         flops[i, j, k, : len(r.eval_flops)] = r.eval_flops
-    score = np.array(
-        [[lr_scores(sweep, lr_results, i)[m] for m in grid] for i in range(len(names))]
-    )
-    collapsed = np.array(
-        [[lr_collapses(sweep, lr_results, i)[m] for m in grid] for i in range(len(names))]
-    )
+    per_size = range(len(names))
+    score = np.array([list(lr_scores(sweep, lr_results, i).values()) for i in per_size])
+    collapsed = np.array([list(lr_collapses(sweep, lr_results, i).values()) for i in per_size])
     dims = ("model_size", "lr_mult", "lr_seed", "lr_eval")
     return xr.Dataset(
         {

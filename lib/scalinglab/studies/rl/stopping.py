@@ -176,8 +176,10 @@ def plateau_onset(
         when the rule never fires.
     """
     steps, compute, rate = (np.asarray(a) for a in (steps, compute, rate))
-    for k in range(rule.patience, len(steps) + 1):
-        if should_stop(steps[:k], compute[:k], rate[:k], rule):
+    streak = 0  # consecutive plateaued evaluations: each prefix is judged once
+    for k in range(1, len(steps) + 1):
+        streak = streak + 1 if plateaued(steps[:k], compute[:k], rate[:k], rule) else 0
+        if streak >= rule.patience:
             return k - 1
     return -1
 
