@@ -40,9 +40,9 @@ import torch
 
 from scalinglab.cost_model.flops import training_flops
 from scalinglab.models import EOS, Transformer
+from scalinglab.studies.rl.config import sweep_config
 from scalinglab.studies.rl.grpo import grpo_update, sample_completions
 from scalinglab.studies.rl.run import run_rl, warm_start
-from scalinglab.studies.rl.sweep import sweep_config
 from scalinglab.sweeps import makespan
 
 ROOT = Path(__file__).resolve().parents[1]

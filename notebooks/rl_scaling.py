@@ -107,8 +107,9 @@ from scalinglab.record import claim, record
 from scalinglab.studies.rl import analysis as rla
 from scalinglab.studies.rl import predict as rlp
 from scalinglab.studies.rl.budget import costs_from_runs, estimate_sweep
+from scalinglab.studies.rl.config import sweep_config
 from scalinglab.studies.rl.stopping import PlateauRule, gain_after_plateau, run_outcomes
-from scalinglab.studies.rl.sweep import rl_runs_folder, run_sweep, sweep_config
+from scalinglab.studies.rl.sweep import rl_runs_folder, run_sweep
 
 use_style()
 

@@ -10,9 +10,10 @@ import xarray as xr
 
 from scalinglab.compute import dataset_path
 from scalinglab.studies.rl import sweep as rl_sweep
+from scalinglab.studies.rl.config import SizeSpec, sweep_config
 from scalinglab.studies.rl.grpo import GRPOConfig
 from scalinglab.studies.rl.run import WarmupConfig
-from scalinglab.studies.rl.sweep import SizeSpec, execute_sweep, run_sweep, sweep_config
+from scalinglab.studies.rl.sweep import execute_sweep, run_sweep
 
 
 def _mini(**kw):

@@ -36,7 +36,7 @@ def measure_costs(sweep, *, steps: int = 50, seed: int = 0) -> dict:
     Parameters
     ----------
     sweep
-        An :class:`~scalinglab.studies.rl.sweep.RLSweepConfig`.
+        An :class:`~scalinglab.studies.rl.config.RLSweepConfig`.
     steps
         GRPO steps timed per size (evaluations every ``sweep.eval_every``).
     seed
@@ -182,7 +182,7 @@ def estimate_sweep(sweep, costs: dict, *, workers: int = 2) -> dict:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from scalinglab.studies.rl.sweep import sweep_config
+    from scalinglab.studies.rl.config import sweep_config
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("compute_class")

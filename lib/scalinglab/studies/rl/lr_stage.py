@@ -66,7 +66,7 @@ def lr_scores(sweep: Any, lr_results: dict, size_index: int) -> dict[float, floa
     Parameters
     ----------
     sweep
-        The :class:`~scalinglab.studies.rl.sweep.RLSweepConfig` (``lr_grid``,
+        The :class:`~scalinglab.studies.rl.config.RLSweepConfig` (``lr_grid``,
         ``lr_seeds``, ``lr_last``).
     lr_results
         ``(size_index, multiplier, seed) -> RunResult`` of the stage's finished runs.
