@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 import scalinglab.cli as cli
-from scalinglab.runner.batch import WORKER_ROOT_ENV
+from scalinglab.runner.worker import WORKER_ROOT_ENV
 
 FIXTURES = Path(__file__).parent / "fixtures" / "studies"
 DASK = Path(sys.executable).with_name("dask")

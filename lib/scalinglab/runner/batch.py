@@ -8,10 +8,10 @@ validated and checked against the cache in the calling process first, so bad
 parameters fail before any work is sent and unchanged studies are skipped.
 
 No shared filesystem is assumed. A task carries only plain data (study name,
-variant, parameters, repository root, expected source and input hashes); the worker runs the
-study from its own copy of the repository (at the same path, or where its
-``SCALINGLAB_WORKER_ROOT`` says) into a private temporary reports folder and
-sends back the run folder's files and any experiment results it wrote under
+variant, parameters, repository root, expected source and input hashes); the
+worker (:mod:`scalinglab.runner.worker`) runs the study from its own copy of the
+repository (at the same path, or where its ``SCALINGLAB_WORKER_ROOT`` says) into a
+private temporary reports folder and sends back the run folder's files and any experiment results it wrote under
 ``data/``. The client alone writes ``reports/``: each run folder is built under
 ``.tmp-<run_id>/`` and renamed, ``latest`` moves only for a good run, and data
 files are replaced atomically. Before any task is sent, every worker is asked
@@ -29,8 +29,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import socket
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,19 +37,11 @@ from scalinglab.compute import compute_mode, get_client
 from scalinglab.errors import StudyError
 from scalinglab.paths import repo_root
 from scalinglab.runner import store
-from scalinglab.runner.pipeline import (
-    PreparedRun,
-    RunResult,
-    prepare_run,
-    run_study,
-    up_to_date_run,
-)
+from scalinglab.runner.pipeline import PreparedRun, RunResult, prepare_run, up_to_date_run
 from scalinglab.runner.store import RunStatus
 from scalinglab.runner.study import discover_studies, load_study
+from scalinglab.runner.worker import check_workers, guarded
 from scalinglab.textfmt import format_table
-
-#: Set on a worker whose checkout is not at the client's path.
-WORKER_ROOT_ENV = "SCALINGLAB_WORKER_ROOT"
 
 
 @dataclass
@@ -82,108 +72,6 @@ class BatchResult:
                 ]
             )
         return format_table(["study", "variant", "status", "run", "seconds", "error"], rows)
-
-
-def _worker_root(client_root: str) -> Path:
-    return Path(os.environ.get(WORKER_ROOT_ENV) or client_root)
-
-
-def _probe(client_root: str) -> dict[str, Any]:
-    """Worker side: does this worker have the repository?"""
-    root = _worker_root(client_root)
-    return {
-        "host": socket.gethostname(),
-        "root": str(root),
-        "has_repo": (root / "notebooks").is_dir(),
-    }
-
-
-def check_workers(client: Any, root: str) -> None:
-    """Fail at once, naming them, when some worker has no checkout of the repository.
-
-    Raises
-    ------
-    StudyError
-        A worker sees no ``notebooks/`` folder at the repository path.
-    """
-    answers = client.run(_probe, root)
-    missing = [
-        f"{addr} ({a['host']}: {a['root']})"
-        for addr, a in sorted(answers.items())
-        if not a["has_repo"]
-    ]
-    if missing:
-        raise StudyError(
-            "worker(s) without the repository: " + ", ".join(missing) + ". Every worker needs "
-            "a checkout at the same commit, at the same path or where its "
-            f"{WORKER_ROOT_ENV} says; reports and data come back to this machine"
-        )
-
-
-def _snapshot(folder: Path) -> dict[str, tuple[int, int]]:
-    out = {}
-    for dirpath, dirnames, filenames in os.walk(folder):
-        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
-        for f in filenames:
-            if not f.startswith("."):
-                p = Path(dirpath) / f
-                st = p.stat()
-                out[str(p.relative_to(folder))] = (st.st_mtime_ns, st.st_size)
-    return out
-
-
-def _run_task(task: dict[str, Any]) -> dict[str, Any]:
-    """Worker side: run one study from this worker's checkout into a private folder and
-    return the result with the run folder's files and the data files it wrote (bytes)."""
-    root = _worker_root(task["root"])
-    saved = os.environ.get("SCALINGLAB_ROOT")
-    os.environ["SCALINGLAB_ROOT"] = str(root)
-    try:
-        prep = prepare_run(task["study"], variant=task["variant"], overrides=task["parameters"])
-        differs = [
-            what
-            for key, what in (("source_hash", "notebook"), ("input_hashes", "inputs"))
-            if prep.hashes[key] != task["hashes"][key]
-        ]
-        if differs:
-            raise StudyError(
-                f"worker {socket.gethostname()}: its checkout at {root} differs from the "
-                f"client's ({', '.join(differs)}: another commit or other data); bring it to "
-                "the same commit and data"
-            )
-        data = root / "data"
-        before = _snapshot(data) if data.is_dir() else {}
-        with tempfile.TemporaryDirectory(prefix="scalinglab-run-") as tmp:
-            res = run_study(
-                task["study"],
-                variant=task["variant"],
-                prepared=prep,
-                cell_timeout=task["cell_timeout"],
-                force=True,
-                command=task["command"],
-                executor=task["executor"],
-                reports_root=Path(tmp),
-            )
-            files = (
-                {p.name: p.read_bytes() for p in res.run_dir.iterdir() if p.is_file()}
-                if res.run_dir is not None
-                else {}
-            )
-        after = _snapshot(data) if data.is_dir() else {}
-        written = {
-            rel: (data / rel).read_bytes() for rel, stat in after.items() if before.get(rel) != stat
-        }
-        return {
-            **res.to_json(),
-            "files": files,
-            "data_files": written,
-            "host": socket.gethostname(),
-        }
-    finally:
-        if saved is None:
-            os.environ.pop("SCALINGLAB_ROOT", None)
-        else:
-            os.environ["SCALINGLAB_ROOT"] = saved
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
@@ -284,17 +172,6 @@ def record_interrupted(
     )
 
 
-def _guarded(task: dict[str, Any]) -> tuple[bool, Any]:
-    import traceback
-
-    try:
-        return True, _run_task(task)
-    except StudyError as exc:  # a clear one-line reason (no traceback)
-        return False, str(exc)
-    except Exception:
-        return False, traceback.format_exc()
-
-
 def _execute(
     tasks: list[dict[str, Any]],
     preps: dict[str, PreparedRun],
@@ -333,7 +210,7 @@ def _execute(
     try:
         if compute_mode(scheduler) == "sync":
             for task in tasks:
-                done(task, *_guarded(task))
+                done(task, *guarded(task))
                 if results[task["study"]].status == RunStatus.INTERRUPTED:
                     interrupted = True
                     break
@@ -343,7 +220,7 @@ def _execute(
                 check_workers(client, tasks[0]["root"])
                 from dask.distributed import as_completed
 
-                futures = {client.submit(_guarded, t, pure=False): t for t in tasks}
+                futures = {client.submit(guarded, t, pure=False): t for t in tasks}
                 try:
                     for fut in as_completed(list(futures)):
                         done(futures[fut], *fut.result())
