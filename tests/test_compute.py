@@ -186,3 +186,27 @@ def test_saved_sweeps_are_compressed_losslessly(tmp_path):
         back = saved.load()
     back.attrs = {}
     xr.testing.assert_identical(back, ds)  # values, dims, coords: all as written
+
+
+def test_config_dict_keeps_an_older_configs_hash_until_a_new_field_is_used():
+    import dataclasses
+
+    from scalinglab.provenance import config_dict
+
+    @dataclasses.dataclass(frozen=True)
+    class Old:
+        steps: int = 10
+
+    @dataclasses.dataclass(frozen=True)
+    class New:
+        steps: int = 10
+        lr_grid: tuple = ()  # added later; () behaves as before it existed
+
+    def key(cfg, version="1"):
+        return config_hash(
+            config_dict(cfg, engine_version=version, omit_if_default={"lr_grid": ()})
+        )
+
+    assert key(New()) == config_hash(config_dict(Old(), engine_version="1", omit_if_default={}))
+    assert key(New(lr_grid=(0.5, 1.0))) != key(New())
+    assert key(New(), version="2") != key(New())

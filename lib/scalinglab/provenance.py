@@ -6,6 +6,7 @@ number in a report can be traced to the code, inputs and environment that made i
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import importlib.metadata as md
 import json
@@ -14,6 +15,7 @@ import subprocess
 import sys
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from scalinglab.paths import PACKAGE_DIR, lock_file, repo_root
 
@@ -85,6 +87,22 @@ def canonical_json(obj: object) -> str:
 def config_hash(config: dict, *, length: int = 12) -> str:
     """Short stable hash of a JSON-able config dict."""
     return sha256_bytes(canonical_json(config).encode())[:length]
+
+
+def config_dict(config: Any, *, engine_version: str, omit_if_default: dict) -> dict:
+    """A dataclass config as the dict its cache key is hashed from.
+
+    Fields added to a config after its results were committed are left out while they
+    hold the value in ``omit_if_default`` (the value that reproduces the older
+    behaviour), so an older config keeps its hash and its committed data; the engine
+    version is added, so changing what a run computes changes every key.
+    """
+    d = dataclasses.asdict(config)
+    for k, default in omit_if_default.items():
+        if d[k] == default:
+            del d[k]
+    d["engine_version"] = engine_version
+    return d
 
 
 def _git(*args: str) -> str | None:

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from scalinglab.models.corpus import CorpusConfig, build_corpus
+from scalinglab.provenance import config_dict
 from scalinglab.training.optimizers import (
     OPTIMIZER_TABLE,
     STUDY_OPTIMIZERS,
@@ -121,11 +122,7 @@ class SweepConfig:
         )
 
     def to_dict(self) -> dict:
-        d = dataclasses.asdict(self)
-        for k, default in _REDESIGN_DEFAULTS.items():  # unused: older configs keep their hash
-            if d[k] == default:
-                del d[k]
-        d["engine_version"] = ENGINE_VERSION
+        d = config_dict(self, engine_version=ENGINE_VERSION, omit_if_default=_REDESIGN_DEFAULTS)
         d["corpus_hash"] = build_corpus(self.corpus).content_hash
         d["optimizer_table"] = {
             o: {"defaults": default_hparams(o), "grid": self.grid(o)} for o in self.optimizers

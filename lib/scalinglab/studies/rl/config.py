@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 from scalinglab.models.tokenizer import arithmetic_tokenizer
 from scalinglab.models.transformer import TransformerConfig
+from scalinglab.provenance import config_dict
 from scalinglab.studies.rl.grpo import GRPOConfig
 from scalinglab.studies.rl.run import RLRunConfig, WarmupConfig
 from scalinglab.studies.rl.stopping import PlateauRule
@@ -74,11 +75,7 @@ class RLSweepConfig:
     variant_sizes: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
-        d = dataclasses.asdict(self)
-        for k, default in _REDESIGN_DEFAULTS.items():  # unused: older configs keep their hash
-            if d[k] == default:
-                del d[k]
-        d["engine_version"] = ENGINE_VERSION
+        d = config_dict(self, engine_version=ENGINE_VERSION, omit_if_default=_REDESIGN_DEFAULTS)
         return d
 
     def rule_lr(self, size: SizeSpec) -> float:
