@@ -139,6 +139,7 @@ def test_epochs_are_recorded_and_match_the_sampler(arms):
     np.testing.assert_allclose(planned_epochs(sweep), want)
 
 
+@pytest.mark.slow  # builds the small corpus (its hash is part of the config)
 def test_small_config_still_finds_its_committed_dataset(monkeypatch):
     monkeypatch.delenv("SCALINGLAB_ROOT", raising=False)
     cfg = sweep_config("small").to_dict()
