@@ -21,6 +21,7 @@
 #     reports:
 #     - default
 #     - medium
+#     - medium_v2
 #     variants:
 #       medium:
 #         compute_class: medium_v1
@@ -1035,3 +1036,12 @@ else:
 # rule's onset, and learning rates chosen on 600-step runs of 3 seeds with collapsed
 # multipliers excluded. In `medium_v1` the rule stopped every run it fired on, so
 # GRPOLAW-2 is not identified there.
+#
+# **The `medium_v2` run** (report variant `medium_v2`) is that design: 70 main runs of
+# 2000 steps each (the baseline at 4 sizes with 5 seeds; the two design ablations, the
+# two positive controls and the reused pool at `s` and `m`), from learning rates chosen
+# by the stage above: 0.5x of the width rule at every size, the best end-of-run pass rate
+# at each size on its own merits (1x collapsed at `s` and fell back from its peak at `m`,
+# `l` and `xl` within 600 steps). Its claims ledger, at the top of its report, is this
+# design's verdict on each claim; `scalinglab reports diff rl_scaling/medium/latest
+# rl_scaling/medium_v2/latest` lists what changed from `medium_v1`, claim by claim.
