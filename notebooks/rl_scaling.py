@@ -21,7 +21,6 @@
 #     reports:
 #     - default
 #     - medium
-#     - medium_v2
 #     variants:
 #       medium:
 #         compute_class: medium_v1
@@ -1037,11 +1036,13 @@ else:
 # multipliers excluded. In `medium_v1` the rule stopped every run it fired on, so
 # GRPOLAW-2 is not identified there.
 #
-# **The `medium_v2` run** (report variant `medium_v2`) is that design: 70 main runs of
+# **The `medium_v2` sweep** (report variant `medium_v2`) is that design: 70 main runs of
 # 2000 steps each (the baseline at 4 sizes with 5 seeds; the two design ablations, the
 # two positive controls and the reused pool at `s` and `m`), from learning rates chosen
 # by the stage above: 0.5x of the width rule at every size, the best end-of-run pass rate
 # at each size on its own merits (1x collapsed at `s` and fell back from its peak at `m`,
-# `l` and `xl` within 600 steps). Its claims ledger, at the top of its report, is this
-# design's verdict on each claim; `scalinglab reports diff rl_scaling/medium/latest
-# rl_scaling/medium_v2/latest` lists what changed from `medium_v1`, claim by claim.
+# `l` and `xl` within 600 steps). Its finished runs are committed as they land (the
+# progress line above counts them); once the sweep is complete, its report's claims
+# ledger is this design's verdict on each claim, and `scalinglab reports diff
+# rl_scaling/medium/latest rl_scaling/medium_v2/latest` lists what changed from
+# `medium_v1`, claim by claim.
