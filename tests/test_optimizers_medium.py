@@ -163,6 +163,7 @@ def test_medium_design_meets_the_issue():
 
 
 @pytest.mark.slow  # builds the installed-text corpus (minutes the first time, then cached)
+@pytest.mark.slow  # builds the medium corpus (minutes on a fresh checkout)
 def test_no_medium_run_repeats_data():
     sweep = sweep_config("medium")
     ep = planned_epochs(sweep)
