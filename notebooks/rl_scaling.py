@@ -105,6 +105,7 @@ from scalinglab.paths import repo_root
 from scalinglab.plots import use_style
 from scalinglab.record import claim, record
 from scalinglab.studies.rl import analysis as rla
+from scalinglab.studies.rl import phases as rph
 from scalinglab.studies.rl import predict as rlp
 from scalinglab.studies.rl.budget import costs_from_runs, estimate_sweep
 from scalinglab.studies.rl.config import sweep_config
@@ -617,6 +618,77 @@ ph.set_index("model_size")[
 ]
 
 # %% [markdown]
+# ### Phases run by run
+#
+# The fit above describes the *mean* trajectory of a size. Runs that take off at
+# different times average to a curve that climbs from the start, so the pooled logistic
+# can find no slow start while many runs have one. Each run is therefore also judged on
+# its own logistic: a **slow start** is in its data when at least two evaluations after
+# step 0 come before its $t_{10}$ and the logistic fits it better than the exponential
+# saturation (which has no slow start); a **plateau** when at least two evaluations come
+# after its $t_{90}$ and $R_{max} \le 1$. Its plateau onset is **predicted** when the fit
+# on its first `early_frac` alone puts $t_{90}$ within 0.1 of the full fit's (a run
+# without a plateau, or whose early fit sees none, is not predicted). If the trajectory
+# is a function of model size, initial performance and progress (Nimmaturi et al.), the
+# seeds of one size start their climb at about the same point: the seed standard
+# deviation of $t_{10}$ measures that. Intervals resample runs within their size.
+
+# %%
+per_run = rph.run_phases(curves, early_frac=early_frac)
+shares = rph.phase_shares(per_run, reps=poi_reps, seed=seed, level=level)
+for name, what in (
+    ("slow_start", "show a slow start (>= 2 evaluations before t10)"),
+    ("plateau", "reach a plateau inside training (>= 2 evaluations after t90)"),
+    ("three_phases", "show all three phases"),
+    (
+        "predicted",
+        f"have their plateau onset predicted within 0.1 from their first {early_frac:.0%}",
+    ),
+):
+    sh = shares[name]
+    record(
+        f"phases/runs/{name}_share",
+        sh["value"],
+        ci=sh["ci"],
+        level=level,
+        method="stratified bootstrap over runs (within size), percentile",
+        resamples=poi_reps,
+        headline=name == "three_phases",
+        description=f"share of the {sh['n_runs']} {base} runs that {what}",
+    )
+sd10 = shares["t10_seed_sd"]
+record(
+    "phases/runs/t10_seed_sd",
+    sd10["value"],
+    ci=sd10["ci"],
+    level=level,
+    method="stratified bootstrap over runs (within size), percentile",
+    resamples=poi_reps,
+    identified=bool(np.isfinite(sd10["value"])),
+    description="standard deviation of t10 (end of the slow start) across the seeds of a "
+    "size, mean over sizes (fraction of the run)",
+)
+display(pd.DataFrame({k: v["by_size"] for k, v in shares.items()}).round(3))
+fig, ax = plt.subplots(figsize=(6, 3.2))
+for j, (_s, g) in enumerate(per_run.groupby("model_size", sort=False)):
+    x = j + np.linspace(-0.15, 0.15, len(g))
+    ax.scatter(x, g["t10"].clip(-0.1, 1.1), c=np.where(g["slow_start"], "C0", "C3"), zorder=3)
+    ax.scatter(x, g["t90"].clip(-0.1, 1.1), marker="_", s=200, c="k", zorder=2)
+ax.axhspan(-0.1, 0.0, color="0.9")
+ax.axhspan(1.0, 1.1, color="0.9")
+ax.set(
+    xticks=range(per_run["model_size"].nunique()),
+    xticklabels=list(dict.fromkeys(per_run["model_size"])),
+    xlabel="model size",
+    ylabel="fraction of training",
+    title="each run's t10 (blue: slow start, red: none) and t90 (bar)",
+)
+plt.show()
+per_run.set_index(["model_size", "seed"])[
+    ["start", "R0", "Rmax", "t10", "t90", "slow_start", "plateau", "t90_early", "t90_error"]
+].round(3)
+
+# %% [markdown]
 # ## Design ablations and positive controls: asymptote or efficiency?
 #
 # Each run gets its own sigmoid ($R_0$ its own). For each variant against the baseline
@@ -898,6 +970,25 @@ claim(
     value=1.0,
 )
 claim(
+    "GRPOLAW-1-runs",
+    paper=NIMM,
+    statement="Run by run, the three phases are the typical trajectory: more than half the "
+    "runs show a slow start and a plateau inside training",
+    finding="phases/runs/three_phases_share",
+    expect="greater",
+    value=0.5,
+)
+claim(
+    "GRPOLAW-3",
+    paper=NIMM,
+    statement="The trajectory is a function of model size, initial performance and "
+    "progress: the seeds of one size end their slow start at about the same point "
+    "(seed SD of t10 below 0.1 of the run)",
+    finding="phases/runs/t10_seed_sd",
+    expect="less",
+    value=0.1,
+)
+claim(
     "GRPOLAW-2",
     paper=NIMM,
     statement="Training beyond the plateau buys little: the pass rate gained after the "
@@ -916,6 +1007,15 @@ claim(
     expect="equal",
     value=0.0,
     tolerance=0.1,
+)
+claim(
+    "GRPOLAW-1-early-runs",
+    paper=NIMM,
+    statement=f"... run by run: more than half the runs' plateau onsets are predicted "
+    f"within 0.1 from their first {early_frac:.0%}",
+    finding="phases/runs/predicted_share",
+    expect="greater",
+    value=0.5,
 )
 
 # %% [markdown]

@@ -48,6 +48,8 @@ def test_tiny_study_runs_our_own_sweep(lab):
         for name in ("A_pred_error", "final_pred_error", "rmse"):
             assert found[f"scalerl/{size}/{name}"]["ci"] is not None
         assert f"phases/{size}/t90_early_error" in found
+    share = found["phases/runs/slow_start_share"]
+    assert 0.0 <= share["point"] <= 1.0 and share["ci"] is not None
     assert {"plateau/gain_after", "runs/collapsed", "runs/not_taken_off"} <= set(found)
     ledger = {
         c["id"]: c for c in json.loads((Path(res.run_dir) / "results.json").read_text())["claims"]
@@ -65,6 +67,9 @@ def test_tiny_study_runs_our_own_sweep(lab):
         "GRPOLAW-1",
         "GRPOLAW-2",
         "GRPOLAW-1-early",
+        "GRPOLAW-1-runs",
+        "GRPOLAW-1-early-runs",
+        "GRPOLAW-3",
         "CONTROL-A",
         "CONTROL-B",
     ):

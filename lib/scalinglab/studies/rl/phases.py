@@ -1,0 +1,194 @@
+"""Reward-trajectory phases run by run (Nimmaturi et al., GRPOLAW-1).
+
+:func:`~scalinglab.studies.rl.predict.phase_predictions` fits one logistic in training
+progress to all seeds of a size at once: the *mean* trajectory. When the runs of one
+size take off at different times, that mean is not a logistic: a run that sits at its
+R0 for 80% of training and one that climbs from its first step average to a curve that
+climbs from the start, so the pooled fit can report "no slow start" while half the
+runs have one. Nimmaturi et al.'s phases describe a trajectory, so this module also
+judges every run on its own:
+
+- :func:`run_phases`: each baseline run's logistic
+  ``R(t) = R0 + (Rmax - R0) / (1 + exp(-kappa (t - t0)))`` and exponential
+  saturation, with ``t10``, ``t50``, ``t90``; whether the data hold a slow start
+  (at least ``min_evals`` evaluations after step 0 lie before ``t10``, and the logistic
+  fits better than the exponential saturation, which has no slow start), a plateau
+  (at least ``min_evals`` evaluations after ``t90``, and ``Rmax <= 1``), and the
+  plateau onset predicted from the run's first ``early_frac`` alone.
+- :func:`phase_shares`: the shares of runs with each phase and the spread of the
+  slow start's length across seeds, with stratified bootstrap intervals over runs
+  (runs resampled within their size, :func:`~scalinglab.stats.bootstrap.stratified_replicates`).
+
+Inputs are the curves table of :mod:`scalinglab.studies.rl.analysis` (baseline
+variant: the first one).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from scalinglab.fitting import fit
+from scalinglab.stats.bootstrap import percentile_interval, stratified_replicates
+
+LN9 = float(np.log(9.0))
+
+
+def _rmse(res, t: np.ndarray, y: np.ndarray) -> float:
+    return float(np.sqrt(np.mean((res.predict(t) - y) ** 2)))
+
+
+def _logistic_points(res) -> tuple[float, float, float]:
+    p = res.params
+    return p["t0"] - LN9 / p["kappa"], p["t0"], p["t0"] + LN9 / p["kappa"]
+
+
+def _one_run(t: np.ndarray, y: np.ndarray, *, dt: float, early_frac: float, min_evals: int):
+    logi = fit("logistic_progress", t, y, n_polish=5)
+    expo = fit("exp_saturation", t, y)
+    t10, t50, t90 = _logistic_points(logi)
+    rmse_l, rmse_e = _rmse(logi, t, y), _rmse(expo, t, y)
+    span = min_evals * dt
+    slow = bool(t10 >= span and rmse_l < rmse_e)
+    plateau = bool(t90 <= t.max() - span and logi.params["Rmax"] <= 1.0)
+    early = t <= early_frac
+    t90_early = np.nan
+    if early.sum() >= 5:
+        try:
+            t90_early = _logistic_points(fit("logistic_progress", t[early], y[early], n_polish=5))[
+                2
+            ]
+        except Exception:  # an early fit that fails has predicted nothing
+            t90_early = np.nan
+        if not 0.0 <= t90_early <= 10.0:  # no plateau in sight from the early window
+            t90_early = np.nan
+    return {
+        "R0": logi.params["R0"],
+        "Rmax": logi.params["Rmax"],
+        "t10": t10,
+        "t50": t50,
+        "t90": t90,
+        "rmse_logistic": rmse_l,
+        "rmse_exp": rmse_e,
+        "slow_start": slow,
+        "plateau": plateau,
+        "three_phases": slow and plateau,
+        "t90_early": t90_early,
+        "t90_error": t90_early - t90 if plateau else np.nan,
+    }
+
+
+def run_phases(df: pd.DataFrame, *, early_frac: float = 0.3, min_evals: int = 2) -> pd.DataFrame:
+    """Each baseline run's phases.
+
+    Parameters
+    ----------
+    df
+        The curves table (columns ``variant``, ``model_size``, ``n_params``, ``seed``,
+        ``step``, ``pass_rate``); the first variant is the baseline.
+    early_frac
+        The share of training the early plateau prediction may see.
+    min_evals
+        Evaluations a phase must span to be in the data (after step 0 for the slow
+        start, before the last evaluation for the plateau).
+
+    Returns
+    -------
+    DataFrame
+        One row per run (``model_size``, ``seed``, ``n_params``, ``start`` = the pass
+        rate at step 0): the logistic's ``R0``, ``Rmax``, ``t10``, ``t50``, ``t90``
+        (fractions of the size's longest run), ``rmse_logistic``, ``rmse_exp``, the
+        booleans ``slow_start``, ``plateau``, ``three_phases``, ``t90_early`` (NaN when
+        the early fit sees no plateau) and ``t90_error`` (early - full, NaN without a
+        plateau). A run whose logistic fit fails has NaN values and False phases.
+    """
+    base = df[df["variant"] == df["variant"].iloc[0]]
+    order = base.drop_duplicates("model_size").sort_values("n_params")["model_size"]
+    rows = []
+    for size in order:
+        g_size = base[base["model_size"] == size]
+        t_end = float(g_size["step"].max())
+        dt = float(np.median(np.diff(np.unique(g_size["step"].to_numpy())))) / t_end
+        for sd, g in g_size.groupby("seed", sort=True):
+            g = g.sort_values("step")
+            t, y = g["step"].to_numpy() / t_end, g["pass_rate"].to_numpy()
+            row = {
+                "model_size": size,
+                "seed": sd,
+                "n_params": float(g["n_params"].iloc[0]),
+                "start": float(y[0]),
+            }
+            try:
+                row |= _one_run(t, y, dt=dt, early_frac=early_frac, min_evals=min_evals)
+            except Exception:  # a run no logistic fits: no phases found in it
+                row |= {"slow_start": False, "plateau": False, "three_phases": False}
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _table(per_run: pd.DataFrame, column: str) -> tuple[np.ndarray, list[str]]:
+    """Shape ``(runs, sizes)`` table of one column, NaN-padded."""
+    sizes = list(dict.fromkeys(per_run["model_size"]))
+    cols = [per_run.loc[per_run["model_size"] == s, column].to_numpy(float) for s in sizes]
+    out = np.full((max(len(c) for c in cols), len(sizes)), np.nan)
+    for j, c in enumerate(cols):
+        out[: len(c), j] = c
+    return out, sizes
+
+
+def phase_shares(
+    per_run: pd.DataFrame,
+    *,
+    tolerance: float = 0.1,
+    reps: int = 2000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> dict[str, dict]:
+    """Shares of runs with each phase, and how much the slow start varies across seeds.
+
+    Returns
+    -------
+    dict
+        Keys ``slow_start``, ``plateau``, ``three_phases`` (share of all runs),
+        ``predicted`` (share of runs whose plateau onset the early fit predicts within
+        ``tolerance``; a run without a plateau or whose early fit sees none counts as
+        not predicted) and ``t10_seed_sd`` (the standard deviation of ``t10`` across
+        the seeds of a size, averaged over sizes; ``t10`` clipped to ``[0, 1]``, a slow
+        start lasting the whole run counting as 1). Each maps to ``{"value", "ci",
+        "n_runs", "by_size"}`` (``by_size``: the per-size point values).
+    """
+    per_run = per_run.copy()
+    per_run["predicted"] = (per_run["t90_error"].abs() <= tolerance).astype(float)
+    per_run["t10_c"] = per_run["t10"].clip(0.0, 1.0)
+    rng = np.random.default_rng(seed)
+    out: dict[str, dict] = {}
+    for name in ("slow_start", "plateau", "three_phases", "predicted", "t10_seed_sd"):
+        col = "t10_c" if name == "t10_seed_sd" else name
+        values, sizes = _table(per_run.assign(**{col: per_run[col].astype(float)}), col)
+        if name == "t10_seed_sd":
+
+            def stat(x: np.ndarray) -> np.ndarray:
+                with np.errstate(all="ignore"):
+                    return np.nanmean(np.nanstd(x, axis=-2, ddof=1), axis=-1)[..., None]
+
+        else:
+
+            def stat(x: np.ndarray) -> np.ndarray:
+                return np.nanmean(x, axis=(-2, -1))[..., None]
+
+        present = values[:, ~np.all(np.isnan(values), axis=0)]
+        by_size = {s: float(stat(values[:, [j]][None])[0, 0]) for j, s in enumerate(sizes)}
+        point, ci = np.nan, (np.nan, np.nan)
+        if present.size:
+            point = float(stat(present[None])[0, 0])
+            draws = stratified_replicates(present, stat, reps=reps, rng=rng)
+            with np.errstate(all="ignore"):
+                lo, hi = percentile_interval(draws, level=level)
+            ci = (float(lo[0]), float(hi[0]))
+        out[name] = {
+            "value": point,
+            "ci": ci,
+            "n_runs": int(np.isfinite(present).sum()),
+            "by_size": by_size,
+        }
+    return out

@@ -1,0 +1,93 @@
+"""Phases run by run: runs that take off at different times, on curves with known laws."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from scalinglab.studies.rl import phases as rph
+
+STEPS = np.arange(0, 2001, 25)
+T = STEPS / STEPS[-1]
+
+
+def _logistic(t, *, r0=0.04, rmax=0.85, kappa=20.0, t0=0.4):
+    return r0 + (rmax - r0) / (1 + np.exp(-kappa * (t - t0)))
+
+
+def _saturation(t, *, r0=0.04, rmax=0.85, tau=0.12):
+    return r0 + (rmax - r0) * (1 - np.exp(-t / tau))
+
+
+def _frame(curves: dict[str, list], *, noise=0.004, seed=0) -> pd.DataFrame:
+    """``curves``: size -> one pass-rate curve over ``T`` per seed."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for n, (size, per_seed) in enumerate(curves.items()):
+        for sd, y in enumerate(per_seed):
+            y = np.clip(y + rng.normal(0, noise, y.size), 0, 1)
+            rows += [
+                {
+                    "variant": "baseline",
+                    "model_size": size,
+                    "seed": sd,
+                    "n_params": 1e4 * 10**n,
+                    "step": int(st),
+                    "pass_rate": v,
+                }
+                for st, v in zip(STEPS, y, strict=True)
+            ]
+    return pd.DataFrame(rows)
+
+
+def test_a_slow_start_is_found_in_the_runs_that_have_one():
+    df = _frame(
+        {
+            "s": [_logistic(T, t0=0.25), _logistic(T, t0=0.7)],
+            "m": [_saturation(T), _saturation(T, tau=0.2)],
+        }
+    )
+    pr = rph.run_phases(df, early_frac=0.3).set_index(["model_size", "seed"])
+    s0 = pr.loc[("s", 0)]
+    assert s0["t10"] == pytest.approx(0.25 - np.log(9) / 20, abs=0.02)
+    assert s0["t90"] == pytest.approx(0.25 + np.log(9) / 20, abs=0.02)
+    assert pr.loc[("s", 1), "t50"] == pytest.approx(0.7, abs=0.02)
+    assert pr.loc["s", "slow_start"].all() and pr.loc["s", "three_phases"].all()
+    # an exponential saturation climbs from its first step: no slow start in the data
+    assert not pr.loc["m", "slow_start"].any() and pr.loc["m", "plateau"].all()
+    assert (pr.loc["m", "rmse_exp"] < pr.loc["m", "rmse_logistic"]).all()
+    # s0 is past its bend by t = 0.3 and its plateau is predicted; s1 is still flat
+    assert abs(s0["t90_error"]) < 0.1
+    assert not abs(pr.loc[("s", 1), "t90_error"]) <= 0.1
+
+
+def test_a_run_still_climbing_at_the_end_has_no_plateau():
+    df = _frame({"s": [_logistic(T, t0=0.95, kappa=12.0)]})
+    r = rph.run_phases(df).iloc[0]
+    assert r["slow_start"] and not r["plateau"] and not r["three_phases"]
+    assert np.isnan(r["t90_error"])
+
+
+def test_shares_count_runs_and_the_seed_spread_of_the_slow_start():
+    same = _frame({"s": [_logistic(T, t0=0.4)] * 4, "m": [_logistic(T, t0=0.5)] * 4})
+    spread = _frame(
+        {
+            "s": [_logistic(T, t0=t0) for t0 in (0.2, 0.4, 0.6, 0.8)],
+            "m": [_saturation(T)] * 2 + [_logistic(T, t0=0.5)] * 2,
+        }
+    )
+    a = rph.phase_shares(rph.run_phases(same), reps=200, seed=0)
+    b = rph.phase_shares(rph.run_phases(spread), reps=200, seed=0)
+    assert a["slow_start"]["value"] == 1.0 and a["slow_start"]["ci"] == (1.0, 1.0)
+    assert a["t10_seed_sd"]["value"] < 0.01
+    assert b["slow_start"]["value"] == pytest.approx(6 / 8)
+    assert b["slow_start"]["by_size"] == {"s": 1.0, "m": 0.5}
+    lo, hi = b["slow_start"]["ci"]
+    assert lo < 0.75 <= hi <= 1.0 and b["slow_start"]["n_runs"] == 8
+    # the s seeds' t10 spread over 0.6 of the run
+    sd_s = np.std(np.array([0.2, 0.4, 0.6, 0.8]) - np.log(9) / 20, ddof=1)
+    assert b["t10_seed_sd"]["by_size"]["s"] == pytest.approx(sd_s, abs=0.02)
+    assert b["t10_seed_sd"]["value"] > 0.1 > a["t10_seed_sd"]["ci"][1]
+    # same seed, same intervals
+    assert rph.phase_shares(rph.run_phases(spread), reps=200, seed=0) == b
