@@ -104,7 +104,9 @@ from scalinglab.fitting import record_param
 from scalinglab.paths import repo_root
 from scalinglab.plots import use_style
 from scalinglab.record import claim, record
+from scalinglab.studies.rl import ablations as rab
 from scalinglab.studies.rl import analysis as rla
+from scalinglab.studies.rl import kn as rkn
 from scalinglab.studies.rl import phases as rph
 from scalinglab.studies.rl import predict as rlp
 from scalinglab.studies.rl.budget import costs_from_runs, estimate_sweep
@@ -439,7 +441,7 @@ half.set_index("model_size")[
 # ($N_{min}/100$ to $100 N_{max}$) means $k$ does not rise with $N$ here: not identified.
 
 # %%
-kn = rla.fit_kn(curves, reps=kn_reps, seed=seed, level=level)
+kn = rkn.fit_kn(curves, reps=kn_reps, seed=seed, level=level)
 n0_ok, n0_why = kn["N0_identified"]
 record(
     "tan/Kmax",
@@ -549,7 +551,7 @@ plt.show()
 
 # %%
 ph = rlp.phase_predictions(curves, early_frac=early_frac, reps=pred_reps, seed=seed, level=level)
-alt = rla.phases(curves, early_frac=early_frac, reps=1, seed=seed)
+alt = rph.pooled_phases(curves, early_frac=early_frac, reps=1, seed=seed)
 ph = ph.merge(alt[["model_size", "rmse_logistic", "rmse_exp"]], on="model_size")
 for _, r in ph.iterrows():
     s, big = r["model_size"], r["model_size"] == sizes[-1]
@@ -703,7 +705,7 @@ per_run.set_index(["model_size", "seed"])[
 
 # %%
 per_seed = rla.per_seed_sigmoids(curves, transient_frac=transient_frac)
-effects = rla.ablation_effects(per_seed, baseline=base, reps=poi_reps, seed=seed, level=level)
+effects = rab.ablation_effects(per_seed, baseline=base, reps=poi_reps, seed=seed, level=level)
 HEAD = {("len_cap", "A"), ("half_lr", "log10_C_mid")}
 for _, r in effects.iterrows():
     record(

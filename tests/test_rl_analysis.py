@@ -7,7 +7,10 @@ import pandas as pd
 import pytest
 
 from scalinglab.errors import InputError
+from scalinglab.studies.rl import ablations as rab
 from scalinglab.studies.rl import analysis as rla
+from scalinglab.studies.rl import kn as rkn
+from scalinglab.studies.rl import phases as rph
 
 SIZES = {"s": 1e4, "m": 1e5, "l": 1e6}
 C = np.linspace(0.0, 1e12, 26)  # evaluations at equal steps, as in a real run
@@ -67,7 +70,7 @@ def test_kn_recovers_tan_law_and_predicts_the_largest():
         out[pos] = 1 - 10 ** (-k * np.log10(c[pos] / 1e9) - 0.05)
         return out
 
-    kn = rla.fit_kn(_frame(fn, noise=0.002), reps=20, seed=0)
+    kn = rkn.fit_kn(_frame(fn, noise=0.002), reps=20, seed=0)
     assert kn["Kmax"][0] == pytest.approx(kmax, rel=0.15)
     assert kn["N0"][0] == pytest.approx(n0, rel=0.5)
     slopes = [k for k, _ in kn["k_slope"]]
@@ -90,7 +93,7 @@ def test_kn_flags_n0_on_its_bound_when_k_falls_with_size():
         out[pos] = 1 - 10 ** (-k * np.log10(c[pos] / 1e9) - 0.05)
         return out
 
-    kn = rla.fit_kn(_frame(fn, noise=0.002), reps=10, seed=0)
+    kn = rkn.fit_kn(_frame(fn, noise=0.002), reps=10, seed=0)
     assert kn["k_rise"][0] < 0 and kn["k_rise"][1][1] < 0
     ok, why = kn["N0_identified"]
     assert not ok and "bound" in why
@@ -104,7 +107,7 @@ def test_phases_find_the_plateau_of_a_logistic():
         t = np.searchsorted(C, c) / steps
         return 0.1 + 0.5 / (1 + np.exp(-kappa * (t - t0)))
 
-    ph = rla.phases(_frame(fn, noise=0.005), early_frac=0.6, reps=30, seed=0)
+    ph = rph.pooled_phases(_frame(fn, noise=0.005), early_frac=0.6, reps=30, seed=0)
     assert np.allclose(ph["t90"], t0 + np.log(9) / kappa, atol=0.03)
     assert np.allclose(ph["t10"], t0 - np.log(9) / kappa, atol=0.03)
     assert (ph["rmse_logistic"] < ph["rmse_exp"]).all()
@@ -118,7 +121,7 @@ def test_ablation_effects_tell_asymptote_from_no_change():
         return _scalerl(c, 0.1, a, 1.5, 2e11)
 
     df = _frame(fn, variants=("baseline", "higher_A", "same"), seeds=4)
-    eff = rla.ablation_effects(rla.per_seed_sigmoids(df), reps=300, seed=0).set_index(
+    eff = rab.ablation_effects(rla.per_seed_sigmoids(df), reps=300, seed=0).set_index(
         ["variant", "metric"]
     )
     hi = eff.loc[("higher_A", "A")]

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from scalinglab.studies.rl import analysis as rla
+from scalinglab.studies.rl import ablations as rab
 from scalinglab.studies.rl import predict as rlp
 
 STEPS = np.arange(0, 1001, 25)
@@ -122,7 +122,7 @@ def test_seed_spread_and_ablations_on_a_variant_run_at_some_sizes():
     ps = pd.DataFrame(rows)
     sp = rlp.seed_spread(ps, reps=200)
     assert sp["sd"] == pytest.approx(0.01, abs=0.006) and sp["at_bound"] == 0
-    eff = rla.ablation_effects(ps, baseline="baseline", reps=200).set_index("metric")
+    eff = rab.ablation_effects(ps, baseline="baseline", reps=200).set_index("metric")
     assert eff.loc["A", "delta"] == pytest.approx(-0.1, abs=0.02)
     assert eff.loc["A", "delta_hi"] < -0.05 and eff.loc["A", "sizes"] == "s"
     assert eff.loc["log10_C_mid", "delta"] == pytest.approx(np.log10(2))

@@ -28,8 +28,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from scalinglab.fitting import fit
+from scalinglab.fitting import extrapolation_check, fit, from_arrays
 from scalinglab.stats.bootstrap import percentile_interval, stratified_replicates
+from scalinglab.studies.rl.analysis import ordered_sizes
 
 LN9 = float(np.log(9.0))
 
@@ -192,3 +193,60 @@ def phase_shares(
             "by_size": by_size,
         }
     return out
+
+
+def _progress(g: pd.DataFrame) -> np.ndarray:
+    """Training progress: the step over the longest run of the group (its step budget
+    when no run stopped early), the same scale for every seed."""
+    return (g["step"] / g["step"].max()).to_numpy()
+
+
+def pooled_phases(
+    df: pd.DataFrame, *, early_frac: float = 0.3, reps: int = 500, seed: int = 0
+) -> pd.DataFrame:
+    """Reward-trajectory phases per size (baseline): logistic in progress ``t``.
+
+    Returns one row per size: ``t10`` (end of the slow start) and ``t90`` (plateau
+    start) with CIs over seeds; ``t90_early`` from a fit on ``t <= early_frac``
+    only, its ``mae_rest`` on the later points; and the RMSE of the logistic and
+    of the exponential-saturation law on all points (which law fits better).
+    """
+    base = df[df["variant"] == df["variant"].iloc[0]]
+    derived = {
+        "t10": lambda p: p["t0"] - LN9 / p["kappa"],
+        "t90": lambda p: p["t0"] + LN9 / p["kappa"],
+    }
+    rows = []
+    for size in ordered_sizes(base):
+        g = base[base["model_size"] == size]
+        t, y, grp = _progress(g), g["pass_rate"].to_numpy(), g["seed"].to_numpy()
+        full = fit(
+            "logistic_progress", t, y, groups=grp, bootstrap=reps, seed=seed, derived=derived
+        )
+        expo = fit("exp_saturation", t, y, groups=grp)
+        early = t <= early_frac
+        data = from_arrays(t, y, groups=grp.astype(str))
+        ex = extrapolation_check(
+            "logistic_progress", data, train=early, metric="mae", bootstrap=0, seed=seed
+        )
+        p_early = ex.fit.params
+        t90_early = p_early["t0"] + LN9 / p_early["kappa"]
+        row = {
+            "model_size": size,
+            "n_params": float(g["n_params"].iloc[0]),
+            "R0": full.params["R0"],
+            "Rmax": full.params["Rmax"],
+            # an early fit that puts the plateau beyond 10 runs has not seen it coming
+            "t90_early": t90_early if 0.0 <= t90_early <= 10.0 else np.nan,
+            "mae_rest": ex.error,
+            "rmse_logistic": _rmse(full, t, y),
+            "rmse_exp": _rmse(expo, t, y),
+        }
+        for name in ("t10", "t90"):
+            d = full.derived[name]
+            row[name] = float(d.point)
+            row[f"{name}_lo"], row[f"{name}_hi"] = (
+                (float(d.ci[0]), float(d.ci[1])) if d.ci else (np.nan, np.nan)
+            )
+        rows.append(row)
+    return pd.DataFrame(rows)
