@@ -10,9 +10,8 @@ and many independent runs, that it can run itself on a CPU in minutes. Here:
   iterations). Small budgets are part of the design: they make the optimizers
   differ and make runs vary, so scikit-learn's ``ConvergenceWarning`` is
   deliberately silenced inside each fit.
-* **tasks**: datasets that ship with scikit-learn (iris, wine, breast cancer,
-  digits; no download) and synthetic ones (moons, circles, XOR, blobs,
-  ``make_classification`` at two difficulties, Gaussian quantiles, Hastie).
+* **tasks**: datasets that ship with scikit-learn and synthetic ones
+  (:mod:`scalinglab.studies.intervals.benchmark_tasks`).
 * **a run**: one seed that fixes the stratified 70/30 train/test split and the
   model's initialisation and shuffling. Seeds are derived from names, never from
   positions or execution order: ``SeedSequence([seed, key(task), run, key(alg)])``
@@ -33,13 +32,11 @@ workers, and bit-identical results whether run in-process or on a cluster).
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import sys
 import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 import xarray as xr
@@ -47,84 +44,20 @@ import xarray as xr
 from scalinglab.compute import get_client
 from scalinglab.errors import ParameterError
 from scalinglab.stats.normalize import normalize
+from scalinglab.studies.intervals.benchmark_tasks import (
+    TASKS,
+    TEST_FRACTION,
+    chance_rate,
+    derived_seed,
+    load_task,
+    split,
+)
 from scalinglab.sweeps import RunCache, cached_sweep, makespan, map_runs
 
 #: Bump when a change to this module changes any number it produces.
 VERSION = "classifiers-v1"
 STUDY = "interval_estimates"
 REFERENCE = "reference"  # the pseudo-algorithm that computes the reference accuracies
-
-# --------------------------------------------------------------------- tasks
-
-
-def _xor(rs: int) -> tuple[np.ndarray, np.ndarray]:
-    r = np.random.default_rng(rs)
-    x = r.uniform(-1, 1, size=(500, 2))
-    y = (x[:, 0] * x[:, 1] > 0).astype(int)
-    return x + r.normal(0, 0.1, size=x.shape), y
-
-
-def _sk(name: str) -> Callable[[int], tuple[np.ndarray, np.ndarray]]:
-    def load(rs: int) -> tuple[np.ndarray, np.ndarray]:
-        from sklearn import datasets
-
-        return getattr(datasets, f"load_{name}")(return_X_y=True)
-
-    return load
-
-
-def _make(fn: str, **kw) -> Callable[[int], tuple[np.ndarray, np.ndarray]]:
-    def load(rs: int) -> tuple[np.ndarray, np.ndarray]:
-        from sklearn import datasets
-
-        return getattr(datasets, fn)(random_state=rs, **kw)[:2]
-
-    return load
-
-
-def _hastie(rs: int) -> tuple[np.ndarray, np.ndarray]:
-    from sklearn.datasets import make_hastie_10_2
-
-    x, y = make_hastie_10_2(n_samples=800, random_state=rs)
-    return x, (y > 0).astype(int)
-
-
-#: Task name -> loader(random_state) -> (X, y). Bundled datasets ignore the state.
-TASKS: dict[str, Callable[[int], tuple[np.ndarray, np.ndarray]]] = {
-    "iris": _sk("iris"),
-    "wine": _sk("wine"),
-    "breast_cancer": _sk("breast_cancer"),
-    "digits": _sk("digits"),
-    "moons": _make("make_moons", n_samples=500, noise=0.3),
-    "circles": _make("make_circles", n_samples=500, noise=0.15, factor=0.5),
-    "xor": _xor,
-    "blobs": _make("make_blobs", n_samples=600, centers=5, n_features=4, cluster_std=2.5),
-    "classification_easy": _make(
-        "make_classification",
-        n_samples=600,
-        n_features=10,
-        n_informative=5,
-        n_redundant=2,
-        n_classes=2,
-        class_sep=1.5,
-    ),
-    "classification_hard": _make(
-        "make_classification",
-        n_samples=600,
-        n_features=20,
-        n_informative=6,
-        n_redundant=4,
-        n_classes=4,
-        n_clusters_per_class=2,
-        flip_y=0.05,
-        class_sep=1.0,
-    ),
-    "gaussian_quantiles": _make(
-        "make_gaussian_quantiles", n_samples=600, n_features=3, n_classes=3
-    ),
-    "hastie": _hastie,
-}
-
 
 # ---------------------------------------------------------------- algorithms
 
@@ -179,7 +112,6 @@ COMPUTE_CLASSES: dict[str, dict] = {
     ),
 }
 
-TEST_FRACTION = 0.3
 HIDDEN = (32,)
 BATCH_SIZE = 32
 
@@ -224,51 +156,6 @@ def experiment_config(compute_class: str = "small", *, seed: int = 0, **override
         "batch_size": BATCH_SIZE,
         "test_fraction": TEST_FRACTION,
     }
-
-
-# ------------------------------------------------------------------ seeding
-
-
-def name_key(name: str) -> int:
-    """A stable 32-bit integer for a name (seeds follow names, not positions)."""
-    return int.from_bytes(hashlib.sha256(name.encode()).digest()[:4], "little")
-
-
-def derived_seed(seed: int, *parts: str | int) -> int:
-    """``SeedSequence([seed, *parts])`` reduced to a 32-bit ``random_state`` (names hashed)."""
-    entropy = [int(seed)] + [name_key(p) if isinstance(p, str) else int(p) for p in parts]
-    return int(np.random.SeedSequence(entropy).generate_state(1)[0])
-
-
-@lru_cache(maxsize=32)
-def load_task(task: str, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """The task's full data ``(X (n, d) float, y (n,) int)``, fixed per ``(task, seed)``."""
-    x, y = TASKS[task](derived_seed(seed, task, "data"))
-    _, y = np.unique(y, return_inverse=True)
-    return np.asarray(x, dtype=float), y.astype(np.int64)
-
-
-def split(task: str, seed: int, run: int) -> tuple[np.ndarray, ...]:
-    """Standardized stratified split of run ``run``: ``x_train, x_test, y_train, y_test``."""
-    from sklearn.model_selection import train_test_split
-    from sklearn.preprocessing import StandardScaler
-
-    x, y = load_task(task, seed)
-    xtr, xte, ytr, yte = train_test_split(
-        x,
-        y,
-        test_size=TEST_FRACTION,
-        stratify=y,
-        random_state=derived_seed(seed, task, run, "split"),
-    )
-    scaler = StandardScaler().fit(xtr)
-    return scaler.transform(xtr), scaler.transform(xte), ytr, yte
-
-
-def chance_rate(task: str, seed: int) -> float:
-    """Majority-class rate of the task's full data (accuracy of always guessing it)."""
-    _, y = load_task(task, seed)
-    return float(np.bincount(y).max() / y.size)
 
 
 # ------------------------------------------------------------------ fitting
