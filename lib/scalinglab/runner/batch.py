@@ -11,8 +11,8 @@ No shared filesystem is assumed. A task carries only plain data (study name,
 variant, parameters, repository root, expected source and input hashes); the
 worker (:mod:`scalinglab.runner.worker`) runs the study from its own copy of the
 repository (at the same path, or where its ``SCALINGLAB_WORKER_ROOT`` says) into a
-private temporary reports folder and sends back the run folder's files and any experiment results it wrote under
-``data/``. The client alone writes ``reports/``: each run folder is built under
+private temporary reports folder and sends back the run folder's files and any
+experiment results it wrote under ``data/``. The client alone writes ``reports/``: each run folder is built under
 ``.tmp-<run_id>/`` and renamed, ``latest`` moves only for a good run, and data
 files are replaced atomically. Before any task is sent, every worker is asked
 whether it has the repository; one that has not fails the batch at once with a

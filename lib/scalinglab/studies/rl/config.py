@@ -75,8 +75,7 @@ class RLSweepConfig:
     variant_sizes: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
-        d = config_dict(self, engine_version=ENGINE_VERSION, omit_if_default=_REDESIGN_DEFAULTS)
-        return d
+        return config_dict(self, engine_version=ENGINE_VERSION, omit_if_default=_REDESIGN_DEFAULTS)
 
     def rule_lr(self, size: SizeSpec) -> float:
         """The width rule's learning rate ``lr_base * lr_ref_width / d_model``."""

@@ -6,8 +6,8 @@ A sweep has two or three stages, each mapped with :func:`scalinglab.sweeps.map_r
 2. (``medium``) a short GRPO learning-rate sweep per size: ``lr_grid`` multipliers of
    the width rule (:mod:`~scalinglab.studies.rl.config`), ``lr_seeds`` seeds,
    ``lr_steps`` steps each; the multiplier chosen by
-   :func:`~scalinglab.studies.rl.lr_stage.select_lr` is used for that size's main runs, and the whole sweep is
-   kept in the dataset (``lr_pass_rate``) as a result;
+   :func:`~scalinglab.studies.rl.lr_stage.select_lr` is used for that size's main
+   runs, and the whole sweep is kept in the dataset (``lr_pass_rate``) as a result;
 3. one GRPO run per (model size, variant, seed), started from that warm-up, so
    the variants of a size and seed share their starting policy and R0 (paired
    ablations) and the warm-up is paid once. ``variant_sizes`` can restrict a
