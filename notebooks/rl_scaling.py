@@ -633,7 +633,9 @@ ph.set_index("model_size")[
 # without a plateau, or whose early fit sees none, is not predicted). If the trajectory
 # is a function of model size, initial performance and progress (Nimmaturi et al.), the
 # seeds of one size start their climb at about the same point: the seed standard
-# deviation of $t_{10}$ measures that. Intervals resample runs within their size.
+# deviation of $t_{10}$ measures that, and the rank correlation of $t_{10}$ with the
+# run's own starting pass rate says how much of the spread the initial performance
+# explains. Intervals resample runs within their size.
 
 # %%
 per_run = rph.run_phases(curves, early_frac=early_frac)
@@ -669,6 +671,18 @@ record(
     identified=bool(np.isfinite(sd10["value"])),
     description="standard deviation of t10 (end of the slow start) across the seeds of a "
     "size, mean over sizes (fraction of the run)",
+)
+rho = shares["t10_start_rho"]
+record(
+    "phases/runs/t10_start_rho",
+    rho["value"],
+    ci=rho["ci"],
+    level=level,
+    method="stratified bootstrap over runs (within size), percentile",
+    resamples=poi_reps,
+    identified=bool(np.isfinite(rho["value"])),
+    description="Spearman correlation of t10 with the run's starting pass rate within a "
+    "size, mean over sizes (< 0: runs that start higher take off sooner)",
 )
 display(pd.DataFrame({k: v["by_size"] for k, v in shares.items()}).round(3))
 fig, ax = plt.subplots(figsize=(6, 3.2))

@@ -73,7 +73,8 @@ def test_shares_count_runs_and_the_seed_spread_of_the_slow_start():
     same = _frame({"s": [_logistic(T, t0=0.4)] * 4, "m": [_logistic(T, t0=0.5)] * 4})
     spread = _frame(
         {
-            "s": [_logistic(T, t0=t0) for t0 in (0.2, 0.4, 0.6, 0.8)],
+            # the later a run takes off, the lower it started
+            "s": [_logistic(T, t0=t0, r0=0.1 - t0 / 10) for t0 in (0.2, 0.4, 0.6, 0.8)],
             "m": [_saturation(T)] * 2 + [_logistic(T, t0=0.5)] * 2,
         }
     )
@@ -89,5 +90,8 @@ def test_shares_count_runs_and_the_seed_spread_of_the_slow_start():
     sd_s = np.std(np.array([0.2, 0.4, 0.6, 0.8]) - np.log(9) / 20, ddof=1)
     assert b["t10_seed_sd"]["by_size"]["s"] == pytest.approx(sd_s, abs=0.02)
     assert b["t10_seed_sd"]["value"] > 0.1 > a["t10_seed_sd"]["ci"][1]
+    assert b["t10_start_rho"]["by_size"]["s"] == pytest.approx(-1.0)
+    lo, hi = b["t10_start_rho"]["ci"]
+    assert -1.0 <= lo <= hi <= 1.0
     # same seed, same intervals
     assert rph.phase_shares(rph.run_phases(spread), reps=200, seed=0) == b

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from scipy.stats import rankdata
 
 from scalinglab.fitting import extrapolation_check, fit, from_arrays
 from scalinglab.stats.bootstrap import percentile_interval, stratified_replicates
@@ -137,6 +138,30 @@ def _table(per_run: pd.DataFrame, column: str) -> tuple[np.ndarray, list[str]]:
     return out, sizes
 
 
+def _mean_rank_correlation(rows: np.ndarray, pairs: np.ndarray) -> np.ndarray:
+    """Mean over sizes of Spearman's rho between ``pairs[:, 0]`` and ``pairs[:, 1]``.
+
+    ``rows``: shape ``(B, R, M)`` row indices into ``pairs`` (NaN = absent) of ``B``
+    resampled tables of ``R`` runs by ``M`` sizes; returns shape ``(B,)``. A size whose
+    resample has fewer than 3 distinct runs or a constant column has no rho (left out).
+    """
+    out = np.full(rows.shape[0], np.nan)
+    for b in range(rows.shape[0]):
+        rhos = []
+        for m in range(rows.shape[2]):
+            r = rows[b, :, m]
+            r = r[np.isfinite(r)].astype(int)
+            xy = pairs[r]
+            xy = xy[np.isfinite(xy).all(axis=1)]
+            if len(np.unique(r)) < 3 or np.ptp(xy[:, 0]) == 0 or np.ptp(xy[:, 1]) == 0:
+                continue
+            rx, ry = rankdata(xy[:, 0]), rankdata(xy[:, 1])
+            rhos.append(float(np.corrcoef(rx, ry)[0, 1]))
+        if rhos:
+            out[b] = float(np.mean(rhos))
+    return out
+
+
 def phase_shares(
     per_run: pd.DataFrame,
     *,
@@ -155,22 +180,33 @@ def phase_shares(
         ``tolerance``; a run without a plateau or whose early fit sees none counts as
         not predicted) and ``t10_seed_sd`` (the standard deviation of ``t10`` across
         the seeds of a size, averaged over sizes; ``t10`` clipped to ``[0, 1]``, a slow
-        start lasting the whole run counting as 1). Each maps to ``{"value", "ci",
-        "n_runs", "by_size"}`` (``by_size``: the per-size point values).
+        start lasting the whole run counting as 1) and ``t10_start_rho`` (Spearman's
+        rank correlation of ``t10`` with the run's starting pass rate within a size,
+        averaged over sizes: does the initial performance explain when a run takes
+        off?). Each maps to ``{"value", "ci", "n_runs", "by_size"}`` (``by_size``: the
+        per-size point values).
     """
-    per_run = per_run.copy()
+    per_run = per_run.reset_index(drop=True)
     per_run["predicted"] = (per_run["t90_error"].abs() <= tolerance).astype(float)
     per_run["t10_c"] = per_run["t10"].clip(0.0, 1.0)
+    per_run["row"] = np.arange(len(per_run), dtype=float)
+    pairs = per_run[["start", "t10_c"]].to_numpy(float)
     rng = np.random.default_rng(seed)
     out: dict[str, dict] = {}
-    for name in ("slow_start", "plateau", "three_phases", "predicted", "t10_seed_sd"):
-        col = "t10_c" if name == "t10_seed_sd" else name
+    names = ("slow_start", "plateau", "three_phases", "predicted", "t10_seed_sd", "t10_start_rho")
+    for name in names:
+        col = {"t10_seed_sd": "t10_c", "t10_start_rho": "row"}.get(name, name)
         values, sizes = _table(per_run.assign(**{col: per_run[col].astype(float)}), col)
         if name == "t10_seed_sd":
 
             def stat(x: np.ndarray) -> np.ndarray:
                 with np.errstate(all="ignore"):
                     return np.nanmean(np.nanstd(x, axis=-2, ddof=1), axis=-1)[..., None]
+
+        elif name == "t10_start_rho":
+
+            def stat(x: np.ndarray) -> np.ndarray:
+                return _mean_rank_correlation(x, pairs)[..., None]
 
         else:
 
