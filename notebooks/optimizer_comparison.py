@@ -99,7 +99,8 @@ import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
 
-from scalinglab.fitting.speedup import compute_speedups, sweep_table
+from scalinglab.fitting.loss_table import sweep_table
+from scalinglab.fitting.speedup import compute_speedups
 from scalinglab.plots import use_style
 from scalinglab.record import claim, findings_table, record
 from scalinglab.stats.bootstrap import percentile_interval, resample_groups

@@ -11,7 +11,8 @@ import pytest
 import torch
 
 from scalinglab.compute import dataset_path
-from scalinglab.fitting.speedup import compute_speedups, sweep_table
+from scalinglab.fitting.loss_table import sweep_table
+from scalinglab.fitting.speedup import compute_speedups
 from scalinglab.models.corpus import CorpusConfig, PermutedWindows, build_corpus
 from scalinglab.models.installed_text import dedup
 from scalinglab.paths import data_dir

@@ -6,7 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from scalinglab.fitting.speedup import compute_speedups, sweep_table
+from scalinglab.fitting.loss_table import sweep_table
+from scalinglab.fitting.speedup import compute_speedups
 from scalinglab.studies.optimizers.analysis import (
     family_gap,
     leader_table,

@@ -9,12 +9,8 @@ import pandas as pd
 import pytest
 
 from scalinglab.errors import InputError
-from scalinglab.fitting.speedup import (
-    _interval_with_inf,
-    compute_speedups,
-    effective_data,
-    validate_table,
-)
+from scalinglab.fitting.loss_table import validate_table
+from scalinglab.fitting.speedup import _interval_with_inf, compute_speedups, effective_data
 
 # Hand-chosen baseline law: L(D) = 0.5 D^-0.5 + 2.0.
 A, ALPHA, E = 0.5, 0.5, 2.0

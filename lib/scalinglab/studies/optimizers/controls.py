@@ -26,7 +26,8 @@ import pandas as pd
 import xarray as xr
 from scipy.stats import norm
 
-from scalinglab.fitting.speedup import SpeedupResult, compute_speedups, sweep_table
+from scalinglab.fitting.loss_table import sweep_table
+from scalinglab.fitting.speedup import SpeedupResult, compute_speedups
 from scalinglab.stats.bootstrap import percentile_interval, resample_groups
 
 TRANSFER_SUFFIX = "@adamw"

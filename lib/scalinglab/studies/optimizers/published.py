@@ -242,9 +242,9 @@ def read_runs(path: str | Path, *, max_multiple: float = 8.0) -> pd.DataFrame:
 
     The released ``final_losses.csv`` (columns ``chinchilla, final_c4en_loss``) is read by
     :func:`load_published`; anything else by
-    :func:`scalinglab.fitting.speedup.load_loss_table`, whose errors name file, column and row.
+    :func:`scalinglab.fitting.loss_table.load_loss_table`, whose errors name file, column and row.
     """
-    from scalinglab.fitting.speedup import load_loss_table, validate_table
+    from scalinglab.fitting.loss_table import load_loss_table, validate_table
 
     path = resolve_input(path)
     cols = set(read_table(path).columns)
