@@ -51,7 +51,7 @@ from scalinglab.kernels.harness import default_flush_bytes
 from scalinglab.kernels.sparse_ffn import benchmark_sparse_ffn
 from scalinglab.provenance import git_commit, git_dirty
 from scalinglab.studies.sparsity import kernel_spread as ks
-from scalinglab.studies.sparsity.analysis import crossover, speedup_table
+from scalinglab.studies.sparsity.kernel_speed import crossover, speedup_table
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "sparse_ffn.json"

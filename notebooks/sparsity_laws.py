@@ -105,6 +105,7 @@ from scalinglab.kernels.hardware_probe import hardware_record
 from scalinglab.plots import Table, use_style
 from scalinglab.record import claim, findings, findings_table, record
 from scalinglab.studies.sparsity import analysis as sa
+from scalinglab.studies.sparsity import kernel_speed as kspeed
 from scalinglab.studies.sparsity import kernel_spread as ks
 from scalinglab.studies.sparsity import mask_kernel as mk
 from scalinglab.studies.sparsity import matched as sm
@@ -555,7 +556,7 @@ if not PUBLISHED:
         sb = speed[(speed["batch"] == 1) & (speed["impl"] == impl)].sort_values(
             "ratio", ascending=False
         )
-        cross = sa.crossover(sb["ratio"].to_numpy(), sb["speedup"].to_numpy())
+        cross = kspeed.crossover(sb["ratio"].to_numpy(), sb["speedup"].to_numpy())
         if cross is not None:
             record(
                 f"kernel/{impl}/crossover_ratio",
@@ -583,7 +584,7 @@ if not PUBLISHED:
             a = float(final[final["activation"] == act]["activation_ratio"].mean())
             record(
                 f"kernel/speedup_at_{act}_ratio",
-                sa.speedup_at(speed, a, impl="sparse_numba"),
+                kspeed.speedup_at(speed, a, impl="sparse_numba"),
                 unit="x",
                 description=f"sparse_numba speedup (batch 1, interpolated) at the mean "
                 f"final {act} activation ratio {a:.3f}",

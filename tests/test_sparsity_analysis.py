@@ -9,6 +9,7 @@ import xarray as xr
 
 from scalinglab.errors import InputError
 from scalinglab.studies.sparsity import analysis as sa
+from scalinglab.studies.sparsity import kernel_speed as ks
 
 
 def _curves(law: str, *, a0: float, seeds=(0, 1, 2), noise=0.002, model="m", act="relu"):
@@ -160,13 +161,13 @@ def test_read_curves_errors_name_the_cell(tmp_path):
 
 def test_crossover_and_speedup_interpolation():
     ratios = np.array([1.0, 0.5, 0.25, 0.1])
-    assert sa.crossover(ratios, np.array([0.5, 0.8, 1.2, 3.0])) == pytest.approx(
+    assert ks.crossover(ratios, np.array([0.5, 0.8, 1.2, 3.0])) == pytest.approx(
         np.exp(np.log(0.5) + (1 - 0.8) * (np.log(0.25) - np.log(0.5)) / (1.2 - 0.8))
     )
-    assert sa.crossover(ratios, np.array([1.5, 2, 3, 4])) == 1.0
-    assert sa.crossover(ratios, np.array([0.1, 0.2, 0.3, 0.4])) is None
+    assert ks.crossover(ratios, np.array([1.5, 2, 3, 4])) == 1.0
+    assert ks.crossover(ratios, np.array([0.1, 0.2, 0.3, 0.4])) is None
     table = pd.DataFrame({"impl": "k", "batch": 1, "ratio": [0.1, 0.4], "speedup": [8.0, 2.0]})
-    assert sa.speedup_at(table, 0.2, impl="k") == pytest.approx(4.0)  # log-log midpoint
-    assert sa.speedup_at(table, 0.01, impl="k") == pytest.approx(8.0)  # clamped
+    assert ks.speedup_at(table, 0.2, impl="k") == pytest.approx(4.0)  # log-log midpoint
+    assert ks.speedup_at(table, 0.01, impl="k") == pytest.approx(8.0)  # clamped
     with pytest.raises(ValueError):
-        sa.speedup_at(table, 0.2, impl="other")
+        ks.speedup_at(table, 0.2, impl="other")

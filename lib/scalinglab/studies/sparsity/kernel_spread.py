@@ -8,7 +8,7 @@ committed report's 16.46x [15.25, 16.75] became 14.17x [12.80, 14.37]). Here
 :func:`scalinglab.kernels.sparse_ffn.benchmark_sparse_ffn` in ``processes``
 fresh spawned processes one after another; :func:`speedup_over_processes` takes
 each process's speedup (dense median over implementation median, as
-:func:`scalinglab.studies.sparsity.analysis.speedup_table` computes it) and
+:func:`scalinglab.studies.sparsity.kernel_speed.speedup_table` computes it) and
 reports the median over processes with a percentile bootstrap over processes;
 :func:`rerun_coverage` says how often one half of the processes' point lands
 inside the other half's interval.
@@ -109,7 +109,7 @@ def run_over_processes(
 
 def per_process_speedups(ds: xr.Dataset, hw: Any) -> pd.DataFrame:
     """:func:`speedup_table` of every process, one row per (process, batch, ratio, impl)."""
-    from scalinglab.studies.sparsity.analysis import speedup_table
+    from scalinglab.studies.sparsity.kernel_speed import speedup_table
 
     parts = []
     for p in ds["process"].values:
