@@ -16,13 +16,15 @@ from scalinglab.studies.sparsity.cett import (
     bracket_search,
     cett,
     contributions,
-    dense_pass,
     down_column_norms,
+    threshold_policy,
+    topk_policy,
+)
+from scalinglab.studies.sparsity.ppl_sparsity import (
+    dense_pass,
     evaluate_sparse,
     ppl_sparsity,
     sparsity_report,
-    threshold_policy,
-    topk_policy,
 )
 
 # A hand-made layer: D = 2, F = 3; column norms of W_down are 1, 2, sqrt(2).

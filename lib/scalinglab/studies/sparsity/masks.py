@@ -12,7 +12,7 @@ and per token, of two kinds:
 
 - ``"nonzero"``: ``h_i != 0`` in the dense forward pass (ReLU's own sparsity);
 - ``"cett"``: active under the study's metric, the PPL-p% CETT thresholds
-  (:func:`~scalinglab.studies.sparsity.cett.ppl_sparsity`), recorded in the
+  (:func:`~scalinglab.studies.sparsity.ppl_sparsity.ppl_sparsity`), recorded in the
   truncated forward pass the metric measures (each layer sees the truncated layers
   below), so the masks' mean is the run's PPL-p% activation ratio.
 
@@ -38,14 +38,9 @@ from torch import Tensor
 from scalinglab.compute import resolve_device
 from scalinglab.models.corpus import build_corpus, eval_windows
 from scalinglab.models.transformer import Transformer
-from scalinglab.studies.sparsity.cett import (
-    dense_pass,
-    down_column_norms,
-    evaluate_sparse,
-    ppl_sparsity,
-    threshold_policy,
-)
+from scalinglab.studies.sparsity.cett import down_column_norms, threshold_policy
 from scalinglab.studies.sparsity.config import STUDY, ModelSpec, SparsitySweepConfig, sweep_config
+from scalinglab.studies.sparsity.ppl_sparsity import dense_pass, evaluate_sparse, ppl_sparsity
 from scalinglab.studies.sparsity.sweep import data_seed, pretrain_config
 from scalinglab.sweeps import RunCache, cached_sweep, map_runs
 from scalinglab.training.pretrain import Checkpoint, run_pretrain

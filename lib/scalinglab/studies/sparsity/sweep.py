@@ -7,7 +7,7 @@ tied embeddings) trained on the offline byte-level corpus
 linear warm-up (so a checkpoint at D tokens is a model trained on D tokens, not a
 point on a decaying schedule), measuring at geometrically spaced checkpoints the
 held-out loss and the PPL-p% activation ratio
-(:func:`~scalinglab.studies.sparsity.cett.ppl_sparsity`, CETT method; Top-k and
+(:func:`~scalinglab.studies.sparsity.ppl_sparsity.ppl_sparsity`, CETT method; Top-k and
 fixed-threshold baselines at the last checkpoint). Every run of a sweep sees the
 same number of tokens; a seed fixes both the initialisation and the batch order,
 so the ReLU and SiLU runs of a seed see the same batches (paired).
@@ -38,13 +38,7 @@ import xarray as xr
 
 from scalinglab.compute import resolve_device
 from scalinglab.models.corpus import build_corpus, eval_windows
-from scalinglab.studies.sparsity.cett import (
-    dense_pass,
-    down_column_norms,
-    evaluate_sparse,
-    ppl_sparsity,
-    topk_policy,
-)
+from scalinglab.studies.sparsity.cett import down_column_norms, topk_policy
 from scalinglab.studies.sparsity.config import (
     ACTIVATIONS,
     ENGINE_VERSION,
@@ -55,6 +49,7 @@ from scalinglab.studies.sparsity.config import (
     matched_configs,
     sweep_config,
 )
+from scalinglab.studies.sparsity.ppl_sparsity import dense_pass, evaluate_sparse, ppl_sparsity
 from scalinglab.studies.sparsity.sweep_dataset import to_dataset
 from scalinglab.sweeps import RunCache, cached_sweep, makespan, map_runs
 from scalinglab.training.pretrain import Checkpoint, PretrainConfig, run_pretrain
