@@ -37,6 +37,7 @@ SHARED = frozenset(
         "data",
         "compute",
         "record",
+        "findings_view",
         "claims",
         "sweeps",
         "provenance",
