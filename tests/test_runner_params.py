@@ -14,14 +14,8 @@ import pytest
 import scalinglab.cli as cli
 from scalinglab.errors import ParameterError, StudyError
 from scalinglab.runner import pipeline
-from scalinglab.runner.study import (
-    Parameter,
-    coerce,
-    discover_studies,
-    load_study,
-    parse_parameters_source,
-    resolve_parameters,
-)
+from scalinglab.runner.parameters import Parameter, coerce, parse_parameters_source
+from scalinglab.runner.study import discover_studies, load_study, resolve_parameters
 
 FIXTURES = Path(__file__).parent / "fixtures" / "studies"
 

@@ -18,9 +18,10 @@ Modules, one concept each:
 from scalinglab.runner.batch import BatchResult, run_all
 from scalinglab.runner.diff import diff_findings, diff_runs
 from scalinglab.runner.index import collect, write_index
+from scalinglab.runner.parameters import Parameter
 from scalinglab.runner.pipeline import RunResult, prepare_run, run_study
 from scalinglab.runner.store import list_runs, new_run_id, resolve_run
-from scalinglab.runner.study import Parameter, Study, discover_studies, load_study
+from scalinglab.runner.study import Study, discover_studies, load_study
 from scalinglab.runner.verify import VerifyResult, verify_run
 
 __all__ = [

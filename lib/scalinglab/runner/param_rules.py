@@ -38,7 +38,7 @@ def check_value(param: Any, value: Any, *, cwd: Path | None = None) -> None:
     Parameters
     ----------
     param
-        A :class:`scalinglab.runner.study.Parameter` (``name``, ``bounds``,
+        A :class:`scalinglab.runner.parameters.Parameter` (``name``, ``bounds``,
         ``choices``, ``file``).
     value
         Already converted to the parameter's type.
