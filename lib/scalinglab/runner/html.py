@@ -33,7 +33,7 @@ from typing import Any
 import jinja2
 
 from scalinglab.claims import ledger_html, summary_text
-from scalinglab.record import findings_html
+from scalinglab.findings_view import findings_html
 from scalinglab.runner.mathml import tex_to_mathml
 from scalinglab.runner.store import RunStatus
 
