@@ -105,6 +105,7 @@ from scalinglab.record import claim, findings_table, record
 from scalinglab.studies.gemm import analysis as gemm_analysis
 from scalinglab.studies.gemm import gpperf, gpperf_predictor, machine, plots, predictor
 from scalinglab.studies.gemm import sweep as gemm
+from scalinglab.studies.gemm import timings as gtimes
 
 use_style()
 pd.set_option("display.precision", 3)
@@ -243,15 +244,15 @@ else:
 if CPU:
     if timings:
         ds = None
-        calls = gemm.load_timings(timings)
+        calls = gtimes.load_timings(timings)
         block = (predictor.MR, predictor.NR)
     else:
         sweep_cfg, block = machine.committed_sweep_config(
             compute_class, seed=seed, flush_mib=flush_mib, rerun=rerun
         )
         ds = gemm.cached_sweep(sweep_cfg, rerun=rerun)
-        calls = gemm.timings_table(ds)
-    cells = gemm.cell_medians(calls)
+        calls = gtimes.timings_table(ds)
+    cells = gtimes.cell_medians(calls)
     print(
         f"{len(calls)} timed calls, {len(cells)} (shape, tile) cells, "
         f"{calls.groupby(gemm.SHAPE).ngroups} shapes, {calls.groupby(gemm.TILE).ngroups} tiles"
@@ -334,7 +335,7 @@ else:
 
 # %%
 if CPU and ds is not None:
-    ref = gemm.reference_table(ds, hw_peak_flop_per_s=hw.peak_flop_per_s)
+    ref = gtimes.reference_table(ds, hw_peak_flop_per_s=hw.peak_flop_per_s)
     display(
         Markdown(
             table_html(
@@ -376,7 +377,7 @@ else:
 
 # %%
 if CPU and ds is not None:
-    fig = plots.plot_roofline(gemm.roofline_points(ds), hw)
+    fig = plots.plot_roofline(gtimes.roofline_points(ds), hw)
     plt.show()
 else:
     display(SKIP)

@@ -15,6 +15,7 @@ from scalinglab.kernels.microkernel import MR, NR
 from scalinglab.studies.gemm import analysis as gemm_analysis
 from scalinglab.studies.gemm import predictor
 from scalinglab.studies.gemm import sweep as gemm
+from scalinglab.studies.gemm import timings as gtimes
 
 ROOT = Path(__file__).resolve().parents[1]
 HW = HardwareRecord("toy", peak_flop_per_s=1e11, mem_bytes_per_s=1e10)
@@ -161,21 +162,21 @@ def test_speed_ratio_of_medians():
 def test_load_timings_validates_rows(tmp_path):
     good = tmp_path / "t.csv"
     good.write_text("M,N,K,tile_m,tile_n,tile_k,seconds\n8,8,8,4,4,4,0.1\n8,8,8,4,4,4,0.2\n")
-    df = gemm.load_timings(good)
+    df = gtimes.load_timings(good)
     assert list(df["repeat"]) == [0, 1] and df["M"].dtype == np.int64
     missing = tmp_path / "m.csv"
     missing.write_text("M,N,K,tile_m,tile_n,seconds\n8,8,8,4,4,0.1\n")
     with pytest.raises(InputError, match="column 'tile_k'"):
-        gemm.load_timings(missing)
+        gtimes.load_timings(missing)
     bad = tmp_path / "b.csv"
     bad.write_text("M,N,K,tile_m,tile_n,tile_k,seconds\n8,8,8,4,4,4,0.1\n8,8,8,4,4,4,-1\n")
     with pytest.raises(InputError, match="row 2") as err:
-        gemm.load_timings(bad)
+        gtimes.load_timings(bad)
     assert err.value.column == "seconds"
     frac = tmp_path / "f.csv"
     frac.write_text("M,N,K,tile_m,tile_n,tile_k,seconds\n8.5,8,8,4,4,4,0.1\n")
     with pytest.raises(InputError, match="whole number"):
-        gemm.load_timings(frac)
+        gtimes.load_timings(frac)
 
 
 def test_gemm_features_hand_counts():

@@ -1,8 +1,8 @@
 """Statistics of GEMM timings: how much the tile matters, and speed ratios, with CIs.
 
 Input: the long table of timed calls (one row per call: ``M, N, K, tile_m, tile_n,
-tile_k, seconds``; :func:`scalinglab.studies.gemm.sweep.timings_table` or a user's
-file via :func:`~scalinglab.studies.gemm.sweep.load_timings`). Every interval is a
+tile_k, seconds``; :func:`scalinglab.studies.gemm.timings.timings_table` or a user's
+file via :func:`~scalinglab.studies.gemm.timings.load_timings`). Every interval is a
 percentile bootstrap that resamples the repeats of each (shape, tile) cell
 independently (:func:`scalinglab.stats.bootstrap.resample_groups`) and, with
 ``between_sigma > 0``, multiplies each replicate cell median by a log-normal factor
@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from scalinglab.stats.bootstrap import percentile_interval, resample_groups
-from scalinglab.studies.gemm.sweep import SHAPE, TILE
+from scalinglab.studies.gemm.timings import SHAPE, TILE
 
 
 def _bootstrap_cells(

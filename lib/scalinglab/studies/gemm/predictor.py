@@ -46,7 +46,7 @@ from scalinglab.cost_model import (
 from scalinglab.cost_model.tiled_gemm import COUNTS
 from scalinglab.kernels.gemm_numba import MR, NR, PARALLEL_MIN_FLOPS
 from scalinglab.stats.bootstrap import percentile_interval, resample_groups
-from scalinglab.studies.gemm.sweep import SHAPE, TILE
+from scalinglab.studies.gemm.timings import SHAPE, TILE
 
 MODELS = (
     "roofline",
@@ -181,7 +181,7 @@ def out_of_fold(
     ----------
     cells
         One row per (shape, tile): ``M, N, K, tile_m, tile_n, tile_k, seconds``
-        (e.g. :func:`scalinglab.studies.gemm.sweep.cell_medians`).
+        (e.g. :func:`scalinglab.studies.gemm.timings.cell_medians`).
     hw
         Hardware record for the roofline.
     mr, nr

@@ -1,0 +1,131 @@
+"""The GEMM sweep's timings as tables: every timed call (:func:`timings_table`) or a
+user's own timings file (:func:`load_timings`, errors naming file, column and row),
+the median per (shape, tile) cell, the tuned-library reference per shape and the
+roofline points (arithmetic intensity, achieved FLOP/s).
+
+Columns: ``M, N, K, tile_m, tile_n, tile_k, seconds`` (:data:`TIMING_COLUMNS`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from scalinglab.cost_model import gemm_flops, gemm_min_bytes
+from scalinglab.data.tables import numeric_column, read_table
+from scalinglab.errors import InputError
+
+TIMING_COLUMNS = ("M", "N", "K", "tile_m", "tile_n", "tile_k", "seconds")
+SHAPE = ["M", "N", "K"]
+TILE = ["tile_m", "tile_n", "tile_k"]
+
+
+def timings_table(ds: xr.Dataset) -> pd.DataFrame:
+    """The tiled kernel's timings as a long table, one row per timed call.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``M, N, K, tile_m, tile_n, tile_k, repeat, seconds`` (NaN cells dropped).
+    """
+    df = ds["tiled_seconds"].to_dataframe().reset_index()
+    df = df.rename(columns={"tiled_seconds": "seconds"}).dropna(subset=["seconds"])
+    cols = [*TIMING_COLUMNS[:-1], "repeat", "seconds"]
+    return df[cols].reset_index(drop=True)
+
+
+def load_timings(path: str | Path) -> pd.DataFrame:
+    """A user's own GEMM timings (CSV, Parquet or netCDF), validated row by row.
+
+    The file needs columns ``M, N, K, tile_m, tile_n, tile_k, seconds`` (one row
+    per timed call; several rows per (shape, tile) are repeats). Errors name the
+    file, column and row.
+    """
+    df = read_table(path, required=TIMING_COLUMNS)
+    out = pd.DataFrame(
+        {
+            c: numeric_column(
+                df, c, file=path, positive=True, why_positive="sizes and times must be positive"
+            )
+            for c in TIMING_COLUMNS
+        }
+    )
+    for c in TIMING_COLUMNS[:-1]:
+        frac = out[c] % 1 != 0
+        if frac.any():
+            i = int(np.flatnonzero(frac.to_numpy())[0])
+            raise InputError(
+                f"not a whole number: {out[c].iloc[i]!r}", file=path, column=c, row=i + 1
+            )
+        out[c] = out[c].astype(np.int64)
+    out["repeat"] = out.groupby(list(TIMING_COLUMNS[:-1])).cumcount()
+    return out
+
+
+def cell_medians(timings: pd.DataFrame) -> pd.DataFrame:
+    """Median seconds per (shape, tile) cell, with the number of repeats ``n``."""
+    g = timings.groupby(SHAPE + TILE)["seconds"]
+    return pd.concat([g.median().rename("seconds"), g.size().rename("n")], axis=1).reset_index()
+
+
+def reference_table(ds: xr.Dataset, *, hw_peak_flop_per_s: float) -> pd.DataFrame:
+    """Per shape: median seconds and GFLOP/s of BLAS, the best tile and the textbook loop.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``shape, M, N, K, blas_gflops, best_tiled_gflops, naive_gflops,
+        tiled_fraction_of_blas, blas_fraction_of_peak``.
+    """
+    flops = 2.0 * ds["M"] * ds["N"] * ds["K"]
+    ref = ds["ref_seconds"].median("repeat")
+    best = ds["tiled_seconds"].median("repeat").min("tile")
+    out = pd.DataFrame(
+        {
+            "shape": ds["shape"].values,
+            "M": ds["M"].values,
+            "N": ds["N"].values,
+            "K": ds["K"].values,
+            "blas_gflops": (flops / ref.sel(impl="blas") / 1e9).values,
+            "best_tiled_gflops": (flops / best / 1e9).values,
+            "naive_gflops": (flops / ref.sel(impl="numba_naive") / 1e9).values,
+        }
+    )
+    out["tiled_fraction_of_blas"] = out["best_tiled_gflops"] / out["blas_gflops"]
+    out["blas_fraction_of_peak"] = out["blas_gflops"] * 1e9 / hw_peak_flop_per_s
+    return out
+
+
+def roofline_points(ds: xr.Dataset) -> pd.DataFrame:
+    """Achieved FLOP/s of every kernel on every shape, at its minimum-traffic intensity.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``impl`` (``blas``, ``numba_tiled (best tile)``, ``numba_tiled (worst tile)``,
+        ``numba_naive``), ``shape, intensity, flop_per_s``.
+    """
+    flops = np.asarray(gemm_flops(ds["M"].values, ds["N"].values, ds["K"].values))
+    intensity = flops / np.asarray(gemm_min_bytes(ds["M"].values, ds["N"].values, ds["K"].values))
+    tiled = ds["tiled_seconds"].median("repeat")
+    series = {
+        "blas": ds["ref_seconds"].sel(impl="blas").median("repeat").values,
+        "numba_tiled (best tile)": tiled.min("tile").values,
+        "numba_tiled (worst tile)": tiled.max("tile").values,
+        "numba_naive": ds["ref_seconds"].sel(impl="numba_naive").median("repeat").values,
+    }
+    frames = [
+        pd.DataFrame(
+            {
+                "impl": impl,
+                "shape": ds["shape"].values,
+                "intensity": intensity,
+                "flop_per_s": flops / secs,
+            }
+        )
+        for impl, secs in series.items()
+    ]
+    return pd.concat(frames, ignore_index=True).dropna().reset_index(drop=True)
