@@ -108,6 +108,7 @@ from scalinglab.studies.sparsity import analysis as sa
 from scalinglab.studies.sparsity import kernel_speed as kspeed
 from scalinglab.studies.sparsity import kernel_spread as ks
 from scalinglab.studies.sparsity import mask_kernel as mk
+from scalinglab.studies.sparsity import mask_speedups as msp
 from scalinglab.studies.sparsity import matched as sm
 from scalinglab.studies.sparsity import published as pub
 from scalinglab.studies.sparsity.masks import run_masks, unpack_masks
@@ -653,9 +654,9 @@ if not PUBLISHED:
         flush_bytes=KERNEL["flush_bytes"],
         seed=seed,
     )
-    mask_pp = mk.per_process_speedups(mask_bench, hw)
-    mask_speed = mk.summarize(mask_pp, **BOOT)
-    mask_rel = mk.real_over_random(mask_pp, **BOOT)
+    mask_pp = msp.per_process_speedups(mask_bench, hw)
+    mask_speed = msp.summarize(mask_pp, **BOOT)
+    mask_rel = msp.real_over_random(mask_pp, **BOOT)
     display(
         Markdown(
             "**Whole-stack speedup over dense** on real and matched random masks (median over "

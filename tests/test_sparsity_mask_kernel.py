@@ -9,6 +9,7 @@ import xarray as xr
 from scalinglab.cost_model import sparse_ffn_speedup
 from scalinglab.cost_model.hardware import HardwareRecord
 from scalinglab.studies.sparsity import mask_kernel as mk
+from scalinglab.studies.sparsity import mask_speedups as msp
 
 TOY = HardwareRecord("toy", peak_flop_per_s=1e12, mem_bytes_per_s=1e10)
 
@@ -115,17 +116,17 @@ def test_speedups_are_sums_over_cases_with_the_cost_models_prediction():
         dense=[[1.0, 1.0], [1.0, 1.0], [1.0, 1.0]],
         sparse={"sparse_numba": [[0.2, 0.25], [0.25, 0.5], [0.1, 0.2]]},
     )
-    pp = mk.per_process_speedups(bench, TOY)
+    pp = msp.per_process_speedups(bench, TOY)
     assert len(pp) == 3 * 2
     real = pp[pp["source"] == "real"].sort_values("process")
     assert np.allclose(real["speedup"], [5.0, 4.0, 10.0])
     ideal = float(sparse_ffn_speedup(256, 688, activation_ratio=0.1, hw=TOY, n_matrices=3))
     assert real["predicted"].iloc[0] == pytest.approx(ideal)
     assert real["predicted_union"].iloc[0] == pytest.approx(ideal)  # batch 1: union = ratio
-    out = mk.summarize(pp, reps=300, seed=0).set_index("source")
+    out = msp.summarize(pp, reps=300, seed=0).set_index("source")
     assert out.loc["real", "speedup"] == 5.0 and out.loc["random", "speedup"] == 4.0
     assert out.loc["real", "speedup_lo"] <= 5.0 <= out.loc["real", "speedup_hi"]
     assert out.loc["real", "fraction_of_predicted"] == pytest.approx(5.0 / ideal)
-    ratio = mk.real_over_random(pp, reps=300, seed=0)
+    ratio = msp.real_over_random(pp, reps=300, seed=0)
     assert len(ratio) == 1
     assert ratio["real_over_random"].iloc[0] == pytest.approx(np.median([1.25, 2.0, 2.0]))
