@@ -11,7 +11,7 @@ and many independent runs, that it can run itself on a CPU in minutes. Here:
   differ and make runs vary, so scikit-learn's ``ConvergenceWarning`` is
   deliberately silenced inside each fit.
 * **tasks**: datasets that ship with scikit-learn and synthetic ones
-  (:mod:`scalinglab.studies.intervals.benchmark_tasks`).
+  (:mod:`scalinglab.studies.intervals.benchmark_design`).
 * **a run**: one seed that fixes the stratified 70/30 train/test split and the
   model's initialisation and shuffling. Seeds are derived from names, never from
   positions or execution order: ``SeedSequence([seed, key(task), run, key(alg)])``
@@ -44,145 +44,23 @@ import xarray as xr
 from scalinglab.compute import get_client
 from scalinglab.errors import ParameterError
 from scalinglab.stats.normalize import normalize
-from scalinglab.studies.intervals.benchmark_tasks import (
-    TASKS,
-    TEST_FRACTION,
+from scalinglab.studies.intervals.benchmark_design import (
+    ALGORITHMS,
+    REFERENCE,
+    VERSION,
     chance_rate,
     derived_seed,
+    experiment_config,
     load_task,
+    make_estimator,
     split,
 )
 from scalinglab.sweeps import RunCache, cached_sweep, makespan, map_runs
 
-#: Bump when a change to this module changes any number it produces.
-VERSION = "classifiers-v1"
 STUDY = "interval_estimates"
-REFERENCE = "reference"  # the pseudo-algorithm that computes the reference accuracies
-
-# ---------------------------------------------------------------- algorithms
-
-#: Algorithm name -> (one-line description, MLP/logreg keyword arguments).
-ALGORITHMS: dict[str, tuple[str, dict]] = {
-    "sgd": (
-        "MLP(32), SGD lr=0.01, no momentum",
-        dict(solver="sgd", learning_rate_init=0.01, momentum=0.0),
-    ),
-    "momentum": (
-        "MLP(32), SGD lr=0.01, momentum 0.9",
-        dict(solver="sgd", learning_rate_init=0.01, momentum=0.9, nesterovs_momentum=False),
-    ),
-    "nesterov": (
-        "MLP(32), SGD lr=0.01, Nesterov momentum 0.9",
-        dict(solver="sgd", learning_rate_init=0.01, momentum=0.9, nesterovs_momentum=True),
-    ),
-    "adam": ("MLP(32), Adam lr=0.01", dict(solver="adam", learning_rate_init=0.01)),
-    "lbfgs": ("MLP(32), L-BFGS (max_iter = iterations)", dict(solver="lbfgs")),
-    "logreg": ("logistic regression (L-BFGS), the linear baseline", {}),
-}
-
-#: Sizes per compute class; ``max_iter`` is the iteration budget of every learner.
-COMPUTE_CLASSES: dict[str, dict] = {
-    "tiny": dict(
-        algorithms=("sgd", "adam", "lbfgs"),
-        tasks=tuple(TASKS)[:8],
-        runs=5,
-        max_iter=5,
-        reference_c=(3.0,),
-    ),
-    "small": dict(
-        algorithms=tuple(ALGORITHMS),
-        tasks=tuple(TASKS)[:10],
-        runs=25,
-        max_iter=20,
-        reference_c=(0.3, 1.0, 3.0, 10.0, 30.0),
-    ),
-    "medium": dict(
-        algorithms=tuple(ALGORITHMS),
-        tasks=tuple(TASKS),
-        runs=50,
-        max_iter=20,
-        reference_c=(0.3, 1.0, 3.0, 10.0, 30.0),
-    ),
-    "large": dict(
-        algorithms=tuple(ALGORITHMS),
-        tasks=tuple(TASKS),
-        runs=100,
-        max_iter=20,
-        reference_c=(0.3, 1.0, 3.0, 10.0, 30.0),
-    ),
-}
-
-HIDDEN = (32,)
-BATCH_SIZE = 32
-
-
-def experiment_config(compute_class: str = "small", *, seed: int = 0, **overrides) -> dict:
-    """The full config (the cache key) of the benchmark at a compute class.
-
-    Parameters
-    ----------
-    compute_class
-        ``tiny``, ``small``, ``medium`` or ``large`` (see :data:`COMPUTE_CLASSES`).
-    seed
-        Root of every random choice (data, splits, initialisations).
-    overrides
-        Replace any of ``algorithms``, ``tasks``, ``runs``, ``max_iter``, ``reference_c``.
-    """
-    if compute_class not in COMPUTE_CLASSES:
-        raise ParameterError(
-            f"unknown compute_class {compute_class!r}; choose one of {list(COMPUTE_CLASSES)}"
-        )
-    cfg = dict(COMPUTE_CLASSES[compute_class])
-    unknown = set(overrides) - set(cfg)
-    if unknown:
-        raise ParameterError(f"unknown experiment options {sorted(unknown)}; valid: {list(cfg)}")
-    cfg.update(overrides)
-    for name in cfg["algorithms"]:
-        if name not in ALGORITHMS:
-            raise ParameterError(f"unknown algorithm {name!r}; choose from {list(ALGORITHMS)}")
-    for name in cfg["tasks"]:
-        if name not in TASKS:
-            raise ParameterError(f"unknown task {name!r}; choose from {list(TASKS)}")
-    return {
-        "version": VERSION,
-        "compute_class": compute_class,
-        "seed": int(seed),
-        "algorithms": list(cfg["algorithms"]),
-        "tasks": list(cfg["tasks"]),
-        "runs": int(cfg["runs"]),
-        "max_iter": int(cfg["max_iter"]),
-        "reference_c": [float(c) for c in cfg["reference_c"]],
-        "hidden": list(HIDDEN),
-        "batch_size": BATCH_SIZE,
-        "test_fraction": TEST_FRACTION,
-    }
 
 
 # ------------------------------------------------------------------ fitting
-
-
-def make_estimator(
-    algorithm: str, *, max_iter: int, random_state: int, reference_c: Sequence[float] = (1.0,)
-):
-    """A fresh scikit-learn estimator for ``algorithm`` (or the tuned-SVM reference)."""
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.model_selection import GridSearchCV
-    from sklearn.neural_network import MLPClassifier
-    from sklearn.svm import SVC
-
-    if algorithm == REFERENCE:
-        if len(reference_c) == 1:
-            return SVC(C=reference_c[0], gamma="scale")
-        return GridSearchCV(SVC(gamma="scale"), {"C": list(reference_c)}, cv=3)
-    if algorithm == "logreg":
-        return LogisticRegression(max_iter=max_iter)
-    return MLPClassifier(
-        hidden_layer_sizes=HIDDEN,
-        batch_size=BATCH_SIZE,
-        max_iter=max_iter,
-        random_state=random_state,
-        **ALGORITHMS[algorithm][1],
-    )
 
 
 @dataclass(frozen=True)
