@@ -23,7 +23,7 @@ from pathlib import Path
 
 import torch
 
-from scalinglab.studies.rl.run import torch_threads
+from scalinglab.studies.rl.measure import torch_threads
 from scalinglab.studies.tts.policies import load_or_train, rl_class
 from scalinglab.studies.tts.sampling import heldout, sample_nucleus, tts_config
 

@@ -7,7 +7,8 @@ import pytest
 
 from scalinglab.models import TransformerConfig
 from scalinglab.studies.rl.grpo import GRPOConfig
-from scalinglab.studies.rl.run import RLRunConfig, WarmupConfig, rl_step_flops, run_rl, warm_start
+from scalinglab.studies.rl.measure import rl_step_flops
+from scalinglab.studies.rl.run import RLRunConfig, WarmupConfig, run_rl, warm_start
 from scalinglab.studies.rl.tasks import TaskSpec, sample_problems
 
 TASK = TaskSpec(op="add", n_digits=2, reverse_answer=True)

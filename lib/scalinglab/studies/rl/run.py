@@ -36,10 +36,8 @@ excluded) are recorded next to it, with a per-phase breakdown.
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import time
-from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -49,6 +47,7 @@ import torch.nn.functional as F
 from scalinglab.models.tokenizer import PAD, arithmetic_tokenizer
 from scalinglab.models.transformer import Transformer, TransformerConfig
 from scalinglab.studies.rl.grpo import GRPOConfig, completion_mask, grpo_update, sample_completions
+from scalinglab.studies.rl.measure import pass_rate, rl_step_flops, sync, torch_threads, train_flops
 from scalinglab.studies.rl.stopping import PlateauRule, should_stop
 from scalinglab.studies.rl.tasks import Problems, TaskSpec, sample_problems, score_completions
 
@@ -155,152 +154,6 @@ class RunResult:
         return float(self.pass_rate[0])
 
 
-@contextlib.contextmanager
-def torch_threads(n: int | None) -> Iterator[None]:
-    """Temporarily set torch's intra-op threads (1 in parallel Dask workers)."""
-    if not n:
-        yield
-        return
-    before = torch.get_num_threads()
-    torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
-
-
-def _sync(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-
-
-def forward_flops(cfg: TransformerConfig, lengths: np.ndarray | float) -> float:
-    """FLOPs of no-grad forward passes over sequences of ``lengths`` tokens (summed).
-
-    Counted as generating them (:func:`scalinglab.cost_model.inference.generation_flops`,
-    ``2 N`` per token plus ``4 n_layer d_model`` per attended position, causal).
-    """
-    from scalinglab.cost_model.inference import generation_flops
-
-    return float(
-        np.sum(
-            generation_flops(
-                float(cfg.n_params()), lengths, n_layer=cfg.n_layer, d_attn=cfg.d_model
-            )
-        )
-    )
-
-
-def train_flops(cfg: TransformerConfig, lengths: np.ndarray | float) -> float:
-    """FLOPs of forward+backward over sequences of ``lengths`` tokens (summed):
-    :func:`scalinglab.cost_model.flops.training_flops` with ``n_ctx`` = each length."""
-    from scalinglab.cost_model.flops import training_flops
-
-    lengths = np.asarray(lengths, dtype=float)
-    return float(
-        np.sum(
-            training_flops(
-                float(cfg.n_params()),
-                lengths,
-                n_layer=cfg.n_layer,
-                n_ctx=lengths,
-                d_model=cfg.d_model,
-            )
-        )
-    )
-
-
-def rl_step_flops(
-    cfg: TransformerConfig,
-    *,
-    prompt_len: int,
-    gen_lengths: np.ndarray,
-    n_prompts: int,
-    extra_forwards: int = 0,
-    n_epochs: int = 1,
-) -> float:
-    """RL compute of one GRPO step.
-
-    Parameters
-    ----------
-    cfg
-        The policy's architecture (``N`` = its non-embedding parameters).
-    prompt_len
-        Tokens per prompt ``T``.
-    gen_lengths
-        (n_prompts G,) generated tokens per completion, EOS included.
-    n_prompts
-        Distinct prompts (each prefilled once).
-    extra_forwards
-        No-grad passes over the batch (old and/or reference log-probabilities).
-    n_epochs
-        Gradient passes over the batch.
-
-    Returns
-    -------
-    float
-        ``prefill + generation + extra_forwards * forward + n_epochs * training``,
-        where a completion of ``L`` tokens is generated after ``T`` prompt tokens and
-        scored/trained as a sequence of ``T + L - 1`` input tokens.
-    """
-    from scalinglab.cost_model.inference import generation_flops
-
-    n = float(cfg.n_params())
-    lengths = np.asarray(gen_lengths, dtype=float)
-    prefill = n_prompts * forward_flops(cfg, float(prompt_len))
-    rollout = float(
-        np.sum(
-            generation_flops(
-                n, lengths, prompt_len=prompt_len, n_layer=cfg.n_layer, d_attn=cfg.d_model
-            )
-        )
-    )
-    seq = prompt_len + lengths - 1.0
-    return (
-        prefill
-        + rollout
-        + extra_forwards * forward_flops(cfg, seq)
-        + n_epochs * train_flops(cfg, seq)
-    )
-
-
-@torch.no_grad()
-def pass_rate(
-    model: Transformer,
-    problems: Problems,
-    *,
-    k: int,
-    seed: int,
-    temperature: float = 1.0,
-    batch_sequences: int = 1024,
-    max_new_tokens: int = 0,
-) -> np.ndarray:
-    """Per-problem pass rate, mean over ``k`` sampled completions.
-
-    ``max_new_tokens``: generation limit (EOS included); 0 = the longest answer + EOS.
-
-    Returns
-    -------
-    numpy.ndarray
-        (len(problems),) in [0, 1]; its mean is the pass rate (mean@k).
-    """
-    gen = torch.Generator(device=model.device).manual_seed(int(seed))
-    prompts = problems.prompt_tensor().to(model.device)
-    per = max(1, batch_sequences // k)
-    out = []
-    for s in range(0, len(problems), per):
-        comp = sample_completions(
-            model,
-            prompts[s : s + per],
-            repeats=k,
-            temperature=temperature,
-            max_new_tokens=max_new_tokens or problems.spec.max_answer_len + 1,
-            generator=gen,
-        )
-        out.append(score_completions(comp, problems.subset(slice(s, s + per)), repeats=k))
-    return np.concatenate(out).reshape(-1, k).mean(axis=1)
-
-
 def warm_up(
     model: Transformer, sft: Problems, check: Problems, cfg: WarmupConfig, *, seed: int
 ) -> dict:
@@ -338,7 +191,7 @@ def warm_up(
             flops += train_flops(model.cfg, seq_lens[idx.cpu().numpy()])
         rate = float(pass_rate(model, check, k=cfg.check_k, seed=seed + 1).mean())
         checks.append((steps, rate))
-    _sync(dev)
+    sync(dev)
     return {
         "steps": steps,
         "flops": flops,
@@ -481,7 +334,7 @@ def run_rl(
             t2 = time.perf_counter()
             prompts = train_prompts[pidx.to(dev)].repeat_interleave(g.group_size, dim=0)
             stats = grpo_update(model, opt, prompts, comp, rewards, g, generator=gen, ref_model=ref)
-            _sync(dev)
+            sync(dev)
             t3 = time.perf_counter()
             lengths = completion_mask(comp)[1].cpu().numpy().astype(float)
             step_flops = rl_step_flops(

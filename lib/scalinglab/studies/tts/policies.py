@@ -29,7 +29,8 @@ from scalinglab.models.transformer import Transformer
 from scalinglab.provenance import config_hash, provenance_attrs
 from scalinglab.studies.rl.config import RLSweepConfig, sweep_config
 from scalinglab.studies.rl.grpo import grpo_update, sample_completions
-from scalinglab.studies.rl.run import RLRunConfig, torch_threads, warm_start
+from scalinglab.studies.rl.measure import torch_threads
+from scalinglab.studies.rl.run import RLRunConfig, warm_start
 from scalinglab.studies.rl.tasks import sample_problems, score_completions
 
 STUDY = "test_time_scaling"

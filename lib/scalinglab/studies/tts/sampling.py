@@ -32,7 +32,7 @@ from scalinglab.models.transformer import Transformer
 from scalinglab.provenance import config_hash
 from scalinglab.stats.passk import INVALID
 from scalinglab.studies.rl.grpo import sample_completions
-from scalinglab.studies.rl.run import torch_threads
+from scalinglab.studies.rl.measure import torch_threads
 from scalinglab.studies.rl.tasks import Problems, sample_problems
 from scalinglab.studies.tts.policies import STUDY, load_or_train, policy_config, rl_class
 from scalinglab.sweeps import cached_sweep, map_runs
