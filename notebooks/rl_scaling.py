@@ -21,6 +21,7 @@
 #     reports:
 #     - default
 #     - medium
+#     - medium_v2
 #     variants:
 #       medium:
 #         compute_class: medium_v1
@@ -1085,7 +1086,9 @@ else:
 # * **k(N).** Tan et al. find $k$ rising with $N$ and saturating: `tan/k_rise` > 0 with
 #   $N_0$ identified.
 # * **Phases.** $t_{10} > 0$ and $t_{90} < 1$ put the slow start and the plateau inside
-#   training; `t90_early_error` says whether the first 30% of a run already tells.
+#   training; `t90_early_error` says whether the first 30% of a run already tells. The
+#   pooled fit describes the mean trajectory; `phases/runs/*` judge every run on its
+#   own, and `t10_seed_sd` says whether the seeds of a size take off together.
 # * **Ablations.** A variant that moves $A$ changes what RL can reach; one that moves only
 #   $B$ or $C_{mid}$ changes how fast it gets there. With the positive controls moving
 #   what they must, an ablation whose interval is within $\pm$ its `mde` of zero is
