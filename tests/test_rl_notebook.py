@@ -72,6 +72,7 @@ def test_tiny_study_runs_our_own_sweep(lab):
         "GRPOLAW-3",
         "CONTROL-A",
         "CONTROL-B",
+        "CONTROL-B-slope",
     ):
         assert cid in ledger, cid
     # the tiny design has no reuse variant and no positive control: untested, with the reason

@@ -81,7 +81,7 @@ def test_phase_predictions_recover_the_logistic_and_its_early_plateau():
     assert s["t10"] == pytest.approx(0.4 - np.log(9) / 12, abs=0.02) and s["t10"] > 0
     assert s["R0"] == pytest.approx(0.03, abs=0.02)
     assert s["t10_lo"] <= s["t10"] <= s["t10_hi"]
-    assert s["rise_resolved"] and s["eval_dt"] == pytest.approx(0.025)
+    assert s["rise_resolved"] and s["eval_dt"] == pytest.approx(0.025) and s["bend_inside"]
     # the first 30% holds the slow start and the start of the climb: the plateau is there
     # for s (t0 = 0.4), but for m (t0 = 0.8) the first 30% is flat and sees no plateau
     assert abs(s["t90_error"]) < 0.2
@@ -127,6 +127,14 @@ def test_seed_spread_and_ablations_on_a_variant_run_at_some_sizes():
     assert eff.loc["A", "delta_hi"] < -0.05 and eff.loc["A", "sizes"] == "s"
     assert eff.loc["log10_C_mid", "delta"] == pytest.approx(np.log10(2))
     assert eff.loc["A", "mde"] > 0 and bool(eff.loc["A", "identified"])
+
+
+@pytest.mark.slow
+def test_a_bend_after_training_is_not_placed():
+    # still accelerating at the end: the logistic's midpoint lies beyond the run
+    df = _frame({"s": (1e4, lambda c: _logistic(c / C[-1], kappa=4.0, t0=1.6))}, noise=0.001)
+    ph = rlp.phase_predictions(df, early_frac=0.3, reps=5, seed=0).iloc[0]
+    assert ph["t50"] > 1.0 and not ph["bend_inside"]
 
 
 @pytest.mark.slow

@@ -229,9 +229,11 @@ def phase_predictions(
         One row per size: ``R0`` and ``Rmax`` of the logistic, ``t10``, ``t50``,
         ``t90``, ``t90_early`` and ``t90_error`` (early - full), each with ``*_lo``,
         ``*_hi``; ``early_fail_share`` (refits whose early fit saw no plateau);
-        ``eval_dt`` (the evaluation interval in ``t``) and ``rise_resolved`` (the rise
+        ``eval_dt`` (the evaluation interval in ``t``), ``rise_resolved`` (the rise
         from ``t10`` to ``t90`` spans at least one evaluation interval; if not, the
-        logistic is a step between two evaluations and its phases are not resolved).
+        logistic is a step between two evaluations and its phases are not resolved)
+        and ``bend_inside`` (the midpoint ``t50`` lies in ``[0, 1]``; if not, the
+        logistic's bend is an extrapolation and so are its phases).
     """
     rng = np.random.default_rng(seed)
     names = ["R0", "Rmax", "t10", "t50", "t90", "t90_early", "t90_error"]
@@ -265,6 +267,8 @@ def phase_predictions(
             "eval_dt": dt,
             # a rise narrower than one evaluation interval is a step: kappa is unbounded
             "rise_resolved": bool(point[4] - point[2] >= dt),
+            # a midpoint outside training: the mean curve has no bend to place phases by
+            "bend_inside": bool(0.0 <= point[3] <= 1.0),
             "early_fail_share": float(np.mean(np.isnan(draws[fitted, 5]))) if fitted.any() else 1.0,
         }
         for k, name in enumerate(names):
