@@ -49,7 +49,7 @@ def ablation_effects(
         log10_B=np.where(np.isfinite(log_b), log_b, np.nan),
         log10_C_mid=np.where(np.isfinite(log_c), log_c, np.nan),
     )
-    rows = []
+    rows: list[dict] = []
     rng = np.random.default_rng(seed)
     for var in [v for v in ps["variant"].unique() if v != baseline]:
         for metric in ("A", "log10_B", "log10_C_mid"):

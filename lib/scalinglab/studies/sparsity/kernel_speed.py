@@ -53,16 +53,15 @@ def speedup_table(
     )
 
     d, f, n_mat = int(ds.attrs["d_model"]), int(ds.attrs["d_ff"]), int(ds.attrs["n_matrices"])
-    rows = []
+    rows: list[dict] = []
     for j in range(ds.sizes["case"]):
         b, a = int(ds["batch"].values[j]), float(ds["ratio"].values[j])
         ideal = float(
             sparse_ffn_speedup(d, f, activation_ratio=a, hw=hw, batch=b, n_matrices=n_mat)
         )
-        kw = dict(activation_ratio=a, batch=b, n_matrices=n_mat)
-        roof = float(
-            roofline_seconds(sparse_ffn_flops(d, f, **kw), sparse_ffn_bytes(d, f, **kw), hw)
-        )
+        flops = sparse_ffn_flops(d, f, activation_ratio=a, batch=b, n_matrices=n_mat)
+        moved = sparse_ffn_bytes(d, f, activation_ratio=a, batch=b, n_matrices=n_mat)
+        roof = float(roofline_seconds(flops, moved, hw))
         cell = ds.isel(case=j)
         dm, dq25, dq75 = (float(cell[q].sel(impl="dense")) for q in ("median_s", "q25_s", "q75_s"))
         for impl in [str(i) for i in ds["impl"].values if i != "dense"]:

@@ -306,7 +306,7 @@ def sparsity_report(
     windows: Tensor,
     *,
     p: float = 1.0,
-    methods: tuple[str, ...] = ("cett",),
+    methods: tuple[Method, ...] = ("cett",),
     batch_size: int = 32,
     **options,
 ) -> dict[str, SparsityResult]:
