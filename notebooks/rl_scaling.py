@@ -673,6 +673,14 @@ for name, what in (
         description=f"share of the {sh['n_runs']} {base} runs that {what}",
     )
 sd10 = shares["t10_seed_sd"]
+# with no slow start in any run, every t10 is clipped to 0: their spread is an artefact
+no_start = (
+    None
+    if shares["slow_start"]["value"] > 0
+    else (
+        "no run has a slow start (every t10 is at or before step 0): when runs take off cannot vary"
+    )
+)
 record(
     "phases/runs/t10_seed_sd",
     sd10["value"],
@@ -680,7 +688,8 @@ record(
     level=level,
     method="stratified bootstrap over runs (within size), percentile",
     resamples=poi_reps,
-    identified=bool(np.isfinite(sd10["value"])),
+    identified=bool(np.isfinite(sd10["value"])) and no_start is None,
+    note=no_start,
     description="standard deviation of t10 (end of the slow start) across the seeds of a "
     "size, mean over sizes (fraction of the run)",
 )
@@ -692,7 +701,8 @@ record(
     level=level,
     method="stratified bootstrap over runs (within size), percentile",
     resamples=poi_reps,
-    identified=bool(np.isfinite(rho["value"])),
+    identified=bool(np.isfinite(rho["value"])) and no_start is None,
+    note=no_start,
     description="Spearman correlation of t10 with the run's starting pass rate within a "
     "size, mean over sizes (< 0: runs that start higher take off sooner)",
 )
@@ -1136,7 +1146,10 @@ else:
 #   climbs: the logistic's own $R_0$ is negative at `s` and `m` and $t_{10}$ precedes
 #   training at every size; the plateau of `l` may lie past the end of training ($t_{90}$
 #   0.93 [0.76, 1.12]). Without a slow start the first 30% of a run is the steep part, and
-#   the plateau it predicts comes 0.27 of the run too early at `s` (GRPOLAW-2 contradicts).
+#   the plateau it predicts comes 0.27 of the run too early at `s` (GRPOLAW-1-early
+#   contradicts).
+#   Run by run the same: no run has a slow start (GRPOLAW-1-runs contradicts), so when
+#   runs take off cannot vary across seeds (GRPOLAW-3 not identified).
 # * *No power (SCALERL-3, SCALERL-4 not identified).* In 22% of the per-run fits $A$ sits
 #   on its bound 1, so neither the seed spread of $A$ nor the ablations' effect on $A$ is
 #   measured; their effects on $\log_{10} B$ and $\log_{10} C_{mid}$ straddle zero with
