@@ -193,6 +193,10 @@ def _sleeping(scratch: Path) -> set[str]:
     return out
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_on_run_all_records_interrupted_runs_and_rewrites_the_index(tmp_path):
     root = _checkout(tmp_path / "repo")
     scratch = tmp_path / "tmp"  # the workers' private run folders, where we can watch them
@@ -219,6 +223,9 @@ def test_ctrl_c_on_run_all_records_interrupted_runs_and_rewrites_the_index(tmp_p
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
+        # as in a terminal: a shell without job control starts background commands with
+        # SIGINT ignored, and Python then never raises KeyboardInterrupt
+        preexec_fn=_default_sigint,
     )
     try:
         # cluster up, both notebooks sleeping in their first cells
