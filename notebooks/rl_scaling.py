@@ -1107,6 +1107,7 @@ else:
     done = len(list(med_runs.glob("*.pkl"))) if med_runs.is_dir() else 0
     print(f"medium sweep: {done} of {med.n_tasks()} warm-ups and runs finished ({med_runs})")
 
+# %% [markdown]
 # ## Reading the results
 #
 # * **Sigmoids.** The table of $A$, $B$, $C_{mid}$ per size is the ScaleRL summary; an

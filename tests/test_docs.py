@@ -82,3 +82,20 @@ def test_study_index_lists_every_study_file_and_notebook():
         f"notebooks/{nb.name}" for nb in _notebooks() if f"notebooks/{nb.name}" not in index
     ]
     assert not unlisted, f"docs/studies/README.md does not list: {unlisted}"
+
+
+@pytest.mark.parametrize("notebook", _notebooks(), ids=lambda p: p.stem)
+def test_narrative_headings_are_markdown_cells(notebook: Path):
+    """A ``# ## heading`` left inside a code cell (a missing ``# %% [markdown]``) is a
+    code comment: the report, which shows markdown and outputs, loses that narrative."""
+    import jupytext
+
+    nb = jupytext.read(notebook)
+    stray = [
+        line
+        for cell in nb.cells
+        if cell.cell_type == "code"
+        for line in cell.source.splitlines()
+        if re.match(r"# #+ \S", line)
+    ]
+    assert not stray, f"notebooks/{notebook.name}: headings inside code cells: {stray}"
