@@ -113,3 +113,20 @@ def test_one_size_table_still_gives_speedups(tmp_path, capsys):
     assert main(["speedup", str(path), "--bootstrap", "10"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["speedup"]["muon"]["5k"]["2"] == pytest.approx(1.3, abs=0.1)
+
+
+def test_the_papers_released_file_prints_the_papers_speedups(capsys):
+    from scalinglab.paths import data_dir
+
+    path = data_dir() / "published" / "fantastic_optimizers" / "final_losses.csv"
+    if not path.exists():
+        pytest.skip("no committed data in this checkout")
+    assert main(["speedup", str(path), "--bootstrap", "0"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    muon = out["speedup"]["muon"]
+    # the paper's table (Wen et al. 2025): 130M 1.42/1.33/1.32/1.38, 1.2B 1.12/1.12/1.13/1.10
+    got = [round(muon["130m"][m], 2) for m in ("1", "2", "4", "8")]
+    assert got == [1.42, 1.33, 1.32, 1.38]
+    got = [round(muon["1.2b"][m], 2) for m in ("1", "2", "4", "8")]
+    assert got == [1.12, 1.12, 1.13, 1.10]
+    assert "16" not in muon["130m"]  # the later 16x runs are not part of the paper's fits

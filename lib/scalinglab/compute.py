@@ -93,15 +93,24 @@ def get_client(
     from dask.distributed import Client, LocalCluster
 
     if s == "":
+        import dask
+
         n = n_workers or os.cpu_count() or 1
         bind = f"[{host}]" if ":" in host else host  # an IPv6 literal needs brackets
-        cluster = LocalCluster(
-            n_workers=n,
-            threads_per_worker=1,
-            processes=True,
-            host=host,
-            dashboard_address=f"{bind}:0",
-        )
+        # Dask's nannies set MALLOC_TRIM_THRESHOLD_=65536 in every worker: glibc then hands
+        # freed memory back to the kernel after each step and maps it again on the next,
+        # which slows a training step of the larger models; the workers keep glibc's
+        # defaults here (the rest of Dask's pre-spawn environment stays).
+        env = dict(dask.config.get("distributed.nanny.pre-spawn-environ", default={}) or {})
+        env.pop("MALLOC_TRIM_THRESHOLD_", None)
+        with dask.config.set({"distributed.nanny.pre-spawn-environ": env}):
+            cluster = LocalCluster(
+                n_workers=n,
+                threads_per_worker=1,
+                processes=True,
+                host=host,
+                dashboard_address=f"{bind}:0",
+            )
         client = None
         try:
             client = Client(cluster)

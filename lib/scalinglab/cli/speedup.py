@@ -14,6 +14,12 @@ Prints JSON::
      "d_eff": ..., "loss": ..., "n_seeds": ..., "level": 0.95, "bootstrap": N,
      "seed": 0, "warnings": [...]}
 
+DATA may also be the paper's released ``final_losses.csv`` (Wen et al. 2025; columns
+``chinchilla, final_c4en_loss``, ``data/published/fantastic_optimizers/``): its 1-8x
+Chinchilla runs are read as that table, so ``scalinglab speedup
+data/published/fantastic_optimizers/final_losses.csv --bootstrap 0 --format table``
+prints the paper's speedups (Muon at 130m: 1.42, 1.33, 1.32, 1.38).
+
 CIs (bootstrap over seeds) need a ``seed`` column with >= 2 seeds; otherwise
 ``ci`` entries are null. A speedup is null, never inf or NaN, where the loss is at
 or below the baseline's asymptote or the size's baseline could not be fitted; the
@@ -119,8 +125,8 @@ def _require_some_speedup(out: dict, args: argparse.Namespace) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Compute and print."""
-    from scalinglab.fitting.loss_table import load_loss_table
     from scalinglab.fitting.speedup import compute_speedups
+    from scalinglab.studies.optimizers.published import read_runs
 
     if args.bootstrap < 0:
         raise InputError(f"--bootstrap must be >= 0, got {args.bootstrap}")
@@ -132,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
         )
     if args.seed < 0:
         raise InputError(f"--seed must be >= 0, got {args.seed}")
-    table = load_loss_table(args.data)
+    table = read_runs(args.data)  # a loss table, or the paper's released file
     result = compute_speedups(
         table,
         baseline=args.baseline,

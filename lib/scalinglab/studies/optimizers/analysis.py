@@ -6,6 +6,8 @@
   of ``log(speedup)`` against ``log(N)`` (N non-embedding parameters) by least
   squares, with percentile CIs from the replicates of
   :func:`~scalinglab.fitting.speedup.compute_speedups`.
+- :func:`matched`: the speedups at the data budgets every size shares, for a trend
+  over sizes when the design leaves cells out.
 - :func:`family_gap`: do matrix-preconditioned optimizers lead? The difference of
   the mean log speedup of the matrix family and of the scalar family (baseline
   excluded) per size, as a ratio ``exp(gap)``, with CIs from the same replicates.
@@ -25,6 +27,7 @@ one pair at a time); with continuous losses there are no ties.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 
 import numpy as np
@@ -59,6 +62,37 @@ def geomean_by_size(result: SpeedupResult) -> tuple[pd.DataFrame, dict]:
             }
         )
     return pd.DataFrame(rows), reps
+
+
+def matched(result: SpeedupResult) -> tuple[SpeedupResult, list[float]]:
+    """The speedups at the data multiples that every compared optimizer ran at every size.
+
+    A design may leave cells out (the ``medium`` sweep runs the optimizers other than the
+    baseline only at 1x at its largest size) or add baseline-only budgets; a trend over
+    sizes then compares like with like only at the budgets all sizes share.
+
+    Returns
+    -------
+    matched, multiples
+        ``result`` with only the cells (and their columns of ``draws``) at ``multiples``,
+        the sorted multiples every non-baseline optimizer has at every size (all of the
+        baseline's when it is alone). Unchanged when the design is complete.
+    """
+    c = result.cells
+    others = c[c.optimizer != result.baseline]
+    groups = others if len(others) else c
+    common: set[float] | None = None
+    for _, g in groups.groupby(["optimizer", "model_size"], sort=False):
+        have = set(g.data_multiple.astype(float))
+        common = have if common is None else common & have
+    keep = sorted(common or ())
+    mask = c.data_multiple.astype(float).isin(keep).to_numpy()
+    if mask.all():
+        return result, keep
+    pos = np.flatnonzero(mask)
+    cells = c.iloc[pos].reset_index(drop=True)
+    draws = None if result.draws is None else result.draws[:, pos]
+    return dataclasses.replace(result, cells=cells, draws=draws), keep
 
 
 def speedup_by_size(result: SpeedupResult) -> pd.DataFrame:

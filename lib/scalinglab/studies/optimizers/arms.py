@@ -51,6 +51,8 @@ def arm_runs(sweep: Any, tuned: dict) -> list[tuple[str, str, Any, float, int, P
     for o in sweep.optimizers:
         for sz in sweep.sizes:
             for m in sweep.data_multiples:
+                if not sweep.runs_cell(o, sz.name, m):
+                    continue
                 for s in sweep.seeds:
                     if o != "adamw" and sz.name in sweep.transfer_sizes:
                         hp = transfer_hparams(sweep, tuned, o, sz, m)
@@ -71,7 +73,7 @@ def arm_dataset(sweep: Any, tuned: dict, runner: Any) -> xr.Dataset:
     runs = arm_runs(sweep, tuned)
     if not runs:
         return xr.Dataset()
-    O_, S, M, R = sweep.optimizers, sweep.sizes, sweep.data_multiples, sweep.seeds
+    O_, S, M, R = sweep.optimizers, sweep.sizes, sweep.multiples, sweep.seeds
     shape = (len(O_), len(S), len(M), len(R))
     names = [s.name for s in S]
     v: dict[str, np.ndarray] = {

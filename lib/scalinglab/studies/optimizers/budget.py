@@ -184,7 +184,8 @@ def task_seconds(
         sec(o, sz, m)
         for o in sweep.optimizers
         for sz in sweep.sizes
-        for m in sweep.data_multiples
+        for m in sweep.multiples
+        if sweep.runs_cell(o, sz.name, m)
         for _ in sweep.seeds
     ]
     final += [
@@ -194,6 +195,7 @@ def task_seconds(
         for sz in sweep.sizes
         if sz.name in sweep.transfer_sizes
         for m in sweep.data_multiples
+        if sweep.runs_cell(o, sz.name, m)
         for _ in sweep.seeds
     ]
     final += [
@@ -202,6 +204,7 @@ def task_seconds(
         for sz in sweep.sizes
         if sz.name in sweep.control_sizes
         for m in sweep.control_multiples
+        if sweep.runs_cell(o, sz.name, m)
         for _ in sweep.seeds
     ]
     return {"base tuning": base, "re-tuning": retune, "final runs and controls": [final]}

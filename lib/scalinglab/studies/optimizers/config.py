@@ -74,6 +74,11 @@ class SweepConfig:
     control_schedule: str = ""  # "constant" or "wsd": a schedule control arm
     control_sizes: tuple[str, ...] = ()
     control_multiples: tuple[float, ...] = ()
+    # cells the design adds or leaves out (medium): size -> multiples
+    baseline_extra_multiples: dict[str, tuple[float, ...]] = field(default_factory=dict)
+    others_multiples: dict[str, tuple[float, ...]] = field(default_factory=dict)
+    # the corpus content hash the sweep's runs were trained on ("": whatever builds here)
+    corpus_pin: str = ""
 
     def __post_init__(self) -> None:
         unknown = [o for o in self.optimizers if o not in OPTIMIZER_TABLE]
@@ -90,6 +95,37 @@ class SweepConfig:
             raise ValueError("control_multiples must be among data_multiples")
         if bool(self.control_schedule) != bool(self.control_sizes and self.control_multiples):
             raise ValueError("a schedule control needs control_schedule, sizes and multiples")
+        for name, per in (
+            ("baseline_extra_multiples", self.baseline_extra_multiples),
+            ("others_multiples", self.others_multiples),
+        ):
+            if not set(per) <= names:
+                raise ValueError(f"{name} names sizes {sorted(set(per) - names)} not in the sweep")
+        for size, ms in self.others_multiples.items():
+            if not set(ms) <= set(self.data_multiples) or self.tune_multiple not in ms:
+                raise ValueError(
+                    f"others_multiples[{size!r}] must be among data_multiples and hold "
+                    f"tune_multiple {self.tune_multiple:g}"
+                )
+
+    @property
+    def multiples(self) -> tuple[float, ...]:
+        """Every data multiple any cell runs (the dataset's ``data_multiple`` coordinate)."""
+        extra = {m for ms in self.baseline_extra_multiples.values() for m in ms}
+        return tuple(sorted(set(self.data_multiples) | extra))
+
+    def runs_cell(self, optimizer: str, size: str, multiple: float) -> bool:
+        """Whether the design runs ``optimizer`` at ``(size, multiple)``.
+
+        Every optimizer runs every ``data_multiples`` but where ``others_multiples`` names
+        the size (there the optimizers other than AdamW run only those multiples); AdamW
+        also runs the ``baseline_extra_multiples`` of a size (to pin its ``L(D)`` fit).
+        """
+        if optimizer == "adamw":
+            return multiple in self.data_multiples or multiple in self.baseline_extra_multiples.get(
+                size, ()
+            )
+        return multiple in self.others_multiples.get(size, self.data_multiples)
 
     def grid(self, optimizer: str) -> dict[str, tuple]:
         return {**hparam_grid(optimizer), **self.grid_overrides.get(optimizer, {})}
@@ -123,7 +159,7 @@ class SweepConfig:
 
     def to_dict(self) -> dict:
         d = config_dict(self, engine_version=ENGINE_VERSION, omit_if_default=_REDESIGN_DEFAULTS)
-        d["corpus_hash"] = build_corpus(self.corpus).content_hash
+        d["corpus_hash"] = self.corpus_pin or build_corpus(self.corpus).content_hash
         d["optimizer_table"] = {
             o: {"defaults": default_hparams(o), "grid": self.grid(o)} for o in self.optimizers
         }
@@ -138,7 +174,29 @@ _REDESIGN_DEFAULTS: dict[str, Any] = {
     "control_schedule": "",
     "control_sizes": (),
     "control_multiples": (),
+    "baseline_extra_multiples": {},
+    "others_multiples": {},
+    "corpus_pin": "",
 }
+
+
+def check_corpus(sweep: SweepConfig) -> None:
+    """Raise when the corpus built here is not the one ``sweep.corpus_pin`` names.
+
+    The ``"installed"`` corpus is made of the text that Python and the installed packages
+    ship, so another set of installed packages builds another corpus; runs trained on
+    it must not be mixed with the pinned sweep's.
+    """
+    if not sweep.corpus_pin:
+        return
+    built = build_corpus(sweep.corpus).content_hash
+    if built != sweep.corpus_pin:
+        raise RuntimeError(
+            f"the {sweep.compute_class} sweep was trained on corpus {sweep.corpus_pin[:12]}, "
+            f"but this environment builds {built[:12]} (its installed packages differ): "
+            'install the project as `pip install -c lib/constraints.txt -e ".[test,lint]"` '
+            "to train more runs of it (reading its committed dataset needs no training)"
+        )
 
 
 def planned_epochs(sweep: SweepConfig) -> np.ndarray:
@@ -147,13 +205,17 @@ def planned_epochs(sweep: SweepConfig) -> np.ndarray:
     Returns
     -------
     numpy.ndarray
-        ``(len(sweep.sizes), len(sweep.data_multiples))``: tokens a run draws over the
-        training stream's tokens (``"permuted"``: windows drawn over windows available).
+        ``(len(sweep.sizes), len(sweep.multiples))``: tokens a run draws over the
+        training stream's tokens (``"permuted"``: windows drawn over windows available);
+        NaN at a (size, multiple) the design runs for no optimizer.
     """
     corpus = build_corpus(sweep.corpus)
-    out = np.zeros((len(sweep.sizes), len(sweep.data_multiples)))
+    out = np.zeros((len(sweep.sizes), len(sweep.multiples)))
     for j, sz in enumerate(sweep.sizes):
-        for k, m in enumerate(sweep.data_multiples):
+        for k, m in enumerate(sweep.multiples):
+            if not any(sweep.runs_cell(o, sz.name, m) for o in sweep.optimizers):
+                out[j, k] = np.nan  # no run at this budget and size
+                continue
             cfg = sweep.run_config("adamw", sz, m, {})
             if sweep.sampler == "permuted":
                 out[j, k] = cfg.steps * cfg.batch_size / (corpus.train.size // (cfg.seq_len + 1))
@@ -185,6 +247,9 @@ MEDIUM_SIZES = (
     SizeSpec("w48", 48, 2, 6, 16),
     SizeSpec("w96", 96, 2, 12, 32),
 )
+#: Content hash of the ``installed`` corpus the ``medium`` runs trained on (Python 3.11 with
+#: the project installed as ``.[test,lint]`` against ``lib/constraints.txt``).
+MEDIUM_CORPUS = "5e65a198e71baf5cbf8811eedf92923730848240a3469c74392ab23428da745c"
 #: The optimizers the paper ran at its largest size (1.2B), here at every ``medium`` size.
 PAPER_SUBSET = ("adamw", "nadamw", "muon", "soap")
 
@@ -193,9 +258,10 @@ def sweep_config(compute_class: str = "small", **overrides: Any) -> SweepConfig:
     """The sweep of a compute class, with optional field overrides.
 
     - ``tiny``: sizes xs/xs2 (0.9k and 1.8k non-embedding parameters), multiples
-      0.5, 1 and 2 (three points: the least a baseline fit needs), sequences of 32,
-      two seeds; tuning moves only the learning rate
-      (one local pass), so the whole study runs in well under a minute.
+      0.5, 1 and 2 (three points: the least a baseline fit needs; AdamW also at 4x at
+      xs, the others only at 1x and 2x at xs2, so the tests meet every kind of cell of
+      the ``medium`` design), sequences of 32, two seeds; tuning moves only the
+      learning rate (one local pass), so the whole study runs in well under a minute.
     - ``small``: sizes s/m/l (3.4k, 13.9k, 25.2k: 7.5x), multiples 1/2/4/8, three
       seeds, full coordinate descent at s (1x), learning rate and warmup re-tuned at
       m and l (1x); 35 minutes measured on 2 workers of an otherwise idle 2-core
@@ -204,17 +270,27 @@ def sweep_config(compute_class: str = "small", **overrides: Any) -> SweepConfig:
       25.2k, 55.5k, 221.7k non-embedding parameters, 33x; two layers, heads of 8
       dimensions, width the only knob), the paper's largest-size subset
       (:data:`PAPER_SUBSET`: AdamW, NAdamW, Muon, SOAP) at every size, multiples 0.5,
-      1, 2, 4, three seeds, sequences of 128 tokens. Full coordinate descent at w16
+      1, 2, 4, three seeds, sequences of 128 tokens. At w96 the optimizers other than
+      AdamW run at 1x only (:attr:`SweepConfig.others_multiples`): their speedups
+      there invert AdamW's fit over 0.5-4x at a matched budget, and the trend over
+      sizes is read at the budget every size shares (1x). AdamW also runs 8x and 16x
+      at w16 and w32 (:attr:`SweepConfig.baseline_extra_multiples`): over 0.5-4x its
+      ``L(D)`` fit left ``E`` on its bound 0 there; a single-seed probe over 0.5-16x
+      moved it off (E 1.64 at w16, 1.25 at w32). Full coordinate descent at w16
       (1x), the learning rate re-tuned at every larger size (1x). Data: the
       ``"installed"`` corpus (:mod:`scalinglab.models.installed_text`, 51M training
       bytes on this machine's Python 3.11 and the project's packages) read as distinct
       windows (``sampler="permuted"``): no run draws a window twice (at most 0.35
       epochs, w96 at 4x; :func:`planned_epochs`). Arms: AdamW's lr and weight decay
-      transferred to the others at w16 and w32; a constant learning rate at w32, 4x.
+      transferred to the others at w16 and w32; a constant learning rate at w16 and w32,
+      4x (the mid-run ranking's agreement pooled over both cells). The corpus is pinned
+      by content hash (:data:`MEDIUM_CORPUS`): the cache key names it, so the committed
+      dataset is found in any environment, and training more runs checks that this
+      environment builds the same corpus (:func:`check_corpus`).
 
       *Multiples.* 0.5-4x spans three octaves, as the paper's 1-8x does; 8x at w96
       alone (4 optimizers, 3 seeds) would take about as long as the rest of the sweep,
-      and 16x there would exceed the corpus (1.4 epochs). Whether AdamW's
+      and 16x there would exceed the corpus (1.4 epochs); 16x at w32 is 0.15 epochs. Whether AdamW's
       ``L(D) = A D^-alpha + E`` identifies ``E`` at every size is checked, not assumed:
       the notebook marks a size whose ``E`` sits on its bound ``not identified``.
 
@@ -258,6 +334,8 @@ def sweep_config(compute_class: str = "small", **overrides: Any) -> SweepConfig:
             control_schedule="constant",
             control_sizes=("xs2",),
             control_multiples=(2.0,),
+            baseline_extra_multiples={"xs": (4.0,)},
+            others_multiples={"xs2": (1.0, 2.0)},
         )
     elif compute_class == "small":
         cfg = SweepConfig(compute_class="small", sizes=(_S["s"], _S["m"], _S["l"]))
@@ -277,8 +355,11 @@ def sweep_config(compute_class: str = "small", **overrides: Any) -> SweepConfig:
             sampler="permuted",
             transfer_sizes=("w16", "w32"),
             control_schedule="constant",
-            control_sizes=("w32",),
+            control_sizes=("w16", "w32"),
             control_multiples=(4.0,),
+            baseline_extra_multiples={"w16": (8.0, 16.0), "w32": (8.0, 16.0)},
+            others_multiples={"w96": (1.0,)},
+            corpus_pin=MEDIUM_CORPUS,
         )
     elif compute_class == "large":
         cfg = SweepConfig(

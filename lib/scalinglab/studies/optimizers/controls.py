@@ -110,14 +110,19 @@ def schedule_control(
     pandas.DataFrame
         model_size, data_multiple, step (the mid-run evaluation, ``last // 2``),
         tau_main, tau_control, diff (control - main), lo, hi (of diff), schedule;
-        empty when ``ds`` has no control arm.
+        with two or more control cells a last row ``model_size="pooled"`` (data_multiple
+        NaN, step -1) holds the means over the cells, its interval from the same seed
+        resamples in every cell (tau moves in steps of ``2 / (O (O - 1))`` per cell, so
+        one cell of four optimizers can hardly decide a claim); empty when ``ds`` has
+        no control arm.
     """
     if "control_loss" not in ds:
         return pd.DataFrame()
     dims = ("optimizer", "model_size", "data_multiple", "seed", "step")
     main = ds["loss"].transpose(*dims).values
     ctrl = ds["control_loss"].transpose(*dims).values
-    rows = []
+    rows: list[dict] = []
+    draws: list[np.ndarray | None] = []
     for j, s in enumerate(ds.model_size.values):
         for k, m in enumerate(ds.data_multiple.values):
             a, b = main[:, j, k], ctrl[:, j, k]
@@ -152,6 +157,25 @@ def schedule_control(
                     "schedule": ds.attrs.get("control_schedule", ""),
                 }
             )
+            draws.append(None if r_main is None or r_ctrl is None else r_ctrl - r_main)
+    if len(rows) >= 2:  # pooled: the mean over cells, seeds resampled jointly in every cell
+        lo = hi = np.nan
+        have = [d for d in draws if d is not None]
+        if len(have) == len(draws):
+            lo, hi = (float(v) for v in percentile_interval(np.mean(have, axis=0), level=level))
+        rows.append(
+            {
+                "model_size": "pooled",
+                "data_multiple": np.nan,
+                "step": -1,
+                "tau_main": float(np.mean([r["tau_main"] for r in rows])),
+                "tau_control": float(np.mean([r["tau_control"] for r in rows])),
+                "diff": float(np.mean([r["diff"] for r in rows])),
+                "lo": lo,
+                "hi": hi,
+                "schedule": rows[0]["schedule"],
+            }
+        )
     return pd.DataFrame(rows)
 
 

@@ -60,6 +60,7 @@ from scalinglab.studies.optimizers.config import PAPER_SUBSET as PAPER_SUBSET
 from scalinglab.studies.optimizers.config import SizeSpec as SizeSpec
 from scalinglab.studies.optimizers.config import SweepConfig as SweepConfig
 from scalinglab.studies.optimizers.config import cell_hparams as cell_hparams
+from scalinglab.studies.optimizers.config import check_corpus
 from scalinglab.studies.optimizers.config import planned_epochs as planned_epochs
 from scalinglab.studies.optimizers.config import sweep_config as sweep_config
 from scalinglab.studies.optimizers.tuning import CoordinateDescent, descend_together, path_dataset
@@ -213,6 +214,7 @@ def execute_sweep(
     from scalinglab.compute import get_client
 
     sweep = dataclasses.replace(sweep, device=resolve_device(sweep.device))
+    check_corpus(sweep)
     own = client is None and scheduler != "sync"
     with get_client(scheduler) if own else contextlib.nullcontext(client) as cl:
         runner = _Runner(sweep, cl, scheduler, progress, runs)
@@ -221,7 +223,8 @@ def execute_sweep(
             (o, sz, m, s)
             for o in sweep.optimizers
             for sz in sweep.sizes
-            for m in sweep.data_multiples
+            for m in sweep.multiples
+            if sweep.runs_cell(o, sz.name, m)
             for s in sweep.seeds
         ]
         items = [
@@ -241,7 +244,7 @@ def to_dataset(
     sweep: SweepConfig, tuned: dict, searches: list[CoordinateDescent], runner: _Runner
 ) -> xr.Dataset:
     """Assemble the final runs (dims ``optimizer, model_size, data_multiple, seed, step``)."""
-    O_, S, M, R = sweep.optimizers, sweep.sizes, sweep.data_multiples, sweep.seeds
+    O_, S, M, R = sweep.optimizers, sweep.sizes, sweep.multiples, sweep.seeds
     E = sweep.n_evals
     run_shape = (len(O_), len(S), len(M), len(R))
     curve = {k: np.full((*run_shape, E), np.nan) for k in ("loss", "train_loss", "lr_factor")}
@@ -275,6 +278,9 @@ def to_dataset(
                 steps[j, k], tokens[j, k] = cfg.steps, cfg.steps * cfg.batch_size * cfg.seq_len
                 ev = cfg.eval_steps
                 train_step[j, k, : len(ev)] = ev
+                if not sweep.runs_cell(o, sz.name, m):
+                    status[i, j, k, :] = "skipped"  # left out by design (see the config)
+                    continue
                 for l_, s in enumerate(R):
                     key = runner.key(cfg, s)
                     if key in runner.errors:
@@ -359,7 +365,8 @@ def to_dataset(
             "tokens_per_param": sweep.tokens_per_param,
             "seq_len": sweep.seq_len,
             "engine_version": ENGINE_VERSION,
-            "n_failed": int((status != "ok").sum()),
+            "n_failed": int(((status != "ok") & (status != "skipped")).sum()),
+            "n_skipped": int((status == "skipped").sum()),
             **corpus.describe(),
         },
     )
