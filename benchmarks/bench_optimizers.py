@@ -139,7 +139,8 @@ def estimate_small(sweep, sizes: dict, rounds: float, retune_evals: int, workers
         run_s(o, sz, m)
         for o in sweep.optimizers
         for sz in sweep.sizes
-        for m in sweep.data_multiples
+        for m in sweep.multiples
+        if sweep.runs_cell(o, sz.name, m)
         for _ in sweep.seeds
     ]
     tuning = []

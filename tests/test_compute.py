@@ -116,6 +116,22 @@ def test_local_cluster_and_dashboard_listen_on_loopback_only():
     assert all(ip in ("127.0.0.1", "::1") for ip in during), during
 
 
+def _worker_env() -> dict:
+    import os
+
+    return {k: os.environ.get(k) for k in ("MALLOC_TRIM_THRESHOLD_", "OMP_NUM_THREADS")}
+
+
+@pytest.mark.slow
+def test_local_cluster_workers_keep_glibcs_malloc_defaults(monkeypatch):
+    monkeypatch.delenv("MALLOC_TRIM_THRESHOLD_", raising=False)
+    with compute.get_client("", n_workers=1) as client:
+        env = next(iter(client.run(_worker_env).values()))
+    # Dask's nanny would set 65536 (memory handed back after every step); the rest of its
+    # pre-spawn environment (one BLAS thread per worker) stays
+    assert env == {"MALLOC_TRIM_THRESHOLD_": None, "OMP_NUM_THREADS": "1"}
+
+
 def _start_orphan(_: int) -> int:
     """In a worker: start a long child, as a notebook's kernel is, and leave it running."""
     import subprocess

@@ -158,6 +158,30 @@ def test_matched_keeps_the_budgets_every_size_shares():
     assert same is complete and keep == full
 
 
+def test_compared_keeps_each_sizes_budgets_the_others_ran():
+    full = [0.5, 1.0, 2.0, 4.0]
+    t = _table(
+        {"a": {"adamw": [*full, 8.0, 16.0], "muon": full}, "b": {"adamw": full, "muon": [1.0]}}
+    )
+    res = compute_speedups(t, bootstrap=30, seed=0)
+    c = analysis.compared(res)
+    got = c.cells.groupby(["optimizer", "model_size"]).data_multiple.apply(list).to_dict()
+    assert got == {
+        ("adamw", "a"): full,
+        ("adamw", "b"): [1.0],
+        ("muon", "a"): full,
+        ("muon", "b"): [1.0],
+    }
+    floor = controls.noise_floor(c).set_index("model_size")
+    assert floor.speedup.loc["b"] == pytest.approx(
+        float(
+            res.cells.query(
+                "optimizer == 'adamw' and model_size == 'b' and data_multiple == 1"
+            ).speedup.iloc[0]
+        )
+    )
+
+
 def _control_ds(n_cells: int, *, flip_main: bool) -> xr.Dataset:
     """Three optimizers x cells x 4 seeds x 4 steps: the main schedule's mid-run ranking is
     reversed at the end when ``flip_main``; the control keeps its order."""

@@ -45,7 +45,9 @@ def test_transfer_arm_runs_with_adamws_lr_and_weight_decay(arms):
     sweep, ds = arms
     st = ds.transfer_status
     assert len(_others(sweep)) >= 2
-    assert (st.sel(model_size="xs", optimizer=_others(sweep)) == "ok").all()
+    run = st.sel(model_size="xs", optimizer=_others(sweep))
+    assert (run.sel(data_multiple=list(sweep.data_multiples)) == "ok").all()
+    assert (run.sel(data_multiple=4.0) == "skipped").all()  # AdamW's extra budget only
     assert (st.sel(model_size="xs2") == "skipped").all()
     assert (st.sel(optimizer="adamw") == "skipped").all()
     for m in sweep.data_multiples:
@@ -136,6 +138,11 @@ def test_epochs_are_recorded_and_match_the_sampler(arms):
     corpus = build_corpus(sweep.corpus)
     windows = corpus.train.size // (sweep.seq_len + 1)
     want = ds.steps.values * ds.batch_size.values[:, None] / windows
+    ran = (
+        (ds.status != "skipped").any(["optimizer", "seed"]).transpose("model_size", "data_multiple")
+    )
+    want = np.where(ran.values, want, np.nan)  # NaN: a budget no optimizer runs at that size
+    assert np.isnan(want).sum() == 1  # xs2 at 4x
     np.testing.assert_allclose(ds.epochs.values, want)
     np.testing.assert_allclose(planned_epochs(sweep), want)
 
@@ -170,13 +177,13 @@ def test_no_medium_run_repeats_data():
     ep = planned_epochs(sweep)
     assert ep.shape == (len(sweep.sizes), len(sweep.multiples))
     assert np.nanmax(ep) <= 1.0, ep
-    # NaN exactly where no optimizer runs (w96 at 8x and 16x)
+    # NaN exactly where no optimizer runs
     none = [
         [not any(sweep.runs_cell(o, s.name, m) for o in sweep.optimizers) for m in sweep.multiples]
         for s in sweep.sizes
     ]
     np.testing.assert_array_equal(np.isnan(ep), none)
-    assert np.isnan(ep).sum() == 2
+    assert np.isnan(ep).sum() == 4  # w48 and w96 at 8x and 16x
 
 
 def test_permuted_windows_never_repeat_within_an_epoch():

@@ -35,13 +35,14 @@ def test_dataset_dims_coords_and_provenance(tiny):
     assert dict(ds["loss"].sizes) == {
         "optimizer": len(sweep.optimizers),
         "model_size": 2,
-        "data_multiple": 3,
+        "data_multiple": len(sweep.multiples),
         "seed": 2,
         "step": sweep.n_evals,
     }
     assert list(ds.optimizer.values) == list(sweep.optimizers)
-    assert (ds.status.values == "ok").all() and int(ds.attrs["n_failed"]) == 0
-    assert np.isfinite(ds.final_loss.values).all()
+    ran = ds.status != "skipped"  # cells the design leaves out (tests/test_optimizers_design.py)
+    assert (ds.status.values[ran.values] == "ok").all() and int(ds.attrs["n_failed"]) == 0
+    assert np.isfinite(ds.final_loss.values[ran.values]).all()
     assert len(ds.attrs["corpus_hash"]) == 64 and ds.attrs["config_hash"]
     assert list(root.glob("data/**/optimizer_comparison/sweep-tiny-*.nc"))
     n = ds.n_params.values
@@ -51,10 +52,10 @@ def test_dataset_dims_coords_and_provenance(tiny):
     )
     # the last evaluation is the end of training, at the schedule's end
     assert (ds.train_step.values[..., -1] == ds.steps.values).all()
-    assert (ds.lr_factor.values[..., -1] == 0.0).all()
-    # more data -> lower final loss, on average
-    fl = ds.final_loss.mean(("optimizer", "seed"))
-    assert (fl.diff("data_multiple") < 0).all()
+    assert (ds.lr_factor.values[..., -1][ran.values] == 0.0).all()
+    # more data -> lower final loss, on average (AdamW: it runs every budget at xs)
+    fl = ds.final_loss.sel(optimizer="adamw", model_size="xs").mean("seed")
+    assert fl.notnull().all() and (fl.diff("data_multiple") < 0).all()
 
 
 def test_tuned_hyperparameters_and_path(tiny):
@@ -87,7 +88,7 @@ def test_analyses_run_on_the_sweep(tiny):
     # two-optimizer sweep), so the family gap below has no scalar side
     ds = full.sel(optimizer=["adamw", "muon"])
     table = sweep_table(ds)
-    assert len(table) == ds.final_loss.size
+    assert len(table) == int((ds.status != "skipped").sum())
     res = compute_speedups(table, bootstrap=100, seed=0)
     assert set(res.fits) == {"xs", "xs2"}
     assert set(res.cells.status) <= {"ok", "below_asymptote", "no_baseline_fit"}

@@ -60,11 +60,12 @@ def test_rows_are_ordered_moved_changed_unchanged_and_unchanged_are_counted():
 
 
 def test_a_finding_without_interval_moves_only_beyond_numerical_noise():
-    a = [_f("blas", 1.0), _f("real", 1.0), _f("zero", 0.0)]
-    b = [_f("blas", 1.0 + 1e-9), _f("real", 1.001), _f("zero", 1e-12)]
+    a = [_f("blas", 1.0), _f("real", 1.0), _f("zero", 0.0), _f("off", 0.0), _f("inf", 2.0)]
+    b = [_f("blas", 1.0 + 1e-9), _f("real", 1.001), _f("zero", 1e-14), _f("off", 1e-3)]
+    b.append(_f("inf", float("inf")))
     d = diff_findings(a, b)
-    assert d["moved"] == ["real", "zero"]  # from 0 any change is beyond relative noise
-    assert set(d["changed"]) == {"blas", "real", "zero"}  # still listed as changed
+    assert set(d["moved"]) == {"real", "off", "inf"}
+    assert set(d["changed"]) == {"blas", "real", "zero", "off", "inf"}  # still listed
 
 
 def test_verdict_changes_lead_the_diff():

@@ -100,7 +100,8 @@ def get_client(
         # Dask's nannies set MALLOC_TRIM_THRESHOLD_=65536 in every worker: glibc then hands
         # freed memory back to the kernel after each step and maps it again on the next,
         # which slows a training step of the larger models; the workers keep glibc's
-        # defaults here (the rest of Dask's pre-spawn environment stays).
+        # defaults here (the rest of Dask's pre-spawn environment stays; a variable the
+        # user exported is inherited as set).
         env = dict(dask.config.get("distributed.nanny.pre-spawn-environ", default={}) or {})
         env.pop("MALLOC_TRIM_THRESHOLD_", None)
         with dask.config.set({"distributed.nanny.pre-spawn-environ": env}):

@@ -4,8 +4,8 @@ For every finding name in both runs: point A, point B, ``delta = B - A``, the
 CI half-width (mean of both runs' half-widths ``(hi - lo) / 2``; one run's when
 only one has an interval), ``delta / half_width``, and ``moved`` when
 ``|delta| > half_width``. A finding without any interval counts as moved when
-its point changed beyond numerical noise (relative change above :data:`NOISE_RTOL`:
-the same fit on another machine's BLAS differs by about 1e-9). Names only in A are ``removed``, only in B ``added``.
+its point changed beyond numerical noise (relative change above :data:`NOISE_RTOL`, absolute above :data:`NOISE_ATOL`: the same
+fit on another machine's BLAS differs by about 1e-9). Names only in A are ``removed``, only in B ``added``.
 
 Reading order: claims whose verdict changed lead, then findings that moved
 beyond their interval (largest move first), then those that changed within it;
@@ -27,9 +27,10 @@ from scalinglab.record import load_claims
 from scalinglab.runner import store
 from scalinglab.textfmt import fmt_ci, fmt_num, format_table
 
-
 #: Relative change below which a finding without an interval has not moved.
 NOISE_RTOL = 1e-6
+#: ... and absolute change below which one near zero has not moved.
+NOISE_ATOL = 1e-12
 
 
 def _half_width(ci: Any) -> float | None:
@@ -100,7 +101,8 @@ def diff_findings(a: list[dict], b: list[dict]) -> dict[str, Any]:
             moved = not (math.isnan(pa) and math.isnan(pb))
             rel = None
         elif hw is None:
-            moved, rel = abs(delta) > NOISE_RTOL * max(abs(pa), abs(pb)), None
+            noise = max(NOISE_RTOL * max(abs(pa), abs(pb)), NOISE_ATOL)
+            moved, rel = math.isinf(delta) or abs(delta) > noise, None
         else:
             moved = abs(delta) > hw
             rel = delta / hw if hw > 0 else (0.0 if delta == 0 else math.copysign(math.inf, delta))

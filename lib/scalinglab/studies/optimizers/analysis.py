@@ -7,7 +7,8 @@
   squares, with percentile CIs from the replicates of
   :func:`~scalinglab.fitting.speedup.compute_speedups`.
 - :func:`matched`: the speedups at the data budgets every size shares, for a trend
-  over sizes when the design leaves cells out.
+  over sizes when the design leaves cells out; :func:`compared`: at each size's
+  budgets that the compared optimizers ran (for the noise floor).
 - :func:`family_gap`: do matrix-preconditioned optimizers lead? The difference of
   the mean log speedup of the matrix family and of the scalar family (baseline
   excluded) per size, as a ratio ``exp(gap)``, with CIs from the same replicates.
@@ -86,13 +87,33 @@ def matched(result: SpeedupResult) -> tuple[SpeedupResult, list[float]]:
         have = set(g.data_multiple.astype(float))
         common = have if common is None else common & have
     keep = sorted(common or ())
-    mask = c.data_multiple.astype(float).isin(keep).to_numpy()
+    return _only(result, c.data_multiple.astype(float).isin(keep).to_numpy()), keep
+
+
+def compared(result: SpeedupResult) -> SpeedupResult:
+    """``result`` at each size's budgets where an optimizer other than the baseline ran.
+
+    The baseline's speedup over itself (the noise floor, :func:`.controls.noise_floor`)
+    then averages over the same budgets as the speedups it is the floor of (at the
+    ``medium`` design's largest size: 1x only, not the baseline's 0.5-4x).
+    """
+    c = result.cells
+    others = c[c.optimizer != result.baseline]
+    if not len(others):
+        return result
+    have = set(zip(others.model_size, others.data_multiple.astype(float), strict=True))
+    keys = zip(c.model_size, c.data_multiple.astype(float), strict=True)
+    return _only(result, np.array([k in have for k in keys]))
+
+
+def _only(result: SpeedupResult, mask: np.ndarray) -> SpeedupResult:
+    """``result`` with the cells where ``mask`` (and their columns of ``draws``)."""
     if mask.all():
-        return result, keep
+        return result
     pos = np.flatnonzero(mask)
-    cells = c.iloc[pos].reset_index(drop=True)
+    cells = result.cells.iloc[pos].reset_index(drop=True)
     draws = None if result.draws is None else result.draws[:, pos]
-    return dataclasses.replace(result, cells=cells, draws=draws), keep
+    return dataclasses.replace(result, cells=cells, draws=draws)
 
 
 def speedup_by_size(result: SpeedupResult) -> pd.DataFrame:
@@ -333,6 +354,9 @@ def wallclock_table(
     baseline = baseline or result.baseline
     per, reps = geomean_by_size(result)
     sec = ds["seconds_per_step"].where(ds["status"] == "ok")
+    others = ds["status"].sel(optimizer=[o for o in ds.optimizer.values if o != baseline])
+    if others.sizes["optimizer"]:  # the budgets the others ran: like against like
+        sec = sec.where((others != "skipped").any(("optimizer", "seed")))
     sps = sec.median(("data_multiple", "seed"))
     n_rep = result.reps or 1000
     keys = [f"{o}|{s}" for o in ds.optimizer.values for s in ds.model_size.values]

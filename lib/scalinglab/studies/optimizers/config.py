@@ -108,6 +108,14 @@ class SweepConfig:
                     f"tune_multiple {self.tune_multiple:g}"
                 )
 
+        for size in self.control_sizes:
+            run = self.others_multiples.get(size, self.data_multiples)
+            if not set(self.control_multiples) <= set(run):
+                raise ValueError(
+                    f"the schedule control at {size!r} needs every optimizer at "
+                    f"{self.control_multiples}, but others_multiples runs only {run}"
+                )
+
     @property
     def multiples(self) -> tuple[float, ...]:
         """Every data multiple any cell runs (the dataset's ``data_multiple`` coordinate)."""
