@@ -216,3 +216,14 @@ def test_schedule_control_pools_its_cells():
     assert pooled.lo > 0
     one = controls.schedule_control(_control_ds(1, flip_main=False), reps=50, seed=0)
     assert "pooled" not in set(one.model_size)
+
+
+def test_at_sizes_keeps_those_sizes_and_their_replicates():
+    full = [0.5, 1.0, 2.0, 4.0]
+    t = _table({s: {"adamw": full, "muon": full} for s in ("a", "b", "c")})
+    res = compute_speedups(t, bootstrap=20, seed=0)
+    two = analysis.at_sizes(res, ["a", "c"])
+    assert set(two.cells.model_size) == {"a", "c"} and two.draws.shape == (20, len(two.cells))
+    keep = res.cells.model_size.isin(["a", "c"]).to_numpy()
+    np.testing.assert_array_equal(two.draws, res.draws[:, keep])
+    assert analysis.at_sizes(res, ["a", "b", "c"]) is res

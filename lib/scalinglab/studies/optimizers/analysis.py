@@ -29,7 +29,7 @@ one pair at a time); with continuous losses there are no ties.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -104,6 +104,11 @@ def compared(result: SpeedupResult) -> SpeedupResult:
     have = set(zip(others.model_size, others.data_multiple.astype(float), strict=True))
     keys = zip(c.model_size, c.data_multiple.astype(float), strict=True)
     return _only(result, np.array([k in have for k in keys]))
+
+
+def at_sizes(result: SpeedupResult, sizes: Sequence[str]) -> SpeedupResult:
+    """``result`` at ``sizes`` only (e.g. those whose baseline fit identifies ``E``)."""
+    return _only(result, result.cells.model_size.isin(list(sizes)).to_numpy())
 
 
 def _only(result: SpeedupResult, mask: np.ndarray) -> SpeedupResult:
