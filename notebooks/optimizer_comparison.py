@@ -105,7 +105,7 @@ from scalinglab.fitting.speedup import compute_speedups
 from scalinglab.plots import use_style
 from scalinglab.record import claim, findings_table, record
 from scalinglab.stats.bootstrap import percentile_interval, resample_groups
-from scalinglab.studies.optimizers import analysis, controls, published, rising
+from scalinglab.studies.optimizers import analysis, controls, matching, published, rising
 from scalinglab.studies.optimizers.sweep import planned_epochs, run_sweep, sweep_config
 from scalinglab.training.optimizers import OPTIMIZER_TABLE
 
@@ -462,7 +462,7 @@ for r in cells[cells.status == "ok"].itertuples():
 # With one run per cell (the paper's table) AdamW's own noisy losses also make its refit, so
 # its speedup over itself stays near 1 by construction: no noise floor is read from it.
 # the floor over the budgets the other optimizers ran at each size (not AdamW's extra ones)
-floor = controls.noise_floor(analysis.compared(res)) if not one_run else pd.DataFrame()
+floor = controls.noise_floor(matching.compared(res)) if not one_run else pd.DataFrame()
 if one_run:
     print("one run per cell: AdamW against itself is no noise floor here (see section 4)")
 else:
@@ -521,7 +521,7 @@ for r in per_size.itertuples():
         description="geometric mean of the speedup over data budgets",
     )
 # a trend over sizes compares like with like: the budgets every size ran for every optimizer
-res_matched, matched_mults = analysis.matched(res)
+res_matched, matched_mults = matching.matched(res)
 if len(matched_mults) < len(set(table.data_multiple)):
     print(
         "size trend over the budgets every size shares: "
@@ -535,7 +535,7 @@ trend_ok = all(e_ok.get(s) for s in trend_sizes)
 if trend_sizes != sizes:
     print("size trend over the sizes whose E is identified: " + ", ".join(trend_sizes))
 if n_params is not None and matched_mults:
-    per_size, trend = analysis.size_trend(analysis.at_sizes(res_matched, trend_sizes), n_params)
+    per_size, trend = analysis.size_trend(matching.at_sizes(res_matched, trend_sizes), n_params)
     display(trend)
     fig, ax = plt.subplots(figsize=(5, 3.5))
     for o, g in per_size[per_size.optimizer != baseline].groupby("optimizer", sort=False):

@@ -13,7 +13,7 @@ import xarray as xr
 from scalinglab.compute import dataset_path
 from scalinglab.fitting.speedup import compute_speedups
 from scalinglab.paths import data_dir
-from scalinglab.studies.optimizers import analysis, controls
+from scalinglab.studies.optimizers import analysis, controls, matching
 from scalinglab.studies.optimizers.config import MEDIUM_CORPUS, check_corpus
 from scalinglab.studies.optimizers.sweep import sweep_config
 
@@ -133,7 +133,7 @@ def test_matched_keeps_the_budgets_every_size_shares():
         }
     )
     res = compute_speedups(t, bootstrap=50, seed=0)
-    m, keep = analysis.matched(res)
+    m, keep = matching.matched(res)
     assert keep == [1.0]
     assert set(m.cells.data_multiple) == {1.0} and len(m.cells) == 6
     assert m.draws is not None and m.draws.shape == (50, 6)
@@ -154,7 +154,7 @@ def test_matched_keeps_the_budgets_every_size_shares():
         _table({"a": {"adamw": full, "muon": full}, "b": {"adamw": full, "muon": full}}),
         bootstrap=20,
     )
-    same, keep = analysis.matched(complete)
+    same, keep = matching.matched(complete)
     assert same is complete and keep == full
 
 
@@ -164,7 +164,7 @@ def test_compared_keeps_each_sizes_budgets_the_others_ran():
         {"a": {"adamw": [*full, 8.0, 16.0], "muon": full}, "b": {"adamw": full, "muon": [1.0]}}
     )
     res = compute_speedups(t, bootstrap=30, seed=0)
-    c = analysis.compared(res)
+    c = matching.compared(res)
     got = c.cells.groupby(["optimizer", "model_size"]).data_multiple.apply(list).to_dict()
     assert got == {
         ("adamw", "a"): full,
@@ -222,8 +222,8 @@ def test_at_sizes_keeps_those_sizes_and_their_replicates():
     full = [0.5, 1.0, 2.0, 4.0]
     t = _table({s: {"adamw": full, "muon": full} for s in ("a", "b", "c")})
     res = compute_speedups(t, bootstrap=20, seed=0)
-    two = analysis.at_sizes(res, ["a", "c"])
+    two = matching.at_sizes(res, ["a", "c"])
     assert set(two.cells.model_size) == {"a", "c"} and two.draws.shape == (20, len(two.cells))
     keep = res.cells.model_size.isin(["a", "c"]).to_numpy()
     np.testing.assert_array_equal(two.draws, res.draws[:, keep])
-    assert analysis.at_sizes(res, ["a", "b", "c"]) is res
+    assert matching.at_sizes(res, ["a", "b", "c"]) is res

@@ -6,9 +6,6 @@
   of ``log(speedup)`` against ``log(N)`` (N non-embedding parameters) by least
   squares, with percentile CIs from the replicates of
   :func:`~scalinglab.fitting.speedup.compute_speedups`.
-- :func:`matched`: the speedups at the data budgets every size shares, for a trend
-  over sizes when the design leaves cells out; :func:`compared`: at each size's
-  budgets that the compared optimizers ran (for the noise floor).
 - :func:`family_gap`: do matrix-preconditioned optimizers lead? The difference of
   the mean log speedup of the matrix family and of the scalar family (baseline
   excluded) per size, as a ratio ``exp(gap)``, with CIs from the same replicates.
@@ -28,8 +25,7 @@ one pair at a time); with continuous losses there are no ties.
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
@@ -63,62 +59,6 @@ def geomean_by_size(result: SpeedupResult) -> tuple[pd.DataFrame, dict]:
             }
         )
     return pd.DataFrame(rows), reps
-
-
-def matched(result: SpeedupResult) -> tuple[SpeedupResult, list[float]]:
-    """The speedups at the data multiples that every compared optimizer ran at every size.
-
-    A design may leave cells out (the ``medium`` sweep runs the optimizers other than the
-    baseline only at 1x at its largest size) or add baseline-only budgets; a trend over
-    sizes then compares like with like only at the budgets all sizes share.
-
-    Returns
-    -------
-    matched, multiples
-        ``result`` with only the cells (and their columns of ``draws``) at ``multiples``,
-        the sorted multiples every non-baseline optimizer has at every size (all of the
-        baseline's when it is alone). Unchanged when the design is complete.
-    """
-    c = result.cells
-    others = c[c.optimizer != result.baseline]
-    groups = others if len(others) else c
-    common: set[float] | None = None
-    for _, g in groups.groupby(["optimizer", "model_size"], sort=False):
-        have = set(g.data_multiple.astype(float))
-        common = have if common is None else common & have
-    keep = sorted(common or ())
-    return _only(result, c.data_multiple.astype(float).isin(keep).to_numpy()), keep
-
-
-def compared(result: SpeedupResult) -> SpeedupResult:
-    """``result`` at each size's budgets where an optimizer other than the baseline ran.
-
-    The baseline's speedup over itself (the noise floor, :func:`.controls.noise_floor`)
-    then averages over the same budgets as the speedups it is the floor of (at the
-    ``medium`` design's largest size: 1x only, not the baseline's 0.5-4x).
-    """
-    c = result.cells
-    others = c[c.optimizer != result.baseline]
-    if not len(others):
-        return result
-    have = set(zip(others.model_size, others.data_multiple.astype(float), strict=True))
-    keys = zip(c.model_size, c.data_multiple.astype(float), strict=True)
-    return _only(result, np.array([k in have for k in keys]))
-
-
-def at_sizes(result: SpeedupResult, sizes: Sequence[str]) -> SpeedupResult:
-    """``result`` at ``sizes`` only (e.g. those whose baseline fit identifies ``E``)."""
-    return _only(result, result.cells.model_size.isin(list(sizes)).to_numpy())
-
-
-def _only(result: SpeedupResult, mask: np.ndarray) -> SpeedupResult:
-    """``result`` with the cells where ``mask`` (and their columns of ``draws``)."""
-    if mask.all():
-        return result
-    pos = np.flatnonzero(mask)
-    cells = result.cells.iloc[pos].reset_index(drop=True)
-    draws = None if result.draws is None else result.draws[:, pos]
-    return dataclasses.replace(result, cells=cells, draws=draws)
 
 
 def speedup_by_size(result: SpeedupResult) -> pd.DataFrame:
