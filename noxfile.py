@@ -35,7 +35,7 @@ def reports(session: nox.Session) -> None:
     """Regenerate every study report at the default compute class, then the index."""
     _install(session)
     session.run("scalinglab", "run", "--all", *session.posargs)
-    session.run("scalinglab", "reports")
+    session.run("scalinglab", "reports", "--write-index")
 
 
 @nox.session

@@ -14,12 +14,22 @@ PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())
 def test_package_is_typed_licensed_and_classified():
     project = PYPROJECT["project"]
     assert (REPO / "lib" / "scalinglab" / "py.typed").is_file()
-    assert PYPROJECT["tool"]["setuptools"]["package-data"]["scalinglab"] == ["py.typed"]
+    assert PYPROJECT["tool"]["setuptools"]["package-data"]["scalinglab"] == [
+        "py.typed",
+        "runner/templates/*",
+    ]
     assert project["license"] == "MIT" and (REPO / "LICENSE").read_text().startswith("MIT")
     assert "Typing :: Typed" in project["classifiers"]
     assert any(
         c.startswith("Programming Language :: Python :: 3.11") for c in project["classifiers"]
     )
+
+
+def test_page_templates_and_the_stylesheet_are_package_data():
+    templates = REPO / "lib" / "scalinglab" / "runner" / "templates"
+    names = {p.name for p in templates.glob("*")}
+    assert {"index.html.j2", "diff.html.j2", "style.css"} <= names
+    assert "runner/templates/*" in PYPROJECT["tool"]["setuptools"]["package-data"]["scalinglab"]
 
 
 def test_installed_labconfig_opens_py_studies_as_notebooks():

@@ -25,7 +25,7 @@ from scalinglab.errors import ScalingLabError
 VERBS: dict[str, str] = {
     "run": "run a study notebook into a versioned report",
     "status": "which studies are up to date or stale, and why (runs nothing)",
-    "reports": "list report versions and write reports/index.html; diff two runs",
+    "reports": "list report versions (read only), write the index, diff two versions",
     "verify": "re-run a report and check its findings are reproduced exactly",
     "intervals": "stratified bootstrap CIs of IQM, median, mean, optimality gap; P(X > Y)",
     "fit": "fit a scaling law to a CSV/Parquet/netCDF table, with bootstrap CIs",

@@ -1,18 +1,25 @@
-"""The catalogue of reports: ``reports/index.html`` and ``reports/index.json``.
+"""The catalogue of reports: ``reports/index.html`` and ``reports/index.json``, and the
+terminal listing of ``scalinglab reports``.
 
-Lists every study with the claims ledger of its latest version (each published
-claim and its verdict), its variants and their versions (runs) with status, the
-subject of the commit that produced each, how many findings moved beyond their
-interval against the previous good version, the headline findings with their
-intervals, links to each ``report.html``, and the diff of the latest version
-against the most recent earlier one whose findings differ
-(:mod:`scalinglab.runner.diff`). The page is one self-contained HTML file
-(inline CSS, no scripts), readable offline.
+:func:`collect` reads every run folder (nothing is written). The page
+(:func:`render_html`, template ``templates/index.html.j2`` with the one stylesheet of
+:mod:`scalinglab.runner.pages`) opens with a one-screen summary: one row per study and
+variant, newest run first, with the verdict counts of its latest version, whether it
+is stale (:mod:`scalinglab.runner.status`) and when it last ran. The details follow:
+each variant's claims ledger, its versions (status, commit subject, moves against
+the previous good version, headline findings, links to each ``report.html``) and the
+diff of its latest version against the most recent earlier one whose findings differ
+(:mod:`scalinglab.runner.diff`). Only :func:`write_index` writes, and only when asked
+(``scalinglab reports --write-index``, ``scalinglab run``, ``nox -s reports``).
+
+Variant folders git ignores (``tiny``, a user's own data under ``user/``, runs with
+custom parameters under ``<variant>-custom/``) are left out of the index, so the index
+a checkout writes is the one a fresh clone writes; the terminal listing shows them,
+marked ``local``.
 """
 
 from __future__ import annotations
 
-import html
 import json
 import secrets
 import subprocess
@@ -20,34 +27,23 @@ from pathlib import Path
 from typing import Any
 
 from scalinglab.claims import summary, summary_text
+from scalinglab.errors import InputError
 from scalinglab.paths import repo_root, reports_dir
 from scalinglab.runner import store
 from scalinglab.runner.diff import (
     diff_findings,
-    diff_html,
     diff_runs,
     previous_differing,
-    run_claims,
+    read_claims_strict,
+    summary_line,
 )
+from scalinglab.runner.pages import render
 from scalinglab.runner.store import RunStatus
 from scalinglab.runner.text import headline
 from scalinglab.textfmt import fmt_ci, fmt_num, format_table, json_safe
 
-CSS = """
-body { font-family: system-ui, sans-serif; max-width: 75em; margin: 1em auto; padding: 0 1em; }
-table { border-collapse: collapse; margin: .4em 0 1em; font-size: .9em; }
-th, td { border: 1px solid #ccc; padding: 3px 8px; text-align: left; vertical-align: top; }
-th { background: #f3f3f3; }
-.st-ok { color: #070; } .st-failed, .st-interrupted, .st-incomplete, .st-killed { color: #b00; }
-tr.sl-moved td { background: #fff3cd; }
-.sl-err { font-size: .8em; color: #700; white-space: pre-wrap; }
-h2 { border-bottom: 1px solid #ddd; margin-top: 2em; }
-.sl-scroll { overflow-x: auto; max-width: 100%; }
-.v-reproduces { color: #00734f; font-weight: bold; } .v-contradicts { color: #b13c00;
-  font-weight: bold; } .v-inconclusive { color: #8a5a00; font-weight: bold; }
-.v-not-identified, .v-untested { color: #666; font-weight: bold; }
-.sl-subject { font-size: .85em; color: #333; }
-"""
+#: Status of a finished run folder whose manifest cannot be read.
+CORRUPT = "corrupt"
 
 
 def commit_subjects(commits: list[str], *, cwd: Path | None = None) -> dict[str, str]:
@@ -78,8 +74,10 @@ def commit_subjects(commits: list[str], *, cwd: Path | None = None) -> dict[str,
 def git_ignored(paths: list[Path], *, cwd: Path) -> set[Path]:
     """The ``paths`` that git ignores in the repository at ``cwd`` (none outside a repository).
 
-    Test-sized variants (``reports/*/tiny/`` and the like) are ignored by ``.gitignore``:
-    a fresh clone does not have them, so the committed index must not list them.
+    Test-sized variants (``reports/*/tiny/``), a user's own data (``reports/*/user/``)
+    and runs with custom parameters (``reports/*/*-custom/``) are ignored by
+    ``.gitignore``: a fresh clone does not have them, so the committed index must not
+    list them.
     """
     if not paths:
         return set()
@@ -99,206 +97,188 @@ def git_ignored(paths: list[Path], *, cwd: Path) -> set[Path]:
     return {Path(p) for p in out.stdout.split("\0") if p}
 
 
-def _first_line(text: str | None) -> str:
+def _last_line(text: str | None) -> str:
     lines = [ln for ln in (text or "").splitlines() if ln.strip() and not set(ln) <= {"-"}]
     return lines[-1].strip() if lines else ""
 
 
-def collect(*, reports_root: Path | None = None) -> dict[str, Any]:
-    """Machine-readable listing of every run (the content of ``index.json``).
+def _run_record(ref: store.RunRef, root: Path) -> dict[str, Any]:
+    m = store.read_manifest(ref.path)
+    error = _last_line(m.get("error")) or None
+    if not ref.complete:  # a .tmp- folder: still running, or left by a process killed hard
+        status: str = store.unfinished_state(ref.path)
+    elif not m:
+        status, error = CORRUPT, f"{ref.path / 'manifest.json'}: missing or unreadable"
+    else:
+        status = m.get("status", RunStatus.INCOMPLETE)
+    try:
+        claims = read_claims_strict(ref.path) if ref.complete else []
+    except InputError as exc:
+        claims, error = [], str(exc)
+    return {
+        "run_id": ref.run_id,
+        "path": str(ref.path.relative_to(root)),
+        "status": status,
+        "started": m.get("started"),
+        "duration": m.get("duration"),
+        "error": error,
+        "git_commit": m.get("git_commit"),
+        "git_dirty": m.get("git_dirty"),
+        "cache_key": m.get("cache_key"),
+        "has_html": (ref.path / "report.html").is_file(),
+        "headline": headline(m.get("results", [])),
+        "claims_summary": summary(claims),
+        "_claims": claims,
+        "_results": m.get("results", []),
+    }
 
-    Variants that git ignores (test-sized ones such as ``tiny``) are left out, so the
-    index written here is the one a fresh clone writes.
+
+def _state(study: str, variant: str, root: Path) -> str | None:
+    """``up-to-date``, ``stale`` or ``never run`` (None when it cannot be told)."""
+    from scalinglab.runner.status import INVALID, study_status
+
+    try:
+        state = study_status(study, variant, reports_root=root).state
+    except Exception:  # noqa: BLE001 - the index is written whatever status can tell
+        return None
+    return None if state == INVALID else state
+
+
+def _variant_details(srec: dict, vrec: dict, root: Path, subjects: dict[str, str]) -> None:
+    latest = store.latest_run(srec["study"], vrec["variant"], reports_root=root)
+    vrec["latest"] = latest.name if latest else None
+    runs_by_id = {r["run_id"]: r for r in vrec["runs"]}
+    latest_rec = runs_by_id.get(vrec["latest"] or "")
+    vrec["claims"] = [
+        {k: c.get(k) for k in ("id", "verdict", "paper", "statement")}
+        for c in (latest_rec["_claims"] if latest_rec else [])
+    ]
+    vrec["verdicts"] = summary(vrec["claims"])
+    vrec["last_run"] = max((r["started"] or "" for r in vrec["runs"]), default="") or None
+    prev = None
+    for r in vrec["runs"]:
+        r["commit_subject"] = subjects.get(r["git_commit"] or "")
+        r["moved"] = r["changed"] = None
+        if r["status"] != RunStatus.OK:
+            continue
+        if prev is not None:
+            d = diff_findings(prev["_results"], r["_results"])
+            r["moved"], r["changed"] = len(d["moved"]), len(d["changed"])
+        prev = r
+    vrec["diff"] = None
+    if latest is not None:
+        base, skipped = previous_differing(latest)
+        if base is not None:
+            try:
+                vrec["diff"] = diff_runs(base, latest)
+                vrec["diff"]["note"] = (
+                    f"{skipped} identical version(s) in between skipped" if skipped else ""
+                )
+                vrec["diff"]["summary"] = summary_line(vrec["diff"])
+            except InputError as exc:
+                vrec["diff_error"] = str(exc)
+
+
+def collect(
+    *,
+    reports_root: Path | None = None,
+    studies: list[str] | None = None,
+    include_ignored: bool = False,
+    with_state: bool = False,
+) -> dict[str, Any]:
+    """Machine-readable listing of every run (the content of ``index.json``); writes nothing.
+
+    Parameters
+    ----------
+    reports_root
+        Default ``reports/``.
+    studies
+        Only these studies (default: all).
+    include_ignored
+        Also the variant folders git ignores (``tiny``, ``user``, ``*-custom``), each
+        marked ``local: true``; left out by default, so the index written here is the
+        one a fresh clone writes.
+    with_state
+        Ask :mod:`scalinglab.runner.status` whether each declared variant is stale
+        (hashes every study's inputs: seconds).
 
     Returns
     -------
     dict
-        ``{"studies": [{"study", "title", "variants": [{"variant", "latest",
-        "runs": [run, ...], "diff": dict | None}]}]}``; each run has ``run_id,
-        path`` (relative to the reports root), ``status, started, duration,
-        error, git_commit, git_dirty, headline`` (findings).
+        ``{"summary": [row, ...], "studies": [{"study", "title", "variants": [{"variant",
+        "local", "state", "latest", "last_run", "verdicts", "claims", "runs": [run, ...],
+        "diff": dict | None}]}]}``; ``summary`` has one row per study and variant
+        (``study, variant, title, local, state, latest, last_run, last_status, versions,
+        verdicts, moved, changed``), newest run first, and studies are ordered by their
+        newest run too. Each run has ``run_id, path`` (relative to the reports root),
+        ``status, started, duration, error, git_commit, git_dirty, commit_subject,
+        headline, claims_summary, moved, changed``.
     """
     root = reports_root or reports_dir()
-    studies: dict[str, dict[str, Any]] = {}
-    refs = store.list_runs(reports_root=root)
+    by_study: dict[str, dict[str, Any]] = {}
+    refs = [r for r in store.list_runs(reports_root=root) if studies is None or r.study in studies]
     ignored = git_ignored(sorted({r.path.parent for r in refs}), cwd=root)
     for ref in refs:
-        if ref.path.parent in ignored:  # a test-sized variant, never committed
+        local = ref.path.parent in ignored
+        if local and not include_ignored:
             continue
-        m = store.read_manifest(ref.path)
-        # a .tmp- folder is still running, or was left by a process killed hard
-        status = (
-            m.get("status", RunStatus.INCOMPLETE)
-            if ref.complete
-            else store.unfinished_state(ref.path)
-        )
-        srec = studies.setdefault(
+        run = _run_record(ref, root)
+        srec = by_study.setdefault(
             ref.study, {"study": ref.study, "title": ref.study, "variants": {}}
         )
-        if m.get("title"):
-            srec["title"] = m["title"]
-        vrec = srec["variants"].setdefault(ref.variant, {"variant": ref.variant, "runs": []})
-        vrec["runs"].append(
-            {
-                "run_id": ref.run_id,
-                "path": str(ref.path.relative_to(root)),
-                "status": status,
-                "started": m.get("started"),
-                "duration": m.get("duration"),
-                "error": _first_line(m.get("error")) or None,
-                "git_commit": m.get("git_commit"),
-                "git_dirty": m.get("git_dirty"),
-                "cache_key": m.get("cache_key"),
-                "has_html": (ref.path / "report.html").is_file(),
-                "headline": headline(m.get("results", [])),
-                "claims_summary": summary(run_claims(ref.path)),
-            }
+        title = store.read_manifest(ref.path).get("title") if run["status"] != CORRUPT else None
+        if title:
+            srec["title"] = title
+        vrec = srec["variants"].setdefault(
+            ref.variant, {"variant": ref.variant, "local": local, "runs": []}
         )
+        vrec["runs"].append(run)
     subjects = commit_subjects(
         [
             r["git_commit"]
-            for s in studies.values()
+            for s in by_study.values()
             for v in s["variants"].values()
             for r in v["runs"]
-            if r["git_commit"]
         ]
     )
-    out = []
-    for srec in studies.values():
-        variants = []
-        for vrec in srec["variants"].values():
-            latest = store.latest_run(srec["study"], vrec["variant"], reports_root=root)
-            vrec["latest"] = latest.name if latest else None
-            vrec["claims"] = [
-                {
-                    "id": c["id"],
-                    "verdict": c["verdict"],
-                    "paper": c["paper"],
-                    "statement": c["statement"],
-                }
-                for c in (run_claims(latest) if latest else [])
-            ]
-            prev = None
+    out, rows = [], []
+    for srec in by_study.values():
+        variants = list(srec["variants"].values())
+        for vrec in variants:
+            _variant_details(srec, vrec, root, subjects)
+            vrec["state"] = (
+                _state(srec["study"], vrec["variant"], root)
+                if with_state and not vrec["local"]
+                else None
+            )
             for r in vrec["runs"]:
-                r["commit_subject"] = subjects.get(r["git_commit"] or "")
-                r["moved"] = r["changed"] = None
-                if r["status"] != RunStatus.OK:
-                    continue
-                if prev is not None:
-                    d = diff_findings(
-                        store.read_manifest(root / prev["path"]).get("results", []),
-                        store.read_manifest(root / r["path"]).get("results", []),
-                    )
-                    r["moved"], r["changed"] = len(d["moved"]), len(d["changed"])
-                prev = r
-            vrec["diff"] = None
-            if latest is not None:
-                base, skipped = previous_differing(latest)
-                if base is not None:
-                    vrec["diff"] = diff_runs(base, latest)
-                    vrec["diff"]["note"] = (
-                        f"{skipped} identical version(s) in between skipped" if skipped else ""
-                    )
-            variants.append(vrec)
+                del r["_claims"], r["_results"]
+            newest = vrec["runs"][-1]
+            latest_rec = next((r for r in vrec["runs"] if r["run_id"] == vrec["latest"]), None)
+            rows.append(
+                {
+                    "study": srec["study"],
+                    "variant": vrec["variant"],
+                    "title": srec["title"],
+                    "local": vrec["local"],
+                    "state": vrec["state"],
+                    "latest": vrec["latest"],
+                    "latest_path": latest_rec["path"] if latest_rec else None,
+                    "last_run": vrec["last_run"],
+                    "last_status": newest["status"],
+                    "versions": len(vrec["runs"]),
+                    "verdicts": vrec["verdicts"],
+                    "moved": latest_rec["moved"] if latest_rec else None,
+                    "changed": latest_rec["changed"] if latest_rec else None,
+                }
+            )
+        variants.sort(key=lambda v: v["last_run"] or "", reverse=True)
         srec["variants"] = variants
+        srec["last_run"] = variants[0]["last_run"] if variants else None
         out.append(srec)
-    return {"studies": out}
-
-
-def _ledger_html(claims: list[dict]) -> str:
-    esc = html.escape
-    if not claims:
-        return "<p>Claims ledger: no published claims declared.</p>"
-    rows = "".join(
-        f"<tr><td><b>{esc(c['id'])}</b></td><td>{esc(c['statement'])}</td>"
-        f"<td>{esc(c['paper'])}</td>"
-        f'<td class="v-{esc(c["verdict"].replace(" ", "-"))}">{esc(c["verdict"])}</td></tr>'
-        for c in claims
-    )
-    return (
-        f"<p>Claims ledger of the latest version: {esc(summary_text(claims))}.</p>"
-        '<div class="sl-scroll"><table><thead><tr><th>claim</th><th>statement</th>'
-        f"<th>paper</th><th>verdict</th></tr></thead><tbody>{rows}</tbody></table></div>"
-    )
-
-
-def _moved_text(r: dict) -> str:
-    if r.get("moved") is None:
-        return ""
-    if not r.get("changed"):
-        return "identical to the previous"
-    return f"{r['moved']} moved beyond their interval ({r['changed']} changed)"
-
-
-def render_html(index: dict[str, Any]) -> str:
-    """``index.html``: studies with their ledgers, versions with status, commit subject,
-    moves and links, headline findings, and the latest real change."""
-    esc = html.escape
-    parts = [
-        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">',
-        "<title>Scaling Lab reports</title>",
-        f"<style>{CSS}</style></head><body>",
-        "<h1>Scaling Lab reports</h1>",
-    ]
-    if not index["studies"]:
-        parts.append("<p>No reports yet: run <code>scalinglab run STUDY</code>.</p>")
-    for s in index["studies"]:
-        parts.append(
-            f'<h2 id="{esc(s["study"])}">{esc(s["title"])} '
-            f"<small><code>{esc(s['study'])}</code></small></h2>"
-        )
-        for v in s["variants"]:
-            parts.append(
-                f"<h3>variant <code>{esc(v['variant'])}</code>"
-                + (f" &mdash; latest {esc(v['latest'])}" if v["latest"] else "")
-                + "</h3>"
-            )
-            parts.append(_ledger_html(v.get("claims") or []))
-            parts.append(
-                '<div class="sl-scroll"><table><thead><tr><th>version</th>'
-                "<th>status</th><th>commit</th><th>claims</th>"
-                "<th>findings vs previous version</th>"
-                "<th>headline findings (point [CI])</th></tr></thead><tbody>"
-            )
-            for r in reversed(v["runs"]):
-                link = esc(r["path"] + "/report.html")
-                name = esc(r["run_id"])
-                finished = r["status"] not in store.UNFINISHED
-                ref = f'<a href="{link}">{name}</a>' if finished and r["has_html"] else name
-                if finished and not r["has_html"]:
-                    ref += " <small>(HTML pruned; findings kept)</small>"
-                if r["run_id"] == v["latest"]:
-                    ref += " <b>(latest)</b>"
-                if r.get("started"):
-                    ref += f"<br><small>{esc(r['started'])}</small>"
-                heads = "<br>".join(
-                    f"{esc(f['name'])}: {fmt_num(f['point'])} {fmt_ci(f.get('ci'))}"
-                    for f in r["headline"]
-                )
-                err = f'<div class="sl-err">{esc(r["error"])}</div>' if r["error"] else ""
-                commit = (r["git_commit"] or "")[:7] + (
-                    " + uncommitted changes" if r["git_dirty"] else ""
-                )
-                subject = r.get("commit_subject")
-                commit_html = f"<code>{esc(commit)}</code>" + (
-                    f'<div class="sl-subject">{esc(subject)}</div>' if subject else ""
-                )
-                parts.append(
-                    f'<tr><td>{ref}</td><td class="st-{esc(r["status"])}">{esc(r["status"])}'
-                    f"{err}</td><td>{commit_html}</td>"
-                    f"<td>{esc(summary_text_of(r.get('claims_summary') or {}))}</td>"
-                    f"<td>{esc(_moved_text(r))}</td><td>{heads}</td></tr>"
-                )
-            parts.append("</tbody></table></div>")
-            if v["diff"]:
-                parts.append(
-                    "<p>What changed in the latest version, against the latest "
-                    "earlier version whose findings differ "
-                    f"({esc(v['diff']['a'].split('/')[-1])}):</p>"
-                )
-                parts.append(diff_html(v["diff"]))
-    parts.append("</body></html>\n")
-    return "\n".join(parts)
+    out.sort(key=lambda s: s["last_run"] or "", reverse=True)
+    rows.sort(key=lambda r: r["last_run"] or "", reverse=True)
+    return {"summary": rows, "studies": out}
 
 
 def summary_text_of(counts: dict[str, int]) -> str:
@@ -308,11 +288,39 @@ def summary_text_of(counts: dict[str, int]) -> str:
     return summary_text([{"verdict": k} for k, n in counts.items() for _ in range(n)])
 
 
-def write_index(*, reports_root: Path | None = None) -> tuple[Path, Path, dict[str, Any]]:
+def moved_text(r: dict) -> str:
+    """How a run's findings compare with the previous good version's ('' for the first)."""
+    if r.get("moved") is None:
+        return ""
+    if not r.get("changed"):
+        return "identical to the previous"
+    return f"{r['moved']} moved beyond their interval ({r['changed']} changed)"
+
+
+def _moved_short(r: dict) -> str:
+    if r.get("moved") is None:
+        return ""
+    return f"{r['moved']} moved, {r['changed']} changed" if r.get("changed") else "identical"
+
+
+def render_html(index: dict[str, Any]) -> str:
+    """``index.html`` (``templates/index.html.j2``): the one-screen summary, then the details."""
+    return render(
+        "index.html.j2",
+        index=index,
+        summary_text_of=summary_text_of,
+        moved_text=moved_text,
+        unfinished=store.UNFINISHED,
+    )
+
+
+def write_index(
+    *, reports_root: Path | None = None, with_state: bool = True
+) -> tuple[Path, Path, dict[str, Any]]:
     """Write ``index.html`` and ``index.json`` into the reports root (atomically)."""
     root = reports_root or reports_dir()
     root.mkdir(parents=True, exist_ok=True)
-    index = json_safe(collect(reports_root=root))
+    index = json_safe(collect(reports_root=root, with_state=with_state))
     html_path, json_path = root / "index.html", root / "index.json"
     for path, text in (
         (html_path, render_html(index)),
@@ -324,40 +332,76 @@ def write_index(*, reports_root: Path | None = None) -> tuple[Path, Path, dict[s
     return html_path, json_path, index
 
 
-def listing_text(index: dict[str, Any]) -> str:
-    """Terminal view: per study/variant its ledger, then one row per run, newest first.
+def _when(started: str | None) -> str:
+    return (started or "").replace("T", " ")[:16]
 
-    Headline findings are printed for the latest run only (the index page has them all).
+
+def _commit_text(r: dict) -> str:
+    return f"{(r['git_commit'] or '')[:7]} {r.get('commit_subject') or ''}".strip()
+
+
+def _cut(text: str, n: int) -> str:
+    return text if len(text) <= n else text[: n - 1] + "~"
+
+
+def listing_text(index: dict[str, Any], *, limit: int | None = None, detail: bool = False) -> str:
+    """Terminal view of :func:`collect`'s output, at most about 120 characters a line.
+
+    Without ``detail``: one row per study and variant, newest first (at most ``limit``
+    rows). With ``detail`` (``scalinglab reports STUDY``): per variant its claims
+    summary, its newest ``limit`` versions (``*`` marks ``latest``) and the latest
+    version's headline findings.
     """
+    if not index["studies"]:
+        return "(no reports)"
+    if not detail:
+        rows = index["summary"][:limit] if limit else index["summary"]
+        table = format_table(
+            ["study/variant", "last run", "status", "versions", "claims (latest)"],
+            [
+                [
+                    f"{r['study']}/{r['variant']}" + (" (local)" if r["local"] else ""),
+                    _when(r["last_run"]),
+                    r["last_status"],
+                    r["versions"],
+                    _cut(summary_text_of(r["verdicts"]) or "-", 72),
+                ]
+                for r in rows
+            ],
+        )
+        left = len(index["summary"]) - len(rows)
+        return table + (f"\n({left} more; --limit)" if left > 0 else "")
     blocks = []
     for s in index["studies"]:
         for v in s["variants"]:
             claims = v.get("claims") or []
             lines = [
-                f"{s['study']} / {v['variant']}: claims ledger "
-                + (summary_text(claims) if claims else "(none declared)")
+                f"{s['study']} / {v['variant']}"
+                + (" (local, git-ignored)" if v["local"] else "")
+                + ": "
+                + (summary_text(claims) if claims else "no claims declared")
             ]
-            lines += [f"  {c['verdict']:<15s} {c['id']}" for c in claims]
-            rows = []
-            for r in reversed(v["runs"]):
-                mark = "*" if r["run_id"] == v["latest"] else ""
-                heads = (
-                    "; ".join(
-                        f"{f['name']}={fmt_num(f['point'])} {fmt_ci(f.get('ci'))}"
-                        for f in r["headline"]
-                    )
-                    if mark
-                    else ""
-                )
-                subject = (r.get("commit_subject") or "")[:60]
-                rows.append([r["run_id"] + mark, r["status"], subject, _moved_text(r), heads])
+            runs = list(reversed(v["runs"]))
+            shown = runs[:limit] if limit else runs
             lines.append(
                 format_table(
-                    ["version (* latest)", "status", "commit subject", "vs previous", "headline"],
-                    rows,
+                    ["version (* latest)", "status", "vs previous", "commit"],
+                    [
+                        [
+                            r["run_id"] + ("*" if r["run_id"] == v["latest"] else ""),
+                            r["status"],
+                            _moved_short(r),
+                            _cut(_commit_text(r), 44),
+                        ]
+                        for r in shown
+                    ],
                 )
             )
+            if len(runs) > len(shown):
+                lines.append(f"({len(runs) - len(shown)} older versions; --limit)")
+            latest = next((r for r in runs if r["run_id"] == v["latest"]), None)
+            for f in latest["headline"] if latest else []:
+                text = f"  {f['name']} = {fmt_num(f['point'])} {fmt_ci(f.get('ci'))}"
+                lines.append(_cut(text, 118))
             blocks.append("\n".join(lines))
-    if not blocks:
-        return "(no reports)"
     return "\n\n".join(blocks)
