@@ -143,7 +143,7 @@ def test_reports_and_data_come_back_from_workers_without_a_shared_filesystem(
     out = capsys.readouterr().out
     assert code == 0, out
     for study in ("fixture_basic", "fixture_copy"):
-        latest = client_root / "reports" / study / "tiny" / "latest"
+        latest = client_root / "reports" / study / "tiny-custom" / "latest"  # -p write_cache
         m = json.loads((latest / "manifest.json").read_text())
         assert m["status"] == "ok" and m["executor"] == address
         assert m["results"][0]["name"] == "mean"

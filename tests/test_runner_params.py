@@ -13,7 +13,7 @@ import pytest
 
 import scalinglab.cli as cli
 from scalinglab.errors import ParameterError, StudyError
-from scalinglab.runner import pipeline
+from scalinglab.runner import pipeline, store
 from scalinglab.runner.parameters import Parameter, coerce, parse_parameters_source
 from scalinglab.runner.study import discover_studies, load_study, resolve_parameters
 
@@ -398,6 +398,17 @@ def test_user_data_and_other_compute_classes_get_their_own_folder(ruled_root, mo
         ("default", {"compute_class": "tiny"}, "default-tiny"),
         ("default", {"compute_class": "default"}, "default"),
         ("shifted", {"data": "mine.csv", "compute_class": "tiny"}, "shifted-user-tiny"),
+        # any other parameter: kept apart from the variant's latest ...
+        ("default", {"reps": "10"}, "default-custom"),
+        ("default", {"shift": "1.0", "levels": "[0.5]"}, "default-custom"),
+        ("tiny", {"reps": "10"}, "tiny-custom"),
+        ("shifted", {"shift": "2.0"}, "shifted-custom"),
+        ("default", {"data": "mine.csv", "reps": "10"}, "user"),  # the user's own folder
+        ("default", {"compute_class": "tiny", "reps": "10"}, "default-tiny"),
+        # ... but not where it runs, nor a value equal to the variant's own
+        ("default", {"scheduler": ""}, "default"),
+        ("default", {"reps": "300", "shift": "0"}, "default"),
+        ("shifted", {"shift": "1.0"}, "shifted"),
     ]
     for variant, over, folder in cases:
         values = resolve_parameters(study, variant=variant, overrides=over)
@@ -425,6 +436,64 @@ def test_a_run_on_user_data_leaves_the_reproductions_latest_alone(ruled_root, mo
     assert json.loads((mine.run_dir / "manifest.json").read_text())["variant"] == "tiny-user"
     modes = {f.name: f.stat().st_mode & 0o777 for f in mine.run_dir.iterdir() if f.is_file()}
     assert modes["results.json"] == modes["report.html"] == modes["manifest.json"], modes
+
+
+def _fake_kernel(study_path, executed_path, params, *, results_path, **kw):
+    """What a notebook run records, without a kernel: one finding from the parameters."""
+    finding = {"name": "mean", "point": params["shift"], "ci": [params["shift"] - 0.1,
+               params["shift"] + 0.1], "level": 0.95, "headline": True}
+    results_path.write_text(json.dumps({"findings": [finding], "claims": []}))
+
+
+def test_a_run_with_custom_parameters_leaves_latest_and_the_index_alone(
+    root, monkeypatch, capsys
+):
+    """``-p shift 1.0`` on the default variant: its own git-ignored folder, never ``latest``."""
+    import subprocess
+
+    repo = Path(__file__).resolve().parents[1]
+    shutil.copy(repo / ".gitignore", root / ".gitignore")
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    monkeypatch.setattr(pipeline, "execute_study", _fake_kernel)
+    monkeypatch.chdir(root)
+    assert _main(monkeypatch, "run", "fixture_basic", "-q") == 0
+    latest = store.latest_run("fixture_basic", "default")
+    index_before = (root / "reports" / "index.json").read_text()
+    capsys.readouterr()
+    assert _main(monkeypatch, "run", "fixture_basic", "-q", "-p", "shift", "1.0") == 0
+    err = capsys.readouterr().err
+    assert "kept apart in default-custom/" in err and "default/latest is unchanged" in err
+    custom = store.latest_run("fixture_basic", "default-custom")
+    assert custom is not None and custom.parent.name == "default-custom"
+    assert json.loads((custom / "manifest.json").read_text())["parameters"]["shift"] == 1.0
+    assert store.latest_run("fixture_basic", "default") == latest
+    assert (root / "reports" / "index.json").read_text() == index_before  # git-ignored
+    assert _main(monkeypatch, "reports", "fixture_basic") == 0
+    assert "fixture_basic / default-custom (local, git-ignored)" in capsys.readouterr().out
+    # the same request again is up to date in its own folder, not in the variant's
+    assert _main(monkeypatch, "run", "fixture_basic", "-q", "-p", "shift", "1.0") == 0
+    assert "up to date: " + str(custom) in capsys.readouterr().out
+
+
+def test_user_and_custom_report_folders_are_git_ignored():
+    import subprocess
+
+    repo = Path(__file__).resolve().parents[1]
+    paths = {
+        "reports/rl_scaling/user/x/report.html": True,
+        "reports/interval_estimates/dmc-user/x/report.html": True,
+        "reports/interval_estimates/default-custom/x/report.html": True,
+        "reports/interval_estimates/dmc-custom/x/report.html": True,
+        "reports/interval_estimates/tiny/x/report.html": True,
+        "reports/interval_estimates/default/x/report.html": False,
+        "reports/interval_estimates/dmc/x/report.html": False,
+        "reports/index.html": False,
+    }
+    for path, ignored in paths.items():
+        rc = subprocess.run(
+            ["git", "check-ignore", "-q", "--no-index", path], cwd=repo
+        ).returncode
+        assert rc == (0 if ignored else 1), path
 
 
 def test_every_study_declares_its_value_rules():

@@ -182,13 +182,15 @@ def test_cache_key_skip_and_invalidation(lab, two_runs):
 
 
 def test_failing_notebook_keeps_earlier_report_and_latest(lab, capsys):
+    # both runs set parameters, so both go to default-custom/ (kept apart from default's latest)
     good = run_study("fixture_fail", overrides={"fail": "false"})
     assert good.status == "ok", good.error
     good_html = (good.run_dir / "report.html").read_bytes()
-    assert _main("run", "fixture_fail", "--force") == 1
+    assert _main("run", "fixture_fail", "--force", "-p", "seed", "1") == 1
     captured = capsys.readouterr()
     assert "fixture failure on purpose" in captured.err
-    vdir = lab / "reports" / "fixture_fail" / "default"
+    vdir = lab / "reports" / "fixture_fail" / "default-custom"
+    assert good.run_dir.parent == vdir
     assert os.readlink(vdir / "latest") == good.run_id
     assert (good.run_dir / "report.html").read_bytes() == good_html
     assert _manifest(good.run_dir)["status"] == "ok"
@@ -263,7 +265,8 @@ def test_diff_flags_findings_that_moved(two_runs, shifted_run, capsys):
     assert d["a"] == f"fixture_basic/default/{a.run_id}"
     assert rows["mean"]["moved"] and rows["mean"]["relative"] > 3  # shifted by 1, CI ~0.1 wide
     assert rows["mean"]["delta"] == pytest.approx(1.0, abs=0.25)
-    assert rows["n"]["moved"] is False and rows["n"]["delta"] == 0
+    assert "n" not in rows and d["unchanged"] >= 1  # unchanged: only counted
+    assert {"what": "parameter", "name": "shift", "a": "0.0", "b": "1.0"} in d["changes"]
     assert d["added"] == [] and d["removed"] == []
     assert (
         _main(
@@ -278,24 +281,29 @@ def test_diff_flags_findings_that_moved(two_runs, shifted_run, capsys):
 
 
 def test_reports_index_lists_versions_findings_and_diff(lab, two_runs, shifted_run, capsys):
-    a, _ = two_runs
-    assert _main("reports", "--format", "json") == 0
+    a, b = two_runs
+    index_html = lab / "reports" / "index.html"
+    before = index_html.read_text() if index_html.is_file() else None
+    assert _main("reports") == 0  # reads only
+    assert "fixture_basic/default" in capsys.readouterr().out
+    assert (index_html.read_text() if index_html.is_file() else None) == before
+    assert _main("reports", "--write-index", "--format", "json") == 0
     listing = json.loads(capsys.readouterr().out)
-    idx_html = (lab / "reports" / "index.html").read_text()
+    idx_html = index_html.read_text()
     idx_json = json.loads((lab / "reports" / "index.json").read_text())
     assert idx_json == listing
     study = next(s for s in idx_json["studies"] if s["study"] == "fixture_basic")
-    variant = next(v for v in study["variants"] if v["variant"] == "default")
-    good = [r for r in variant["runs"] if r["status"] == "ok"]
-    assert len(good) >= 3 and variant["latest"] == shifted_run.run_id
+    variants = {v["variant"]: v for v in study["variants"]}
+    default = variants["default"]
+    good = [r for r in default["runs"] if r["status"] == "ok"]
+    assert len(good) >= 2 and default["latest"] == b.run_id  # -p shift 1.0 did not move it
+    assert variants["default-custom"]["latest"] == shifted_run.run_id
     assert [f["name"] for f in good[0]["headline"]] == ["mean"]
-    assert variant["diff"]["b"].endswith(shifted_run.run_id)
-    assert "mean" in variant["diff"]["moved"]
+    assert default["diff"]["b"].endswith(b.run_id) and default["diff"]["changes"] == []
     assert f'href="fixture_basic/default/{a.run_id}/report.html"' in idx_html
     assert (lab / "reports" / "fixture_basic" / "default" / a.run_id / "report.html").is_file()
-    assert "delta / CI half-width" in idx_html and external_references(idx_html) == []
-    assert _main("reports") == 0
-    assert "fixture_basic" in capsys.readouterr().out
+    assert "shared findings moved beyond their CI half-width" in idx_html
+    assert '<table class="sl-summary">' in idx_html and external_references(idx_html) == []
 
 
 def test_verify_reproduces_a_run_without_touching_reports(lab, two_runs, capsys):
@@ -316,7 +324,8 @@ def test_cell_timeout_fails_the_run_and_keeps_latest(lab, two_runs):
     m = _manifest(res.run_dir)
     assert m["status"] == "failed" and res.run_dir.name == res.run_id
     assert (res.run_dir / "fixture_basic.ipynb").is_file()
-    assert os.readlink(res.run_dir.parent / "latest") == latest
+    assert res.run_dir.parent.name == "default-custom"  # -p sleep_s: not default's parameters
+    assert os.readlink(lab / "reports" / "fixture_basic" / "default" / "latest") == latest
 
 
 def test_inputs_written_by_the_study_are_hashed_after_the_run(lab):

@@ -144,7 +144,7 @@ def test_diff_flags_moves_relative_to_ci_half_width():
     assert rows["m"]["relative"] == pytest.approx(2.0)
     assert rows["m"]["moved"] is True
     assert rows["small"]["relative"] == pytest.approx(0.5) and rows["small"]["moved"] is False
-    assert rows["count"]["moved"] is False and rows["count"]["half_width"] is None
+    assert "count" not in rows and d["unchanged"] == 1  # unchanged findings are only counted
     assert d["added"] == ["new"] and d["removed"] == ["gone"] and d["moved"] == ["m"]
 
 

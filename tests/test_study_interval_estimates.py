@@ -40,9 +40,10 @@ def _run(
         timeout=300,
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    folder = variant  # a run on the user's own scores has its own folder
-    if "scores" in args:
-        folder = "user" if variant == "default" else f"{variant}-user"
+    if folder is None:  # a run on the user's own scores has its own folder
+        folder = variant
+        if "scores" in args:
+            folder = "user" if variant == "default" else f"{variant}-user"
     latest = root / "reports" / STUDY / folder / "latest"
     run_dir = latest.resolve()
     findings = json.loads((run_dir / "results.json").read_text())["findings"]
@@ -194,6 +195,7 @@ def test_published_variant_through_the_runner(tmp_path):
         "scheduler",
         "sync",
         variant="dmc",
+        folder="dmc-custom",  # fewer resamples than the variant's: kept apart from its latest
     )
     by_name = _check_intervals(findings)
     algs = ["DrQ", "Dreamer", "PISAC", "RAD", "SAC+AE", "SLAC"]

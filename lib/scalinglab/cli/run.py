@@ -166,6 +166,13 @@ def _run_one(args: argparse.Namespace, overrides: list) -> int:
         print(f"up to date: {res.run_dir} (same cache key; --force to run again)")
     else:
         print(f"{res.status}: {res.run_dir}")
+    if res.variant != args.variant:
+        print(
+            f"note: not variant {args.variant!r}'s parameters, so this report is kept apart in "
+            f"{res.variant}/ (git-ignored, left out of the index); {args.variant}/latest is "
+            "unchanged",
+            file=sys.stderr,
+        )
     print(findings_text(res.findings))
     if res.status in (RunStatus.OK, RunStatus.UP_TO_DATE):
         return 0

@@ -1,12 +1,19 @@
-"""Where a run's report goes: the variant's folder, or its own for user data.
+"""Where a run's report goes: the variant's folder, or its own for anything else.
 
-A run given a ``[file]`` parameter (see :mod:`scalinglab.runner.param_rules`)
-reads the user's own data: it goes to ``reports/<study>/user/``
-(``<variant>-user/`` for another variant), and a run with a ``compute_class``
-other than its variant's to ``<variant>-<compute_class>/``, so neither ever
-replaces the ``latest`` of the committed reproduction. :func:`declared_variant`
-maps such a folder back to its variant (``verify`` re-runs a run from its
-manifest's folder name and full parameters).
+A declared variant's folder ``reports/<study>/<variant>/`` (and so its ``latest``,
+which the committed index lists) holds only runs with exactly that variant's
+parameters. Any other run gets a folder of its own (all git-ignored):
+
+- a run given a ``[file]`` parameter (see :mod:`scalinglab.runner.param_rules`)
+  reads the user's own data: ``reports/<study>/user/`` (``<variant>-user/`` for
+  another variant);
+- a run with a ``compute_class`` other than its variant's: ``<variant>-<compute_class>/``;
+- any other parameter changed with ``-p`` (``-p reps 10``, ``-p method bca``):
+  ``<variant>-custom/``. Parameters that only say where or how afresh a study runs
+  (:data:`EXECUTION_PARAMETERS`) do not count.
+
+:func:`declared_variant` maps such a folder back to its variant (``verify`` re-runs a
+run from its manifest's folder name and full parameters).
 """
 
 from __future__ import annotations
@@ -18,6 +25,11 @@ from scalinglab.runner.study import DEFAULT_VARIANT, Study, resolve_parameters
 
 #: Report folder of runs on the user's own data (see :func:`run_folder`).
 USER_VARIANT = "user"
+#: Suffix of the report folder of runs with custom parameters (see :func:`run_folder`).
+CUSTOM_SUFFIX = "custom"
+#: Parameters that change where a study runs (or that it recomputes its cached
+#: experiment), not what it computes: a run that sets them stays in its variant's folder.
+EXECUTION_PARAMETERS = frozenset({"scheduler", "rerun"})
 
 
 def user_data(study: Study, values: dict[str, Any]) -> list[str]:
@@ -30,11 +42,16 @@ def run_folder(study: Study, variant: str, values: dict[str, Any]) -> str:
 
     A run on the user's own data (a ``[file]`` parameter given) goes to ``user``
     (``<variant>-user`` for another variant), and one with a ``compute_class``
-    other than the variant's gets ``-<compute_class>`` appended, so neither ever
-    replaces the ``latest`` of the committed reproduction.
+    other than the variant's gets ``-<compute_class>`` appended; a run that is
+    neither but differs from the variant in any other parameter (outside
+    :data:`EXECUTION_PARAMETERS`) goes to ``<variant>-custom``. So no run with
+    parameters other than its variant's ever replaces the ``latest`` of the
+    committed reproduction.
 
     Examples: ``default`` + ``-p scores mine.csv`` -> ``user``; ``tiny`` + ``-p scores
-    mine.csv`` -> ``tiny-user``; ``default`` + ``-p compute_class tiny`` -> ``default-tiny``.
+    mine.csv`` -> ``tiny-user``; ``default`` + ``-p compute_class tiny`` -> ``default-tiny``;
+    ``default`` + ``-p reps 10`` -> ``default-custom``; ``default`` + ``-p scheduler sync``
+    -> ``default``.
     """
     base = resolve_parameters(study, variant=variant)
     name = variant
@@ -42,6 +59,10 @@ def run_folder(study: Study, variant: str, values: dict[str, Any]) -> str:
         name = USER_VARIANT if variant == DEFAULT_VARIANT else f"{variant}-{USER_VARIANT}"
     if values.get("compute_class", base.get("compute_class")) != base.get("compute_class"):
         name = f"{name}-{values['compute_class']}"
+    if name == variant and any(
+        values.get(n, base[n]) != base[n] for n in base if n not in EXECUTION_PARAMETERS
+    ):
+        name = f"{variant}-{CUSTOM_SUFFIX}"
     return name
 
 
