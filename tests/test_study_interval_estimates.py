@@ -210,5 +210,5 @@ def test_published_variant_through_the_runner(tmp_path):
     assert claims["mean-outliers"]["verdict"] == "contradicts"
     assert by_name["mean_top_share/PISAC"]["ci"][1] < 2 / 6
     manifest = json.loads((run_dir / "manifest.json").read_text())
-    assert manifest["status"] == "ok" and manifest["variant"] == "dmc"
+    assert manifest["status"] == "ok" and manifest["variant"] == "dmc-custom"
     assert not (root / "data" / STUDY).exists()  # the classifier benchmark did not run
