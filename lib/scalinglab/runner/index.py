@@ -26,7 +26,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from scalinglab.claims import summary, summary_text
+from scalinglab.claims import VERDICTS, summary, summary_text
 from scalinglab.errors import InputError
 from scalinglab.paths import repo_root, reports_dir
 from scalinglab.runner import store
@@ -310,6 +310,8 @@ def render_html(index: dict[str, Any]) -> str:
         index=index,
         summary_text_of=summary_text_of,
         moved_text=moved_text,
+        moved_short=_moved_short,
+        verdicts=VERDICTS,
         unfinished=store.UNFINISHED,
     )
 
