@@ -350,7 +350,9 @@ def two_studies(versions):
     other = root / "other" / "default" / "20260201T000000Z-e"
     other.parent.mkdir(parents=True)
     shutil.copytree(runs[0], other)
-    claims = [{"id": "o", "paper": "P", "statement": "<script>x</script>", "verdict": "contradicts"}]
+    claims = [
+        {"id": "o", "paper": "P", "statement": "<script>x</script>", "verdict": "contradicts"}
+    ]
     (other / "results.json").write_text(json.dumps({"findings": [], "claims": claims}))
     _params(other, study="other", run_id=other.name, started="2026-02-01T00:00:00Z")
     store.set_latest(other)

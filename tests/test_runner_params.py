@@ -440,8 +440,8 @@ def test_a_run_on_user_data_leaves_the_reproductions_latest_alone(ruled_root, mo
 
 def _fake_kernel(study_path, executed_path, params, *, results_path, **kw):
     """What a notebook run records, without a kernel: one finding from the parameters."""
-    finding = {"name": "mean", "point": params["shift"], "ci": [params["shift"] - 0.1,
-               params["shift"] + 0.1], "level": 0.95, "headline": True}
+    shift = params["shift"]
+    finding = {"name": "mean", "point": shift, "ci": [shift - 0.1, shift + 0.1], "level": 0.95}
     results_path.write_text(json.dumps({"findings": [finding], "claims": []}))
 
 
