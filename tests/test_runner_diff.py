@@ -404,6 +404,10 @@ def test_index_shows_a_corrupt_run_as_corrupt(two_studies):
     )
     assert run["status"] == "corrupt" and str(runs[1] / "manifest.json") in run["error"]
     assert "corrupt" in index.render_html(idx)
+    (runs[3] / "results.json").write_text('{"claims": [')  # the latest version's ledger
+    page = index.render_html(index.collect(reports_root=root))
+    assert f"Claims ledger unreadable: file {runs[3] / 'results.json'}: corrupt results" in page
+    assert "no published claims declared" not in page.split('id="study/default"')[1]
 
 
 def test_reports_lists_without_writing(two_studies, monkeypatch, capsys):

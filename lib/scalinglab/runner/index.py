@@ -111,17 +111,19 @@ def _run_record(ref: store.RunRef, root: Path) -> dict[str, Any]:
         status, error = CORRUPT, f"{ref.path / 'manifest.json'}: missing or unreadable"
     else:
         status = m.get("status", RunStatus.INCOMPLETE)
+    results_error = None
     try:
         claims = read_claims_strict(ref.path) if ref.complete else []
     except InputError as exc:
-        claims, error = [], str(exc)
+        claims, results_error = [], str(exc)
     return {
         "run_id": ref.run_id,
         "path": str(ref.path.relative_to(root)),
         "status": status,
         "started": m.get("started"),
         "duration": m.get("duration"),
-        "error": error,
+        "error": error or results_error,
+        "results_error": results_error,
         "git_commit": m.get("git_commit"),
         "git_dirty": m.get("git_dirty"),
         "cache_key": m.get("cache_key"),
@@ -154,6 +156,7 @@ def _variant_details(srec: dict, vrec: dict, root: Path, subjects: dict[str, str
         for c in (latest_rec["_claims"] if latest_rec else [])
     ]
     vrec["verdicts"] = summary(vrec["claims"])
+    vrec["ledger_error"] = latest_rec["results_error"] if latest_rec else None
     vrec["last_run"] = max((r["started"] or "" for r in vrec["runs"]), default="") or None
     prev = None
     for r in vrec["runs"]:
@@ -381,7 +384,13 @@ def listing_text(index: dict[str, Any], *, limit: int | None = None, detail: boo
                 f"{s['study']} / {v['variant']}"
                 + (" (local, git-ignored)" if v["local"] else "")
                 + ": "
-                + (summary_text(claims) if claims else "no claims declared")
+                + (
+                    summary_text(claims)
+                    if claims
+                    else f"claims unreadable ({v['ledger_error']})"
+                    if v.get("ledger_error")
+                    else "no claims declared"
+                )
             ]
             runs = list(reversed(v["runs"]))
             shown = runs[:limit] if limit else runs
