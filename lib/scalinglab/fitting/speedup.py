@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from scalinglab.errors import InputError
-from scalinglab.fitting.loss_table import validate_table
+from scalinglab.data.loss_tables import validate_table
 from scalinglab.stats.bootstrap import keyed_generators, percentile_interval, resample_groups
 from scalinglab.textfmt import json_number
 
@@ -270,7 +270,7 @@ def compute_speedups(
     Parameters
     ----------
     table
-        Final losses, one row per run (see :func:`~scalinglab.fitting.loss_table.validate_table`; validated here).
+        Final losses, one row per run (see :func:`~scalinglab.data.loss_tables.validate_table`; validated here).
     baseline
         The optimizer whose ``L(D)`` is fitted per size.
     bootstrap
