@@ -108,9 +108,11 @@ def _require_some_speedup(out: dict, args: argparse.Namespace) -> None:
     }
     if fits and len(failed) == len(fits):
         why = "; ".join(f"size {k}: {v}" for k, v in failed.items())
+        few = any(f.get("status") == "insufficient_points" for f in fits.values())
         raise InputError(
             f"no speedup computed: the baseline {args.baseline!r} could not be "
-            f"fitted at any model size (--min-points {args.min_points}: {why})",
+            f"fitted at any model size ({f'--min-points {args.min_points}: ' if few else ''}"
+            f"{why})",
             file=args.data,
         )
     reason = (
