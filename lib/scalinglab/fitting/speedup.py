@@ -21,8 +21,9 @@ need ``D_eff = ((L - E) / A)^(-1 / alpha)`` with the baseline, and its speedup i
   baseline has fewer than ``min_points`` distinct multiples (or whose fit fails)
   has no fit, and so has a size whose baseline losses are constant or whose fitted
   curve is flat (``A`` or ``alpha`` 0: no loss maps to a data amount); its cells get
-  status ``"no_baseline_fit"`` and the reason is in ``baseline_fits[size]``. Replicates below the asymptote make the interval
-  unbounded above: ``hi`` is ``None`` and a warning says how many there were.
+  status ``"no_baseline_fit"`` and the reason is in ``baseline_fits[size]``.
+  Replicates below the asymptote make the interval unbounded above: ``hi`` is
+  ``None`` and a warning says how many there were.
 """
 
 from __future__ import annotations
@@ -290,7 +291,8 @@ def compute_speedups(
     Parameters
     ----------
     table
-        Final losses, one row per run (see :func:`~scalinglab.data.loss_tables.validate_table`; validated here).
+        Final losses, one row per run (see
+        :func:`~scalinglab.data.loss_tables.validate_table`; validated here).
     baseline
         The optimizer whose ``L(D)`` is fitted per size.
     bootstrap
