@@ -82,11 +82,10 @@ def few_groups_warning(n_groups: int, level: float, column: str | None) -> str |
 
     what = f"groups ({column})" if column else "groups (points)"
     return (
-        f"bootstrap: only {n_groups} {what}: the percentile intervals rest on "
-        f"{comb(2 * n_groups - 1, n_groups)} distinct resamples, and a nominal "
-        f"{level:.0%} interval from {n_groups} groups covers about "
-        f"{group_coverage(n_groups, level):.0%} (for a mean of normal data); at least "
-        f"{need} groups are needed for {level - COVERAGE_SLACK:.0%}"
+        f"bootstrap: only {n_groups} {what}, {comb(2 * n_groups - 1, n_groups)} distinct "
+        f"resamples: a nominal {level:.0%} interval covers about "
+        f"{group_coverage(n_groups, level):.0%} (a mean of normal data); at least {need} "
+        f"groups are needed for {level - COVERAGE_SLACK:.0%}"
     )
 
 
