@@ -435,6 +435,7 @@ def test_predict_optimal_and_plot_options_are_checked_before_fitting(po_csv, cap
     assert code == 2 and out == "" and expect in err, err
 
 
+@pytest.mark.slow  # matplotlib and statsmodels' Q-Q plot: a few seconds
 @pytest.mark.parametrize("suffix, magic", [(".png", b"\x89PNG"), (".svg", b"<?xml")])
 def test_plot_writes_the_residual_plot(po_csv, tmp_path, capsys, suffix, magic):
     target = tmp_path / f"residuals{suffix}"

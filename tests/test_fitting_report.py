@@ -105,3 +105,14 @@ def test_a_parameter_on_its_bound_has_no_standard_error():
     assert any("E" in w and "bound" in w for w in res.warnings)
     assert rep.stderr["E"] is None and "E" not in rep.correlation
     assert rep.stderr["A"] is not None and rep.stderr["alpha"] is not None
+
+
+def test_huber_errors_need_residuals_inside_the_threshold():
+    x = np.tile(np.geomspace(0.25, 16, 6), 3)
+    y = simulate("power_offset", PO_TRUTH, x, seed=3, noise=0.01)
+    res = fit("power_offset", x, y, delta=1e-9)  # every residual in the linear part
+    rep = fit_report(res)
+    assert all(v is None for v in rep.stderr.values())
+    assert any("within the Huber threshold 1e-09" in w for w in rep.warnings)
+    ok = fit_report(fit("power_offset", x, y, delta=0.02))
+    assert all(v is not None and v > 0 for v in ok.stderr.values()) and not ok.warnings

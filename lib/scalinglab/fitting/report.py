@@ -271,6 +271,12 @@ def fit_report(result: FitResult) -> FitReport:
         warns.append("no standard errors: weighted Huber fits have none here; see the bootstrap")
     elif dof <= 0:
         warns.append(f"no standard errors: {n} points for {k} free parameters leave no residual")
+    elif obj.log_space and int(np.sum(np.abs(r) <= obj.delta)) <= len(names):
+        warns.append(
+            f"no standard errors: only {int(np.sum(np.abs(r) <= obj.delta))} residuals lie "
+            f"within the Huber threshold {obj.delta:g}, too few for the Huber covariance; "
+            "see the bootstrap (or --objective ls)"
+        )
     else:
         if obj.log_space:
             fitted_lin = sm.RLM(r, X, M=sm.robust.norms.HuberT(t=obj.delta)).fit(
