@@ -167,6 +167,16 @@ def test_loglinear_kn_reports_one_intercept_per_group(tmp_path, capsys):
     )
     assert code == 0, err
     assert list(json.loads(out)["params"]) == ["Kmax", "N0", "E0[0.5B]", "E0[2B]", "E0[8B]"]
+    argv = ["loglinear_kn", p, "--x", "N,flops", "--y", "fail_rate", "--group", "size"]
+    code, out, err = _run(capsys, *argv, "--bootstrap", "0", "--predict", "N=2e9,flops=1e19")
+    assert code == 2 and "per-group parameters; add group=LABEL" in err
+    code, out, err = _run(capsys, *argv, "--predict", "N=2e9,flops=1e19,group=9B")
+    assert code == 2 and "unknown group(s) ['9B']; the groups are ['0.5B', '2B', '8B']" in err
+    code, out, err = _run(
+        capsys, *argv, "--bootstrap", "0", "--predict", "N=2e9,flops=1e19,group=2B"
+    )
+    (pt,) = json.loads(out)["predictions"]["points"]
+    assert pt["x"]["group"] == "2B" and 0 < pt["point"] < 1 and pt["ci"] is None
 
 
 def _bad(tmp_path, **cols):

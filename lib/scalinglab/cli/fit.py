@@ -44,7 +44,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         "fit",
         help="fit a scaling law to a CSV/Parquet/netCDF table, with bootstrap CIs",
         description="Fit a scaling law (multi-start, Huber on log residuals or least squares) "
-        "and report parameters with group-bootstrap percentile CIs.",
+        "and report parameters with group-bootstrap percentile CIs, standard errors from the "
+        "Jacobian at the optimum (statsmodels), correlations, AIC/BIC and residuals, in the "
+        "manner of lmfit's fit report.",
         epilog=_laws_epilog(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -341,6 +343,15 @@ def run(args: argparse.Namespace) -> int:
     if args.plot:
         check_plot_path(args.plot)
     data = load_table(args.data, x=xcols, y=args.y, group=args.group)
+    if law.has_groups:  # a --predict group must be one the fit will have, before fitting
+        from scalinglab.fitting.loader import default_groups
+
+        labels = default_groups(law, data).group_labels
+        unknown = sorted({str(p["group"]) for p in points} - set(labels))
+        if unknown:
+            raise InputError(
+                f"--predict: unknown group(s) {unknown}; the groups are {list(labels)}"
+            )
     if data.y.shape[0] > BIG_TABLE:  # the fit itself has no bar: say what is coming
         print(
             f"scalinglab fit: {data.y.shape[0]:,} points: every start of the multi-start fit "
