@@ -169,3 +169,12 @@ def test_constant_losses_are_a_clear_error_not_a_crash(tmp_path, capsys):
     out, err = capsys.readouterr()
     assert out == "" and err.count("\n") == 1 and "Traceback" not in err
     assert "no speedup computed" in err and "constant" in err, err
+
+
+def test_three_seeds_warn_once_with_the_minimum(tmp_path, capsys):
+    # two sizes, three seeds: one note for the whole table, not one per size
+    assert main(["speedup", str(_write(tmp_path)), "--bootstrap", "20"]) == 0
+    out, err = capsys.readouterr()
+    (w,) = [w for w in json.loads(out)["warnings"] if "bootstrap: only 3 groups" in w]
+    assert w.startswith("baseline fits and cell means:") and "at least 10 groups" in w
+    assert err.count("bootstrap: only 3 groups") == 1

@@ -322,6 +322,7 @@ def compute_speedups(
     sizes, opts = _order(t["model_size"]), list(dict.fromkeys(t["optimizer"]))
     opts = [baseline] + [o for o in opts if o != baseline]
     fits, fres, warn = {}, {}, []
+    few: list[str] = []  # the few-seeds note is the same at every size: said once
     for s in sizes:
         info, res = _fit_baseline(
             t[(t.optimizer == baseline) & (t.model_size == s)],
@@ -334,9 +335,11 @@ def compute_speedups(
             source=source,
         )
         fits[s], fres[s] = info, res
-        warn += [f"size {s}: {w}" for w in info["warnings"]]
+        warn += [f"size {s}: {w}" for w in info["warnings"] if not w.startswith("bootstrap: only")]
+        few += [w for w in info["warnings"] if w.startswith("bootstrap: only")]
         if info["status"] != "ok":
             warn.append(f"size {s}: {info['reason']}")
+    warn += [f"baseline fits and cell means: {w}" for w in dict.fromkeys(few)]
     groups = t.groupby(["optimizer", "model_size", "data_multiple"], sort=False)
     rows, keys = [], []
     for o in opts:
