@@ -292,6 +292,15 @@ def test_the_runner_knows_no_science():
     )
 
 
+def test_the_cli_never_imports_a_study():
+    # a verb is a thin door onto shared rooms (and the runner): a table reader a verb needs
+    # lives in ``data``, a formula in ``fitting``, never in a study a verb would then depend on
+    _fail(
+        "the CLI imports a study (move what it needs to a shared room)",
+        [e for e in EDGES if room(e.src) == "cli" and room(e.dst).startswith("studies")],
+    )
+
+
 def test_the_cost_model_runs_no_kernel():
     _fail(
         "the cost model imports kernels, models, training or compute",

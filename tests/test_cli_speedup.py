@@ -130,3 +130,51 @@ def test_the_papers_released_file_prints_the_papers_speedups(capsys):
     got = [round(muon["1.2b"][m], 2) for m in ("1", "2", "4", "8")]
     assert got == [1.12, 1.12, 1.13, 1.10]
     assert "16" not in muon["130m"]  # the later 16x runs are not part of the paper's fits
+
+
+def _released(tmp_path, mutate):
+    rows = [
+        ("adamw", "130m", m, 3.5 - 0.1 * np.log2(m) + 0.01 * m**0.5) for m in (1, 2, 4, 8, 16)
+    ] + [("muon", "130m", m, 3.45 - 0.1 * np.log2(m)) for m in (1, 2, 4, 8)]
+    df = pd.DataFrame(rows, columns=["optimizer", "model_size", "chinchilla", "final_c4en_loss"])
+    path = tmp_path / "final_losses.csv"
+    mutate(df).to_csv(path, index=False)
+    return path
+
+
+@pytest.mark.parametrize(
+    "mutate, needle",
+    [
+        (lambda d: d.drop(columns=["final_c4en_loss"]), "column 'final_c4en_loss': missing column"),
+        (lambda d: d.drop(columns=["chinchilla"]), "column 'chinchilla': missing column"),
+        (
+            lambda d: d.assign(final_c4en_loss=d.final_c4en_loss.where(d.index != 6, -1.0)),
+            "column 'final_c4en_loss', row 7: value -1.0 must be > 0",
+        ),
+    ],
+)
+def test_a_released_file_s_errors_name_its_own_columns(tmp_path, capsys, mutate, needle):
+    # the paper's released layout (chinchilla, final_c4en_loss) is read by the data room's
+    # reader; a problem is named in that layout, with the file's own row number
+    path = _released(tmp_path, mutate)
+    assert main(["speedup", str(path), "--bootstrap", "0"]) == 2
+    err = capsys.readouterr().err
+    assert needle in err and str(path) in err and "'loss'" not in err, err
+    assert err.count("\n") == 1
+
+
+def test_constant_losses_are_a_clear_error_not_a_crash(tmp_path, capsys):
+    path = _write(tmp_path, mutate=lambda d: d.assign(loss=3.0))
+    assert main(["speedup", str(path), "--bootstrap", "20"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and "Traceback" not in err
+    assert "no speedup computed" in err and "constant" in err, err
+
+
+def test_three_seeds_warn_once_with_the_minimum(tmp_path, capsys):
+    # two sizes, three seeds: one note for the whole table, not one per size
+    assert main(["speedup", str(_write(tmp_path)), "--bootstrap", "20"]) == 0
+    out, err = capsys.readouterr()
+    (w,) = [w for w in json.loads(out)["warnings"] if "bootstrap: only 3 groups" in w]
+    assert w.startswith("baseline fits and cell means:") and "at least 10 groups" in w
+    assert err.count("bootstrap: only 3 groups") == 1

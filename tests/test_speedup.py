@@ -130,3 +130,11 @@ def test_family_gap_and_size_trend_by_hand():
     slope = trend.set_index("optimizer").loc["fast", "slope"]
     assert slope == pytest.approx(np.log(1.5 / 2.0) / np.log(8.0), rel=1e-3)
     assert trend.set_index("optimizer").loc["slow", "slope"] == pytest.approx(0.0, abs=1e-4)
+
+
+def test_a_flat_law_gives_no_effective_data_instead_of_dividing_by_zero():
+    # a constant baseline fits alpha = 0 (Python floats, as a FitResult's params are)
+    d, ok = effective_data(3.1, A=0.5, alpha=0.0, E=3.0)
+    assert not ok and np.isnan(d)
+    d, ok = effective_data(np.array([3.1, 3.2]), A=0.0, alpha=0.5, E=3.0)
+    assert not ok.any() and np.isnan(d).all()

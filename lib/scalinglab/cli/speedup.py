@@ -108,9 +108,11 @@ def _require_some_speedup(out: dict, args: argparse.Namespace) -> None:
     }
     if fits and len(failed) == len(fits):
         why = "; ".join(f"size {k}: {v}" for k, v in failed.items())
+        few = any(f.get("status") == "insufficient_points" for f in fits.values())
         raise InputError(
             f"no speedup computed: the baseline {args.baseline!r} could not be "
-            f"fitted at any model size (--min-points {args.min_points}: {why})",
+            f"fitted at any model size ({f'--min-points {args.min_points}: ' if few else ''}"
+            f"{why})",
             file=args.data,
         )
     reason = (
@@ -126,7 +128,7 @@ def _require_some_speedup(out: dict, args: argparse.Namespace) -> None:
 def run(args: argparse.Namespace) -> int:
     """Compute and print."""
     from scalinglab.fitting.speedup import compute_speedups
-    from scalinglab.studies.optimizers.published import read_runs
+    from scalinglab.data.loss_tables import read_loss_table
 
     if args.bootstrap < 0:
         raise InputError(f"--bootstrap must be >= 0, got {args.bootstrap}")
@@ -138,7 +140,7 @@ def run(args: argparse.Namespace) -> int:
         )
     if args.seed < 0:
         raise InputError(f"--seed must be >= 0, got {args.seed}")
-    table = read_runs(args.data)  # a loss table, or the paper's released file
+    table = read_loss_table(args.data)  # a loss table, or the paper's released file
     result = compute_speedups(
         table,
         baseline=args.baseline,

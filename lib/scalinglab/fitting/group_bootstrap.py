@@ -15,6 +15,10 @@ than one guards against a replicate whose best basin differs from the full
 data's; ``starts="grid"`` refits every replicate from the law's full grid
 instead (exact but ``len(grid)`` times the work).
 
+Too few groups: the bootstrap needs 2 (an error below); below :func:`min_groups` (10
+at the 95% level) the result carries a warning saying how many there are, how many
+distinct resamples they allow and roughly what a nominal interval then covers.
+
 Data-dependent bounds (e.g. ``A0 < min(y)``) are recomputed on each
 replicate's points. Per-group parameters of groups a replicate did not draw are
 unidentified and recorded as NaN (ignored by the percentile interval).
@@ -36,6 +40,54 @@ from scalinglab.stats.bootstrap import percentile_interval, resample_groups
 
 #: Replicates per task; fixed so that results do not depend on n_jobs.
 REPS_PER_TASK = 50
+#: How far below its nominal level a group bootstrap's coverage may fall before a fit
+#: warns that it has too few groups (see :func:`min_groups`).
+COVERAGE_SLACK = 0.05
+
+
+def group_coverage(n_groups: int, level: float) -> float:
+    """Coverage of a nominal ``level`` percentile interval from ``n_groups`` groups.
+
+    The textbook case, the mean of ``G`` normal group values: the bootstrap's spread is
+    ``sqrt((G - 1) / G)`` times the sample's, and the sample mean's studentized error has
+    ``G - 1`` degrees of freedom, so the interval ``+-z sqrt((G-1)/G) s/sqrt(G)`` covers
+    ``P(|t_{G-1}| < z sqrt((G-1)/G))`` (:mod:`scipy.stats`). A nonlinear fit does no
+    better; it is the yardstick, not a promise.
+    """
+    from scipy import stats
+
+    if n_groups < 2:
+        return 0.0
+    z = stats.norm.ppf(0.5 + level / 2)
+    return float(2 * stats.t.cdf(z * np.sqrt((n_groups - 1) / n_groups), n_groups - 1) - 1)
+
+
+def min_groups(level: float, *, slack: float = COVERAGE_SLACK) -> int:
+    """Fewest groups whose :func:`group_coverage` is within ``slack`` of ``level``.
+
+    10 groups at the 95% level (coverage 90.4%; 3 groups: 74%).
+    """
+    g = 2
+    while group_coverage(g, level) < level - slack:
+        g += 1
+    return g
+
+
+def few_groups_warning(n_groups: int, level: float, column: str | None) -> str | None:
+    """The warning a bootstrap over too few groups carries (None when there are enough)."""
+    need = min_groups(level)
+    if n_groups >= need:
+        return None
+    from math import comb
+
+    what = f"groups ({column})" if column else "groups (points)"
+    return (
+        f"bootstrap: only {n_groups} {what}, {comb(2 * n_groups - 1, n_groups)} distinct "
+        f"resamples: a nominal {level:.0%} interval covers about "
+        f"{group_coverage(n_groups, level):.0%} (a mean of normal data); at least {need} "
+        f"groups are needed for {level - COVERAGE_SLACK:.0%}"
+    )
+
 
 
 def replicate_weights(draws: np.ndarray, groups: np.ndarray, base: np.ndarray) -> np.ndarray:
@@ -195,6 +247,9 @@ def bootstrap(
     warn = [w for w in result.warnings if not w.startswith("bootstrap:")]
     if failed.any():
         warn.append(f"bootstrap: {int(failed.sum())} of {reps} refits failed (ignored in CIs)")
+    few = few_groups_warning(data.n_groups, level, data.group_name)
+    if few:
+        warn.append(few)
     result.warnings = warn
     result.derived = {}
     for name, fn in (derived or {}).items():

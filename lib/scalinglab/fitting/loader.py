@@ -3,8 +3,8 @@
 Every problem is reported as :class:`scalinglab.errors.InputError` naming the
 file (when there is one), the column and the 1-based data row: non-numeric or
 missing values, ``x <= 0`` where the law takes logs or real powers, ``y <= 0``
-under the log-residual Huber objective, fewer points than free parameters, and
-a group with a single point (a group is one run/curve, the unit the bootstrap
+under the log-residual Huber objective, fewer points (or fewer distinct inputs) than
+free parameters, and a group with a single point (a group is one run/curve, the unit the bootstrap
 resamples; a single point cannot be a curve).
 """
 
@@ -240,6 +240,27 @@ def check_data(law: Law, data: FitData, *, log_y: bool, n_free: int) -> None:
             f"{law.name!r}; need at least as many points as parameters",
             file=src,
             column=data.y_name,
+        )
+    design = data.x if not law.has_groups else np.column_stack([data.x, data.groups])
+    distinct = np.unique(design, axis=0)
+    if distinct.shape[0] < n_free:
+        at = ", ".join(f"{n}={float(v):g}" for n, v in zip(data.x_names, distinct[0], strict=False))
+        same_y = np.ptp(data.y) == 0
+        raise InputError(
+            (
+                f"all {data.n_points} points are identical ({at}, {data.y_name}="
+                f"{float(data.y[0]):g})"
+                if distinct.shape[0] == 1 and same_y
+                else f"the {data.n_points} points have only {distinct.shape[0]} distinct "
+                f"input(s) ({', '.join(data.x_names)}"
+                + (f"; all at {at}" if distinct.shape[0] == 1 else "")
+                + ")"
+            )
+            + f"; law {law.name!r} has {n_free} free parameters and needs at least "
+            f"{n_free} distinct inputs to identify them (repeated points at one input "
+            "only measure its noise)",
+            file=src,
+            column=data.x_names[0] if len(data.x_names) == 1 else None,
         )
     if data.group_name is not None:
         counts = np.bincount(data.groups, minlength=data.n_groups)

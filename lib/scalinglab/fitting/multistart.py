@@ -90,25 +90,57 @@ def _lm_task(args: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return r.theta, r.f, r.converged
 
 
+def data_warnings(problem: Problem) -> list[str]:
+    """Warnings for data a law can be fitted to but that cannot identify its shape.
+
+    Today one: every observation is the same value (a flat curve: the law's exponents
+    and scales are then not identified, whatever the fit reports).
+    """
+    y = problem.data.y
+    if y.size and np.ptp(y) == 0:
+        return [
+            f"every {problem.data.y_name} is {float(y[0]):g}: the data are flat, so the "
+            "law's exponents and scales are not identified (any value fits)"
+        ]
+    return []
+
+
+def bound_sides(problem: Problem, theta_free: np.ndarray) -> list[str | None]:
+    """Per free parameter ``(F,)``: ``"lower"``, ``"upper"``, ``"collapsed"`` (a log-scale
+    parameter at ~0) or None (interior)."""
+    out: list[str | None] = []
+    for k, j in enumerate(problem.free):
+        p, v = problem.params[j], theta_free[k]
+        lo, hi = problem.lo[k], problem.hi[k]
+        tol = 1e-6 * (1.0 + abs(v))
+        if np.isfinite(lo) and v - lo <= tol:
+            out.append("lower")
+        elif np.isfinite(hi) and hi - v <= tol:
+            out.append("upper")
+        elif p.transform == "log" and v < LOG_FLOOR:
+            out.append("collapsed")
+        else:
+            out.append(None)
+    return out
+
+
 def bound_warnings(problem: Problem, theta_free: np.ndarray) -> list[str]:
     """Warnings for free parameters on (or collapsed to) a bound."""
     out = []
-    for k, j in enumerate(problem.free):
+    for k, (j, side) in enumerate(zip(problem.free, bound_sides(problem, theta_free), strict=True)):
         name, p, v = problem.names[j], problem.params[j], theta_free[k]
-        lo, hi = problem.lo[k], problem.hi[k]
-        tol = 1e-6 * (1.0 + abs(v))
         value = float(p.to_reported(v))
-        if np.isfinite(lo) and v - lo <= tol:
+        if side == "lower":
             out.append(
                 f"parameter {name} = {value:.6g} is on its lower bound "
-                f"{float(p.to_reported(lo)):.6g}"
+                f"{float(p.to_reported(problem.lo[k])):.6g}"
             )
-        elif np.isfinite(hi) and hi - v <= tol:
+        elif side == "upper":
             out.append(
                 f"parameter {name} = {value:.6g} is on its upper bound "
-                f"{float(p.to_reported(hi)):.6g}"
+                f"{float(p.to_reported(problem.hi[k])):.6g}"
             )
-        elif p.transform == "log" and v < LOG_FLOOR:
+        elif side == "collapsed":
             out.append(f"parameter {name} = {value:.3g} collapsed to its lower bound 0")
     return out
 
@@ -214,7 +246,7 @@ def fit(
         pol = polish(problem, th[i])
         if best is None or pol.f < best.f:
             best_i, best = i, pol
-    warnings = bound_warnings(problem, best.theta)
+    warnings = bound_warnings(problem, best.theta) + data_warnings(problem)
     converged = bool(best.success or conv[best_i])
     if not converged:
         warnings.append(f"optimizer did not converge (L-BFGS-B: {best.message})")

@@ -30,6 +30,21 @@ class Derived:
     ci: tuple[Any, Any] | None
     draws: np.ndarray | None
 
+    def __repr__(self) -> str:
+        """Point and interval; the draws by their shape only (they may be thousands)."""
+
+        def short(v: Any) -> str:
+            a = np.asarray(v, dtype=float)
+            if a.ndim == 0:
+                return f"{float(a):.6g}"
+            body = ", ".join(f"{float(z):.6g}" for z in a.ravel()[:6])
+            return f"[{body}{', ...' if a.size > 6 else ''}]"
+
+        ci = "None" if self.ci is None else f"({short(self.ci[0])}, {short(self.ci[1])})"
+        shape = "x".join(map(str, np.shape(self.draws)))
+        draws = "None" if self.draws is None else f"<{shape} draws>"
+        return f"Derived(point={short(self.point)}, ci={ci}, draws={draws})"
+
     def to_dict(self) -> dict[str, Any]:
         p = np.asarray(self.point, dtype=float)
         if p.ndim == 0:
@@ -86,7 +101,7 @@ class FitResult:
     warnings: list[str] = field(default_factory=list)
     ci: dict[str, tuple[float, float]] | None = None
     level: float = 0.95
-    draws: np.ndarray | None = None
+    draws: np.ndarray | None = field(default=None, repr=False)
     fixed: tuple[str, ...] = ()
     derived: dict[str, Derived] = field(default_factory=dict)
     objective_desc: str = ""

@@ -19,9 +19,11 @@ need ``D_eff = ((L - E) / A)^(-1 / alpha)`` with the baseline, and its speedup i
 - No silent inf or NaN: a loss at or below the fitted asymptote ``E`` has no finite
   ``D_eff``; its speedup is ``None`` with status ``"below_asymptote"``. A size whose
   baseline has fewer than ``min_points`` distinct multiples (or whose fit fails)
-  has no fit; its cells get status ``"no_baseline_fit"`` and the reason is in
-  ``baseline_fits[size]``. Replicates below the asymptote make the interval
-  unbounded above: ``hi`` is ``None`` and a warning says how many there were.
+  has no fit, and so has a size whose baseline losses are constant or whose fitted
+  curve is flat (``A`` or ``alpha`` 0: no loss maps to a data amount); its cells get
+  status ``"no_baseline_fit"`` and the reason is in ``baseline_fits[size]``.
+  Replicates below the asymptote make the interval unbounded above: ``hi`` is
+  ``None`` and a warning says how many there were.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ import numpy as np
 import pandas as pd
 
 from scalinglab.errors import InputError
-from scalinglab.fitting.loss_table import validate_table
+from scalinglab.data.loss_tables import validate_table
 from scalinglab.stats.bootstrap import keyed_generators, percentile_interval, resample_groups
 from scalinglab.textfmt import json_number
 
@@ -56,10 +58,12 @@ def effective_data(
         ``L <= E`` (no finite ``D_eff``) or the inputs are not finite.
     """
     L = np.asarray(loss, dtype=float)
+    A, alpha = np.asarray(A, dtype=float), np.asarray(alpha, dtype=float)
     gap = L - E
     ok = np.isfinite(gap) & (gap > 0) & (A > 0) & (alpha > 0)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        d = np.where(ok, (np.where(ok, gap, 1.0) / A) ** (-1.0 / alpha), np.nan)
+        safe_a, safe_alpha = np.where(ok, A, 1.0), np.where(ok, alpha, 1.0)
+        d = np.where(ok, (np.where(ok, gap, 1.0) / safe_a) ** (-1.0 / safe_alpha), np.nan)
     return d, ok
 
 
@@ -206,6 +210,15 @@ def _fit_baseline(
             f"A D^-alpha + E needs at least {min_points}",
         )
         return info, None
+    means = base.groupby("data_multiple")["loss"].mean()
+    if means.nunique() == 1:
+        info.update(
+            status="constant_losses",
+            reason=f"the baseline's losses at size {size!r} are constant "
+            f"({float(means.iloc[0]):g} at every data multiple): a flat L(D) maps no loss "
+            "to a data amount, so no speedup is defined",
+        )
+        return info, None
     seeds = base["seed"].to_numpy()
     counts = pd.Series(seeds).value_counts()
     boot = reps if (reps and len(counts) >= 2 and (counts >= 2).all()) else 0
@@ -233,6 +246,14 @@ def _fit_baseline(
         E=res.params["E"],
         warnings=info["warnings"] + list(res.warnings),
     )
+    if not (res.params["A"] > 0 and res.params["alpha"] > 0):
+        info.update(
+            status="flat_fit",
+            reason=f"the baseline's fitted L(D) at size {size!r} is flat (A = "
+            f"{res.params['A']:.3g}, alpha = {res.params['alpha']:.3g}): it maps no loss to "
+            "a data amount, so no speedup is defined",
+        )
+        return info, None
     return info, res
 
 
@@ -270,7 +291,8 @@ def compute_speedups(
     Parameters
     ----------
     table
-        Final losses, one row per run (see :func:`~scalinglab.fitting.loss_table.validate_table`; validated here).
+        Final losses, one row per run (see
+        :func:`~scalinglab.data.loss_tables.validate_table`; validated here).
     baseline
         The optimizer whose ``L(D)`` is fitted per size.
     bootstrap
@@ -300,6 +322,7 @@ def compute_speedups(
     sizes, opts = _order(t["model_size"]), list(dict.fromkeys(t["optimizer"]))
     opts = [baseline] + [o for o in opts if o != baseline]
     fits, fres, warn = {}, {}, []
+    few: list[str] = []  # the few-seeds note is the same at every size: said once
     for s in sizes:
         info, res = _fit_baseline(
             t[(t.optimizer == baseline) & (t.model_size == s)],
@@ -312,9 +335,11 @@ def compute_speedups(
             source=source,
         )
         fits[s], fres[s] = info, res
-        warn += [f"size {s}: {w}" for w in info["warnings"]]
+        warn += [f"size {s}: {w}" for w in info["warnings"] if not w.startswith("bootstrap: only")]
+        few += [w for w in info["warnings"] if w.startswith("bootstrap: only")]
         if info["status"] != "ok":
             warn.append(f"size {s}: {info['reason']}")
+    warn += [f"baseline fits and cell means: {w}" for w in dict.fromkeys(few)]
     groups = t.groupby(["optimizer", "model_size", "data_multiple"], sort=False)
     rows, keys = [], []
     for o in opts:

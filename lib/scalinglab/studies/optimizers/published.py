@@ -3,8 +3,10 @@
 ``data/published/fantastic_optimizers/final_losses.csv`` holds one final loss per
 (optimizer, model size, data multiple): the best over that setting's hyperparameter
 sweep, with no repeated seeds. The speedup engine (:mod:`scalinglab.fitting.speedup`)
-turns it into the paper's speedup table; this module adds what a single run per cell
-cannot give by itself, an interval.
+turns it into the paper's speedup table. The file is read, like any loss table, by
+:mod:`scalinglab.data.loss_tables`, the reader ``scalinglab speedup`` uses too
+(``load_published`` and ``read_runs`` here are its names in this study). This module
+adds what a single run per cell cannot give by itself, an interval.
 
 **The noise model.** With no seeds, the only evidence about run-to-run noise is how far
 each curve departs from a smooth law. Every optimizer's losses at each size are fitted by
@@ -23,18 +25,16 @@ a multi-start per replicate would cost ~0.5 s each and find the same basin.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from scipy.optimize import least_squares
 
-from scalinglab.data.tables import read_table
+from scalinglab.data.loss_tables import RELEASED_COLUMNS, read_loss_table, read_released
 from scalinglab.errors import InputError
 from scalinglab.fitting.identify import RTOL, SHARE
 from scalinglab.fitting.speedup import SpeedupResult, compute_speedups, effective_data
-from scalinglab.paths import resolve_input
 from scalinglab.stats.bootstrap import percentile_interval
 
 #: Parameters of the paper's model sizes (its model names; non-embedding counts are not given).
@@ -52,39 +52,12 @@ PAPER_FAMILIES: dict[str, str] = {
     "kron": "matrix",
     "scion": "matrix",
 }
-PUBLISHED_COLUMNS = ("optimizer", "model_size", "chinchilla", "final_c4en_loss")
-
-
-def load_published(path: str | Path, *, max_multiple: float = 8.0) -> pd.DataFrame:
-    """The published final losses as a speedup table.
-
-    Parameters
-    ----------
-    path
-        ``final_losses.csv`` as released (columns ``optimizer, model_size, chinchilla,
-        final_c4en_loss``) or a table already in the speedup format.
-    max_multiple
-        Keep data multiples up to this (the paper's speedup fits use 1-8x Chinchilla;
-        the 16x runs came later and only for four optimizers).
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``optimizer, model_size, data_multiple, loss``, one row per cell.
-    """
-    df = read_table(path)
-    if set(PUBLISHED_COLUMNS) <= set(df.columns):
-        df = df.rename(columns={"chinchilla": "data_multiple", "final_c4en_loss": "loss"})
-    missing = [c for c in ("optimizer", "model_size", "data_multiple", "loss") if c not in df]
-    if missing:
-        raise InputError(
-            f"missing column(s) {missing}: expected the released columns {list(PUBLISHED_COLUMNS)}",
-            file=path,
-            column=missing[0],
-        )
-    out = df[["optimizer", "model_size", "data_multiple", "loss"]].copy()
-    out["data_multiple"] = out["data_multiple"].astype(float)
-    return out[out.data_multiple <= max_multiple].reset_index(drop=True)
+#: The released file's columns (read by :mod:`scalinglab.data.loss_tables`).
+PUBLISHED_COLUMNS = RELEASED_COLUMNS
+#: The released file as a speedup table (:func:`scalinglab.data.loss_tables.read_released`).
+load_published = read_released
+#: A released file or a loss table (:func:`scalinglab.data.loss_tables.read_loss_table`).
+read_runs = read_loss_table
 
 
 def _po(p: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -235,22 +208,6 @@ def e_identified(
                 f["E"] > RTOL * max(abs(f["E"]), 1.0) and (e_at_bound or {}).get(s, 0.0) < SHARE
             )
     return out
-
-
-def read_runs(path: str | Path, *, max_multiple: float = 8.0) -> pd.DataFrame:
-    """A table of final losses: the paper's released file or a user's table.
-
-    The released ``final_losses.csv`` (columns ``chinchilla, final_c4en_loss``) is read by
-    :func:`load_published`; anything else by
-    :func:`scalinglab.fitting.loss_table.load_loss_table`, whose errors name file, column and row.
-    """
-    from scalinglab.fitting.loss_table import load_loss_table, validate_table
-
-    path = resolve_input(path)
-    cols = set(read_table(path).columns)
-    if set(PUBLISHED_COLUMNS) <= cols:
-        return validate_table(load_published(path, max_multiple=max_multiple), file=path)
-    return load_loss_table(path)
 
 
 def catch_up(
