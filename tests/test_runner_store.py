@@ -207,9 +207,9 @@ def test_html_is_self_contained_deterministic_and_starts_with_findings():
     assert external_references(one) == []
     assert external_references('<script src="https://cdn.example/x.js"></script>') != []
     assert re.search(r'<img [^>]*src="data:image/png;base64,', one)
-    coded = export_html(_notebook("x", "t"), title="T", header=header, with_code=True)
-    assert '<div class="jp-CodeMirrorEditor' not in one  # code inputs hidden
-    assert '<div class="jp-CodeMirrorEditor' in coded and ">print</span>" in coded
+    folded = one[one.index('<details class="sl-code"><summary>code</summary>') :]
+    assert '<div class="jp-CodeMirrorEditor' in folded and ">print</span>" in folded
+    assert folded.index("</details>") < folded.index("jp-OutputArea")  # outputs stay shown
     body = one[one.index("<body") :]
     assert body.index("iqm/adam") < body.index("jp-Cell")  # findings above the notebook
     assert "[0.4, 0.61]" in body and "abc1234def" in body and "uncommitted" in body

@@ -220,7 +220,7 @@ def export_html(nb: Any, *, title: str, header: str) -> str:
     exporter = HTMLExporter(
         template_name="lab",
         template_file=TEMPLATE_NAME,
-        extra_template_basedirs=[str(TEMPLATES_DIR)],
+        extra_template_paths=[str(TEMPLATES_DIR)],
         exclude_input_prompt=True,
         exclude_output_prompt=True,
         embed_images=True,
