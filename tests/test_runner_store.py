@@ -14,7 +14,7 @@ from scalinglab.errors import StudyError
 from scalinglab.runner import store
 from scalinglab.runner.diff import diff_findings
 from scalinglab.runner.html import export_html, external_references, provenance_header
-from scalinglab.runner.manifest import cache_key, input_hashes
+from scalinglab.runner.manifest import cache_key, execution_key, input_hashes, prose_hash
 from scalinglab.runner.verify import compare_findings
 
 RUN_ID = re.compile(r"^\d{8}T\d{6}Z-(?:[0-9a-f]{7}|nogit)(?:-dirty)?-[0-9a-f]{6}$")
@@ -87,20 +87,31 @@ def test_resolve_run_by_path_key_latest_and_prefix(tmp_path):
         store.resolve_run("1999", reports_root=tmp_path)
 
 
-def test_cache_key_changes_with_each_ingredient():
+def test_cache_key_changes_with_each_ingredient_and_prose_only_with_markdown():
     base = dict(
-        cells=["code:x = 1"], parameters={"seed": 0}, inputs={"a.csv": "h"}, lock="L", lib="B"
+        cells=["code:x = 1", "markdown:# T"],
+        parameters={"seed": 0},
+        inputs={"a.csv": "h"},
+        lock="L",
+        lib="B",
     )
-    key = cache_key(**base)
-    assert key == cache_key(**dict(base))
+    key = execution_key(**base)
+    assert key == execution_key(**dict(base))
     for field, other in [
-        ("cells", ["code:x = 2"]),
+        ("cells", ["code:x = 2", "markdown:# T"]),
         ("parameters", {"seed": 1}),
         ("inputs", {"a.csv": "h2"}),
         ("lock", "L2"),
         ("lib", "B2"),
     ]:
-        assert cache_key(**{**base, field: other}) != key, field
+        assert execution_key(**{**base, field: other}) != key, field
+    prose = ["code:x = 1", "markdown:# T, edited"]
+    assert execution_key(**{**base, "cells": prose}) == key  # markdown is not executed
+    assert prose_hash(prose) != prose_hash(base["cells"])
+    assert prose_hash(["code:x = 2", "markdown:# T"]) == prose_hash(base["cells"])
+    full = cache_key(execution=key, prose=prose_hash(base["cells"]))
+    assert full != cache_key(execution=key, prose=prose_hash(prose))
+    assert full != cache_key(execution="other", prose=prose_hash(base["cells"]))
 
 
 def test_input_hashes_cover_path_parameters_and_header_globs(tmp_path):
