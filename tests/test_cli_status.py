@@ -17,12 +17,7 @@ import scalinglab.cli as cli
 from scalinglab.runner import manifest as manifest_mod
 from scalinglab.runner import store
 from scalinglab.runner.pipeline import prepare_run
-from scalinglab.runner.status import (
-    KEY_FORMAT_CHANGED,
-    hardware_reason,
-    status_all,
-    study_status,
-)
+from scalinglab.runner.status import KEY_FORMAT_CHANGED, hardware_reason, status_all, study_status
 
 FIXTURES = Path(__file__).parent / "fixtures" / "studies"
 REPO = Path(__file__).resolve().parents[1]
@@ -181,9 +176,7 @@ def _other_study(root: Path) -> None:
 
 def test_a_module_only_another_study_imports_does_not_stale_a_study(lab, monkeypatch):
     package = lab / "lib" / "scalinglab"
-    shutil.copytree(
-        manifest_mod.PACKAGE_DIR, package, ignore=shutil.ignore_patterns("__pycache__")
-    )
+    shutil.copytree(manifest_mod.PACKAGE_DIR, package, ignore=shutil.ignore_patterns("__pycache__"))
     monkeypatch.setattr(manifest_mod, "LIBRARY_DIR", package)
     monkeypatch.setattr(manifest_mod, "library_hashes", ORIGINAL_LIBRARY_HASHES)
     _other_study(lab)

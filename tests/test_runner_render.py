@@ -78,9 +78,10 @@ def test_a_prose_edit_re_renders_without_running_the_notebook(lab, monkeypatch):
     assert not (second.run_dir / "report-code.html").exists()
     m = json.loads((second.run_dir / "manifest.json").read_text())
     assert m["rendered_from"] == first.run_id and m["status"] == "ok"
-    assert m["execution_key"] == json.loads((first.run_dir / "manifest.json").read_text())[
-        "execution_key"
-    ]
+    assert (
+        m["execution_key"]
+        == json.loads((first.run_dir / "manifest.json").read_text())["execution_key"]
+    )
     assert (lab / "reports/fixture_basic/tiny/latest").resolve() == second.run_dir.resolve()
     assert study_status("fixture_basic", "tiny").state == "up-to-date"
 
@@ -99,8 +100,6 @@ def test_force_executes_even_when_only_the_prose_changed(lab, monkeypatch):
     _edit(lab, "bootstraps the mean.", "bootstraps the mean, again.")
     calls = []
     real = pipeline.execute_study
-    monkeypatch.setattr(
-        pipeline, "execute_study", lambda *a, **k: calls.append(1) or real(*a, **k)
-    )
+    monkeypatch.setattr(pipeline, "execute_study", lambda *a, **k: calls.append(1) or real(*a, **k))
     again = run_study("fixture_basic", variant="tiny", force=True)
     assert again.status == "ok" and again.rendered_from is None and calls == [1]

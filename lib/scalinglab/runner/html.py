@@ -39,8 +39,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import jinja2
-
 from scalinglab.claims import ledger_html, summary_text
 from scalinglab.findings_view import findings_html
 from scalinglab.provenance import sha256_bytes

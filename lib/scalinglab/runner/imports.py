@@ -154,6 +154,10 @@ def module_hashes(modules: Iterable[str], *, package_dir: Path = PACKAGE_DIR) ->
         out[name] = file_hash(path)
         if path.name == "__init__.py":
             for data in sorted(path.parent.iterdir()):
-                if data.is_file() and data.suffix not in (".py", ".pyc") and data.name != "py.typed":
+                if (
+                    data.is_file()
+                    and data.suffix not in (".py", ".pyc")
+                    and data.name != "py.typed"
+                ):
                     out[f"{name}/{data.name}"] = file_hash(data)
     return out

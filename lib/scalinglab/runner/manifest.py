@@ -175,9 +175,7 @@ def cell_hashes(cells: list[str]) -> list[str]:
 def _keys(
     cells: list[str], parameters: dict[str, Any], inputs: dict[str, str], lock: str | None, lib: str
 ) -> dict[str, Any]:
-    execution = execution_key(
-        cells=cells, parameters=parameters, inputs=inputs, lock=lock, lib=lib
-    )
+    execution = execution_key(cells=cells, parameters=parameters, inputs=inputs, lock=lock, lib=lib)
     prose = prose_hash(cells)
     return {
         "key_format": KEY_FORMAT,

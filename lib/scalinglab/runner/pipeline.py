@@ -321,4 +321,3 @@ def run_study(
         duration=round(time.perf_counter() - t0, 3),
         rendered_from=None if reuse is None else reuse.run_id,
     )
-

@@ -242,14 +242,7 @@ def study_status(study: str, variant: str, *, reports_root: Path | None = None) 
         else:
             reasons.append(f"prose only, but it cannot be re-rendered: {blocked}")
     reasons += stale_hw
-    return StudyStatus(
-        study,
-        variant,
-        state,
-        run_id=latest.name,
-        reasons=reasons,
-        notes=notes,
-    )
+    return StudyStatus(study, variant, state, run_id=latest.name, reasons=reasons, notes=notes)
 
 
 def status_all(
