@@ -302,3 +302,26 @@ def test_prune_removes_killed_tmp_folders_only(lab):
     _, running = store.allocate_run("fixture_basic", "default")  # owned by this process
     removed = store.prune_html()
     assert removed == [killed] and not killed.exists() and running.is_dir()
+
+
+def test_a_markdown_edit_is_prose_changed_when_the_run_kept_its_notebook(lab, capsys):
+    import nbformat
+
+    run_dir = _fake_good_run()
+    (run_dir / "results.json").write_text('{"findings": [], "claims": []}')
+    _edit(lab, "# Draws `n` values", "# Draws exactly `n` values")
+    s = study_status("fixture_basic", "default")
+    assert s.state == "stale"  # nothing to re-render from
+    assert s.reasons[-1] == (
+        f"prose only, but it cannot be re-rendered: {run_dir.name} kept no executed "
+        "notebook (fixture_basic.ipynb)"
+    )
+    executed = prepare_run("fixture_basic").study.notebook  # stands in for the executed one
+    executed.cells[0].source = "# the prose as it was"
+    nbformat.write(executed, run_dir / "fixture_basic.ipynb")
+    s = study_status("fixture_basic", "default")
+    assert s.state == "prose changed"
+    assert s.reasons == ["cell 1 edited: markdown '# Mean of a normal sample'"]
+    assert s.notes == [f"'scalinglab run' re-renders it from {run_dir.name} without running it"]
+    assert cli.main(["status"]) == 0
+    assert "fixture_basic  default  prose changed" in capsys.readouterr().out

@@ -94,12 +94,18 @@ def test_a_prose_edit_re_renders_without_running_the_notebook(lab, monkeypatch):
     assert tried.status == "failed" and "must not execute" in tried.error
 
 
-def test_force_executes_even_when_only_the_prose_changed(lab, monkeypatch):
+def test_a_re_rendered_report_equals_a_full_run_of_the_same_notebook(lab, monkeypatch):
     first = run_study("fixture_basic", variant="tiny")
     assert first.status == "ok", first.error
     _edit(lab, "bootstraps the mean.", "bootstraps the mean, again.")
+    rendered = run_study("fixture_basic", variant="tiny", force=False)
+    assert rendered.rendered_from == first.run_id
     calls = []
     real = pipeline.execute_study
     monkeypatch.setattr(pipeline, "execute_study", lambda *a, **k: calls.append(1) or real(*a, **k))
-    again = run_study("fixture_basic", variant="tiny", force=True)
-    assert again.status == "ok" and again.rendered_from is None and calls == [1]
+    full = run_study("fixture_basic", variant="tiny", force=True)  # --force always executes
+    assert full.status == "ok" and full.rendered_from is None and calls == [1]
+    assert (full.run_dir / "report.html").read_bytes() == (
+        rendered.run_dir / "report.html"
+    ).read_bytes()
+    assert full.findings == rendered.findings
