@@ -96,6 +96,24 @@ def _imports_in(
     return {m for m in found if module_file(m, package_dir=package_dir) is not None}
 
 
+#: ``{(path, mtime_ns, size): imports}``: ``status`` prepares every study and variant, and
+#: they share most modules, so each file is parsed once while it is unchanged.
+_CACHE: dict[tuple[str, int, int, str], frozenset[str]] = {}
+
+
+def _module_imports(name: str, path: Path, package_dir: Path) -> frozenset[str]:
+    stat = path.stat()
+    key = (str(path), stat.st_mtime_ns, stat.st_size, str(package_dir))
+    if key not in _CACHE:
+        tree = _parse(path.read_text(encoding="utf-8"), where=str(path))
+        _CACHE[key] = frozenset(
+            _imports_in(
+                tree, module=name, is_package=path.name == "__init__.py", package_dir=package_dir
+            )
+        )
+    return _CACHE[key]
+
+
 def imported_modules(
     code_cells: Iterable[str], *, where: str = "notebook", package_dir: Path = PACKAGE_DIR
 ) -> list[str]:
@@ -132,11 +150,7 @@ def imported_modules(
         seen.add(name)
         path = module_file(name, package_dir=package_dir)
         assert path is not None  # _imports_in keeps only resolvable names
-        tree = _parse(path.read_text(encoding="utf-8"), where=str(path))
-        found = _imports_in(
-            tree, module=name, is_package=path.name == "__init__.py", package_dir=package_dir
-        )
-        todo += sorted(found - seen)
+        todo += sorted(_module_imports(name, path, package_dir) - seen)
     return sorted(seen)
 
 
