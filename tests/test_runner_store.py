@@ -221,6 +221,10 @@ def test_html_is_self_contained_deterministic_and_starts_with_findings():
     folded = one[one.index('<details class="sl-code"><summary>code</summary>') :]
     assert '<div class="jp-CodeMirrorEditor' in folded and ">print</span>" in folded
     assert folded.index("</details>") < folded.index("jp-OutputArea")  # outputs stay shown
+    unsafe = _notebook("z", "t")
+    unsafe.cells[1].source = 'print("<script>alert(1)</script>")'
+    page = export_html(unsafe, title="T", header=header)
+    assert "<script>alert(1)" not in page and "&lt;/script&gt;" in page  # code is escaped
     body = one[one.index("<body") :]
     assert body.index("iqm/adam") < body.index("jp-Cell")  # findings above the notebook
     assert "[0.4, 0.61]" in body and "abc1234def" in body and "uncommitted" in body
