@@ -251,22 +251,20 @@ def run_study(
     nb = None
     html_sha = None
     try:
-        if reuse is not None:  # only the prose changed: the earlier outputs and findings
-            reuse.write(executed_path, results_path)
-        else:
-            try:
-                execute_study(
-                    study.path,
-                    executed_path,
-                    params,
-                    results_path=results_path,
-                    cell_timeout=cell_timeout,
-                    progress=progress,
-                )
-            except KeyboardInterrupt as exc:
-                status, error = RunStatus.INTERRUPTED, _error_text(exc) or "interrupted"
-            except Exception as exc:  # a failed run is recorded, never raised
-                status, error = RunStatus.FAILED, _error_text(exc)
+        try:
+            # only the prose changed: the earlier run's outputs and findings, no kernel
+            (execute_study if reuse is None else reuse.execute)(
+                study.path,
+                executed_path,
+                params,
+                results_path=results_path,
+                cell_timeout=cell_timeout,
+                progress=progress,
+            )
+        except KeyboardInterrupt as exc:
+            status, error = RunStatus.INTERRUPTED, _error_text(exc) or "interrupted"
+        except Exception as exc:  # a failed run is recorded, never raised
+            status, error = RunStatus.FAILED, _error_text(exc)
         nb = read_executed(executed_path)
         if status == RunStatus.OK and reuse is None:
             hashes = with_inputs(

@@ -4,7 +4,7 @@ When only markdown cells changed since the latest good run (its execution key, s
 :mod:`scalinglab.runner.manifest`, equals the request's), ``scalinglab run`` does not
 start a kernel: :func:`render_source` finds that run, :func:`splice_prose` puts the
 study's current markdown cells between its executed code cells (sources, outputs,
-execution counts and timings kept as they were), and :meth:`RenderSource.write` copies
+execution counts and timings kept as they were), and :meth:`RenderSource.execute` copies
 its ``results.json`` byte for byte into the new run folder, so the new version's
 findings are the old ones. The page is then written by the same
 :func:`scalinglab.runner.html.write_report` as any run.
@@ -94,11 +94,21 @@ class RenderSource:
     def run_id(self) -> str:
         return self.run_dir.name
 
-    def write(self, executed_path: Path, results_path: Path) -> None:
-        """Write the spliced notebook to ``executed_path`` and copy the source run's
-        ``results.json`` to ``results_path`` (bytes unchanged: the same findings)."""
-        nbformat.write(self.notebook, executed_path)
+    def execute(
+        self,
+        source: Path,
+        output: Path,
+        parameters: dict[str, Any],
+        *,
+        results_path: Path,
+        **_: Any,
+    ) -> Any:
+        """Stand in for :func:`~scalinglab.runner.execute.execute_study`, running nothing:
+        write the spliced notebook to ``output`` and copy the source run's ``results.json``
+        to ``results_path`` (bytes unchanged: the same findings). Returns the notebook."""
+        nbformat.write(self.notebook, output)
         shutil.copyfile(self.run_dir / "results.json", results_path)
+        return self.notebook
 
 
 def render_source(prep: Any, *, reports_root: Path | None = None) -> RenderSource | None:
