@@ -114,6 +114,17 @@ def _module_imports(name: str, path: Path, package_dir: Path) -> frozenset[str]:
     return _CACHE[key]
 
 
+_HASHES: dict[tuple[str, int, int], str] = {}
+
+
+def _file_hash(path: Path) -> str:
+    stat = path.stat()
+    key = (str(path), stat.st_mtime_ns, stat.st_size)
+    if key not in _HASHES:
+        _HASHES[key] = file_hash(path)
+    return _HASHES[key]
+
+
 def imported_modules(
     code_cells: Iterable[str], *, where: str = "notebook", package_dir: Path = PACKAGE_DIR
 ) -> list[str]:
@@ -165,7 +176,7 @@ def module_hashes(modules: Iterable[str], *, package_dir: Path = PACKAGE_DIR) ->
         path = module_file(name, package_dir=package_dir)
         if path is None:
             continue
-        out[name] = file_hash(path)
+        out[name] = _file_hash(path)
         if path.name == "__init__.py":
             for data in sorted(path.parent.iterdir()):
                 if (
@@ -173,5 +184,5 @@ def module_hashes(modules: Iterable[str], *, package_dir: Path = PACKAGE_DIR) ->
                     and data.suffix not in (".py", ".pyc")
                     and data.name != "py.typed"
                 ):
-                    out[f"{name}/{data.name}"] = file_hash(data)
+                    out[f"{name}/{data.name}"] = _file_hash(data)
     return out
