@@ -67,6 +67,7 @@ def bench(session: nox.Session) -> None:
         "benchmarks/bench_rl.py",
         "benchmarks/bench_optimizers.py",
         "benchmarks/bench_sparse_ffn.py",
+        "benchmarks/bench_prose_render.py",
     ]  # bench_intervals.py compares with rliable in its own environment: see its header
     for script in scripts:
         session.run("python", script)

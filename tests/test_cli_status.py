@@ -17,10 +17,11 @@ import scalinglab.cli as cli
 from scalinglab.runner import manifest as manifest_mod
 from scalinglab.runner import store
 from scalinglab.runner.pipeline import prepare_run
-from scalinglab.runner.status import hardware_reason, status_all, study_status
+from scalinglab.runner.status import KEY_FORMAT_CHANGED, hardware_reason, status_all, study_status
 
 FIXTURES = Path(__file__).parent / "fixtures" / "studies"
 REPO = Path(__file__).resolve().parents[1]
+ORIGINAL_LIBRARY_HASHES = manifest_mod.library_hashes
 
 
 def test_help_imports_no_verb_and_no_scientific_stack():
@@ -70,16 +71,21 @@ def lab(tmp_path, monkeypatch):
     shutil.copy(FIXTURES / "fixture_basic.py", tmp_path / "notebooks")
     (tmp_path / "data" / "fixture" / "values.csv").write_text("1.0\n2.0\n")
     monkeypatch.setenv("SCALINGLAB_ROOT", str(tmp_path))
-    monkeypatch.setattr(manifest_mod, "lib_hash", lambda: "pinned-lib-hash")
+    monkeypatch.setattr(manifest_mod, "library_hashes", _pinned("pinned"))
     return tmp_path
 
 
-def _fake_good_run(variant: str = "default") -> Path:
+def _pinned(value: str):
+    """A stand-in for the imported modules' hashes (other work edits ``lib/`` meanwhile)."""
+    return lambda cells, where="": {"scalinglab.record": value}
+
+
+def _fake_good_run(variant: str = "default", *, study: str = "fixture_basic") -> Path:
     """A finished ``ok`` run folder whose manifest holds the current request's hashes."""
-    prep = prepare_run("fixture_basic", variant=variant)
-    run_id, tmp = store.allocate_run("fixture_basic", prep.variant)
+    prep = prepare_run(study, variant=variant)
+    run_id, tmp = store.allocate_run(study, prep.variant)
     m = manifest_mod.build_manifest(
-        study="fixture_basic",
+        study=study,
         title="t",
         variant=prep.variant,
         run_id=run_id,
@@ -134,24 +140,70 @@ def test_status_up_to_date_then_names_each_change(lab, monkeypatch):
     _edit(lab, "n: int = 400", "n: int = 500")
     (lab / "data" / "fixture" / "more.csv").write_text("3.0\n")
     (lab / "data" / "fixture" / "values.csv").write_text("1.0\n2.5\n")
-    monkeypatch.setattr(manifest_mod, "lib_hash", lambda: "another-lib-hash")
+    monkeypatch.setattr(manifest_mod, "library_hashes", _pinned("edited"))
     s = study_status("fixture_basic", "default")
     assert s.state == "stale"
     assert "parameter n: 400 -> 500" in s.reasons
     assert "input added: data/fixture/more.csv" in s.reasons
     assert "input changed: data/fixture/values.csv" in s.reasons
-    assert "library: scalinglab's code changed" in s.reasons
+    assert "library: scalinglab.record changed" in s.reasons
 
 
-def test_status_of_a_run_without_cell_hashes_uses_its_cache_key(lab):
+def test_a_manifest_with_the_old_whole_library_key_is_stale_once(lab):
     run_dir = _fake_good_run()
     m = json.loads((run_dir / "manifest.json").read_text())
-    del m["cell_hashes"]  # as written before per-cell hashes were recorded
+    for key in ("key_format", "execution_key", "prose_hash", "lib_modules"):
+        del m[key]  # as written before the per-study key
+    m["cache_key"] = "0" * 64
     (run_dir / "manifest.json").write_text(json.dumps(m))
-    assert study_status("fixture_basic", "default").state == "up-to-date"
+    s = study_status("fixture_basic", "default")
+    assert (s.state, s.reasons) == ("stale", [KEY_FORMAT_CHANGED])
     _edit(lab, "# Draws `n` values", "# Draws exactly `n` values")
+    s = study_status("fixture_basic", "default")  # never "prose changed": the key cannot say
+    assert s.state == "stale" and s.reasons[0] == KEY_FORMAT_CHANGED
+    assert s.reasons[1].endswith("edited: markdown '# Mean of a normal sample'")
+
+
+def _other_study(root: Path) -> None:
+    """A second study that imports only the GEMM study's plots (and what they import)."""
+    text = (FIXTURES / "fixture_basic.py").read_text()
+    text = text.replace(
+        "from scalinglab.record import record\n",
+        "from scalinglab.record import record\nfrom scalinglab.studies.gemm import plots\n",
+    )
+    (root / "notebooks" / "fixture_other.py").write_text(text)
+
+
+def test_a_module_only_another_study_imports_does_not_stale_a_study(lab, monkeypatch):
+    package = lab / "lib" / "scalinglab"
+    shutil.copytree(manifest_mod.PACKAGE_DIR, package, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(manifest_mod, "LIBRARY_DIR", package)
+    monkeypatch.setattr(manifest_mod, "library_hashes", ORIGINAL_LIBRARY_HASHES)
+    _other_study(lab)
+    _fake_good_run()
+    _fake_good_run(study="fixture_other")
+    modules = store.read_manifest(store.latest_run("fixture_other", "default"))["lib_modules"]
+    assert "scalinglab.studies.gemm.plots" in modules and "scalinglab.record" in modules
+    basic = store.read_manifest(store.latest_run("fixture_basic", "default"))["lib_modules"]
+    assert not any(m.startswith("scalinglab.studies") for m in basic)
+
+    plots = package / "studies" / "gemm" / "plots.py"
+    plots.write_text(plots.read_text() + "\n# a comment in one study's own module\n")
+    assert study_status("fixture_basic", "default").state == "up-to-date"
+    other = study_status("fixture_other", "default")
+    assert (other.state, other.reasons) == (
+        "stale",
+        ["library: scalinglab.studies.gemm.plots changed"],
+    )
+
+    record = package / "record.py"  # imported by both
+    record.write_text(record.read_text() + "\n# shared\n")
     assert study_status("fixture_basic", "default").reasons == [
-        "cells: the notebook's cells changed (this run predates per-cell hashes)"
+        "library: scalinglab.record changed"
+    ]
+    assert study_status("fixture_other", "default").reasons == [
+        "library: scalinglab.record changed",
+        "library: scalinglab.studies.gemm.plots changed",
     ]
 
 
@@ -250,3 +302,26 @@ def test_prune_removes_killed_tmp_folders_only(lab):
     _, running = store.allocate_run("fixture_basic", "default")  # owned by this process
     removed = store.prune_html()
     assert removed == [killed] and not killed.exists() and running.is_dir()
+
+
+def test_a_markdown_edit_is_prose_changed_when_the_run_kept_its_notebook(lab, capsys):
+    import nbformat
+
+    run_dir = _fake_good_run()
+    (run_dir / "results.json").write_text('{"findings": [], "claims": []}')
+    _edit(lab, "# Draws `n` values", "# Draws exactly `n` values")
+    s = study_status("fixture_basic", "default")
+    assert s.state == "stale"  # nothing to re-render from
+    assert s.reasons[-1] == (
+        f"prose only, but it cannot be re-rendered: {run_dir.name} kept no executed "
+        "notebook (fixture_basic.ipynb)"
+    )
+    executed = prepare_run("fixture_basic").study.notebook  # stands in for the executed one
+    executed.cells[0].source = "# the prose as it was"
+    nbformat.write(executed, run_dir / "fixture_basic.ipynb")
+    s = study_status("fixture_basic", "default")
+    assert s.state == "prose changed"
+    assert s.reasons == ["cell 1 edited: markdown '# Mean of a normal sample'"]
+    assert s.notes == [f"'scalinglab run' re-renders it from {run_dir.name} without running it"]
+    assert cli.main(["status"]) == 0
+    assert "fixture_basic  default  prose changed" in capsys.readouterr().out

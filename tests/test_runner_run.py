@@ -25,9 +25,11 @@ from scalinglab.runner import manifest as manifest_mod
 from scalinglab.runner import store
 from scalinglab.runner.batch import run_all
 from scalinglab.runner.html import external_references
+from scalinglab.runner.manifest import modules_hash
 from scalinglab.runner.pipeline import prepare_run, run_study
 
 FIXTURES = Path(__file__).parent / "fixtures" / "studies"
+PINNED_MODULES = {"scalinglab.record": "pinned"}
 pytestmark = pytest.mark.slow
 
 
@@ -45,7 +47,7 @@ def lab(tmp_path_factory):
     (root / "data" / "fixture" / "values.csv").write_text("1.0\n2.0\n4.0\n")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("SCALINGLAB_ROOT", str(root))
-        mp.setattr(manifest_mod, "lib_hash", lambda: "pinned-lib-hash")
+        mp.setattr(manifest_mod, "library_hashes", lambda cells, where="": PINNED_MODULES)
         yield root
 
 
@@ -69,7 +71,6 @@ def test_successful_run_layout_and_manifest(lab, two_runs):
     assert sorted(p.name for p in a.run_dir.iterdir()) == [
         "fixture_basic.ipynb",
         "manifest.json",
-        "report-code.html",
         "report.html",
         "results.json",
     ]
@@ -86,7 +87,8 @@ def test_successful_run_layout_and_manifest(lab, two_runs):
     assert m["input_hashes"] == {
         "data/fixture/values.csv": m["input_hashes"]["data/fixture/values.csv"]
     }
-    assert m["lib_hash"] == "pinned-lib-hash"
+    assert m["lib_modules"] == PINNED_MODULES and m["lib_hash"] == modules_hash(PINNED_MODULES)
+    assert m["key_format"] == 2 and m["rendered_from"] is None
     assert m["git_commit"] is None and m["git_dirty"] is False and "diff" not in m
     assert m["environment"]["python"] == sys.version.split()[0]
     assert "numpy" in m["environment"]["packages"]
@@ -120,7 +122,6 @@ def test_report_html_has_findings_table_figure_and_no_external_urls(two_runs):
     page = (a.run_dir / "report.html").read_text()
     body = page[page.index("<body") :]
     assert external_references(page) == []
-    assert external_references((a.run_dir / "report-code.html").read_text()) == []
     assert re.search(r'<img [^>]*src="data:image/png;base64,', page)
     assert "Fixture: mean of a normal sample" in body
     full = body.index('<details class="sl-all">')  # every finding, below the headlines
@@ -135,15 +136,17 @@ def test_report_html_has_findings_table_figure_and_no_external_urls(two_runs):
     assert f"[{lo:.4g}, {hi:.4g}]" in table
     assert body.index("sl-findings") < body.index("jp-Cell ")
     assert a.run_id not in page and "papermill" not in page
+    # one page: every code cell folded (closed) in it, shown on demand
+    folded = re.findall(r'<details class="sl-code"( open)?><summary>code</summary>', body)
+    assert len(folded) == 5 and not any(folded)  # parameters, injected parameters, 3 more
+    assert ">integers</span>" in body[body.index('<details class="sl-code">') :]
+    assert "Show all code" in body and "report-code.html" not in page
 
 
 def test_two_runs_give_byte_identical_reports_and_distinct_ids(two_runs):
     a, b = two_runs
     assert a.run_id != b.run_id
     assert (a.run_dir / "report.html").read_bytes() == (b.run_dir / "report.html").read_bytes()
-    assert (a.run_dir / "report-code.html").read_bytes() == (
-        b.run_dir / "report-code.html"
-    ).read_bytes()
     assert _manifest(a.run_dir)["cache_key"] == _manifest(b.run_dir)["cache_key"]
 
 

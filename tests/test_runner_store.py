@@ -14,7 +14,7 @@ from scalinglab.errors import StudyError
 from scalinglab.runner import store
 from scalinglab.runner.diff import diff_findings
 from scalinglab.runner.html import export_html, external_references, provenance_header
-from scalinglab.runner.manifest import cache_key, input_hashes
+from scalinglab.runner.manifest import cache_key, execution_key, input_hashes, prose_hash
 from scalinglab.runner.verify import compare_findings
 
 RUN_ID = re.compile(r"^\d{8}T\d{6}Z-(?:[0-9a-f]{7}|nogit)(?:-dirty)?-[0-9a-f]{6}$")
@@ -87,20 +87,31 @@ def test_resolve_run_by_path_key_latest_and_prefix(tmp_path):
         store.resolve_run("1999", reports_root=tmp_path)
 
 
-def test_cache_key_changes_with_each_ingredient():
+def test_cache_key_changes_with_each_ingredient_and_prose_only_with_markdown():
     base = dict(
-        cells=["code:x = 1"], parameters={"seed": 0}, inputs={"a.csv": "h"}, lock="L", lib="B"
+        cells=["code:x = 1", "markdown:# T"],
+        parameters={"seed": 0},
+        inputs={"a.csv": "h"},
+        lock="L",
+        lib="B",
     )
-    key = cache_key(**base)
-    assert key == cache_key(**dict(base))
+    key = execution_key(**base)
+    assert key == execution_key(**dict(base))
     for field, other in [
-        ("cells", ["code:x = 2"]),
+        ("cells", ["code:x = 2", "markdown:# T"]),
         ("parameters", {"seed": 1}),
         ("inputs", {"a.csv": "h2"}),
         ("lock", "L2"),
         ("lib", "B2"),
     ]:
-        assert cache_key(**{**base, field: other}) != key, field
+        assert execution_key(**{**base, field: other}) != key, field
+    prose = ["code:x = 1", "markdown:# T, edited"]
+    assert execution_key(**{**base, "cells": prose}) == key  # markdown is not executed
+    assert prose_hash(prose) != prose_hash(base["cells"])
+    assert prose_hash(["code:x = 2", "markdown:# T"]) == prose_hash(base["cells"])
+    full = cache_key(execution=key, prose=prose_hash(base["cells"]))
+    assert full != cache_key(execution=key, prose=prose_hash(prose))
+    assert full != cache_key(execution="other", prose=prose_hash(base["cells"]))
 
 
 def test_input_hashes_cover_path_parameters_and_header_globs(tmp_path):
@@ -207,9 +218,13 @@ def test_html_is_self_contained_deterministic_and_starts_with_findings():
     assert external_references(one) == []
     assert external_references('<script src="https://cdn.example/x.js"></script>') != []
     assert re.search(r'<img [^>]*src="data:image/png;base64,', one)
-    coded = export_html(_notebook("x", "t"), title="T", header=header, with_code=True)
-    assert '<div class="jp-CodeMirrorEditor' not in one  # code inputs hidden
-    assert '<div class="jp-CodeMirrorEditor' in coded and ">print</span>" in coded
+    folded = one[one.index('<details class="sl-code"><summary>code</summary>') :]
+    assert '<div class="jp-CodeMirrorEditor' in folded and ">print</span>" in folded
+    assert folded.index("</details>") < folded.index("jp-OutputArea")  # outputs stay shown
+    unsafe = _notebook("z", "t")
+    unsafe.cells[1].source = 'print("<script>alert(1)</script>")'
+    page = export_html(unsafe, title="T", header=header)
+    assert "<script>alert(1)" not in page and "&lt;/script&gt;" in page  # code is escaped
     body = one[one.index("<body") :]
     assert body.index("iqm/adam") < body.index("jp-Cell")  # findings above the notebook
     assert "[0.4, 0.61]" in body and "abc1234def" in body and "uncommitted" in body

@@ -164,6 +164,11 @@ def _run_one(args: argparse.Namespace, overrides: list) -> int:
     )
     if res.status == RunStatus.UP_TO_DATE:
         print(f"up to date: {res.run_dir} (same cache key; --force to run again)")
+    elif res.rendered_from:
+        print(
+            f"{res.status}: {res.run_dir} (prose changed: re-rendered from {res.rendered_from}'s "
+            "executed notebook and findings, nothing re-run; --force to run again)"
+        )
     else:
         print(f"{res.status}: {res.run_dir}")
     if res.variant != args.variant:

@@ -1,10 +1,18 @@
-"""HTML export of an executed study: self-contained, deterministic, findings first.
+"""HTML export of an executed study: one self-contained, deterministic page, findings first.
 
 nbconvert's ``HTMLExporter`` (JupyterLab template) renders the notebook with
-images embedded. A small template extending the lab one removes every script
-the stock template fetches from a CDN (require.js, MathJax, mermaid, widgets),
-so the page reads offline (TeX in markdown is then shown as source), and puts
-a provenance header and the findings table above the notebook body.
+images embedded. The Jinja template ``templates/report.html.j2`` extends the lab one:
+it removes every script the stock template fetches from a CDN (require.js, MathJax,
+mermaid, widgets), so the page reads offline, inlines the one stylesheet
+``templates/report.css``, puts a provenance header and the findings above the
+notebook body, and folds every code cell in a ``<details>`` element (closed; a
+button opens them all), so one ``report.html`` serves readers of the prose and of
+the code alike.
+
+:func:`write_report` is the only way from an executed notebook to the report file:
+a run that executed the notebook and a render-only run (prose edited,
+:mod:`scalinglab.runner.render`) both go through it and :func:`export_html`, so a
+step added there applies to both.
 
 The same science gives byte-identical HTML: before export the notebook is
 normalised (cell ids ``cell-0``, ``cell-1``...; papermill metadata,
@@ -28,67 +36,23 @@ import html
 import io
 import re
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
-
-import jinja2
 
 from scalinglab.claims import ledger_html, summary_text
 from scalinglab.findings_view import findings_html
+from scalinglab.provenance import sha256_bytes
+from scalinglab.record import load_claims
 from scalinglab.runner.mathml import tex_to_mathml
 from scalinglab.runner.store import RunStatus
 
-TEMPLATE_NAME = "scalinglab_report.html.j2"
+#: The report's Jinja template (extends nbconvert's lab template) and its one stylesheet.
+TEMPLATES_DIR = Path(__file__).resolve().parent / "templates"
+TEMPLATE_NAME = "report.html.j2"
+CSS = (TEMPLATES_DIR / "report.css").read_text(encoding="utf-8")
 
-_TEMPLATE = r"""{%- extends 'index.html.j2' -%}
-{%- block html_head_js_requirejs -%}{%- endblock html_head_js_requirejs -%}
-{%- block html_head_js_mathjax -%}{%- endblock html_head_js_mathjax -%}
-{%- block html_head_js_mermaidjs -%}{%- endblock html_head_js_mermaidjs -%}
-{%- block jupyter_widgets -%}{%- endblock jupyter_widgets -%}
-{%- block extra_css -%}<style type="text/css">{{ resources.scalinglab_css }}</style>{%- endblock extra_css -%}
-{%- block body_header -%}
-{{ super() }}
-{{ resources.scalinglab_header }}
-{%- endblock body_header -%}
-"""
-
-CSS = """
-.sl-header { font-family: system-ui, sans-serif; max-width: 70em; margin: 1em auto 2em;
-  padding: 0 1em; }
-.sl-header h1 { margin-bottom: .2em; }
-.sl-header .sl-desc { color: #444; }
-.sl-prov { font-size: .85em; color: #333; border-collapse: collapse; margin: .5em 0; }
-.sl-prov th, .sl-prov td { text-align: left; padding: 1px 8px; vertical-align: top; }
-.sl-prov code { white-space: pre-wrap; }
-table.sl-findings { border-collapse: collapse; margin: .5em 0; font-size: .9em; }
-table.sl-findings th, table.sl-findings td { border: 1px solid #ccc; padding: 3px 8px;
-  text-align: left; }
-table.sl-findings th { background: #f3f3f3; }
-.sl-dirty { color: #b00; font-weight: bold; }
-.sl-failed { border: 2px solid #b00; background: #fee; padding: .5em 1em; margin: 1em 0; }
-.sl-failed pre { white-space: pre-wrap; font-size: .85em; }
-.sl-scroll { overflow-x: auto; max-width: 100%; }
-table.sl-findings td:nth-child(3) { white-space: nowrap; }
-table.sl-findings td:nth-child(2) { min-width: 6em; max-width: 16em; }
-table.sl-findings td:nth-child(4) { min-width: 14em; }
-table.sl-ledger { border-collapse: collapse; margin: .5em 0; font-size: .9em; }
-table.sl-ledger th, table.sl-ledger td { border: 1px solid #ccc; padding: 4px 8px;
-  text-align: left; vertical-align: top; }
-table.sl-ledger th { background: #f3f3f3; }
-table.sl-ledger td small { color: #555; }
-td.sl-verdict { font-weight: bold; white-space: nowrap; }
-tr.sl-v-reproduces td.sl-verdict { color: #00734f; }
-tr.sl-v-contradicts td.sl-verdict { color: #b13c00; }
-tr.sl-v-inconclusive td.sl-verdict { color: #8a5a00; }
-tr.sl-v-not-identified td.sl-verdict, tr.sl-v-untested td.sl-verdict { color: #666; }
-tr.sl-unident-row td { color: #666; }
-.sl-unident { color: #8a5a00; font-size: .9em; }
-.sl-foot { font-size: .85em; color: #444; margin: .1em 0; }
-.sl-summary { color: #333; }
-.sl-forest { max-width: 100%; height: auto; display: block; margin: .5em 0; }
-details.sl-all > summary { cursor: pointer; font-weight: bold; margin: .5em 0; }
-.jp-OutputArea-output { overflow-x: auto; max-width: 100%; }
-.jp-RenderedHTMLCommon table { font-size: .85em; }
-"""
+#: The one page a run writes (code folded in it); runs before it also wrote ``report-code.html``.
+REPORT_FILE = "report.html"
 
 
 #: A tqdm progress line: "label:  25%|##5       | 8/32 [00:00<00:00, 32.65task/s]".
@@ -145,7 +109,6 @@ def provenance_header(
     version: str,
     findings: Sequence[dict],
     claims: Sequence[dict] = (),
-    other_page: tuple[str, str] | None = None,
     status: str = RunStatus.OK,
     error: str | None = None,
 ) -> str:
@@ -157,8 +120,6 @@ def provenance_header(
         The ``findings`` list of ``results.json``.
     claims
         The ``claims`` list of ``results.json`` (the ledger, shown first).
-    other_page
-        ``(href, label)`` of the companion page (report with / without code).
     status, error
         A run that is not ``ok`` gets a banner with its error.
     """
@@ -174,9 +135,6 @@ def provenance_header(
         ("scalinglab", esc(version)),
     ]
     prov = "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in rows)
-    link = ""
-    if other_page:
-        link = f'<p><a href="{esc(other_page[0])}">{esc(other_page[1])}</a></p>'
     desc = f'<p class="sl-desc">{esc(description)}</p>' if description else ""
     if status != RunStatus.OK:
         desc += (
@@ -195,7 +153,7 @@ def provenance_header(
     return (
         '<header class="sl-header">'
         f"<h1>{esc(title)}</h1>{desc}"
-        f'<div class="sl-scroll"><table class="sl-prov">{prov}</table></div>{link}'
+        f'<div class="sl-scroll"><table class="sl-prov">{prov}</table></div>'
         f"{ledger}{_findings_block(list(findings), claims)}"
         "</header>"
     )
@@ -243,8 +201,8 @@ def forest_html(findings: Sequence[dict], claims: Sequence[dict] = ()) -> str:
     )
 
 
-def export_html(nb: Any, *, title: str, header: str, with_code: bool = False) -> str:
-    """Render a normalised notebook to one self-contained HTML page.
+def export_html(nb: Any, *, title: str, header: str) -> str:
+    """Render a normalised notebook to one self-contained HTML page, code cells folded.
 
     Parameters
     ----------
@@ -254,23 +212,62 @@ def export_html(nb: Any, *, title: str, header: str, with_code: bool = False) ->
         The page ``<title>``.
     header
         HTML placed at the top of the body (see :func:`provenance_header`).
-    with_code
-        Show code cells (default: outputs and markdown only).
     """
     from nbconvert import HTMLExporter
 
     exporter = HTMLExporter(
         template_name="lab",
         template_file=TEMPLATE_NAME,
-        extra_loaders=[jinja2.DictLoader({TEMPLATE_NAME: _TEMPLATE})],
-        exclude_input=not with_code,
-        exclude_input_prompt=not with_code,
+        extra_template_paths=[str(TEMPLATES_DIR)],
+        exclude_input_prompt=True,
         exclude_output_prompt=True,
         embed_images=True,
     )
     resources = {"metadata": {"name": title}, "scalinglab_header": header, "scalinglab_css": CSS}
     body, _ = exporter.from_notebook_node(normalise_notebook(nb), resources=resources)
     return body
+
+
+def write_report(
+    folder: Path,
+    nb: Any,
+    *,
+    title: str,
+    description: str,
+    study: str,
+    variant: str,
+    parameters: dict[str, Any],
+    git: dict[str, Any],
+    version: str,
+    findings: Sequence[dict],
+    status: str = RunStatus.OK,
+    error: str | None = None,
+) -> str:
+    """Write ``folder/report.html`` (atomically) from the executed notebook ``nb``.
+
+    The claims come from ``folder/results.json`` (its ``claims`` list), the findings are
+    the ones given. Returns the page's SHA-256 (the manifest's ``report_html_sha256``).
+    """
+    results = folder / "results.json"
+    header = provenance_header(
+        title=title,
+        description=description,
+        study=study,
+        variant=variant,
+        parameters=parameters,
+        commit=git.get("commit"),
+        dirty=bool(git.get("dirty")),
+        version=version,
+        findings=findings,
+        claims=load_claims(results) if results.is_file() else [],
+        status=status,
+        error=error,
+    )
+    data = export_html(nb, title=title, header=header).encode("utf-8")
+    tmp = folder / f".tmp-{REPORT_FILE}"
+    tmp.write_bytes(data)
+    tmp.replace(folder / REPORT_FILE)
+    return sha256_bytes(data)
 
 
 def external_references(page: str) -> list[str]:

@@ -6,9 +6,21 @@ the findings, hashes of the source, inputs and library, git commit / dirty
 flag / diff, Python and package versions with the lock hash, per-cell timings,
 compute mode, the command as typed and the hash of ``report.html``.
 
-The cache key hashes what determines a report: its code and markdown cells, the
-merged parameters, the input hashes, the lock hash and the library hash. Batch
-regeneration skips a study/variant whose latest good run has the same key.
+The key has two parts (``key_format`` 2):
+
+- the **execution key** hashes what determines the findings and outputs: the code
+  cells, the merged parameters, the input hashes, the lock hash and the hash of the
+  library modules the notebook imports (``lib_modules``: each module's hash, found by
+  :mod:`scalinglab.runner.imports`; ``lib_hash`` is the hash of that set), never the
+  rest of ``lib/``;
+- the **prose hash** hashes the markdown cells.
+
+``cache_key`` hashes both. A study/variant whose latest good run has the same cache
+key is up to date; one with the same execution key but other prose is re-rendered
+from that run's executed notebook and findings, without running a kernel
+(:mod:`scalinglab.runner.render`). Manifests written before ``key_format`` 2 hashed
+the whole package and the markdown into one key: they match neither part, so their
+study is stale once ("key format changed") and runs in full.
 """
 
 from __future__ import annotations
@@ -17,6 +29,7 @@ import glob
 from pathlib import Path
 from typing import Any
 
+from scalinglab.paths import PACKAGE_DIR
 from scalinglab.provenance import (
     canonical_json,
     config_hash,
@@ -24,12 +37,18 @@ from scalinglab.provenance import (
     git_commit,
     git_diff,
     git_dirty,
-    lib_hash,
     lock_hash,
     sha256_bytes,
 )
+from scalinglab.runner.imports import imported_modules, module_hashes
 
-MANIFEST_VERSION = 1
+MANIFEST_VERSION = 2
+
+#: The package whose imported modules are hashed (tests point it at a copy).
+LIBRARY_DIR = PACKAGE_DIR
+
+#: Version of the cache key's recipe (see the module docstring); older manifests have none.
+KEY_FORMAT = 2
 
 
 def _under(path: Path, root: Path) -> bool:
@@ -83,7 +102,35 @@ def input_hashes(
     }
 
 
-def cache_key(
+def code_cells(cells: list[str]) -> list[str]:
+    """The code cells among ``cells`` (:meth:`~scalinglab.runner.study.Study.cell_sources`)."""
+    return [c for c in cells if c.startswith("code:")]
+
+
+def markdown_cells(cells: list[str]) -> list[str]:
+    """The markdown cells among ``cells``: the prose, outside the execution key."""
+    return [c for c in cells if c.startswith("markdown:")]
+
+
+def library_hashes(cells: list[str], *, where: str = "notebook") -> dict[str, str]:
+    """Hash of each ``scalinglab`` module the code ``cells`` import, transitively.
+
+    Raises
+    ------
+    StudyError
+        A code cell or library module does not parse.
+    """
+    sources = [c.partition(":")[2] for c in code_cells(cells)]
+    modules = imported_modules(sources, where=where, package_dir=LIBRARY_DIR)
+    return module_hashes(modules, package_dir=LIBRARY_DIR)
+
+
+def modules_hash(modules: dict[str, str]) -> str:
+    """One hash of the imported modules' hashes (the manifest's ``lib_hash``)."""
+    return sha256_bytes(canonical_json(modules).encode())
+
+
+def execution_key(
     *,
     cells: list[str],
     parameters: dict[str, Any],
@@ -91,24 +138,57 @@ def cache_key(
     lock: str | None,
     lib: str,
 ) -> str:
-    """SHA-256 over the cells, merged parameters, input hashes, lock hash and lib hash."""
+    """SHA-256 over the code cells, merged parameters, input hashes, lock and modules hash.
+
+    Markdown cells among ``cells`` are left out: prose does not change what runs.
+    """
     return sha256_bytes(
         canonical_json(
-            {"cells": cells, "parameters": parameters, "inputs": inputs, "lock": lock, "lib": lib}
+            {
+                "cells": code_cells(cells),
+                "parameters": parameters,
+                "inputs": inputs,
+                "lock": lock,
+                "lib": lib,
+            }
         ).encode()
     )
 
 
+def prose_hash(cells: list[str]) -> str:
+    """SHA-256 of the markdown cells among ``cells``, in order."""
+    return sha256_bytes(canonical_json(markdown_cells(cells)).encode())
+
+
+def cache_key(*, execution: str, prose: str) -> str:
+    """SHA-256 over the execution key and the prose hash: same key, same report."""
+    return sha256_bytes(
+        canonical_json({"key_format": KEY_FORMAT, "execution": execution, "prose": prose}).encode()
+    )
+
+
 def cell_hashes(cells: list[str]) -> list[str]:
-    """Short SHA-256 of each cell (as in the cache key), so ``status`` can name the cells
-    that changed since a run."""
+    """Short SHA-256 of each cell, so ``status`` can name the cells that changed since a run."""
     return [sha256_bytes(c.encode())[:16] for c in cells]
+
+
+def _keys(
+    cells: list[str], parameters: dict[str, Any], inputs: dict[str, str], lock: str | None, lib: str
+) -> dict[str, Any]:
+    execution = execution_key(cells=cells, parameters=parameters, inputs=inputs, lock=lock, lib=lib)
+    prose = prose_hash(cells)
+    return {
+        "key_format": KEY_FORMAT,
+        "execution_key": execution,
+        "prose_hash": prose,
+        "cache_key": cache_key(execution=execution, prose=prose),
+    }
 
 
 def with_inputs(
     hashes: dict[str, Any], cells: list[str], parameters: dict[str, Any], inputs: dict[str, str]
 ) -> dict[str, Any]:
-    """``hashes`` with new input hashes and the cache key recomputed from them.
+    """``hashes`` with new input hashes and the keys recomputed from them.
 
     The runner hashes inputs again after a run: a study that creates or
     refreshes its own cached data (matched by its ``inputs`` globs) then stores
@@ -117,13 +197,7 @@ def with_inputs(
     return {
         **hashes,
         "input_hashes": inputs,
-        "cache_key": cache_key(
-            cells=cells,
-            parameters=parameters,
-            inputs=inputs,
-            lock=hashes["lock_hash"],
-            lib=hashes["lib_hash"],
-        ),
+        **_keys(cells, parameters, inputs, hashes["lock_hash"], hashes["lib_hash"]),
     }
 
 
@@ -140,19 +214,25 @@ def git_state() -> dict[str, Any]:
 def source_info(
     study_path: Path, cells: list[str], parameters: dict[str, Any], inputs: dict[str, str]
 ) -> dict[str, Any]:
-    """Hashes that identify a run's science (and its cache key)."""
-    lib = lib_hash()
+    """Hashes that identify a run's science, its prose and its keys.
+
+    Raises
+    ------
+    StudyError
+        A code cell or an imported library module does not parse.
+    """
+    modules = library_hashes(cells, where=str(study_path))
+    lib = modules_hash(modules)
     lock = lock_hash()
     return {
         "source_hash": file_hash(study_path),
         "input_hashes": inputs,
         "lib_hash": lib,
+        "lib_modules": modules,
         "lock_hash": lock,
         "parameters_hash": config_hash(parameters, length=64),
         "cell_hashes": cell_hashes(cells),
-        "cache_key": cache_key(
-            cells=cells, parameters=parameters, inputs=inputs, lock=lock, lib=lib
-        ),
+        **_keys(cells, parameters, inputs, lock, lib),
     }
 
 
@@ -178,8 +258,13 @@ def build_manifest(
     results: list[dict],
     cell_timings: list[dict],
     report_html_sha256: str | None,
+    rendered_from: str | None = None,
 ) -> dict[str, Any]:
-    """Assemble the manifest dict (see the module docstring for the fields)."""
+    """Assemble the manifest dict (see the module docstring for the fields).
+
+    ``rendered_from`` is the run id whose executed notebook and findings a
+    render-only run reused (None for a run that executed the notebook).
+    """
     manifest: dict[str, Any] = {
         "manifest_version": MANIFEST_VERSION,
         "study": study,
@@ -197,9 +282,14 @@ def build_manifest(
         "source_hash": hashes["source_hash"],
         "input_hashes": hashes["input_hashes"],
         "lib_hash": hashes["lib_hash"],
+        "lib_modules": hashes.get("lib_modules"),
         "lock_hash": hashes["lock_hash"],
+        "key_format": hashes.get("key_format"),
+        "execution_key": hashes.get("execution_key"),
+        "prose_hash": hashes.get("prose_hash"),
         "cache_key": hashes["cache_key"],
         "cell_hashes": hashes.get("cell_hashes"),
+        "rendered_from": rendered_from,
         "scalinglab_version": version,
         "git_commit": git.get("commit"),
         "git_dirty": bool(git.get("dirty")),

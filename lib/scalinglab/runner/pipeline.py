@@ -5,11 +5,14 @@
 1. load the study and merge its parameters (defaults, variant, ``-p``
    overrides); bad names or types raise :class:`~scalinglab.errors.ParameterError`
    here, before any folder is made or kernel started;
-2. hash source, inputs, library and lock into the cache key; unless
-   ``force``, stop with status ``up-to-date`` when the latest good run has it;
+2. hash code cells, parameters, inputs, the imported library modules and the
+   lock into the execution key, and the markdown into the prose hash; unless
+   ``force``, stop with status ``up-to-date`` when the latest good run has both;
 3. reserve ``reports/<study>/<variant>/.tmp-<run_id>/`` and execute the
-   notebook there (papermill), findings going to ``results.json``;
-4. export ``report.html`` (inputs hidden) and ``report-code.html``;
+   notebook there (papermill), findings going to ``results.json``; unless
+   ``force``, when only the prose changed, reuse the latest good run's executed
+   notebook and findings instead, no kernel started (:mod:`scalinglab.runner.render`);
+4. export ``report.html`` (code cells folded in it);
 5. write ``manifest.json``, rename the folder to ``<run_id>/`` and, only on
    success, move ``latest``. A failed, timed-out or interrupted run keeps its
    folder, marked in the manifest, and leaves ``latest`` alone.
@@ -27,12 +30,12 @@ from typing import Any
 
 from scalinglab.compute import compute_mode
 from scalinglab.paths import repo_root
-from scalinglab.provenance import environment, sha256_bytes
-from scalinglab.record import load_claims, load_results, write_results
+from scalinglab.provenance import environment
+from scalinglab.record import load_results, write_results
 from scalinglab.runner import store
 from scalinglab.runner.execute import cell_timings, execute_study, read_executed
 from scalinglab.runner.folders import declared_variant, run_folder
-from scalinglab.runner.html import export_html, provenance_header
+from scalinglab.runner.html import write_report
 from scalinglab.runner.manifest import (
     build_manifest,
     git_state,
@@ -40,6 +43,7 @@ from scalinglab.runner.manifest import (
     source_info,
     with_inputs,
 )
+from scalinglab.runner.render import RenderSource, render_source
 from scalinglab.runner.store import RunStatus
 from scalinglab.runner.study import DEFAULT_VARIANT, Study, load_study, resolve_parameters
 
@@ -72,6 +76,7 @@ class RunResult:
     error: str | None = None
     findings: list[dict] = field(default_factory=list)
     duration: float | None = None
+    rendered_from: str | None = None  # render-only: the run whose outputs were reused
 
     @property
     def ok(self) -> bool:
@@ -87,6 +92,7 @@ class RunResult:
             "error": self.error,
             "findings": self.findings,
             "duration": self.duration,
+            "rendered_from": self.rendered_from,
         }
 
 
@@ -155,7 +161,8 @@ def run_study(
     cell_timeout
         Seconds any one cell may run before the run fails.
     force
-        Run even when the latest good run has the same cache key.
+        Run even when the latest good run has the same cache key, and execute even
+        when only the prose changed (otherwise re-rendered without a kernel).
     reports_root
         Where run folders go (default ``reports/``); ``verify`` uses a temporary one.
     command
@@ -179,6 +186,7 @@ def run_study(
 
     prep = prepared or prepare_run(study_name, variant=variant, overrides=overrides)
     study, params = prep.study, prep.parameters
+    reuse: RenderSource | None = None
     if not force:
         current = up_to_date_run(prep, reports_root=reports_root)
         if current is not None:
@@ -190,6 +198,7 @@ def run_study(
                 run_dir=current,
                 findings=store.read_manifest(current).get("results", []),
             )
+        reuse = render_source(prep, reports_root=reports_root)
 
     git = git_state()
     run_id, tmp = store.allocate_run(
@@ -233,6 +242,7 @@ def run_study(
             results=findings,
             cell_timings=cell_timings(nb),
             report_html_sha256=html_sha,
+            rendered_from=None if reuse is None else reuse.run_id,
         )
 
     store.write_json(tmp / "manifest.json", manifest(RunStatus.RUNNING, None, [], None, None, None))
@@ -242,7 +252,8 @@ def run_study(
     html_sha = None
     try:
         try:
-            execute_study(
+            # only the prose changed: the earlier run's outputs and findings, no kernel
+            (execute_study if reuse is None else reuse.execute)(
                 study.path,
                 executed_path,
                 params,
@@ -255,7 +266,7 @@ def run_study(
         except Exception as exc:  # a failed run is recorded, never raised
             status, error = RunStatus.FAILED, _error_text(exc)
         nb = read_executed(executed_path)
-        if status == RunStatus.OK:
+        if status == RunStatus.OK and reuse is None:
             hashes = with_inputs(
                 hashes,
                 study.cell_sources(),
@@ -268,8 +279,19 @@ def run_study(
             write_results(results_path, [])
         if nb is not None:
             try:
-                html_sha = _write_html(
-                    tmp, study, prep.variant, params, git, __version__, findings, nb, status, error
+                html_sha = write_report(
+                    tmp,
+                    nb,
+                    title=study.title,
+                    description=study.description,
+                    study=study.name,
+                    variant=prep.variant,
+                    parameters=params,
+                    git=git,
+                    version=__version__,
+                    findings=findings,
+                    status=status,
+                    error=error,
                 )
             except Exception as exc:
                 if status == RunStatus.OK:
@@ -295,49 +317,5 @@ def run_study(
         error=error,
         findings=findings,
         duration=round(time.perf_counter() - t0, 3),
+        rendered_from=None if reuse is None else reuse.run_id,
     )
-
-
-def _write_html(
-    folder: Path,
-    study: Study,
-    variant: str,
-    params: dict,
-    git: dict,
-    version: str,
-    findings: list[dict],
-    nb: Any,
-    status: str,
-    error: str | None,
-) -> str:
-    """Write ``report.html`` and ``report-code.html``; return the report's SHA-256."""
-    sha = ""
-    results = folder / "results.json"
-    claims = load_claims(results) if results.is_file() else []
-    for name, other, with_code in (
-        ("report.html", ("report-code.html", "Show the code"), False),
-        ("report-code.html", ("report.html", "Hide the code"), True),
-    ):
-        header = provenance_header(
-            title=study.title,
-            description=study.description,
-            study=study.name,
-            variant=variant,
-            parameters=params,
-            commit=git.get("commit"),
-            dirty=bool(git.get("dirty")),
-            version=version,
-            findings=findings,
-            claims=claims,
-            other_page=other,
-            status=status,
-            error=error,
-        )
-        page = export_html(nb, title=study.title, header=header, with_code=with_code)
-        data = page.encode("utf-8")
-        tmp = folder / f".tmp-{name}"
-        tmp.write_bytes(data)
-        tmp.replace(folder / name)
-        if name == "report.html":
-            sha = sha256_bytes(data)
-    return sha

@@ -6,11 +6,13 @@ it with the manifest of the variant's ``latest`` good run. When the keys differ,
 it names what changed, part by part of the cache key:
 
 - **cells**: which code or markdown cells were edited, added or removed (by
-  position and first line; older manifests without per-cell hashes only say that
-  the notebook changed);
+  position, kind and first line);
 - **parameters**: which merged parameter values differ;
 - **inputs**: which input files were added, removed or changed;
-- **library** / **lock**: the ``scalinglab`` code or the pinned environment;
+- **library**: which of the ``scalinglab`` modules the notebook imports (directly
+  or through other modules) changed, or which it imports now or no longer; an edit
+  to a module it does not import leaves it up to date;
+- **lock**: the pinned environment;
 - **hardware**: a hardware record among the inputs was added or re-measured; or,
   for a study whose inputs include ``data/hardware/``, this machine has no record
   and none is committed to reuse, so running it would measure this machine afresh
@@ -18,6 +20,12 @@ it names what changed, part by part of the cache key:
 
 It also lists unfinished (``.tmp-``) run folders as ``running``, ``killed`` or
 ``incomplete``.
+
+When only markdown cells changed (same execution key), the state is ``prose
+changed``: ``scalinglab run`` re-renders the report from the latest run's executed
+notebook and findings in seconds, without a kernel. A manifest written before the
+per-study key (no ``key_format`` 2) is ``stale`` with the reason "key format changed":
+its key covered the whole library, so it runs in full once and records the new key.
 """
 
 from __future__ import annotations
@@ -27,10 +35,19 @@ from pathlib import Path
 from typing import Any
 
 from scalinglab.runner import store
-from scalinglab.runner.manifest import cache_key, cell_hashes
+from scalinglab.runner.manifest import KEY_FORMAT, cell_hashes
+from scalinglab.runner.render import unrenderable_reason
 
 #: Statuses of a study/variant.
 UP_TO_DATE, STALE, NEVER_RUN, INVALID = "up-to-date", "stale", "never run", "invalid"
+#: Only markdown changed: ``run`` re-renders the report without executing the notebook.
+PROSE_CHANGED = "prose changed"
+
+#: The reason given for a manifest whose cache key predates the per-study key.
+KEY_FORMAT_CHANGED = (
+    "key format changed: this run predates per-study keys (it hashed all of lib/); "
+    "it runs in full once"
+)
 
 
 @dataclass
@@ -39,7 +56,7 @@ class StudyStatus:
 
     study: str
     variant: str
-    state: str  # up-to-date | stale | never run | invalid
+    state: str  # up-to-date | prose changed | stale | never run | invalid
     run_id: str | None = None
     reasons: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # worth knowing, not why it is stale
@@ -143,15 +160,23 @@ def hardware_reason(inputs: list[str]) -> tuple[str, bool] | None:
     )
 
 
-def _key_with(manifest: dict, *, cells: list[str]) -> str:
-    """The cache key of ``manifest``'s run had it had these ``cells``."""
-    return cache_key(
-        cells=cells,
-        parameters=manifest.get("parameters") or {},
-        inputs=manifest.get("input_hashes") or {},
-        lock=manifest.get("lock_hash"),
-        lib=manifest.get("lib_hash") or "",
-    )
+def module_changes(old: dict[str, str], new: dict[str, str]) -> list[str]:
+    """One line per imported library module that changed, or is imported now or no more.
+
+    Parameters
+    ----------
+    old, new
+        ``{module: hash}`` of a run's manifest (``lib_modules``) and of the request.
+    """
+    out = []
+    for name in sorted(set(old) | set(new)):
+        if name not in old:
+            out.append(f"library: imports {name} now")
+        elif name not in new:
+            out.append(f"library: no longer imports {name}")
+        elif old[name] != new[name]:
+            out.append(f"library: {name} changed")
+    return out
 
 
 def why_stale(prep: Any, manifest: dict) -> list[str]:
@@ -162,22 +187,31 @@ def why_stale(prep: Any, manifest: dict) -> list[str]:
     hashes = prep.hashes
     cells = prep.study.cell_sources()
     reasons: list[str] = []
+    new_format = manifest.get("key_format") == KEY_FORMAT
+    if not new_format:
+        reasons.append(KEY_FORMAT_CHANGED)
     old_cells = manifest.get("cell_hashes")
     if old_cells is not None:
         reasons += cell_changes(old_cells, cells)
-    elif _key_with(manifest, cells=cells) != manifest.get("cache_key"):
-        # an older manifest without per-cell hashes: its key with today's cells tells
-        reasons += cell_changes(None, cells)
     reasons += _dict_changes("parameter", manifest.get("parameters") or {}, prep.parameters)
     reasons += [
         r.replace("input ", "input (hardware record) ", 1) if "data/hardware/" in r else r
         for r in _dict_changes("input", manifest.get("input_hashes") or {}, hashes["input_hashes"])
     ]
-    if manifest.get("lib_hash") != hashes["lib_hash"]:
-        reasons.append("library: scalinglab's code changed")
+    if new_format:
+        reasons += module_changes(manifest.get("lib_modules") or {}, hashes["lib_modules"])
     if manifest.get("lock_hash") != hashes["lock_hash"]:
         reasons.append("lock: lib/constraints.txt changed")
     return reasons or ["cache key changed (no single part identified)"]
+
+
+def prose_only(prep: Any, manifest: dict) -> bool:
+    """True when ``manifest``'s run differs from ``prep`` in its markdown cells only."""
+    return (
+        manifest.get("key_format") == KEY_FORMAT
+        and manifest.get("execution_key") == prep.hashes["execution_key"]
+        and manifest.get("cache_key") != prep.cache_key
+    )
 
 
 def study_status(study: str, variant: str, *, reports_root: Path | None = None) -> StudyStatus:
@@ -197,15 +231,18 @@ def study_status(study: str, variant: str, *, reports_root: Path | None = None) 
         return StudyStatus(
             study, variant, NEVER_RUN, reasons=["no good report yet", *stale_hw], notes=notes
         )
-    reasons = why_stale(prep, store.read_manifest(latest)) + stale_hw
-    return StudyStatus(
-        study,
-        variant,
-        STALE if reasons else UP_TO_DATE,
-        run_id=latest.name,
-        reasons=reasons,
-        notes=notes,
-    )
+    manifest = store.read_manifest(latest)
+    reasons = why_stale(prep, manifest)
+    state = STALE if reasons or stale_hw else UP_TO_DATE
+    if reasons and not stale_hw and prose_only(prep, manifest):
+        blocked = unrenderable_reason(prep, latest)
+        if blocked is None:
+            state = PROSE_CHANGED
+            notes.append(f"'scalinglab run' re-renders it from {latest.name} without running it")
+        else:
+            reasons.append(f"prose only, but it cannot be re-rendered: {blocked}")
+    reasons += stale_hw
+    return StudyStatus(study, variant, state, run_id=latest.name, reasons=reasons, notes=notes)
 
 
 def status_all(

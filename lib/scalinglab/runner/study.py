@@ -47,8 +47,10 @@ class Study:
     reports: tuple[str, ...] = ("default",)  # variants ``run --all`` regenerates
 
     def cell_sources(self) -> list[str]:
-        """Every code and markdown cell, in order, tagged with its type (part of the cache
-        key: the report shows the narrative too, so editing it makes a report stale)."""
+        """Every code and markdown cell, in order, tagged with its type (``code:...``,
+        ``markdown:...``): code cells go into the execution key, markdown cells into the
+        prose hash (:mod:`scalinglab.runner.manifest`), so a prose edit re-renders a report
+        without re-running it."""
         return [
             f"{c.cell_type}:{c.source}"
             for c in self.notebook.cells
