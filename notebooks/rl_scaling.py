@@ -101,7 +101,7 @@ import pandas as pd
 import xarray as xr
 from IPython.display import display
 
-from scalinglab.fitting import record_param
+from scalinglab.fitting import param_estimate
 from scalinglab.paths import repo_root
 from scalinglab.plots import use_style
 from scalinglab.record import claim, record
@@ -318,10 +318,9 @@ table, fits = rla.fit_scalerl(curves, transient_frac=transient_frac, reps=reps, 
 for _, r in table[table["variant"] == base].iterrows():
     res = fits[(base, r["model_size"])]
     for p in ("A", "B", "C_mid"):
-        record_param(
+        record(
             f"scalerl/{r['model_size']}/{p}",
-            res,
-            p,
+            param_estimate(res, p),
             headline=(p == "A"),
             unit="FLOPs" if p == "C_mid" else None,
             description=f"ScaleRL {p}, model {r['model_size']}",

@@ -37,6 +37,7 @@ SHARED = frozenset(
         "data",
         "compute",
         "record",
+        "estimate",
         "findings_view",
         "claims",
         "sweeps",
@@ -51,6 +52,11 @@ SHARED = frozenset(
 TOP = frozenset({"runner", "cli"})
 #: The runner knows no science: it never imports these rooms (nor a study).
 SCIENCE = frozenset({"training", "models", "kernels"})
+#: The reporting layer: the analysis rooms return estimates and never record them.
+REPORTING = frozenset({"record", "claims", "findings_view"})
+ANALYSIS = frozenset({"stats", "fitting"})
+#: The base rooms import nothing of the package above them.
+BASE = frozenset({"estimate", "provenance", "textfmt", "paths", "errors"})
 #: The cost model describes machines and kernels; it runs none, so it never imports these.
 COST_MODEL_NEVER = frozenset({"kernels", "models", "training", "compute"})
 
@@ -212,7 +218,7 @@ def test_the_graph_sees_the_package():
         for e in EDGES
     )
     assert any(
-        e.src == "scalinglab.fitting.result" and e.dst == "scalinglab.record" and not e.top_level
+        e.src == "scalinglab.fitting.parallel" and e.dst == "scalinglab.compute" and not e.top_level
         for e in EDGES
     )  # an import inside a function is seen
 
@@ -289,6 +295,21 @@ def test_the_runner_knows_no_science():
             if room(e.src) == "runner"
             and (room(e.dst) in SCIENCE or room(e.dst).startswith("studies"))
         ],
+    )
+
+
+def test_the_analysis_rooms_never_import_the_reporting_layer():
+    # stats and fitting return Estimates; notebooks record them
+    _fail(
+        "stats or fitting imports record, claims or findings_view",
+        [e for e in EDGES if room(e.src) in ANALYSIS and room(e.dst) in REPORTING],
+    )
+
+
+def test_the_estimate_type_is_a_base_room():
+    _fail(
+        "scalinglab.estimate imports another room",
+        [e for e in EDGES if room(e.src) == "estimate" and room(e.dst) not in ("", "estimate")],
     )
 
 
