@@ -38,6 +38,7 @@ SHARED = frozenset(
         "compute",
         "record",
         "estimate",
+        "prose",
         "findings_view",
         "claims",
         "sweeps",
@@ -53,7 +54,7 @@ TOP = frozenset({"runner", "cli"})
 #: The runner knows no science: it never imports these rooms (nor a study).
 SCIENCE = frozenset({"training", "models", "kernels"})
 #: The reporting layer: the analysis rooms return estimates and never record them.
-REPORTING = frozenset({"record", "claims", "findings_view"})
+REPORTING = frozenset({"record", "claims", "findings_view", "prose"})
 ANALYSIS = frozenset({"stats", "fitting"})
 #: The base rooms import nothing of the package above them.
 BASE = frozenset({"estimate", "provenance", "textfmt", "paths", "errors"})

@@ -40,6 +40,7 @@ from scalinglab.runner.manifest import (
     source_info,
     with_inputs,
 )
+from scalinglab.runner.prose_cells import prepare_cells
 from scalinglab.runner.store import RunStatus
 from scalinglab.runner.study import DEFAULT_VARIANT, Study, load_study, resolve_parameters
 
@@ -314,6 +315,7 @@ def _write_html(
     sha = ""
     results = folder / "results.json"
     claims = load_claims(results) if results.is_file() else []
+    nb = prepare_cells(nb, findings=findings, variant=variant, strict=status == RunStatus.OK)
     for name, other, with_code in (
         ("report.html", ("report-code.html", "Show the code"), False),
         ("report-code.html", ("report.html", "Hide the code"), True),
