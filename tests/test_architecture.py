@@ -41,6 +41,7 @@ SHARED = frozenset(
         "prose",
         "findings_view",
         "claims",
+        "claims_file",
         "sweeps",
         "provenance",
         "textfmt",
@@ -54,7 +55,7 @@ TOP = frozenset({"runner", "cli"})
 #: The runner knows no science: it never imports these rooms (nor a study).
 SCIENCE = frozenset({"training", "models", "kernels"})
 #: The reporting layer: the analysis rooms return estimates and never record them.
-REPORTING = frozenset({"record", "claims", "findings_view", "prose"})
+REPORTING = frozenset({"record", "claims", "claims_file", "findings_view", "prose"})
 ANALYSIS = frozenset({"stats", "fitting"})
 #: The base rooms import nothing of the package above them.
 BASE = frozenset({"estimate", "provenance", "textfmt", "paths", "errors"})

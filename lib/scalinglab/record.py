@@ -51,8 +51,10 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from scalinglab.claims import Claim, Verdict, decide
+from scalinglab.claims_file import claims_for
 from scalinglab.estimate import Estimate
 from scalinglab.findings_view import findings_html
 from scalinglab.textfmt import fmt_ci, fmt_num, json_safe
@@ -344,6 +346,47 @@ def claim(
     _CLAIMS[id] = c
     _flush()
     return verdict
+
+
+def claims_file(study: str) -> Path:
+    """Where ``study``'s claims live: ``notebooks/claims/<study>.toml``."""
+    from scalinglab.paths import notebooks_dir
+
+    return notebooks_dir() / "claims" / f"{study}.toml"
+
+
+def claims_from(study: str | Path, **values: Any) -> list[Verdict]:
+    """Declare every claim of a study's claims file, decided by the findings recorded so far.
+
+    Parameters
+    ----------
+    study
+        The study's name (its file is :func:`claims_file`) or a path to a claims file.
+    values
+        What the file's templates name, e.g. ``sizes=["s", "m"]`` (a list expands a
+        finding name to one per element) or ``pairs=[{"x": ..., "y": ...}, ...]``
+        (for ``each = "pairs"``); see :mod:`scalinglab.claims_file`.
+
+    Returns
+    -------
+    list of Verdict
+        In file order.
+
+    Raises
+    ------
+    scalinglab.claims_file.ClaimsFileError
+        A malformed file, a template naming a value not passed, or a claim decided by a
+        finding that was never recorded (naming the file and the claim id).
+    """
+    path = Path(study) if isinstance(study, Path) or str(study).endswith(".toml") else (
+        claims_file(str(study))
+    )
+    current = {n: f.to_json() for n, f in _FINDINGS.items()}
+    declared = claims_for(path, values, current)
+    for c in declared:
+        _CLAIMS[c.id] = c
+    _flush()
+    return [decide(c, current) for c in declared]
 
 
 def claims() -> list[Verdict]:
