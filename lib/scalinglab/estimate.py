@@ -163,6 +163,30 @@ class Estimate:
             **extra,
         )
 
+    @classmethod
+    def from_cell(cls, cell: Any, **extra: Any) -> Estimate:
+        """One cell of a labelled result (an ``xarray.Dataset`` with scalar ``point``,
+        ``lo`` and ``hi`` after ``.sel``), with the ``level``, ``method`` and ``reps``
+        its function stored in ``attrs``: how the library's xarray results
+        (``interval_estimates``, ``few_run_variability``, ``ci_width_ratio``,
+        ``pairwise_probability_of_improvement``, ...) become estimates."""
+        attrs = cell.attrs
+        missing = [k for k in ("level", "method") if k not in attrs]
+        if missing:
+            raise ValueError(
+                f"Estimate.from_cell: the result's attrs lack {', '.join(missing)} "
+                "(the function that made it must state how)"
+            )
+        return cls(
+            float(cell["point"]),
+            float(cell["lo"]),
+            float(cell["hi"]),
+            level=float(attrs["level"]),
+            method=str(attrs["method"]),
+            resamples=int(attrs["reps"]) if "reps" in attrs else None,
+            **extra,
+        )
+
     def to_json(self) -> dict[str, Any]:
         """The fields as a JSON-ready dict (non-finite numbers as None)."""
         out = dataclasses.asdict(self)
