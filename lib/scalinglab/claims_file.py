@@ -199,7 +199,7 @@ def expand(
     out = []
     for vals in rounds:
         cid = _fill(spec, spec.id, vals)
-        common = {
+        common: dict[str, Any] = {
             "id": cid,
             "paper": spec.paper,
             "statement": _fill(spec, str(raw["statement"]), vals),

@@ -49,10 +49,10 @@ class UnknownFindingError(KeyError):
 
 def _as_dicts(findings: Mapping[str, Any] | Iterable[Any]) -> dict[str, dict]:
     """Finding name -> ``results.json``-style dict, from a mapping or a list of findings."""
-    items = findings.values() if isinstance(findings, Mapping) else findings
+    items: Iterable[Any] = findings.values() if isinstance(findings, Mapping) else findings
     out = {}
     for f in items:
-        d = f.to_json() if hasattr(f, "to_json") else dict(f)
+        d: dict = f.to_json() if hasattr(f, "to_json") else dict(f)
         out[d["name"]] = d
     return out
 

@@ -88,7 +88,7 @@ class BootstrapFit:
         j = ["a", "b"].index(name)
         v = float(self.point.params[name])
         lo_b, hi_b = LAW.params[j].bounds
-        at = [b for b in (lo_b, hi_b) if abs(v - float(b)) < 1e-6]  # type: ignore[arg-type]
+        at = [float(b) for b in (lo_b, hi_b) if abs(v - float(b)) < 1e-6]  # type: ignore[arg-type]
         lo, hi = self.ci(name, level)
         return Estimate(
             v,
@@ -98,7 +98,7 @@ class BootstrapFit:
             method=method,
             resamples=int(np.isfinite(self.draws[:, j]).sum()),
             identified=not at,
-            bound=float(at[0]) if at else None,
+            bound=at[0] if at else None,
             side=None if not at else ("lower" if at[0] == lo_b else "upper"),
             note=f"{name} at its bound in the point fit" if at else None,
         )
