@@ -143,3 +143,21 @@ def test_every_study_claims_file_reads_and_every_doc_table_is_in_step():
         assert read_claims_file(f) and claims_markdown(f).startswith("| claim |")
     stale = [d.name for d in (ROOT / "docs" / "studies").glob("*.md") if not sync_docs(d, ROOT)]
     assert not stale, f"regenerate with: python -m scalinglab.claims_file docs/studies/{stale[0]}"
+
+
+def test_a_claim_stated_per_design_is_declared_for_the_notebooks_design(tmp_path):
+    p = tmp_path / "designs.toml"
+    p.write_text(
+        '[[claim]]\nid = "G-1"\ndesign = "cpu"\nsource = "P"\nstatement = "on the CPU"\n'
+        'findings = "cpu/x"\nexpect = "greater"\nvalue = 0\n'
+        '[[claim]]\nid = "G-1"\ndesign = "gpperf"\nsource = "P"\nstatement = "on the tables"\n'
+        'findings = "gp/x"\nexpect = "greater"\nvalue = 0\n'
+    )
+    (cpu,) = claims_for(p, {"design": "cpu"}, _found("cpu/x"))
+    (gp,) = claims_for(p, {"design": "gpperf"}, _found("gp/x"))
+    assert (cpu.statement, gp.statement) == ("on the CPU", "on the tables")
+    with pytest.raises(ClaimsFileError, match="pass design"):
+        claims_for(p, {}, {})
+    p.write_text(p.read_text().replace('design = "gpperf"', 'design = "cpu"'))
+    with pytest.raises(ClaimsFileError, match="repeated id in the same design"):
+        read_claims_file(p)

@@ -25,6 +25,10 @@ Layout::
                                     # was not recorded; without it, that is an error
     each = "pairs"                  # optional: one claim per element (a mapping) of
                                     # the value "pairs"; its keys fill the templates
+    design = ["gpperf"]             # optional: only when the notebook passes one of these
+                                    # as its value "design" (a study whose variants are
+                                    # different designs; an id may then repeat across
+                                    # designs, stated for each)
     untested = "reason"             # instead of findings and a rule
     scope = "..."                   # optional (who the claim belongs to); issue 28
     regime = "..."                  # optional (the regime it is tested in)
@@ -62,6 +66,7 @@ KEYS = frozenset(
         "tolerance",
         "if_missing",
         "each",
+        "design",
         "untested",
         "scope",
         "regime",
@@ -90,6 +95,20 @@ class ClaimSpec:
 
     def error(self, msg: str) -> ClaimsFileError:
         return ClaimsFileError(f"{self.path}, claim {self.id!r}: {msg}")
+
+    @property
+    def designs(self) -> list[str]:
+        """The designs it applies to (``[]``: every design)."""
+        d = self.raw.get("design") or []
+        return [str(d)] if isinstance(d, str) else [str(x) for x in d]
+
+    def applies(self, values: Mapping[str, Any]) -> bool:
+        """Whether it belongs to the design the notebook passed as ``design``."""
+        if not self.designs:
+            return True
+        if "design" not in values:
+            raise self.error(f"it applies to design(s) {self.designs}: pass design=...")
+        return str(values["design"]) in self.designs
 
     @property
     def paper(self) -> str:
@@ -130,9 +149,10 @@ def read_claims_file(path: Path | str) -> list[ClaimSpec]:
                 raise spec.error("name the finding(s) that decide it, or give untested")
             if raw.get("expect") not in EXPECTS:
                 raise spec.error(f"expect must be one of {EXPECTS}, got {raw.get('expect')!r}")
-        if spec.id in seen:
-            raise spec.error("repeated id")
-        seen.add(spec.id)
+        key = (spec.id, tuple(spec.designs))
+        if key in seen:
+            raise spec.error("repeated id" + (" in the same design" if spec.designs else ""))
+        seen.add(key)
         specs.append(spec)
     if not specs:
         raise ClaimsFileError(f"{path}: no [[claim]] tables")
@@ -240,7 +260,12 @@ def claims_for(
     path: Path | str, values: Mapping[str, Any], recorded: Mapping[str, Any]
 ) -> list[Claim]:
     """Every claim of a claims file, filled with ``values``, in file order."""
-    return [c for spec in read_claims_file(path) for c in expand(spec, values, recorded)]
+    return [
+        c
+        for spec in read_claims_file(path)
+        if spec.applies(values)
+        for c in expand(spec, values, recorded)
+    ]
 
 
 def _rule(raw: Mapping[str, Any]) -> str:
@@ -271,6 +296,8 @@ def claims_markdown(path: Path | str) -> str:
         ident = s.id + (f" ({raw['cites']})" if raw.get("cites") else "")
         if raw.get("each"):
             ident += f", one per `{raw['each']}`"
+        if s.designs:
+            ident += f" [{', '.join(s.designs)}]"
         found = raw.get("findings") or []
         found = [found] if isinstance(found, str) else found
         by = ", ".join(f"`{f}`" for f in found) or "—"
