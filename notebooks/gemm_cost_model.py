@@ -102,6 +102,7 @@ from scalinglab.kernels.energy import energy_source
 from scalinglab.plots import table_html, use_style
 from scalinglab.record import claims_from, findings_table, record
 from scalinglab.studies.gemm import analysis as gemm_analysis
+from scalinglab.studies.gemm import estimates as gest
 from scalinglab.studies.gemm import gpperf, gpperf_predictor, machine, plots, predictor
 from scalinglab.studies.gemm import sweep as gemm
 from scalinglab.studies.gemm import timings as gtimes
@@ -110,11 +111,6 @@ use_style()
 pd.set_option("display.precision", 3)
 pd.set_option("display.width", 140)
 BOOT = dict(level=level, reps=reps, seed=seed)
-CI_REPEATS = (
-    "percentile bootstrap over repeats within each (shape, tile) cell, each "
-    "replicate median times log-normal between-process noise"
-)
-CI_SHAPES = "percentile bootstrap over shapes (out-of-fold predictions)"
 if published not in ("", "gpperf"):
     raise ParameterError(f"published must be '' or 'gpperf', got {published!r}")
 CPU = published == ""
@@ -176,14 +172,13 @@ if CPU:
     )
     record(
         "hardware/peak_gflops",
-        hw.peak_flop_per_s / 1e9,
-        unit="GFLOP/s",
-        ci=machine.rerun_interval(
-            hw.peak_flop_per_s / 1e9, spread["fma_flop_per_s"].values, level=level
+        gest.rerun_estimate(
+            hw.peak_flop_per_s / 1e9,
+            spread["fma_flop_per_s"].values,
+            level=level,
+            what="FMA peaks",
         ),
-        level=level,
-        method=f"re-run interval: the record's value times the spread of "
-        f"{spread.sizes['process']} separate processes' FMA peaks",
+        unit="GFLOP/s",
         description=f"arithmetic roof ({hw.source}; measured: best of FMA micro-benchmark runs)",
     )
     record(
@@ -195,14 +190,10 @@ if CPU:
     if hw.blas_fraction_of_peak is not None:
         record(
             "hardware/blas_fraction_of_peak",
-            hw.blas_fraction_of_peak,
-            ci=machine.rerun_interval(
+            gest.rerun_estimate(
                 hw.blas_fraction_of_peak, per_proc["blas_fraction_of_peak"], level=level
             ),
-            level=level,
             headline=True,
-            method=f"re-run interval: the record's value times the spread of "
-            f"{spread.sizes['process']} separate processes' values",
             description="OpenBLAS sgemm (2048) as a fraction of the FMA peak",
         )
 
@@ -272,40 +263,24 @@ if CPU:
     display(effects)
     fig = plots.plot_tile_effects(effects, level=level)
     plt.show()
-    point, ci, where = gemm_analysis.max_tile_effect(calls, between_sigma=sigma, **BOOT)
+    max_effect, where = gest.max_tile_effect(calls, between_sigma=sigma, **BOOT)
     record(
         "tile/max_worst_over_best",
-        point,
-        ci=ci,
-        level=level,
-        method=CI_REPEATS + "; best, worst and the max over shapes re-selected per "
-        "replicate, median-bias shifted",
-        resamples=reps,
+        max_effect,
         unit="x",
         headline=True,
         description=f"largest slowdown from the tile choice (at {where}); paper: up to 3.2x on GPU",
     )
-    median_ratio, median_ci, _ = gemm_analysis.max_tile_effect(
-        calls, over="median", between_sigma=sigma, **BOOT
-    )
     record(
         "tile/median_worst_over_best",
-        median_ratio,
-        ci=median_ci,
-        level=level,
-        method=CI_REPEATS + "; re-selected per replicate, median over shapes",
-        resamples=reps,
+        gest.max_tile_effect(calls, over="median", between_sigma=sigma, **BOOT)[0],
         unit="x",
         description="typical slowdown from the tile choice (median over shapes)",
     )
     for row in effects.itertuples():
         record(
             f"tile/worst_over_best/{row.M}x{row.N}x{row.K}",
-            row.ratio,
-            ci=(row.ratio_lo, row.ratio_hi),
-            level=level,
-            method=CI_REPEATS + "; best and worst re-selected per replicate",
-            resamples=reps,
+            gest.tile_effect(row, level=level, reps=reps),
             unit="x",
             description=f"best tile {row.best_tile}, worst {row.worst_tile}",
         )
@@ -335,20 +310,14 @@ if CPU and ds is not None:
     )
     big = ref.assign(f=ref.M * ref.N * ref.K).sort_values("f").iloc[-1]["shape"]
     best_tile = ds["tiled_seconds"].sel(shape=big).median("repeat").idxmin("tile").item()
-    frac, frac_ci = gemm_analysis.speed_ratio(
-        ds["ref_seconds"].sel(impl="blas", shape=big).values,
-        ds["tiled_seconds"].sel(shape=big, tile=best_tile).values,
-        between_sigma=sigma,
-        **BOOT,
-    )
     record(
         "kernel/tiled_fraction_of_blas",
-        frac,
-        ci=frac_ci,
-        level=level,
-        method="percentile bootstrap over repeats (ratio of medians), each median times "
-        "log-normal between-process noise, median-bias shifted",
-        resamples=reps,
+        gest.speed_ratio(
+            ds["ref_seconds"].sel(impl="blas", shape=big).values,
+            ds["tiled_seconds"].sel(shape=big, tile=best_tile).values,
+            between_sigma=sigma,
+            **BOOT,
+        ),
         headline=True,
         description=f"numba tiled ({best_tile}) speed / OpenBLAS at {big}",
     )
@@ -400,24 +369,17 @@ if CPU:
             "random_forest",
             "kernel_model_x_correction",
         )
+        est = gest.accuracy(row, level=level, reps=reps)
         record(
             f"predictor/{row.protocol}/{row.model}/r2_log",
-            row.r2_log,
-            ci=(row.r2_lo, row.r2_hi),
-            level=level,
-            method=CI_SHAPES,
-            resamples=reps,
+            est["r2_log"],
             headline=headline,
             description=f"R^2 of log time, {row.n_cells} cells, {row.n_shapes} shapes "
             "(target >= 0.95 on unseen shapes; paper 0.98)",
         )
         record(
             f"predictor/{row.protocol}/{row.model}/mape",
-            row.mape,
-            ci=(row.mape_lo, row.mape_hi),
-            level=level,
-            method=CI_SHAPES,
-            resamples=reps,
+            est["mape"],
             description="mean absolute percentage error of time (paper: 15.6%)",
         )
 
@@ -524,11 +486,7 @@ if not CPU:
         )
         record(
             f"gpperf/{names[row.target]}/{row.protocol}/{row.model}/{row.metric}",
-            row.point,
-            ci=(row.lo, row.hi),
-            level=level,
-            method=row.interval,
-            resamples=reps if "bootstrap" in row.interval else n_repeats,
+            gest.gpperf_accuracy(row, level=level, reps=reps, n_repeats=n_repeats),
             headline=headline,
             description=f"{row.metric} of {names[row.target]} ({row.n_test} test rows per "
             f"split); paper: R^2 0.98 runtime, 0.78 power, mean error 15.6%",
@@ -553,7 +511,6 @@ if not CPU:
     summary_common = gpperf.tile_effect_summary(eff_common, **BOOT)
     display(eff_all.head(12))
     display(pd.concat({"tiles 1-32": summary_all, "tiles 8-32": summary_common}))
-    SHAPES_BOOT = "percentile bootstrap over shapes (best and worst tile re-selected per shape)"
     for label, summ, head in (
         ("all_tiles", summary_all, True),
         ("tiles_8_16_32", summary_common, False),
@@ -562,24 +519,15 @@ if not CPU:
             r = summ.loc[stat]
             record(
                 f"gpperf/tile/{stat.replace('_ratio', '')}_worst_over_best/{label}",
-                r.point,
-                ci=(r.lo, r.hi),
-                level=level,
-                method=SHAPES_BOOT,
-                resamples=reps,
+                gest.gpperf_tile_summary(r, level=level, reps=reps),
                 unit="x",
                 headline=head if stat == "max_ratio" else not head,
                 description=f"{stat.split('_')[0]} over {int(r.n_shapes)} shapes of the "
                 "slowest tile's time over the fastest's; paper: up to 3.2x",
             )
-    r = summary_common.loc["share_best_16"]
     record(
         "gpperf/tile/share_best_16",
-        r.point,
-        ci=(r.lo, r.hi),
-        level=level,
-        method=SHAPES_BOOT,
-        resamples=reps,
+        gest.gpperf_tile_summary(summary_common.loc["share_best_16"], level=level, reps=reps),
         headline=True,
         description="share of shapes whose fastest tile is 16 (among 8, 16, 32)",
     )
@@ -587,26 +535,16 @@ if not CPU:
     long = saving[saving["best_ms"] >= 1000.0]
     display(saving)
     for label, df, head in (("all_shapes", saving, True), ("long_kernels", long, True)):
-        pt, ci = gpperf.median_over_shapes(df["power_saving"].to_numpy(), **BOOT)
         record(
             f"gpperf/power/saving_vs_tile1/{label}",
-            pt,
-            ci=ci,
-            level=level,
-            method="median over shapes, percentile bootstrap over shapes",
-            resamples=reps,
+            gest.median_over_shapes(df["power_saving"].to_numpy(), **BOOT),
             headline=head,
             description=f"1 - power at the fastest tile / power at tile 1, {len(df)} shapes"
             "; paper: 22% less power",
         )
-    pt, ci = gpperf.median_over_shapes(saving["energy_saving"].to_numpy(), **BOOT)
     record(
         "gpperf/energy/saving_vs_tile1",
-        pt,
-        ci=ci,
-        level=level,
-        method="median over shapes, percentile bootstrap over shapes",
-        resamples=reps,
+        gest.median_over_shapes(saving["energy_saving"].to_numpy(), **BOOT),
         description=f"1 - energy at the fastest tile / energy at tile 1, "
         f"{int(saving['energy_saving'].notna().sum())} shapes with tile 1 timed",
     )

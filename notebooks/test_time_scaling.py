@@ -46,7 +46,9 @@
 # (parameter `samples`: a table of `problem, sample, correct` and optionally
 # `model, tokens, answer`).
 #
-# The papers' claims (in [`notebooks/claims/test_time_scaling.toml`](claims/test_time_scaling.toml)),, the unbiased estimator, the law and the Kinetics cost form are in
+# The papers' claims (this report decides those of
+# [`notebooks/claims/test_time_scaling.toml`](claims/test_time_scaling.toml)), the unbiased
+# estimator, the law and the Kinetics cost form are in
 # [`docs/studies/test_time_scaling.md`](../docs/studies/test_time_scaling.md).
 
 # %% [markdown] tags=["not-user"]

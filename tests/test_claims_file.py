@@ -96,7 +96,8 @@ def test_a_claim_whose_finding_is_not_recorded_is_refused_naming_file_and_id(cla
 
 def test_if_missing_makes_the_claim_untested_with_its_reason(claims_path):
     found = _found("slope/s", "poi/a_vs_b")
-    cs = claims_for(claims_path, {"sizes": ["s"], "pairs": [{"x": "a", "y": "b"}], "half": 0.5}, found)
+    values = {"sizes": ["s"], "pairs": [{"x": "a", "y": "b"}], "half": 0.5}
+    cs = claims_for(claims_path, values, found)
     assert cs[2].id == "C-3" and cs[2].untested == "no cost data"
 
 
@@ -110,7 +111,10 @@ def test_a_template_value_not_passed_is_named(claims_path):
     [
         ('[[claim]]\nid = "A"\nsource = "P"\nstatement = "s"\nfinding = "x"\n', "unknown key"),
         ('[[claim]]\nid = "A"\nsource = "P"\nstatement = "s"\n', "name the finding"),
-        ('[[claim]]\nid = "A"\nsource = "P"\nstatement = "s"\nfindings = "x"\nexpect = "gt"\n', "expect"),
+        (
+            '[[claim]]\nid = "A"\nsource = "P"\nstatement = "s"\nfindings = "x"\nexpect = "gt"\n',
+            "expect",
+        ),
         ('[[claim]]\nid = "A"\nstatement = "s"\nuntested = "r"\n', "source is required"),
         ("[[claim]\n", "not valid TOML"),
     ],
@@ -122,12 +126,14 @@ def test_malformed_files_are_refused(tmp_path, text, match):
         read_claims_file(p)
 
 
-def test_claims_from_declares_the_files_claims_into_results_json(claims_path, tmp_path, monkeypatch):
+def test_claims_from_declares_the_files_claims_into_results_json(
+    claims_path, tmp_path, monkeypatch
+):
     monkeypatch.setenv(rec.RESULTS_ENV, str(tmp_path / "results.json"))
     rec.clear()
-    for n in ("slope/s", "poi/a_vs_b", "cost/x"):
-        rec.record(n, Estimate(-0.5 if n == "cost/x" else 0.6, -1.0 if n == "cost/x" else 0.55,
-                               -0.1 if n == "cost/x" else 0.7, level=0.95))
+    rec.record("slope/s", Estimate(0.6, 0.55, 0.7, level=0.95))
+    rec.record("poi/a_vs_b", Estimate(0.6, 0.55, 0.7, level=0.95))
+    rec.record("cost/x", Estimate(-0.5, -1.0, -0.1, level=0.95))
     verdicts = rec.claims_from(claims_path, sizes=["s"], pairs=[{"x": "a", "y": "b"}], half=0.5)
     assert [v.verdict for v in verdicts] == ["reproduces", "reproduces", "reproduces", "untested"]
     saved = json.loads((tmp_path / "results.json").read_text())["claims"]

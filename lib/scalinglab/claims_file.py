@@ -140,7 +140,9 @@ def read_claims_file(path: Path | str) -> list[ClaimSpec]:
         spec = ClaimSpec(path, raw, sources)
         unknown = sorted(set(raw) - KEYS)
         if unknown:
-            raise spec.error(f"unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(KEYS))}")
+            raise spec.error(
+                f"unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(KEYS))}"
+            )
         for key in ("source", "statement"):
             if not str(raw.get(key, "")).strip():
                 raise spec.error(f"{key} is required")

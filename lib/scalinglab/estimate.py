@@ -101,7 +101,9 @@ class Estimate:
     @property
     def ci(self) -> tuple[float, float] | None:
         """``(lo, hi)``, or None without an interval."""
-        return None if self.lo is None else (float(self.lo), float(self.hi))  # type: ignore[arg-type]
+        if self.lo is None or self.hi is None:
+            return None
+        return float(self.lo), float(self.hi)
 
     def replace(self, **changes: Any) -> Estimate:
         """A copy with ``changes`` applied (e.g. ``identified=False, note=...``)."""
