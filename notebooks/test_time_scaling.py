@@ -369,3 +369,10 @@ claims_from("test_time_scaling", sizes=sizes)
 # * **Short generations.** Answers are at most 5 tokens, so the KV term that Kinetics finds
 #   dominant for long chains is a minority of the cost here; the FLOPs/eFLOPs shift is a
 #   lower bound of what long generations would show.
+
+# %% [markdown] tags=["not-user"]
+# In this run, from $k_{max}/8$ to $k_{max}$ size `s` gains {{ majority/s/cov_gain }} in
+# coverage and {{ majority/s/maj_gain }} in majority-vote accuracy, and size `m`
+# {{ majority/m/cov_gain }} and {{ majority/m/maj_gain }}; the KV cache's share of `s`'s
+# eFLOPs at $k_{max}$ is {{ cost/s/kv_share | pct }}, and the small model's advantage at
+# equal cost shrinks by {{ cost/overrate_small }} from FLOPs to eFLOPs (KIN-1).
