@@ -133,7 +133,8 @@ def read_claims_file(path: Path | str) -> list[ClaimSpec]:
     except tomllib.TOMLDecodeError as exc:
         raise ClaimsFileError(f"{path}: not valid TOML: {exc}") from None
     sources = {str(k): str(v) for k, v in (data.get("sources") or {}).items()}
-    specs, seen = [], set()
+    specs: list[ClaimSpec] = []
+    seen: set[tuple[str, tuple[str, ...]]] = set()
     for i, raw in enumerate(data.get("claim") or [], 1):
         if "id" not in raw:
             raise ClaimsFileError(f"{path}, claim #{i}: no id")
