@@ -9,15 +9,12 @@
 #   scalinglab:
 #     title: "GEMM kernels and cost models: tile sizes, the roofline and a learned runtime predictor"
 #     description: >-
-#       Reproduces Liu and Halim (2024) at CPU scale: a packed, tiled numba GEMM swept over
-#       tile sizes and shapes against OpenBLAS and the textbook loop; the roofline of every
-#       kernel against the machine's measured hardware record; and runtime predictors (a
-#       random forest, the roofline and a fitted model of the kernel's own work, alone and
-#       with a learned correction) with R^2 and MAPE on shapes they never saw, all with
-#       bootstrap CIs. The gpperf variant re-analyses the paper's own runtime and power
-#       tables: its random-split protocol against unseen shapes, the tile effect and the
-#       power saving, with every claim in the ledger.
+#       Reproduces Liu and Halim (2024): how much the tile size changes GEMM run time,
+#       the roofline of each kernel against its machine's hardware record, and runtime
+#       and power predictors scored on the paper's split and on shapes they never saw,
+#       all with bootstrap CIs.
 #     inputs:
+#     - notebooks/claims/gemm_cost_model.toml
 #     - data/gemm_cost_model/*.nc
 #     - data/hardware/*.json
 #     - data/published/gpperf/*.csv
@@ -45,7 +42,15 @@
 # shape, tile and derived FLOPs/bytes features predicts run time with **R² 0.98**
 # (mean error 15.6%).
 #
-# We reproduce the study at CPU scale on this machine:
+# The report opens with the claims ledger: every claim of the paper
+# ([`notebooks/claims/gemm_cost_model.toml`](claims/gemm_cost_model.toml)), decided by the
+# intervals of the findings below. The facts this study reproduces (papers, claims with
+# their ids, formulas, protocols and published numbers) are in
+# [`docs/studies/kernels_cost_models.md`](../docs/studies/kernels_cost_models.md).
+
+# %% [markdown] tags=["not-gpperf"]
+# This report reproduces the study at CPU scale on this machine (the paper's own tables
+# are re-analysed in the `gpperf` variant, its own report):
 #
 # 1. **Hardware record**: peak FLOP/s (an FMA micro-benchmark), what BLAS reaches, and
 #    memory bandwidth (a streaming copy): the two roofs every study's cost model uses.
@@ -58,22 +63,16 @@
 #    micro-kernel calls, packing) with seven fitted costs per unit, alone and times a
 #    learned correction; scored by 5-fold CV and on shapes never seen in training.
 # 5. **Energy**, where the machine exposes a power counter.
-# 6. **GPPerf's own data** (the `gpperf` variant, `published="gpperf"`): the paper's
-#    runtime and power tables re-analysed with the paper's protocol (one random 80/20
-#    split) and ours (unseen shapes), the tile-size effect and the power saving on the
-#    paper's numbers. Each variant runs only its own sections; the other sections say so.
-#
-# The report opens with the claims ledger: every claim of the paper, decided by the
-# intervals of the findings below, on this CPU (default variant) or on the paper's own
-# data (`gpperf` variant).
 #
 # Timings are cached in `data/gemm_cost_model/` (re-timed only with `rerun=True`), so the
 # report regenerates without re-running the sweep. Pass `timings=` to analyse your own
 # measurements (one row per timed call: `M, N, K, tile_m, tile_n, tile_k, seconds`).
-#
-# The facts this study reproduces (papers, claims with their ids, formulas, protocols and
-# published numbers) are in
-# [`docs/studies/kernels_cost_models.md`](../docs/studies/kernels_cost_models.md).
+
+# %% [markdown] tags=["only-gpperf"]
+# This report re-analyses **GPPerf's own data** (`published="gpperf"`): the paper's runtime
+# and power tables with the paper's protocol (one random 80/20 split) and ours (unseen
+# shapes), the tile-size effect and the power saving on the paper's numbers (section 6;
+# sections 1-5, this project's CPU kernel, are the default report's).
 
 # %% tags=["parameters"]
 # fmt: off
@@ -101,8 +100,9 @@ from IPython.display import Markdown, display
 from scalinglab.errors import ParameterError
 from scalinglab.kernels.energy import energy_source
 from scalinglab.plots import table_html, use_style
-from scalinglab.record import claim, findings_table, record
+from scalinglab.record import claims_from, findings_table, record
 from scalinglab.studies.gemm import analysis as gemm_analysis
+from scalinglab.studies.gemm import estimates as gest
 from scalinglab.studies.gemm import gpperf, gpperf_predictor, machine, plots, predictor
 from scalinglab.studies.gemm import sweep as gemm
 from scalinglab.studies.gemm import timings as gtimes
@@ -111,20 +111,11 @@ use_style()
 pd.set_option("display.precision", 3)
 pd.set_option("display.width", 140)
 BOOT = dict(level=level, reps=reps, seed=seed)
-CI_REPEATS = (
-    "percentile bootstrap over repeats within each (shape, tile) cell, each "
-    "replicate median times log-normal between-process noise"
-)
-CI_SHAPES = "percentile bootstrap over shapes (out-of-fold predictions)"
-PAPER = "Liu & Halim 2024 (GPPerf)"
 if published not in ("", "gpperf"):
     raise ParameterError(f"published must be '' or 'gpperf', got {published!r}")
 CPU = published == ""
-SKIP = Markdown(
-    "*Not part of this variant: the `gpperf` variant analyses the paper's own tables in section 6.*"
-)
 
-# %% [markdown]
+# %% [markdown] tags=["not-gpperf"]
 # ## 1. The hardware record
 #
 # Measured by micro-benchmarks and committed with provenance in `data/hardware/`:
@@ -140,7 +131,7 @@ SKIP = Markdown(
 # re-measurement in a new process falls. The same runs give the between-process noise
 # of a timed cell's median, which widens every timing interval below.
 
-# %%
+# %% tags=["not-gpperf"]
 if CPU:
     # re-timing the sweep measures this machine's roofs too (timings and roofs must
     # come from one machine)
@@ -181,14 +172,13 @@ if CPU:
     )
     record(
         "hardware/peak_gflops",
-        hw.peak_flop_per_s / 1e9,
-        unit="GFLOP/s",
-        ci=machine.rerun_interval(
-            hw.peak_flop_per_s / 1e9, spread["fma_flop_per_s"].values, level=level
+        gest.rerun_estimate(
+            hw.peak_flop_per_s / 1e9,
+            spread["fma_flop_per_s"].values,
+            level=level,
+            what="FMA peaks",
         ),
-        level=level,
-        method=f"re-run interval: the record's value times the spread of "
-        f"{spread.sizes['process']} separate processes' FMA peaks",
+        unit="GFLOP/s",
         description=f"arithmetic roof ({hw.source}; measured: best of FMA micro-benchmark runs)",
     )
     record(
@@ -200,35 +190,27 @@ if CPU:
     if hw.blas_fraction_of_peak is not None:
         record(
             "hardware/blas_fraction_of_peak",
-            hw.blas_fraction_of_peak,
-            ci=machine.rerun_interval(
+            gest.rerun_estimate(
                 hw.blas_fraction_of_peak, per_proc["blas_fraction_of_peak"], level=level
             ),
-            level=level,
             headline=True,
-            method=f"re-run interval: the record's value times the spread of "
-            f"{spread.sizes['process']} separate processes' values",
             description="OpenBLAS sgemm (2048) as a fraction of the FMA peak",
         )
-else:
-    display(SKIP)
 
-# %% [markdown]
+# %% [markdown] tags=["not-gpperf"]
 # Do these intervals hold a re-run? Each pair of the spread's processes plays a report
 # and its re-run: the share of pairs in which the re-run's point lands inside the
 # report's interval, with one process's repeats alone (as before) and with the
 # between-process noise of the other processes (as computed here).
 # (`benchmarks/bench_gemm.py --reruns 6` measures it on fresh processes.)
 
-# %%
+# %% tags=["not-gpperf"]
 if CPU and spread.sizes["process"] >= 4:
     display(pd.DataFrame(machine.rerun_coverage(spread, level=level, seed=seed)).T)
 elif CPU:
     display(Markdown("*Too few processes in the spread to check re-runs (need 4).*"))
-else:
-    display(SKIP)
 
-# %% [markdown]
+# %% [markdown] tags=["not-gpperf"]
 # ## 2. The tile-size sweep
 #
 # The tiled kernel packs `A` and `B` tiles into contiguous panels, keeps a 12x32 block of
@@ -240,7 +222,7 @@ else:
 # recorded with each cell. The committed sweep is read as it was run (its tiles and flush
 # size), whatever CPU the report is regenerated on.
 
-# %%
+# %% tags=["not-gpperf"]
 if CPU:
     if timings:
         ds = None
@@ -266,10 +248,8 @@ if CPU:
         )
     fig = plots.plot_tile_heatmap(cells)
     plt.show()
-else:
-    display(SKIP)
 
-# %% [markdown]
+# %% [markdown] tags=["not-gpperf"]
 # How much the tile size matters, per shape: the slowest tile's median time over the
 # fastest tile's (the paper's quantity). Its interval resamples every cell's repeats,
 # adds the between-process noise of section 1 to every cell, and **re-selects** the best
@@ -277,54 +257,36 @@ else:
 # replicates are shifted by their median selection bias, so the interval holds the point
 # and never drops below 1. `best_share` is how often the winning tile stays the winner.
 
-# %%
+# %% tags=["not-gpperf"]
 if CPU:
     effects = gemm_analysis.tile_effects(calls, between_sigma=sigma, **BOOT)
     display(effects)
     fig = plots.plot_tile_effects(effects, level=level)
     plt.show()
-    point, ci, where = gemm_analysis.max_tile_effect(calls, between_sigma=sigma, **BOOT)
+    max_effect, where = gest.max_tile_effect(calls, between_sigma=sigma, **BOOT)
     record(
         "tile/max_worst_over_best",
-        point,
-        ci=ci,
-        level=level,
-        method=CI_REPEATS + "; best, worst and the max over shapes re-selected per "
-        "replicate, median-bias shifted",
-        resamples=reps,
+        max_effect,
         unit="x",
         headline=True,
         description=f"largest slowdown from the tile choice (at {where}); paper: up to 3.2x on GPU",
     )
-    median_ratio, median_ci, _ = gemm_analysis.max_tile_effect(
-        calls, over="median", between_sigma=sigma, **BOOT
-    )
     record(
         "tile/median_worst_over_best",
-        median_ratio,
-        ci=median_ci,
-        level=level,
-        method=CI_REPEATS + "; re-selected per replicate, median over shapes",
-        resamples=reps,
+        gest.max_tile_effect(calls, over="median", between_sigma=sigma, **BOOT)[0],
         unit="x",
         description="typical slowdown from the tile choice (median over shapes)",
     )
     for row in effects.itertuples():
         record(
             f"tile/worst_over_best/{row.M}x{row.N}x{row.K}",
-            row.ratio,
-            ci=(row.ratio_lo, row.ratio_hi),
-            level=level,
-            method=CI_REPEATS + "; best and worst re-selected per replicate",
-            resamples=reps,
+            gest.tile_effect(row, level=level, reps=reps),
             unit="x",
             description=f"best tile {row.best_tile}, worst {row.worst_tile}",
         )
     display(effects["best_tile"].value_counts().rename("shapes won").to_frame())
-else:
-    display(SKIP)
 
-# %% [markdown]
+# %% [markdown] tags=["not-gpperf"]
 # ### Against BLAS and the textbook loop
 #
 # The best tile per shape against OpenBLAS sgemm and the textbook triple loop, in the
@@ -333,7 +295,7 @@ else:
 # intervals.) A dash: the textbook loop was not run on that shape (it is ~50x slower, so
 # the sweep runs it only up to 2 x 256³ FLOPs).
 
-# %%
+# %% tags=["not-gpperf"]
 if CPU and ds is not None:
     ref = gtimes.reference_table(ds, hw_peak_flop_per_s=hw.peak_flop_per_s)
     display(
@@ -348,41 +310,31 @@ if CPU and ds is not None:
     )
     big = ref.assign(f=ref.M * ref.N * ref.K).sort_values("f").iloc[-1]["shape"]
     best_tile = ds["tiled_seconds"].sel(shape=big).median("repeat").idxmin("tile").item()
-    frac, frac_ci = gemm_analysis.speed_ratio(
-        ds["ref_seconds"].sel(impl="blas", shape=big).values,
-        ds["tiled_seconds"].sel(shape=big, tile=best_tile).values,
-        between_sigma=sigma,
-        **BOOT,
-    )
     record(
         "kernel/tiled_fraction_of_blas",
-        frac,
-        ci=frac_ci,
-        level=level,
-        method="percentile bootstrap over repeats (ratio of medians), each median times "
-        "log-normal between-process noise, median-bias shifted",
-        resamples=reps,
+        gest.speed_ratio(
+            ds["ref_seconds"].sel(impl="blas", shape=big).values,
+            ds["tiled_seconds"].sel(shape=big, tile=best_tile).values,
+            between_sigma=sigma,
+            **BOOT,
+        ),
         headline=True,
         description=f"numba tiled ({best_tile}) speed / OpenBLAS at {big}",
     )
-else:
-    display(SKIP)
 
-# %% [markdown]
+# %% [markdown] tags=["not-gpperf"]
 # ## 3. The roofline
 #
 # Each kernel's achieved FLOP/s at its minimum-traffic arithmetic intensity
 # `2MNK / 4(MK + KN + MN)`, under the measured roofs. Skinny shapes sit left (less reuse
 # per byte); the textbook loop sits far below every roof whatever the shape.
 
-# %%
+# %% tags=["not-gpperf"]
 if CPU and ds is not None:
     fig = plots.plot_roofline(gtimes.roofline_points(ds), hw)
     plt.show()
-else:
-    display(SKIP)
 
-# %% [markdown]
+# %% [markdown] tags=["not-gpperf"]
 # ## 4. Predicting run time
 #
 # Five predictors of each cell's median time: the analytic roofline (a lower bound, no
@@ -398,7 +350,7 @@ else:
 # and grouped 5-fold over shapes (every shape predicted by a model that never saw it).
 # R² is of log time; MAPE of time; CIs resample shapes.
 
-# %%
+# %% tags=["not-gpperf"]
 if CPU:
     n_threads = (
         int(ds.attrs.get("numba_threads", hw.n_cores or 1)) if ds is not None else (hw.n_cores or 1)
@@ -417,35 +369,26 @@ if CPU:
             "random_forest",
             "kernel_model_x_correction",
         )
+        est = gest.accuracy(row, level=level, reps=reps)
         record(
             f"predictor/{row.protocol}/{row.model}/r2_log",
-            row.r2_log,
-            ci=(row.r2_lo, row.r2_hi),
-            level=level,
-            method=CI_SHAPES,
-            resamples=reps,
+            est["r2_log"],
             headline=headline,
             description=f"R^2 of log time, {row.n_cells} cells, {row.n_shapes} shapes "
             "(target >= 0.95 on unseen shapes; paper 0.98)",
         )
         record(
             f"predictor/{row.protocol}/{row.model}/mape",
-            row.mape,
-            ci=(row.mape_lo, row.mape_hi),
-            level=level,
-            method=CI_SHAPES,
-            resamples=reps,
+            est["mape"],
             description="mean absolute percentage error of time (paper: 15.6%)",
         )
-else:
-    display(SKIP)
 
-# %% [markdown]
+# %% [markdown] tags=["not-gpperf"]
 # Would the predictor pick good tiles for a shape it has never seen? For each held-out
 # shape: the tile with the lowest predicted time, and its measured time over the best
 # measured tile's (1.0 = it picked the winner).
 
-# %%
+# %% tags=["not-gpperf"]
 if CPU:
     regret = predictor.tile_choice_regret(oof, cells, model="kernel_model_x_correction")
     display(regret)
@@ -456,13 +399,11 @@ if CPU:
         description="measured time of the predicted-best tile over the best tile, median "
         "over unseen shapes (kernel model x correction)",
     )
-else:
-    display(SKIP)
 
-# %% [markdown]
+# %% [markdown] tags=["not-gpperf"]
 # ## 5. Energy
 
-# %%
+# %% tags=["not-gpperf"]
 if CPU:
     source, reason = energy_source()
     energy_note = ds.attrs.get("energy", reason) if ds is not None else reason
@@ -478,10 +419,8 @@ if CPU:
                 "`gpperf` variant."
             )
         )
-else:
-    display(SKIP)
 
-# %% [markdown]
+# %% [markdown] tags=["only-gpperf"]
 # ## 6. GPPerf's own data (`gpperf` variant)
 #
 # Liu & Halim's published tables (`data/published/gpperf/`, byte-for-byte copies with
@@ -495,7 +434,7 @@ else:
 # (`random_state=42`). We apply that protocol, with the paper's model class (a random
 # forest on shape, tile, FLOPs, bytes and intensity), and ours: whole shapes held out.
 
-# %%
+# %% tags=["only-gpperf"]
 if not CPU:
     gpperf.check_provenance()
     times, power = gpperf.load_gpperf()
@@ -505,12 +444,8 @@ if not CPU:
     )
     fig = plots.plot_gpperf_tiles(times)
     plt.show()
-else:
-    display(
-        Markdown("*Not part of this variant: run `--variant gpperf` for the paper's own data.*")
-    )
 
-# %% [markdown]
+# %% [markdown] tags=["only-gpperf"]
 # ### Predicting runtime and power: the paper's split against unseen shapes
 #
 # Four intervals per score: the paper's single split with the test rows bootstrapped;
@@ -519,7 +454,7 @@ else:
 # and repeated 80/20 splits of shapes. R² of the raw target is the paper's score (it is
 # dominated by the largest shapes); R² of log target weighs every shape alike.
 
-# %%
+# %% tags=["only-gpperf"]
 if not CPU:
     acc_frames, pred_frames = [], []
     for table, target in ((times, "ms"), (power, "watts")):
@@ -551,19 +486,13 @@ if not CPU:
         )
         record(
             f"gpperf/{names[row.target]}/{row.protocol}/{row.model}/{row.metric}",
-            row.point,
-            ci=(row.lo, row.hi),
-            level=level,
-            method=row.interval,
-            resamples=reps if "bootstrap" in row.interval else n_repeats,
+            gest.gpperf_accuracy(row, level=level, reps=reps, n_repeats=n_repeats),
             headline=headline,
             description=f"{row.metric} of {names[row.target]} ({row.n_test} test rows per "
             f"split); paper: R^2 0.98 runtime, 0.78 power, mean error 15.6%",
         )
-else:
-    display(SKIP)
 
-# %% [markdown]
+# %% [markdown] tags=["only-gpperf"]
 # ### The tile-size effect and the power saving on the paper's data
 #
 # Per shape, the slowest tile's time over the fastest's. Over every tile timed (1-32 on
@@ -574,7 +503,7 @@ else:
 # over all shapes and over the shapes whose fastest run lasts at least 1 s (ten power
 # polls; shorter kernels read mostly idle power).
 
-# %%
+# %% tags=["only-gpperf"]
 if not CPU:
     eff_all = gpperf.tile_effects(times)
     eff_common = gpperf.tile_effects(times, tiles=(8, 16, 32))
@@ -582,7 +511,6 @@ if not CPU:
     summary_common = gpperf.tile_effect_summary(eff_common, **BOOT)
     display(eff_all.head(12))
     display(pd.concat({"tiles 1-32": summary_all, "tiles 8-32": summary_common}))
-    SHAPES_BOOT = "percentile bootstrap over shapes (best and worst tile re-selected per shape)"
     for label, summ, head in (
         ("all_tiles", summary_all, True),
         ("tiles_8_16_32", summary_common, False),
@@ -591,24 +519,15 @@ if not CPU:
             r = summ.loc[stat]
             record(
                 f"gpperf/tile/{stat.replace('_ratio', '')}_worst_over_best/{label}",
-                r.point,
-                ci=(r.lo, r.hi),
-                level=level,
-                method=SHAPES_BOOT,
-                resamples=reps,
+                gest.gpperf_tile_summary(r, level=level, reps=reps),
                 unit="x",
                 headline=head if stat == "max_ratio" else not head,
                 description=f"{stat.split('_')[0]} over {int(r.n_shapes)} shapes of the "
                 "slowest tile's time over the fastest's; paper: up to 3.2x",
             )
-    r = summary_common.loc["share_best_16"]
     record(
         "gpperf/tile/share_best_16",
-        r.point,
-        ci=(r.lo, r.hi),
-        level=level,
-        method=SHAPES_BOOT,
-        resamples=reps,
+        gest.gpperf_tile_summary(summary_common.loc["share_best_16"], level=level, reps=reps),
         headline=True,
         description="share of shapes whose fastest tile is 16 (among 8, 16, 32)",
     )
@@ -616,195 +535,34 @@ if not CPU:
     long = saving[saving["best_ms"] >= 1000.0]
     display(saving)
     for label, df, head in (("all_shapes", saving, True), ("long_kernels", long, True)):
-        pt, ci = gpperf.median_over_shapes(df["power_saving"].to_numpy(), **BOOT)
         record(
             f"gpperf/power/saving_vs_tile1/{label}",
-            pt,
-            ci=ci,
-            level=level,
-            method="median over shapes, percentile bootstrap over shapes",
-            resamples=reps,
+            gest.median_over_shapes(df["power_saving"].to_numpy(), **BOOT),
             headline=head,
             description=f"1 - power at the fastest tile / power at tile 1, {len(df)} shapes"
             "; paper: 22% less power",
         )
-    pt, ci = gpperf.median_over_shapes(saving["energy_saving"].to_numpy(), **BOOT)
     record(
         "gpperf/energy/saving_vs_tile1",
-        pt,
-        ci=ci,
-        level=level,
-        method="median over shapes, percentile bootstrap over shapes",
-        resamples=reps,
+        gest.median_over_shapes(saving["energy_saving"].to_numpy(), **BOOT),
         description=f"1 - energy at the fastest tile / energy at tile 1, "
         f"{int(saving['energy_saving'].notna().sum())} shapes with tile 1 timed",
     )
-else:
-    display(SKIP)
 
 # %% [markdown]
 # ## The paper's claims
 #
 # Every claim of Liu & Halim (2024) that `docs/studies/kernels_cost_models.md` lists
 # (GEMM-1 to GEMM-3, split into the numbers they state) and the abstract's power saving,
-# decided by the intervals above: on this CPU in the default variant, on the paper's own
-# tables in the `gpperf` variant, under the same ids. A claim this variant cannot test
-# says why.
+# as `notebooks/claims/gemm_cost_model.toml` states them for this report's design, decided
+# by the intervals above. A claim this design cannot test says why.
 
 # %%
-R2_RUNTIME = "A random forest predicts GEMM runtime with R^2 0.98"
-if CPU:
-    claim(
-        "GEMM-2/runtime-r2",
-        paper=PAPER,
-        statement=R2_RUNTIME + " (random split; here shuffled 5-fold CV, R^2 of log time)",
-        finding="predictor/cv/random_forest/r2_log",
-        expect="equal",
-        value=0.98,
-        tolerance=0.02,
-    )
-    claim(
-        "GEMM-2/runtime-r2-unseen-shapes",
-        paper=PAPER,
-        statement=R2_RUNTIME + " and predicts across matrix sizes (shapes never seen in "
-        "training; R^2 of log time)",
-        finding="predictor/unseen_shapes/random_forest/r2_log",
-        expect="equal",
-        value=0.98,
-        tolerance=0.02,
-    )
-    claim(
-        "GEMM-2/runtime-mean-error",
-        paper=PAPER,
-        statement="Runtime prediction's mean error is 15.6% or better (within 5 points; "
-        "random split, here shuffled 5-fold CV)",
-        finding="predictor/cv/random_forest/mape",
-        expect="between",
-        value=(0.0, 0.206),
-    )
-    claim(
-        "GEMM-1",
-        paper=PAPER,
-        statement="The tile size alone changes performance by up to 3.2x",
-        finding="tile/max_worst_over_best",
-        expect="equal",
-        value=3.2,
-        tolerance=0.32,
-    )
-    claim(
-        "GEMM-3",
-        paper=PAPER,
-        statement="16x16 tiles give the best balance of parallelism and resources",
-        untested="CPU tiles are multiples of the register block (12x32 or 6x16 plus a depth),"
-        " with no 16x16 thread block to compare; tested in the gpperf variant",
-    )
-    no_power = (
-        "this machine exposes no power counter (" + energy_source()[1] + "); tested "
-        "on the paper's own data in the gpperf variant"
-    )
-    claim(
-        "GEMM-2/power-r2",
-        paper=PAPER,
-        statement="A random forest predicts GPU power with R^2 0.78",
-        untested=no_power,
-    )
-    claim(
-        "GEMM-power-saving",
-        paper=PAPER,
-        statement="The best tile size reduces power by 22% against a baseline configuration",
-        untested=no_power,
-    )
-else:
-    claim(
-        "GEMM-2/runtime-r2",
-        paper=PAPER,
-        statement=R2_RUNTIME + " (the paper's single 80/20 split, seed 42, raw runtime)",
-        finding="gpperf/runtime/random_split/random_forest/r2",
-        expect="equal",
-        value=0.98,
-        tolerance=0.02,
-    )
-    claim(
-        "GEMM-2/runtime-r2-any-split",
-        paper=PAPER,
-        statement=R2_RUNTIME + " (any single random 80/20 split could have reported it)",
-        finding="gpperf/runtime/random_split_repeated/random_forest/r2",
-        expect="equal",
-        value=0.98,
-        tolerance=0.02,
-    )
-    claim(
-        "GEMM-2/runtime-r2-unseen-shapes",
-        paper=PAPER,
-        statement=R2_RUNTIME + " and predicts across matrix sizes (shapes never seen in "
-        "training, raw runtime)",
-        finding="gpperf/runtime/unseen_shapes/random_forest/r2",
-        expect="equal",
-        value=0.98,
-        tolerance=0.02,
-    )
-    claim(
-        "GEMM-2/runtime-mean-error",
-        paper=PAPER,
-        statement="Runtime prediction's mean error is 15.6% or better (within 5 points; "
-        "the paper's split)",
-        finding="gpperf/runtime/random_split/random_forest/mape",
-        expect="between",
-        value=(0.0, 0.206),
-    )
-    claim(
-        "GEMM-1",
-        paper=PAPER,
-        statement="The tile size alone changes performance by up to 3.2x (tiles 1-32)",
-        finding="gpperf/tile/max_worst_over_best/all_tiles",
-        expect="equal",
-        value=3.2,
-        tolerance=0.32,
-    )
-    claim(
-        "GEMM-3",
-        paper=PAPER,
-        statement="16x16 tiles give the best balance: 16 is the fastest tile on most shapes",
-        finding="gpperf/tile/share_best_16",
-        expect="greater",
-        value=0.5,
-    )
-    claim(
-        "GEMM-2/power-r2",
-        paper=PAPER,
-        statement="A random forest predicts GPU power with R^2 0.78 or better (the paper's split)",
-        finding="gpperf/power/random_split/random_forest/r2",
-        expect="between",
-        value=(0.73, 1.0),
-    )
-    claim(
-        "GEMM-2/power-r2-unseen-shapes",
-        paper=PAPER,
-        statement="A random forest predicts GPU power with R^2 0.78 or better (unseen shapes)",
-        finding="gpperf/power/unseen_shapes/random_forest/r2",
-        expect="between",
-        value=(0.73, 1.0),
-    )
-    claim(
-        "GEMM-power-saving",
-        paper=PAPER,
-        statement="The fastest tile draws 22% less power than the untiled kernel (median "
-        "over all shapes)",
-        finding="gpperf/power/saving_vs_tile1/all_shapes",
-        expect="equal",
-        value=0.22,
-        tolerance=0.05,
-    )
-    claim(
-        "GEMM-power-saving-long-kernels",
-        paper=PAPER,
-        statement="The fastest tile draws 22% less power than the untiled kernel (shapes "
-        "running at least 1 s, where the 100 ms power polls see the kernel)",
-        finding="gpperf/power/saving_vs_tile1/long_kernels",
-        expect="equal",
-        value=0.22,
-        tolerance=0.05,
-    )
+claims_from(
+    "gemm_cost_model",
+    design="cpu" if CPU else "gpperf",
+    no_power=energy_source()[1] if CPU else "",
+)
 
 # %% [markdown]
 # ## Findings

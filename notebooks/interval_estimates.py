@@ -15,9 +15,9 @@
 #   scalinglab:
 #     description: Few-run point estimates mislead; report stratified-bootstrap CIs
 #       of IQM, median, mean and optimality gap, performance profiles with bands, and
-#       P(X > Y). Reproduces Agarwal et al. (NeurIPS 2021) on small classifiers trained
-#       by several optimizers on 10 tasks x 25 seeds, or on your own score files.
+#       P(X > Y). Reproduces the analyses of Agarwal et al. (NeurIPS 2021).
 #     inputs:
+#     - notebooks/claims/interval_estimates.toml
 #     - data/interval_estimates/*.nc
 #     - data/published/rliable/atari_100k/scores/*.json
 #     tiny:
@@ -95,6 +95,13 @@ references: str = ""  # with scores: table task, random, reference to normalize 
 # 3. **performance profiles** (score distributions) with confidence bands;
 # 4. the **probability of improvement** P(X > Y) with its CI.
 #
+# The facts this study reproduces (papers, claims with their ids, formulas, protocols and
+# published numbers) are in
+# [`docs/studies/interval_estimates.md`](../docs/studies/interval_estimates.md); the claims
+# this report decides, with their rules, in
+# [`notebooks/claims/interval_estimates.toml`](claims/interval_estimates.toml).
+
+# %% [markdown] tags=["only-default", "only-bca"]
 # This report reproduces each analysis on a real benchmark that the study runs itself on a
 # CPU in minutes: a one-hidden-layer MLP trained by plain SGD, SGD with momentum, SGD with
 # Nesterov momentum, Adam and L-BFGS, and a logistic-regression baseline, each under a small
@@ -103,26 +110,30 @@ references: str = ""  # with scores: table task, random, reference to normalize 
 # test accuracy, `(accuracy - chance) / (reference - chance)`, with chance the majority-class
 # rate and reference the mean accuracy of an RBF SVM tuned by cross-validation on the same
 # splits: 0 is guessing, 1 is as good as a tuned SVM. With the `scores` parameter the same
-# analysis runs on your own files instead.
-#
-# The variants `atari100k`, `atari200m`, `procgen`, `dmc` (500k steps) and `dmc100k` run it on
-# **the paper's own data** (`data/published/rliable/`, with its provenance): the per-run
-# scores the paper re-analysed, normalized as it did (Atari: human-normalized, with DQN Zoo's
-# human and random scores for the 55 games of Atari 200M; Procgen: min-max with the
-# easy-mode constants of Cobbe et al. 2020; DM Control: score / 1000). Section 7 then asks
-# the paper's own question of each leaderboard: which orderings by point estimate do the
-# intervals support? The claims ledger at the top of the report gives the verdicts.
-#
-# The facts this study reproduces (papers, claims with their ids, formulas, protocols and
-# published numbers) are in
-# [`docs/studies/interval_estimates.md`](../docs/studies/interval_estimates.md).
+# analysis runs on your own files instead; the variants `atari100k`, `atari200m`, `procgen`,
+# `dmc` and `dmc100k` run it on the paper's own data, each in its own report.
+
+# %% [markdown] tags=["not-default", "not-bca", "not-user"]
+# This report runs each analysis on **the paper's own data** (`data/published/rliable/`,
+# with its provenance): the per-run scores the paper re-analysed, normalized as it did
+# (Atari: human-normalized, with DQN Zoo's human and random scores for the 55 games of
+# Atari 200M; Procgen: min-max with the easy-mode constants of Cobbe et al. 2020; DM
+# Control: score / 1000). Section 7 then asks the paper's own question of its leaderboard:
+# which orderings by point estimate do the intervals support? The claims ledger at the top
+# of the report gives the verdicts.
+
+# %% [markdown] tags=["only-user"]
+# This report runs each analysis on **your own score files** (parameter `scores`): a run is
+# one of your seeds, a task one of your tasks. Section 7 asks of your leaderboard which
+# orderings by point estimate the intervals support.
 
 # %%
 import numpy as np
 
+from scalinglab.estimate import Estimate
 from scalinglab.plots import intervals as plots
 from scalinglab.plots import use_style
-from scalinglab.record import claim, findings_table, record
+from scalinglab.record import claims_from, findings_table, record
 from scalinglab.stats.improvement import pairwise_probability_of_improvement
 from scalinglab.stats.intervals import interval_estimates
 from scalinglab.stats.profiles import performance_profile
@@ -155,7 +166,6 @@ use_style()
     rng_share,
     rng_draws,
 ) = np.random.default_rng(seed).spawn(10)
-PAPER = "Agarwal et al. 2021 (rliable)"
 
 # %% [markdown]
 # ## 1. The benchmark
@@ -204,7 +214,6 @@ few = few_run_variability(
 fig = plots.plot_few_run_spread(few["estimate"], few["full"], rank_metric="iqm")
 
 # %%
-flip_how = dict(level=confidence, method=few.attrs["method"], resamples=outer_reps)
 for stat, name, text in (
     (
         "ranking_change_rate",
@@ -224,14 +233,7 @@ for stat, name, text in (
         "(by IQM) unlike all runs",
     ),
 ):
-    sel = few.sel(statistic=stat, metric="iqm")
-    record(
-        name,
-        float(sel["point"]),
-        ci=(float(sel["lo"]), float(sel["hi"])),
-        **flip_how,
-        description=text,
-    )
+    record(name, Estimate.from_cell(few.sel(statistic=stat, metric="iqm")), description=text)
 few[["point", "lo", "hi"]].to_dataframe().round(3)
 
 # %% [markdown]
@@ -250,15 +252,11 @@ fig = plots.plot_interval_estimates(ci)
 # %%
 ranked = list(ci["point"].sel(metric="iqm").to_series().sort_values(ascending=False).index)
 best = str(ranked[0])
-ci_how = dict(level=confidence, method=f"stratified bootstrap, {method}", resamples=reps)
 for alg in algorithms:
     for metric in ci.metric.values:
-        cell = ci.sel(algorithm=alg, metric=metric)
         record(
             f"{metric}/{alg}",
-            float(cell["point"]),
-            ci=(float(cell["lo"]), float(cell["hi"])),
-            **ci_how,
+            Estimate.from_cell(ci.sel(algorithm=alg, metric=metric)),
             description=f"{metric} normalized score of {alg}",
             headline=(metric == "iqm" and alg == best),
         )
@@ -316,9 +314,7 @@ ratio = ci_width_ratio(
     level=confidence,
     rng=rng_ratio,
 )
-ratio_how = dict(level=confidence, method=ratio.attrs["method"], resamples=outer_reps)
 for label in ratio.algorithm.values:
-    cell = ratio.sel(algorithm=label)
     name = (
         "ci_width_ratio/median_over_iqm"
         if label == "(all)"
@@ -326,9 +322,7 @@ for label in ratio.algorithm.values:
     )
     record(
         name,
-        float(cell["point"]),
-        ci=(float(cell["lo"]), float(cell["hi"])),
-        **ratio_how,
+        Estimate.from_cell(ratio.sel(algorithm=label)),
         description="median CI width / IQM CI width"
         + (" (mean widths over algorithms)" if label == "(all)" else f" for {label}"),
         headline=label == "(all)",
@@ -382,11 +376,7 @@ for i, pair in enumerate(poi.pair.values):
     x, y = str(cell["x"].item()), str(cell["y"].item())
     record(
         f"poi/{x}_vs_{y}",
-        float(cell["point"]),
-        ci=(float(cell["lo"]), float(cell["hi"])),
-        level=confidence,
-        method="stratified bootstrap (independent per algorithm), percentile",
-        resamples=profile_reps,
+        Estimate.from_cell(cell),
         description=f"P({x} > {y}) on a random task",
         headline=i < len(board_pairs),
     )
@@ -432,14 +422,9 @@ if separated:
         rng=rng_flip,
     )
     for metric in flips.metric.values:
-        cell = flips.sel(pair="(mean)", metric=metric)
         record(
             f"pair_flip_rate/separated/{metric}",
-            float(cell["point"]),
-            ci=(float(cell["lo"]), float(cell["hi"])),
-            level=confidence,
-            method=flips.attrs["method"],
-            resamples=outer_reps,
+            Estimate.from_cell(flips.sel(pair="(mean)", metric=metric)),
             description=f"mean over the {len(separated)} pairs that all runs separate of the "
             f"fraction of {few_runs}-run studies ordering the pair (by {metric}) unlike all "
             "runs",
@@ -455,11 +440,7 @@ for alg in algorithms:
     cell = share.sel(algorithm=alg)
     record(
         f"mean_top_share/{alg}",
-        float(cell["point"]),
-        ci=(float(cell["lo"]), float(cell["hi"])),
-        level=confidence,
-        method=share.attrs["method"],
-        resamples=outer_reps,
+        Estimate.from_cell(cell),
         description=f"share of {alg}'s mean score from its top {k} of {n_tasks} tasks "
         f"({', '.join(map(str, cell['top_tasks'].values))}; equal shares: {k / n_tasks:.2f})",
         headline=alg == top_by_mean,
@@ -469,64 +450,24 @@ share[["point", "lo", "hi"]].to_dataframe().round(3)
 # %% [markdown]
 # ## 8. The paper's claims on these data
 #
-# Each claim is decided by the interval of a finding above (the verdict is computed, see the
-# ledger at the top of the report). The leaderboard's orderings are the published claims
-# of the benchmark's papers, as the paper re-examines them; the others are the paper's own.
-# Thresholds that the paper states only in words are ours and are written in the claim:
-# "rankings flip" as more than 1 in 20 few-run evaluations reversing an ordering the full
-# data support; "dominated by outlier tasks" as the top 10% of tasks carrying more than
-# twice their equal share of the mean, for every algorithm.
+# Each claim of `notebooks/claims/interval_estimates.toml` is decided by the interval of a
+# finding above (the verdict is computed, see the ledger at the top of the report). The
+# leaderboard's orderings are the published claims of the benchmark's papers, as the paper
+# re-examines them; the others are the paper's own. Thresholds that the paper states only
+# in words are ours and are written in the claim: "rankings flip" as more than 1 in 20
+# few-run evaluations reversing an ordering the full data support; "dominated by outlier
+# tasks" as the top 10% of tasks carrying more than twice their equal share of the mean,
+# for every algorithm.
 
 # %%
-for x, y in board_pairs:
-    claim(
-        f"ordering/{x}>{y}",
-        paper=PAPER,
-        statement=f"{x} outperforms {y}, as the median leaderboard orders them "
-        "(the intervals support it: P(X > Y) above 0.5)",
-        finding=f"poi/{x}_vs_{y}",
-        expect="greater",
-        value=0.5,
-    )
-if separated:
-    claim(
-        "few-run-flips",
-        paper=PAPER,
-        statement=f"With {few_runs} runs per task, point estimates (median) reverse orderings "
-        "that all runs support in more than 5% of evaluations",
-        finding="pair_flip_rate/separated/median",
-        expect="greater",
-        value=0.05,
-    )
-else:
-    claim(
-        "few-run-flips",
-        paper=PAPER,
-        statement=f"With {few_runs} runs per task, point estimates reverse supported orderings",
-        untested="no pair of algorithms is separated by P(X > Y) on all runs",
-    )
-claim(
-    "iqm-efficiency",
-    paper=PAPER,
-    statement="The IQM's 95% interval is narrower than the median's for the same runs",
-    finding="ci_width_ratio/median_over_iqm",
-    expect="greater",
-    value=1.0,
-)
-claim(
-    "mean-outliers",
-    paper=PAPER,
-    statement=f"The mean is dominated by a few outlier tasks: the top {k} of {n_tasks} tasks "
-    f"carry more than twice their equal share ({2 * k / n_tasks:.2f}) of every algorithm's mean",
-    finding=[f"mean_top_share/{a}" for a in algorithms],
-    expect="greater",
-    value=2 * k / n_tasks,
-)
-claim(
-    "profiles",
-    paper=PAPER,
-    statement="Performance profiles with confidence bands show the whole score distribution",
-    untested="a figure (section 5), not a number: no finding decides it",
+claims_from(
+    "interval_estimates",
+    board=[{"x": x, "y": y} for x, y in board_pairs],
+    few_runs=few_runs,
+    algorithms=algorithms,
+    k=k,
+    n_tasks=n_tasks,
+    twice_share=2 * k / n_tasks,
 )
 
 # %% [markdown]

@@ -64,6 +64,11 @@ level: float = 0.95  # CI level [> 0, < 1]
 # (NAdamW, Lion, ...) give 1.0-1.1x; and rankings at intermediate checkpoints can flip,
 # because a run in the middle of its learning-rate decay is not a finished run.
 #
+# The facts this study reproduces (papers, claims with their ids, formulas, protocols and
+# published numbers) are in
+# [`docs/studies/optimizer_comparison.md`](../docs/studies/optimizer_comparison.md).
+
+# %% [markdown] tags=["not-published", "not-user"]
 # We repeat the protocol with models small enough for two CPU cores:
 #
 # 1. **Corpus**: Python's own documentation (the `pydoc` topics and the standard
@@ -80,17 +85,14 @@ level: float = 0.95  # CI level [> 0, < 1]
 # The sizes here (thousands of parameters, not hundreds of millions) are far below the
 # paper's; what transfers is the method, and the question whether the same qualitative
 # pattern appears. Pass `runs=` to compute the same speedups from your own table.
-#
-# The `published` variant reads the paper's own final losses
+
+# %% [markdown] tags=["only-published"]
+# This report reads the paper's own final losses
 # (`data/published/fantastic_optimizers/`, 130M-1.2B, 10 optimizers, with provenance) and
 # runs the same analysis and claims ledger at paper scale, with the intervals the paper does
 # not give: it has one run per setting, so the noise is estimated from how far every
 # optimizer's curve departs from the smooth law, and a parametric bootstrap carries it
 # through the AdamW fit and every speedup (`scalinglab.studies.optimizers.published`).
-#
-# The facts this study reproduces (papers, claims with their ids, formulas, protocols and
-# published numbers) are in
-# [`docs/studies/optimizer_comparison.md`](../docs/studies/optimizer_comparison.md).
 
 # %%
 import dataclasses
@@ -924,7 +926,8 @@ if mde is not None:
 
 # %% [markdown]
 # ## Reading the results
-#
+
+# %% [markdown] tags=["only-published"]
 # **The paper's own losses (`published` variant).** The engine reproduces the paper's
 # numbers exactly: AdamW's fits (130M: A 0.418, alpha 0.495, E 3.111; 1.2B: 0.239, 0.485,
 # 2.665) and Muon's speedups (130M 1.42/1.33/1.32/1.38, 1.2B 1.12/1.12/1.13/1.10). With the
@@ -935,7 +938,8 @@ if mde is not None:
 # Muon is "1.3-1.4x" at 130M and "1.1x" at 1.2B is inconclusive: each interval (about
 # +-0.1) is as wide as the claim's own band. SOAP catching up with Muon at 8x is
 # inconclusive too (1.13 [0.91, 1.41] at 130M): one run per setting cannot separate it.
-#
+
+# %% [markdown] tags=["only-default", "only-wsd"]
 # **Our scale, claim by claim.** At the smallest size AdamW's fitted `E` sits on its bound,
 # so every speedup there is *not identified*, and so is the size slope that rests on it;
 # the ledger decides the size-specific claims at the smallest identified size (m, 14k
@@ -944,7 +948,8 @@ if mde is not None:
 # magnitude smaller. What this design cannot test is said in the ledger: the schedule
 # control for "rankings flip because of decay" and the hyperparameter-transfer arm for
 # "unfair tuning inflates speedups" (issue #14's redesigned sweep adds both).
-#
+
+# %% [markdown] tags=["only-medium"]
 # **The `medium` redesign (issue #14): 6.7k-222k parameters, no repeated data.** Four
 # widths (w16, w32, w48, w96; 33x), AdamW, NAdamW, Muon and SOAP, 0.5-4x Chinchilla and
 # three seeds, at most 0.35 epochs per run; AdamW alone also at 8x and 16x at w16 and w32,
@@ -986,7 +991,8 @@ if mde is not None:
 # * **Not yet tested here**: the learning-rate walks that re-tune each larger size are
 #   single-seed and local (two steps at most), so an optimum they stopped short of (e.g.
 #   NAdamW's) can bias a speedup; a two-seed re-tuning would tell.
-#
+
+# %% [markdown] tags=["only-default", "only-wsd"]
 # **What the committed `small` sweep shows** (6 optimizers x 3 sizes x 4 data budgets x 3
 # seeds, 216 final runs after 360 tuning runs).
 #

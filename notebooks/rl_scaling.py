@@ -101,7 +101,7 @@ import pandas as pd
 import xarray as xr
 from IPython.display import display
 
-from scalinglab.fitting import record_param
+from scalinglab.fitting import param_estimate
 from scalinglab.paths import repo_root
 from scalinglab.plots import use_style
 from scalinglab.record import claim, record
@@ -318,10 +318,9 @@ table, fits = rla.fit_scalerl(curves, transient_frac=transient_frac, reps=reps, 
 for _, r in table[table["variant"] == base].iterrows():
     res = fits[(base, r["model_size"])]
     for p in ("A", "B", "C_mid"):
-        record_param(
+        record(
             f"scalerl/{r['model_size']}/{p}",
-            res,
-            p,
+            param_estimate(res, p),
             headline=(p == "A"),
             unit="FLOPs" if p == "C_mid" else None,
             description=f"ScaleRL {p}, model {r['model_size']}",
@@ -1125,7 +1124,8 @@ else:
 #   $B$ or $C_{mid}$ changes how fast it gets there. With the positive controls moving
 #   what they must, an ablation whose interval is within $\pm$ its `mde` of zero is
 #   evidence of no effect that large.
-#
+
+# %% [markdown] tags=["only-default"]
 # **What the committed `small` run (3 sizes, 3 seeds, 500 GRPO steps) can and cannot
 # decide** (the ledger above gives each verdict from the data; numbers from a preview run
 # of this notebook on the committed data). Every size follows the sigmoid (RMSE 0.013-0.015
@@ -1158,7 +1158,8 @@ else:
 #   untested) to show that the design could see an effect.
 #
 # The `medium` sweep is built to decide each of these (see *The medium sweep* above).
-#
+
+# %% [markdown] tags=["only-medium"]
 # **What the committed `medium` run shows: a design that still cannot decide, and why.**
 # The learning-rate stage, the low warm-up ($R_0$ 0.03-0.09) and the positive controls
 # worked: the length cap lowers the pass rate to near zero (CONTROL-A's $\Delta A$ is
@@ -1189,7 +1190,8 @@ else:
 # rule's onset, and learning rates chosen on 600-step runs of 3 seeds with collapsed
 # multipliers excluded. In `medium_v1` the rule stopped every run it fired on, so
 # GRPOLAW-2 is not identified there.
-#
+
+# %% [markdown] tags=["only-medium_v2"]
 # **What the committed `medium_v2` run decides** (report variant `medium_v2`: 70 main runs
 # of 2000 steps, the baseline at 4 sizes with 5 seeds, the two design ablations, the two
 # positive controls and the reused pool at `s` and `m`; the learning-rate stage chose 0.5x

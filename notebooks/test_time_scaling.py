@@ -14,6 +14,7 @@
 #       extrapolation, majority voting against coverage, and the compute-optimal size
 #       and k under FLOPs versus Kinetics eFLOPs from the measured hardware record.
 #     inputs:
+#     - notebooks/claims/test_time_scaling.toml
 #     - data/test_time_scaling/*.nc
 #     - data/test_time_scaling/policies/*.json
 #     - data/hardware/*.json
@@ -40,19 +41,24 @@
 # the KV cache costs memory traffic that parameter counts ignore, so under a cost that adds
 # compute and memory (eFLOPs) larger models make better use of test-time compute.
 #
+# Every interval resamples **prompts** (the unit the claims generalise over), one set of
+# resamples shared by all analyses so comparisons are paired. Your own samples work too
+# (parameter `samples`: a table of `problem, sample, correct` and optionally
+# `model, tokens, answer`).
+#
+# The papers' claims (this report decides those of
+# [`notebooks/claims/test_time_scaling.toml`](claims/test_time_scaling.toml)), the unbiased
+# estimator, the law and the Kinetics cost form are in
+# [`docs/studies/test_time_scaling.md`](../docs/studies/test_time_scaling.md).
+
+# %% [markdown] tags=["not-user"]
 # Here the policies are the RL study's: the same character-level transformers warmed up and
 # trained with GRPO on 3-digit addition, saved with provenance under
 # `data/test_time_scaling/policies/`. The default report (`compute_class=small`) samples
 # sizes s and m (25k and 148k non-embedding parameters), what this 2-core machine could
 # train and sample within its budget; `medium` adds size l (788k, 32x).
 # Each answers every held-out prompt $n \ge 4 k_{max}$ times through the shared KV-cache
-# sampler; answers are checked exactly. Every interval resamples **prompts** (the unit the
-# claims generalise over), one set of resamples shared by all analyses so comparisons are
-# paired. Your own samples work too (parameter `samples`: a table of
-# `problem, sample, correct` and optionally `model, tokens, answer`).
-#
-# The papers' claims, the unbiased estimator, the law and the Kinetics cost form are in
-# [`docs/studies/test_time_scaling.md`](../docs/studies/test_time_scaling.md).
+# sampler; answers are checked exactly.
 
 # %% tags=["parameters"]
 # fmt: off
@@ -79,7 +85,7 @@ import pandas as pd
 from scalinglab.fitting.coverage_law import predict
 from scalinglab.paths import resolve_input
 from scalinglab.plots import use_style
-from scalinglab.record import claim, record
+from scalinglab.record import claims_from, record
 from scalinglab.stats.samples import load_samples
 from scalinglab.studies.tts import analysis as tta
 from scalinglab.studies.tts import cost as ttc
@@ -88,8 +94,6 @@ from scalinglab.studies.tts.sampling import run_samples, tts_config
 use_style()
 pd.set_option("display.precision", 4)
 pd.set_option("display.width", 160)
-METHOD = "bootstrap over prompts, percentile"
-LLM, KIN = "Brown et al. 2024 (Large Language Monkeys)", "Sadhukhan et al. 2025 (Kinetics)"
 
 if samples:
     ds = load_samples(resolve_input(samples))
@@ -132,26 +136,16 @@ curves = tta.coverage_curves(ds, k_max=K, reps=reps, seed=seed, level=level)
 grid = curves.ks[np.isin(curves.ks, [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, K])]
 print(curves.table(grid).pivot(index="k", columns="size", values="coverage").to_string())
 for s in sizes:
-    lo, hi = curves.ci(curves.cov_draws[s])
     for k in (1, K):
         record(
             f"coverage/{s}/k{k}",
-            curves.cov[s][k - 1],
-            ci=(lo[k - 1], hi[k - 1]),
-            method=METHOD,
-            level=level,
-            resamples=reps,
+            curves.estimate(s, k),
             headline=(s == large and k == K),
             description=f"coverage (pass@{k}) of size {s}",
         )
-    slope, sd = tta.loglinear_slope(curves, s)
     record(
         f"loglinear/{s}/slope",
-        slope,
-        ci=tuple(np.quantile(sd, [(1 - level) / 2, (1 + level) / 2])),
-        method=METHOD,
-        level=level,
-        resamples=reps,
+        tta.loglinear_slope(curves, s),
         unit="coverage per doubling of k",
         description="least-squares slope of coverage on log2 k, k = 1, 2, 4, ..., k_max",
     )
@@ -168,45 +162,19 @@ for s in sizes:
 fits = tta.fit_laws(curves, reps=fit_reps)
 extra = tta.extrapolation(curves, reps=fit_reps)
 k_fit = tta.extrapolation_k(K)
-q = [(1 - level) / 2, (1 + level) / 2]
-rows = []
+for name, est in tta.law_estimates(fits, curves).items():
+    record(f"law/{name}", est, description=f"exp_power {name[-1]} of size {name[:-2]}")
 for s in sizes:
-    f = fits[s]
-    for p, bound in (("a", (-50.0, 0.0)), ("b", (-5.0, 0.0))):
-        v = f.point.params[p]
-        at_bound = min(abs(v - bound[0]), abs(v - bound[1])) < 1e-6
-        record(
-            f"law/{s}/{p}",
-            v,
-            ci=f.ci(p, level),
-            method=METHOD,
-            level=level,
-            resamples=fit_reps,
-            identified=not at_bound,
-            note=f"{p} at its bound in the point fit" if at_bound else None,
-            description=f"exp_power {p} of size {s}",
-        )
-    err, ed = extra[s]
-    ok = np.isfinite(ed)
     record(
         f"extrapolation/{s}/error",
-        err,
-        ci=tuple(np.quantile(ed[ok], q)),
-        method=METHOD,
-        level=level,
-        resamples=int(ok.sum()),
+        extra[s],
         description=f"predicted - observed coverage at k={K}, law fitted on k <= {k_fit}",
     )
-    rows.append(
-        {
-            "size": s,
-            "a": f.point.params["a"],
-            "b": f.point.params["b"],
-            "b_ci": f.ci("b", level),
-            "extrapolation_error": err,
-        }
-    )
-print(pd.DataFrame(rows).to_string(index=False))
+print(
+    pd.DataFrame(
+        {s: {"a": fits[s].point.params["a"], "b": fits[s].point.params["b"]} for s in sizes}
+    ).T.assign(extrapolation_error=[extra[s].point for s in sizes])
+)
 
 fig, ax = plt.subplots(figsize=(7, 4.2))
 for s in sizes:
@@ -235,15 +203,10 @@ plt.show()
 # %%
 maj = tta.majority(ds, k_max=K, reps=vote_reps, seed=seed)
 for s in sizes:
-    pl = tta.plateau(maj, curves, s)
-    for name, (pt, dr) in pl.items():
+    for name, est in tta.plateau(maj, curves, s).items():
         record(
             f"majority/{s}/{name}",
-            pt,
-            ci=tuple(np.quantile(dr, q)),
-            method=METHOD,
-            level=level,
-            resamples=reps,
+            est,
             unit="samples" if name == "k_plateau" else "accuracy",
             description={
                 "k_plateau": "smallest k within 0.01 of majority accuracy at k_max",
@@ -303,11 +266,7 @@ if cost_ok:
         )
         record(
             f"cost/{s}/kv_share",
-            share[0],
-            ci=tuple(np.quantile(share[1:], q)),
-            method=METHOD,
-            level=level,
-            resamples=reps,
+            curves.over_prompts(share[0], share[1:]),
             description=f"KV-memory share of eFLOPs at k={K}",
         )
         if s == small:
@@ -315,11 +274,7 @@ if cost_ok:
     diff = share_small - share
     record(
         "cost/kv_share_small_minus_large",
-        diff[0],
-        ci=tuple(np.quantile(diff[1:], q)),
-        method=METHOD,
-        level=level,
-        resamples=reps,
+        curves.over_prompts(diff[0], diff[1:]),
         description=f"KV share of size {small} minus size {large}",
     )
     matched = {
@@ -341,11 +296,7 @@ if cost_ok:
         adv, adv_d = ttc.advantage_small(mt, small, large)
         record(
             f"cost/{m}/adv_small_vs_large",
-            float(np.nanmean(adv)),
-            ci=tuple(np.nanquantile(np.nanmean(adv_d, axis=1), q)),
-            method=METHOD,
-            level=level,
-            resamples=reps,
+            curves.over_prompts(float(np.nanmean(adv)), np.nanmean(adv_d, axis=1)),
             description=f"coverage of {small} minus {large} at equal {m}, "
             "mean over the common budgets",
         )
@@ -356,11 +307,9 @@ if cost_ok:
         top = len(mt.budgets) - 1
         record(
             f"cost/{m}/best_coverage_top",
-            mt.coverage[best[top], top],
-            ci=tuple(np.nanquantile(np.nanmax(mt.draws[:, :, top], axis=1), q)),
-            method=METHOD,
-            level=level,
-            resamples=reps,
+            curves.over_prompts(
+                mt.coverage[best[top], top], np.nanmax(mt.draws[:, :, top], axis=1)
+            ),
             description=f"coverage of the compute-optimal (size, k) = ({sizes[best[top]]}, "
             f"{mt.k[best[top], top]}) at the largest common {m} budget",
         )
@@ -371,22 +320,14 @@ if cost_ok:
     over, over_d = np.nanmean(a_f - a_e), np.nanmean(d_f - d_e, axis=1)
     record(
         "cost/overrate_small",
-        float(over),
-        ci=tuple(np.nanquantile(over_d, q)),
-        method=METHOD,
-        level=level,
-        resamples=reps,
+        curves.over_prompts(float(over), over_d),
         headline=True,
         description=f"advantage of {small} over {large} under FLOPs minus under eFLOPs",
     )
     dis, dis_d = ttc.disagreement(matched["flops"], matched["eflops"])
     record(
         "cost/disagree_share",
-        dis,
-        ci=tuple(np.quantile(dis_d, q)),
-        method=METHOD,
-        level=level,
-        resamples=reps,
+        curves.over_prompts(dis, dis_d),
         description="share of budget ranks where the best size differs between FLOPs and eFLOPs",
     )
     c = costs[costs["size"] == large].set_index("k")["flops"]
@@ -394,11 +335,7 @@ if cost_ok:
     gain, gain_d, k_up = ttc.equal_cost_upsample(up, small, large)
     record(
         "cost/flops/upsample_small_vs_large_k1",
-        gain,
-        ci=tuple(np.nanquantile(gain_d, q)),
-        method=METHOD,
-        level=level,
-        resamples=reps,
+        curves.over_prompts(gain, gain_d),
         description=f"coverage of {small} at k={k_up} minus {large} at k=1, equal FLOPs",
     )
 else:
@@ -407,105 +344,12 @@ else:
 # %% [markdown]
 # ## Claims ledger
 #
-# Each claim is decided by the findings above; the verdict is computed from their
-# intervals, never typed.
+# Each claim (`notebooks/claims/test_time_scaling.toml`: its statement, the findings that
+# decide it and the rule) is decided by the findings above; the verdict is computed from
+# their intervals, never typed.
 
 # %%
-claim(
-    "LLM-1",
-    paper=LLM,
-    statement="Coverage grows with the number of samples, log-linearly "
-    "over k (positive gain per doubling of k at every size)",
-    finding=[f"loglinear/{s}/slope" for s in sizes],
-    expect="greater",
-    value=0.0,
-)
-claim(
-    "LLM-2",
-    paper=LLM,
-    statement="log coverage follows a power law in k: b < 0 at every size",
-    finding=[f"law/{s}/b" for s in sizes],
-    expect="less",
-    value=0.0,
-)
-claim(
-    "LLM-3",
-    paper=LLM,
-    statement="The exponentiated power law fitted on k <= k_max/8 predicts "
-    "coverage at k_max within 0.03",
-    finding=[f"extrapolation/{s}/error" for s in sizes],
-    expect="equal",
-    value=0.0,
-    tolerance=0.03,
-)
-claim(
-    "LLM-4",
-    paper=LLM,
-    statement="Majority voting plateaus: from k_max/8 to k_max its accuracy "
-    "changes by less than 0.02",
-    finding=[f"majority/{s}/maj_gain" for s in sizes],
-    expect="equal",
-    value=0.0,
-    tolerance=0.02,
-)
-claim(
-    "LLM-5",
-    paper=LLM,
-    statement="...while coverage keeps rising over the same range",
-    finding=[f"majority/{s}/cov_gain" for s in sizes],
-    expect="greater",
-    value=0.0,
-)
-if cost_ok:
-    claim(
-        "LLM-6",
-        paper=LLM,
-        statement="Amplifying a cheaper model with more samples beats one "
-        "sample of the stronger model at equal (FLOPs) cost",
-        finding="cost/flops/upsample_small_vs_large_k1",
-        expect="greater",
-        value=0.0,
-    )
-    claim(
-        "KIN-1",
-        paper=KIN,
-        statement="FLOPs-only accounting overrates small models: the small "
-        "model's coverage advantage at equal cost shrinks under eFLOPs",
-        finding="cost/overrate_small",
-        expect="greater",
-        value=0.0,
-    )
-    claim(
-        "KIN-2",
-        paper=KIN,
-        statement="KV-cache memory traffic is a larger share of the cost of small models",
-        finding="cost/kv_share_small_minus_large",
-        expect="greater",
-        value=0.0,
-    )
-    claim(
-        "KIN-3",
-        paper=KIN,
-        statement="Under eFLOPs, test-time compute is better spent on the "
-        "larger model (the small one loses at equal eFLOPs)",
-        finding="cost/eflops/adv_small_vs_large",
-        expect="less",
-        value=0.0,
-    )
-else:
-    for cid in ("LLM-6", "KIN-1", "KIN-2", "KIN-3"):
-        claim(
-            cid,
-            paper=KIN if cid.startswith("KIN") else LLM,
-            statement="cost comparison",
-            untested="these samples carry no model shapes or token counts to cost them",
-        )
-claim(
-    "KIN-4",
-    paper=KIN,
-    statement="Sparse attention lowers per-token cost so more samples fit the same budget",
-    untested="the project's models have dense attention only",
-)
+claims_from("test_time_scaling", sizes=sizes)
 
 # %% [markdown]
 # ## Reading the ledger
@@ -525,3 +369,10 @@ claim(
 # * **Short generations.** Answers are at most 5 tokens, so the KV term that Kinetics finds
 #   dominant for long chains is a minority of the cost here; the FLOPs/eFLOPs shift is a
 #   lower bound of what long generations would show.
+
+# %% [markdown] tags=["not-user"]
+# In this run, from $k_{max}/8$ to $k_{max}$ size `s` gains {{ majority/s/cov_gain }} in
+# coverage and {{ majority/s/maj_gain }} in majority-vote accuracy, and size `m`
+# {{ majority/m/cov_gain }} and {{ majority/m/maj_gain }}; the KV cache's share of `s`'s
+# eFLOPs at $k_{max}$ is {{ cost/s/kv_share | pct }}, and the small model's advantage at
+# equal cost shrinks by {{ cost/overrate_small }} from FLOPs to eFLOPs (KIN-1).

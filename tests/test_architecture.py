@@ -37,8 +37,11 @@ SHARED = frozenset(
         "data",
         "compute",
         "record",
+        "estimate",
+        "prose",
         "findings_view",
         "claims",
+        "claims_file",
         "sweeps",
         "provenance",
         "textfmt",
@@ -51,6 +54,11 @@ SHARED = frozenset(
 TOP = frozenset({"runner", "cli"})
 #: The runner knows no science: it never imports these rooms (nor a study).
 SCIENCE = frozenset({"training", "models", "kernels"})
+#: The reporting layer: the analysis rooms return estimates and never record them.
+REPORTING = frozenset({"record", "claims", "claims_file", "findings_view", "prose"})
+ANALYSIS = frozenset({"stats", "fitting"})
+#: The base rooms import nothing of the package above them.
+BASE = frozenset({"estimate", "provenance", "textfmt", "paths", "errors"})
 #: The cost model describes machines and kernels; it runs none, so it never imports these.
 COST_MODEL_NEVER = frozenset({"kernels", "models", "training", "compute"})
 
@@ -212,7 +220,7 @@ def test_the_graph_sees_the_package():
         for e in EDGES
     )
     assert any(
-        e.src == "scalinglab.fitting.result" and e.dst == "scalinglab.record" and not e.top_level
+        e.src == "scalinglab.fitting.parallel" and e.dst == "scalinglab.compute" and not e.top_level
         for e in EDGES
     )  # an import inside a function is seen
 
@@ -298,6 +306,21 @@ def test_the_cli_never_imports_a_study():
     _fail(
         "the CLI imports a study (move what it needs to a shared room)",
         [e for e in EDGES if room(e.src) == "cli" and room(e.dst).startswith("studies")],
+    )
+
+
+def test_the_analysis_rooms_never_import_the_reporting_layer():
+    # stats and fitting return Estimates; notebooks record them
+    _fail(
+        "stats or fitting imports record, claims or findings_view",
+        [e for e in EDGES if room(e.src) in ANALYSIS and room(e.dst) in REPORTING],
+    )
+
+
+def test_the_estimate_type_is_a_base_room():
+    _fail(
+        "scalinglab.estimate imports another room",
+        [e for e in EDGES if room(e.src) == "estimate" and room(e.dst) not in ("", "estimate")],
     )
 
 

@@ -286,6 +286,7 @@ def test_notebook_tiny_runs_through_the_runner(tmp_path, monkeypatch):
     for sub in ("notebooks", "data", "reports"):
         (tmp_path / sub).mkdir()
     shutil.copy(ROOT / "notebooks" / "gemm_cost_model.py", tmp_path / "notebooks")
+    shutil.copytree(ROOT / "notebooks" / "claims", tmp_path / "notebooks" / "claims")
     monkeypatch.setenv("SCALINGLAB_ROOT", str(tmp_path))
     result = run_study("gemm_cost_model", variant="tiny", command="pytest")
     assert result.status == "ok", result.error
@@ -315,6 +316,7 @@ def test_notebook_tiny_runs_through_the_runner(tmp_path, monkeypatch):
     assert list((tmp_path / "data").rglob("spread-*.nc"))
     html = (result.run_dir / "report.html").read_text()
     assert "Energy" in html and "<img" in html
+    assert "The tile-size sweep" in html and "re-analyses <strong>GPPerf" not in html
 
 
 def load_results_claims(run_dir: Path) -> list[dict]:
@@ -331,6 +333,7 @@ def test_notebook_gpperf_variant_reads_the_published_tables(tmp_path, monkeypatc
     for sub in ("notebooks", "reports"):
         (tmp_path / sub).mkdir()
     shutil.copy(ROOT / "notebooks" / "gemm_cost_model.py", tmp_path / "notebooks")
+    shutil.copytree(ROOT / "notebooks" / "claims", tmp_path / "notebooks" / "claims")
     shutil.copytree(
         ROOT / "data" / "published" / "gpperf", tmp_path / "data" / "published" / "gpperf"
     )
@@ -346,6 +349,10 @@ def test_notebook_gpperf_variant_reads_the_published_tables(tmp_path, monkeypatc
     assert len(claims) == 10 and "untested" not in claims.values()
     # the published tables' max tile effect (tile 1 vs the best, 255x) is not 3.2x
     assert claims["GEMM-1"] == "contradicts"
+    # one document per design: the CPU sections are the default report's, not this one's
+    html = (result.run_dir / "report.html").read_text()
+    assert "GPPerf" in html and "The tile-size sweep" not in html
+    assert "Not part of this variant" not in html
 
 
 def _hw_json(name: str) -> str:

@@ -192,7 +192,8 @@ def test_record_writes_each_parameter_as_a_finding(monkeypatch, tmp_path):
         seed=0,
         derived={"L_at_32": lambda p: p["A"] * 32.0 ** -p["alpha"] + p["E"]},
     )
-    res.record("adamw_130m")
+    for name, est in res.estimates("adamw_130m").items():
+        rec.record(name, est)
     found = {f.name: f for f in rec.findings()}
     assert set(found) == {"adamw_130m.A", "adamw_130m.alpha", "adamw_130m.E", "adamw_130m.L_at_32"}
     f = found["adamw_130m.alpha"]

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import scalinglab.record as rec
-from scalinglab.fitting import fit, get_law, identification, list_laws, record_param
+from scalinglab.fitting import fit, get_law, identification, list_laws, param_estimate
 from scalinglab.fitting.synthetic import simulate
 
 TRUTH = {"A": 0.418, "alpha": 0.495, "E": 3.111}
@@ -98,7 +98,11 @@ def test_fixed_parameter_is_not_identified():
         identification(res, "R0")
 
 
-def test_record_param_records_identification_and_drops_the_headline():
+def record_param(name, res, param, *, headline=False, depends=()):
+    return rec.record(name, param_estimate(res, param, depends=depends), headline=headline)
+
+
+def test_param_estimate_carries_identification_and_record_drops_the_headline():
     x, y, g = _data()
     res = fit("power_offset", x, y, groups=g, bounds={"alpha": (0.0, 0.3)}, bootstrap=30, seed=0)
     f = record_param("po/alpha", res, "alpha", headline=True)

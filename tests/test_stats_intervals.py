@@ -33,7 +33,7 @@ def test_output_layout_and_point_estimates():
     assert list(ds.metric.values) == ALL
     assert list(ds.algorithm.values) == ["A", "B", "C"]
     assert ds.attrs["reps"] == 2000 and ds.attrs["level"] == 0.95
-    assert ds.attrs["method"] == "percentile"
+    assert ds.attrs["method"] == "stratified bootstrap, percentile"
     for alg in "ABC":
         x = s.sel(algorithm=alg).values
         for m in ALL:
@@ -108,7 +108,7 @@ def test_task_bootstrap_widens_intervals_when_tasks_differ():
 def test_bca_and_step_dim():
     s = make_scores()
     ds = run(s, method="bca")
-    assert ds.attrs["method"] == "bca"
+    assert ds.attrs["method"] == "stratified bootstrap, bca"
     assert (ds.lo < ds.point).all() and (ds.point < ds.hi).all()
     stepped = xr.concat([s, s + 1.0], dim=xr.DataArray([10, 20], dims="step", name="step"))
     out = run(stepped, metrics=("mean",))

@@ -212,3 +212,7 @@ def test_published_variant_through_the_runner(tmp_path):
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert manifest["status"] == "ok" and manifest["variant"] == "dmc-custom"
     assert not (root / "data" / STUDY).exists()  # the classifier benchmark did not run
+    # one document per design: the paper's data, not the classifier benchmark's text
+    page = (run_dir / "report.html").read_text()
+    assert "the paper&#39;s own data" in page or "the paper's own data" in page
+    assert "ship with scikit-learn" not in page and "{{" not in page

@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from scalinglab.runner.pipeline import run_study
+from scalinglab.textfmt import fmt_num
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[1]
@@ -21,6 +22,8 @@ NOTEBOOK = ROOT / "notebooks" / "test_time_scaling.py"
 def lab(tmp_path, monkeypatch):
     (tmp_path / "notebooks").mkdir()
     shutil.copy(NOTEBOOK, tmp_path / "notebooks")
+    (tmp_path / "notebooks" / "claims").mkdir()
+    shutil.copy(ROOT / "notebooks" / "claims" / "test_time_scaling.toml", tmp_path / "notebooks" / "claims")
     (tmp_path / "data" / "hardware").mkdir(parents=True)
     for f in (ROOT / "data" / "hardware").glob("*.json"):
         shutil.copy(f, tmp_path / "data" / "hardware")
@@ -63,6 +66,10 @@ def test_tiny_study_samples_its_own_policies(lab):
             "not identified",
         ), cid
     assert ledger["KIN-4"]["verdict"] == "untested"
+    # prose names findings; the report shows them with their intervals, as recorded
+    page = (Path(res.run_dir) / "report.html").read_text()
+    gain = found["majority/s/cov_gain"]
+    assert "{{" not in page and f"size <code>s</code> gains {fmt_num(gain['point'])} [" in page
     # the samples (with provenance) and the policies (with their sidecars) are cached
     nc = list(lab.glob("data/.cache/test_time_scaling/samples-tiny-*.nc"))
     assert nc and len(list(lab.glob("data/.cache/test_time_scaling/policies/*.json"))) == 3

@@ -1,6 +1,8 @@
 """The claims ledger: which published claims a study tests, and the verdict its findings give.
 
-A notebook declares each claim with :func:`scalinglab.record.claim`; this module
+A study's claims live in its claims file (:mod:`scalinglab.claims_file`), declared by
+:func:`scalinglab.record.claims_from` (or one by one with
+:func:`scalinglab.record.claim`); this module
 holds the pure logic (no global state): the :class:`Claim` as declared, the
 rules that turn recorded findings into a :class:`Verdict`, and the ledger's
 HTML and text renderings. The verdict is computed, never typed:
@@ -58,6 +60,10 @@ class Claim:
     value: float | tuple[float, float] | None = None
     tolerance: float = 0.0
     untested: str | None = None
+    #: Whose claim it is (the paper's, a benchmark's, this project's own check) and the
+    #: regime it is tested in; free text until the rules that use them exist.
+    scope: str | None = None
+    regime: str | None = None
 
     def __post_init__(self) -> None:
         where = f"claim({self.id!r})"
@@ -150,6 +156,8 @@ class Verdict:
             "tolerance": c.tolerance,
             "rule": c.rule,
             "untested": c.untested,
+            "scope": c.scope,
+            "regime": c.regime,
             "verdict": self.verdict,
             "reason": self.reason,
             "evidence": [dict(e) for e in self.evidence],

@@ -4,7 +4,7 @@ HTML (the notebooks' findings tables and the report's header).
 Input is a finding as :class:`scalinglab.record.Finding` or its JSON dict (a
 ``results.json`` entry). A parameter on a bound is shown one-sided ("at lower bound
 0", "<= 0.0164 (one-sided)"); a NaN point or interval is a dash with a footnote saying
-why.
+why. ``None`` (``null`` in a strict-JSON ``results.json``) is shown as NaN is.
 """
 
 from __future__ import annotations
@@ -18,6 +18,9 @@ from scalinglab.textfmt import fmt_ci, fmt_num
 
 
 def _nan(x: object) -> bool:
+    """NaN, or None (a non-finite number as strict JSON writes it)."""
+    if x is None:
+        return True
     try:
         return math.isnan(float(x))  # type: ignore[arg-type]
     except (TypeError, ValueError):

@@ -1,6 +1,8 @@
 """Findings: every claim a report makes, with its point estimate and interval.
 
-A study notebook calls :func:`record` once per finding. Findings are kept in
+A study notebook calls :func:`record` once per finding, with the
+:class:`~scalinglab.estimate.Estimate` a library function returned (its level, method
+and resamples are kept as the library made them). Findings are kept in
 memory (so an interactive JupyterLab session can show them with
 :func:`findings_table`) and, when the runner executes the notebook, also written
 atomically to the ``results.json`` named by the ``SCALINGLAB_RESULTS``
@@ -21,6 +23,10 @@ Rules a finding obeys (each raises ``ValueError`` when broken):
 Published claims are declared with :func:`claim` after the findings that decide
 them; their verdicts (:mod:`scalinglab.claims`) are recomputed from the current
 findings whenever ``results.json`` is written.
+
+``results.json`` is strict JSON: a NaN or infinite point or interval end is written as
+``null`` and the finding's ``note`` says why; :func:`load_results` reads it back as NaN
+(and still reads older files that contain ``NaN``).
 
 ``results.json`` layout::
 
@@ -45,10 +51,13 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from scalinglab.claims import Claim, Verdict, decide
+from scalinglab.claims_file import claims_for
+from scalinglab.estimate import Estimate
 from scalinglab.findings_view import findings_html
-from scalinglab.textfmt import fmt_ci, fmt_num
+from scalinglab.textfmt import fmt_ci, fmt_num, json_safe
 
 RESULTS_ENV = "SCALINGLAB_RESULTS"
 #: Most headline findings a report may have (the ledger carries the rest of the story).
@@ -74,9 +83,19 @@ class Finding:
     side: str | None = None
 
     def to_json(self) -> dict:
+        """The finding as strict JSON: a non-finite number becomes ``None`` and ``note``
+        says why (NaN points and intervals stay NaN in memory)."""
         d = asdict(self)
         d["ci"] = None if self.ci is None else [self.ci[0], self.ci[1]]
-        return d
+        bad = []
+        if not math.isfinite(self.point):
+            bad.append("point")
+        if self.ci is not None and not all(math.isfinite(c) for c in self.ci):
+            bad.append("interval")
+        if bad:
+            why = f"{' and '.join(bad)} undefined on these data (not a finite number; null in JSON)"
+            d["note"] = f"{self.note}; {why}" if self.note else why
+        return json_safe(d)
 
     def _repr_html_(self) -> str:
         return findings_html([self])
@@ -96,7 +115,7 @@ def _as_float(x: object, what: str, name: str) -> float:
 
 def record(
     name: str,
-    point: float,
+    point: float | Estimate,
     *,
     ci: Sequence[float] | None = None,
     method: str | None = None,
@@ -117,13 +136,17 @@ def record(
     name
         Stable identifier, e.g. ``"iqm/adam"``; reports are diffed by name.
     point
-        The point estimate.
+        An :class:`~scalinglab.estimate.Estimate` (the library's result, taken as
+        it is: its interval, level, method, resamples, identification, bound and
+        note), or a plain number (a point estimate, or with the keywords below
+        for code not yet returning estimates).
     ci
         ``(lo, hi)`` interval; the point must lie inside it (NaN endpoints
-        aside).
+        aside). Not with an ``Estimate``.
     method, level, resamples
         How the interval was made, e.g. ``"stratified bootstrap, percentile"``,
-        ``0.95`` and ``50000``. A finding with a CI must say its level.
+        ``0.95`` and ``50000``. A finding with a CI must say its level. Not
+        with an ``Estimate`` (it carries its own).
     unit, description
         Free text shown in the findings table.
     headline
@@ -144,6 +167,9 @@ def record(
     ValueError
         A bad interval, a point outside its interval, a headline without an
         interval, or a 13th headline.
+    TypeError
+        An ``Estimate`` given together with ``ci``, ``method``, ``level``,
+        ``resamples``, ``bound`` or ``side`` (they would contradict it).
 
     Returns
     -------
@@ -152,6 +178,36 @@ def record(
     """
     if not isinstance(name, str) or not name:
         raise TypeError("record(): name must be a non-empty string")
+    if isinstance(point, Estimate):
+        given = {
+            k: v
+            for k, v in (
+                ("ci", ci),
+                ("method", method),
+                ("level", level),
+                ("resamples", resamples),
+                ("bound", bound),
+                ("side", side),
+            )
+            if v is not None
+        }
+        if given:
+            raise TypeError(
+                f"record({name!r}): an Estimate carries its own interval and method; "
+                f"do not pass {', '.join(given)} with it"
+            )
+        est = point
+        point, ci, method, level, resamples = (
+            est.point,
+            est.ci,
+            est.method,
+            est.level,
+            est.resamples,
+        )
+        bound, side = est.bound, est.side
+        identified = identified and est.identified
+        if est.note:
+            note = f"{est.note}; {note}" if note else est.note
     p = _as_float(point, "point", name)
     interval = None
     if ci is not None:
@@ -292,6 +348,47 @@ def claim(
     return verdict
 
 
+def claims_file(study: str) -> Path:
+    """Where ``study``'s claims live: ``notebooks/claims/<study>.toml``."""
+    from scalinglab.paths import notebooks_dir
+
+    return notebooks_dir() / "claims" / f"{study}.toml"
+
+
+def claims_from(study: str | Path, **values: Any) -> list[Verdict]:
+    """Declare every claim of a study's claims file, decided by the findings recorded so far.
+
+    Parameters
+    ----------
+    study
+        The study's name (its file is :func:`claims_file`) or a path to a claims file.
+    values
+        What the file's templates name, e.g. ``sizes=["s", "m"]`` (a list expands a
+        finding name to one per element) or ``pairs=[{"x": ..., "y": ...}, ...]``
+        (for ``each = "pairs"``); see :mod:`scalinglab.claims_file`.
+
+    Returns
+    -------
+    list of Verdict
+        In file order.
+
+    Raises
+    ------
+    scalinglab.claims_file.ClaimsFileError
+        A malformed file, a template naming a value not passed, or a claim decided by a
+        finding that was never recorded (naming the file and the claim id).
+    """
+    path = Path(study) if isinstance(study, Path) or str(study).endswith(".toml") else (
+        claims_file(str(study))
+    )
+    current = {n: f.to_json() for n, f in _FINDINGS.items()}
+    declared = claims_for(path, values, current)
+    for c in declared:
+        _CLAIMS[c.id] = c
+    _flush()
+    return [decide(c, current) for c in declared]
+
+
 def claims() -> list[Verdict]:
     """Every declared claim with its verdict on the current findings, in declaration order.
 
@@ -321,15 +418,32 @@ def write_results(path: Path, items: Sequence[Finding], verdicts: Sequence[Verdi
     payload = {"findings": [f.to_json() for f in items], "claims": [v.to_json() for v in verdicts]}
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-results-")
     os.fchmod(fd, 0o644)  # mkstemp makes it owner-only; readable like the other report files
-    with os.fdopen(fd, "w") as fh:
-        json.dump(payload, fh, indent=2, allow_nan=True)
-        fh.write("\n")
-    os.replace(tmp, path)
+    try:
+        with os.fdopen(fd, "w") as fh:
+            json.dump(json_safe(payload), fh, indent=2, allow_nan=False)
+            fh.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _nan_for_null(f: dict) -> dict:
+    """A finding read back: a ``null`` point or interval end is NaN again."""
+    if "point" in f and f["point"] is None:
+        f["point"] = math.nan
+    if f.get("ci") is not None:
+        f["ci"] = [math.nan if c is None else c for c in f["ci"]]
+    return f
 
 
 def load_results(path: Path) -> list[dict]:
-    """Read the ``findings`` list of a ``results.json``."""
-    return json.loads(Path(path).read_text())["findings"]
+    """Read the ``findings`` list of a ``results.json``.
+
+    A ``null`` point or interval end (strict JSON for a non-finite number) is read as
+    NaN; older files that contain ``NaN`` literally are read as they are.
+    """
+    return [_nan_for_null(f) for f in json.loads(Path(path).read_text())["findings"]]
 
 
 def load_claims(path: Path) -> list[dict]:

@@ -13,7 +13,7 @@ replication: log-sum-exp form, Huber 1e-3 summed, 4,500-start grid, L-BFGS-B).
 from scalinglab.fitting.diagnostics import cross_check, loglog_ols
 from scalinglab.fitting.extrapolate import ExtrapolationResult, extrapolation_check
 from scalinglab.fitting.group_bootstrap import bootstrap, derive
-from scalinglab.fitting.identify import Identification, identification, record_param
+from scalinglab.fitting.identify import Identification, identification, param_estimate
 from scalinglab.fitting.laws import Law, Param, product_grid
 from scalinglab.fitting.loader import FitData, check_data, from_arrays, load_table
 from scalinglab.fitting.multistart import fit, make_problem
@@ -45,6 +45,6 @@ __all__ = [
     "loglog_ols",
     "make_problem",
     "product_grid",
-    "record_param",
+    "param_estimate",
     "register_law",
 ]

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from scalinglab.estimate import Estimate
 from scalinglab.fitting import FitResult, Law, fit, get_law, list_laws, register_law
 from scalinglab.fitting.exp_power import LAW, NAME
 
@@ -79,6 +80,28 @@ class BootstrapFit:
         d = self.draws[:, j][np.isfinite(self.draws[:, j])]
         q = (1.0 - level) / 2.0
         return float(np.quantile(d, q)), float(np.quantile(d, 1.0 - q))
+
+    def estimate(self, name: str, *, level: float, method: str) -> Estimate:
+        """Parameter ``name`` (``"a"`` or ``"b"``) with its percentile interval over the
+        refits that succeeded; not identified when the point fit sits on a bound of the
+        law (within 1e-6)."""
+        j = ["a", "b"].index(name)
+        v = float(self.point.params[name])
+        lo_b, hi_b = LAW.params[j].bounds
+        at = [float(b) for b in (lo_b, hi_b) if abs(v - float(b)) < 1e-6]  # type: ignore[arg-type]
+        lo, hi = self.ci(name, level)
+        return Estimate(
+            v,
+            lo,
+            hi,
+            level=level,
+            method=method,
+            resamples=int(np.isfinite(self.draws[:, j]).sum()),
+            identified=not at,
+            bound=at[0] if at else None,
+            side=None if not at else ("lower" if at[0] == lo_b else "upper"),
+            note=f"{name} at its bound in the point fit" if at else None,
+        )
 
 
 def fit_bootstrap(ks: np.ndarray, per_problem: np.ndarray, draws: np.ndarray) -> BootstrapFit:

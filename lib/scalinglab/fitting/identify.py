@@ -5,9 +5,13 @@ the point fit, or in a large share of the bootstrap refits, or whose interval
 has zero width, is not estimated by the data: the bound is. Its value and
 interval then borrow their precision from the bound and must not be reported
 as a measurement. :func:`identification` tells which, and
-:func:`record_param` records a fitted parameter with that verdict attached
-(``scalinglab.record.record(..., identified=False, note=...)``), so the report
+:func:`param_estimate` returns a fitted parameter as an
+:class:`~scalinglab.estimate.Estimate` with that verdict attached
+(``identified=False``, the bound and the reason), so the report that records it
 shows it one-sided and a claim resting on it reads ``not identified``.
+
+The share of refits at a bound that makes a parameter not identified is the
+library's one rule, :data:`scalinglab.estimate.BOUND_SHARE`.
 
 Tolerance: a parameter is "at" a bound when it lies within ``rtol`` of it in the
 optimizer's coordinates, relative to the width of the bounded range when both
@@ -20,16 +24,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
-
 import numpy as np
 
+from scalinglab.estimate import BOUND_SHARE, Estimate, identified_by_share
 from scalinglab.fitting.result import FitResult
 
 #: Relative distance to a bound (optimizer coordinates) that counts as "at" it.
 RTOL = 1e-3
-#: Share of bootstrap refits at a bound from which a parameter is not identified.
-SHARE = 0.2
+#: Share of bootstrap refits at a bound from which a parameter is not identified
+#: (the library's one rule: :data:`scalinglab.estimate.BOUND_SHARE`).
+SHARE = BOUND_SHARE
 #: An internal log-scale value below this is "at the bound 0" (value < 1e-13).
 LOG_FLOOR = -30.0
 
@@ -131,7 +135,7 @@ def identification(
                 )
         share_at, side_d = _share(result, j, lo, hi, log_scale, rtol)
         bound_d = None if side_d is None else bounds[side_d]
-        if share_at >= share:
+        if not identified_by_share(share_at, threshold=share):
             return Identification(
                 False,
                 f"{param} at its {side_d} bound {bound_d:.4g} in "
@@ -172,51 +176,40 @@ def _share(
     return (s_lo, "lower") if s_lo >= s_hi else (s_hi, "upper")
 
 
-def record_param(
-    name: str,
+def param_estimate(
     result: FitResult,
     param: str,
     *,
-    headline: bool = False,
-    unit: str | None = None,
-    description: str | None = None,
     method: str | None = None,
     depends: tuple[str, ...] = (),
     rtol: float = RTOL,
     share: float = SHARE,
-) -> Any:
-    """Record a fitted parameter (or derived quantity) as a finding, with its identification.
+) -> Estimate:
+    """A fitted parameter (or derived quantity) as an estimate, with its identification.
 
     Parameters
     ----------
-    name
-        Finding name, e.g. ``"law/relu/m/A0"``.
     result, param
         The fit and a parameter name (``result.names``) or a scalar derived
         quantity (``result.derived``, see :meth:`FitResult.derive`).
-    headline
-        Asked for; dropped (with a note) when the parameter is not identified.
+    method
+        Default: the fit's bootstrap description (:meth:`FitResult.method_text`).
     depends
         Other parameters it rests on; it is not identified when any of them is
         not. E.g. ``relu_sparsity``'s limit ``A0`` with ``depends=("alpha",)``:
         at ``alpha = 0`` the law is a constant and ``A0`` trades off against
         ``b`` and ``c``, so its interval means nothing.
-    unit, description, method
-        As for :func:`scalinglab.record.record` (method defaults to the fit's
-        bootstrap description).
+    rtol, share
+        As for :func:`identification`.
 
     Returns
     -------
-    scalinglab.record.Finding
+    scalinglab.estimate.Estimate
+        With the fit's level and number of refits when it has an interval;
+        ``identified``, ``bound``, ``side`` and ``note`` from :func:`identification`.
     """
-    from scalinglab.record import record
-
     reps = result.bootstrap_info.get("reps")
-    method = method or (
-        f"group bootstrap, percentile ({reps} refits); {result.objective_desc}"
-        if result.ci is not None
-        else f"point estimate; {result.objective_desc}"
-    )
+    method = method or result.method_text()
     if param in result.params:
         ident = identification(result, param, rtol=rtol, share=share)
         point = float(result.params[param])
@@ -237,16 +230,13 @@ def record_param(
         if not sub.identified:
             ident = Identification(False, f"rests on {sub.reason}", None, None, sub.share_at_bound)
             break
-    return record(
-        name,
+    return Estimate(
         point,
-        ci=ci,
-        method=method,
+        None if not ci else float(ci[0]),
+        None if not ci else float(ci[1]),
         level=result.level if ci else None,
+        method=method,
         resamples=reps if ci else None,
-        unit=unit,
-        description=description,
-        headline=headline,
         identified=ident.identified,
         note=ident.reason or None,
         bound=ident.bound,

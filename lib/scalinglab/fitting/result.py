@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from scalinglab.estimate import Estimate
 from scalinglab.fitting.problem import Problem
 from scalinglab.stats.bootstrap import percentile_interval
 from scalinglab.textfmt import format_table, json_number
@@ -267,49 +268,44 @@ class FitResult:
         return x2, codes
 
     # ------------------------------------------------------------------ findings
-    def record(
+    def method_text(self) -> str:
+        """How this fit's intervals were made, in words (a finding's ``method``)."""
+        reps = self.bootstrap_info.get("reps")
+        if self.ci is not None:
+            return f"group bootstrap, percentile ({reps} refits); {self.objective_desc}"
+        return f"point estimate; {self.objective_desc}"
+
+    def estimates(
         self, prefix: str | None = None, *, names: list[str] | None = None, derived: bool = True
-    ) -> list:
-        """Record parameters (and derived quantities) as findings via :func:`scalinglab.record`.
+    ) -> dict[str, Estimate]:
+        """Parameters (and scalar derived quantities) as estimates, keyed ``<prefix>.<name>``.
 
-        Names are ``<prefix>.<param>`` (default prefix: the law's name); each
-        carries its percentile CI, level, method and number of resamples.
+        Each carries its percentile CI, level, method and number of refits; record
+        them with ``for n, e in res.estimates().items(): record(n, e)``. Default
+        prefix: the law's name. (Identification is not judged here: see
+        :func:`scalinglab.fitting.identify.param_estimate`.)
         """
-        from scalinglab.record import record
-
         prefix = prefix or self.law
         reps = self.bootstrap_info.get("reps")
-        method = (
-            f"group bootstrap, percentile ({reps} refits); {self.objective_desc}"
-            if self.ci is not None
-            else f"point estimate; {self.objective_desc}"
-        )
-        out = []
-        for k in names or self.names:
-            ci = None if self.ci is None else self.ci[k]
-            out.append(
-                record(
-                    f"{prefix}.{k}",
-                    self.params[k],
-                    ci=ci,
-                    method=method,
-                    level=self.level if ci else None,
-                    resamples=reps if ci else None,
-                )
+        method = self.method_text()
+
+        def one(point: float, ci: Any) -> Estimate:
+            lo, hi = (None, None) if ci is None else (float(ci[0]), float(ci[1]))
+            return Estimate(
+                float(point),
+                lo,
+                hi,
+                level=self.level if ci is not None else None,
+                method=method,
+                resamples=reps if ci is not None else None,
             )
+
+        out = {}
+        for k in names or self.names:
+            out[f"{prefix}.{k}"] = one(self.params[k], None if self.ci is None else self.ci[k])
         for k, d in self.derived.items() if derived else ():
             if np.ndim(d.point) == 0:
-                ci = None if d.ci is None else (float(d.ci[0]), float(d.ci[1]))
-                out.append(
-                    record(
-                        f"{prefix}.{k}",
-                        float(d.point),
-                        ci=ci,
-                        method=method,
-                        level=self.level if ci else None,
-                        resamples=reps if ci else None,
-                    )
-                )
+                out[f"{prefix}.{k}"] = one(float(d.point), d.ci)
         return out
 
     # ------------------------------------------------------------------ derived quantities

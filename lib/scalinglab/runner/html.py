@@ -44,6 +44,7 @@ from scalinglab.findings_view import findings_html
 from scalinglab.provenance import sha256_bytes
 from scalinglab.record import load_claims
 from scalinglab.runner.mathml import tex_to_mathml
+from scalinglab.runner.prose_cells import prepare_cells
 from scalinglab.runner.store import RunStatus
 
 #: The report's Jinja template (extends nbconvert's lab template) and its one stylesheet.
@@ -249,6 +250,9 @@ def write_report(
     the ones given. Returns the page's SHA-256 (the manifest's ``report_html_sha256``).
     """
     results = folder / "results.json"
+    nb = prepare_cells(
+        nb, findings=findings, variant=variant, strict=status == RunStatus.OK, study=study
+    )
     header = provenance_header(
         title=title,
         description=description,

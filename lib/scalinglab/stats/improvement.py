@@ -216,5 +216,9 @@ def pairwise_probability_of_improvement(
             "x": ("pair", [a for a, _ in parsed]),
             "y": ("pair", [b for _, b in parsed]),
         },
-        attrs={"reps": int(reps), "level": float(level)},
+        attrs={
+            "reps": int(reps),
+            "level": float(level),
+            "method": "stratified bootstrap (independent per algorithm), percentile",
+        },
     )

@@ -92,7 +92,9 @@ def interval_estimates(
     -------
     xarray.Dataset
         Variables ``point``, ``lo``, ``hi`` with dims ``(algorithm, metric)``
-        (plus ``step`` if present); attrs ``reps``, ``level``, ``method``,
+        (plus ``step`` if present); attrs ``reps``, ``level``, ``method`` (in words,
+        e.g. ``"stratified bootstrap, percentile"``: a cell is an
+        :meth:`~scalinglab.estimate.Estimate.from_cell`),
         ``task_bootstrap``.
     """
     names = resolve_metrics(metrics)
@@ -133,7 +135,7 @@ def interval_estimates(
         attrs={
             "reps": int(reps),
             "level": float(level),
-            "method": method,
+            "method": f"stratified bootstrap, {method}",
             "task_bootstrap": int(bool(task_bootstrap)),
             "streams": "per algorithm: keyed_generators(rng, algorithm name)",
         },

@@ -28,10 +28,13 @@ import pandas as pd
 import xarray as xr
 
 from scalinglab.errors import InputError
+from scalinglab.estimate import Estimate
 from scalinglab.stats import passk as cv
 from scalinglab.stats.passk import INVALID, MISSING
 
 REQUIRED = ("problem", "sample", "correct")
+#: How every interval of :class:`Curves` is made.
+METHOD = "bootstrap over prompts, percentile"
 _TRUE = {"1", "true", "yes", "t", "1.0"}
 _FALSE = {"0", "false", "no", "f", "0.0"}
 
@@ -194,6 +197,23 @@ class Curves:
     def ci(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         q = (1.0 - self.level) / 2.0
         return np.nanquantile(x, q, axis=0), np.nanquantile(x, 1.0 - q, axis=0)
+
+    def estimate(self, size: str, k: int) -> Estimate:
+        """Coverage of ``size`` at ``k`` samples with its interval over the prompt resamples."""
+        lo, hi = self.ci(self.cov_draws[size][:, k - 1])
+        return Estimate(
+            float(self.cov[size][k - 1]),
+            float(lo),
+            float(hi),
+            level=self.level,
+            method=METHOD,
+            resamples=len(self.draws),
+        )
+
+    def over_prompts(self, point: float, draws: np.ndarray) -> Estimate:
+        """Any statistic's estimate from its ``(R,)`` values on these curves' prompt
+        resamples (NaN values left out): the percentile interval at the curves' level."""
+        return Estimate.from_draws(point, draws, level=self.level, method=METHOD)
 
     def table(self, ks: np.ndarray) -> pd.DataFrame:
         """Coverage with its interval at ``ks``: one row per (size, k)."""

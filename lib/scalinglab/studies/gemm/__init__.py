@@ -4,6 +4,7 @@ Reproduces ``docs/studies/kernels_cost_models.md``.
 
 - :mod:`.sweep`: times the tiled and naive kernels over shapes x tiles (the study's data)
 - :mod:`.analysis`: tile effects and speed ratios with bootstrap intervals
+- :mod:`.estimates`: the study's findings as estimates (method, level, resamples stated once)
 - :mod:`.predictor`: roofline, the calibrated kernel-work model and learned runtime predictors
 - :mod:`.machine`: the committed hardware record and sweep config the study reuses on any
   CPU, and the spread of timings across separate processes (re-run intervals)

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from scalinglab.stats.bootstrap import percentile_interval, resample_groups
+from scalinglab.stats.group_means import ratio_of_medians
 from scalinglab.studies.gemm.timings import SHAPE, TILE
 
 
@@ -180,13 +181,7 @@ def speed_ratio(
         replicate (see the module docstring).
     """
     rng = np.random.default_rng(seed)
-    a = np.asarray(baseline_seconds, float)
-    b = np.asarray(kernel_seconds, float)
-    a, b = a[np.isfinite(a)], b[np.isfinite(b)]
-    boot = np.median(a[resample_groups(rng, a.size, reps)], axis=1) / np.median(
-        b[resample_groups(rng, b.size, reps)], axis=1
-    )
+    est, boot = ratio_of_medians(baseline_seconds, kernel_seconds, rng=rng, reps=reps)
     if between_sigma > 0:
         boot = boot * np.exp(rng.normal(0.0, between_sigma * np.sqrt(2.0), size=reps))
-    point = float(np.median(a) / np.median(b))
-    return point, selection_interval(point, boot, level=level)
+    return est.point, selection_interval(est.point, boot, level=level)

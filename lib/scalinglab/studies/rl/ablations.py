@@ -13,10 +13,11 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from scalinglab.stats.bootstrap import percentile_interval, resample_groups
+from scalinglab.estimate import BOUND_SHARE
+from scalinglab.stats.group_means import mean_of_group_means
 
 #: Share of a variant's per-run fits with A on its bound 1 from which its A is not identified.
-A_BOUND_SHARE = 0.2
+A_BOUND_SHARE = BOUND_SHARE
 
 
 def ablation_effects(
@@ -57,11 +58,8 @@ def ablation_effects(
             diff = (wide[var] - wide[baseline]).dropna()
             sizes = list(diff.index.get_level_values(0).unique())
             per_size = [diff.loc[s].to_numpy() for s in sizes]
-            point = float(np.mean([d.mean() for d in per_size]))
-            boots = np.mean(
-                [d[resample_groups(rng, len(d), reps)].mean(axis=1) for d in per_size], axis=0
-            )
-            lo, hi = percentile_interval(boots, level=level)
+            est, _ = mean_of_group_means(per_size, rng=rng, reps=reps, level=level)
+            point, (lo, hi) = est.point, est.ci  # type: ignore[misc]
 
             def arr(v, metric=metric, sizes=sizes):
                 t = ps[(ps["variant"] == v) & ps["model_size"].isin(sizes)].pivot_table(

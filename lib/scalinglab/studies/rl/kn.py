@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from scalinglab.estimate import BOUND_SHARE, identified_by_share
 from scalinglab.fitting import fit
 from scalinglab.stats.bootstrap import percentile_interval, resample_groups
 from scalinglab.studies.rl.analysis import ordered_sizes as _sizes
@@ -147,7 +148,7 @@ def _n0_identified(
     bounds: tuple[float, float],
     *,
     rtol: float = 1e-3,
-    share: float = 0.2,
+    share: float = BOUND_SHARE,
 ) -> tuple[bool, str]:
     """Whether k(N)'s N0 is identified: not on a bound of its search range (in log
     space, within ``rtol`` of the range's width) in the point fit or in ``share`` of
@@ -171,7 +172,7 @@ def _n0_identified(
     if d.size:
         lo_s, hi_s = side(d)
         frac = float(max(lo_s.mean(), hi_s.mean()))
-        if frac >= share:
+        if not identified_by_share(frac, threshold=share):
             return False, f"N0 at a bound of its range in {100 * frac:.0f}% of bootstrap refits"
     if ci is not None and np.isfinite(ci[0]) and ci[1] - ci[0] <= 1e-12 * max(1.0, abs(n0)):
         return False, "N0 has a zero-width interval"

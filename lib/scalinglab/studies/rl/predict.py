@@ -23,12 +23,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from scalinglab.estimate import BOUND_SHARE
 from scalinglab.fitting import fit
 from scalinglab.stats.bootstrap import percentile_interval, resample_groups
+from scalinglab.stats.group_means import mean_of_group_means
 
 LN9 = float(np.log(9.0))
 #: Share of refits at a bound from which an estimate is not identified (as fitting.identify).
-SHARE = 0.2
+SHARE = BOUND_SHARE
 _AT_ONE = 1.0 - 1e-3  # an asymptote this close to 1 sits on its bound
 
 
@@ -326,11 +328,8 @@ def matched_compute_delta(
     if not per_size:
         raise ValueError(f"variant {variant!r} has no run paired with {baseline!r}")
     rng = np.random.default_rng(seed)
-    point = float(np.mean([d.mean() for d in per_size.values()]))
-    boots = np.mean(
-        [d[resample_groups(rng, len(d), reps)].mean(axis=1) for d in per_size.values()], axis=0
-    )
-    lo, hi = percentile_interval(boots, level=level)
+    est, _ = mean_of_group_means(list(per_size.values()), rng=rng, reps=reps, level=level)
+    point, (lo, hi) = est.point, est.ci  # type: ignore[misc]
     return {
         "delta": point,
         "ci": (float(lo), float(hi)),

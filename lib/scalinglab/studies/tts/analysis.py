@@ -16,9 +16,10 @@ from dataclasses import dataclass
 import numpy as np
 import xarray as xr
 
+from scalinglab.estimate import Estimate
 from scalinglab.fitting import coverage_law as tlaw
 from scalinglab.stats import passk as cv
-from scalinglab.stats.samples import Curves, coverage_curves, max_k, size_arrays
+from scalinglab.stats.samples import METHOD, Curves, coverage_curves, max_k, size_arrays
 
 __all__ = [
     "Curves",
@@ -27,6 +28,7 @@ __all__ = [
     "extrapolation",
     "extrapolation_k",
     "fit_laws",
+    "law_estimates",
     "loglinear_slope",
     "majority",
     "max_k",
@@ -51,24 +53,39 @@ def extrapolation_k(k_max: int, *, frac: int = 8) -> int:
     return max(k_max // frac, 4)
 
 
-def extrapolation(curves: Curves, *, frac: int = 8, reps: int | None = None) -> dict[str, tuple]:
-    """Per size: fit on k <= :func:`extrapolation_k`, predict k_max; ``(error, error_draws)``."""
-    grid = cv.k_grid(len(curves.ks))
-    k_fit = extrapolation_k(len(curves.ks), frac=frac)
-    draws = curves.draws[:reps]
+def law_estimates(fits: dict[str, tlaw.BootstrapFit], curves: Curves) -> dict[str, Estimate]:
+    """``"<size>/a"``, ``"<size>/b"``: each size's law parameters with their intervals
+    over the refits (not identified when on a bound of the law)."""
     return {
-        s: tlaw.extrapolate(grid, curves.per_problem[s][:, grid - 1], draws, k_fit=k_fit)
-        for s in curves.sizes
+        f"{s}/{p}": f.estimate(p, level=curves.level, method=METHOD)
+        for s, f in fits.items()
+        for p in ("a", "b")
     }
 
 
-def loglinear_slope(curves: Curves, size: str) -> tuple[float, np.ndarray]:
-    """Slope of coverage against log2 k over the grid (coverage gained per doubling of k):
-    point and (R,) draws, by least squares over k = 1, 2, 4, ..., k_max."""
+def extrapolation(
+    curves: Curves, *, frac: int = 8, reps: int | None = None
+) -> dict[str, Estimate]:
+    """Per size: fit on k <= :func:`extrapolation_k`, predict k_max; the error (predicted
+    minus observed coverage) with its interval over the refits that succeeded."""
+    grid = cv.k_grid(len(curves.ks))
+    k_fit = extrapolation_k(len(curves.ks), frac=frac)
+    draws = curves.draws[:reps]
+    out = {}
+    for s in curves.sizes:
+        err, ed = tlaw.extrapolate(grid, curves.per_problem[s][:, grid - 1], draws, k_fit=k_fit)
+        out[s] = curves.over_prompts(err, ed)
+    return out
+
+
+def loglinear_slope(curves: Curves, size: str) -> Estimate:
+    """Slope of coverage against log2 k over the grid (coverage gained per doubling of k),
+    by least squares over k = 1, 2, 4, ..., k_max, with its interval over the resamples."""
     grid = cv.k_grid(len(curves.ks))
     u = np.log2(grid)
     u = (u - u.mean()) / np.sum((u - u.mean()) ** 2)
-    return float(curves.cov[size][grid - 1] @ u), curves.cov_draws[size][:, grid - 1] @ u
+    point = float(curves.cov[size][grid - 1] @ u)
+    return curves.over_prompts(point, curves.cov_draws[size][:, grid - 1] @ u)
 
 
 @dataclass
@@ -103,7 +120,7 @@ def majority(ds: xr.Dataset, *, k_max: int, reps: int = 32, seed: int = 0) -> Ma
 
 def plateau(
     maj: Majority, curves: Curves, size: str, *, tol: float = 0.01
-) -> dict[str, tuple[float, np.ndarray]]:
+) -> dict[str, Estimate]:
     """Where majority voting stops improving, and what coverage gains after it.
 
     Returns
@@ -111,7 +128,8 @@ def plateau(
     dict
         ``k_plateau``: the smallest grid k within ``tol`` of the majority accuracy at
         k_max; ``maj_gain``: majority accuracy at k_max minus at k_max / 8;
-        ``cov_gain``: coverage at k_max minus at k_max / 8. Each ``(point, (R,) draws)``.
+        ``cov_gain``: coverage at k_max minus at k_max / 8. Each with its interval over
+        the curves' prompt resamples.
     """
     ks = maj.ks
     k8 = int(ks[-1] // 8)
@@ -119,10 +137,12 @@ def plateau(
     m_pt, m_dr = maj.curve(size), maj.curve(size, curves.draws)
     c_pt, c_dr = curves.cov[size], curves.cov_draws[size]
     return {
-        "k_plateau": (
+        "k_plateau": curves.over_prompts(
             cv.plateau_k(m_pt, ks, tol=tol),
             np.array([cv.plateau_k(d, ks, tol=tol) for d in m_dr]),
         ),
-        "maj_gain": (float(m_pt[-1] - m_pt[j8]), m_dr[:, -1] - m_dr[:, j8]),
-        "cov_gain": (float(c_pt[ks[-1] - 1] - c_pt[k8 - 1]), c_dr[:, ks[-1] - 1] - c_dr[:, k8 - 1]),
+        "maj_gain": curves.over_prompts(float(m_pt[-1] - m_pt[j8]), m_dr[:, -1] - m_dr[:, j8]),
+        "cov_gain": curves.over_prompts(
+            float(c_pt[ks[-1] - 1] - c_pt[k8 - 1]), c_dr[:, ks[-1] - 1] - c_dr[:, k8 - 1]
+        ),
     }

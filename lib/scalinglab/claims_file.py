@@ -1,0 +1,352 @@
+"""Claims as data: a study's claims, in one TOML file, decided from its findings.
+
+Each study keeps its claims in ``notebooks/claims/<study>.toml``, next to the notebook
+whose findings decide them (the runner hashes it as one of the study's inputs, so an
+edited rule re-decides the report); ``docs/studies/<study>.md`` shows the same file as a
+table (:func:`claims_markdown`, kept in step by :func:`sync_docs`), so no statement is
+typed twice. The notebook calls :func:`scalinglab.record.claims_from` once, after its
+findings, with the values the file's templates name.
+
+Layout::
+
+    [sources]                       # short names for who claimed what
+    LLM = "Brown et al. 2024 (Large Language Monkeys)"
+
+    [[claim]]
+    id = "LLM-1"                    # unique in the file; may use {fields}
+    source = "LLM"                  # a key of [sources], or the citation itself
+    cites = "LLM-1"                 # optional: the claim's id in docs/studies/<study>.md
+    statement = "Coverage grows with k ... at every size"
+    findings = ["loglinear/{sizes}/slope"]   # names; {field} from the notebook's values
+    expect = "greater"              # greater | less | equal | between
+    value = 0.0                     # a number, [lo, hi], or "{field}"
+    tolerance = 0.0                 # for expect = "equal"
+    if_missing = "reason"           # optional: untested (this reason) when a finding
+                                    # was not recorded; without it, that is an error
+    each = "pairs"                  # optional: one claim per element (a mapping) of
+                                    # the value "pairs"; its keys fill the templates
+    design = ["gpperf"]             # optional: only when the notebook passes one of these
+                                    # as its value "design" (a study whose variants are
+                                    # different designs; an id may then repeat across
+                                    # designs, stated for each)
+    untested = "reason"             # instead of findings and a rule
+    scope = "..."                   # optional (who the claim belongs to); issue 28
+    regime = "..."                  # optional (the regime it is tested in)
+    detail = "..."                  # optional: how the study decides it (docs only)
+
+Templates: ``{name}`` is replaced by the value ``name``; in ``findings``, a value that is
+a list expands the name to one finding per element (``{sizes}`` with ``["s", "m"]``
+gives two names, all of which must agree).
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import string
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from scalinglab.claims import EXPECTS, Claim
+from scalinglab.textfmt import fmt_num
+
+#: Keys a ``[[claim]]`` table may have.
+KEYS = frozenset(
+    {
+        "id",
+        "source",
+        "cites",
+        "statement",
+        "findings",
+        "expect",
+        "value",
+        "tolerance",
+        "if_missing",
+        "each",
+        "design",
+        "untested",
+        "scope",
+        "regime",
+        "detail",
+    }
+)
+DOCS_BEGIN = "<!-- claims: {path} (generated: python -m scalinglab.claims_file {doc}) -->"
+DOCS_END = "<!-- end of claims -->"
+
+
+class ClaimsFileError(ValueError):
+    """A claims file that cannot be read or decided, naming the file and the claim id."""
+
+
+@dataclass(frozen=True)
+class ClaimSpec:
+    """One ``[[claim]]`` table as written (templates unfilled)."""
+
+    path: Path
+    raw: Mapping[str, Any]
+    sources: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def id(self) -> str:
+        return str(self.raw["id"])
+
+    def error(self, msg: str) -> ClaimsFileError:
+        return ClaimsFileError(f"{self.path}, claim {self.id!r}: {msg}")
+
+    @property
+    def designs(self) -> list[str]:
+        """The designs it applies to (``[]``: every design)."""
+        d = self.raw.get("design") or []
+        return [str(d)] if isinstance(d, str) else [str(x) for x in d]
+
+    def applies(self, values: Mapping[str, Any]) -> bool:
+        """Whether it belongs to the design the notebook passed as ``design``."""
+        if not self.designs:
+            return True
+        if "design" not in values:
+            raise self.error(f"it applies to design(s) {self.designs}: pass design=...")
+        return str(values["design"]) in self.designs
+
+    @property
+    def paper(self) -> str:
+        src = str(self.raw.get("source", ""))
+        return self.sources.get(src, src)
+
+
+def read_claims_file(path: Path | str) -> list[ClaimSpec]:
+    """Parse and check a claims file (no values filled yet).
+
+    Raises
+    ------
+    ClaimsFileError
+        Not TOML, an unknown key, a missing id, source or statement, a repeated id, a
+        claim with neither findings nor ``untested``, or an unknown ``expect``.
+    """
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text())
+    except FileNotFoundError:
+        raise ClaimsFileError(f"{path}: no claims file") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ClaimsFileError(f"{path}: not valid TOML: {exc}") from None
+    sources = {str(k): str(v) for k, v in (data.get("sources") or {}).items()}
+    specs: list[ClaimSpec] = []
+    seen: set[tuple[str, tuple[str, ...]]] = set()
+    for i, raw in enumerate(data.get("claim") or [], 1):
+        if "id" not in raw:
+            raise ClaimsFileError(f"{path}, claim #{i}: no id")
+        spec = ClaimSpec(path, raw, sources)
+        unknown = sorted(set(raw) - KEYS)
+        if unknown:
+            raise spec.error(
+                f"unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(KEYS))}"
+            )
+        for key in ("source", "statement"):
+            if not str(raw.get(key, "")).strip():
+                raise spec.error(f"{key} is required")
+        if "untested" not in raw:
+            if not raw.get("findings"):
+                raise spec.error("name the finding(s) that decide it, or give untested")
+            if raw.get("expect") not in EXPECTS:
+                raise spec.error(f"expect must be one of {EXPECTS}, got {raw.get('expect')!r}")
+        ident = (spec.id, tuple(spec.designs))
+        if ident in seen:
+            raise spec.error("repeated id" + (" in the same design" if spec.designs else ""))
+        seen.add(ident)
+        specs.append(spec)
+    if not specs:
+        raise ClaimsFileError(f"{path}: no [[claim]] tables")
+    return specs
+
+
+def _fields(template: str) -> list[str]:
+    return [f for _, f, _, _ in string.Formatter().parse(template) if f]
+
+
+def _fill(spec: ClaimSpec, template: str, values: Mapping[str, Any]) -> str:
+    try:
+        return template.format_map(dict(values))
+    except (KeyError, IndexError) as exc:
+        raise spec.error(
+            f"the template {template!r} names {exc}, which the notebook did not pass "
+            f"(passed: {', '.join(sorted(values)) or 'nothing'})"
+        ) from None
+
+
+def _names(spec: ClaimSpec, template: str, values: Mapping[str, Any]) -> list[str]:
+    """Finding names from one template; list values expand (a product over lists)."""
+    fields = _fields(template)
+    missing = [f for f in fields if f not in values]
+    if missing:
+        _fill(spec, template, values)  # raises, naming the field
+    lists = [f for f in fields if isinstance(values[f], list | tuple)]
+    out = []
+    for combo in itertools.product(*(values[f] for f in lists)):
+        out.append(_fill(spec, template, {**values, **dict(zip(lists, combo, strict=True))}))
+    return out
+
+
+def _value(spec: ClaimSpec, v: Any, values: Mapping[str, Any]) -> Any:
+    if isinstance(v, str):
+        try:
+            return float(_fill(spec, v, values))
+        except ValueError:
+            raise spec.error(f"value {v!r} is not a number once filled") from None
+    if isinstance(v, list):
+        return tuple(_value(spec, x, values) for x in v)
+    return v
+
+
+def expand(
+    spec: ClaimSpec, values: Mapping[str, Any], recorded: Mapping[str, Any]
+) -> list[Claim]:
+    """The claim(s) of one spec with ``values`` filled in, checked against ``recorded``.
+
+    Raises
+    ------
+    ClaimsFileError
+        A template names a value not passed, or a deciding finding was not recorded
+        and the claim gives no ``if_missing`` reason.
+    """
+    raw = spec.raw
+    if "each" in raw:
+        items = values.get(str(raw["each"]))
+        if not isinstance(items, list | tuple):
+            raise spec.error(f"each = {raw['each']!r} needs a list value of that name")
+        rounds = [{**values, **dict(item)} for item in items]
+    else:
+        rounds = [dict(values)]
+    out = []
+    for vals in rounds:
+        cid = _fill(spec, spec.id, vals)
+        common: dict[str, Any] = {
+            "id": cid,
+            "paper": spec.paper,
+            "statement": _fill(spec, str(raw["statement"]), vals),
+            "scope": raw.get("scope"),
+            "regime": raw.get("regime"),
+        }
+        if "untested" in raw:
+            out.append(Claim(**common, untested=_fill(spec, str(raw["untested"]), vals)))
+            continue
+        templates = raw["findings"]
+        templates = [templates] if isinstance(templates, str) else list(templates)
+        names = [n for t in templates for n in _names(spec, str(t), vals)]
+        missing = [n for n in names if n not in recorded]
+        if missing:
+            if "if_missing" in raw:
+                out.append(Claim(**common, untested=_fill(spec, str(raw["if_missing"]), vals)))
+                continue
+            raise ClaimsFileError(
+                f"{spec.path}, claim {cid!r}: decided by finding(s) never recorded: "
+                f"{', '.join(missing)} (record them first, or give if_missing)"
+            )
+        try:
+            out.append(
+                Claim(
+                    **common,
+                    findings=tuple(names),
+                    expect=raw["expect"],
+                    value=_value(spec, raw.get("value"), vals),
+                    tolerance=float(raw.get("tolerance", 0.0)),
+                )
+            )
+        except (TypeError, ValueError) as exc:
+            raise spec.error(str(exc)) from None
+    return out
+
+
+def claims_for(
+    path: Path | str, values: Mapping[str, Any], recorded: Mapping[str, Any]
+) -> list[Claim]:
+    """Every claim of a claims file, filled with ``values``, in file order."""
+    return [
+        c
+        for spec in read_claims_file(path)
+        if spec.applies(values)
+        for c in expand(spec, values, recorded)
+    ]
+
+
+def _rule(raw: Mapping[str, Any]) -> str:
+    if "untested" in raw:
+        return f"untested: {raw['untested']}"
+    v = raw.get("value")
+    shown = "[" + ", ".join(map(str, v)) + "]" if isinstance(v, list) else (
+        v if isinstance(v, str) else fmt_num(v)
+    )
+    return {
+        "greater": f"> {shown}",
+        "less": f"< {shown}",
+        "equal": f"within {fmt_num(raw.get('tolerance', 0.0))} of {shown}",
+        "between": f"in {shown}",
+    }[raw["expect"]]
+
+
+def _cell(text: Any) -> str:
+    return re.sub(r"\s+", " ", str(text)).replace("|", "\\|").strip()
+
+
+def claims_markdown(path: Path | str) -> str:
+    """The claims file as a markdown table: id, source, statement, decided by, rule."""
+    specs = read_claims_file(path)
+    rows = ["| claim | source | statement | decided by | rule |", "|---|---|---|---|---|"]
+    for s in specs:
+        raw = s.raw
+        ident = s.id + (f" ({raw['cites']})" if raw.get("cites") else "")
+        if raw.get("each"):
+            ident += f", one per `{raw['each']}`"
+        if s.designs:
+            ident += f" [{', '.join(s.designs)}]"
+        found = raw.get("findings") or []
+        found = [found] if isinstance(found, str) else found
+        by = ", ".join(f"`{f}`" for f in found) or "—"
+        stmt = str(raw["statement"]).strip()
+        extra = ""
+        if raw.get("detail"):
+            extra = ("" if stmt.endswith((".", "?", "!")) else ".") + f" {raw['detail']}"
+        rows.append(
+            f"| **{_cell(ident)}** | {_cell(s.paper)} | {_cell(stmt + extra)} "
+            f"| {by} | {_cell(_rule(raw))} |"
+        )
+    return "\n".join(rows)
+
+
+def docs_block(claims_path: str, doc_path: str, root: Path) -> str:
+    """The generated block (markers included) that ``doc_path`` shows for ``claims_path``."""
+    head = DOCS_BEGIN.format(path=claims_path, doc=doc_path)
+    return f"{head}\n\n{claims_markdown(root / claims_path)}\n\n{DOCS_END}"
+
+
+_BLOCK = re.compile(r"<!-- claims: (\S+) \(generated: [^)]*\) -->.*?<!-- end of claims -->", re.S)
+
+
+def sync_docs(doc: Path, root: Path, *, write: bool = False) -> bool:
+    """Whether ``doc``'s generated claims block matches its claims file (rewrite it if
+    ``write``). A doc without a block is in step."""
+    text = doc.read_text()
+    rel = doc.resolve().relative_to(root.resolve()).as_posix()
+    new = _BLOCK.sub(lambda m: docs_block(m.group(1), rel, root), text)
+    if write and new != text:
+        doc.write_text(new)
+    return new == text
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m scalinglab.claims_file DOC.md ...``: regenerate the docs' claims tables."""
+    import sys
+
+    from scalinglab.paths import repo_root
+
+    docs = list(sys.argv[1:] if argv is None else argv)
+    for d in docs:
+        changed = not sync_docs(Path(d), repo_root(), write=True)
+        print(f"{d}: {'rewritten' if changed else 'in step'}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

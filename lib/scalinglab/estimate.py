@@ -1,0 +1,203 @@
+"""The one shape in which a number with an interval leaves the library.
+
+Every statistics, fitting and study-analysis function that produces a number with an
+interval returns an :class:`Estimate`: its point, its interval, the level and the method
+that made the interval, how many resamples it rests on, and whether the data identify
+it. :func:`scalinglab.record.record` takes an ``Estimate`` as it is, so the method and
+level a report prints are the ones the library used, never re-typed in a notebook.
+
+The module also holds the one identifiability rule of the library
+(:data:`BOUND_SHARE`, :func:`identified_by_share`): a fitted parameter at one of its
+bounds in at least that share of bootstrap refits is not identified by the data.
+
+It imports nothing from the package (a base room): ``stats``, ``fitting``, the studies
+and ``record`` all build on it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+#: Share of bootstrap refits at a bound from which a parameter is not identified.
+BOUND_SHARE = 0.2
+#: The resampling method of :meth:`Estimate.from_draws` when none is named.
+PERCENTILE = "bootstrap, percentile"
+
+
+def identified_by_share(share_at_bound: float, *, threshold: float = BOUND_SHARE) -> bool:
+    """The library's identifiability rule: identified when fewer than ``threshold`` of the
+    bootstrap refits sit on a bound (``share_at_bound`` in ``[0, 1]``; NaN counts as not
+    identified)."""
+    s = float(share_at_bound)
+    return bool(s < threshold) if not math.isnan(s) else False
+
+
+def bound_share_note(what: str, share_at_bound: float, bound: Any = None) -> str:
+    """The reason written next to a parameter the rule calls not identified, e.g.
+    ``"A at its bound 1 in 35% of bootstrap refits"``."""
+    where = "its bound" if bound is None else f"its bound {bound}"
+    return f"{what} at {where} in {100 * float(share_at_bound):.0f}% of bootstrap refits"
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A number, its interval and how the interval was made.
+
+    Attributes
+    ----------
+    point
+        The point estimate (NaN when undefined on these data; say why in ``note``).
+    lo, hi
+        The interval's ends, or both None for a point estimate without interval.
+    level
+        Two-sided confidence level of the interval (None without one).
+    method
+        How the interval was made, in words, e.g. ``"bootstrap over prompts,
+        percentile"``; for a point estimate, how the point was made.
+    resamples
+        Number of bootstrap resamples (or refits) the interval rests on.
+    identified
+        False when the data do not pin the number (a fitted parameter on a bound).
+    bound, side
+        The bound it sits on and which one (``"lower"``/``"upper"``), when known.
+    note
+        Why it is NaN or not identified, or any caveat, in words.
+    """
+
+    point: float
+    lo: float | None = None
+    hi: float | None = None
+    level: float | None = None
+    method: str | None = None
+    resamples: int | None = None
+    identified: bool = True
+    bound: float | None = None
+    note: str | None = None
+    side: str | None = None
+
+    def __post_init__(self) -> None:
+        if (self.lo is None) != (self.hi is None):
+            raise ValueError(f"Estimate: give both ends of the interval or neither ({self!r})")
+        if self.lo is not None and self.level is None:
+            raise ValueError("Estimate: an interval must state its level")
+        if self.side not in (None, "lower", "upper"):
+            raise ValueError(f"Estimate: side must be 'lower', 'upper' or None, got {self.side!r}")
+        # plain Python numbers, so equality, hashing and JSON behave (no 0-d arrays)
+        object.__setattr__(self, "point", float(self.point))
+        for name in ("lo", "hi", "level", "bound"):
+            v = getattr(self, name)
+            if v is not None:
+                object.__setattr__(self, name, float(v))
+        if self.resamples is not None:
+            object.__setattr__(self, "resamples", int(self.resamples))
+        object.__setattr__(self, "identified", bool(self.identified))
+
+    @property
+    def ci(self) -> tuple[float, float] | None:
+        """``(lo, hi)``, or None without an interval."""
+        if self.lo is None or self.hi is None:
+            return None
+        return float(self.lo), float(self.hi)
+
+    def replace(self, **changes: Any) -> Estimate:
+        """A copy with ``changes`` applied (e.g. ``identified=False, note=...``)."""
+        return dataclasses.replace(self, **changes)
+
+    @classmethod
+    def from_draws(
+        cls,
+        point: float,
+        draws: Sequence[float] | np.ndarray,
+        *,
+        level: float,
+        method: str = PERCENTILE,
+        resamples: int | None = None,
+        **extra: Any,
+    ) -> Estimate:
+        """The percentile interval of bootstrap ``draws`` around ``point``.
+
+        Parameters
+        ----------
+        point
+            The statistic on the original data.
+        draws
+            Shape ``(R,)``: the statistic on each resample; NaN draws (a failed
+            refit, an undefined resample) are left out.
+        level
+            Two-sided level; the interval is the ``(1 - level) / 2`` and
+            ``(1 + level) / 2`` quantiles of the finite draws.
+        method
+            Words for the resampling scheme (``", percentile"`` is the interval).
+        resamples
+            Number reported; default: the number of non-NaN draws.
+        extra
+            Other fields (``identified``, ``note``, ...).
+
+        Returns
+        -------
+        Estimate
+            With NaN ends (and a note) when no draw is finite.
+        """
+        d = np.asarray(draws, dtype=float).ravel()
+        ok = ~np.isnan(d)
+        n = int(ok.sum())
+        if not 0 < level < 1:
+            raise ValueError(f"level must be in (0, 1), got {level}")
+        if n == 0:
+            lo = hi = math.nan
+            extra.setdefault("note", "no resample gave a defined value")
+        else:
+            q = [(1 - level) / 2, (1 + level) / 2]
+            lo, hi = (float(v) for v in np.quantile(d[ok], q))
+        return cls(
+            float(point),
+            lo,
+            hi,
+            level=float(level),
+            method=method,
+            resamples=n if resamples is None else resamples,
+            **extra,
+        )
+
+    @classmethod
+    def from_cell(cls, cell: Any, **extra: Any) -> Estimate:
+        """One cell of a labelled result (an ``xarray.Dataset`` with scalar ``point``,
+        ``lo`` and ``hi`` after ``.sel``), with the ``level``, ``method`` and ``reps``
+        its function stored in ``attrs``: how the library's xarray results
+        (``interval_estimates``, ``few_run_variability``, ``ci_width_ratio``,
+        ``pairwise_probability_of_improvement``, ...) become estimates."""
+        attrs = cell.attrs
+        missing = [k for k in ("level", "method") if k not in attrs]
+        if missing:
+            raise ValueError(
+                f"Estimate.from_cell: the result's attrs lack {', '.join(missing)} "
+                "(the function that made it must state how)"
+            )
+        return cls(
+            float(cell["point"]),
+            float(cell["lo"]),
+            float(cell["hi"]),
+            level=float(attrs["level"]),
+            method=str(attrs["method"]),
+            resamples=int(attrs["reps"]) if "reps" in attrs else None,
+            **extra,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """The fields as a JSON-ready dict (non-finite numbers as None)."""
+        out = dataclasses.asdict(self)
+        for k, v in out.items():
+            if isinstance(v, float) and not math.isfinite(v):
+                out[k] = None
+        return out
+
+    def __str__(self) -> str:
+        if self.lo is None:
+            return f"{self.point:.4g}"
+        return f"{self.point:.4g} [{self.lo:.4g}, {self.hi:.4g}]"

@@ -1,0 +1,157 @@
+"""The GEMM study's findings as :class:`~scalinglab.estimate.Estimate`: the number, its
+interval and the words for how the interval was made, in one place.
+
+Each function wraps one analysis of :mod:`.analysis`, :mod:`.machine`, :mod:`.predictor`,
+:mod:`.gpperf` or :mod:`.gpperf_predictor` (which keep returning tuples and tables for
+their figures and tests) and states its method, level and number of resamples, so the
+notebook records each result with one call and never re-types them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from scalinglab.estimate import Estimate
+from scalinglab.studies.gemm import analysis, gpperf, machine
+
+#: Intervals that resample each (shape, tile) cell's timed repeats.
+REPEATS = (
+    "percentile bootstrap over repeats within each (shape, tile) cell, each "
+    "replicate median times log-normal between-process noise"
+)
+#: Predictor scores: out-of-fold predictions, shapes resampled.
+SHAPES = "percentile bootstrap over shapes (out-of-fold predictions)"
+#: The paper's tables: a per-shape statistic, shapes resampled.
+SHAPES_RESELECT = "percentile bootstrap over shapes (best and worst tile re-selected per shape)"
+MEDIAN_OVER_SHAPES = "median over shapes, percentile bootstrap over shapes"
+SPEED_RATIO = (
+    "percentile bootstrap over repeats (ratio of medians), each median times "
+    "log-normal between-process noise, median-bias shifted"
+)
+
+
+def rerun_estimate(
+    point: float, per_process: np.ndarray, *, level: float, what: str = "values"
+) -> Estimate:
+    """A figure measured in one process, with the interval a re-run in a new process falls
+    in (:func:`.machine.rerun_interval`); ``per_process`` ``(process,)``."""
+    lo, hi = machine.rerun_interval(point, per_process, level=level)
+    n = int(np.asarray(per_process).size)
+    return Estimate(
+        float(point),
+        lo,
+        hi,
+        level=level,
+        method=f"re-run interval: the record's value times the spread of {n} separate "
+        f"processes' {what}",
+    )
+
+
+def max_tile_effect(
+    timings: pd.DataFrame,
+    *,
+    over: str = "max",
+    reps: int,
+    level: float,
+    seed: int,
+    between_sigma: float = 0.0,
+) -> tuple[Estimate, str]:
+    """:func:`.analysis.max_tile_effect` as an estimate, and the shape holding the max."""
+    point, (lo, hi), where = analysis.max_tile_effect(
+        timings, over=over, reps=reps, level=level, seed=seed, between_sigma=between_sigma
+    )
+    how = (
+        "; best, worst and the max over shapes re-selected per replicate, median-bias shifted"
+        if over == "max"
+        else "; re-selected per replicate, median over shapes"
+    )
+    return Estimate(point, lo, hi, level=level, method=REPEATS + how, resamples=reps), where
+
+
+def tile_effect(row: Any, *, level: float, reps: int) -> Estimate:
+    """One row of :func:`.analysis.tile_effects` (``ratio``, ``ratio_lo``, ``ratio_hi``)."""
+    return Estimate(
+        float(row.ratio),
+        float(row.ratio_lo),
+        float(row.ratio_hi),
+        level=level,
+        method=REPEATS + "; best and worst re-selected per replicate",
+        resamples=reps,
+    )
+
+
+def speed_ratio(
+    baseline_seconds: np.ndarray,
+    kernel_seconds: np.ndarray,
+    *,
+    reps: int,
+    level: float,
+    seed: int,
+    between_sigma: float = 0.0,
+) -> Estimate:
+    """:func:`.analysis.speed_ratio` (the kernel's speed as a fraction of the baseline's)."""
+    point, (lo, hi) = analysis.speed_ratio(
+        baseline_seconds,
+        kernel_seconds,
+        reps=reps,
+        level=level,
+        seed=seed,
+        between_sigma=between_sigma,
+    )
+    return Estimate(point, lo, hi, level=level, method=SPEED_RATIO, resamples=reps)
+
+
+def accuracy(row: Any, *, level: float, reps: int) -> dict[str, Estimate]:
+    """``{"r2_log": ..., "mape": ...}`` of one row of :func:`.predictor.accuracy`."""
+    return {
+        "r2_log": Estimate(
+            float(row.r2_log),
+            float(row.r2_lo),
+            float(row.r2_hi),
+            level=level,
+            method=SHAPES,
+            resamples=reps,
+        ),
+        "mape": Estimate(
+            float(row.mape),
+            float(row.mape_lo),
+            float(row.mape_hi),
+            level=level,
+            method=SHAPES,
+            resamples=reps,
+        ),
+    }
+
+
+def gpperf_accuracy(row: Any, *, level: float, reps: int, n_repeats: int) -> Estimate:
+    """One row of :func:`.gpperf_predictor.predictor_accuracy` (its ``interval`` says how):
+    ``reps`` resamples for a bootstrap, else ``n_repeats`` random splits."""
+    return Estimate(
+        float(row.point),
+        float(row.lo),
+        float(row.hi),
+        level=level,
+        method=str(row.interval),
+        resamples=reps if "bootstrap" in str(row.interval) else n_repeats,
+    )
+
+
+def gpperf_tile_summary(row: Any, *, level: float, reps: int) -> Estimate:
+    """One row (``point, lo, hi``) of :func:`.gpperf.tile_effect_summary`."""
+    return Estimate(
+        float(row.point),
+        float(row.lo),
+        float(row.hi),
+        level=level,
+        method=SHAPES_RESELECT,
+        resamples=reps,
+    )
+
+
+def median_over_shapes(values: np.ndarray, *, reps: int, level: float, seed: int) -> Estimate:
+    """:func:`.gpperf.median_over_shapes` as an estimate."""
+    point, (lo, hi) = gpperf.median_over_shapes(values, reps=reps, level=level, seed=seed)
+    return Estimate(point, lo, hi, level=level, method=MEDIAN_OVER_SHAPES, resamples=reps)
