@@ -43,6 +43,7 @@ SHARED = frozenset(
         "provenance",
         "textfmt",
         "paths",
+        "atomic",
         "errors",
         "plots",
     }

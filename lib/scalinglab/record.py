@@ -41,11 +41,11 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from scalinglab import atomic
 from scalinglab.claims import Claim, Verdict, decide
 from scalinglab.findings_view import findings_html
 from scalinglab.textfmt import fmt_ci, fmt_num
@@ -316,15 +316,9 @@ def _flush() -> None:
 
 
 def write_results(path: Path, items: Sequence[Finding], verdicts: Sequence[Verdict] = ()) -> None:
-    """Write findings and claims to ``path`` atomically (temporary file, then ``os.replace``)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Write findings and claims to ``path`` atomically (:func:`scalinglab.atomic.write_text`)."""
     payload = {"findings": [f.to_json() for f in items], "claims": [v.to_json() for v in verdicts]}
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-results-")
-    os.fchmod(fd, 0o644)  # mkstemp makes it owner-only; readable like the other report files
-    with os.fdopen(fd, "w") as fh:
-        json.dump(payload, fh, indent=2, allow_nan=True)
-        fh.write("\n")
-    os.replace(tmp, path)
+    atomic.write_text(path, json.dumps(payload, indent=2, allow_nan=True) + "\n")
 
 
 def load_results(path: Path) -> list[dict]:

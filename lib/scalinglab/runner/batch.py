@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from scalinglab import atomic
 from scalinglab.compute import compute_mode, get_client
 from scalinglab.errors import StudyError
 from scalinglab.paths import repo_root
@@ -75,12 +76,9 @@ class BatchResult:
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
     if path.is_file() and path.read_bytes() == data:
         return
-    tmp = path.with_name(f"{store.TMP_PREFIX}{path.name}-{os.getpid()}")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
+    atomic.write_bytes(path, data)
 
 
 def receive(value: dict[str, Any], *, reports_root: Path | None = None) -> RunResult:

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import html
 import json
-import secrets
 import subprocess
 from pathlib import Path
 from typing import Any
 
+from scalinglab import atomic
 from scalinglab.claims import summary, summary_text
 from scalinglab.paths import repo_root, reports_dir
 from scalinglab.runner import store
@@ -318,9 +318,7 @@ def write_index(*, reports_root: Path | None = None) -> tuple[Path, Path, dict[s
         (html_path, render_html(index)),
         (json_path, json.dumps(index, indent=2, allow_nan=False) + "\n"),
     ):
-        tmp = root / f"{store.TMP_PREFIX}{path.name}-{secrets.token_hex(4)}"
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)
+        atomic.write_text(path, text)
     return html_path, json_path, index
 
 

@@ -25,6 +25,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from scalinglab import atomic
 from scalinglab.compute import compute_mode
 from scalinglab.paths import repo_root
 from scalinglab.provenance import environment, sha256_bytes
@@ -335,9 +336,7 @@ def _write_html(
         )
         page = export_html(nb, title=study.title, header=header, with_code=with_code)
         data = page.encode("utf-8")
-        tmp = folder / f".tmp-{name}"
-        tmp.write_bytes(data)
-        tmp.replace(folder / name)
+        atomic.write_bytes(folder / name, data)
         if name == "report.html":
             sha = sha256_bytes(data)
     return sha

@@ -4,7 +4,7 @@ Layout: ``reports/<study>/<variant>/<run_id>/`` holding ``report.html``,
 ``report-code.html``, ``results.json``, ``manifest.json`` and the executed
 ``<study>.ipynb``. A run is built in ``.tmp-<run_id>/`` next to its final place
 and renamed once finished, whatever its status; ``latest`` is a relative
-symlink to the newest *successful* run, replaced with ``os.replace`` so readers
+symlink to the newest *successful* run, replaced atomically (:func:`scalinglab.atomic.symlink`) so readers
 never see it missing or half-made.
 
 Run ids are ``YYYYmmddTHHMMSSZ-<gitsha7>[-dirty]-<6 hex>``; the random suffix
@@ -28,6 +28,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
 
+from scalinglab import atomic
 from scalinglab.errors import StudyError
 from scalinglab.paths import reports_dir
 
@@ -143,15 +144,7 @@ def unfinished_state(tmp_dir: Path) -> RunStatus:
 
 def set_latest(run_dir: Path) -> Path:
     """Point ``<variant>/latest`` at ``run_dir`` (relative symlink, atomic replace)."""
-    link = run_dir.parent / LATEST
-    tmp = run_dir.parent / f"{TMP_PREFIX}latest-{secrets.token_hex(4)}"
-    os.symlink(run_dir.name, tmp)
-    try:
-        os.replace(tmp, link)
-    except OSError:
-        tmp.unlink(missing_ok=True)
-        raise
-    return link
+    return atomic.symlink(run_dir.name, run_dir.parent / LATEST)
 
 
 def latest_run(study: str, variant: str, *, reports_root: Path | None = None) -> Path | None:
@@ -172,10 +165,8 @@ def read_manifest(run_dir: Path) -> dict:
 
 
 def write_json(path: Path, payload: dict) -> None:
-    """Write JSON atomically (temporary file in the same folder, then ``os.replace``)."""
-    tmp = path.with_name(f"{TMP_PREFIX}{path.name}-{secrets.token_hex(4)}")
-    tmp.write_text(json.dumps(payload, indent=2, sort_keys=False, default=str) + "\n")
-    os.replace(tmp, path)
+    """Write JSON atomically (:func:`scalinglab.atomic.write_text`)."""
+    atomic.write_text(path, json.dumps(payload, indent=2, sort_keys=False, default=str) + "\n")
 
 
 @dataclass(frozen=True)
