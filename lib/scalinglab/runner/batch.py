@@ -36,7 +36,7 @@ from typing import Any
 from scalinglab import atomic
 from scalinglab.compute import compute_mode, get_client
 from scalinglab.errors import StudyError
-from scalinglab.paths import repo_root
+from scalinglab.paths import data_dir, repo_root
 from scalinglab.runner import store
 from scalinglab.runner.pipeline import PreparedRun, RunResult, prepare_run, up_to_date_run
 from scalinglab.runner.store import RunStatus
@@ -81,13 +81,69 @@ def _write_atomic(path: Path, data: bytes) -> None:
     atomic.write_bytes(path, data)
 
 
+def _plain_name(what: str, name: Any) -> str:
+    """``name`` if it is one plain path component (no separator, not ``.``/``..``, not hidden)."""
+    if (
+        not isinstance(name, str)
+        or not name
+        or name in (".", "..")
+        or name.startswith(".")
+        or "/" in name
+        or "\\" in name
+        or "\0" in name
+    ):
+        raise StudyError(f"worker sent an unsafe {what} {name!r}: refused (nothing written)")
+    return name
+
+
+def confined(base: Path, rel: Any) -> Path:
+    """``base / rel`` if it lies inside ``base`` once resolved, else a :class:`StudyError`.
+
+    A worker names the data files it wrote by their path relative to ``data/``; the
+    client refuses an absolute path, one that climbs out with ``..``, and one that
+    leaves ``base`` through a symbolic link, before anything is written.
+    """
+    if not isinstance(rel, str) or not rel or "\0" in rel:
+        raise StudyError(f"worker sent an invalid path {rel!r}: refused (nothing written)")
+    if Path(rel).is_absolute():
+        raise StudyError(
+            f"worker sent the absolute path {rel!r}; data files must be relative to {base}: "
+            "refused (nothing written)"
+        )
+    root = base.resolve()
+    target = (root / rel).resolve()
+    if target == root or not target.is_relative_to(root):
+        raise StudyError(
+            f"worker sent the path {rel!r}, which resolves to {target}, outside {root}: "
+            "refused (nothing written)"
+        )
+    return target
+
+
 def receive(value: dict[str, Any], *, reports_root: Path | None = None) -> RunResult:
     """Client side: write a task's run folder (atomically, under ``.tmp-`` then renamed)
-    and its data files into this checkout; move ``latest`` for a good run."""
-    for rel, data in value.get("data_files", {}).items():
-        _write_atomic(repo_root() / "data" / rel, data)
-    run_dir = None
+    and its data files into this checkout; move ``latest`` for a good run.
+
+    Every path a worker sends is checked before anything is written: data files must
+    resolve inside this checkout's ``data/`` (see :func:`confined`), and the study,
+    variant, run id and run-folder file names must be plain names.
+
+    Raises
+    ------
+    StudyError
+        A path from the worker would land outside the repository (nothing is written).
+    """
+    data_root = data_dir()
+    data_files = [(confined(data_root, rel), data) for rel, data in value.get("data_files", {}).items()]
+    run_files = {}
     if value.get("run_id") and value.get("files"):
+        for what in ("study", "variant", "run_id"):
+            _plain_name(what.replace("_", " "), value[what])
+        run_files = {_plain_name("file name", n): d for n, d in value["files"].items()}
+    for path, data in data_files:
+        _write_atomic(path, data)
+    run_dir = None
+    if run_files:
         parent = store.variant_dir(value["study"], value["variant"], reports_root=reports_root)
         parent.mkdir(parents=True, exist_ok=True)
         final = parent / value["run_id"]
@@ -95,7 +151,7 @@ def receive(value: dict[str, Any], *, reports_root: Path | None = None) -> RunRe
             raise StudyError(f"{final} exists already: not overwriting a run")
         tmp = parent / f"{store.TMP_PREFIX}{value['run_id']}"
         tmp.mkdir()
-        for name, data in value["files"].items():
+        for name, data in run_files.items():
             (tmp / name).write_bytes(data)
         run_dir = store.finalize_run(tmp, value["run_id"])
         if value["status"] == RunStatus.OK:
@@ -187,11 +243,18 @@ def _execute(
 
     def done(task: dict[str, Any], ok: bool, value: Any) -> None:
         name = task["study"]
-        results[name] = (
-            receive(value)
-            if ok
-            else RunResult(name, task["variant"], RunStatus.FAILED, error=value)
-        )
+        if ok and (value.get("study"), value.get("variant")) != (name, task["variant"]):
+            ok, value = False, (
+                f"worker answered for {value.get('study')!r}/{value.get('variant')!r} "
+                f"instead of {name}/{task['variant']}: refused (nothing written)"
+            )
+        if ok:
+            try:
+                results[name] = receive(value)
+            except StudyError as exc:  # an unsafe path: this study fails, the batch goes on
+                results[name] = RunResult(name, task["variant"], RunStatus.FAILED, error=str(exc))
+        else:
+            results[name] = RunResult(name, task["variant"], RunStatus.FAILED, error=value)
         bar.update(1)
 
     def record_unfinished() -> None:

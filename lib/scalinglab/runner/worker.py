@@ -104,7 +104,11 @@ def run_task(task: dict[str, Any]) -> dict[str, Any]:
                 reports_root=Path(tmp),
             )
             files = (
-                {p.name: p.read_bytes() for p in res.run_dir.iterdir() if p.is_file()}
+                {
+                    p.name: p.read_bytes()
+                    for p in res.run_dir.iterdir()
+                    if p.is_file() and not p.name.startswith(".")
+                }
                 if res.run_dir is not None
                 else {}
             )
