@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -35,7 +34,7 @@ TMP_PREFIX = ".tmp-"
 
 def temporary_name(path: Path, *, suffix: str = "") -> Path:
     """A fresh temporary path next to ``path``: ``.tmp-<name>-<12 hex><suffix>``."""
-    return path.with_name(f"{TMP_PREFIX}{path.name}-{secrets.token_hex(6)}{suffix}")
+    return path.with_name(f"{TMP_PREFIX}{path.name}-{os.urandom(6).hex()}{suffix}")
 
 
 def _fsync_file(path: Path) -> None:

@@ -20,15 +20,18 @@ clear error, and a task whose worker's copy has another notebook or other inputs
 fails naming what differs instead of reporting other science. (The manifest
 records the worker's own library and lock hashes and git commit.)
 
-Ctrl-C stops the batch: studies still queued or running are recorded as
-``interrupted`` run folders (manifest, no findings), finished ones are kept,
-and the caller still rewrites the index.
+Ctrl-C or ``SIGTERM`` (what ``kill`` and cluster schedulers send) stops the batch:
+studies still queued or running are recorded as ``interrupted`` run folders
+(manifest, no findings), finished ones are kept, their kernels are stopped and their
+private ``scalinglab-run-*`` folders removed on every worker, and the caller still
+rewrites the index.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,7 +44,14 @@ from scalinglab.runner import store
 from scalinglab.runner.pipeline import PreparedRun, RunResult, prepare_run, up_to_date_run
 from scalinglab.runner.store import RunStatus
 from scalinglab.runner.study import discover_studies, load_study
-from scalinglab.runner.worker import check_workers, guarded
+from scalinglab.runner.execute import RunInterrupted, sigterm_as_interrupt
+from scalinglab.runner.worker import (
+    check_workers,
+    guarded,
+    ignore_interrupts,
+    remove_leftovers,
+    stop_runs,
+)
 from scalinglab.textfmt import format_table
 
 
@@ -51,6 +61,7 @@ class BatchResult:
 
     results: list[RunResult]
     interrupted: bool = False
+    stopped_by: str = ""  # "Ctrl-C" or "SIGTERM" when interrupted
 
     @property
     def ok(self) -> bool:
@@ -132,30 +143,39 @@ def receive(value: dict[str, Any], *, reports_root: Path | None = None) -> RunRe
     ------
     StudyError
         A path from the worker would land outside the repository (nothing is written).
+    StorageError
+        The disk refused a write (the run's folder is removed, nothing left unfinished).
     """
     data_root = data_dir()
-    data_files = [(confined(data_root, rel), data) for rel, data in value.get("data_files", {}).items()]
+    data_files = [
+        (confined(data_root, rel), data) for rel, data in value.get("data_files", {}).items()
+    ]
     run_files = {}
     if value.get("run_id") and value.get("files"):
         for what in ("study", "variant", "run_id"):
             _plain_name(what.replace("_", " "), value[what])
         run_files = {_plain_name("file name", n): d for n, d in value["files"].items()}
     for path, data in data_files:
-        _write_atomic(path, data)
+        try:
+            _write_atomic(path, data)
+        except OSError as exc:  # a full disk: the file is left as it was
+            raise store.storage_error(exc, path.parent, str(value.get("run_id"))) from exc
     run_dir = None
     if run_files:
+        run_id = value["run_id"]
         parent = store.variant_dir(value["study"], value["variant"], reports_root=reports_root)
-        parent.mkdir(parents=True, exist_ok=True)
-        final = parent / value["run_id"]
+        final = parent / run_id
         if final.exists():
             raise StudyError(f"{final} exists already: not overwriting a run")
-        tmp = parent / f"{store.TMP_PREFIX}{value['run_id']}"
-        tmp.mkdir()
-        for name, data in run_files.items():
-            (tmp / name).write_bytes(data)
-        run_dir = store.finalize_run(tmp, value["run_id"])
-        if value["status"] == RunStatus.OK:
-            store.set_latest(run_dir)
+        tmp = parent / f"{store.TMP_PREFIX}{run_id}"
+        with store.writing_run(tmp, run_id):  # a full disk: nothing of it kept
+            parent.mkdir(parents=True, exist_ok=True)
+            tmp.mkdir()
+            for name, data in run_files.items():
+                (tmp / name).write_bytes(data)
+            run_dir = store.finalize_run(tmp, run_id)
+            if value["status"] == RunStatus.OK:
+                store.set_latest(run_dir)
     return RunResult(
         value["study"],
         value["variant"],
@@ -189,33 +209,35 @@ def record_interrupted(
         reports_root=reports_root,
     )
     now = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
-    write_results(tmp / "results.json", [])
-    store.write_json(
-        tmp / "manifest.json",
-        build_manifest(
-            study=prep.study.name,
-            title=prep.study.title,
-            variant=prep.variant,
-            run_id=run_id,
-            status=RunStatus.INTERRUPTED,
-            error=error,
-            started=now,
-            finished=now,
-            duration=None,
-            parameters=prep.parameters,
-            hashes=prep.hashes,
-            git=git,
-            environment=environment(),
-            version=__version__,
-            compute_mode=executor,
-            executor=executor,
-            command=command,
-            results=[],
-            cell_timings=[],
-            report_html_sha256=None,
-        ),
-    )
-    run_dir = store.finalize_run(tmp, run_id)
+    with store.writing_run(tmp, run_id):  # a full disk: nothing of it kept
+        write_results(tmp / "results.json", [])
+        store.write_json(
+            tmp / "manifest.json",
+            build_manifest(
+                study=prep.study.name,
+                title=prep.study.title,
+                variant=prep.variant,
+                run_id=run_id,
+                status=RunStatus.INTERRUPTED,
+                error=error,
+                started=now,
+                finished=now,
+                duration=None,
+                parameters=prep.parameters,
+                hashes=prep.hashes,
+                git=git,
+                environment=environment(),
+                version=__version__,
+                compute_mode=executor,
+                executor=executor,
+                command=command,
+                results=[],
+                cell_timings=[],
+                report_html_sha256=None,
+                results_sha256=store.results_sha256(tmp),
+            ),
+        )
+        run_dir = store.finalize_run(tmp, run_id)
     return RunResult(
         prep.study.name,
         prep.variant,
@@ -234,11 +256,22 @@ def _execute(
     n_workers: int | None,
     progress: bool,
     command: str,
-) -> tuple[dict[str, RunResult], bool]:
-    """Run the tasks; on Ctrl-C record the unfinished ones as interrupted."""
+) -> tuple[dict[str, RunResult], str]:
+    """Run the tasks; on Ctrl-C or ``SIGTERM`` record the unfinished ones as interrupted,
+    stop their runs on the workers and remove their private folders.
+
+    Returns
+    -------
+    results, stopped_by
+        One result per task that ended or was recorded; ``stopped_by`` is ``""``, or
+        ``"Ctrl-C"`` / ``"SIGTERM"`` when the batch was stopped.
+    """
     from tqdm import tqdm
 
     results: dict[str, RunResult] = {}
+    token = secrets.token_hex(4)  # names this batch's private run folders on the workers
+    tasks = [{**t, "batch": token} for t in tasks]
+    stop_reason = ""
     bar = tqdm(total=len(tasks), desc="studies", unit="study", disable=not progress)
 
     def done(task: dict[str, Any], ok: bool, value: Any) -> None:
@@ -260,45 +293,72 @@ def _execute(
     def record_unfinished() -> None:
         for task in tasks:
             if task["study"] not in results:
-                results[task["study"]] = record_interrupted(
-                    preps[task["study"]],
-                    command=command,
-                    executor=task["executor"],
-                    error="interrupted (Ctrl-C) before it finished; run it again",
-                )
-
-    interrupted = False
-    try:
-        if compute_mode(scheduler) == "sync":
-            for task in tasks:
-                done(task, *guarded(task))
-                if results[task["study"]].status == RunStatus.INTERRUPTED:
-                    interrupted = True
-                    break
-        else:
-            workers = n_workers or min(len(tasks), os.cpu_count() or 1)
-            with get_client(scheduler, n_workers=workers) as client:
-                check_workers(client, tasks[0]["root"])
-                from dask.distributed import as_completed
-
-                futures = {client.submit(guarded, t, pure=False): t for t in tasks}
+                why = f"interrupted ({stop_reason}) before it finished; run it again"
                 try:
-                    for fut in as_completed(list(futures)):
-                        done(futures[fut], *fut.result())
-                except KeyboardInterrupt:
-                    interrupted = True
-                    # Recorded before the cluster shuts down, so a shutdown that is
-                    # slow (or killed by a second Ctrl-C) loses nothing.
-                    record_unfinished()
-                    with contextlib.suppress(Exception):
-                        client.cancel(list(futures))  # a real cluster stops them too
-    except KeyboardInterrupt:
-        interrupted = True
+                    results[task["study"]] = record_interrupted(
+                        preps[task["study"]],
+                        command=command,
+                        executor=task["executor"],
+                        error=why,
+                    )
+                except StudyError as exc:  # a full disk: say so, keep stopping
+                    results[task["study"]] = RunResult(
+                        task["study"], task["variant"], RunStatus.INTERRUPTED, error=f"{why}; {exc}"
+                    )
+
+    def stopped(exc: BaseException) -> None:
+        nonlocal stop_reason
+        stop_reason = stop_reason or ("SIGTERM" if isinstance(exc, RunInterrupted) else "Ctrl-C")
+
+    mode = compute_mode(scheduler)
+    try:
+        with sigterm_as_interrupt():
+            if mode == "sync":
+                for task in tasks:
+                    done(task, *guarded(task))
+                    res = results[task["study"]]
+                    if res.status == RunStatus.INTERRUPTED:
+                        stop_reason = "SIGTERM" if "SIGTERM" in (res.error or "") else "Ctrl-C"
+                        break
+            else:
+                workers = n_workers or min(len(tasks), os.cpu_count() or 1)
+                try:
+                    with get_client(scheduler, n_workers=workers) as client:
+                        if mode == "LocalCluster":  # Ctrl-C is the client's to handle
+                            with contextlib.suppress(Exception):
+                                client.run(ignore_interrupts)
+                        check_workers(client, tasks[0]["root"])
+                        from dask.distributed import as_completed
+
+                        futures = {client.submit(guarded, t, pure=False): t for t in tasks}
+                        try:
+                            for fut in as_completed(list(futures)):
+                                done(futures[fut], *fut.result())
+                        except KeyboardInterrupt as exc:
+                            stopped(exc)
+                            # Recorded before the cluster shuts down, so a shutdown that is
+                            # slow (or killed by a second Ctrl-C) loses nothing.
+                            record_unfinished()
+                            _stop_workers(client, list(futures), token)
+                finally:
+                    if mode == "LocalCluster":  # workers killed on close left these
+                        remove_leftovers(token)
+    except KeyboardInterrupt as exc:
+        stopped(exc)
     finally:
         bar.close()
-    if interrupted:
+    if stop_reason:
         record_unfinished()
-    return results, interrupted
+    return results, stop_reason
+
+
+def _stop_workers(client: Any, futures: list[Any], token: str) -> None:
+    """Stop batch ``token``'s runs on every worker (kernels, private folders), then cancel
+    the tasks; a worker already gone is skipped."""
+    with contextlib.suppress(Exception):
+        client.run(stop_runs, token, on_error="ignore")
+    with contextlib.suppress(Exception):
+        client.cancel(futures)  # a real cluster stops them too
 
 
 def run_all(
@@ -338,7 +398,8 @@ def run_all(
     Returns
     -------
     BatchResult
-        One result per study; ``interrupted`` is True after Ctrl-C.
+        One result per study; ``interrupted`` is True after Ctrl-C or ``SIGTERM``
+        (``stopped_by`` says which).
 
     Raises
     ------
@@ -386,9 +447,9 @@ def run_all(
                 "hashes": {k: prep.hashes[k] for k in ("source_hash", "input_hashes")},
             }
         )
-    interrupted = False
+    stopped_by = ""
     if tasks:
-        done, interrupted = _execute(
+        done, stopped_by = _execute(
             tasks,
             preps,
             scheduler=scheduler,
@@ -397,4 +458,6 @@ def run_all(
             command=command,
         )
         results.update(done)
-    return BatchResult([results[n] for n in names], interrupted=interrupted)
+    return BatchResult(
+        [results[n] for n in names], interrupted=bool(stopped_by), stopped_by=stopped_by
+    )

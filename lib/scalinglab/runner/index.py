@@ -39,6 +39,7 @@ table { border-collapse: collapse; margin: .4em 0 1em; font-size: .9em; }
 th, td { border: 1px solid #ccc; padding: 3px 8px; text-align: left; vertical-align: top; }
 th { background: #f3f3f3; }
 .st-ok { color: #070; } .st-failed, .st-interrupted, .st-incomplete, .st-killed { color: #b00; }
+.st-corrupt { color: #b00; font-weight: bold; }
 tr.sl-moved td { background: #fff3cd; }
 .sl-err { font-size: .8em; color: #700; white-space: pre-wrap; }
 h2 { border-bottom: 1px solid #ddd; margin-top: 2em; }
@@ -132,6 +133,9 @@ def collect(*, reports_root: Path | None = None) -> dict[str, Any]:
             if ref.complete
             else store.unfinished_state(ref.path)
         )
+        damage = store.check_run(ref.path).problems if ref.complete else []
+        if damage:  # its files are damaged: say so rather than show what is left of them
+            status, m = RunStatus.CORRUPT, {**m, "error": "; ".join(damage)}
         srec = studies.setdefault(
             ref.study, {"study": ref.study, "title": ref.study, "variants": {}}
         )
@@ -169,6 +173,7 @@ def collect(*, reports_root: Path | None = None) -> dict[str, Any]:
         for vrec in srec["variants"].values():
             latest = store.latest_run(srec["study"], vrec["variant"], reports_root=root)
             vrec["latest"] = latest.name if latest else None
+            vrec["corrupt"] = store.check_run(latest).problems if latest else []
             vrec["claims"] = [
                 {
                     "id": c["id"],
@@ -192,7 +197,7 @@ def collect(*, reports_root: Path | None = None) -> dict[str, Any]:
                     r["moved"], r["changed"] = len(d["moved"]), len(d["changed"])
                 prev = r
             vrec["diff"] = None
-            if latest is not None:
+            if latest is not None and not vrec["corrupt"]:
                 base, skipped = previous_differing(latest)
                 if base is not None:
                     vrec["diff"] = diff_runs(base, latest)
@@ -205,8 +210,13 @@ def collect(*, reports_root: Path | None = None) -> dict[str, Any]:
     return {"studies": out}
 
 
-def _ledger_html(claims: list[dict]) -> str:
+def _ledger_html(claims: list[dict], corrupt: list[str] | None = None) -> str:
     esc = html.escape
+    if corrupt:
+        return (
+            '<p class="sl-err">Claims ledger: the latest version is corrupt, its ledger cannot '
+            f"be shown: {esc('; '.join(corrupt))}.</p>"
+        )
     if not claims:
         return "<p>Claims ledger: no published claims declared.</p>"
     rows = "".join(
@@ -253,7 +263,7 @@ def render_html(index: dict[str, Any]) -> str:
                 + (f" &mdash; latest {esc(v['latest'])}" if v["latest"] else "")
                 + "</h3>"
             )
-            parts.append(_ledger_html(v.get("claims") or []))
+            parts.append(_ledger_html(v.get("claims") or [], v.get("corrupt")))
             parts.append(
                 '<div class="sl-scroll"><table><thead><tr><th>version</th>'
                 "<th>status</th><th>commit</th><th>claims</th>"

@@ -4,7 +4,8 @@
 variant, run id, status and error, times, merged parameters and their hash,
 the findings, hashes of the source, inputs and library, git commit / dirty
 flag / diff, Python and package versions with the lock hash, per-cell timings,
-compute mode, the command as typed and the hash of ``report.html``.
+compute mode, the command as typed and the hashes of ``report.html`` and
+``results.json`` (``verify`` and ``status`` check the latter).
 
 The cache key hashes what determines a report: its code and markdown cells, the
 merged parameters, the input hashes, the lock hash and the library hash. Batch
@@ -178,6 +179,7 @@ def build_manifest(
     results: list[dict],
     cell_timings: list[dict],
     report_html_sha256: str | None,
+    results_sha256: str | None = None,
 ) -> dict[str, Any]:
     """Assemble the manifest dict (see the module docstring for the fields)."""
     manifest: dict[str, Any] = {
@@ -209,6 +211,7 @@ def build_manifest(
         "executor": executor,
         "command": command,
         "report_html_sha256": report_html_sha256,
+        "results_sha256": results_sha256,
     }
     if git.get("dirty"):
         manifest["diff"] = git.get("diff", "")

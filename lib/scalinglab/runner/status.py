@@ -16,6 +16,10 @@ it names what changed, part by part of the cache key:
   and none is committed to reuse, so running it would measure this machine afresh
   (when another machine's committed record would be reused, that is a note).
 
+A latest run whose ``manifest.json`` or ``results.json`` is unreadable, or whose
+``results.json`` differs from the SHA-256 in its manifest, is ``corrupt`` (naming the
+file), never up to date.
+
 It also lists unfinished (``.tmp-``) run folders as ``running``, ``killed`` or
 ``incomplete``.
 """
@@ -31,6 +35,8 @@ from scalinglab.runner.manifest import cache_key, cell_hashes
 
 #: Statuses of a study/variant.
 UP_TO_DATE, STALE, NEVER_RUN, INVALID = "up-to-date", "stale", "never run", "invalid"
+#: The latest good run's ``manifest.json`` or ``results.json`` is damaged (store.check_run).
+CORRUPT = "corrupt"
 
 
 @dataclass
@@ -39,7 +45,7 @@ class StudyStatus:
 
     study: str
     variant: str
-    state: str  # up-to-date | stale | never run | invalid
+    state: str  # up-to-date | stale | never run | invalid | corrupt
     run_id: str | None = None
     reasons: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # worth knowing, not why it is stale
@@ -196,6 +202,19 @@ def study_status(study: str, variant: str, *, reports_root: Path | None = None) 
     if latest is None:
         return StudyStatus(
             study, variant, NEVER_RUN, reasons=["no good report yet", *stale_hw], notes=notes
+        )
+    integrity = store.check_run(latest)
+    if integrity.corrupt:
+        return StudyStatus(
+            study,
+            variant,
+            CORRUPT,
+            run_id=latest.name,
+            reasons=[
+                *integrity.problems,
+                f"run it again: scalinglab run {study} --variant {variant}",
+            ],
+            notes=notes,
         )
     reasons = why_stale(prep, store.read_manifest(latest)) + stale_hw
     return StudyStatus(
