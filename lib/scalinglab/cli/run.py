@@ -121,7 +121,7 @@ def main(args: argparse.Namespace) -> int:
 
 
 def _main(args: argparse.Namespace) -> int:
-    from scalinglab.paths import require_checkout
+    from scalinglab.paths import reports_dir, require_checkout
     from scalinglab.runner import index
     from scalinglab.runner.study import cwd_paths_absolute, discover_studies
 
@@ -148,7 +148,13 @@ def _main(args: argparse.Namespace) -> int:
             raise StudyError("--scheduler and --workers apply to --all only")
         args.variant = args.variant or "default"
         code = _run_one(args, overrides)
-    index.write_index()
+    try:
+        index.write_index()
+    except OSError as exc:  # a full disk: the old index stays whole (atomic write)
+        raise StudyError(
+            f"could not rewrite the index under {reports_dir()}: {exc.strerror or exc}; "
+            "the previous index is kept ('scalinglab reports' rewrites it)"
+        ) from exc
     return code
 
 
