@@ -165,7 +165,6 @@ def environment_key() -> str:
 
 def cache_path() -> Path:
     """Where this installation's document list is cached (git-ignored)."""
-    from scalinglab import atomic
     from scalinglab.paths import data_dir
 
     return data_dir() / ".cache" / "corpus" / f"installed-{environment_key()}.pkl"
@@ -189,5 +188,7 @@ def installed_documents(*, cache: bool = True) -> list[tuple[str, str]]:
             pass
     docs = _collect()
     if cache:
+        from scalinglab import atomic
+
         atomic.write_bytes(path, pickle.dumps(docs, protocol=pickle.HIGHEST_PROTOCOL))
     return docs
