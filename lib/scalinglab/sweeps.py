@@ -92,7 +92,9 @@ class RunCache:
             return
         self.folder.mkdir(parents=True, exist_ok=True)
         if self._provenance is not None and not (self.folder / _PROVENANCE).exists():
-            (self.folder / _PROVENANCE).write_text(json.dumps(self._provenance, sort_keys=True))
+            atomic.write_text(
+                self.folder / _PROVENANCE, json.dumps(self._provenance, sort_keys=True)
+            )
         with atomic.replacing(self.path(key)) as tmp, open(tmp, "wb") as fh:
             pickle.dump(
                 (json.loads(json.dumps(key, default=str)), value),

@@ -154,7 +154,7 @@ def load_or_train(
     with atomic.replacing(path, suffix=".pt") as tmp:
         torch.save(state, tmp)
     meta = {**prov, "config": key, "training": info, "file": path.name}
-    side.write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
+    atomic.write_text(side, json.dumps(meta, indent=1, sort_keys=True) + "\n")
     model = Transformer(cfg.model, seed=0)
     model.load_state_dict(state)
     return model.eval(), meta
