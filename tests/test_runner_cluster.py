@@ -293,3 +293,64 @@ def test_stopping_run_all_records_interrupted_runs_cleans_up_and_rewrites_the_in
     assert "interrupted" in out
     index = json.loads((root / "reports" / "index.json").read_text())
     assert "interrupted" in json.dumps(index)
+
+
+def test_sigterm_on_run_all_stops_the_runs_on_a_real_clusters_workers(tmp_path, monkeypatch):
+    """A scheduler's SIGTERM reaches only the client: the studies it sent must still stop on
+    the (separately started) workers, which stay up, and leave no private folder behind."""
+    client_root = _checkout(tmp_path / "client")
+    worker_roots = [_checkout(tmp_path / f"worker-{i}-repo") for i in range(2)]
+    scratch = tmp_path / "tmp"  # the workers' temporary folder, where we can watch them
+    scratch.mkdir()
+    monkeypatch.setenv("TMPDIR", str(scratch))
+    address, procs = _start_cluster(tmp_path, worker_roots)
+    env = {**os.environ, "SCALINGLAB_ROOT": str(client_root)}
+    env.pop("TMPDIR")
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "scalinglab",
+            "run",
+            "--all",
+            "--variant",
+            "tiny",
+            "--scheduler",
+            address,
+            "-p",
+            "sleep_s",
+            "600",
+        ],
+        env=env,
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while len(_sleeping(scratch)) < 2 and proc.poll() is None:
+            assert time.monotonic() < deadline, "the notebooks never reached their sleep"
+            time.sleep(0.5)
+        time.sleep(3)
+        assert proc.poll() is None and _kernels_using(scratch)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=180)
+        assert proc.returncode == 143, (out, err)
+        assert all(p.poll() is None for p in procs)  # the cluster itself stays up
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and (
+            _kernels_using(scratch) or list(scratch.glob("scalinglab-run-*"))
+        ):
+            time.sleep(0.5)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        _stop(procs)
+    assert _kernels_using(scratch) == []
+    assert list(scratch.glob("scalinglab-run-*")) == []
+    runs = _runs(client_root)
+    assert [p.parent.parent.name for p in runs] == ["fixture_basic", "fixture_copy"]
+    for run in runs:
+        m = json.loads((run / "manifest.json").read_text())
+        assert m["status"] == "interrupted" and "SIGTERM" in m["error"]

@@ -344,3 +344,33 @@ def test_readme_cluster_recipe_binds_to_a_named_address_and_says_what_is_exposed
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
     for words in ("What this exposes", "ssh -L 8787", "--protocol tls", "TLS"):
         assert words in readme
+
+
+@pytest.mark.slow
+def test_sigterm_on_verify_stops_the_rerun_and_removes_its_folder(lab, tmp_path):
+    slow = run_study("fixture_basic", overrides={"sleep_s": "20"}, force=True)
+    assert slow.status == "ok", slow.error
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    env = {**os.environ, "SCALINGLAB_ROOT": str(lab), "TMPDIR": str(scratch)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "scalinglab", "verify", str(slow.run_dir)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not list(scratch.glob("scalinglab-verify-*/**/.kernel-*.json")):
+            assert proc.poll() is None and time.monotonic() < deadline, "no re-run started"
+            time.sleep(0.2)
+        time.sleep(2)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 143, (out, err)
+    assert "re-run interrupted" in out and "SIGTERM" in out
+    assert list(scratch.iterdir()) == []
