@@ -19,7 +19,7 @@ import scalinglab.cli as cli
 from scalinglab import atomic
 from scalinglab.errors import StudyError
 from scalinglab.runner import store
-from scalinglab.runner.batch import receive
+from scalinglab.runner.landing import receive
 from scalinglab.runner.pipeline import run_study
 
 FIXTURES = Path(__file__).parent / "fixtures" / "studies"
