@@ -233,6 +233,10 @@ def test_corrupt_results_and_manifest_are_reported_as_corrupt(lab, good_run, cap
             assert cli.main(["verify", str(good_run)]) == 2  # refused before any re-run
             err = capsys.readouterr().err
             assert "corrupt" in err and str(path) in err and len(err.splitlines()) == 1, err
+            # a diff refuses it rather than listing its findings as removed
+            assert cli.main(["reports", "diff", str(good_run), str(good_run)]) == 2
+            err = capsys.readouterr().err
+            assert "corrupt" in err and str(path) in err, err
             index = collect()
             (variant,) = index["studies"][0]["variants"]
             assert variant["corrupt"] and str(path) in variant["corrupt"][0]

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from scalinglab.errors import StudyError
 from scalinglab.record import load_claims
 from scalinglab.runner import store
 from scalinglab.textfmt import fmt_ci, fmt_num, format_table
@@ -169,7 +170,18 @@ def run_claims(run_dir: Path) -> list[dict]:
 
 
 def diff_runs(run_a: Path, run_b: Path) -> dict[str, Any]:
-    """:func:`diff_findings` and :func:`diff_claims` of two run folders, labelled."""
+    """:func:`diff_findings` and :func:`diff_claims` of two run folders, labelled.
+
+    Raises
+    ------
+    StudyError
+        Either run is corrupt (:func:`~scalinglab.runner.store.check_run`), rather than
+        reporting its unreadable findings as removed.
+    """
+    for run in (run_a, run_b):
+        damage = store.check_run(Path(run)).problems
+        if damage:
+            raise StudyError("cannot diff a corrupt run: " + "; ".join(damage))
     out = diff_findings(run_findings(run_a), run_findings(run_b))
     return {
         "a": run_label(run_a),
@@ -187,7 +199,8 @@ def good_runs(run_dir: Path) -> list[Path]:
     for p in sorted(vdir.iterdir()):
         if p.is_symlink() or not p.is_dir() or p.name.startswith((store.TMP_PREFIX, "latest")):
             continue
-        if store.read_manifest(p).get("status") == store.RunStatus.OK:
+        ok = store.read_manifest(p).get("status") == store.RunStatus.OK
+        if ok and not store.check_run(p).corrupt:
             out.append(p.resolve())
     return out
 
