@@ -46,6 +46,7 @@ SHARED = frozenset(
         "provenance",
         "textfmt",
         "paths",
+        "atomic",
         "errors",
         "plots",
     }

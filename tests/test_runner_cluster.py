@@ -1,4 +1,4 @@
-"""Cluster runs without a shared filesystem, and Ctrl-C on ``run --all``.
+"""Cluster runs without a shared filesystem, and Ctrl-C or SIGTERM on ``run --all``.
 
 A real ``dask scheduler`` and two ``dask worker`` processes, each started in its own empty
 directory and each with its own copy of the repository (``SCALINGLAB_WORKER_ROOT``): what
@@ -197,7 +197,32 @@ def _default_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def test_ctrl_c_on_run_all_records_interrupted_runs_and_rewrites_the_index(tmp_path):
+def _kernels_using(folder: Path) -> list[str]:
+    """Command lines of live processes that name a file under ``folder`` (a notebook
+    kernel started with its connection file there)."""
+    import psutil
+
+    out = []
+    for proc in psutil.process_iter(["cmdline"]):
+        cmd = " ".join(proc.info.get("cmdline") or [])
+        if str(folder) in cmd and "ipykernel" in cmd:
+            out.append(cmd)
+    return out
+
+
+@pytest.mark.parametrize(
+    ("signum", "whole_group", "exit_code"),
+    [
+        # what Ctrl-C sends: SIGINT to the whole process group
+        (signal.SIGINT, True, 130),
+        # what `kill` and a cluster scheduler send: SIGTERM to the command's process
+        (signal.SIGTERM, False, 143),
+    ],
+    ids=["ctrl-c", "sigterm"],
+)
+def test_stopping_run_all_records_interrupted_runs_cleans_up_and_rewrites_the_index(
+    tmp_path, signum, whole_group, exit_code
+):
     root = _checkout(tmp_path / "repo")
     scratch = tmp_path / "tmp"  # the workers' private run folders, where we can watch them
     scratch.mkdir()
@@ -235,22 +260,97 @@ def test_ctrl_c_on_run_all_records_interrupted_runs_and_rewrites_the_index(tmp_p
             time.sleep(0.5)
         time.sleep(3)  # the cell's imports, then into the sleep
         assert proc.poll() is None
-        os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C sends: the whole process group
-        # The notebooks sleep 600 s: ending well before that means Ctrl-C reached them.
+        assert _kernels_using(scratch), "no kernel found running in the workers' folders"
+        if whole_group:
+            os.killpg(proc.pid, signum)
+        else:
+            proc.send_signal(signum)
+        # The notebooks sleep 600 s: ending well before that means the stop reached them.
         # The bound leaves room for the cluster's shutdown on a loaded 2-core machine
         # (90 s was exceeded there at a load average of 8).
         out, err = proc.communicate(timeout=240)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
-    assert proc.returncode == 130, (out, err)
+    assert proc.returncode == exit_code, (out, err)
+    assert "Traceback" not in err, err
+    # nothing left behind: no private run folder, no kernel connection file, no kernel
+    left = [p.name for p in scratch.iterdir() if p.name.startswith("scalinglab-run-")]
+    left += [p.name for p in scratch.rglob("*.json")]  # kernel connection files
+    assert left == [], err
+    deadline = time.monotonic() + 10  # a killed kernel may take a moment to be reaped
+    while _kernels_using(scratch) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert _kernels_using(scratch) == []
     runs = _runs(root)
     assert [p.parent.parent.name for p in runs] == ["fixture_basic", "fixture_copy"]
     for run in runs:
         assert not run.name.startswith(".tmp-")
         m = json.loads((run / "manifest.json").read_text())
         assert m["status"] == "interrupted" and m["results"] == []
+        assert ("SIGTERM" if signum == signal.SIGTERM else "Ctrl-C") in m["error"]
         assert not (run.parent / "latest").exists()
     assert "interrupted" in out
     index = json.loads((root / "reports" / "index.json").read_text())
     assert "interrupted" in json.dumps(index)
+
+
+def test_sigterm_on_run_all_stops_the_runs_on_a_real_clusters_workers(tmp_path, monkeypatch):
+    """A scheduler's SIGTERM reaches only the client: the studies it sent must still stop on
+    the (separately started) workers, which stay up, and leave no private folder behind."""
+    client_root = _checkout(tmp_path / "client")
+    worker_roots = [_checkout(tmp_path / f"worker-{i}-repo") for i in range(2)]
+    scratch = tmp_path / "tmp"  # the workers' temporary folder, where we can watch them
+    scratch.mkdir()
+    monkeypatch.setenv("TMPDIR", str(scratch))
+    address, procs = _start_cluster(tmp_path, worker_roots)
+    env = {**os.environ, "SCALINGLAB_ROOT": str(client_root)}
+    env.pop("TMPDIR")
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "scalinglab",
+            "run",
+            "--all",
+            "--variant",
+            "tiny",
+            "--scheduler",
+            address,
+            "-p",
+            "sleep_s",
+            "600",
+        ],
+        env=env,
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while len(_sleeping(scratch)) < 2 and proc.poll() is None:
+            assert time.monotonic() < deadline, "the notebooks never reached their sleep"
+            time.sleep(0.5)
+        time.sleep(3)
+        assert proc.poll() is None and _kernels_using(scratch)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=180)
+        assert proc.returncode == 143, (out, err)
+        assert all(p.poll() is None for p in procs)  # the cluster itself stays up
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and (
+            _kernels_using(scratch) or list(scratch.glob("scalinglab-run-*"))
+        ):
+            time.sleep(0.5)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        _stop(procs)
+    assert _kernels_using(scratch) == []
+    assert list(scratch.glob("scalinglab-run-*")) == []
+    runs = _runs(client_root)
+    assert [p.parent.parent.name for p in runs] == ["fixture_basic", "fixture_copy"]
+    for run in runs:
+        m = json.loads((run / "manifest.json").read_text())
+        assert m["status"] == "interrupted" and "SIGTERM" in m["error"]

@@ -20,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-import tempfile
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -30,6 +29,7 @@ from typing import Any
 import xarray as xr
 from tqdm import tqdm
 
+from scalinglab import atomic
 from scalinglab.paths import data_dir
 from scalinglab.provenance import config_hash, provenance_attrs
 
@@ -275,16 +275,8 @@ def save_dataset(
     """
     ds = ds.copy()
     ds.attrs.update(provenance or provenance_attrs(config))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".nc")
-    os.close(fd)
-    os.chmod(tmp, 0o644)  # mkstemp makes it owner-only; results are meant to be shared
-    try:
+    with atomic.replacing(path, suffix=".nc") as tmp:
         ds.to_netcdf(tmp, engine="h5netcdf", encoding=compressed_encoding(ds))
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
     return path
 
 

@@ -55,3 +55,11 @@ class ParameterError(ScalingLabError, ValueError):
 
 class StudyError(ScalingLabError):
     """A study notebook is missing or malformed, or its run failed."""
+
+
+class StorageError(StudyError):
+    """A run could not be written (the disk is full, read-only or over quota).
+
+    Raised after the half-written run folder is removed, so nothing is left ``running``
+    and no earlier report is touched; the message names the folder and the cause.
+    """

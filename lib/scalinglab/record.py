@@ -47,12 +47,12 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from scalinglab import atomic
 from scalinglab.claims import Claim, Verdict, decide
 from scalinglab.claims_file import claims_for
 from scalinglab.estimate import Estimate
@@ -409,23 +409,26 @@ def _flush() -> None:
     target = os.environ.get(RESULTS_ENV)
     if not target:
         return
-    write_results(Path(target), findings(), claims())
+    write_results(Path(target), findings(), claims(), durable=False)
 
 
-def write_results(path: Path, items: Sequence[Finding], verdicts: Sequence[Verdict] = ()) -> None:
-    """Write findings and claims to ``path`` atomically (temporary file, then ``os.replace``)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+def write_results(
+    path: Path,
+    items: Sequence[Finding],
+    verdicts: Sequence[Verdict] = (),
+    *,
+    durable: bool = True,
+) -> None:
+    """Write findings and claims to ``path`` atomically (:func:`scalinglab.atomic.write_text`);
+    strict JSON (non-finite numbers as ``null``). ``durable=False`` skips the fsyncs: the
+    notebook rewrites its results on every recorded finding, and the runner re-hashes the
+    file after the kernel has stopped."""
     payload = {"findings": [f.to_json() for f in items], "claims": [v.to_json() for v in verdicts]}
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-results-")
-    os.fchmod(fd, 0o644)  # mkstemp makes it owner-only; readable like the other report files
-    try:
-        with os.fdopen(fd, "w") as fh:
-            json.dump(json_safe(payload), fh, indent=2, allow_nan=False)
-            fh.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic.write_text(
+        path,
+        json.dumps(json_safe(payload), indent=2, allow_nan=False) + "\n",
+        durable=durable,
+    )
 
 
 def _nan_for_null(f: dict) -> dict:

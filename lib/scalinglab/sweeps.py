@@ -29,17 +29,16 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import pickle
 import shutil
 import sys
-import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import xarray as xr
 
+from scalinglab import atomic
 from scalinglab.compute import TaskFailure, dataset_path, load_dataset, map_tasks, save_dataset
 from scalinglab.provenance import config_hash, provenance_attrs
 
@@ -93,19 +92,15 @@ class RunCache:
             return
         self.folder.mkdir(parents=True, exist_ok=True)
         if self._provenance is not None and not (self.folder / _PROVENANCE).exists():
-            (self.folder / _PROVENANCE).write_text(json.dumps(self._provenance, sort_keys=True))
-        fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".tmp-", suffix=".pkl")
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                pickle.dump(
-                    (json.loads(json.dumps(key, default=str)), value),
-                    fh,
-                    protocol=pickle.HIGHEST_PROTOCOL,
-                )
-            os.replace(tmp, self.path(key))
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
+            atomic.write_text(
+                self.folder / _PROVENANCE, json.dumps(self._provenance, sort_keys=True)
+            )
+        with atomic.replacing(self.path(key)) as tmp, open(tmp, "wb") as fh:
+            pickle.dump(
+                (json.loads(json.dumps(key, default=str)), value),
+                fh,
+                protocol=pickle.HIGHEST_PROTOCOL,
+            )
 
     def count(self) -> int:
         """Number of runs stored."""

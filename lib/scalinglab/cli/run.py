@@ -8,7 +8,10 @@ Usage::
     scalinglab run STUDY --help-params
 
 Exit status: 0 success (or up to date), 1 a run failed, 2 bad study or
-parameters (nothing ran), 130 interrupted.
+parameters (nothing ran) or a run that could not be written (a full disk: nothing
+kept), 130 interrupted by Ctrl-C, 143 stopped by ``SIGTERM`` (handled like Ctrl-C:
+the run is recorded ``interrupted``, kernels and temporary folders are cleaned up and
+the index is rewritten).
 """
 
 from __future__ import annotations
@@ -17,6 +20,9 @@ import argparse
 import sys
 
 from scalinglab.errors import StudyError
+
+#: Exit status after SIGTERM (128 + 15, as a shell reports a process it terminated).
+SIGTERM_EXIT = 143
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -108,7 +114,14 @@ def _list(names: list[str]) -> int:
 
 
 def main(args: argparse.Namespace) -> int:
-    from scalinglab.paths import require_checkout
+    from scalinglab.runner.execute import sigterm_as_interrupt
+
+    with sigterm_as_interrupt():  # a scheduler's SIGTERM stops as cleanly as Ctrl-C
+        return _main(args)
+
+
+def _main(args: argparse.Namespace) -> int:
+    from scalinglab.paths import reports_dir, require_checkout
     from scalinglab.runner import index
     from scalinglab.runner.study import cwd_paths_absolute, discover_studies
 
@@ -135,7 +148,13 @@ def main(args: argparse.Namespace) -> int:
             raise StudyError("--scheduler and --workers apply to --all only")
         args.variant = args.variant or "default"
         code = _run_one(args, overrides)
-    index.write_index()
+    try:
+        index.write_index()
+    except OSError as exc:  # a full disk: the old index stays whole (atomic write)
+        raise StudyError(
+            f"could not rewrite the index under {reports_dir()}: {exc.strerror or exc}; "
+            "the previous index is kept ('scalinglab reports' rewrites it)"
+        ) from exc
     return code
 
 
@@ -182,7 +201,9 @@ def _run_one(args: argparse.Namespace, overrides: list) -> int:
     if res.status in (RunStatus.OK, RunStatus.UP_TO_DATE):
         return 0
     print(f"scalinglab run: {args.study} {res.status}: {res.error}", file=sys.stderr)
-    return 130 if res.status == RunStatus.INTERRUPTED else 1
+    if res.status == RunStatus.INTERRUPTED:
+        return SIGTERM_EXIT if "SIGTERM" in (res.error or "") else 130
+    return 1
 
 
 def _report_batches(include_drafts: bool) -> list[tuple[str, list[str] | None]]:
@@ -229,8 +250,9 @@ def _run_all(args: argparse.Namespace, overrides: list) -> int:
         ok = ok and batch.ok
         if batch.interrupted:
             print(
-                "scalinglab run: interrupted; unfinished studies are recorded as 'interrupted'",
+                f"scalinglab run: interrupted ({batch.stopped_by}); unfinished studies are "
+                "recorded as 'interrupted'",
                 file=sys.stderr,
             )
-            return 130
+            return SIGTERM_EXIT if batch.stopped_by == "SIGTERM" else 130
     return 0 if ok else 1

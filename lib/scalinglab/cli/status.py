@@ -10,7 +10,9 @@ inputs, library, lock) with the variant's latest good report and says which
 part changed; a study that reads ``data/hardware/`` also says when this machine
 has no hardware record (stale if running it would measure this machine; a note if
 another machine's committed record would be reused). Unfinished run folders (``running``, ``killed``) are
-listed after. Exit status 0 (whatever the states), 2 for an unknown study.
+listed after. A latest report whose ``manifest.json`` or ``results.json`` is unreadable,
+or whose ``results.json`` differs from the SHA-256 its manifest recorded, is ``corrupt``
+(the reason names the file). Exit status 0 (whatever the states), 2 for an unknown study.
 """
 
 from __future__ import annotations

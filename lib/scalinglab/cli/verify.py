@@ -6,7 +6,11 @@ Usage::
 
 The re-run uses the manifest's parameters and goes into a temporary reports
 folder (the real ``reports/`` and ``latest`` are untouched). Exit status 0 when
-every finding (point and interval) is identical, 1 otherwise.
+every finding (point and interval) is identical, 1 otherwise; 2 when the run cannot be
+verified: it did not finish ``ok``, or it is corrupt (an unreadable ``manifest.json`` or
+``results.json``, or a ``results.json`` that differs from the SHA-256 in its manifest;
+the message names the file); 130 after Ctrl-C and 143 after ``SIGTERM`` (the re-run is
+stopped and its temporary folder removed).
 """
 
 from __future__ import annotations
@@ -37,18 +41,22 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from scalinglab.runner.store import resolve_run
+    from scalinglab.runner.execute import sigterm_as_interrupt
+    from scalinglab.runner.store import RunStatus, resolve_run
     from scalinglab.runner.verify import verify_run
     from scalinglab.textfmt import json_safe
 
     run_dir = resolve_run(args.run)
-    res = verify_run(
-        run_dir,
-        cell_timeout=args.timeout,
-        command=shlex.join(getattr(args, "argv", None) or sys.argv),
-    )
+    with sigterm_as_interrupt():  # a scheduler's SIGTERM stops the re-run like Ctrl-C
+        res = verify_run(
+            run_dir,
+            cell_timeout=args.timeout,
+            command=shlex.join(getattr(args, "argv", None) or sys.argv),
+        )
     if args.format == "json":
         print(json.dumps(json_safe(res.to_json()), indent=2))
     else:
         print(res.text())
+    if res.rerun_status == RunStatus.INTERRUPTED:
+        return 143 if "SIGTERM" in (res.rerun_error or "") else 130
     return 0 if res.reproduced else 1

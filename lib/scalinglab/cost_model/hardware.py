@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from scalinglab import atomic
 from scalinglab.paths import data_dir
 
 #: Published dense peaks (FLOP/s) per dtype and memory bandwidth (bytes/s).
@@ -182,10 +183,7 @@ def hardware_path(key: str | None = None) -> Path:
 def save_hardware(record: HardwareRecord, path: Path | None = None) -> Path:
     """Write ``record`` as JSON (atomically) to ``path`` or :func:`hardware_path`."""
     path = Path(path) if path is not None else hardware_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(record.to_json(), indent=2, sort_keys=True) + "\n")
-    os.replace(tmp, path)
+    atomic.write_text(path, json.dumps(record.to_json(), indent=2, sort_keys=True) + "\n")
     return path
 
 

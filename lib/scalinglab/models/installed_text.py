@@ -38,7 +38,6 @@ import os
 import pickle
 import sys
 import sysconfig
-import tempfile
 from collections import deque
 from collections.abc import Iterator
 from pathlib import Path
@@ -189,13 +188,7 @@ def installed_documents(*, cache: bool = True) -> list[tuple[str, str]]:
             pass
     docs = _collect()
     if cache:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".pkl")
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                pickle.dump(docs, fh, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(tmp, path)
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
+        from scalinglab import atomic
+
+        atomic.write_bytes(path, pickle.dumps(docs, protocol=pickle.HIGHEST_PROTOCOL))
     return docs

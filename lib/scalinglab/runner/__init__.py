@@ -5,10 +5,14 @@ Modules, one concept each:
 - :mod:`~scalinglab.runner.study`: discovery, header metadata, the ``parameters`` cell
 - :mod:`~scalinglab.runner.execute`: jupytext -> papermill in the run folder
 - :mod:`~scalinglab.runner.html`: nbconvert export, normalisation, provenance header
-- :mod:`~scalinglab.runner.store`: run ids, atomic run folders, ``latest``, lookup
+- :mod:`~scalinglab.runner.store`: run ids, atomic run folders, ``latest``, lookup,
+  integrity (:func:`~scalinglab.runner.store.check_run`)
 - :mod:`~scalinglab.runner.manifest`: the manifest and the cache key
 - :mod:`~scalinglab.runner.pipeline`: one run end to end (:func:`run_study`)
 - :mod:`~scalinglab.runner.batch`: many studies as Dask tasks (:func:`run_all`)
+- :mod:`~scalinglab.runner.worker`: the worker side of a batch (run a task, stop runs)
+- :mod:`~scalinglab.runner.landing`: the client side of a batch (what workers send back,
+  confined to the checkout)
 - :mod:`~scalinglab.runner.index`: ``reports/index.html`` / ``index.json``
 - :mod:`~scalinglab.runner.diff`: which findings moved between two runs
 - :mod:`~scalinglab.runner.verify`: re-run a run and compare its findings

@@ -12,7 +12,9 @@ variant, parameters, repository root, expected source and input hashes); the
 worker (:mod:`scalinglab.runner.worker`) runs the study from its own copy of the
 repository (at the same path, or where its ``SCALINGLAB_WORKER_ROOT`` says) into a
 private temporary reports folder and sends back the run folder's files and any
-experiment results it wrote under ``data/``. The client alone writes ``reports/``: each run folder is built under
+experiment results it wrote under ``data/``. The client alone writes ``reports/``
+(:mod:`scalinglab.runner.landing`, which refuses any path that would leave the
+checkout): each run folder is built under
 ``.tmp-<run_id>/`` and renamed, ``latest`` moves only for a good run, and data
 files are replaced atomically. Before any task is sent, every worker is asked
 whether it has the repository; one that has not fails the batch at once with a
@@ -20,27 +22,36 @@ clear error, and a task whose worker's copy has another notebook or other inputs
 fails naming what differs instead of reporting other science. (The manifest
 records the worker's own library and lock hashes and git commit.)
 
-Ctrl-C stops the batch: studies still queued or running are recorded as
-``interrupted`` run folders (manifest, no findings), finished ones are kept,
-and the caller still rewrites the index.
+Ctrl-C or ``SIGTERM`` (what ``kill`` and cluster schedulers send) stops the batch:
+studies still queued or running are recorded as ``interrupted`` run folders
+(manifest, no findings), finished ones are kept, their kernels are stopped and their
+private ``scalinglab-run-*`` folders removed on every worker, and the caller still
+rewrites the index.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from scalinglab.compute import compute_mode, get_client
 from scalinglab.errors import StudyError
 from scalinglab.paths import repo_root
-from scalinglab.runner import store
+from scalinglab.runner.execute import RunInterrupted, sigterm_as_interrupt
+from scalinglab.runner.landing import receive, record_interrupted
 from scalinglab.runner.pipeline import PreparedRun, RunResult, prepare_run, up_to_date_run
 from scalinglab.runner.store import RunStatus
 from scalinglab.runner.study import discover_studies, load_study
-from scalinglab.runner.worker import check_workers, guarded
+from scalinglab.runner.worker import (
+    check_workers,
+    guarded,
+    ignore_interrupts,
+    remove_leftovers,
+    stop_runs,
+)
 from scalinglab.textfmt import format_table
 
 
@@ -50,6 +61,7 @@ class BatchResult:
 
     results: list[RunResult]
     interrupted: bool = False
+    stopped_by: str = ""  # "Ctrl-C" or "SIGTERM" when interrupted
 
     @property
     def ok(self) -> bool:
@@ -74,104 +86,6 @@ class BatchResult:
         return format_table(["study", "variant", "status", "run", "seconds", "error"], rows)
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if path.is_file() and path.read_bytes() == data:
-        return
-    tmp = path.with_name(f"{store.TMP_PREFIX}{path.name}-{os.getpid()}")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
-
-
-def receive(value: dict[str, Any], *, reports_root: Path | None = None) -> RunResult:
-    """Client side: write a task's run folder (atomically, under ``.tmp-`` then renamed)
-    and its data files into this checkout; move ``latest`` for a good run."""
-    for rel, data in value.get("data_files", {}).items():
-        _write_atomic(repo_root() / "data" / rel, data)
-    run_dir = None
-    if value.get("run_id") and value.get("files"):
-        parent = store.variant_dir(value["study"], value["variant"], reports_root=reports_root)
-        parent.mkdir(parents=True, exist_ok=True)
-        final = parent / value["run_id"]
-        if final.exists():
-            raise StudyError(f"{final} exists already: not overwriting a run")
-        tmp = parent / f"{store.TMP_PREFIX}{value['run_id']}"
-        tmp.mkdir()
-        for name, data in value["files"].items():
-            (tmp / name).write_bytes(data)
-        run_dir = store.finalize_run(tmp, value["run_id"])
-        if value["status"] == RunStatus.OK:
-            store.set_latest(run_dir)
-    return RunResult(
-        value["study"],
-        value["variant"],
-        value["status"],
-        run_id=value["run_id"],
-        run_dir=run_dir,
-        error=value["error"],
-        findings=value["findings"],
-        duration=value["duration"],
-    )
-
-
-def record_interrupted(
-    prep: PreparedRun, *, command: str, executor: str, error: str, reports_root: Path | None = None
-) -> RunResult:
-    """Keep a trace of a study that a stopped batch did not finish: a run folder whose
-    manifest says ``interrupted`` (no findings, no HTML); ``latest`` does not move."""
-    from datetime import UTC, datetime
-
-    from scalinglab import __version__
-    from scalinglab.provenance import environment
-    from scalinglab.record import write_results
-    from scalinglab.runner.manifest import build_manifest, git_state
-
-    git = git_state()
-    run_id, tmp = store.allocate_run(
-        prep.study.name,
-        prep.variant,
-        commit=git["commit"],
-        dirty=git["dirty"],
-        reports_root=reports_root,
-    )
-    now = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
-    write_results(tmp / "results.json", [])
-    store.write_json(
-        tmp / "manifest.json",
-        build_manifest(
-            study=prep.study.name,
-            title=prep.study.title,
-            variant=prep.variant,
-            run_id=run_id,
-            status=RunStatus.INTERRUPTED,
-            error=error,
-            started=now,
-            finished=now,
-            duration=None,
-            parameters=prep.parameters,
-            hashes=prep.hashes,
-            git=git,
-            environment=environment(),
-            version=__version__,
-            compute_mode=executor,
-            executor=executor,
-            command=command,
-            results=[],
-            cell_timings=[],
-            report_html_sha256=None,
-        ),
-    )
-    run_dir = store.finalize_run(tmp, run_id)
-    return RunResult(
-        prep.study.name,
-        prep.variant,
-        RunStatus.INTERRUPTED,
-        run_id=run_id,
-        run_dir=run_dir,
-        error=error,
-    )
-
-
 def _execute(
     tasks: list[dict[str, Any]],
     preps: dict[str, PreparedRun],
@@ -180,64 +94,109 @@ def _execute(
     n_workers: int | None,
     progress: bool,
     command: str,
-) -> tuple[dict[str, RunResult], bool]:
-    """Run the tasks; on Ctrl-C record the unfinished ones as interrupted."""
+) -> tuple[dict[str, RunResult], str]:
+    """Run the tasks; on Ctrl-C or ``SIGTERM`` record the unfinished ones as interrupted,
+    stop their runs on the workers and remove their private folders.
+
+    Returns
+    -------
+    results, stopped_by
+        One result per task that ended or was recorded; ``stopped_by`` is ``""``, or
+        ``"Ctrl-C"`` / ``"SIGTERM"`` when the batch was stopped.
+    """
     from tqdm import tqdm
 
     results: dict[str, RunResult] = {}
+    token = secrets.token_hex(4)  # names this batch's private run folders on the workers
+    tasks = [{**t, "batch": token} for t in tasks]
+    stop_reason = ""
     bar = tqdm(total=len(tasks), desc="studies", unit="study", disable=not progress)
 
     def done(task: dict[str, Any], ok: bool, value: Any) -> None:
         name = task["study"]
-        results[name] = (
-            receive(value)
-            if ok
-            else RunResult(name, task["variant"], RunStatus.FAILED, error=value)
-        )
+        if ok and (value.get("study"), value.get("variant")) != (name, task["variant"]):
+            ok, value = False, (
+                f"worker answered for {value.get('study')!r}/{value.get('variant')!r} "
+                f"instead of {name}/{task['variant']}: refused (nothing written)"
+            )
+        if ok:
+            try:
+                results[name] = receive(value)
+            except StudyError as exc:  # an unsafe path: this study fails, the batch goes on
+                results[name] = RunResult(name, task["variant"], RunStatus.FAILED, error=str(exc))
+        else:
+            results[name] = RunResult(name, task["variant"], RunStatus.FAILED, error=value)
         bar.update(1)
 
     def record_unfinished() -> None:
         for task in tasks:
             if task["study"] not in results:
-                results[task["study"]] = record_interrupted(
-                    preps[task["study"]],
-                    command=command,
-                    executor=task["executor"],
-                    error="interrupted (Ctrl-C) before it finished; run it again",
-                )
-
-    interrupted = False
-    try:
-        if compute_mode(scheduler) == "sync":
-            for task in tasks:
-                done(task, *guarded(task))
-                if results[task["study"]].status == RunStatus.INTERRUPTED:
-                    interrupted = True
-                    break
-        else:
-            workers = n_workers or min(len(tasks), os.cpu_count() or 1)
-            with get_client(scheduler, n_workers=workers) as client:
-                check_workers(client, tasks[0]["root"])
-                from dask.distributed import as_completed
-
-                futures = {client.submit(guarded, t, pure=False): t for t in tasks}
+                why = f"interrupted ({stop_reason}) before it finished; run it again"
                 try:
-                    for fut in as_completed(list(futures)):
-                        done(futures[fut], *fut.result())
-                except KeyboardInterrupt:
-                    interrupted = True
-                    # Recorded before the cluster shuts down, so a shutdown that is
-                    # slow (or killed by a second Ctrl-C) loses nothing.
-                    record_unfinished()
-                    with contextlib.suppress(Exception):
-                        client.cancel(list(futures))  # a real cluster stops them too
-    except KeyboardInterrupt:
-        interrupted = True
+                    results[task["study"]] = record_interrupted(
+                        preps[task["study"]],
+                        command=command,
+                        executor=task["executor"],
+                        error=why,
+                    )
+                except StudyError as exc:  # a full disk: say so, keep stopping
+                    results[task["study"]] = RunResult(
+                        task["study"], task["variant"], RunStatus.INTERRUPTED, error=f"{why}; {exc}"
+                    )
+
+    def stopped(exc: BaseException) -> None:
+        nonlocal stop_reason
+        stop_reason = stop_reason or ("SIGTERM" if isinstance(exc, RunInterrupted) else "Ctrl-C")
+
+    mode = compute_mode(scheduler)
+    try:
+        with sigterm_as_interrupt():
+            if mode == "sync":
+                for task in tasks:
+                    done(task, *guarded(task))
+                    res = results[task["study"]]
+                    if res.status == RunStatus.INTERRUPTED:
+                        stop_reason = "SIGTERM" if "SIGTERM" in (res.error or "") else "Ctrl-C"
+                        break
+            else:
+                workers = n_workers or min(len(tasks), os.cpu_count() or 1)
+                try:
+                    with get_client(scheduler, n_workers=workers) as client:
+                        if mode == "LocalCluster":  # Ctrl-C is the client's to handle
+                            with contextlib.suppress(Exception):
+                                client.run(ignore_interrupts)
+                        check_workers(client, tasks[0]["root"])
+                        from dask.distributed import as_completed
+
+                        futures = {client.submit(guarded, t, pure=False): t for t in tasks}
+                        try:
+                            for fut in as_completed(list(futures)):
+                                done(futures[fut], *fut.result())
+                        except KeyboardInterrupt as exc:
+                            stopped(exc)
+                            # Recorded before the cluster shuts down, so a shutdown that is
+                            # slow (or killed by a second Ctrl-C) loses nothing.
+                            record_unfinished()
+                            _stop_workers(client, list(futures), token)
+                finally:
+                    if mode == "LocalCluster":  # workers killed on close left these
+                        remove_leftovers(token)
+    except KeyboardInterrupt as exc:
+        stopped(exc)
     finally:
         bar.close()
-    if interrupted:
+    if stop_reason:
         record_unfinished()
-    return results, interrupted
+    return results, stop_reason
+
+
+def _stop_workers(client: Any, futures: list[Any], token: str) -> None:
+    """Stop batch ``token``'s runs on every worker (kernels, private folders), then cancel
+    the tasks; a worker already gone is skipped."""
+    with contextlib.suppress(Exception):
+        client.run(stop_runs, token, on_error="ignore")
+    with contextlib.suppress(Exception):
+        client.cancel(futures)  # a real cluster stops them too
 
 
 def run_all(
@@ -277,7 +236,8 @@ def run_all(
     Returns
     -------
     BatchResult
-        One result per study; ``interrupted`` is True after Ctrl-C.
+        One result per study; ``interrupted`` is True after Ctrl-C or ``SIGTERM``
+        (``stopped_by`` says which).
 
     Raises
     ------
@@ -325,9 +285,9 @@ def run_all(
                 "hashes": {k: prep.hashes[k] for k in ("source_hash", "input_hashes")},
             }
         )
-    interrupted = False
+    stopped_by = ""
     if tasks:
-        done, interrupted = _execute(
+        done, stopped_by = _execute(
             tasks,
             preps,
             scheduler=scheduler,
@@ -336,4 +296,6 @@ def run_all(
             command=command,
         )
         results.update(done)
-    return BatchResult([results[n] for n in names], interrupted=interrupted)
+    return BatchResult(
+        [results[n] for n in names], interrupted=bool(stopped_by), stopped_by=stopped_by
+    )

@@ -360,6 +360,10 @@ def diff_runs(
     """
     ma, mb = read_manifest_strict(run_a), read_manifest_strict(run_b)
     claims_a, claims_b = read_claims_strict(run_a), read_claims_strict(run_b)
+    for run in (run_a, run_b):  # parsable, but not what its manifest recorded
+        damage = store.check_run(Path(run)).problems
+        if damage:
+            raise InputError("cannot diff a corrupt run: " + "; ".join(damage))
     return {
         "a": f"{ma.get('study')}/{ma.get('variant')}/{ma.get('run_id')}",
         "b": f"{mb.get('study')}/{mb.get('variant')}/{mb.get('run_id')}",
@@ -377,7 +381,8 @@ def good_runs(run_dir: Path) -> list[Path]:
     for p in sorted(vdir.iterdir()):
         if p.is_symlink() or not p.is_dir() or p.name.startswith((store.TMP_PREFIX, "latest")):
             continue
-        if store.read_manifest(p).get("status") == store.RunStatus.OK:
+        ok = store.read_manifest(p).get("status") == store.RunStatus.OK
+        if ok and not store.check_run(p).corrupt:
             out.append(p.resolve())
     return out
 

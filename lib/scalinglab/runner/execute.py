@@ -11,7 +11,12 @@ are set for the duration of the run and restored afterwards.
 
 A ``SIGTERM`` received while a notebook runs in the main thread is turned into
 :class:`RunInterrupted` (a ``KeyboardInterrupt``), so a killed run is marked
-``interrupted`` instead of vanishing.
+``interrupted`` instead of vanishing (:func:`sigterm_as_interrupt`; ``scalinglab run``
+installs it for the whole command, batches included). The kernel's connection file
+(its ports and key) is written inside the run's own folder, as
+``.kernel-<hex>.json``, and removed when the kernel stops: a run stopped hard leaves it
+only inside its unfinished run folder, which ``reports prune`` removes, never in the
+system's temporary folder.
 
 With ``progress=True`` (``scalinglab run STUDY`` in a terminal) papermill's bar
 counts cells on stderr and what the notebook writes to stderr (an experiment's
@@ -24,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import secrets
 import signal
 import sys
 import threading
@@ -42,6 +48,17 @@ KERNEL = "python3"
 #: Kernel options: its own log at ERROR (it warns on every start that a local kernel's
 #: TCP sockets are unencrypted, which is expected for a kernel on localhost).
 KERNEL_ARGUMENTS = ["--IPKernelApp.log_level=ERROR"]
+
+
+#: Name prefix of a kernel's connection file, kept in the run's own folder.
+KERNEL_FILE_PREFIX = ".kernel-"
+
+
+def _kernel_config(connection: Path) -> Any:
+    """Kernel-manager configuration: the connection file at ``connection``."""
+    from traitlets.config import Config
+
+    return Config({"KernelManager": {"connection_file": str(connection)}})
 
 
 class RunInterrupted(KeyboardInterrupt):
@@ -77,7 +94,13 @@ def _quiet_papermill() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _sigterm_as_interrupt() -> Iterator[None]:
+def sigterm_as_interrupt() -> Iterator[None]:
+    """Within the block, ``SIGTERM`` (what ``kill`` and cluster schedulers send) raises
+    :class:`RunInterrupted`, a ``KeyboardInterrupt``: the same clean stop as Ctrl-C.
+
+    Outside the main thread (a Dask worker's task) it does nothing: signal handlers
+    can only be installed there. The previous handler is restored on exit.
+    """
     if threading.current_thread() is not threading.main_thread():
         yield  # signal handlers can only be installed from the main thread (Dask workers)
         return
@@ -144,6 +167,7 @@ def execute_study(
     for i, cell in enumerate(nb.cells):
         cell["id"] = f"cell-{i}"
     staged = output.with_name(f".input-{output.name}")
+    connection = output.with_name(f"{KERNEL_FILE_PREFIX}{secrets.token_hex(6)}.json")
     nbformat.write(nb, staged)
     env = {
         RESULTS_ENV: str(results_path),
@@ -152,7 +176,7 @@ def execute_study(
         TINY_ENV: "1" if str(parameters.get("compute_class", "")).startswith("tiny") else "0",
     }
     try:
-        with _environ(**env), _quiet_papermill(), _sigterm_as_interrupt():
+        with _environ(**env), _quiet_papermill(), sigterm_as_interrupt():
             return papermill.execute_notebook(
                 str(staged),
                 str(output),
@@ -165,9 +189,11 @@ def execute_study(
                 extra_arguments=KERNEL_ARGUMENTS,
                 execution_timeout=cell_timeout,
                 start_timeout=start_timeout,
+                config=_kernel_config(connection),
             )
     finally:
         staged.unlink(missing_ok=True)
+        connection.unlink(missing_ok=True)  # the kernel has stopped: its ports are free
 
 
 def cell_timings(nb: Any) -> list[dict[str, Any]]:

@@ -39,6 +39,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from scalinglab import atomic
 from scalinglab.claims import ledger_html, summary_text
 from scalinglab.findings_view import findings_html
 from scalinglab.provenance import sha256_bytes
@@ -268,9 +269,7 @@ def write_report(
         error=error,
     )
     data = export_html(nb, title=title, header=header).encode("utf-8")
-    tmp = folder / f".tmp-{REPORT_FILE}"
-    tmp.write_bytes(data)
-    tmp.replace(folder / REPORT_FILE)
+    atomic.write_bytes(folder / REPORT_FILE, data)
     return sha256_bytes(data)
 
 

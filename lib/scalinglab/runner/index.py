@@ -21,11 +21,11 @@ marked ``local``.
 from __future__ import annotations
 
 import json
-import secrets
 import subprocess
 from pathlib import Path
 from typing import Any
 
+from scalinglab import atomic
 from scalinglab.claims import VERDICTS, summary, summary_text
 from scalinglab.errors import InputError
 from scalinglab.paths import repo_root, reports_dir
@@ -116,6 +116,9 @@ def _run_record(ref: store.RunRef, root: Path) -> dict[str, Any]:
         claims = read_claims_strict(ref.path) if ref.complete else []
     except InputError as exc:
         claims, results_error = [], str(exc)
+    damage = store.check_run(ref.path).problems if ref.complete and m else []
+    if damage:  # e.g. results.json no longer matches the hash its manifest recorded
+        status, claims, results_error = CORRUPT, [], "; ".join(damage)
     return {
         "run_id": ref.run_id,
         "path": str(ref.path.relative_to(root)),
@@ -331,9 +334,7 @@ def write_index(
         (html_path, render_html(index)),
         (json_path, json.dumps(index, indent=2, allow_nan=False) + "\n"),
     ):
-        tmp = root / f"{store.TMP_PREFIX}{path.name}-{secrets.token_hex(4)}"
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)
+        atomic.write_text(path, text)
     return html_path, json_path, index
 
 

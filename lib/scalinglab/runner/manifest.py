@@ -4,7 +4,8 @@
 variant, run id, status and error, times, merged parameters and their hash,
 the findings, hashes of the source, inputs and library, git commit / dirty
 flag / diff, Python and package versions with the lock hash, per-cell timings,
-compute mode, the command as typed and the hash of ``report.html``.
+compute mode, the command as typed and the hashes of ``report.html`` and
+``results.json`` (``verify`` and ``status`` check the latter).
 
 The key has two parts (``key_format`` 2):
 
@@ -259,6 +260,7 @@ def build_manifest(
     cell_timings: list[dict],
     report_html_sha256: str | None,
     rendered_from: str | None = None,
+    results_sha256: str | None = None,
 ) -> dict[str, Any]:
     """Assemble the manifest dict (see the module docstring for the fields).
 
@@ -299,6 +301,7 @@ def build_manifest(
         "executor": executor,
         "command": command,
         "report_html_sha256": report_html_sha256,
+        "results_sha256": results_sha256,
     }
     if git.get("dirty"):
         manifest["diff"] = git.get("diff", "")

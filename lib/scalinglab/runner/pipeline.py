@@ -28,6 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from scalinglab import atomic
 from scalinglab.compute import compute_mode
 from scalinglab.paths import repo_root
 from scalinglab.provenance import environment
@@ -118,6 +119,8 @@ def up_to_date_run(prep: PreparedRun, *, reports_root: Path | None = None) -> Pa
     latest = store.latest_run(prep.study.name, prep.variant, reports_root=reports_root)
     if latest is None:
         return None
+    if store.check_run(latest).corrupt:  # never skip a run whose files are damaged
+        return None
     manifest = store.read_manifest(latest)
     if manifest.get("status") == RunStatus.OK and manifest.get("cache_key") == prep.cache_key:
         return latest
@@ -181,6 +184,10 @@ def run_study(
     ------
     ParameterError, StudyError
         Bad request (before anything runs).
+    StorageError
+        The run's folder could not be written (a full disk): it is removed, earlier
+        reports and ``latest`` are untouched. A write that fails after the notebook
+        ran, when the manifest can still be written, is a ``failed`` run instead.
     """
     from scalinglab import __version__
 
@@ -243,9 +250,13 @@ def run_study(
             cell_timings=cell_timings(nb),
             report_html_sha256=html_sha,
             rendered_from=None if reuse is None else reuse.run_id,
+            results_sha256=store.results_sha256(tmp),
         )
 
-    store.write_json(tmp / "manifest.json", manifest(RunStatus.RUNNING, None, [], None, None, None))
+    with store.writing_run(tmp, run_id):  # a full disk: nothing kept, a one-line error
+        store.write_json(
+            tmp / "manifest.json", manifest(RunStatus.RUNNING, None, [], None, None, None)
+        )
     status, error = RunStatus.OK, None
     findings: list[dict] = []
     nb = None
@@ -297,17 +308,21 @@ def run_study(
                 if status == RunStatus.OK:
                     status = RunStatus.FAILED
                     error = f"HTML export failed: {_error_text(exc)}"
+    except OSError as exc:  # writing the run's files (a full disk): recorded as failed
+        status, error = RunStatus.FAILED, error or f"writing the run: {_error_text(exc)}"
     except BaseException as exc:  # noqa: B036 - record anything that escapes, then re-raise
         status = RunStatus.INTERRUPTED if isinstance(exc, KeyboardInterrupt) else RunStatus.FAILED
         error = error or _error_text(exc) or traceback.format_exc()
         raise
     finally:
-        store.write_json(
-            tmp / "manifest.json", manifest(status, error, findings, nb, html_sha, _now())
-        )
-        run_dir = store.finalize_run(tmp, run_id)
-        if status == RunStatus.OK:
-            store.set_latest(run_dir)
+        # if even the manifest cannot be written, the run is removed (StorageError)
+        with store.writing_run(tmp, run_id):
+            store.write_json(
+                tmp / "manifest.json", manifest(status, error, findings, nb, html_sha, _now())
+            )
+            run_dir = store.finalize_run(tmp, run_id)
+            if status == RunStatus.OK:
+                store.set_latest(run_dir)
     return RunResult(
         study.name,
         prep.variant,

@@ -18,6 +18,10 @@ it names what changed, part by part of the cache key:
   and none is committed to reuse, so running it would measure this machine afresh
   (when another machine's committed record would be reused, that is a note).
 
+A latest run whose ``manifest.json`` or ``results.json`` is unreadable, or whose
+``results.json`` differs from the SHA-256 in its manifest, is ``corrupt`` (naming the
+file), never up to date.
+
 It also lists unfinished (``.tmp-``) run folders as ``running``, ``killed`` or
 ``incomplete``.
 
@@ -49,6 +53,9 @@ KEY_FORMAT_CHANGED = (
     "it runs in full once"
 )
 
+#: The latest good run's ``manifest.json`` or ``results.json`` is damaged (store.check_run).
+CORRUPT = "corrupt"
+
 
 @dataclass
 class StudyStatus:
@@ -56,7 +63,7 @@ class StudyStatus:
 
     study: str
     variant: str
-    state: str  # up-to-date | prose changed | stale | never run | invalid
+    state: str  # up-to-date | prose changed | stale | never run | invalid | corrupt
     run_id: str | None = None
     reasons: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # worth knowing, not why it is stale
@@ -230,6 +237,19 @@ def study_status(study: str, variant: str, *, reports_root: Path | None = None) 
     if latest is None:
         return StudyStatus(
             study, variant, NEVER_RUN, reasons=["no good report yet", *stale_hw], notes=notes
+        )
+    integrity = store.check_run(latest)
+    if integrity.corrupt:
+        return StudyStatus(
+            study,
+            variant,
+            CORRUPT,
+            run_id=latest.name,
+            reasons=[
+                *integrity.problems,
+                f"run it again: scalinglab run {study} --variant {variant}",
+            ],
+            notes=notes,
         )
     manifest = store.read_manifest(latest)
     reasons = why_stale(prep, manifest)

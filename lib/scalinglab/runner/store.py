@@ -4,8 +4,8 @@ Layout: ``reports/<study>/<variant>/<run_id>/`` holding ``report.html``,
 ``report-code.html``, ``results.json``, ``manifest.json`` and the executed
 ``<study>.ipynb``. A run is built in ``.tmp-<run_id>/`` next to its final place
 and renamed once finished, whatever its status; ``latest`` is a relative
-symlink to the newest *successful* run, replaced with ``os.replace`` so readers
-never see it missing or half-made.
+symlink to the newest *successful* run, replaced atomically
+(:func:`scalinglab.atomic.symlink`) so readers never see it missing or half-made.
 
 Run ids are ``YYYYmmddTHHMMSSZ-<gitsha7>[-dirty]-<6 hex>``; the random suffix
 comes from :mod:`secrets` (never the seeded RNG) and the folder is created with
@@ -18,22 +18,29 @@ hard (SIGKILL, out of memory) reads as ``killed`` rather than ``running``
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import time
 import secrets
 import shutil
 import socket
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
 
-from scalinglab.errors import StudyError
+from scalinglab import atomic
+from scalinglab.errors import StorageError, StudyError
 from scalinglab.paths import reports_dir
+from scalinglab.provenance import sha256_bytes
 
 TMP_PREFIX = ".tmp-"
 LATEST = "latest"
 OWNER = ".owner"
+#: Seconds after which a ``.tmp-`` run folder without a readable owner counts as killed.
+OWNERLESS_GRACE_S = 600.0
 
 
 class RunStatus(StrEnum):
@@ -42,9 +49,12 @@ class RunStatus(StrEnum):
     A finished run's manifest records ``OK``, ``FAILED`` or ``INTERRUPTED``; its folder
     reads ``RUNNING`` while it is built. A ``.tmp-`` folder left unfinished is
     ``RUNNING`` (its owner process is alive), ``KILLED`` (the owner is gone) or
-    ``INCOMPLETE`` (the owner cannot be told). A run request that did not start a run
-    is ``UP_TO_DATE`` (the latest good report has this cache key), ``NO_VARIANT`` (the
-    study has no such variant) or ``DRAFT`` (a draft study left out of ``--all``).
+    ``INCOMPLETE`` (the owner cannot be told). A finished run whose ``manifest.json``
+    or ``results.json`` cannot be read, or whose ``results.json`` no longer has the
+    SHA-256 its manifest recorded, is ``CORRUPT`` (:func:`check_run`). A run request
+    that did not start a run is ``UP_TO_DATE`` (the latest good report has this cache
+    key), ``NO_VARIANT`` (the study has no such variant) or ``DRAFT`` (a draft study
+    left out of ``--all``).
     """
 
     OK = "ok"
@@ -53,6 +63,7 @@ class RunStatus(StrEnum):
     RUNNING = "running"
     KILLED = "killed"
     INCOMPLETE = "incomplete"
+    CORRUPT = "corrupt"
     UP_TO_DATE = "up-to-date"
     NO_VARIANT = "no-variant"
     DRAFT = "draft"
@@ -91,20 +102,56 @@ def allocate_run(
     (even in two processes) never share an id.
     """
     parent = variant_dir(study, variant, reports_root=reports_root)
-    parent.mkdir(parents=True, exist_ok=True)
     for _ in range(attempts):
         run_id = new_run_id(commit=commit, dirty=dirty)
         tmp = parent / f"{TMP_PREFIX}{run_id}"
         try:
+            parent.mkdir(parents=True, exist_ok=True)
             tmp.mkdir()
         except FileExistsError:
             continue
+        except OSError as exc:
+            raise storage_error(exc, parent, run_id) from exc
         if (parent / run_id).exists():  # a finished run already took this id
             tmp.rmdir()
             continue
-        (tmp / OWNER).write_text(json.dumps({"host": socket.gethostname(), "pid": os.getpid()}))
+        with writing_run(tmp, run_id):  # the owner whole, or no folder at all
+            owner = {"host": socket.gethostname(), "pid": os.getpid()}
+            atomic.write_text(tmp / OWNER, json.dumps(owner))
         return run_id, tmp
     raise StudyError(f"could not allocate a run id under {parent} after {attempts} attempts")
+
+
+def discard_run(tmp_dir: Path, run_id: str) -> None:
+    """Remove a run that could not be written: its ``.tmp-`` folder, or its final folder
+    if it got that far (never ``latest``'s target: ``latest`` moves last)."""
+    for path in (tmp_dir, tmp_dir.parent / run_id):
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def writing_run(tmp_dir: Path, run_id: str) -> Iterator[None]:
+    """Writes of a run's own files: an ``OSError`` (a full disk, a read-only or over-quota
+    filesystem) removes the run's folder (:func:`discard_run`) and becomes a one-line
+    :class:`~scalinglab.errors.StorageError`, so no half-written run is left ``running``.
+    """
+    try:
+        yield
+    except OSError as exc:
+        discard_run(tmp_dir, run_id)
+        raise storage_error(exc, tmp_dir.parent, run_id) from exc
+
+
+def storage_error(exc: OSError, folder: Path, run_id: str) -> StorageError:
+    """The one-line error for a run that could not be written under ``folder``."""
+    cause = exc.strerror or str(exc) or type(exc).__name__
+    where = f" ({exc.filename})" if exc.filename else ""
+    return StorageError(
+        f"could not write run {run_id} under {folder}: {cause}{where}; "
+        "nothing of this run was kept and earlier reports are untouched "
+        "(free some space and run it again)"
+    )
 
 
 def finalize_run(tmp_dir: Path, run_id: str) -> Path:
@@ -128,14 +175,22 @@ def _alive(pid: int) -> bool:
 def unfinished_state(tmp_dir: Path) -> RunStatus:
     """State of a ``.tmp-`` run folder: ``running``, ``killed`` or ``incomplete``.
 
-    ``killed``: its owner process, on this host, no longer exists. ``incomplete``:
-    the owner is unknown (an older folder) or on another host, so it cannot be told.
+    ``killed``: its owner process, on this host, no longer exists, or the folder has
+    no readable owner and has not changed for :data:`OWNERLESS_GRACE_S` seconds (the
+    owner is written, atomically, right after the folder is made: a folder still
+    without one was left by a process that died in between, or by a version that
+    wrote no owner). ``incomplete``: the owner is on another host, or the ownerless
+    folder is younger than the grace period, so it cannot be told.
     """
     try:
         owner = json.loads((tmp_dir / OWNER).read_text())
         host, pid = owner["host"], int(owner["pid"])
     except (OSError, ValueError, KeyError, TypeError):
-        return RunStatus.INCOMPLETE
+        try:
+            age = time.time() - tmp_dir.stat().st_mtime
+        except OSError:
+            return RunStatus.INCOMPLETE
+        return RunStatus.KILLED if age > OWNERLESS_GRACE_S else RunStatus.INCOMPLETE
     if host != socket.gethostname():
         return RunStatus.INCOMPLETE
     return RunStatus.RUNNING if _alive(pid) else RunStatus.KILLED
@@ -143,15 +198,7 @@ def unfinished_state(tmp_dir: Path) -> RunStatus:
 
 def set_latest(run_dir: Path) -> Path:
     """Point ``<variant>/latest`` at ``run_dir`` (relative symlink, atomic replace)."""
-    link = run_dir.parent / LATEST
-    tmp = run_dir.parent / f"{TMP_PREFIX}latest-{secrets.token_hex(4)}"
-    os.symlink(run_dir.name, tmp)
-    try:
-        os.replace(tmp, link)
-    except OSError:
-        tmp.unlink(missing_ok=True)
-        raise
-    return link
+    return atomic.symlink(run_dir.name, run_dir.parent / LATEST)
 
 
 def latest_run(study: str, variant: str, *, reports_root: Path | None = None) -> Path | None:
@@ -172,10 +219,89 @@ def read_manifest(run_dir: Path) -> dict:
 
 
 def write_json(path: Path, payload: dict) -> None:
-    """Write JSON atomically (temporary file in the same folder, then ``os.replace``)."""
-    tmp = path.with_name(f"{TMP_PREFIX}{path.name}-{secrets.token_hex(4)}")
-    tmp.write_text(json.dumps(payload, indent=2, sort_keys=False, default=str) + "\n")
-    os.replace(tmp, path)
+    """Write JSON atomically (:func:`scalinglab.atomic.write_text`)."""
+    atomic.write_text(path, json.dumps(payload, indent=2, sort_keys=False, default=str) + "\n")
+
+
+@dataclass(frozen=True)
+class Integrity:
+    """What :func:`check_run` found: ``problems`` (each names its file; the run is corrupt)
+    and ``notes`` (worth saying, not a fault: a manifest older than the results hash)."""
+
+    problems: list[str]
+    notes: list[str]
+
+    @property
+    def corrupt(self) -> bool:
+        return bool(self.problems)
+
+
+def results_sha256(run_dir: Path) -> str | None:
+    """SHA-256 of the run's ``results.json`` as stored in its manifest (None if absent)."""
+    try:
+        return sha256_bytes((Path(run_dir) / "results.json").read_bytes())
+    except OSError:
+        return None
+
+
+def check_run(run_dir: Path) -> Integrity:
+    """Check a finished run folder's ``manifest.json`` and ``results.json``.
+
+    The manifest must be a JSON object; ``results.json`` must be JSON with a
+    ``findings`` list and, when the manifest records ``results_sha256`` (every run
+    since the hash was introduced), have exactly that SHA-256. A manifest without the
+    hash gives the note "no hash recorded" (the file is still parsed), not a problem.
+
+    Returns
+    -------
+    Integrity
+        ``problems`` empty when the run is intact.
+    """
+    run_dir = Path(run_dir)
+    problems: list[str] = []
+    notes: list[str] = []
+    mpath, rpath = run_dir / "manifest.json", run_dir / "results.json"
+    manifest: dict = {}
+    try:
+        loaded = json.loads(mpath.read_text())
+        if not isinstance(loaded, dict):
+            raise ValueError("not a JSON object")
+        manifest = loaded
+    except FileNotFoundError:
+        problems.append(f"{mpath}: missing")
+    except (OSError, ValueError) as exc:
+        problems.append(f"{mpath}: corrupt ({_short(exc)})")
+    recorded = manifest.get("results_sha256")
+    try:
+        data = rpath.read_bytes()
+    except FileNotFoundError:
+        # every run writes one; without a recorded hash the manifest may predate that
+        (problems if recorded or not manifest else notes).append(f"{rpath}: missing")
+        return Integrity(problems, notes)
+    except OSError as exc:
+        problems.append(f"{rpath}: unreadable ({_short(exc)})")
+        return Integrity(problems, notes)
+    if recorded:
+        actual = sha256_bytes(data)
+        if actual != recorded:
+            problems.append(
+                f"{rpath}: corrupt (SHA-256 {actual[:12]}... differs from the "
+                f"{str(recorded)[:12]}... recorded in manifest.json)"
+            )
+            return Integrity(problems, notes)
+    elif manifest:
+        notes.append(f"{rpath}: no hash recorded (manifest written before results were hashed)")
+    try:
+        loaded = json.loads(data)
+        if not isinstance(loaded, dict) or not isinstance(loaded.get("findings"), list):
+            raise ValueError("no 'findings' list")
+    except ValueError as exc:
+        problems.append(f"{rpath}: corrupt ({_short(exc)})")
+    return Integrity(problems, notes)
+
+
+def _short(exc: BaseException) -> str:
+    return str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__
 
 
 @dataclass(frozen=True)

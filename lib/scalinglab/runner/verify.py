@@ -5,6 +5,9 @@ its ``latest`` links are never touched. Every finding must match exactly
 (point and both interval ends; NaN matches NaN): on CPU the same seed gives
 bit-identical results, so any difference means the science changed (or the
 code did: the source and library hashes are compared too and reported).
+Before anything runs, the recorded run is checked (:func:`scalinglab.runner.store.check_run`):
+a corrupt ``manifest.json`` or ``results.json`` (unreadable, or not the SHA-256 the
+manifest recorded) is refused as corrupt, naming the file.
 """
 
 from __future__ import annotations
@@ -135,9 +138,18 @@ def verify_run(
     Raises
     ------
     StudyError
-        No readable manifest, or the run did not finish with status ``ok``
+        A corrupt run (an unreadable ``manifest.json`` or ``results.json``, or a
+        ``results.json`` that differs from the SHA-256 in the manifest), no readable
+        manifest, or a run that did not finish with status ``ok``
         (:func:`unverifiable`): refused before anything runs.
     """
+    integrity = store.check_run(Path(run_dir))
+    if integrity.corrupt:
+        raise StudyError(
+            "corrupt report: "
+            + "; ".join(integrity.problems)
+            + " (regenerate it with 'scalinglab run STUDY --force')"
+        )
     manifest = store.read_manifest(run_dir)
     if not manifest.get("study"):
         raise StudyError(f"{run_dir}: no readable manifest.json")
@@ -161,6 +173,7 @@ def verify_run(
         result.status,
         result.error,
         rows=compare_findings(manifest.get("results", []), result.findings),
+        notes=list(integrity.notes),
     )
     for key, what in (
         ("source_hash", "notebook source"),

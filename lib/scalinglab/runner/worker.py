@@ -6,13 +6,25 @@ says) into a private temporary reports folder, and returns the run folder's file
 the experiment results it wrote under ``data/`` as bytes; :func:`guarded` wraps it so a
 failure comes back as a reason instead of an exception. :func:`check_workers` is the
 client's question, before any task is sent, whether every worker has the repository.
+
+A stopped batch (Ctrl-C, ``SIGTERM``) stops its runs on every worker before the cluster
+closes: :func:`stop_runs` terminates the kernels of that batch's runs, lets each run
+wind down and removes its private folder (``scalinglab-run-<batch>-*``, the kernel's
+connection file inside). Workers of a ``LocalCluster`` share the terminal's process
+group, so they ignore ``SIGINT`` (:func:`ignore_interrupts`): Ctrl-C reaches the client,
+which stops the runs, instead of killing the workers mid-run.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
+import shutil
+import signal
 import socket
 import tempfile
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +33,84 @@ from scalinglab.runner.pipeline import prepare_run, run_study
 
 #: Set on a worker whose checkout is not at the client's path.
 WORKER_ROOT_ENV = "SCALINGLAB_WORKER_ROOT"
+#: Name prefix of a run's private folder on a worker (then the batch token, then random).
+RUN_TMP_PREFIX = "scalinglab-run-"
+
+#: Private folders of the runs this process is running now, by batch token.
+_ACTIVE: dict[str, set[Path]] = {}
+_ACTIVE_LOCK = threading.Lock()
+
+
+def _track(token: str, folder: Path, *, add: bool) -> None:
+    with _ACTIVE_LOCK:
+        if add:
+            _ACTIVE.setdefault(token, set()).add(folder)
+        else:
+            _ACTIVE.get(token, set()).discard(folder)
+
+
+def ignore_interrupts() -> bool:
+    """Worker side (``client.run``): ignore ``SIGINT`` in this worker process; True if set.
+
+    Only possible from the process's main thread, where Dask runs such functions.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return False
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    return True
+
+
+async def stop_runs(token: str, wait_s: float = 20.0) -> list[str]:
+    """Worker side (``client.run``): stop batch ``token``'s runs in this worker process.
+
+    Terminates their notebook kernels (the child processes whose connection file lies in
+    one of the runs' folders), waits up to ``wait_s`` seconds for the runs to wind down
+    and remove their folders, then removes what is left. Returns the folders handled.
+    """
+    import psutil
+
+    with _ACTIVE_LOCK:
+        folders = sorted(_ACTIVE.get(token, set()))
+    if not folders:
+        return []
+    marks = [str(f) for f in folders]
+    kernels = []
+    for proc in psutil.Process().children(recursive=True):
+        try:
+            if any(m in arg for arg in proc.cmdline() for m in marks):
+                kernels.append(proc)
+        except psutil.Error:
+            continue
+    for proc in kernels:
+        try:
+            proc.terminate()
+        except psutil.Error:
+            pass
+    _, alive = psutil.wait_procs(kernels, timeout=3)
+    for proc in alive:
+        try:
+            proc.kill()
+        except psutil.Error:
+            pass
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        with _ACTIVE_LOCK:
+            if not _ACTIVE.get(token):
+                break
+        await asyncio.sleep(0.2)
+    for folder in folders:
+        shutil.rmtree(folder, ignore_errors=True)
+    return marks
+
+
+def remove_leftovers(token: str) -> list[Path]:
+    """Client side, after a local cluster closed: remove batch ``token``'s run folders
+    left in this machine's temporary folder by workers that were killed."""
+    pattern = f"{RUN_TMP_PREFIX}{token}-*"
+    found = sorted(Path(tempfile.gettempdir()).glob(pattern)) if token else []
+    for folder in found:
+        shutil.rmtree(folder, ignore_errors=True)
+    return found
 
 
 def _worker_root(client_root: str) -> Path:
@@ -92,19 +182,28 @@ def run_task(task: dict[str, Any]) -> dict[str, Any]:
             )
         data = root / "data"
         before = _snapshot(data) if data.is_dir() else {}
-        with tempfile.TemporaryDirectory(prefix="scalinglab-run-") as tmp:
-            res = run_study(
-                task["study"],
-                variant=task["variant"],
-                prepared=prep,
-                cell_timeout=task["cell_timeout"],
-                force=True,
-                command=task["command"],
-                executor=task["executor"],
-                reports_root=Path(tmp),
-            )
+        token = str(task.get("batch", ""))
+        with tempfile.TemporaryDirectory(prefix=f"{RUN_TMP_PREFIX}{token}-") as tmp:
+            _track(token, Path(tmp), add=True)
+            try:
+                res = run_study(
+                    task["study"],
+                    variant=task["variant"],
+                    prepared=prep,
+                    cell_timeout=task["cell_timeout"],
+                    force=True,
+                    command=task["command"],
+                    executor=task["executor"],
+                    reports_root=Path(tmp),
+                )
+            finally:
+                _track(token, Path(tmp), add=False)
             files = (
-                {p.name: p.read_bytes() for p in res.run_dir.iterdir() if p.is_file()}
+                {
+                    p.name: p.read_bytes()
+                    for p in res.run_dir.iterdir()
+                    if p.is_file() and not p.name.startswith(".")
+                }
                 if res.run_dir is not None
                 else {}
             )

@@ -35,6 +35,7 @@ from typing import Any
 
 import torch
 
+from scalinglab import atomic
 from scalinglab.models.corpus import build_corpus, eval_windows
 from scalinglab.models.transformer import Transformer
 from scalinglab.training.pretrain import heldout_loss, run_pretrain
@@ -271,7 +272,7 @@ def main(argv: list[str] | None = None) -> None:
         costs["estimate"] = estimate_sweep(sweep, scaled_costs(costs, ref), workers=args.workers)
     print(json.dumps({k: v for k, v in costs.items() if k.startswith("estimate")}, indent=2))
     if args.out:
-        args.out.write_text(json.dumps(costs, indent=2) + "\n")
+        atomic.write_text(args.out, json.dumps(costs, indent=2) + "\n")
 
 
 if __name__ == "__main__":

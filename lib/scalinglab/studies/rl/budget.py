@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+from scalinglab import atomic
 from scalinglab.studies.rl.run import run_rl, warm_start
 
 
@@ -195,7 +196,7 @@ def main(argv: list[str] | None = None) -> None:
     costs["estimate"] = estimate_sweep(sweep, costs, workers=args.workers)
     print(json.dumps(costs["estimate"], indent=2))
     if args.out:
-        args.out.write_text(json.dumps(costs, indent=2) + "\n")
+        atomic.write_text(args.out, json.dumps(costs, indent=2) + "\n")
 
 
 if __name__ == "__main__":

@@ -36,6 +36,7 @@ import numpy as np
 import torch
 import xarray as xr
 
+from scalinglab import atomic
 from scalinglab.compute import resolve_device
 from scalinglab.models.corpus import build_corpus, eval_windows
 from scalinglab.studies.sparsity.cett import down_column_norms, topk_policy
@@ -204,8 +205,8 @@ def _save_checkpoint(cfg, spec, activation, seed, step, model) -> None:
     folder = os.path.join(cfg.checkpoint_dir, f"{spec.name}-{activation}-seed{seed}")
     os.makedirs(folder, exist_ok=True)
     path = os.path.join(folder, f"step-{step:07d}.pt")
-    torch.save(model.state_dict(), path + ".tmp")
-    os.replace(path + ".tmp", path)  # atomic: a rerun task overwrites, never half-writes
+    with atomic.replacing(path) as tmp:  # a rerun task overwrites, never half-writes
+        torch.save(model.state_dict(), tmp)
 
 
 # ----------------------------------------------------------------------------- the sweep

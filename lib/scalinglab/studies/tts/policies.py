@@ -15,14 +15,13 @@ by the config hash: a saved policy is reused while its config is unchanged.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 import torch
 
+from scalinglab import atomic
 from scalinglab.compute import dataset_path
 from scalinglab.models.tokenizer import arithmetic_tokenizer
 from scalinglab.models.transformer import Transformer
@@ -152,14 +151,10 @@ def load_or_train(
             return model.eval(), meta
     prov = provenance_attrs(key)  # the code the training started from
     state, info = train_policy(cfg, seed=seed, num_threads=num_threads)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".pt")
-    os.close(fd)
-    os.chmod(tmp, 0o644)  # mkstemp makes it owner-only; results are meant to be shared
-    torch.save(state, tmp)
-    os.replace(tmp, path)
+    with atomic.replacing(path, suffix=".pt") as tmp:
+        torch.save(state, tmp)
     meta = {**prov, "config": key, "training": info, "file": path.name}
-    side.write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
+    atomic.write_text(side, json.dumps(meta, indent=1, sort_keys=True) + "\n")
     model = Transformer(cfg.model, seed=0)
     model.load_state_dict(state)
     return model.eval(), meta
