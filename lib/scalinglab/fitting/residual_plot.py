@@ -9,12 +9,11 @@ coloured by group (the bootstrap's resampling unit) when there are at most 20 gr
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
+from scalinglab import atomic
 from scalinglab.errors import InputError
 from scalinglab.fitting.report import FitReport
 from scalinglab.fitting.result import FitResult
@@ -96,12 +95,6 @@ def save_residual_plot(result: FitResult, report: FitReport, path: str | Path) -
     """
     p = check_plot_path(path)
     fig = residual_figure(result, report)
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=p.suffix, dir=p.parent)
-    os.close(fd)
-    try:
+    with atomic.replacing(p, suffix=p.suffix) as tmp:
         fig.savefig(tmp, format=p.suffix[1:].lower(), dpi=120)
-        os.replace(tmp, p)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
     return p

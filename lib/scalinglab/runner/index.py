@@ -116,7 +116,7 @@ def _run_record(ref: store.RunRef, root: Path) -> dict[str, Any]:
         claims = read_claims_strict(ref.path) if ref.complete else []
     except InputError as exc:
         claims, results_error = [], str(exc)
-    damage = store.check_run(ref.path).problems if ref.complete and m else []
+    damage = store.check_run(ref.path).problems if ref.complete and m and not results_error else []
     if damage:  # e.g. results.json no longer matches the hash its manifest recorded
         status, claims, results_error = CORRUPT, [], "; ".join(damage)
     return {
