@@ -109,3 +109,22 @@ def test_a_re_rendered_report_equals_a_full_run_of_the_same_notebook(lab, monkey
         rendered.run_dir / "report.html"
     ).read_bytes()
     assert full.findings == rendered.findings
+
+
+def test_run_all_re_renders_a_prose_edit_instead_of_executing_it(lab, monkeypatch):
+    from scalinglab.runner import batch
+
+    first = run_study("fixture_basic", variant="tiny", force=False)
+    assert first.status == "ok", first.error
+    _edit(lab, "bootstraps the mean.", "bootstraps the mean (edited for run --all).")
+
+    def no_kernel(*args, **kwargs):
+        raise AssertionError("a prose edit must not execute the notebook")
+
+    monkeypatch.setattr(pipeline, "execute_study", no_kernel)
+    monkeypatch.setattr(batch, "_execute", no_kernel)  # nor go to a worker
+    out = batch.run_all(studies=["fixture_basic"], variant="tiny", scheduler="sync")
+    (res,) = out.results
+    assert res.status == "ok", res.error
+    assert res.rendered_from == first.run_id
+    assert "edited for run --all" in (res.run_dir / "report.html").read_text()

@@ -42,7 +42,14 @@ from scalinglab.errors import StudyError
 from scalinglab.paths import repo_root
 from scalinglab.runner.execute import RunInterrupted, sigterm_as_interrupt
 from scalinglab.runner.landing import receive, record_interrupted
-from scalinglab.runner.pipeline import PreparedRun, RunResult, prepare_run, up_to_date_run
+from scalinglab.runner.pipeline import (
+    PreparedRun,
+    RunResult,
+    prepare_run,
+    run_study,
+    up_to_date_run,
+)
+from scalinglab.runner.render import render_source
 from scalinglab.runner.store import RunStatus
 from scalinglab.runner.study import discover_studies, load_study
 from scalinglab.runner.worker import (
@@ -270,6 +277,12 @@ def run_all(
         if current is not None:
             results[name] = RunResult(
                 name, variant, RunStatus.UP_TO_DATE, run_id=current.name, run_dir=current
+            )
+            continue
+        if not force and render_source(prep) is not None:  # only prose changed: re-render here
+            results[name] = run_study(
+                name, variant=variant, prepared=prep, force=False, command=command,
+                executor=executor,
             )
             continue
         preps[name] = prep
