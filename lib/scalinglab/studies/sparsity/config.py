@@ -261,7 +261,10 @@ LONG_TOKENS_PER_PARAM = 500.0
 
 
 def long_configs(
-    compute_class: str = "small", *, tokens_per_param: float = LONG_TOKENS_PER_PARAM
+    compute_class: str = "small",
+    *,
+    tokens_per_param: float = LONG_TOKENS_PER_PARAM,
+    device: str = "cpu",
 ) -> dict[str, SparsitySweepConfig]:
     """Length over breadth: two sizes trained far enough that the limit ``A0`` is identified.
 
@@ -271,21 +274,29 @@ def long_configs(
     the main sweep's recipe on the horizon probe's corpus.
 
     - ``small``: sizes s and m (25k, 83k non-embedding parameters) to 500 tokens per
-      parameter (12.5M and 41.5M tokens: 6.1k and 20.3k steps), ReLU and SiLU, 5 seeds;
-      ``device="cuda"``: trained with the seeds of one (size, activation) stacked
-      (:mod:`scalinglab.studies.sparsity.stacked`; 20.3k steps of model m take about
-      73 ms each on one core of the shared CPU, hours for its 10 runs).
-    - ``tiny``: the tiny sizes to 50 tokens per parameter on the CPU, 2 seeds (seconds).
+      parameter (12.5M and 41.5M tokens: 6.1k and 20.3k steps), ReLU and SiLU, 3 seeds:
+      12 runs. On one core of the shared 2-core machine a step of s takes about 38 ms
+      and of m about 73 ms (the horizon probe's timings and a profile), so s's 6 runs
+      are about 25 core-minutes and m's about 150.
+    - ``tiny``: the tiny sizes to 50 tokens per parameter, 2 seeds (seconds).
+
+    ``device`` goes into the config (so into its cache key and the Dataset's attrs):
+    ``"cpu"`` runs each run as a task of the sweep
+    (:func:`~scalinglab.studies.sparsity.sweep.run_sweep`), ``"cuda"`` trains the seeds of
+    a (size, activation) stacked (:mod:`scalinglab.studies.sparsity.stacked`); the two
+    are the same runs up to float rounding, not bit for bit.
     """
     if compute_class == "tiny":
-        base, seeds, device = sweep_config("tiny"), (0, 1), "cpu"
+        base, seeds = sweep_config("tiny"), (0, 1)
         if tokens_per_param == LONG_TOKENS_PER_PARAM:
             tokens_per_param = 50.0
         corpus = base.corpus
     elif compute_class == "small":
-        base, seeds, device, corpus = sweep_config("small"), tuple(range(5)), "cuda", _LONG_CORPUS
+        base, seeds, corpus = sweep_config("small"), (0, 1, 2), _LONG_CORPUS
     else:
-        raise ValueError(f"unknown compute_class {compute_class!r} for the long design: tiny, small")
+        raise ValueError(
+            f"unknown compute_class {compute_class!r} for the long design: tiny, small"
+        )
     step_tokens = base.batch_size * base.seq_len
     out: dict[str, SparsitySweepConfig] = {}
     for m in [m for m in base.models if m.family in ("size", "both")][:2]:

@@ -7,19 +7,29 @@ seed]`` as :func:`~scalinglab.studies.sparsity.sweep.execute_sweep` keys them), 
 resumes run by run. A (size, activation) group's missing seeds are trained together
 (:func:`~scalinglab.studies.sparsity.stacked.train_stacked`).
 
-On a machine with a GPU but another Python (whose standard library, hence corpus,
-differs), the runs are trained from the corpus exported here:
+On this machine (CPU, each run a task on a local Dask cluster, resumable):
 
 .. code-block:: bash
 
-    # here: the corpus of the design, as built by this Python
-    python -m scalinglab.studies.sparsity.long_runs export-corpus .device/corpus.pkl.gz
-    # there: every (size, activation) group in its own process, stopping at a deadline;
-    # finished runs land in data/sparsity_laws/.runs/ and are tarred to OUT
-    python -m scalinglab.studies.sparsity.long_runs device --corpus .device/corpus.pkl.gz \\
-        --out "$OUT" --deadline 330
+    nice -n 19 python -m scalinglab.studies.sparsity.long_runs run --class small
+
+On a machine with a GPU but another Python (whose standard library, hence corpus,
+differs), the runs are trained from a bundle made here (the package, the corpus as this
+Python builds it, the provenance of this checkout):
+
+.. code-block:: bash
+
+    # here: into a folder that travels to the GPU machine
+    python -m scalinglab.studies.sparsity.long_runs bundle --device cuda DEST
+    # there, in DEST: the graph check, then every (size, activation) group in its own
+    # process, stopping at a deadline; finished runs and logs are tarred to OUT
+    PYTHONPATH=lib python3 -m scalinglab.studies.sparsity.long_runs device \
+        --corpus .device/corpus-small.pkl.gz --out "$OUT" --deadline 330
     # here: unpack the tar at the repository root, then assemble (no training)
-    python -m scalinglab.studies.sparsity.long_runs assemble
+    python -m scalinglab.studies.sparsity.long_runs run --device cuda
+
+(The device tool sends the session's checkout, which must be under 64 MiB: with the
+committed reports it is not, so this route has not run yet.)
 
 Each group prints its step, ms per step and ETA at every checkpoint.
 """
@@ -114,17 +124,26 @@ def execute_stacked(cfg: SparsitySweepConfig, runs: RunCache, *, progress: bool 
 
 
 def run_long(
-    compute_class: str = "small", *, rerun: bool = False, progress: bool = True
+    compute_class: str = "small",
+    *,
+    device: str = "cpu",
+    scheduler: str = "",
+    rerun: bool = False,
+    progress: bool = True,
 ) -> dict[str, xr.Dataset]:
     """The long design's Datasets, ``{"size-<model>": Dataset}``, cached (resumable).
 
-    A size whose Dataset is not cached trains its missing runs here on its config's
-    device (``"cuda"`` for ``small``: without a GPU that raises; see the module's
-    docstring for training them elsewhere).
+    A size whose Dataset is not cached trains its missing runs here: on the CPU as tasks
+    of :func:`~scalinglab.studies.sparsity.sweep.run_sweep` (``scheduler`` as there), on
+    a GPU stacked by (size, activation). Sizes in order, smallest first, each saved as
+    soon as its runs are done.
     """
     out = {}
-    for name, cfg in long_configs(compute_class).items():
+    for name, cfg in long_configs(compute_class, device=device).items():
         cfg = dataclasses.replace(cfg, device=resolve_device(cfg.device))
+        if cfg.device == "cpu":
+            out[name] = sweep.run_sweep(cfg, scheduler=scheduler, rerun=rerun, progress=progress)
+            continue
         out[name] = cached_sweep(
             STUDY,
             f"sweep-{cfg.compute_class}",
@@ -135,12 +154,12 @@ def run_long(
     return out
 
 
-def cached_long(compute_class: str = "small") -> dict[str, xr.Dataset]:
+def cached_long(compute_class: str = "small", *, device: str = "cpu") -> dict[str, xr.Dataset]:
     """The long design's Datasets that are cached (never trains; may be empty)."""
     from scalinglab.compute import load_dataset
 
     out = {}
-    for name, cfg in long_configs(compute_class).items():
+    for name, cfg in long_configs(compute_class, device=device).items():
         key = sweep_key(cfg)
         ds = load_dataset(dataset_path(STUDY, f"sweep-{cfg.compute_class}", key), key)
         if ds is not None:
@@ -151,7 +170,7 @@ def cached_long(compute_class: str = "small") -> dict[str, xr.Dataset]:
 # ----------------------------------------------------------------------------- elsewhere
 def export_corpus(compute_class: str, path: Path) -> None:
     """Pickle the design's corpus (as this Python builds it) for another machine."""
-    (cfg, *_) = long_configs(compute_class).values()
+    (cfg, *_) = long_configs(compute_class).values()  # every size shares it
     c = sweep.build_corpus(cfg.corpus)
     path.parent.mkdir(parents=True, exist_ok=True)
     with gzip.open(path, "wb", compresslevel=6) as fh:
@@ -211,7 +230,9 @@ def check_graph(device: str = "cuda", *, steps: int = 40, tol: float = 1e-3) -> 
     return worst <= tol
 
 
-def run_device(compute_class: str, corpus: Path, out: Path, *, deadline_s: float) -> int:
+def run_device(
+    compute_class: str, corpus: Path, out: Path, *, deadline_s: float, device: str = "cuda"
+) -> int:
     """Every (size, activation) group in its own process; stop them at ``deadline_s``.
 
     The CUDA-graph step is checked against the eager one first
@@ -228,7 +249,7 @@ def run_device(compute_class: str, corpus: Path, out: Path, *, deadline_s: float
     use_corpus(corpus)
     root = repo_root()
     procs, folders = [], []
-    for name, cfg in long_configs(compute_class).items():
+    for name, cfg in long_configs(compute_class, device=device).items():
         folder = runs_folder(cfg)
         folder.mkdir(parents=True, exist_ok=True)
         info = {**_device_info(), "cuda_graph": graph_ok}
@@ -238,6 +259,7 @@ def run_device(compute_class: str, corpus: Path, out: Path, *, deadline_s: float
             log = folder / f"log-{a}.txt"
             cmd = [sys.executable, "-m", _MODULE, "group", "--class", compute_class]
             cmd += ["--size", name, "--activation", a, "--corpus", str(corpus)]
+            cmd += ["--device", device]
             cmd += [] if graph_ok else ["--no-graph"]
             env = {**os.environ, "OMP_NUM_THREADS": "1"}
             procs.append((f"{name}/{a}", subprocess.Popen(cmd, stdout=log.open("w"),
@@ -262,7 +284,7 @@ def run_device(compute_class: str, corpus: Path, out: Path, *, deadline_s: float
     return unfinished
 
 
-def make_bundle(compute_class: str, dest: Path) -> None:
+def make_bundle(compute_class: str, dest: Path, *, device: str = "cuda") -> None:
     """What another machine needs to train the design, in ``dest`` (a repository root there).
 
     ``dest/lib/scalinglab`` (this package), ``dest/.device/corpus-<class>.pkl.gz`` and the
@@ -282,7 +304,7 @@ def make_bundle(compute_class: str, dest: Path) -> None:
         ignore=shutil.ignore_patterns("__pycache__"),
     )
     export_corpus(compute_class, dest / ".device" / f"corpus-{compute_class}.pkl.gz")
-    for cfg in long_configs(compute_class).values():
+    for cfg in long_configs(compute_class, device=device).values():
         key = sweep_key(cfg)
         folder = dest / runs_folder(cfg).relative_to(repo_root())
         folder.mkdir(parents=True, exist_ok=True)
@@ -303,32 +325,38 @@ def main(argv: list[str] | None = None) -> int:
     g.add_argument("--activation", required=True)
     g.add_argument("--corpus", type=Path)
     g.add_argument("--no-graph", action="store_true", help="train eagerly on a GPU")
-    sub.add_parser("assemble", help="save the cached Datasets from the run folders")
+    r = sub.add_parser("run", help="train the missing runs here and save the Datasets")
+    r.add_argument("--scheduler", default="", help="'' a local cluster, 'sync' in-process")
     b = sub.add_parser("bundle", help="the package, corpus and provenance for another machine")
     b.add_argument("dest", type=Path)
-    for p in (e, d, g, b, sub.choices["assemble"]):
+    for p in (e, d, g, b, r):
         p.add_argument("--class", dest="compute_class", default="small")
+        p.add_argument("--device", default="cuda" if p in (d, g, b) else "cpu")
     args = ap.parse_args(argv)
     if args.cmd == "export-corpus":
         export_corpus(args.compute_class, args.path)
     elif args.cmd == "bundle":
-        make_bundle(args.compute_class, args.dest)
+        make_bundle(args.compute_class, args.dest, device=args.device)
     elif args.cmd == "device":
-        return run_device(args.compute_class, args.corpus, args.out, deadline_s=args.deadline)
+        return run_device(
+            args.compute_class, args.corpus, args.out, deadline_s=args.deadline, device=args.device
+        )
     elif args.cmd == "group":
         import torch
 
         torch.set_num_threads(1)
         if args.corpus:
             use_corpus(args.corpus)
-        cfg = long_configs(args.compute_class)[args.size]
+        cfg = long_configs(args.compute_class, device=args.device)[args.size]
         errors = train_group(
             cfg, args.activation, runs=RunCache(runs_folder(cfg)), cuda_graph=not args.no_graph
         )
         print(*errors, sep="\n")
         return 1 if errors else 0
     else:
-        for name, ds in run_long(args.compute_class).items():
+        for name, ds in run_long(
+            args.compute_class, device=args.device, scheduler=args.scheduler
+        ).items():
             print(name, ds.attrs.get("config_hash"), int(ds.attrs.get("n_failed", -1)), "failed")
     return 0
 
