@@ -28,6 +28,7 @@ from __future__ import annotations
 import copy
 import sys
 import time
+import warnings
 
 import numpy as np
 import torch
@@ -99,7 +100,9 @@ def train_stacked(
 
     def forward(p: dict, b: dict, x: torch.Tensor) -> torch.Tensor:
         full = {**p, **{alias: p[name] for alias, name in tied.items()}}
-        return functional_call(base, (full, b), (x,), tie_weights=False)
+        with warnings.catch_warnings():  # CPU attention has no batching rule: known, slower
+            warnings.filterwarnings("ignore", message="There is a performance drop")
+            return functional_call(base, (full, b), (x,), tie_weights=False)
 
     batched = vmap(forward)
     mats = [p for p in params.values() if p.ndim >= 3]  # matrices of each seed
