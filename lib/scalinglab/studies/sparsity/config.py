@@ -278,7 +278,7 @@ def long_configs(
       12 runs. On one core of the shared 2-core machine a step of s takes about 38 ms
       and of m about 73 ms (the horizon probe's timings and a profile), so s's 6 runs
       are about 25 core-minutes and m's about 150.
-    - ``tiny``: the tiny sizes to 50 tokens per parameter, 2 seeds (seconds).
+    - ``tiny``: the tiny sizes to 20 tokens per parameter, 2 seeds (seconds).
 
     ``device`` goes into the config (so into its cache key and the Dataset's attrs):
     ``"cpu"`` runs each run as a task of the sweep
@@ -289,7 +289,7 @@ def long_configs(
     if compute_class == "tiny":
         base, seeds = sweep_config("tiny"), (0, 1)
         if tokens_per_param == LONG_TOKENS_PER_PARAM:
-            tokens_per_param = 50.0
+            tokens_per_param = 20.0
         corpus = base.corpus
     elif compute_class == "small":
         base, seeds, corpus = sweep_config("small"), (0, 1, 2), _LONG_CORPUS

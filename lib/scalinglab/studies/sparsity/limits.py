@@ -108,19 +108,23 @@ def relative_trend(
     curves: pd.DataFrame,
     *,
     value: str = "activation_ratio",
+    x: str = "tokens",
     min_x: float = 0.0,
     reps: int = 1000,
     level: float = 0.95,
     seed: int = 0,
 ) -> tuple[float, tuple[float, float]]:
-    """Slope per decade of tokens relative to the level, mean over models, CI over seeds.
+    """Slope per decade of ``x`` relative to the level, mean over models, CI over seeds.
 
-    Per run: the OLS slope of ``value`` against ``log10 tokens`` (usable checkpoints with
-    ``tokens >= min_x``) divided by the run's mean ``value`` there; then the mean over
-    models of the seed means (:func:`~scalinglab.studies.sparsity.analysis.stratified_mean`).
+    Per run: the OLS slope of ``value`` against ``log10 x`` (usable checkpoints with
+    ``x >= min_x``; ``x="tokens_per_param"`` picks the same window in every size) divided
+    by the run's mean ``value`` there; then the mean over models of the seed means
+    (:func:`~scalinglab.studies.sparsity.analysis.stratified_mean`).
     """
-    slopes = run_slopes(curves, y=value, min_x=min_x)
-    late = curves[curves["usable"] & (curves["tokens"] >= min_x)]
+    slopes = run_slopes(curves, y=value, x=x, min_x=min_x)
+    if slopes.empty:
+        raise ValueError(f"no run has 3 usable checkpoints with {x} >= {min_x}")
+    late = curves[curves["usable"] & (curves[x] >= min_x)]
     level_of = late.groupby(["activation", "model", "seed"])[value].mean()
     slopes["relative"] = [
         s / level_of[(a, m, sd)]
