@@ -110,7 +110,7 @@ from scalinglab.record import claim, findings, findings_table, record
 from scalinglab.studies.sparsity import analysis as sa
 from scalinglab.studies.sparsity import kernel_speed as kspeed
 from scalinglab.studies.sparsity import kernel_spread as ks
-from scalinglab.studies.sparsity import limits as lm
+from scalinglab.studies.sparsity import limits as slim
 from scalinglab.studies.sparsity import long_runs as lr
 from scalinglab.studies.sparsity import mask_kernel as mk
 from scalinglab.studies.sparsity import mask_speedups as msp
@@ -913,7 +913,11 @@ if horizon and not curves and ds is not None:
                 f"{'negative' if act == 'relu' else 'positive'})",
             )
     for act, g in hdf.groupby("activation", sort=False):
-        point, ci = lm.relative_trend(g, min_x=windows["last_decade"], **BOOT)
+        try:
+            point, ci = slim.relative_trend(g, min_x=windows["last_decade"], **BOOT)
+        except ValueError as err:
+            print(f"horizon/{act}: no last-decade trend ({err})")
+            continue
         record(
             f"horizon/{act}/trend/relative_last_decade",
             point,
@@ -1111,7 +1115,7 @@ if ds is not None:
     if ldf is not None:
         RATIO_FRAMES["long"] = ldf
 for design, frame in RATIO_FRAMES.items():
-    both = lm.both_ratios(frame)
+    both = slim.both_ratios(frame)
     fig, axes = plt.subplots(1, 2, figsize=(12, 3.6))
     for ax, (act, g) in zip(axes, both.groupby("activation", sort=False), strict=False):
         for k, (model, gm) in enumerate(g.groupby("model", sort=False)):
@@ -1125,7 +1129,7 @@ for design, frame in RATIO_FRAMES.items():
         ax.legend(fontsize=7, ncol=2)
     plt.show()
     display(Table(both, digits=3))
-    for r in lm.metric_trends(frame, **BOOT).to_dict("records"):
+    for r in slim.metric_trends(frame, **BOOT).to_dict("records"):
         metric = "nonzero" if r["metric"].startswith("nonzero") else "ppl1"
         if r["activation"] == "silu" and metric == "nonzero":
             continue  # no exact zeros: the nonzero ratio is 1 at every checkpoint
@@ -1170,9 +1174,8 @@ if ldf is not None:
         act, model = row["activation"], row["model"]
         g = ldf[(ldf["activation"] == act) & (ldf["model"] == model)]
         tpp_end = float(g["tokens_per_param"].max())
-        trend = sa.stratified_mean(
-            sa.run_slopes(g, x="tokens_per_param", min_x=tpp_end / 10), "slope", **BOOT
-        )
+        late_slopes = sa.run_slopes(g, x="tokens_per_param", min_x=tpp_end / 10)
+        trend = None if late_slopes.empty else sa.stratified_mean(late_slopes, "slope", **BOOT)
         res = lfits[(act, model, row["law"])]
         ident = sa.law_identification(res, "A0", trend=trend)
         record(
@@ -1193,9 +1196,13 @@ if ldf is not None:
         if ident.identified:
             LONG_FITS[(act, model)] = (res, float(g["n_params"].iloc[0]))
     for act, g in ldf.groupby("activation", sort=False):
-        point, ci = lm.relative_trend(
-            g, x="tokens_per_param", min_x=float(g["tokens_per_param"].max()) / 10, **BOOT
-        )
+        try:
+            point, ci = slim.relative_trend(
+                g, x="tokens_per_param", min_x=float(g["tokens_per_param"].max()) / 10, **BOOT
+            )
+        except ValueError as err:
+            print(f"long/{act}: no last-decade trend ({err})")
+            continue
         record(
             f"long/{act}/trend/relative_last_decade",
             point,
@@ -1207,8 +1214,9 @@ if ldf is not None:
             description=f"{act}: slope over the last decade of tokens per parameter over the "
             "run's mean ratio there, mean over sizes",
         )
+    for act in ("relu", "silu"):
         if (act, "s") in LONG_FITS and (act, "m") in LONG_FITS:
-            point, ci = lm.limit_scale_slope(LONG_FITS[(act, "s")], LONG_FITS[(act, "m")],
+            point, ci = slim.limit_scale_slope(LONG_FITS[(act, "s")], LONG_FITS[(act, "m")],
                                              level=level)
             record(
                 f"long/{act}/scale/A0_relative_slope",
@@ -1408,12 +1416,12 @@ pcurves = df if PUBLISHED else pub.load_curves()
 plate, plate_draws = pub.late_trends(pcurves, reps=reps, seed=seed)
 CAL: dict[str, dict] = {}
 for act in ("relu", "silu"):
-    cal_m, test_m = lm.calibration_halves(plate[plate["activation"] == act]["model"].unique())
+    cal_m, test_m = slim.calibration_halves(plate[plate["activation"] == act]["model"].unique())
     CAL[act] = {
         "calibration": ", ".join(cal_m),
         "test": ", ".join(test_m),
-        "min_effect": lm.min_trend_effect(plate, activation=act, models=cal_m),
-        "tolerance": lm.scale_tolerance(plate, activation=act, models=cal_m),
+        "min_effect": slim.min_trend_effect(plate, activation=act, models=cal_m),
+        "tolerance": slim.scale_tolerance(plate, activation=act, models=cal_m),
     }
     record(
         f"calibration/{act}/min_relative_trend",

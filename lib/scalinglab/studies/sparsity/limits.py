@@ -25,6 +25,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from scalinglab.fitting import FitResult
 from scalinglab.stats.bootstrap import percentile_interval, resample_groups
 from scalinglab.studies.sparsity.analysis import run_slopes, stratified_mean
 
@@ -74,7 +75,8 @@ def metric_trends(
     -------
     pandas.DataFrame
         One row per (activation, model, metric): ``slope``, ``lo``, ``hi`` (ratio per
-        10x tokens over the usable checkpoints with ``tokens >= min_x``), ``start`` and
+        10x tokens over the usable checkpoints with ``tokens >= min_x``; runs with fewer
+        than 3 such checkpoints are left out, so the frame may be empty), ``start`` and
         ``end`` (seed means at the first and last such checkpoint), ``relative`` (slope
         over the mean of start and end) and ``n_seeds``.
     """
@@ -82,6 +84,8 @@ def metric_trends(
     late = curves[curves["usable"] & (curves["tokens"] >= min_x)]
     for metric in METRICS:
         slopes = run_slopes(curves, y=metric, min_x=min_x)
+        if slopes.empty:  # no run has 3 usable checkpoints
+            continue
         for (act, model), g in slopes.groupby(["activation", "model"], sort=False):
             point, (lo, hi) = stratified_mean(g, "slope", reps=reps, level=level, seed=seed)
             pts = late[(late["activation"] == act) & (late["model"] == model)]
@@ -101,7 +105,8 @@ def metric_trends(
                     "n_seeds": int(g["seed"].nunique()),
                 }
             )
-    return pd.DataFrame(rows)
+    cols = ["activation", "model", "metric", "slope", "lo", "hi", "start", "end", "relative"]
+    return pd.DataFrame(rows, columns=[*cols, "n_seeds"])
 
 
 def relative_trend(
@@ -180,8 +185,8 @@ def scale_tolerance(late: pd.DataFrame, *, activation: str, models: Sequence[str
 
 
 def limit_scale_slope(
-    small: tuple[object, float],
-    large: tuple[object, float],
+    small: tuple[FitResult, float],
+    large: tuple[FitResult, float],
     *,
     param: str = "A0",
     level: float = 0.95,

@@ -102,7 +102,9 @@ def train_group(
     return errors
 
 
-def execute_stacked(cfg: SparsitySweepConfig, runs: RunCache, *, progress: bool = True):
+def execute_stacked(
+    cfg: SparsitySweepConfig, runs: RunCache, *, progress: bool = True
+) -> xr.Dataset:
     """Every run of ``cfg`` (one model) from ``runs``, training the missing ones stacked."""
     errors: dict = {}
     for a in cfg.activations:
@@ -144,12 +146,11 @@ def run_long(
         if cfg.device == "cpu":
             out[name] = sweep.run_sweep(cfg, scheduler=scheduler, rerun=rerun, progress=progress)
             continue
+        def execute(runs: RunCache, cfg: SparsitySweepConfig = cfg) -> xr.Dataset:
+            return execute_stacked(cfg, runs, progress=progress)
+
         out[name] = cached_sweep(
-            STUDY,
-            f"sweep-{cfg.compute_class}",
-            sweep_key(cfg),
-            lambda runs, cfg=cfg: execute_stacked(cfg, runs, progress=progress),
-            rerun=rerun,
+            STUDY, f"sweep-{cfg.compute_class}", sweep_key(cfg), execute, rerun=rerun
         )
     return out
 

@@ -185,8 +185,8 @@ def train_stacked(
             losses = train_step()
         lv = losses.cpu().numpy()  # synchronises, so the timing is honest
         train_s += time.perf_counter() - t0
-        for i in np.flatnonzero(~np.isfinite(lv)):
-            failed.setdefault(int(i), f"training loss not finite at step {step + 1}")
+        for bad in np.flatnonzero(~np.isfinite(lv)).tolist():
+            failed.setdefault(bad, f"training loss not finite at step {step + 1}")
         ck_acc, ck_n = ck_acc + lv, ck_n + 1
         if step + 1 in ckpts:
             for i in range(k):
