@@ -105,7 +105,7 @@ def test_tiny_study_through_the_runner(tmp_path):
         lim = claims[f"{act}-limit"]
         assert lim["verdict"] != "untested", lim
         # both ratios, per size, and the trend thresholds from half of the paper's curves
-        assert f"ratios/main/{act}/s/ppl1/slope_per_decade" in findings
+        assert f"ratios/main/{act}/m/ppl1/slope_per_decade" in findings
         assert findings[f"calibration/{act}/min_relative_trend"]["point"] > 0
     assert "ratios/main/relu/m/nonzero/slope_per_decade" in findings
     assert "ratios/main/silu/m/nonzero/slope_per_decade" not in findings  # always 1
