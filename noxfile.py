@@ -61,7 +61,10 @@ def _installed_extras(env: Path) -> frozenset[str]:
 
 def _env_vars(env: Path) -> dict[str, str]:
     """PATH and VIRTUAL_ENV for commands run in ``env``."""
-    return {"PATH": f"{env / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}", "VIRTUAL_ENV": str(env)}
+    return {
+        "PATH": f"{env / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
+        "VIRTUAL_ENV": str(env),
+    }
 
 
 def _bin(name: str) -> str:
@@ -106,7 +109,8 @@ def tests(session: nox.Session) -> None:
     collected', is reported, not hidden). Arguments go to pytest: ``-m "not slow"`` is
     the everyday lane (no notebook or cluster runs); CI runs everything."""
     env = shared_env(session, "test")
-    session.run(_bin("mypy"), env=env)  # settings and the files checked: [tool.mypy] in pyproject.toml
+    # mypy's settings and the files it checks: [tool.mypy] in pyproject.toml
+    session.run(_bin("mypy"), env=env)
     session.run(_bin("pytest"), *session.posargs, success_codes=[0, 5], env=env)
 
 
