@@ -145,13 +145,13 @@ def bench(session: nox.Session) -> None:
         session.run(_bin("python"), script, env=env)
 
 
-def lab_command(*args: str, euid: int | None = None) -> list[str]:
+def lab_command(*args: str, euid: int | None = None, root: Path = ROOT) -> list[str]:
     """``jupyter lab`` rooted at the repository: ``reports/``, ``docs/`` and the studies'
     ``../docs`` links open. As root (a container, a cloud VM) JupyterLab refuses to
     start without ``--allow-root``, so it is passed then and only then."""
     euid = os.geteuid() if euid is None else euid
     root_flag = ["--allow-root"] if euid == 0 and "--allow-root" not in args else []
-    return [_bin("jupyter"), "lab", f"--ServerApp.root_dir={ROOT}", *root_flag, *args]
+    return [_bin("jupyter"), "lab", f"--ServerApp.root_dir={root}", *root_flag, *args]
 
 
 @nox.session(venv_backend="none")
