@@ -85,7 +85,7 @@
 # %% tags=["parameters"]
 # fmt: off
 seed: int = 0  # RNG seed: operands, bootstrap resamples, forests, fold shuffling [≥ 0]
-compute_class: str = "small"  # tiny (tests: seconds) or small (minutes on 2 CPU cores) {tiny, small}
+compute_class: str = "small"  # tiny (the tests' size) or small (minutes on 2 CPU cores) {tiny, small}
 scheduler: str = ""  # unused: timings must run alone, so the sweep never goes to Dask
 timings: str = ""  # your own timing table (csv/parquet/nc); "": this study's sweep [file]
 rerun: bool = False  # re-time the sweep even if data/gemm_cost_model/ has it

@@ -45,7 +45,7 @@
 # %% tags=["parameters"]
 # fmt: off
 seed: int = 0  # seed of every bootstrap (training seeds are part of the sweep config) [≥ 0]
-compute_class: str = "small"  # tiny (tests, < 1 min), small (2 CPU cores, ~35 min), medium (the redesign, ~4 h), large {tiny, small, medium, large}
+compute_class: str = "small"  # tiny (tests, minutes), small (2 CPU cores, ~35 min), medium (the redesign, ~4 h), large {tiny, small, medium, large}
 scheduler: str = ""  # "": local Dask cluster, "sync": in-process, else a scheduler address
 runs: str = ""  # your table of final losses (optimizer, model_size, data_multiple, loss[, seed]); "": run the sweep [file]
 schedule: str = "cosine"  # learning-rate schedule of every run: cosine or wsd (warmup-stable-decay) {cosine, wsd}

@@ -47,7 +47,7 @@
 # %% tags=["parameters"]
 # fmt: off
 seed: int = 0  # root of the bootstrap draws and the kernel benchmark's random weights [≥ 0]
-compute_class: str = "small"  # sweep size: tiny (tests, seconds), small (~25 min on 2 cores), medium, large {tiny, small, medium, large}
+compute_class: str = "small"  # sweep size: tiny (tests), small (~25 min on 2 cores), medium, large {tiny, small, medium, large}
 scheduler: str = ""  # "": local Dask cluster, "sync": in-process, else a scheduler address
 curves: str = ""  # your activation-ratio table (run, tokens, activation_ratio[, activation]); "": this study's sweep [file]
 published: str = ""  # "": this study's sweep; "sparsing_law": the paper's own released curves {"", sparsing_law}
