@@ -7,18 +7,14 @@ once per session in a temporary repository root. It is the suite's longest compu
 ``test_optimizers_sweep`` and ``test_optimizers_medium`` (the dataset, in process) and
 ``test_study_optimizer_comparison`` (the notebook, which finds it in its cache).
 
-Its 112 training runs (tuning and final, each single-threaded and seeded, about 90 s
-of CPU) are spread over a ``LocalCluster`` with one worker process per core when the
-machine has more than one, instead of running one after another in the test process:
-the dataset is the same as in process but for the measured timings (every loss,
-hyperparameter and status compared equal), and each core trains (measured beside
-other jobs at load 12-15: 334 s of wall time, against 529 s in process under a
-profiler).
+Measured 2026-11-26 beside other jobs (load 13-15 on 2 cores): 112 training runs, 61 s
+of CPU and 303 s of wall time in process; spread over a ``LocalCluster`` of one worker
+per core it took 334 s (the same dataset but for measured timings), so it stays in
+process. ``pytest --durations`` charges its setup to the first test that uses it.
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,8 +42,7 @@ def optimizer_tiny_sweep(tmp_path_factory) -> TinySweep:
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("SCALINGLAB_ROOT", str(root))
         sweep = sweep_config("tiny")
-        scheduler = "" if (os.cpu_count() or 1) > 1 else "sync"  # "": a LocalCluster
-        ds = run_sweep(sweep, scheduler=scheduler, progress=False)
+        ds = run_sweep(sweep, scheduler="sync", progress=False)
         path = dataset_path(STUDY, f"sweep-{sweep.compute_class}", sweep.to_dict())
     assert path.is_file() and path.is_relative_to(root)
     return TinySweep(sweep, ds, root, path)
