@@ -2,34 +2,40 @@
 # jupyter:
 #   jupytext:
 #     formats: py:percent
+#     notebook_metadata_filter: scalinglab
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
 #     name: python3
 #   scalinglab:
-#     title: "GEMM kernels and cost models: tile sizes, the roofline and a learned runtime predictor"
-#     description: >-
-#       Reproduces Liu and Halim (2024): how much the tile size changes GEMM run time,
-#       the roofline of each kernel against its machine's hardware record, and runtime
-#       and power predictors scored on the paper's split and on shapes they never saw,
-#       all with bootstrap CIs.
+#     description: 'Reproduces Liu and Halim (2024): how much the tile size changes
+#       GEMM run time, the roofline of each kernel against its machine''s hardware record,
+#       and runtime and power predictors scored on the paper''s split and on shapes
+#       they never saw, all with bootstrap CIs.'
 #     inputs:
 #     - notebooks/claims/gemm_cost_model.toml
 #     - data/gemm_cost_model/*.nc
 #     - data/hardware/*.json
 #     - data/published/gpperf/*.csv
-#     tiny:
-#       compute_class: tiny
-#       reps: 200
-#       n_repeats: 5
 #     reports:
 #     - default
 #     - gpperf
+#     tiny:
+#       compute_class: tiny
+#       n_repeats: 5
+#       reps: 200
+#     title: 'GEMM kernels and cost models: tile sizes, the roofline and a learned runtime
+#       predictor'
 #     variants:
-#       retime:
-#         rerun: true
 #       gpperf:
 #         published: gpperf
+#       retime:
+#         rerun: true
 # ---
 
 # %% [markdown]
@@ -76,20 +82,20 @@
 
 # %% tags=["parameters"]
 # fmt: off
-seed: int = 0  # RNG seed: operands, bootstrap resamples, forests, fold shuffling [>= 0]
-compute_class: str = "small"  # tiny (tests: seconds) or small (minutes on 2 CPU cores) {tiny, small}
+seed: int = 0  # RNG seed: operands, bootstrap resamples, forests, fold shuffling [≥ 0]
+compute_class: str = "small"  # tiny (the tests' size) or small (minutes on 2 CPU cores) {tiny, small}
 scheduler: str = ""  # unused: timings must run alone, so the sweep never goes to Dask
-timings: str = ""  # your own timing table (csv/parquet/nc); "" = this study's sweep [file]
+timings: str = ""  # your own timing table (csv/parquet/nc); "": this study's sweep [file]
 rerun: bool = False  # re-time the sweep even if data/gemm_cost_model/ has it
-hardware: str = ""  # "" = this machine (cached); "H100 SXM/float32"; or a record .json
-flush_mib: float = -1.0  # cache-flush buffer in MiB (-1 = class default, 1.25 x LLC for small)
-reps: int = 2000  # bootstrap resamples for every CI [>= 1]
+hardware: str = ""  # "": this machine (cached); "H100 SXM/float32"; or a record .json
+flush_mib: float = -1.0  # cache-flush buffer in MiB (-1: class default, 1.25 x LLC for small)
+reps: int = 2000  # bootstrap resamples for every CI [≥ 1]
 level: float = 0.95  # CI level [> 0, < 1]
-n_splits: int = 5  # folds for CV and for the unseen-shape evaluation [>= 2]
-published: str = ""  # "" = this CPU's sweep; "gpperf" = Liu & Halim's own tables {"", gpperf}
+n_splits: int = 5  # folds for CV and for the unseen-shape evaluation [≥ 2]
+published: str = ""  # "": this CPU's sweep; "gpperf": Liu & Halim's own tables {"", gpperf}
 remeasure_hardware: bool = False  # measure this machine's roofs now instead of the committed record
-processes: int = -1  # separate processes for the re-run spread (-1 = class default: 6 small, 2 tiny)
-n_repeats: int = 20  # random splits behind the repeated-split intervals (gpperf) [>= 2]
+processes: int = -1  # separate processes for the re-run spread (-1: class default, 6 small, 2 tiny)
+n_repeats: int = 20  # random splits behind the repeated-split intervals (gpperf) [≥ 2]
 # fmt: on
 
 # %%

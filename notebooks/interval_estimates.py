@@ -20,6 +20,13 @@
 #     - notebooks/claims/interval_estimates.toml
 #     - data/interval_estimates/*.nc
 #     - data/published/rliable/atari_100k/scores/*.json
+#     reports:
+#     - default
+#     - atari100k
+#     - atari200m
+#     - procgen
+#     - dmc
+#     - dmc100k
 #     tiny:
 #       compute_class: tiny
 #       few_draws: 200
@@ -28,13 +35,6 @@
 #       reps: 2000
 #       scheduler: sync
 #     title: Interval estimates of aggregate performance (rliable, reproduced)
-#     reports:
-#     - default
-#     - atari100k
-#     - atari200m
-#     - procgen
-#     - dmc
-#     - dmc100k
 #     variants:
 #       atari100k:
 #         few_draws: 500
@@ -63,20 +63,20 @@
 
 # %% tags=["parameters"]
 # fmt: off
-seed: int = 0  # root of every random draw (benchmark seeds and all bootstraps) [>= 0]
+seed: int = 0  # root of every random draw (benchmark seeds and all bootstraps) [≥ 0]
 compute_class: str = "small"  # benchmark size: tiny, small, medium or large {tiny, small, medium, large}
-scheduler: str = ""  # "" = local Dask cluster, "sync" = in-process, else a scheduler address
-scores: str = ""  # your own score files, comma-separated; "" = run the study's benchmark [file]
+scheduler: str = ""  # "": local Dask cluster, "sync": in-process, else a scheduler address
+scores: str = ""  # your own score files, comma-separated; "": run the study's benchmark [file]
 rerun: bool = False  # re-run the benchmark even if a cached result exists under data/
-reps: int = 50_000  # bootstrap resamples for the aggregate-metric CIs (paper: 50,000) [>= 1]
-profile_reps: int = 2_000  # resamples for profiles, P(X > Y) and CI-width curves (paper: 2,000) [>= 1]
-outer_reps: int = 200  # outer bootstrap replicates for CIs of rank-flip rates and width ratios [>= 2]
+reps: int = 50_000  # bootstrap resamples for the aggregate-metric CIs (paper: 50,000) [≥ 1]
+profile_reps: int = 2_000  # resamples for profiles, P(X > Y) and CI-width curves (paper: 2,000) [≥ 1]
+outer_reps: int = 200  # outer bootstrap replicates for CIs of rank-flip rates and width ratios [≥ 2]
 confidence: float = 0.95  # confidence level of every interval [> 0, < 1]
 method: str = "percentile"  # interval method for aggregate metrics: percentile or bca {percentile, bca}
-few_runs: int = 3  # runs per task of the "few-run study" in step 2 [>= 1]
-few_draws: int = 1_000  # few-run subsamples drawn in step 2 [>= 1]
+few_runs: int = 3  # runs per task of the "few-run study" in step 2 [≥ 1]
+few_draws: int = 1_000  # few-run subsamples drawn in step 2 [≥ 1]
 nan: str = "error"  # NaN scores in your files: error (name the cell) or drop (with a warning) {error, drop}
-references: str = ""  # with scores: table task, random, reference to normalize them by; "" = already normalized [file]
+references: str = ""  # with scores: table task, random, reference to normalize them by; "": already normalized [file]
 # fmt: on
 
 # %% [markdown]

@@ -7,50 +7,51 @@
 #       extension: .py
 #       format_name: percent
 #       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
 #     name: python3
 #   scalinglab:
-#     title: "Pretraining optimizers compared with fair tuning: speedups over AdamW"
-#     description: >-
-#       Reproduces Wen et al. (2025), "Fantastic Pretraining Optimizers and Where to Find
-#       Them", at CPU scale: AdamW, NAdamW, Muon, SOAP, Lion and Scion, each tuned by
-#       coordinate descent, train byte-level Llama-style LMs on Python's own docs at 1-8x
-#       Chinchilla; speedup over AdamW by the paper's formula with bootstrap CIs over
-#       seeds, its trend with model size, rankings at intermediate checkpoints, and the
-#       wall-clock cost per step. Or the speedups of your own table of final losses.
+#     description: 'Reproduces Wen et al. (2025), "Fantastic Pretraining Optimizers
+#       and Where to Find Them", at CPU scale: AdamW, NAdamW, Muon, SOAP, Lion and Scion,
+#       each tuned by coordinate descent, train byte-level Llama-style LMs on Python''s
+#       own docs at 1-8x Chinchilla; speedup over AdamW by the paper''s formula with
+#       bootstrap CIs over seeds, its trend with model size, rankings at intermediate
+#       checkpoints, and the wall-clock cost per step. Or the speedups of your own table
+#       of final losses.'
 #     inputs:
 #     - data/optimizer_comparison/*.nc
 #     - data/published/fantastic_optimizers/*.csv
-#     tiny:
-#       compute_class: tiny
-#       scheduler: sync
-#       reps: 200
 #     reports:
 #     - default
 #     - published
 #     - medium
+#     tiny:
+#       compute_class: tiny
+#       reps: 200
+#       scheduler: sync
+#     title: 'Pretraining optimizers compared with fair tuning: speedups over AdamW'
 #     variants:
+#       medium:
+#         compute_class: medium
 #       published:
 #         reps: 1000
 #         runs: data/published/fantastic_optimizers/final_losses.csv
 #       wsd:
 #         schedule: wsd
-#       medium:
-#         compute_class: medium
 # ---
 
 # %% tags=["parameters"]
 # fmt: off
-seed: int = 0  # seed of every bootstrap (training seeds are part of the sweep config) [>= 0]
-compute_class: str = "small"  # tiny (tests, < 1 min), small (2 CPU cores, ~35 min), medium (the redesign, ~4 h), large {tiny, small, medium, large}
-scheduler: str = ""  # "" = local Dask cluster, "sync" = in-process, else a scheduler address
-runs: str = ""  # your table of final losses (optimizer, model_size, data_multiple, loss[, seed]); "" = run the sweep [file]
+seed: int = 0  # seed of every bootstrap (training seeds are part of the sweep config) [≥ 0]
+compute_class: str = "small"  # tiny (tests, minutes), small (2 CPU cores, ~35 min), medium (the redesign, ~4 h), large {tiny, small, medium, large}
+scheduler: str = ""  # "": local Dask cluster, "sync": in-process, else a scheduler address
+runs: str = ""  # your table of final losses (optimizer, model_size, data_multiple, loss[, seed]); "": run the sweep [file]
 schedule: str = "cosine"  # learning-rate schedule of every run: cosine or wsd (warmup-stable-decay) {cosine, wsd}
 rerun: bool = False  # re-run the sweep even if data/optimizer_comparison/ has it
 baseline: str = "adamw"  # the optimizer whose L(D) defines the speedup
-reps: int = 2000  # bootstrap resamples for every CI [>= 1]
+reps: int = 2000  # bootstrap resamples for every CI [≥ 1]
 level: float = 0.95  # CI level [> 0, < 1]
 # fmt: on
 

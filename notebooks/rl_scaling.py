@@ -2,26 +2,31 @@
 # jupyter:
 #   jupytext:
 #     formats: py:percent
+#     notebook_metadata_filter: scalinglab
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
 #     name: python3
 #   scalinglab:
-#     title: "RL post-training compute scaling (GRPO on verifiable arithmetic)"
-#     description: >-
-#       Real GRPO runs of small character-level transformers on multi-digit addition:
-#       ScaleRL sigmoids per model size with extrapolation from half the compute,
-#       Tan et al.'s k(N), reward-trajectory phases, and two design ablations.
-#     tiny:
-#       compute_class: tiny
-#       scheduler: sync
-#       reps: 40
-#       kn_reps: 10
-#       poi_reps: 200
+#     description: 'Real GRPO runs of small character-level transformers on multi-digit
+#       addition: ScaleRL sigmoids per model size with extrapolation from half the compute,
+#       Tan et al.''s k(N), reward-trajectory phases, and two design ablations.'
 #     reports:
 #     - default
 #     - medium
 #     - medium_v2
+#     tiny:
+#       compute_class: tiny
+#       kn_reps: 10
+#       poi_reps: 200
+#       reps: 40
+#       scheduler: sync
+#     title: RL post-training compute scaling (GRPO on verifiable arithmetic)
 #     variants:
 #       medium:
 #         compute_class: medium_v1
@@ -77,19 +82,19 @@
 
 # %% tags=["parameters"]
 # fmt: off
-seed: int = 0  # seed of the bootstrap resampling (the sweep's seeds are in its config) [>= 0]
+seed: int = 0  # seed of the bootstrap resampling (the sweep's seeds are in its config) [≥ 0]
 compute_class: str = "small"  # tiny (tests), small (default report), medium, medium_v1 (its first design), large {tiny, small, medium, medium_v1, large}
-scheduler: str = ""  # "" = local Dask cluster, "sync" = in-process, or a scheduler address
-runs: str = ""  # your RL logs (CSV/Parquet: model_size, seed, compute or step, pass_rate); "" = our sweep [file]
+scheduler: str = ""  # "": local Dask cluster, "sync": in-process, or a scheduler address
+runs: str = ""  # your RL logs (CSV/Parquet: model_size, seed, compute or step, pass_rate); "": our sweep [file]
 rerun: bool = False  # recompute the sweep even if a cached result exists
 device: str = "cpu"  # cpu, cuda or auto {cpu, cuda, auto}
-reps: int = 1000  # bootstrap resamples (over seeds) for the sigmoid and phase fits [>= 1]
-kn_reps: int = 200  # bootstrap resamples for k(N) (each refits the joint law) [>= 1]
-poi_reps: int = 2000  # resamples for the ablation CIs and probability of improvement [>= 1]
-pred_reps: int = 200  # resamples for the half-compute and early-plateau predictions (each refits twice) [>= 1]
-transient_frac: float = 0.1  # drop points before this fraction of a run's compute from sigmoid fits [>= 0, < 1]
-fit_frac: float = 0.5  # fit the sigmoid on compute <= fit_frac * C_max, predict the rest [> 0, <= 1]
-early_frac: float = 0.3  # phase analysis: fit on the first early_frac of training only [> 0, <= 1]
+reps: int = 1000  # bootstrap resamples (over seeds) for the sigmoid and phase fits [≥ 1]
+kn_reps: int = 200  # bootstrap resamples for k(N) (each refits the joint law) [≥ 1]
+poi_reps: int = 2000  # resamples for the ablation CIs and probability of improvement [≥ 1]
+pred_reps: int = 200  # resamples for the half-compute and early-plateau predictions (each refits twice) [≥ 1]
+transient_frac: float = 0.1  # drop points before this fraction of a run's compute from sigmoid fits [≥ 0, < 1]
+fit_frac: float = 0.5  # fit the sigmoid on compute ≤ fit_frac * C_max, predict the rest [> 0, ≤ 1]
+early_frac: float = 0.3  # phase analysis: fit on the first early_frac of training only [> 0, ≤ 1]
 level: float = 0.95  # confidence level of every interval [> 0, < 1]
 # fmt: on
 

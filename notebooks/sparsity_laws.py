@@ -3,56 +3,62 @@
 #   jupytext:
 #     formats: py:percent
 #     notebook_metadata_filter: scalinglab
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
 #     name: python3
 #   scalinglab:
-#     title: "Activation-sparsity laws: PPL-1% sparsity of ReLU and SiLU LMs over training, and what it buys"
-#     description: >-
-#       Reproduces Luo, Song et al. (2024) "Sparsing Law" at CPU scale: gated-FFN decoder LMs
-#       with ReLU and SiLU trained on an offline text corpus, PPL-1% activation ratio (CETT
-#       thresholds per layer, outer search on perplexity) at checkpoints; fits of the ReLU
-#       and SiLU sparsity laws with bootstrap CIs over seeds; width-depth and size effects;
-#       and a sparse FFN kernel timed against the dense FFN next to the cost model's ideal
-#       speedup. The published variant refits the paper's own released curves (0.1B-2.4B)
-#       with a block bootstrap over checkpoints, against the authors' parameters.
+#     description: 'Reproduces Luo, Song et al. (2024) "Sparsing Law" at CPU scale:
+#       gated-FFN decoder LMs with ReLU and SiLU trained on an offline text corpus,
+#       PPL-1% activation ratio (CETT thresholds per layer, outer search on perplexity)
+#       at checkpoints; fits of the ReLU and SiLU sparsity laws with bootstrap CIs over
+#       seeds; width-depth and size effects; and a sparse FFN kernel timed against the
+#       dense FFN next to the cost model''s ideal speedup. The published variant refits
+#       the paper''s own released curves (0.1B-2.4B) with a block bootstrap over checkpoints,
+#       against the authors'' parameters.'
 #     inputs:
 #     - data/sparsity_laws/*.nc
 #     - data/hardware/*.json
 #     - data/published/sparsing_law/data/*.txt
 #     - data/published/sparsing_law/fitted_parameters.csv
-#     tiny:
-#       compute_class: tiny
-#       scheduler: sync
-#       reps: 100
-#       kernel_processes: 2
-#       retime: true
 #     reports:
 #     - default
 #     - published
+#     tiny:
+#       compute_class: tiny
+#       kernel_processes: 2
+#       reps: 100
+#       retime: true
+#       scheduler: sync
+#     title: 'Activation-sparsity laws: PPL-1% sparsity of ReLU and SiLU LMs over training,
+#       and what it buys'
 #     variants:
-#       rerun:
-#         rerun: true
 #       published:
 #         published: sparsing_law
 #         reps: 500
+#       rerun:
+#         rerun: true
 # ---
 
 # %% tags=["parameters"]
 # fmt: off
-seed: int = 0  # root of the bootstrap draws and the kernel benchmark's random weights [>= 0]
-compute_class: str = "small"  # sweep size: tiny (tests, seconds), small (~25 min on 2 cores), medium, large {tiny, small, medium, large}
-scheduler: str = ""  # "" = local Dask cluster, "sync" = in-process, else a scheduler address
-curves: str = ""  # your activation-ratio table (run, tokens, activation_ratio[, activation]); "" = this study's sweep [file]
-published: str = ""  # "" = this study's sweep; "sparsing_law" = the paper's own released curves {"", sparsing_law}
+seed: int = 0  # root of the bootstrap draws and the kernel benchmark's random weights [≥ 0]
+compute_class: str = "small"  # sweep size: tiny (tests), small (~25 min on 2 cores), medium, large {tiny, small, medium, large}
+scheduler: str = ""  # "": local Dask cluster, "sync": in-process, else a scheduler address
+curves: str = ""  # your activation-ratio table (run, tokens, activation_ratio[, activation]); "": this study's sweep [file]
+published: str = ""  # "": this study's sweep; "sparsing_law": the paper's own released curves {"", sparsing_law}
 rerun: bool = False  # re-train the sweep even if data/sparsity_laws/ has it
 ppl_budget: float = 1.0  # p of PPL-p%: allowed perplexity rise in percent [> 0]
-min_ffn_gain: float = 0.05  # checkpoints where dropping the whole FFN costs less (nats/token) are not used [>= 0]
-reps: int = 2000  # bootstrap resamples for every CI [>= 1]
+min_ffn_gain: float = 0.05  # checkpoints where dropping the whole FFN costs less (nats/token) are not used [≥ 0]
+reps: int = 2000  # bootstrap resamples for every CI [≥ 1]
 level: float = 0.95  # CI level [> 0, < 1]
-kernel_threads: int = 1  # torch and numba threads for the kernel benchmark [>= 1]
-kernel_processes: int = 4  # separate processes the kernel benchmark is repeated in (its intervals resample them) [>= 2]
+kernel_threads: int = 1  # torch and numba threads for the kernel benchmark [≥ 1]
+kernel_processes: int = 4  # separate processes the kernel benchmark is repeated in (its intervals resample them) [≥ 2]
 horizon: bool = True  # also the long-horizon probe: the smallest model trained 16x longer
 matched: bool = True  # also the matched design: every size at 20 tokens per parameter, and a second width-depth family at 25k parameters
 retime: bool = False  # also time the kernel live in sections 7 and 7b (else only the committed timings under data/sparsity_laws/ are read)
