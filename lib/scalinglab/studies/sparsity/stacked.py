@@ -34,6 +34,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from torch.func import functional_call, stack_module_state, vmap
+from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from scalinglab.models.corpus import build_corpus, eval_windows, sample_batch
 from scalinglab.models.transformer import Transformer
@@ -47,6 +48,14 @@ from scalinglab.studies.sparsity.sweep import (
 )
 from scalinglab.training.optimizers import resolve_hparams
 from scalinglab.training.pretrain import lr_factor
+
+#: Every attention kernel torch may choose (the default outside CUDA).
+_ALL_SDPA = [
+    SDPBackend.MATH,
+    SDPBackend.FLASH_ATTENTION,
+    SDPBackend.EFFICIENT_ATTENTION,
+    SDPBackend.CUDNN_ATTENTION,
+]
 
 
 def train_stacked(
@@ -98,9 +107,14 @@ def train_stacked(
     base = copy.deepcopy(models[0]).to("meta")  # any parameter not substituted fails loudly
     del models
 
+    # vmap over the fused CUDA attention kernels fails in their backward ("LSE is not
+    # correctly aligned"): the math kernel is exact and, at these widths, no slower
+    backends = [SDPBackend.MATH] if str(device).startswith("cuda") else _ALL_SDPA
+
     def forward(p: dict, b: dict, x: torch.Tensor) -> torch.Tensor:
         full = {**p, **{alias: p[name] for alias, name in tied.items()}}
-        with warnings.catch_warnings():  # CPU attention has no batching rule: known, slower
+        with warnings.catch_warnings(), sdpa_kernel(backends):
+            # CPU attention has no batching rule: known, slower
             warnings.filterwarnings("ignore", message="There is a performance drop")
             return functional_call(base, (full, b), (x,), tie_weights=False)
 
