@@ -30,8 +30,15 @@ Layout::
                                     # different designs; an id may then repeat across
                                     # designs, stated for each)
     untested = "reason"             # instead of findings and a rule
-    scope = "..."                   # optional (who the claim belongs to); issue 28
-    regime = "..."                  # optional (the regime it is tested in)
+    scope = "paper"                 # paper | benchmark | project (scalinglab.verdict_scope)
+    regime = "outside: our 25k-800k-parameter models"   # paper data | paper regime |
+                                    # outside | proxy | user data, optionally ": detail"
+    support = [0.0, inf]            # optional: the values the deciding findings take by
+                                    # construction; a rule none of them could fail is
+                                    # refused (scalinglab.verdict_checks)
+    user_data = true                # optional: kept on a user's data (the notebook passes
+                                    # data="user"), as this project's check, with no paper
+                                    # attribution; every other claim is left out there
     detail = "..."                  # optional: how the study decides it (docs only)
 
 Templates: ``{name}`` is replaced by the value ``name``; in ``findings``, a value that is
@@ -70,6 +77,8 @@ KEYS = frozenset(
         "untested",
         "scope",
         "regime",
+        "support",
+        "user_data",
         "detail",
     }
 )
@@ -228,6 +237,10 @@ def expand(
             "scope": raw.get("scope"),
             "regime": raw.get("regime"),
         }
+        if on_user_data(values):
+            common.update(
+                paper=USER_DATA_SOURCE, scope="project", regime="user data"
+            )
         if "untested" in raw:
             out.append(Claim(**common, untested=_fill(spec, str(raw["untested"]), vals)))
             continue
@@ -251,6 +264,7 @@ def expand(
                     expect=raw["expect"],
                     value=_value(spec, raw.get("value"), vals),
                     tolerance=float(raw.get("tolerance", 0.0)),
+                    support=_support(spec, raw.get("support")),
                 )
             )
         except (TypeError, ValueError) as exc:
@@ -258,16 +272,38 @@ def expand(
     return out
 
 
+def _support(spec: ClaimSpec, v: Any) -> tuple[float, float] | None:
+    if v is None:
+        return None
+    if not (isinstance(v, list) and len(v) == 2):
+        raise spec.error(f"support must be [lo, hi] (inf allowed), got {v!r}")
+    try:
+        return float(v[0]), float(v[1])
+    except (TypeError, ValueError):
+        raise spec.error(f"support must be two numbers, got {v!r}") from None
+
+
+def on_user_data(values: Mapping[str, Any]) -> bool:
+    """Whether the notebook runs on a user's own data (it passes ``data="user"``)."""
+    return str(values.get("data", "")) == "user"
+
+
+#: The source a claim kept on user data shows (never a paper's name).
+USER_DATA_SOURCE = "this project's check on your data"
+
+
 def claims_for(
     path: Path | str, values: Mapping[str, Any], recorded: Mapping[str, Any]
 ) -> list[Claim]:
-    """Every claim of a claims file, filled with ``values``, in file order."""
-    return [
-        c
-        for spec in read_claims_file(path)
-        if spec.applies(values)
-        for c in expand(spec, values, recorded)
-    ]
+    """Every claim of a claims file, filled with ``values``, in file order.
+
+    On a user's data (``data="user"``) only the claims marked ``user_data = true`` are
+    kept, as this project's checks (no paper attribution, regime ``user data``).
+    """
+    specs = [s for s in read_claims_file(path) if s.applies(values)]
+    if on_user_data(values):
+        specs = [s for s in specs if s.raw.get("user_data") is True]
+    return [c for spec in specs for c in expand(spec, values, recorded)]
 
 
 def _rule(raw: Mapping[str, Any]) -> str:

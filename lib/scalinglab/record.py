@@ -58,6 +58,7 @@ from scalinglab.claims_file import claims_for
 from scalinglab.estimate import Estimate
 from scalinglab.findings_view import findings_html
 from scalinglab.textfmt import fmt_ci, fmt_num, json_safe
+from scalinglab.verdict_scope import summary_by_scope
 
 RESULTS_ENV = "SCALINGLAB_RESULTS"
 #: Most headline findings a report may have (the ledger carries the rest of the story).
@@ -81,12 +82,19 @@ class Finding:
     note: str | None = None
     bound: float | None = None
     side: str | None = None
+    #: Monte Carlo standard errors of the interval's ends (resampled intervals).
+    mc_se: tuple[float, float] | None = None
+    #: ``(lo, hi)`` the finding can take by construction (a rule none could fail is refused).
+    support: tuple[float, float] | None = None
 
     def to_json(self) -> dict:
         """The finding as strict JSON: a non-finite number becomes ``None`` and ``note``
         says why (NaN points and intervals stay NaN in memory)."""
         d = asdict(self)
         d["ci"] = None if self.ci is None else [self.ci[0], self.ci[1]]
+        for key in ("mc_se", "support"):
+            v = getattr(self, key)
+            d[key] = None if v is None else [x if math.isfinite(x) else None for x in v]
         bad = []
         if not math.isfinite(self.point):
             bad.append("point")
@@ -128,6 +136,7 @@ def record(
     note: str | None = None,
     bound: float | None = None,
     side: str | None = None,
+    support: Sequence[float] | None = None,
 ) -> Finding:
     """Record a finding (re-recording a name replaces it).
 
@@ -161,6 +170,10 @@ def record(
     bound, side
         The bound it sits on and which one (``"lower"`` / ``"upper"``), when
         known: the report then shows "at bound 0, <= hi".
+    support
+        ``(lo, hi)``: the values the finding can take by construction (``inf`` for
+        none), e.g. ``(0, inf)`` for a pass@k coverage gain; a claim whose rule no value
+        there could fail is refused (:mod:`scalinglab.verdict_checks`).
 
     Raises
     ------
@@ -205,9 +218,12 @@ def record(
             est.resamples,
         )
         bound, side = est.bound, est.side
+        mc_se = est.mc_se
         identified = identified and est.identified
         if est.note:
             note = f"{est.note}; {note}" if note else est.note
+    else:
+        mc_se = None
     p = _as_float(point, "point", name)
     interval = None
     if ci is not None:
@@ -220,6 +236,7 @@ def record(
             raise ValueError(f"record({name!r}): a finding with a ci must state its level")
         interval = (lo, hi)
         _check_inside(name, p, lo, hi)
+        _check_width(name, lo, hi, method)
     if side not in (None, "lower", "upper"):
         raise ValueError(f"record({name!r}): side must be 'lower', 'upper' or None, got {side!r}")
     identified = bool(identified)
@@ -250,6 +267,8 @@ def record(
         note=note,
         bound=None if bound is None else _as_float(bound, "bound", name),
         side=side,
+        mc_se=mc_se,
+        support=None if support is None else _support(name, support),
     )
     _FINDINGS[name] = f
     _flush()
@@ -272,6 +291,31 @@ def _check_inside(name: str, point: float, lo: float, hi: float) -> None:
             "is biased or selects (a max over noisy cells): re-select inside each resample, "
             "or report a statistic whose interval covers it."
         )
+
+
+def _support(name: str, support: Sequence[float]) -> tuple[float, float]:
+    if len(support) != 2:
+        raise ValueError(f"record({name!r}): support must be (lo, hi), got {support!r}")
+    lo, hi = (_as_float(v, "support", name) for v in support)
+    if not lo <= hi:
+        raise ValueError(f"record({name!r}): support lower end {lo} exceeds upper end {hi}")
+    return lo, hi
+
+
+def _check_width(name: str, lo: float, hi: float, method: str | None) -> None:
+    """Refuse a zero-width interval: a point that is exactly determined is recorded
+    without an interval, and a statistic with sampling error never has one of width 0."""
+    if math.isnan(lo) or math.isnan(hi) or lo != hi:
+        return
+    raise ValueError(
+        f"record({name!r}): the interval [{lo!r}, {hi!r}] has zero width "
+        f"(method: {method or 'not stated'}). A statistic with sampling error cannot be "
+        "pinned exactly: every resample gave the same value, so the interval does not "
+        "cover. Use a method that covers at this sample size (Wilson or Clopper-Pearson "
+        "for a proportion, a t interval for a mean over seeds: scalinglab.stats.calibration), "
+        "or, if the number is exactly determined (a count, a deterministic computation), "
+        "record it without an interval."
+    )
 
 
 def findings() -> list[Finding]:
@@ -415,7 +459,12 @@ def _flush() -> None:
 def write_results(path: Path, items: Sequence[Finding], verdicts: Sequence[Verdict] = ()) -> None:
     """Write findings and claims to ``path`` atomically (temporary file, then ``os.replace``)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    payload = {"findings": [f.to_json() for f in items], "claims": [v.to_json() for v in verdicts]}
+    claims_json = [v.to_json() for v in verdicts]
+    payload = {
+        "findings": [f.to_json() for f in items],
+        "claims": claims_json,
+        "claims_by_scope": summary_by_scope(claims_json),
+    }
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-results-")
     os.fchmod(fd, 0o644)  # mkstemp makes it owner-only; readable like the other report files
     try:

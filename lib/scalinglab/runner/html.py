@@ -32,7 +32,7 @@ from typing import Any
 
 import jinja2
 
-from scalinglab.claims import ledger_html, summary_text
+from scalinglab.claims import ledger_html, summary_scoped_text
 from scalinglab.findings_view import findings_html
 from scalinglab.runner.mathml import tex_to_mathml
 from scalinglab.runner.store import RunStatus
@@ -187,7 +187,7 @@ def provenance_header(
     ledger = "<h2>Claims ledger</h2>"
     if claims:
         ledger += (
-            f'<p class="sl-summary">{esc(summary_text(claims))}: each published claim '
+            f'<p class="sl-summary">{esc(summary_scoped_text(claims))}: each published claim '
             "this study tests, with the verdict its findings give (computed from the "
             "intervals, never typed).</p>"
         )

@@ -19,7 +19,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from scalinglab.claims import summary, summary_text
+from scalinglab.claims import summary, summary_scoped_text, summary_text
 from scalinglab.paths import repo_root, reports_dir
 from scalinglab.runner import store
 from scalinglab.runner.diff import (
@@ -216,7 +216,7 @@ def _ledger_html(claims: list[dict]) -> str:
         for c in claims
     )
     return (
-        f"<p>Claims ledger of the latest version: {esc(summary_text(claims))}.</p>"
+        f"<p>Claims ledger of the latest version: {esc(summary_scoped_text(claims))}.</p>"
         '<div class="sl-scroll"><table><thead><tr><th>claim</th><th>statement</th>'
         f"<th>paper</th><th>verdict</th></tr></thead><tbody>{rows}</tbody></table></div>"
     )
@@ -335,7 +335,7 @@ def listing_text(index: dict[str, Any]) -> str:
             claims = v.get("claims") or []
             lines = [
                 f"{s['study']} / {v['variant']}: claims ledger "
-                + (summary_text(claims) if claims else "(none declared)")
+                + (summary_scoped_text(claims) if claims else "(none declared)")
             ]
             lines += [f"  {c['verdict']:<15s} {c['id']}" for c in claims]
             rows = []
