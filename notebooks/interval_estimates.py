@@ -460,8 +460,17 @@ share[["point", "lo", "hi"]].to_dataframe().round(3)
 # for every algorithm.
 
 # %%
+paper_data = scores.startswith("data/published/rliable/")
 claims_from(
     "interval_estimates",
+    data="paper" if paper_data else ("user" if scores else "study"),
+    regime=f"paper data: {scores}"
+    if paper_data
+    else "outside: this project's small-classifier benchmark, not the paper's RL benchmarks",
+    board_scope="benchmark" if paper_data else "project",
+    atari_regime=f"paper data: {scores}"
+    if "atari" in scores
+    else "outside: an observation on Atari, tested on other data",
     board=[{"x": x, "y": y} for x, y in board_pairs],
     few_runs=few_runs,
     algorithms=algorithms,

@@ -234,9 +234,12 @@ def expand(
             "id": cid,
             "paper": spec.paper,
             "statement": _fill(spec, str(raw["statement"]), vals),
-            "scope": raw.get("scope"),
-            "regime": raw.get("regime"),
+            # scope and regime may be templates ("{regime}"): a variant's data decide them
+            "scope": _fill(spec, str(raw["scope"]), vals) if raw.get("scope") else None,
+            "regime": _fill(spec, str(raw["regime"]), vals) if raw.get("regime") else None,
         }
+        if common["scope"] == "project":  # this project's check: the paper lent a method
+            common["paper"] = f"this project's check (after {spec.paper})"
         if on_user_data(values):
             common.update(
                 paper=USER_DATA_SOURCE, scope="project", regime="user data"
@@ -321,6 +324,16 @@ def _rule(raw: Mapping[str, Any]) -> str:
     }[raw["expect"]]
 
 
+def _scope(raw: Mapping[str, Any]) -> str:
+    parts = [str(raw[k]) for k in ("scope", "regime") if raw.get(k)]
+    if raw.get("support") is not None:
+        lo, hi = raw["support"]
+        parts.append(f"takes values in [{fmt_num(lo)}, {fmt_num(hi)}]")
+    if raw.get("user_data") is True:
+        parts.append("kept on user data")
+    return "; ".join(parts) or "—"
+
+
 def _cell(text: Any) -> str:
     return re.sub(r"\s+", " ", str(text)).replace("|", "\\|").strip()
 
@@ -328,7 +341,10 @@ def _cell(text: Any) -> str:
 def claims_markdown(path: Path | str) -> str:
     """The claims file as a markdown table: id, source, statement, decided by, rule."""
     specs = read_claims_file(path)
-    rows = ["| claim | source | statement | decided by | rule |", "|---|---|---|---|---|"]
+    rows = [
+        "| claim | source | statement | decided by | rule | scope, regime |",
+        "|---|---|---|---|---|---|",
+    ]
     for s in specs:
         raw = s.raw
         ident = s.id + (f" ({raw['cites']})" if raw.get("cites") else "")
@@ -345,7 +361,7 @@ def claims_markdown(path: Path | str) -> str:
             extra = ("" if stmt.endswith((".", "?", "!")) else ".") + f" {raw['detail']}"
         rows.append(
             f"| **{_cell(ident)}** | {_cell(s.paper)} | {_cell(stmt + extra)} "
-            f"| {by} | {_cell(_rule(raw))} |"
+            f"| {by} | {_cell(_rule(raw))} | {_cell(_scope(raw))} |"
         )
     return "\n".join(rows)
 
