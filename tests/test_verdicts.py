@@ -228,3 +228,31 @@ def test_one_excluding_interval_among_four_sizes_does_not_contradict_after_holm(
     fs["s3"] = _finding("s3", -2.0, -2.2, -1.8)
     v = decide(claim, fs)
     assert v.verdict == "contradicts" and "Holm-adjusted p" in v.reason
+
+
+def test_outer_bootstrap_bounds_carry_their_mc_error_into_estimates():
+    import xarray as xr
+
+    from scalinglab.stats.reliability import outer_bootstrap
+
+    rng = np.random.default_rng(0)
+    scores = xr.DataArray(
+        rng.normal(size=(2, 5, 4)),
+        dims=("algorithm", "run", "task"),
+        coords={"algorithm": ["a", "b"]},
+    )
+
+    def stat(d, g):
+        return d.mean(("run", "task")).values
+
+    few = outer_bootstrap(scores, stat, reps=20, level=0.95, rng=np.random.default_rng(1))
+    many = outer_bootstrap(scores, stat, reps=2000, level=0.95, rng=np.random.default_rng(1))
+    assert few["mc_se_lo"].shape == (2,) and np.all(few["mc_se_lo"] > 0)
+    # the MC error shrinks with the number of replicates (about 1/sqrt(R): 10x here)
+    assert np.all(many["mc_se_lo"] < few["mc_se_lo"] / 3)
+    cell = xr.Dataset(
+        {k: ((), few[k][0]) for k in ("point", "lo", "hi", "mc_se_lo", "mc_se_hi")},
+        attrs={"level": 0.95, "method": "outer bootstrap", "reps": 20},
+    )
+    e = Estimate.from_cell(cell)
+    assert e.mc_se == (pytest.approx(few["mc_se_lo"][0]), pytest.approx(few["mc_se_hi"][0]))

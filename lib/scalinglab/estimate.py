@@ -210,7 +210,8 @@ class Estimate:
         ``lo`` and ``hi`` after ``.sel``), with the ``level``, ``method`` and ``reps``
         its function stored in ``attrs``: how the library's xarray results
         (``interval_estimates``, ``few_run_variability``, ``ci_width_ratio``,
-        ``pairwise_probability_of_improvement``, ...) become estimates."""
+        ``pairwise_probability_of_improvement``, ...) become estimates. Variables
+        ``mc_se_lo`` and ``mc_se_hi``, when the result has them, become ``mc_se``."""
         attrs = cell.attrs
         missing = [k for k in ("level", "method") if k not in attrs]
         if missing:
@@ -218,6 +219,8 @@ class Estimate:
                 f"Estimate.from_cell: the result's attrs lack {', '.join(missing)} "
                 "(the function that made it must state how)"
             )
+        if "mc_se_lo" in cell and "mc_se_hi" in cell and "mc_se" not in extra:
+            extra["mc_se"] = (float(cell["mc_se_lo"]), float(cell["mc_se_hi"]))
         return cls(
             float(cell["point"]),
             float(cell["lo"]),
