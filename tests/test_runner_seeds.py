@@ -15,7 +15,7 @@ from scalinglab.runner import manifest as manifest_mod
 from scalinglab.runner.pipeline import run_study
 from scalinglab.runner.seeds import compare_verdicts, parse_seeds, seed_robustness
 
-FIXTURES = Path(__file__).parent / "fixtures" / "studies"
+FIXTURES = Path(__file__).parent / "fixtures" / "seed_studies"
 
 
 def test_parse_seeds():
