@@ -138,6 +138,7 @@ from scalinglab.record import claims_from, findings_table, record
 from scalinglab.stats.improvement import pairwise_probability_of_improvement
 from scalinglab.stats.intervals import interval_estimates
 from scalinglab.stats.profiles import performance_profile
+from scalinglab.stats.calibration import share_with_floor
 from scalinglab.stats.reliability import ci_width_ratio, few_run_variability, run_count_grid
 from scalinglab.stats.replicates import interval_crosscheck, metric_replicates
 from scalinglab.stats.variability import ci_width_vs_runs
@@ -234,7 +235,9 @@ for stat, name, text in (
         "(by IQM) unlike all runs",
     ),
 ):
-    record(name, Estimate.from_cell(few.sel(statistic=stat, metric="iqm")), description=text)
+    # a rate that is 0 in every outer replicate gets Wilson's upper end over the draws
+    est = share_with_floor(Estimate.from_cell(few.sel(statistic=stat, metric="iqm")), n=few_draws)
+    record(name, est, description=text)
 few[["point", "lo", "hi"]].to_dataframe().round(3)
 
 # %% [markdown]

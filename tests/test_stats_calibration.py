@@ -72,3 +72,13 @@ def test_mean_estimate_is_the_t_interval():
     assert e.method == "Student t over 3 seeds" and e.level == 0.95
     with pytest.raises(ValueError, match="at least 2"):
         cal.t_interval(np.array([1.0]))
+
+
+def test_a_zero_width_share_gets_wilsons_end_and_others_are_unchanged():
+    zero = Estimate(0.0, 0.0, 0.0, level=0.95, method="outer bootstrap")
+    e = cal.share_with_floor(zero, n=1000)
+    assert e.lo == 0.0 and 0.0 < e.hi < 0.01 and "Wilson" in e.method
+    one = cal.share_with_floor(Estimate(1.0, 1.0, 1.0, level=0.95, method="b"), n=10)
+    assert one.hi == 1.0 and one.lo < 0.8
+    ok = Estimate(0.2, 0.1, 0.3, level=0.95, method="b")
+    assert cal.share_with_floor(ok, n=10) is ok

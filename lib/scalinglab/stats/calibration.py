@@ -142,6 +142,33 @@ def proportion_estimate(
     return Estimate(k / n, float(lo), float(hi), level=level, method=f"{name} over {n}")
 
 
+def share_with_floor(est: Estimate, *, n: int) -> Estimate:
+    """A resampled interval of a share, or the Wilson interval of the share over ``n``
+    draws where the resampled one has zero width.
+
+    An outer bootstrap of a rate that is 0 (or 1) in every replicate gives ``[0, 0]``,
+    which cannot cover; the Wilson interval of ``round(point * n)`` successes out of the
+    ``n`` draws the rate was counted over keeps an honest upper (lower) end. An interval
+    of positive width is returned unchanged.
+
+    Parameters
+    ----------
+    est
+        The share's estimate (``point`` in ``[0, 1]``).
+    n
+        Draws the share was counted over (e.g. few-run subsamples).
+    """
+    if est.lo is None or est.hi is None or est.lo != est.hi or not 0 <= est.point <= 1:
+        return est
+    w = proportion_estimate(int(round(est.point * n)), int(n), level=float(est.level or 0.95))
+    return est.replace(
+        lo=min(est.lo, w.lo),  # type: ignore[type-var]
+        hi=max(est.hi, w.hi),  # type: ignore[type-var]
+        method=f"{est.method}; every replicate gave {est.point:g}, so {w.method}",
+        mc_se=None,
+    )
+
+
 # --- generators --------------------------------------------------------------------------
 
 
