@@ -326,7 +326,11 @@ def decide(claim: Claim, findings: Mapping[str, Mapping[str, Any]]) -> Verdict:
     verdict, reason = scoped_verdict(v.verdict, v.reason, claim.scope, claim.regime)
     if verdict == v.verdict:
         return v
-    return Verdict(claim, verdict, reason, v.evidence, v.mde)
+    evidence = tuple(
+        {**e, "verdict": scoped_verdict(e["verdict"], "", claim.scope, claim.regime)[0]}
+        for e in v.evidence
+    )
+    return Verdict(claim, verdict, reason, evidence, v.mde)
 
 
 def _decide(claim: Claim, findings: Mapping[str, Mapping[str, Any]]) -> Verdict:

@@ -160,10 +160,10 @@ def read_claims_file(path: Path | str) -> list[ClaimSpec]:
                 raise spec.error("name the finding(s) that decide it, or give untested")
             if raw.get("expect") not in EXPECTS:
                 raise spec.error(f"expect must be one of {EXPECTS}, got {raw.get('expect')!r}")
-        key = (spec.id, tuple(spec.designs))
-        if key in seen:
+        ident = (spec.id, tuple(spec.designs))
+        if ident in seen:
             raise spec.error("repeated id" + (" in the same design" if spec.designs else ""))
-        seen.add(key)
+        seen.add(ident)
         specs.append(spec)
     if not specs:
         raise ClaimsFileError(f"{path}: no [[claim]] tables")

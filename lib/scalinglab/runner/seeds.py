@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -108,7 +108,7 @@ class SeedResult:
 
 
 def compare_verdicts(
-    recorded: Sequence[dict], reruns: dict[str, Sequence[dict]]
+    recorded: Sequence[dict], reruns: Mapping[str, Sequence[dict]]
 ) -> list[dict]:
     """One row per claim id (recorded first, then ids only a re-run has): its recorded
     verdict, its verdict per seed, and whether any differs."""
