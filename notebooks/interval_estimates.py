@@ -428,7 +428,9 @@ if separated:
     for metric in flips.metric.values:
         record(
             f"pair_flip_rate/separated/{metric}",
-            Estimate.from_cell(flips.sel(pair="(mean)", metric=metric)),
+            share_with_floor(
+                Estimate.from_cell(flips.sel(pair="(mean)", metric=metric)), n=few_draws
+            ),
             description=f"mean over the {len(separated)} pairs that all runs separate of the "
             f"fraction of {few_runs}-run studies ordering the pair (by {metric}) unlike all "
             "runs",
