@@ -256,3 +256,30 @@ def test_outer_bootstrap_bounds_carry_their_mc_error_into_estimates():
     )
     e = Estimate.from_cell(cell)
     assert e.mc_se == (pytest.approx(few["mc_se_lo"][0]), pytest.approx(few["mc_se_hi"][0]))
+
+
+def test_a_family_of_claims_one_per_pair_is_holm_corrected(tmp_path):
+    path = tmp_path / "pairs.toml"
+    path.write_text(textwrap.dedent('''\
+        [[claim]]
+        id = "order/{x}>{y}"
+        each = "pairs"
+        source = "Board"
+        statement = "{x} beats {y}"
+        findings = "poi/{x}_vs_{y}"
+        expect = "greater"
+        value = 0.5
+        scope = "benchmark"
+        regime = "paper data"
+    '''))
+    pairs = [{"x": f"a{i}", "y": f"b{i}"} for i in range(4)]
+    for i in range(3):
+        _finding(f"poi/a{i}_vs_b{i}", 0.8, 0.6, 0.95)
+    _finding("poi/a3_vs_b3", 0.4, 0.3, 0.49)  # just excludes 0.5: p ~ 0.04 alone
+    verdicts = rec.claims_from(path, pairs=pairs)
+    assert [v.verdict for v in verdicts] == ["reproduces"] * 3 + ["inconclusive"]
+    assert "Holm" in verdicts[3].reason
+    assert [v.verdict for v in rec.claims()] == ["reproduces"] * 3 + ["inconclusive"]
+    rec.record("poi/a3_vs_b3", Estimate(0.1, 0.05, 0.15, level=0.95))  # clearly below
+    v = rec.claims()[3]
+    assert v.verdict == "contradicts" and "Holm-adjusted p" in v.reason

@@ -238,6 +238,8 @@ def expand(
             "scope": _fill(spec, str(raw["scope"]), vals) if raw.get("scope") else None,
             "regime": _fill(spec, str(raw["regime"]), vals) if raw.get("regime") else None,
         }
+        if "each" in raw:  # one claim per pair or size: Holm over them (claims.decide_all)
+            common["family"] = spec.id
         if common["scope"] == "project":  # this project's check: the paper lent a method
             common["paper"] = f"this project's check (after {spec.paper})"
         if on_user_data(values):

@@ -53,7 +53,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from scalinglab.claims import Claim, Verdict, decide
+from scalinglab.claims import Claim, Verdict, decide, decide_all
 from scalinglab.claims_file import claims_for
 from scalinglab.estimate import Estimate
 from scalinglab.findings_view import findings_html
@@ -430,7 +430,7 @@ def claims_from(study: str | Path, **values: Any) -> list[Verdict]:
     for c in declared:
         _CLAIMS[c.id] = c
     _flush()
-    return [decide(c, current) for c in declared]
+    return decide_all(declared, current)
 
 
 def claims() -> list[Verdict]:
@@ -439,7 +439,7 @@ def claims() -> list[Verdict]:
     A claim whose finding has since been forgotten (:func:`clear`) is left out.
     """
     current = {n: f.to_json() for n, f in _FINDINGS.items()}
-    return [decide(c, current) for c in _CLAIMS.values() if all(n in current for n in c.findings)]
+    return decide_all([c for c in _CLAIMS.values() if all(n in current for n in c.findings)], current)
 
 
 def clear() -> None:
