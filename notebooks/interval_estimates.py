@@ -375,12 +375,14 @@ poi = pairwise_probability_of_improvement(
 fig = plots.plot_probability_of_improvement(poi.isel(pair=slice(0, len(board_pairs))))
 
 # %%
+n_runs_min = int(data.sizes["run"])  # Wilson's n for a P(X > Y) of 0 or 1 (runs per task)
 for i, pair in enumerate(poi.pair.values):
     cell = poi.sel(pair=pair)
     x, y = str(cell["x"].item()), str(cell["y"].item())
     record(
         f"poi/{x}_vs_{y}",
-        Estimate.from_cell(cell),
+        # every run of x above every run of y: Wilson's end over the runs, not [1, 1]
+        share_with_floor(Estimate.from_cell(cell), n=n_runs_min),
         description=f"P({x} > {y}) on a random task",
         headline=i < len(board_pairs),
     )

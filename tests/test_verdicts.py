@@ -170,12 +170,20 @@ def test_claim_states_what_would_contradict_it():
 # --- zero-width intervals ----------------------------------------------------------------
 
 
-def test_record_refuses_a_zero_width_interval_but_takes_an_exact_point():
-    with pytest.raises(ValueError, match=r"record\('share'\).*zero width.*Wilson"):
-        rec.record("share", Estimate(0.0, 0.0, 0.0, level=0.95, method="bootstrap"))
-    assert rec.findings() == []  # nothing half-recorded
-    rec.record("count", 3.0)  # exactly determined: no interval
+def test_record_refuses_a_zero_width_interval_and_keeps_the_number_without_it():
+    with pytest.warns(rec.ZeroWidthInterval, match=r"record\('share'\).*zero width.*Wilson"):
+        f = rec.record(
+            "share", Estimate(0.0, 0.0, 0.0, level=0.95, method="bootstrap"), headline=True
+        )
+    assert f.ci is None and not f.headline
+    assert "refused: zero width" in f.note and f.note.startswith("not a headline")
+    v = rec.claim("c", paper=P, statement="s", finding="share", expect="less", value=0.1)
+    assert v.verdict == "inconclusive" and "no interval" in v.reason
+    saved = json.loads(open(rec.os.environ[rec.RESULTS_ENV]).read())["findings"][0]
+    assert saved["ci"] is None and "zero width" in saved["note"]
+    rec.record("count", 3.0)  # exactly determined: no interval, no warning
     rec.record("share", Estimate(0.0, 0.0, 0.26, level=0.95, method="Wilson score over 12"))
+    assert rec.findings()[0].ci == (0.0, 0.26)
 
 
 # --- Monte Carlo error -------------------------------------------------------------------

@@ -16,6 +16,10 @@ Rules a finding obeys (each raises ``ValueError`` when broken):
   statistic, do not report it);
 - a headline finding has an interval, and a report has at most
   :data:`MAX_HEADLINES` headlines (the 13th raises);
+- a zero-width interval ``[x, x]`` (every resample gave the same value) does not cover:
+  it is refused with a :class:`ZeroWidthInterval` warning naming the finding, and the
+  finding is kept without an interval (a note says why; never a headline; a claim on it
+  is inconclusive);
 - a finding recorded ``identified=False`` (a fitted parameter on a bound, see
   :func:`scalinglab.fitting.identification`) is shown one-sided ("at bound 0,
   <= 0.016") and is never a headline: ``headline=True`` is dropped, with a note.
@@ -48,6 +52,7 @@ import json
 import math
 import os
 import tempfile
+import warnings
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -236,7 +241,15 @@ def record(
             raise ValueError(f"record({name!r}): a finding with a ci must state its level")
         interval = (lo, hi)
         _check_inside(name, p, lo, hi)
-        _check_width(name, lo, hi, method)
+        refused = _zero_width(name, lo, hi, method)
+        if refused:
+            # the interval is refused, the number kept: a claim on it has no interval to
+            # decide by, and it is no headline
+            interval = None
+            note = f"{note}; {refused}" if note else refused
+            if headline:
+                headline = False
+                note = f"not a headline: {note}"
     if side not in (None, "lower", "upper"):
         raise ValueError(f"record({name!r}): side must be 'lower', 'upper' or None, got {side!r}")
     identified = bool(identified)
@@ -302,20 +315,27 @@ def _support(name: str, support: Sequence[float]) -> tuple[float, float]:
     return lo, hi
 
 
-def _check_width(name: str, lo: float, hi: float, method: str | None) -> None:
-    """Refuse a zero-width interval: a point that is exactly determined is recorded
-    without an interval, and a statistic with sampling error never has one of width 0."""
+def _zero_width(name: str, lo: float, hi: float, method: str | None) -> str | None:
+    """The refusal of a zero-width interval (with a warning naming the finding), or None.
+
+    A statistic with sampling error is never pinned exactly: every resample gave the same
+    value, so ``[x, x]`` does not cover. A number that is exactly determined (a count, a
+    deterministic computation) is recorded without an interval in the first place.
+    """
     if math.isnan(lo) or math.isnan(hi) or lo != hi:
-        return
-    raise ValueError(
-        f"record({name!r}): the interval [{lo!r}, {hi!r}] has zero width "
-        f"(method: {method or 'not stated'}). A statistic with sampling error cannot be "
-        "pinned exactly: every resample gave the same value, so the interval does not "
-        "cover. Use a method that covers at this sample size (Wilson or Clopper-Pearson "
-        "for a proportion, a t interval for a mean over seeds: scalinglab.stats.calibration), "
-        "or, if the number is exactly determined (a count, a deterministic computation), "
-        "record it without an interval."
+        return None
+    msg = (
+        f"interval [{lo:g}, {hi:g}] refused: zero width (method: {method or 'not stated'}), "
+        "so it does not cover; use a method that covers at this sample size (Wilson or "
+        "Clopper-Pearson for a share, scalinglab.stats.calibration.share_with_floor; a t "
+        "interval for a mean over seeds) or record an exactly determined number without one"
     )
+    warnings.warn(f"record({name!r}): {msg}", ZeroWidthInterval, stacklevel=3)
+    return msg
+
+
+class ZeroWidthInterval(UserWarning):
+    """A finding's interval had zero width and was refused (the finding is kept without it)."""
 
 
 def findings() -> list[Finding]:
