@@ -467,8 +467,11 @@ def summary_text(claims: Sequence[Mapping[str, Any]]) -> str:
 def summary_scoped_text(claims: Sequence[Mapping[str, Any]]) -> str:
     """Headline counts per scope, e.g. ``"papers' claims: 2 reproduce, 1 differs at our
     scale; this project's own checks: 3 reproduce"``."""
+    groups = group_by_scope(claims)
+    if list(groups) == [None]:  # no claim states a scope: the plain counts
+        return summary_text(claims)
     parts = []
-    for key, rows in group_by_scope(claims).items():
+    for key, rows in groups.items():
         parts.append(f"{SCOPE_TITLES[key]}: {summary_text(rows)}")
     return "; ".join(parts) or "no claims declared"
 
