@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from scalinglab.claims import summary, summary_scoped_text, summary_text
+from scalinglab.verdict_scope import summary_by_scope
 from scalinglab.paths import repo_root, reports_dir
 from scalinglab.runner import store
 from scalinglab.runner.diff import (
@@ -152,6 +153,7 @@ def collect(*, reports_root: Path | None = None) -> dict[str, Any]:
                 "has_html": (ref.path / "report.html").is_file(),
                 "headline": headline(m.get("results", [])),
                 "claims_summary": summary(run_claims(ref.path)),
+                "claims_by_scope": summary_by_scope(run_claims(ref.path)),
             }
         )
     subjects = commit_subjects(
