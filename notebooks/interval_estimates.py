@@ -64,7 +64,7 @@
 # %% tags=["parameters"]
 # fmt: off
 seed: int = 0  # root of every bootstrap draw (the analysis seed; verify --seeds changes it) [>= 0]
-data_seed: int = 0  # seed of the benchmark's runs (splits and initialisations), kept apart from the analysis seed [>= 0]
+data_seed: int = 0  # seed of the benchmark's runs (splits, initialisations); not the analysis's [>= 0]
 compute_class: str = "small"  # benchmark size: tiny, small, medium or large {tiny, small, medium, large}
 scheduler: str = ""  # "" = local Dask cluster, "sync" = in-process, else a scheduler address
 scores: str = ""  # your own score files, comma-separated; "" = run the study's benchmark [file]

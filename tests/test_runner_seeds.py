@@ -33,7 +33,8 @@ def test_compare_verdicts_marks_changes_and_missing_claims():
         "2": [{"id": "a", "verdict": "inconclusive"}, {"id": "c", "verdict": "reproduces"}],
     }
     rows = {r["id"]: r for r in compare_verdicts(recorded, reruns)}
-    assert rows["a"]["changed"] and rows["a"]["verdicts"] == {"1": "reproduces", "2": "inconclusive"}
+    assert rows["a"]["changed"]
+    assert rows["a"]["verdicts"] == {"1": "reproduces", "2": "inconclusive"}
     assert rows["b"]["changed"]  # missing under seed 2
     assert rows["c"]["changed"] and rows["c"]["recorded"] is None
 
@@ -73,7 +74,9 @@ def test_a_failed_rerun_is_not_called_stable(tmp_path):
 
 
 @pytest.mark.slow
-def test_verify_seeds_on_a_fixture_study_lists_the_verdict_that_flips(tmp_path, monkeypatch, capsys):
+def test_verify_seeds_on_a_fixture_study_lists_the_verdict_that_flips(
+    tmp_path, monkeypatch, capsys
+):
     root = tmp_path / "lab"
     for sub in ("notebooks", "reports"):
         (root / sub).mkdir(parents=True)

@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -253,7 +254,10 @@ def _one(claim: Claim, f: Mapping[str, Any]) -> tuple[str, str]:
     name = f["name"]
     if f.get("support") is not None:
         s_lo, s_hi = f["support"]  # null in JSON: unbounded on that side
-        support = (-math.inf if s_lo is None else float(s_lo), math.inf if s_hi is None else float(s_hi))
+        support = (
+            -math.inf if s_lo is None else float(s_lo),
+            math.inf if s_hi is None else float(s_hi),
+        )
         claim.check_support(support, where=f"claim({claim.id!r}) on {name}")
     if not f.get("identified", True):
         note = f.get("note") or "on a bound or unidentifiable"
@@ -478,7 +482,7 @@ def summary_scoped_text(claims: Sequence[Mapping[str, Any]]) -> str:
 
 def _ledger_row(c: Mapping[str, Any]) -> str:
     esc = html.escape
-    cls = "sl-v-" + c["verdict"].replace(" ", "-").replace(":", "").replace("(", "").replace(")", "")
+    cls = "sl-v-" + re.sub(r"[^a-z]+", "-", c["verdict"]).strip("-")
     ev = "<br>".join(
         f"<code>{esc(e['name'])}</code> {fmt_num(e['point'])} {fmt_ci(e.get('ci'))}"
         for e in c.get("evidence") or []

@@ -459,7 +459,8 @@ def claims() -> list[Verdict]:
     A claim whose finding has since been forgotten (:func:`clear`) is left out.
     """
     current = {n: f.to_json() for n, f in _FINDINGS.items()}
-    return decide_all([c for c in _CLAIMS.values() if all(n in current for n in c.findings)], current)
+    live = [c for c in _CLAIMS.values() if all(n in current for n in c.findings)]
+    return decide_all(live, current)
 
 
 def clear() -> None:

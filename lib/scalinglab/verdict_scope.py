@@ -72,7 +72,9 @@ def check_scope(scope: str | None, regime: str | None, *, where: str) -> None:
         raise ScopeError(f"{where}: the project's own check cannot run on a paper's data")
 
 
-def scoped_verdict(verdict: str, reason: str, scope: str | None, regime: str | None) -> tuple[str, str]:
+def scoped_verdict(
+    verdict: str, reason: str, scope: str | None, regime: str | None
+) -> tuple[str, str]:
     """The verdict a claim gets given where it was tested.
 
     Parameters
@@ -113,7 +115,9 @@ def user_data_claims(claims: Sequence[Any]) -> list[Any]:
     return [c for c in claims if scope(c) == "project"]
 
 
-def group_by_scope(claims: Sequence[Mapping[str, Any]]) -> dict[str | None, list[Mapping[str, Any]]]:
+def group_by_scope(
+    claims: Sequence[Mapping[str, Any]],
+) -> dict[str | None, list[Mapping[str, Any]]]:
     """Claims (``results.json`` dicts) grouped by scope, in :data:`SCOPES` order then
     unscoped; empty groups left out."""
     out: dict[str | None, list[Mapping[str, Any]]] = {}

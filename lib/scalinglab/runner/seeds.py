@@ -10,7 +10,8 @@ resampling changes, so a verdict that moves is decided by Monte Carlo noise, not
 data, and should read ``inconclusive (Monte Carlo)`` or rest on more resamples.
 
 :func:`seed_robustness` takes the re-run as a function, so the comparison is tested
-without a kernel; :func:`rerun_claims` is the real one (:func:`~scalinglab.runner.pipeline.run_study`).
+without a kernel; :func:`rerun_claims` is the real one
+(:func:`~scalinglab.runner.pipeline.run_study`).
 """
 
 from __future__ import annotations

@@ -269,7 +269,8 @@ def coverage_table(
         for j, n in enumerate(ns):
             rng = np.random.default_rng([seed, i, j])
             rows.append(coverage(m, sampler, truth, n=int(n), sims=sims, rng=rng, name=name))
-    return pd.DataFrame([r.__dict__ for r in rows], columns=["method", "n", "coverage", "se", "sims"])
+    columns = ["method", "n", "coverage", "se", "sims"]
+    return pd.DataFrame([r.__dict__ for r in rows], columns=columns)
 
 
 def seed_mean_methods(
