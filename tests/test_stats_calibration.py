@@ -82,3 +82,11 @@ def test_a_zero_width_share_gets_wilsons_end_and_others_are_unchanged():
     assert one.hi == 1.0 and one.lo < 0.8
     ok = Estimate(0.2, 0.1, 0.3, level=0.95, method="b")
     assert cal.share_with_floor(ok, n=10) is ok
+
+
+def test_seed_mean_coverage_on_a_studys_values_shows_the_shortfall_at_n_3():
+    values = np.random.default_rng(3).gamma(4.0, size=60)  # per-run scores, mildly skewed
+    table = cal.seed_mean_coverage(np.append(values, np.nan), ns=(3, 10), sims=1500)
+    at3 = table[table.n == 3].set_index("method")
+    assert at3.loc["Student t", "coverage"] - at3.loc["percentile bootstrap", "coverage"] > 0.1
+    assert list(table.columns) == ["method", "n", "coverage", "se", "sims"]
