@@ -63,7 +63,8 @@
 
 # %% tags=["parameters"]
 # fmt: off
-seed: int = 0  # root of every random draw (benchmark seeds and all bootstraps) [≥ 0]
+seed: int = 0  # root of every bootstrap draw (the analysis seed; verify --seeds changes it) [≥ 0]
+data_seed: int = 0  # seed of the benchmark's runs (splits, initialisations); not the analysis's [≥ 0]
 compute_class: str = "small"  # benchmark size: tiny, small, medium or large {tiny, small, medium, large}
 scheduler: str = ""  # "": local Dask cluster, "sync": in-process, else a scheduler address
 scores: str = ""  # your own score files, comma-separated; "": run the study's benchmark [file]
@@ -137,6 +138,7 @@ from scalinglab.record import claims_from, findings_table, record
 from scalinglab.stats.improvement import pairwise_probability_of_improvement
 from scalinglab.stats.intervals import interval_estimates
 from scalinglab.stats.profiles import performance_profile
+from scalinglab.stats.calibration import seed_mean_coverage, share_with_floor
 from scalinglab.stats.reliability import ci_width_ratio, few_run_variability, run_count_grid
 from scalinglab.stats.replicates import interval_crosscheck, metric_replicates
 from scalinglab.stats.variability import ci_width_vs_runs
@@ -179,7 +181,7 @@ use_style()
 data = load_or_run(
     in_repo(scores),
     compute_class=compute_class,
-    seed=seed,
+    seed=data_seed,
     scheduler=scheduler,
     rerun=rerun,
     nan=nan,
@@ -233,7 +235,9 @@ for stat, name, text in (
         "(by IQM) unlike all runs",
     ),
 ):
-    record(name, Estimate.from_cell(few.sel(statistic=stat, metric="iqm")), description=text)
+    # a rate that is 0 in every outer replicate gets Wilson's upper end over the draws
+    est = share_with_floor(Estimate.from_cell(few.sel(statistic=stat, metric="iqm")), n=few_draws)
+    record(name, est, description=text)
 few[["point", "lo", "hi"]].to_dataframe().round(3)
 
 # %% [markdown]
@@ -280,6 +284,19 @@ fig = plots.plot_bootstrap_forest(draws, level=confidence)
 
 # %%
 interval_crosscheck(draws, level=confidence).to_dataframe().unstack("metric").round(3)
+
+# %% [markdown]
+# **Do intervals cover with few runs?** A percentile bootstrap of a mean over 3 runs
+# covers far less than its nominal 95%: its spread is the plug-in standard deviation and
+# ignores that the spread itself is estimated. The table simulates it: `n` runs drawn
+# from the best algorithm's per-run mean scores here (whose mean is then the truth), each
+# given a Student-t and a percentile-bootstrap interval, 2,000 times per `n`; `se` is
+# the simulation's own standard error.
+
+# %%
+seed_mean_coverage(
+    data.sel(algorithm=best).mean("task").values, ns=sorted({max(few_runs, 2), 5, 10}), seed=seed
+)
 
 # %% [markdown]
 # ## 4. IQM versus median: statistical efficiency
@@ -371,12 +388,14 @@ poi = pairwise_probability_of_improvement(
 fig = plots.plot_probability_of_improvement(poi.isel(pair=slice(0, len(board_pairs))))
 
 # %%
+n_runs_min = int(data.sizes["run"])  # Wilson's n for a P(X > Y) of 0 or 1 (runs per task)
 for i, pair in enumerate(poi.pair.values):
     cell = poi.sel(pair=pair)
     x, y = str(cell["x"].item()), str(cell["y"].item())
     record(
         f"poi/{x}_vs_{y}",
-        Estimate.from_cell(cell),
+        # every run of x above every run of y: Wilson's end over the runs, not [1, 1]
+        share_with_floor(Estimate.from_cell(cell), n=n_runs_min),
         description=f"P({x} > {y}) on a random task",
         headline=i < len(board_pairs),
     )
@@ -424,7 +443,9 @@ if separated:
     for metric in flips.metric.values:
         record(
             f"pair_flip_rate/separated/{metric}",
-            Estimate.from_cell(flips.sel(pair="(mean)", metric=metric)),
+            share_with_floor(
+                Estimate.from_cell(flips.sel(pair="(mean)", metric=metric)), n=few_draws
+            ),
             description=f"mean over the {len(separated)} pairs that all runs separate of the "
             f"fraction of {few_runs}-run studies ordering the pair (by {metric}) unlike all "
             "runs",
@@ -460,8 +481,17 @@ share[["point", "lo", "hi"]].to_dataframe().round(3)
 # for every algorithm.
 
 # %%
+paper_data = scores.startswith("data/published/rliable/")
 claims_from(
     "interval_estimates",
+    data="paper" if paper_data else ("user" if scores else "study"),
+    regime=f"paper data: {scores}"
+    if paper_data
+    else "outside: this project's small-classifier benchmark, not the paper's RL benchmarks",
+    board_scope="benchmark" if paper_data else "project",
+    atari_regime=f"paper data: {scores}"
+    if "atari" in scores
+    else "outside: an observation on Atari, tested on other data",
     board=[{"x": x, "y": y} for x, y in board_pairs],
     few_runs=few_runs,
     algorithms=algorithms,

@@ -357,7 +357,7 @@ else:
 # their intervals, never typed.
 
 # %%
-claims_from("test_time_scaling", sizes=sizes)
+claims_from("test_time_scaling", sizes=sizes, data="user" if samples else "study")
 
 # %% [markdown]
 # ## Reading the ledger

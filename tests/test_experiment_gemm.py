@@ -347,6 +347,12 @@ def test_notebook_gpperf_variant_reads_the_published_tables(tmp_path, monkeypatc
     assert result.status == "ok", result.error
     claims = {c["id"]: c["verdict"] for c in load_results_claims(result.run_dir)}
     assert len(claims) == 10 and "untested" not in claims.values()
+    # the R^2 and error claims were measured on an unreleased CUTLASS set: the released
+    # tables are a proxy, so they never reproduce or contradict them
+    for cid, verdict in claims.items():
+        if cid.startswith("GEMM-2/"):
+            assert verdict in ("untested: proxy", "inconclusive"), (cid, verdict)
+    assert "untested: proxy" in claims.values()
     # the published tables' max tile effect (tile 1 vs the best, 255x) is not 3.2x
     assert claims["GEMM-1"] == "contradicts"
     # one document per design: the CPU sections are the default report's, not this one's

@@ -182,7 +182,8 @@ def pair_flip_rates(
     Returns
     -------
     xarray.Dataset
-        ``point``, ``lo``, ``hi`` with dims ``(pair, metric)`` (pair labels
+        ``point``, ``lo``, ``hi`` (and the Monte Carlo standard errors of the ends,
+        ``mc_se_lo``, ``mc_se_hi``) with dims ``(pair, metric)`` (pair labels
         ``"X:Y"`` and ``"(mean)"``, the mean flip rate over the pairs).
     """
     names = resolve_metrics(metrics)
@@ -220,7 +221,7 @@ def pair_flip_rates(
     labels = [f"{x}:{y}" for x, y in pairs] + ["(mean)"]
     dims = ("pair", "metric")
     return xr.Dataset(
-        {v: (dims, res[v]) for v in ("point", "lo", "hi")},
+        {v: (dims, res[v]) for v in ("point", "lo", "hi", "mc_se_lo", "mc_se_hi")},
         coords={"pair": labels, "metric": list(names)},
         attrs={
             "n_runs": int(n_runs),
@@ -284,7 +285,10 @@ def top_task_share(
     tasks = np.asarray(checked.task.values)[chosen].astype(str)
     return xr.Dataset(
         {
-            **{v: ("algorithm", res[v]) for v in ("point", "lo", "hi")},
+            **{
+                v: ("algorithm", res[v])
+                for v in ("point", "lo", "hi", "mc_se_lo", "mc_se_hi")
+            },
             "top_tasks": (("algorithm", "rank"), tasks),
         },
         coords={"algorithm": [str(a) for a in checked.algorithm.values], "rank": np.arange(k)},
