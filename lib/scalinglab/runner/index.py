@@ -313,6 +313,13 @@ def _moved_short(r: dict) -> str:
     return f"{r['moved']} moved, {r['changed']} changed" if r.get("changed") else "identical"
 
 
+def shown_verdicts(rows: list[dict]) -> list[str]:
+    """The summary's verdict columns: those some variant's latest version has, in
+    ``VERDICTS`` order (nine possible verdicts would not fit one screen)."""
+    present = {v for r in rows for v, n in (r.get("verdicts") or {}).items() if n}
+    return [v for v in VERDICTS if v in present]
+
+
 def render_html(index: dict[str, Any]) -> str:
     """``index.html`` (``templates/index.html.j2``): the one-screen summary, then the details."""
     return render(
@@ -321,7 +328,7 @@ def render_html(index: dict[str, Any]) -> str:
         summary_text_of=summary_text_of,
         moved_text=moved_text,
         moved_short=_moved_short,
-        verdicts=VERDICTS,
+        verdicts=shown_verdicts(index.get("summary") or []),
         unfinished=store.UNFINISHED,
     )
 
