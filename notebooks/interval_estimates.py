@@ -72,7 +72,7 @@ reps: int = 50_000  # bootstrap resamples for the aggregate-metric CIs (paper: 5
 profile_reps: int = 2_000  # resamples for profiles, P(X > Y) and CI-width curves (paper: 2,000) [>= 1]
 outer_reps: int = 200  # outer bootstrap replicates for CIs of rank-flip rates and width ratios [>= 2]
 confidence: float = 0.95  # confidence level of every interval [> 0, < 1]
-method: str = "percentile"  # interval method for aggregate metrics: percentile or bca {percentile, bca}
+method: str = "percentile"  # interval method for aggregate metrics: percentile, bca, or rliable's basic and bc {percentile, bca, basic, bc}
 few_runs: int = 3  # runs per task of the "few-run study" in step 2 [>= 1]
 few_draws: int = 1_000  # few-run subsamples drawn in step 2 [>= 1]
 nan: str = "error"  # NaN scores in your files: error (name the cell) or drop (with a warning) {error, drop}
