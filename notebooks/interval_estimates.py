@@ -23,6 +23,8 @@
 #     tiny:
 #       compute_class: tiny
 #       few_draws: 200
+#       flip_reps: 100
+#       coverage_subsamples: 20
 #       outer_reps: 30
 #       profile_reps: 300
 #       reps: 2000
@@ -37,13 +39,11 @@
 #     - dmc100k
 #     variants:
 #       atari100k:
-#         few_draws: 500
 #         outer_reps: 50
 #         references: data/published/rliable/atari_100k/references.csv
 #         reps: 10000
 #         scores: data/published/rliable/atari_100k/scores
 #       atari200m:
-#         few_draws: 500
 #         outer_reps: 50
 #         references: data/published/rliable/atari_200m/references.csv
 #         reps: 10000
@@ -74,7 +74,9 @@ outer_reps: int = 200  # outer bootstrap replicates for CIs of rank-flip rates a
 confidence: float = 0.95  # confidence level of every interval [> 0, < 1]
 method: str = "percentile"  # interval method for aggregate metrics: percentile, bca, or rliable's basic and bc {percentile, bca, basic, bc}
 few_runs: int = 3  # runs per task of the "few-run study" in step 2 [>= 1]
-few_draws: int = 1_000  # few-run subsamples drawn in step 2 [>= 1]
+few_draws: int = 2_000  # few-run subsamples behind the point flip rates of step 2 [>= 1]
+flip_reps: int = 1_000  # outer bootstrap replicates for the CIs of step 2's flip rates [>= 2]
+coverage_subsamples: int = 200  # few-run subsamples per algorithm and run count in the coverage check [>= 1]
 nan: str = "error"  # NaN scores in your files: error (name the cell) or drop (with a warning) {error, drop}
 references: str = ""  # with scores: table task, random, reference to normalize them by; "" = already normalized [file]
 # fmt: on
@@ -137,12 +139,15 @@ from scalinglab.record import claims_from, findings_table, record
 from scalinglab.stats.improvement import pairwise_probability_of_improvement
 from scalinglab.stats.intervals import interval_estimates
 from scalinglab.stats.profiles import performance_profile
-from scalinglab.stats.reliability import ci_width_ratio, few_run_variability, run_count_grid
+from scalinglab.stats.few_run_flips import few_run_flip_rates
+from scalinglab.stats.reliability import ci_width_ratio, run_count_grid
 from scalinglab.stats.replicates import interval_crosscheck, metric_replicates
 from scalinglab.stats.variability import ci_width_vs_runs
 from scalinglab.studies.intervals.classifiers import load_or_run
+from scalinglab.studies.intervals.few_run_coverage import bootstrap_interval, coverage_table
 from scalinglab.studies.intervals.orderings import (
     leaderboard_pairs,
+    metric_difference,
     ordering_table,
     pair_flip_rates,
     separated_pairs,
@@ -165,7 +170,9 @@ use_style()
     rng_flip,
     rng_share,
     rng_draws,
-) = np.random.default_rng(seed).spawn(10)
+    rng_diff,
+    rng_cover,
+) = np.random.default_rng(seed).spawn(12)
 
 # %% [markdown]
 # ## 1. The benchmark
@@ -186,9 +193,11 @@ data = load_or_run(
     references=in_repo(references),
 )
 algorithms = [str(a) for a in data.algorithm.values]
+run_counts = (~data.isnull()).sum("run").min("task")  # each algorithm's runs per task
 print(
-    f"{data.attrs['source']}: {len(algorithms)} algorithms x {data.sizes['task']} tasks "
-    f"x {data.sizes['run']} runs"
+    f"{data.attrs['source']}: {len(algorithms)} algorithms x {data.sizes['task']} tasks; "
+    "runs per task: "
+    + ", ".join(f"{a} {int(run_counts.sel(algorithm=a))}" for a in algorithms)
 )
 data.mean("run").to_pandas().round(3)
 
@@ -198,43 +207,109 @@ fig = plots.plot_score_heatmap(data)
 # %% [markdown]
 # ## 2. Few runs: point estimates vary, rankings flip
 #
-# Suppose we had only run `few_runs` seeds per task. We draw many such few-run studies
-# from the runs we have (without replacement) and compute each aggregate metric on each.
-# The violins show how far the few-run point estimates spread around the all-runs value
-# (black tick); the right panel shows how often each algorithm ends up at each rank by IQM.
-# The flip rates get their own CIs from an outer bootstrap over runs (the runs we have are
-# themselves a sample). Resampled runs repeat, which makes few-run subsamples of a
-# replicate slightly less variable than real ones, so these intervals err on the low side:
-# they do not overstate how often rankings flip.
+# Suppose we had only run `few_runs` seeds per task. We draw `few_draws` such few-run
+# studies from the runs we have (without replacement) and compute each aggregate metric on
+# each: the paper's own quantities are how often the few-run point estimates rank the
+# algorithms unlike all runs (the *ranking-change rate*), how often they crown another
+# winner (the *winner-change rate*), and how far they spread around the all-runs value
+# (violins; black tick: all runs). Each rate's Monte Carlo standard error (from the
+# `few_draws` draws) is stated with it; its interval comes from `flip_reps` replicates of
+# an outer bootstrap over runs (the runs we have are themselves a sample), each with its
+# own few-run draws and its own all-runs reference. Resampled runs repeat, which makes
+# few-run subsamples of a replicate slightly less variable than real ones. Algorithms with
+# `few_runs` or fewer runs on some task are left out: their "few-run subsamples" would be
+# their full data.
 
 # %%
-few = few_run_variability(
-    data, n_runs=few_runs, draws=few_draws, reps=outer_reps, level=confidence, rng=rng_few
+few = few_run_flip_rates(
+    data,
+    n_runs=few_runs,
+    draws=few_draws,
+    reps=flip_reps,
+    inner_draws=100,
+    metrics=("iqm", "median", "mean"),
+    level=confidence,
+    rng=rng_few,
 )
+print(f"left out: {few.attrs['skipped']}" if few.attrs["skipped"] else "no algorithm left out")
 fig = plots.plot_few_run_spread(few["estimate"], few["full"], rank_metric="iqm")
 
 # %%
-for stat, name, text in (
-    (
-        "ranking_change_rate",
-        "rank_flip_rate/few_runs",
-        f"fraction of {few_runs}-run studies whose IQM ranking of all algorithms differs from "
-        "the all-runs ranking",
-    ),
-    (
-        "winner_change_rate",
-        "winner_change_rate/few_runs",
-        f"fraction of {few_runs}-run studies whose best algorithm by IQM is not the all-runs best",
-    ),
-    (
-        "pair_flip_rate",
-        "pair_flip_rate/few_runs",
-        f"mean over algorithm pairs of the fraction of {few_runs}-run studies ordering the pair "
-        "(by IQM) unlike all runs",
-    ),
-):
-    record(name, Estimate.from_cell(few.sel(statistic=stat, metric="iqm")), description=text)
-few[["point", "lo", "hi"]].to_dataframe().round(3)
+TEXTS = {
+    "ranking_change_rate": ("rank_flip_rate", "whose {m} ranking of all algorithms differs from "
+                            "the all-runs ranking"),
+    "winner_change_rate": ("winner_change_rate", "whose best algorithm by {m} is not the "
+                           "all-runs best"),
+    "pair_flip_rate": ("pair_flip_rate", "(mean over algorithm pairs) ordering the pair by {m} "
+                       "unlike all runs"),
+}
+for stat, (stem, text) in TEXTS.items():
+    for metric in ("iqm", "median"):
+        cell = few.sel(statistic=stat, metric=metric)
+        record(
+            f"{stem}/few_runs" + ("" if metric == "iqm" else f"/{metric}"),
+            Estimate.from_cell(
+                cell,
+                note=f"Monte Carlo standard error of the point ({few_draws} draws): "
+                f"{float(cell['mc_se']):.3f}",
+            ),
+            description=f"fraction of {few_runs}-run studies " + text.format(m=metric),
+        )
+for alg in few.algorithm.values:
+    record(
+        f"few_run_spread/{alg}/median",
+        Estimate(
+            float(few["spread"].sel(algorithm=alg, metric="median")),
+            method=f"central 95% range of {few_draws} {few_runs}-run medians over the "
+            "all-runs median",
+        ),
+        description=f"spread of {alg}'s {few_runs}-run median estimates, relative to its "
+        "all-runs median",
+    )
+few[["point", "lo", "hi", "mc_se"]].to_dataframe().round(3)
+
+# %% [markdown]
+# **Does the report's interval hold with few runs?** The paper recommends its intervals
+# for exactly this regime. From each algorithm with at least 50 runs on every task we draw
+# `coverage_subsamples` subsamples of 3, 5 and 10 runs per task, compute the report's
+# interval (`method`, `confidence`, `profile_reps` replicates) on each, and count how often
+# it contains the all-runs value (the all-runs value stands for the truth; its own noise
+# makes the count slightly pessimistic). The bracket is a 95% Wilson interval of the count.
+# The median of per-task means moves in jumps with few runs and its bootstrap distribution
+# is lumpy: a BCa interval, which corrects for bias and skew from a jackknife, can be
+# unstable there, so the median's coverage is the one to watch.
+
+# %%
+coverage, cov_skipped = coverage_table(
+    data,
+    run_counts=(3, 5, 10),
+    min_runs=50,
+    subsamples=coverage_subsamples,
+    metrics=("iqm", "median"),
+    interval=bootstrap_interval(reps=profile_reps, level=confidence, method=method),
+    level=confidence,
+    rng=rng_cover,
+) if int(run_counts.max()) >= 50 else (None, {})
+if coverage is None:
+    print("no algorithm has 50 runs on every task: no few-run coverage check on these data")
+else:
+    if cov_skipped:
+        print("left out: " + "; ".join(f"{a}: {why}" for a, why in cov_skipped.items()))
+    for (n, metric), row in coverage.iterrows():
+        record(
+            f"few_run_coverage/{metric}/n={n}",
+            Estimate(
+                row["coverage"],
+                row["wilson_lo"],
+                row["wilson_hi"],
+                level=0.95,
+                method="Wilson score interval of the covered count",
+                note=f"{row['covered']} of {row['intervals']} {method} intervals at "
+                f"{confidence:.0%} covered the all-runs value",
+            ),
+            description=f"coverage of the {method} {metric} interval with {n} runs per task",
+        )
+coverage.round(3) if coverage is not None else None
 
 # %% [markdown]
 # ## 3. Interval estimates of aggregate metrics
@@ -388,19 +463,29 @@ poi.to_dataframe().round(3)
 # The paper's central exercise: take a leaderboard ordered by a point estimate and ask which
 # of its orderings the intervals support. Each row is an adjacent pair of the ranking by
 # median, with both algorithms' medians and means (does the mean order them the same way?),
-# whether their IQM intervals overlap, and P(X > Y) with its interval: the ordering is
-# *supported* when that interval lies above 0.5. The two interval checks answer different
-# questions: disjoint IQM intervals say that X's typical run scores higher overall; P(X > Y)
-# says on how many tasks X's runs tend to beat Y's. When they disagree (X ahead on a few
-# tasks by a lot, behind on many by a little), the median's ordering rests on neither alone.
+# whether their IQM intervals overlap, the IQM difference IQM(X) - IQM(Y) with its interval
+# (each algorithm resampled independently), and P(X > Y) with its interval. As in the
+# paper, the aggregate interval decides the order: the ordering is *supported* when the
+# IQM difference's interval lies above 0, *reversed* only when it lies below 0, and *not
+# resolved* otherwise. P(X > Y) says how large the improvement is: following the paper
+# (after Bouthillier et al. 2021), it is *meaningful* when P(X > Y) reaches 0.75 with its
+# interval above 0.5. A P(X > Y) just under 0.5 is not a reversal: X can be ahead on a few
+# tasks by a lot and behind on many by a little (the `reading` column says it in words).
 
 # %%
-ordering_table(board_pairs, ci, poi, metrics=("median", "mean")).round(3)
+iqm_diff = metric_difference(
+    data, board_pairs, metric="iqm", reps=profile_reps, level=confidence, rng=rng_diff
+)
+for pair in iqm_diff.pair.values:
+    cell = iqm_diff.sel(pair=pair)
+    x, y = str(cell["x"].item()), str(cell["y"].item())
+    record(f"iqm_diff/{x}_vs_{y}", Estimate.from_cell(cell), description=f"IQM({x}) - IQM({y})")
+ordering_table(board_pairs, ci, poi, metrics=("median", "mean"), iqm_diff=iqm_diff).round(3)
 
 # %% [markdown]
-# **Few runs, on the orderings that matter.** Step 2's flip rates average over every pair,
-# near-ties included (two algorithms that the full data cannot tell apart "flip" half the
-# time). Here only the pairs whose P(X > Y) interval on all runs excludes 0.5 count: how
+# **Few runs, on the orderings that matter.** Step 2's pair-flip rate averages over every
+# pair, near-ties included (two algorithms that the full data cannot tell apart "flip" half
+# the time). Here only the pairs whose P(X > Y) interval on all runs excludes 0.5 count: how
 # often would a `few_runs`-run evaluation, reporting point estimates, have ordered such a pair
 # the wrong way round? The interval comes from an outer bootstrap over runs (as in step 2).
 #
