@@ -277,6 +277,16 @@ if CPU:
 # and worst tile in every replicate (a selection's bootstrap must select too); the
 # replicates are shifted by their median selection bias, so the interval holds the point
 # and never drops below 1. `best_share` is how often the winning tile stays the winner.
+# The largest ratio over shapes is reported without an interval (a bootstrap of a maximum
+# over shapes is not valid: it can end at the point or below one shape's own interval);
+# GEMM-1 is decided on that shape's own interval.
+#
+# **Caveat: the committed sweep was timed with the old pack buffers.** Until the kernel
+# sized its packed panels by `min(tile_k, K)`, a tile deeper than `K` zero-filled `tile_k`
+# rows per panel (up to 16x what `K = 48-64` needs), so on small-`K` shapes part of the
+# deep tiles' slowdown was that allocation, not the blocking. The committed timings have
+# not been re-run with right-sized buffers: the largest tile effects below, on small-`K`
+# shapes, are an upper bound on what the tile choice does there.
 
 # %% tags=["not-gpperf"]
 if CPU:
