@@ -212,7 +212,7 @@ if CPU:
             if spread_ok
             else Estimate(hw.blas_fraction_of_peak, method="BLAS rate over the all-thread "
                           "FMA rate, one process", note=spread_why),
-            headline=True,
+            headline=spread_ok,  # a headline needs an interval
             description="OpenBLAS sgemm (2048) as a fraction of the FMA peak",
         )
 

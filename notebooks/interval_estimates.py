@@ -20,6 +20,7 @@
 #     - notebooks/claims/interval_estimates.toml
 #     - data/interval_estimates/*.nc
 #     - data/published/rliable/atari_100k/scores/*.json
+#     - data/published/rliable/atari_100k/DER_iterations/*.json
 #     tiny:
 #       compute_class: tiny
 #       few_draws: 200
@@ -39,6 +40,7 @@
 #     - dmc100k
 #     variants:
 #       atari100k:
+#         curves: data/published/rliable/atari_100k/DER_iterations
 #         outer_reps: 50
 #         references: data/published/rliable/atari_100k/references.csv
 #         reps: 10000
@@ -79,6 +81,7 @@ flip_reps: int = 1_000  # outer bootstrap replicates for the CIs of step 2's fli
 coverage_subsamples: int = 200  # few-run subsamples per algorithm and run count in the coverage check [>= 1]
 nan: str = "error"  # NaN scores in your files: error (name the cell) or drop (with a warning) {error, drop}
 references: str = ""  # with scores: table task, random, reference to normalize them by; "" = already normalized [file]
+curves: str = ""  # folder of per-iteration returns (rliable's records) for sample-efficiency curves; "" = none [file]
 # fmt: on
 
 # %% [markdown]
@@ -153,7 +156,7 @@ from scalinglab.studies.intervals.orderings import (
     separated_pairs,
     top_task_share,
 )
-from scalinglab.studies.intervals.published import in_repo
+from scalinglab.studies.intervals.published import in_repo, iteration_scores
 
 use_style()
 
@@ -172,7 +175,8 @@ use_style()
     rng_draws,
     rng_diff,
     rng_cover,
-) = np.random.default_rng(seed).spawn(12)
+    rng_curves,
+) = np.random.default_rng(seed).spawn(13)
 
 # %% [markdown]
 # ## 1. The benchmark
@@ -426,6 +430,27 @@ profiles = [
 fig = plots.plot_performance_profiles(
     profiles, titles=["score distribution", "average-score distribution"]
 )
+
+# %% [markdown]
+# **Sample efficiency.** rliable's third figure: the IQM over training, with pointwise 95%
+# stratified-bootstrap intervals (`profile_reps` replicates per iteration), from
+# per-iteration scores normalized as the final ones. The paper's data hold them for few
+# algorithms; the line below names those that have them and those that do not.
+
+# %%
+if curves:
+    per_iter = iteration_scores(in_repo(curves), in_repo(references))
+    have = [str(a) for a in per_iter.algorithm.values]
+    print(
+        f"per-iteration scores: {', '.join(have)}; none for "
+        f"{', '.join(a for a in algorithms if a not in have) or 'no other algorithm'}"
+    )
+    curve_ci = interval_estimates(
+        per_iter, metrics=("iqm",), reps=profile_reps, level=confidence, rng=rng_curves
+    )
+    fig = plots.plot_sample_efficiency(curve_ci)
+else:
+    print(f"no per-iteration scores for these data ({', '.join(algorithms)}): no curves")
 
 # %% [markdown]
 # ## 6. Probability of improvement

@@ -150,3 +150,20 @@ def test_bootstrap_forest_one_panel_per_metric_one_row_per_algorithm():
         segments = [seg for c in ax.collections for seg in getattr(c, "get_segments", list)()]
         assert len(segments) >= len(ALGS)
     assert "HDI" in fig.get_supxlabel()
+
+
+def test_sample_efficiency_curve_has_one_line_and_band_per_algorithm():
+    steps = np.arange(5)
+    point = np.stack([steps * 0.1, steps * 0.2])[:, None, :]  # (algorithm, metric, step)
+    ds = xr.Dataset(
+        {"point": (("algorithm", "metric", "step"), point),
+         "lo": (("algorithm", "metric", "step"), point - 0.05),
+         "hi": (("algorithm", "metric", "step"), point + 0.05)},
+        coords={"algorithm": ["a", "b"], "metric": ["iqm"], "step": steps},
+    )
+    fig = P.plot_sample_efficiency(ds)
+    ax = fig.axes[0]
+    assert [line.get_label() for line in ax.get_lines()] == ["a", "b"]
+    np.testing.assert_allclose(ax.get_lines()[1].get_ydata(), steps * 0.2)
+    assert len(ax.collections) == 2 and list(ax.get_xticks()) == list(steps)
+    plt.close(fig)

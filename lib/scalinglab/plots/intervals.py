@@ -340,3 +340,29 @@ def plot_bootstrap_forest(replicates: xr.DataArray, *, level: float = 0.95) -> F
         ax.grid(axis="x", alpha=0.3)
     fig.supxlabel(f"normalized score  ({100 * level:g}% HDIs of the bootstrap replicates)")
     return fig
+
+
+def plot_sample_efficiency(
+    intervals: xr.Dataset, *, metric: str = "iqm", xlabel: str = "iteration"
+) -> Figure:
+    """rliable's sample-efficiency curves: a metric over training with pointwise CI bands.
+
+    Parameters
+    ----------
+    intervals
+        :func:`scalinglab.stats.intervals.interval_estimates` output with a
+        ``step`` dim: ``point``, ``lo``, ``hi`` dims ``(algorithm, metric, step)``.
+    """
+    fig, ax = plt.subplots(figsize=(5.5, 3.6), layout="constrained")
+    colors = _colors([str(a) for a in intervals.algorithm.values])
+    steps = intervals.step.values
+    for a in intervals.algorithm.values:
+        cell = intervals.sel(algorithm=a, metric=metric)
+        ax.plot(steps, cell["point"], marker="o", ms=3, color=colors[str(a)], label=str(a))
+        ax.fill_between(steps, cell["lo"], cell["hi"], color=colors[str(a)], alpha=0.25, lw=0)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(f"{metric.upper() if metric == 'iqm' else metric} normalized score")
+    ax.set_xticks(steps)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    return fig
