@@ -141,6 +141,7 @@ from scalinglab.plots import use_style
 from scalinglab.record import claims_from, findings_table, record
 from scalinglab.stats.improvement import pairwise_probability_of_improvement
 from scalinglab.stats.intervals import interval_estimates
+from scalinglab.stats.layout import wide_table
 from scalinglab.stats.profiles import performance_profile
 from scalinglab.stats.few_run_flips import few_run_flip_rates
 from scalinglab.stats.reliability import ci_width_ratio, run_count_grid
@@ -339,7 +340,7 @@ for alg in algorithms:
             description=f"{metric} normalized score of {alg}",
             headline=(metric == "iqm" and alg == best),
         )
-ci.to_dataframe().unstack("metric").round(3)
+wide_table(ci)
 
 # %% [markdown]
 # **The bootstrap distributions behind the bars.** A percentile interval is the middle 95%
@@ -358,7 +359,7 @@ draws = metric_replicates(data, reps=reps, rng=rng_draws)
 fig = plots.plot_bootstrap_forest(draws, level=confidence)
 
 # %%
-interval_crosscheck(draws, level=confidence).to_dataframe().unstack("metric").round(3)
+wide_table(interval_crosscheck(draws, level=confidence))
 
 # %% [markdown]
 # ## 4. IQM versus median: statistical efficiency

@@ -167,3 +167,23 @@ def test_sample_efficiency_curve_has_one_line_and_band_per_algorithm():
     np.testing.assert_allclose(ax.get_lines()[1].get_ydata(), steps * 0.2)
     assert len(ax.collections) == 2 and list(ax.get_xticks()) == list(steps)
     plt.close(fig)
+
+
+def test_large_heatmap_drops_cell_numbers_and_clips_outliers():
+    rng = np.random.default_rng(0)
+    vals = rng.uniform(0, 2, size=(6, 3, 55))
+    vals[0, :, 0] = 80.0  # one outlier game
+    s = xr.DataArray(
+        vals, dims=("algorithm", "run", "task"),
+        coords={"algorithm": [f"a{i}" for i in range(6)], "task": [f"g{i}" for i in range(55)]},
+    )
+    fig = P.plot_score_heatmap(s)
+    ax = fig.axes[0]
+    assert not ax.texts  # 330 cells: no numbers
+    assert ax.images[0].get_clim()[1] < 5.0  # the outlier does not set the scale
+    labels = [t.get_text() for t in ax.get_xticklabels()]
+    assert len(labels) == len(set(labels)) == 55
+    plt.close(fig)
+    small = P.plot_score_heatmap(s.isel(task=slice(0, 5)))
+    assert len(small.axes[0].texts) == 30
+    plt.close(small)

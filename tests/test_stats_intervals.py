@@ -171,3 +171,13 @@ def test_basic_and_bc_methods_through_interval_estimates():
     np.testing.assert_allclose(basic["hi"], 2 * pct["point"] - pct["lo"])
     assert out["bc"].attrs["method"] == "stratified bootstrap, bc"
     assert not np.allclose(out["bc"]["lo"], pct["lo"])
+
+
+def test_wide_table_has_flat_readable_headers():
+    from scalinglab.stats.layout import wide_table
+
+    ds = run(make_scores(), reps=100)
+    table = wide_table(ds)
+    assert list(table.columns[:3]) == ["iqm point", "iqm lo", "iqm hi"]
+    assert not any(isinstance(c, tuple) for c in table.columns)
+    assert table.loc["B", "mean point"] == pytest.approx(round(float(ds["point"].sel(algorithm="B", metric="mean")), 3))

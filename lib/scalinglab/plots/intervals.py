@@ -30,6 +30,10 @@ def _colors(names: Sequence[str]) -> dict[str, tuple]:
     return {str(n): cmap(i % 10) for i, n in enumerate(names)}
 
 
+#: Heatmaps with more cells than this are drawn without numbers in the cells.
+ANNOTATE_MAX_CELLS = 300
+
+
 def plot_score_heatmap(scores: xr.DataArray) -> Figure:
     """Mean normalized score over runs, per algorithm (rows) and task (columns).
 
@@ -40,11 +44,23 @@ def plot_score_heatmap(scores: xr.DataArray) -> Figure:
     """
     table = scores.mean("run", skipna=True).transpose("algorithm", "task")
     n_alg, n_task = table.shape
-    fig, ax = plt.subplots(figsize=(1.0 + 0.75 * n_task, 0.8 + 0.45 * n_alg), layout="constrained")
-    im = ax.imshow(table.values, cmap="viridis", aspect="auto", vmin=min(0.0, float(table.min())))
-    ax.set_xticks(range(n_task), [str(t) for t in table.task.values], rotation=45, ha="right")
+    many = n_task * n_alg > ANNOTATE_MAX_CELLS
+    # a few outlier tasks (normalized scores in the tens on Atari 200M) would squash every
+    # other cell into one colour: the scale ends at the 95th percentile, darker = higher
+    vmax = float(np.nanquantile(table.values, 0.95)) if many else float(np.nanmax(table.values))
+    vmin = min(0.0, float(np.nanmin(table.values)))
+    width = 1.0 + (0.28 if many else 0.75) * n_task
+    fig, ax = plt.subplots(figsize=(min(width, 24.0), 0.8 + 0.45 * n_alg), layout="constrained")
+    im = ax.imshow(table.values, cmap="viridis", aspect="auto", vmin=vmin, vmax=vmax)
+    ax.set_xticks(
+        range(n_task),
+        [str(t) for t in table.task.values],
+        rotation=90 if many else 45,
+        ha="center" if many else "right",
+        fontsize=7 if many else None,
+    )
     ax.set_yticks(range(n_alg), [str(a) for a in table.algorithm.values])
-    for i in range(n_alg):
+    for i in range(n_alg) if not many else ():
         for j in range(n_task):
             v = float(table.values[i, j])
             ax.text(
@@ -54,9 +70,14 @@ def plot_score_heatmap(scores: xr.DataArray) -> Figure:
                 ha="center",
                 va="center",
                 fontsize=7,
-                color="white" if v < 0.5 * float(table.max()) else "black",
+                color="white" if v < 0.5 * vmax else "black",
             )
-    fig.colorbar(im, ax=ax, label="mean normalized score")
+    fig.colorbar(
+        im,
+        ax=ax,
+        label="mean normalized score" + (" (scale ends at the 95th percentile)" if many else ""),
+        extend="max" if many and vmax < float(np.nanmax(table.values)) else "neither",
+    )
     ax.set_title("Benchmark: mean normalized score per task")
     return fig
 
