@@ -241,3 +241,6 @@ def test_published_variant_through_the_runner(tmp_path):
     page = (run_dir / "report.html").read_text()
     assert "the paper&#39;s own data" in page or "the paper's own data" in page
     assert "ship with scikit-learn" not in page and "{{" not in page
+    # no absolute path of the machine that ran it; the run counts as they are
+    assert str(root) not in page and str(REPO) not in page
+    assert "Dreamer 5" in page and "DrQ 10" in page
