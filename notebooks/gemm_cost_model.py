@@ -183,14 +183,12 @@ if CPU:
     record(
         "hardware/peak_gflops",
         gest.rerun_estimate(
-            hw.peak_flop_per_s / 1e9,
-            spread["fma_flop_per_s"].values,
-            level=level,
-            what="FMA peaks",
+            hw.peak_flop_per_s / 1e9, spread["fma_flop_per_s"].values, level=level, what="FMA peaks"
         )
         if spread_ok
-        else Estimate(hw.peak_flop_per_s / 1e9, method="measured all-thread FMA rate",
-                      note=spread_why),
+        else Estimate(
+            hw.peak_flop_per_s / 1e9, method="measured all-thread FMA rate", note=spread_why
+        ),
         unit="GFLOP/s",
         description=f"arithmetic roof ({hw.source}; measured: best of FMA micro-benchmark runs)",
     )
@@ -204,14 +202,14 @@ if CPU:
         record(
             "hardware/blas_fraction_of_peak",
             gest.rerun_estimate(
-                hw.blas_fraction_of_peak,
-                per_proc["blas_fraction_of_peak"],
-                level=level,
-                upper=1.0,
+                hw.blas_fraction_of_peak, per_proc["blas_fraction_of_peak"], level=level, upper=1.0
             )
             if spread_ok
-            else Estimate(hw.blas_fraction_of_peak, method="BLAS rate over the all-thread "
-                          "FMA rate, one process", note=spread_why),
+            else Estimate(
+                hw.blas_fraction_of_peak,
+                method="BLAS rate over the all-thread FMA rate, one process",
+                note=spread_why,
+            ),
             headline=spread_ok,  # a headline needs an interval
             description="OpenBLAS sgemm (2048) as a fraction of the FMA peak",
         )
@@ -440,8 +438,11 @@ if CPU:
     )
     record(
         "predictor/unseen_shapes/tile_choice_regret_max",
-        Estimate(float(regret["regret"].max()), method="largest over unseen shapes",
-                 note="a maximum over shapes, reported without an interval"),
+        Estimate(
+            float(regret["regret"].max()),
+            method="largest over unseen shapes",
+            note="a maximum over shapes, reported without an interval",
+        ),
         unit="x",
         description="worst shape's measured time of the predicted-best tile over the best tile",
     )
@@ -450,8 +451,11 @@ if CPU:
     for model_name, row in within.iterrows():
         record(
             f"predictor/unseen_shapes/{model_name}/r2_within_shape",
-            Estimate(float(row["r2_within"]), method="R^2 of log time after removing each "
-                     "shape's mean (out-of-fold, unseen shapes)"),
+            Estimate(
+                float(row["r2_within"]),
+                method="R^2 of log time after removing each "
+                "shape's mean (out-of-fold, unseen shapes)",
+            ),
             description=f"how well {model_name} ranks the tiles of an unseen shape; "
             f"{100 * row['within_share']:.0f}% of the variance of log time is within shapes "
             f"(a tile-blind per-shape oracle reaches R^2 {row['oracle_r2']:.3f})",
@@ -580,8 +584,11 @@ if not CPU:
                 if stat != "max_ratio"
                 # a maximum over shapes: resampling shapes cannot exceed the observed one,
                 # so its bootstrap interval ends at the point; reported without one
-                else Estimate(float(r.point), method="largest per-shape ratio in the table",
-                              note="a maximum over shapes, reported without an interval"),
+                else Estimate(
+                    float(r.point),
+                    method="largest per-shape ratio in the table",
+                    note="a maximum over shapes, reported without an interval",
+                ),
                 unit="x",
                 headline=head if stat == "max_ratio" else not head,
                 description=f"{stat.split('_')[0]} over {int(r.n_shapes)} shapes of the "

@@ -139,11 +139,11 @@ from scalinglab.estimate import Estimate
 from scalinglab.plots import intervals as plots
 from scalinglab.plots import use_style
 from scalinglab.record import claims_from, findings_table, record
+from scalinglab.stats.few_run_flips import few_run_flip_rates
 from scalinglab.stats.improvement import pairwise_probability_of_improvement
 from scalinglab.stats.intervals import interval_estimates
 from scalinglab.stats.layout import wide_table
 from scalinglab.stats.profiles import performance_profile
-from scalinglab.stats.few_run_flips import few_run_flip_rates
 from scalinglab.stats.reliability import ci_width_ratio, run_count_grid
 from scalinglab.stats.replicates import interval_crosscheck, metric_replicates
 from scalinglab.stats.variability import ci_width_vs_runs
@@ -201,8 +201,7 @@ algorithms = [str(a) for a in data.algorithm.values]
 run_counts = (~data.isnull()).sum("run").min("task")  # each algorithm's runs per task
 print(
     f"{data.attrs['source']}: {len(algorithms)} algorithms x {data.sizes['task']} tasks; "
-    "runs per task: "
-    + ", ".join(f"{a} {int(run_counts.sel(algorithm=a))}" for a in algorithms)
+    "runs per task: " + ", ".join(f"{a} {int(run_counts.sel(algorithm=a))}" for a in algorithms)
 )
 data.mean("run").to_pandas().round(3)
 
@@ -241,12 +240,18 @@ fig = plots.plot_few_run_spread(few["estimate"], few["full"], rank_metric="iqm")
 
 # %%
 TEXTS = {
-    "ranking_change_rate": ("rank_flip_rate", "whose {m} ranking of all algorithms differs from "
-                            "the all-runs ranking"),
-    "winner_change_rate": ("winner_change_rate", "whose best algorithm by {m} is not the "
-                           "all-runs best"),
-    "pair_flip_rate": ("pair_flip_rate", "(mean over algorithm pairs) ordering the pair by {m} "
-                       "unlike all runs"),
+    "ranking_change_rate": (
+        "rank_flip_rate",
+        "whose {m} ranking of all algorithms differs from the all-runs ranking",
+    ),
+    "winner_change_rate": (
+        "winner_change_rate",
+        "whose best algorithm by {m} is not the all-runs best",
+    ),
+    "pair_flip_rate": (
+        "pair_flip_rate",
+        "(mean over algorithm pairs) ordering the pair by {m} unlike all runs",
+    ),
 }
 for stat, (stem, text) in TEXTS.items():
     for metric in ("iqm", "median"):
@@ -285,16 +290,20 @@ few[["point", "lo", "hi", "mc_se"]].to_dataframe().round(3)
 # unstable there, so the median's coverage is the one to watch.
 
 # %%
-coverage, cov_skipped = coverage_table(
-    data,
-    run_counts=(3, 5, 10),
-    min_runs=50,
-    subsamples=coverage_subsamples,
-    metrics=("iqm", "median"),
-    interval=bootstrap_interval(reps=profile_reps, level=confidence, method=method),
-    level=confidence,
-    rng=rng_cover,
-) if int(run_counts.max()) >= 50 else (None, {})
+coverage, cov_skipped = (
+    coverage_table(
+        data,
+        run_counts=(3, 5, 10),
+        min_runs=50,
+        subsamples=coverage_subsamples,
+        metrics=("iqm", "median"),
+        interval=bootstrap_interval(reps=profile_reps, level=confidence, method=method),
+        level=confidence,
+        rng=rng_cover,
+    )
+    if int(run_counts.max()) >= 50
+    else (None, {})
+)
 if coverage is None:
     print("no algorithm has 50 runs on every task: no few-run coverage check on these data")
 else:

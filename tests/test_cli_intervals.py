@@ -261,7 +261,7 @@ def test_profiles_and_plots_from_the_command_line(capsys, tmp_path, scores_csv):
     assert prof["kind"] == "score" and len(prof["taus"]) == 51
     a = prof["algorithms"]["A"]
     assert len(a["point"]) == 51 and a["point"][0] >= a["point"][-1]  # fraction above tau falls
-    assert all(lo <= p <= hi for lo, p, hi in zip(a["lo"], a["point"], a["hi"]))
+    assert all(lo <= p <= hi for lo, p, hi in zip(a["lo"], a["point"], a["hi"], strict=True))
     assert res["plots"] == [str(png), str(tmp_path / "out" / "iv-profiles.png")]
     assert png.read_bytes()[:4] == b"\x89PNG"
     # the metrics' numbers do not move when profiles are asked for (their own stream)

@@ -498,8 +498,13 @@ def test_a_spread_from_another_or_overloaded_machine_does_not_apply():
     from scalinglab.studies.gemm import machine
 
     hw = HardwareRecord(
-        name="intel-2c", peak_flop_per_s=4e11, mem_bytes_per_s=2e10, dtype="float32",
-        source="measured", blas_flop_per_s=3e11, fma_flop_per_s=4e11,
+        name="intel-2c",
+        peak_flop_per_s=4e11,
+        mem_bytes_per_s=2e10,
+        dtype="float32",
+        source="measured",
+        blas_flop_per_s=3e11,
+        fma_flop_per_s=4e11,
         provenance={"fma_all_threads_flop_per_s": 3.5e11, "fma_one_thread_flop_per_s": 2e11},
     )
     spread = xr.Dataset(

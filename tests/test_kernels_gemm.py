@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from scalinglab.kernels import triton_available
 from scalinglab.kernels import gemm_numba as G
+from scalinglab.kernels import triton_available
 from scalinglab.kernels.gemm_numba import Tile, gemm_blas, gemm_naive, gemm_tiled
 
 SHAPES = [(1, 1, 1), (17, 33, 5), (129, 65, 257), (4, 4, 4), (5, 3, 9)]

@@ -156,9 +156,11 @@ def test_sample_efficiency_curve_has_one_line_and_band_per_algorithm():
     steps = np.arange(5)
     point = np.stack([steps * 0.1, steps * 0.2])[:, None, :]  # (algorithm, metric, step)
     ds = xr.Dataset(
-        {"point": (("algorithm", "metric", "step"), point),
-         "lo": (("algorithm", "metric", "step"), point - 0.05),
-         "hi": (("algorithm", "metric", "step"), point + 0.05)},
+        {
+            "point": (("algorithm", "metric", "step"), point),
+            "lo": (("algorithm", "metric", "step"), point - 0.05),
+            "hi": (("algorithm", "metric", "step"), point + 0.05),
+        },
         coords={"algorithm": ["a", "b"], "metric": ["iqm"], "step": steps},
     )
     fig = P.plot_sample_efficiency(ds)
@@ -174,7 +176,8 @@ def test_large_heatmap_drops_cell_numbers_and_clips_outliers():
     vals = rng.uniform(0, 2, size=(6, 3, 55))
     vals[0, :, 0] = 80.0  # one outlier game
     s = xr.DataArray(
-        vals, dims=("algorithm", "run", "task"),
+        vals,
+        dims=("algorithm", "run", "task"),
         coords={"algorithm": [f"a{i}" for i in range(6)], "task": [f"g{i}" for i in range(55)]},
     )
     fig = P.plot_score_heatmap(s)

@@ -51,20 +51,34 @@ def test_algorithms_with_too_few_runs_are_skipped_with_a_reason():
     s = scores(v, ["A", "B", "C"])
     kept, skipped = few_run_eligible(s, 3)
     assert kept == ["A", "B"] and "3 runs" in skipped["C"]
-    out = few_run_flip_rates(s, n_runs=3, draws=50, reps=5, inner_draws=5, rng=np.random.default_rng(0))
+    out = few_run_flip_rates(
+        s, n_runs=3, draws=50, reps=5, inner_draws=5, rng=np.random.default_rng(0)
+    )
     assert list(out.algorithm.values) == ["A", "B"] and out.attrs["skipped"].startswith("C:")
     with pytest.raises(InputError, match="at least 2 algorithms"):
-        few_run_flip_rates(s.sel(algorithm=["A", "C"]), n_runs=3, draws=5, reps=2, rng=np.random.default_rng(0))
+        few_run_flip_rates(
+            s.sel(algorithm=["A", "C"]), n_runs=3, draws=5, reps=2, rng=np.random.default_rng(0)
+        )
 
 
 def test_same_seed_same_numbers_and_algorithm_streams_are_keyed():
     v = np.random.default_rng(3).normal(size=(3, 12, 5))
     s = scores(v, ["A", "B", "C"])
-    a = few_run_flip_rates(s, n_runs=4, draws=100, reps=10, inner_draws=10, rng=np.random.default_rng(9))
-    b = few_run_flip_rates(s, n_runs=4, draws=100, reps=10, inner_draws=10, rng=np.random.default_rng(9))
+    a = few_run_flip_rates(
+        s, n_runs=4, draws=100, reps=10, inner_draws=10, rng=np.random.default_rng(9)
+    )
+    b = few_run_flip_rates(
+        s, n_runs=4, draws=100, reps=10, inner_draws=10, rng=np.random.default_rng(9)
+    )
     xr.testing.assert_identical(a, b)
     c = few_run_flip_rates(
-        s.sel(algorithm=["C", "A", "B"]), n_runs=4, draws=100, reps=10, inner_draws=10,
+        s.sel(algorithm=["C", "A", "B"]),
+        n_runs=4,
+        draws=100,
+        reps=10,
+        inner_draws=10,
         rng=np.random.default_rng(9),
     )
-    np.testing.assert_array_equal(c["estimate"].sel(algorithm="A"), a["estimate"].sel(algorithm="A"))
+    np.testing.assert_array_equal(
+        c["estimate"].sel(algorithm="A"), a["estimate"].sel(algorithm="A")
+    )

@@ -161,7 +161,9 @@ def test_basic_and_bc_methods_through_interval_estimates():
     s = make_scores(5, algorithms=("A", "B"), runs=12)
     s = np.exp(s)  # right-skewed scores
     out = {
-        m: interval_estimates(s, metrics=("mean",), reps=500, rng=np.random.default_rng(0), method=m)
+        m: interval_estimates(
+            s, metrics=("mean",), reps=500, rng=np.random.default_rng(0), method=m
+        )
         for m in ("percentile", "basic", "bc")
     }
     pct, basic = out["percentile"], out["basic"]
@@ -180,4 +182,6 @@ def test_wide_table_has_flat_readable_headers():
     table = wide_table(ds)
     assert list(table.columns[:3]) == ["iqm point", "iqm lo", "iqm hi"]
     assert not any(isinstance(c, tuple) for c in table.columns)
-    assert table.loc["B", "mean point"] == pytest.approx(round(float(ds["point"].sel(algorithm="B", metric="mean")), 3))
+    assert table.loc["B", "mean point"] == pytest.approx(
+        round(float(ds["point"].sel(algorithm="B", metric="mean")), 3)
+    )

@@ -42,7 +42,11 @@ def test_an_interval_that_ignores_the_data_is_caught():
         return point - 1e-9, point + 1e-9
 
     table, _ = coverage_table(
-        scores(), run_counts=(5,), subsamples=30, metrics=("mean",), interval=too_narrow,
+        scores(),
+        run_counts=(5,),
+        subsamples=30,
+        metrics=("mean",),
+        interval=too_narrow,
         rng=np.random.default_rng(0),
     )
     assert table.loc[(5, "mean"), "coverage"] == pytest.approx(0.0)

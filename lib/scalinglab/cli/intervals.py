@@ -265,12 +265,9 @@ def _compute(args: argparse.Namespace) -> dict:
         from scalinglab.stats.profiles import performance_profile
 
         assert scores is not None  # profiles take the general path
-        taus = np.linspace(
-            min(0.0, float(scores.quantile(0.01))), float(scores.quantile(0.99)), 51
-        )
+        taus = np.linspace(min(0.0, float(scores.quantile(0.01))), float(scores.quantile(0.99)), 51)
         profile = performance_profile(
-            scores, taus, reps=args.poi_reps, level=args.confidence, rng=rng_profiles,
-            kind="score",
+            scores, taus, reps=args.poi_reps, level=args.confidence, rng=rng_profiles, kind="score"
         )
         out["performance_profiles"] = {
             "kind": "score",

@@ -66,7 +66,6 @@ def measure_hardware(*, quick: bool = False, seed: int = 0) -> HardwareRecord:
             stacklevel=2,
         )
     threads = thread_counts()
-    n_threads = threads.get("numba_threads", 1)
     fma_all = microbench.fma_flop_per_s(passes=settings["passes"], repeats=settings["repeats"])
     fma_one = microbench.fma_flop_per_s(
         passes=settings["passes"], repeats=4 * settings["repeats"], threads=1

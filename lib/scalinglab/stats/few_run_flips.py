@@ -35,8 +35,6 @@ so an algorithm's draws do not depend on which others are present.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
 import xarray as xr
 
@@ -145,7 +143,7 @@ def few_run_flip_rates(
     draws: int = 1000,
     reps: int = 1000,
     inner_draws: int = 100,
-    metrics: Sequence[str] | str = ("iqm", "median", "mean"),
+    metrics: tuple[str, ...] | list[str] | str = ("iqm", "median", "mean"),
     level: float = 0.95,
     rng: np.random.Generator,
 ) -> xr.Dataset:
@@ -217,9 +215,7 @@ def few_run_flip_rates(
             b1 = min(reps, b0 + 50)
             p = distinct_positions(g, counts, size=(b1 - b0, inner_draws), k=n_runs)
             # replicate b's resampled run at position p of task j: boot[b, p, j]
-            idx = np.take_along_axis(
-                boot[b0:b1, None], p, axis=-2
-            )  # (b, D, k, M)
+            idx = np.take_along_axis(boot[b0:b1, None], p, axis=-2)  # (b, D, k, M)
             sub = np.take(flat, idx).reshape(-1, n_runs, m)
             outer_est[b0:b1, :, a_i] = statistic(sub).reshape(b1 - b0, inner_draws, k_n)
     per_draw = _rates(est, full, sign)  # (3, D, K)

@@ -146,7 +146,7 @@ def algorithm_tables(scores: xr.DataArray) -> dict[str, np.ndarray]:
     return {name: scores.values[i] for i, name in enumerate(names)}
 
 
-def wide_table(ds: xr.Dataset, *, columns: str = "metric", digits: int = 3) -> "pd.DataFrame":
+def wide_table(ds: xr.Dataset, *, columns: str = "metric", digits: int = 3) -> pd.DataFrame:
     """A dataset of per-cell statistics as a table with readable flat column names.
 
     ``ds.to_dataframe().unstack(columns)`` gives tuple headers such as
@@ -165,9 +165,11 @@ def wide_table(ds: xr.Dataset, *, columns: str = "metric", digits: int = 3) -> "
     pandas.DataFrame
         Rows: the other dim; columns: ``len(ds[columns]) * len(ds.data_vars)``.
     """
-    frame = ds.to_dataframe().drop(
-        columns=[c for c in ds.coords if c not in ds.dims], errors="ignore"
-    ).unstack(columns)
+    frame = (
+        ds.to_dataframe()
+        .drop(columns=[c for c in ds.coords if c not in ds.dims], errors="ignore")
+        .unstack(columns)
+    )
     frame = frame.reorder_levels([1, 0], axis=1)
     labels = [str(v) for v in ds[columns].values]
     names = list(ds.data_vars)

@@ -244,11 +244,7 @@ def ci_width_vs_runs(
             spread[n_i, a_i] = w.std(axis=0, ddof=1) if draws > 1 else 0.0
     dims = ("n_runs", "algorithm", "metric")
     return xr.Dataset(
-        {
-            "width": (dims, width),
-            "width_std": (dims, spread),
-            "own_runs": ("algorithm", own),
-        },
+        {"width": (dims, width), "width_std": (dims, spread), "own_runs": ("algorithm", own)},
         coords={
             "n_runs": counts,
             "algorithm": checked.coords["algorithm"].values,

@@ -31,7 +31,9 @@ from scalinglab.stats.variability import subsample_runs
 __all__ = ["bootstrap_interval", "coverage_table"]
 
 #: ``interval(table, metrics, rng) -> (lo, hi)``, each of shape ``(len(metrics),)``.
-IntervalFn = Callable[[np.ndarray, Sequence[str], np.random.Generator], tuple[np.ndarray, np.ndarray]]
+IntervalFn = Callable[
+    [np.ndarray, Sequence[str], np.random.Generator], tuple[np.ndarray, np.ndarray]
+]
 
 
 def bootstrap_interval(*, reps: int, level: float, method: str) -> IntervalFn:
@@ -52,7 +54,7 @@ def coverage_table(
     run_counts: Sequence[int] = (3, 5, 10),
     min_runs: int = 50,
     subsamples: int = 200,
-    metrics: Sequence[str] | str = ("iqm", "median"),
+    metrics: tuple[str, ...] | list[str] | str = ("iqm", "median"),
     interval: IntervalFn,
     level: float = 0.95,
     rng: np.random.Generator,

@@ -33,9 +33,9 @@ import pandas as pd
 import xarray as xr
 
 from scalinglab.errors import InputError
+from scalinglab.stats.bootstrap import percentile_interval
 from scalinglab.stats.layout import check_scores
 from scalinglab.stats.metrics import AGGREGATES, per_task_means, resolve_metrics
-from scalinglab.stats.bootstrap import percentile_interval
 from scalinglab.stats.reliability import outer_bootstrap
 from scalinglab.stats.replicates import metric_replicates
 from scalinglab.stats.variability import rank_flip_probability, subsample_point_estimates
