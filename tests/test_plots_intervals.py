@@ -190,3 +190,20 @@ def test_large_heatmap_drops_cell_numbers_and_clips_outliers():
     small = P.plot_score_heatmap(s.isel(task=slice(0, 5)))
     assert len(small.axes[0].texts) == 30
     plt.close(small)
+
+
+def test_width_vs_runs_axis_labels_each_count_once_and_curves_stop_at_own_counts():
+    n = np.array([3, 5, 10, 15, 16, 30, 100])
+    width = np.full((len(n), 2, 2), np.nan)
+    width[:, 0] = (1 / np.sqrt(n))[:, None]  # 100 runs
+    width[:4, 1] = (1.2 / np.sqrt(n[:4]))[:, None]  # 15 runs: NaN beyond
+    da = xr.DataArray(
+        width, dims=("n_runs", "algorithm", "metric"),
+        coords={"n_runs": n, "algorithm": ["a", "b"], "metric": ["iqm", "median"]},
+    )
+    fig = P.plot_ci_width_vs_runs(xr.Dataset({"width": da}))
+    for ax in fig.axes[:2]:
+        labels = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
+        assert len(labels) == len(set(labels)) and "3" in labels and "100" in labels
+        assert not ("15" in labels and "16" in labels)  # neighbours on a log axis
+    plt.close(fig)

@@ -155,7 +155,9 @@ def plot_few_run_spread(
     ax.set_yticks(y, [])
     ax.set_xlim(0, 1)
     ax.set_title(f"Rank by {METRIC_LABELS.get(rank_metric, rank_metric)} (fraction of draws)")
-    ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    # below the figure, in rows (a legend beside the panel is clipped with many algorithms)
+    handles, labels = ax.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncols=min(len(algs), 8), fontsize=7)
     n_runs = estimates.attrs.get("n_runs")
     fig.suptitle("Point estimates from few runs" + (f" ({n_runs} runs per task)" if n_runs else ""))
     return fig
@@ -227,7 +229,7 @@ def plot_ci_width_vs_runs(widths: xr.Dataset | xr.DataArray, *, var: str = "widt
             marker="o",
             label=METRIC_LABELS.get(m, m),
         )
-    ax.set_xticks(n)
+    _run_axis(ax, n)
     ax.set_xlabel("runs per task")
     ax.set_ylabel("CI width")
     ax.set_title("Interval width vs runs")
@@ -245,13 +247,34 @@ def plot_ci_width_vs_runs(widths: xr.Dataset | xr.DataArray, *, var: str = "widt
             label=f"{METRIC_LABELS.get(m, m)} / {METRIC_LABELS.get(base, base)}",
         )
     ax2.axhline(1.0, color="gray", ls="--", lw=1)
-    ax2.set_xticks(n)
+    _run_axis(ax2, n)
     ax2.set_xlabel("runs per task")
     ax2.set_ylabel("width ratio (mean over algorithms)")
     ax2.set_title("Relative width")
     ax2.legend()
     ax2.grid(alpha=0.3)
     return fig
+
+
+def _run_axis(ax, n: np.ndarray) -> None:
+    """Run counts on x: a log axis over a wide range, one label per count, none repeated
+    (the log axis's own minor labels would print counts again)."""
+    from matplotlib.ticker import FixedLocator, NullFormatter, NullLocator
+
+    n = np.unique(np.asarray(n, dtype=int))
+    if n.size > 1 and n.max() / max(n.min(), 1) > 5:
+        ax.set_xscale("log")
+        ax.xaxis.set_minor_locator(NullLocator())
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        # drop a label that would sit on its neighbour (e.g. 15 and 16 on a log axis)
+        kept = [int(n[0])]
+        for v in n[1:]:
+            if np.log10(v) - np.log10(kept[-1]) > 0.06:
+                kept.append(int(v))
+        ax.xaxis.set_major_locator(FixedLocator(kept))
+        ax.set_xticklabels([str(v) for v in kept])
+    else:
+        ax.set_xticks(n, [str(v) for v in n])
 
 
 def plot_performance_profiles(

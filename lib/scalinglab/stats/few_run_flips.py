@@ -233,7 +233,7 @@ def few_run_flip_rates(
             "lo": (dims, np.asarray(lo)),
             "hi": (dims, np.asarray(hi)),
             "mc_se": (dims, mc_se),
-            "estimate": (("draw", "algorithm", "metric"), est),
+            "estimate": (("draw", "algorithm", "metric"), est, {"n_runs": int(n_runs)}),
             "full": (("algorithm", "metric"), full),
             "spread": (("algorithm", "metric"), spread),
         },
