@@ -186,7 +186,7 @@ use_style()
 # One call loads the cached benchmark results from `data/interval_estimates/` (keyed by a
 # hash of the experiment's configuration, with provenance), or runs the experiment on a Dask
 # cluster if they are missing or `rerun` is set, or reads your files if `scores` is given.
-# The table shows the mean normalized score of each algorithm on each task.
+# The table shows the mean normalized score of each algorithm (columns) on each task (rows).
 
 # %%
 data = load_or_run(
@@ -204,7 +204,7 @@ print(
     f"{data.attrs['source']}: {len(algorithms)} algorithms x {data.sizes['task']} tasks; "
     "runs per task: " + ", ".join(f"{a} {int(run_counts.sel(algorithm=a))}" for a in algorithms)
 )
-data.mean("run").to_pandas().round(3)
+data.mean("run").to_pandas().T.round(3)  # tasks as rows: a wide table would be clipped
 
 # %%
 fig = plots.plot_score_heatmap(data)
