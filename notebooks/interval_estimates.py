@@ -134,6 +134,8 @@ curves: str = ""  # folder of per-iteration returns (rliable's records) for samp
 
 # %%
 import numpy as np
+import pandas as pd
+from IPython.display import display
 
 from scalinglab.estimate import Estimate
 from scalinglab.plots import intervals as plots
@@ -600,7 +602,7 @@ share[["point", "lo", "hi"]].to_dataframe().round(3)
 # for every algorithm.
 
 # %%
-claims_from(
+verdicts = claims_from(
     "interval_estimates",
     board=[{"x": x, "y": y} for x, y in board_pairs],
     few_runs=few_runs,
@@ -609,6 +611,12 @@ claims_from(
     n_tasks=n_tasks,
     twice_share=2 * k / n_tasks,
 )
+with pd.option_context("display.max_colwidth", None):
+    display(
+        pd.DataFrame(
+            [{"claim": v.claim.id, "verdict": v.verdict, "why": v.reason} for v in verdicts]
+        ).set_index("claim")
+    )
 
 # %% [markdown]
 # ## Findings
