@@ -362,8 +362,15 @@ def test_notebook_gpperf_variant_reads_the_published_tables(tmp_path, monkeypatc
     assert result.status == "ok", result.error
     claims = {c["id"]: c["verdict"] for c in load_results_claims(result.run_dir)}
     assert len(claims) == 10 and "untested" not in claims.values()
-    # the published tables' max tile effect (tile 1 vs the best, 255x) is not 3.2x
-    assert claims["GEMM-1"] == "contradicts"
+    # the published tables' max tile effect (tile 1 vs the best, 255x) is a maximum over
+    # shapes: resampling shapes cannot exceed it, so it is reported without an interval and
+    # GEMM-1 cannot be decided by one (the report shows the number)
+    from scalinglab.record import load_results
+
+    found = {f["name"]: f for f in load_results(result.run_dir / "results.json")}
+    top = found["gpperf/tile/max_worst_over_best/all_tiles"]
+    assert top["ci"] is None and top["point"] > 100
+    assert claims["GEMM-1"] == "inconclusive"
     # one document per design: the CPU sections are the default report's, not this one's
     html = (result.run_dir / "report.html").read_text()
     assert "GPPerf" in html and "The tile-size sweep" not in html
