@@ -9,6 +9,11 @@ bootstrap intervals of the requested metrics for every algorithm and, with
      "metrics": {ALG: {METRIC: {"point": x, "ci": [lo, hi]}}},
      "probability_of_improvement": {"X:Y": {"point": p, "ci": [lo, hi]}}}
 
+``--profiles`` adds run-score performance profiles with pointwise bands (fraction
+of runs above each threshold tau, ``--poi-reps`` replicates) under
+``"performance_profiles"``; ``--plot PATH`` (``.png`` or ``.svg``) draws the
+intervals, and with ``--profiles`` the profiles next to it (``<stem>-profiles<suffix>``).
+
 Defaults follow the paper: 50,000 replicates for the metrics (``--reps``) and
 2,000 for P(X > Y) (``--poi-reps``; the JSON's ``reps`` is the metrics' count).
 ``--seed`` (default 0) makes the output reproducible: metric intervals and
@@ -110,6 +115,17 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     )
     p.add_argument("--task-bootstrap", action="store_true", help="resample tasks as well as runs")
     p.add_argument(
+        "--profiles",
+        action="store_true",
+        help="add run-score performance profiles with pointwise bands",
+    )
+    p.add_argument(
+        "--plot",
+        metavar="PATH",
+        default="",
+        help="write the intervals (and, with --profiles, the profiles) as a .png or .svg",
+    )
+    p.add_argument(
         "--format",
         choices=("json", "table"),
         default="json",
@@ -203,8 +219,14 @@ def _compute(args: argparse.Namespace) -> dict:
     size = _input_bytes(args.scores)
     if size > BIG_INPUT:
         _check_memory(args.scores, size)
-    rng_metrics, rng_poi = np.random.default_rng(args.seed).spawn(2)
-    plain = None if args.compare else _plain_tables(args)
+    plot = getattr(args, "plot", "")
+    if plot and Path(plot).suffix.lower() not in (".png", ".svg"):
+        raise InputError(f"--plot {plot}: give a .png or .svg path")
+    profiles = getattr(args, "profiles", False)
+    # spawn(3) gives the same first two children as spawn(2): metrics and P(X > Y) keep
+    # their streams, the profiles get their own
+    rng_metrics, rng_poi, rng_profiles = np.random.default_rng(args.seed).spawn(3)
+    plain = None if (args.compare or profiles) else _plain_tables(args)
     scores = None
     if plain is not None:
         algorithms, tables = plain
@@ -255,7 +277,56 @@ def _compute(args: argparse.Namespace) -> dict:
                 "point": json_number(poi.point.values[i]),
                 "ci": [json_number(poi.lo.values[i]), json_number(poi.hi.values[i])],
             }
+    profile = None
+    if profiles:
+        from scalinglab.stats.profiles import performance_profile
+
+        assert scores is not None  # profiles take the general path
+        taus = np.linspace(min(0.0, float(scores.quantile(0.01))), float(scores.quantile(0.99)), 51)
+        profile = performance_profile(
+            scores, taus, reps=args.poi_reps, level=args.confidence, rng=rng_profiles, kind="score"
+        )
+        out["performance_profiles"] = {
+            "kind": "score",
+            "taus": [json_number(float(t)) for t in taus],
+            "algorithms": {
+                str(a): {
+                    v: [json_number(float(x)) for x in profile[v].sel(algorithm=a).values]
+                    for v in ("point", "lo", "hi")
+                }
+                for a in profile.coords["algorithm"].values
+            },
+        }
+    if plot:
+        out["plots"] = _write_plots(Path(plot), algorithms, names, point, lo, hi, profile)
     return out
+
+
+def _write_plots(path: Path, algorithms, names, point, lo, hi, profile) -> list[str]:
+    """Draw the intervals (and the profiles) with :mod:`scalinglab.plots.intervals`."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import xarray as xr
+
+    from scalinglab.plots import intervals as plots
+
+    dims = ("algorithm", "metric")
+    ds = xr.Dataset(
+        {"point": (dims, point), "lo": (dims, lo), "hi": (dims, hi)},
+        coords={"algorithm": list(algorithms), "metric": list(names)},
+    )
+    written = []
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig = plots.plot_interval_estimates(ds)
+    fig.savefig(path, bbox_inches="tight")
+    written.append(str(path))
+    if profile is not None:
+        other = path.with_name(f"{path.stem}-profiles{path.suffix}")
+        fig = plots.plot_performance_profiles([profile], titles=["score distribution"])
+        fig.savefig(other, bbox_inches="tight")
+        written.append(str(other))
+    return written
 
 
 def _f(x: float | None) -> str:

@@ -81,7 +81,12 @@ def resample_scores(scores: xr.DataArray, *, reps: int, rng: np.random.Generator
 
 
 def run_count_grid(scores: xr.DataArray, *, smallest: int = 3, points: int = 6) -> list[int]:
-    """Roughly log-spaced run counts from ``smallest`` up to the fewest runs any cell has.
+    """Roughly log-spaced run counts from ``smallest`` up to the most runs any algorithm has.
+
+    An algorithm's own count is the fewest present runs over its tasks; the grid
+    ends at the largest such count, so each algorithm's curve in
+    :func:`scalinglab.stats.variability.ci_width_vs_runs` goes up to its own
+    count (an algorithm with 5 runs does not cut the curve of one with 100).
 
     Parameters
     ----------
@@ -91,15 +96,16 @@ def run_count_grid(scores: xr.DataArray, *, smallest: int = 3, points: int = 6) 
     Returns
     -------
     list of int
-        Increasing, ending at the smallest present-run count over (algorithm,
-        task) cells (for :func:`scalinglab.stats.variability.ci_width_vs_runs`).
+        Increasing; ends at the largest per-algorithm count and holds every
+        algorithm's own count that is at least ``smallest``.
     """
-    checked = check_scores(scores)
-    most = int((~np.isnan(checked.values)).sum(axis=1).min())
+    checked = check_scores(scores).transpose("algorithm", "run", "task")
+    own = (~np.isnan(checked.values)).sum(axis=1).min(axis=1)  # (A,)
+    most = int(own.max())
     if most <= smallest:
         return [most]
     grid = np.round(np.geomspace(smallest, most, max(2, points))).astype(int)
-    return sorted({int(n) for n in grid})
+    return sorted({int(n) for n in grid} | {int(n) for n in own if n >= smallest})
 
 
 def outer_bootstrap(
