@@ -102,9 +102,9 @@ import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
 
+import scalinglab.record
 from scalinglab.fitting.loss_table import sweep_table
 from scalinglab.plots import use_style
-import scalinglab.record
 from scalinglab.record import claims_from, findings_table, record
 from scalinglab.studies.optimizers import (
     analysis,

@@ -75,9 +75,7 @@ class Speedups:
     sigma_dof: int | None = None
 
 
-def speedups(
-    table: pd.DataFrame, *, baseline: str, reps: int, level: float, seed: int
-) -> Speedups:
+def speedups(table: pd.DataFrame, *, baseline: str, reps: int, level: float, seed: int) -> Speedups:
     """Every run's speedup over ``baseline`` with bootstrap CIs.
 
     ``table``: one row per run (optimizer, model_size, data_multiple, loss[, seed]). With
@@ -92,9 +90,7 @@ def speedups(
         res, at_bound = published.noise_bootstrap(
             table, sigma=sigma, baseline=baseline, reps=reps, seed=seed, level=level
         )
-        return Speedups(
-            res, published.e_identified(res, at_bound), PARAMETRIC, True, sigma, dof
-        )
+        return Speedups(res, published.e_identified(res, at_bound), PARAMETRIC, True, sigma, dof)
     res = compute_speedups(table, baseline=baseline, bootstrap=reps, level=level, seed=seed)
     return Speedups(res, published.e_identified(res, None), OVER_SEEDS, False)
 
@@ -113,9 +109,10 @@ def final_losses(table: pd.DataFrame, *, reps: int, level: float, seed: int) -> 
     rows = []
     for (o, s, m), g in table.groupby(["optimizer", "model_size", "data_multiple"], sort=False):
         v = g.loss.to_numpy()
-        lo = hi = np.nan
+        lo = hi = float("nan")
         if len(v) >= 2:
-            lo, hi = percentile_interval(v[resample_groups(rng, len(v), reps)].mean(1), level=level)
+            draws = v[resample_groups(rng, len(v), reps)].mean(1)
+            lo, hi = (float(x) for x in percentile_interval(draws, level=level))
         rows.append(
             {
                 "optimizer": o,
@@ -500,7 +497,9 @@ class Rows:
                 "ranking/tau_gain_"
                 + r.schedule
                 + "/"
-                + ("pooled" if r.model_size == "pooled" else f"{r.model_size}/{r.data_multiple:g}x"),
+                + (
+                    "pooled" if r.model_size == "pooled" else f"{r.model_size}/{r.data_multiple:g}x"
+                ),
                 r.diff,
                 r.lo,
                 r.hi,
@@ -579,7 +578,8 @@ def claim_values(
     names = set(recorded)
     gain = sorted(n for n in names if n.startswith("ranking/tau_gain_"))
     pooled = [n for n in gain if n.endswith("/pooled")]
-    moved = sorted(n for n in names if n.startswith("transfer_ratio/muon/"))
+    # the largest size at which Muon's transfer ratio was recorded
+    moved = [f"transfer_ratio/muon/{s}" for s in sizes if f"transfer_ratio/muon/{s}" in names]
     if sweep:
         design = "sweep"
     elif set(sizes) <= set(published.PAPER_PARAMS):

@@ -76,7 +76,9 @@ def size_trend(per_size: pd.DataFrame, *, baseline: str, multiples: Sequence[flo
         _bars(ax, g.n_params, g.speedup, g.lo, g.hi, label=o)
     ax.axhline(1.0, color="k", lw=0.8)
     over = ", ".join(f"{m:g}x" for m in multiples)
-    ax.set(xscale="log", xlabel="non-embedding parameters", ylabel=f"speedup (geo-mean over {over})")
+    ax.set(
+        xscale="log", xlabel="non-embedding parameters", ylabel=f"speedup (geo-mean over {over})"
+    )
     ax.legend(fontsize=8)
     return fig
 
