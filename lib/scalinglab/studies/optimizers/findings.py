@@ -313,7 +313,7 @@ class Rows:
                 method=LOSS_OVER_SEEDS,
                 unit="nats/byte",
                 description="final held-out loss, "
-                + (f"mean over {r.seeds} seeds" if r.seeds > 1 else "one run"),
+                + ("mean over seeds" if r.seeds > 1 else "one run"),
             )
             for r in final.itertuples()
         )
