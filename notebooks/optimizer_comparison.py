@@ -528,7 +528,7 @@ claims_from(
 #   the end: the paper's warning against judging optimizers before their schedules have
 #   decayed reproduces.
 # * **Wall clock.** Muon's and SOAP's steps cost {{ step_time_ratio/muon/l | point }} and
-#   {{ step_time_ratio/soap/l | point }} times AdamW's at l on one CPU thread, so Muon's
+#   {{ step_time_ratio/soap/l | point }} AdamW's at l on one CPU thread, so Muon's
 #   token speedup there becomes {{ wallclock_speedup/muon/l }} in time: a speedup in tokens
 #   is not yet a speedup in time at this size.
 # * **Losses that rise with more data** (section 1): {{ rising/cells | point }} cells,
