@@ -142,12 +142,12 @@ from scalinglab.estimate import Estimate
 from scalinglab.plots import intervals as plots
 from scalinglab.plots import use_style
 from scalinglab.record import claims_from, findings_table, record
+from scalinglab.stats.calibration import seed_mean_coverage, share_with_floor
 from scalinglab.stats.few_run_flips import few_run_flip_rates
 from scalinglab.stats.improvement import pairwise_probability_of_improvement
 from scalinglab.stats.intervals import interval_estimates
 from scalinglab.stats.layout import wide_table
 from scalinglab.stats.profiles import performance_profile
-from scalinglab.stats.calibration import seed_mean_coverage, share_with_floor
 from scalinglab.stats.reliability import ci_width_ratio, run_count_grid
 from scalinglab.stats.replicates import interval_crosscheck, metric_replicates
 from scalinglab.stats.variability import ci_width_vs_runs

@@ -1125,13 +1125,28 @@ for design, frame in RATIO_FRAMES.items():
     fig, axes = plt.subplots(1, 2, figsize=(12, 3.6))
     for ax, (act, g) in zip(axes, both.groupby("activation", sort=False), strict=False):
         for k, (model, gm) in enumerate(g.groupby("model", sort=False)):
-            ax.plot(gm["tokens_per_param"], gm["ppl1_ratio"], "-o", ms=3, color=f"C{k}",
-                    label=f"{model}: PPL-{ppl_budget:g}%")
+            ax.plot(
+                gm["tokens_per_param"],
+                gm["ppl1_ratio"],
+                "-o",
+                ms=3,
+                color=f"C{k}",
+                label=f"{model}: PPL-{ppl_budget:g}%",
+            )
             if act == "relu":
-                ax.plot(gm["tokens_per_param"], gm["nonzero_ratio"], "--", color=f"C{k}",
-                        label=f"{model}: nonzero")
-        ax.set(xscale="log", xlabel="tokens per parameter", ylabel="ratio (seed mean)",
-               title=f"{design} design, {act}")
+                ax.plot(
+                    gm["tokens_per_param"],
+                    gm["nonzero_ratio"],
+                    "--",
+                    color=f"C{k}",
+                    label=f"{model}: nonzero",
+                )
+        ax.set(
+            xscale="log",
+            xlabel="tokens per parameter",
+            ylabel="ratio (seed mean)",
+            title=f"{design} design, {act}",
+        )
         ax.legend(fontsize=7, ncol=2)
     plt.show()
     display(Table(both, digits=3))
@@ -1169,8 +1184,10 @@ for design, frame in RATIO_FRAMES.items():
 LONG_FITS: dict[tuple[str, str], tuple] = {}
 if ldf is not None:
     for name, d in LONG.items():
-        print(f"{name}: {d.attrs['device']} runs, {int((d['status'] == 'ok').sum())} ok; "
-              f"{d.attrs.get('train_machine', 'trained on this machine')}")
+        print(
+            f"{name}: {d.attrs['device']} runs, {int((d['status'] == 'ok').sum())} ok; "
+            f"{d.attrs.get('train_machine', 'trained on this machine')}"
+        )
     llaws, lfits = sa.fit_laws(ldf, by=BY, **BOOT)
     display(Table(sa.laws_display(llaws), notes={"alpha": "no fit", "c": "no fit", "A0": "no fit"}))
     for row in llaws.to_dict("records"):
@@ -1222,8 +1239,9 @@ if ldf is not None:
         )
     for act in ("relu", "silu"):
         if (act, "s") in LONG_FITS and (act, "m") in LONG_FITS:
-            point, ci = slim.limit_scale_slope(LONG_FITS[(act, "s")], LONG_FITS[(act, "m")],
-                                             level=level)
+            point, ci = slim.limit_scale_slope(
+                LONG_FITS[(act, "s")], LONG_FITS[(act, "m")], level=level
+            )
             record(
                 f"long/{act}/scale/A0_relative_slope",
                 point,
@@ -1318,8 +1336,12 @@ if PUBLISHED:
         ident = sa.law_identification(res, "A0")
         cur = df[(df["activation"] == r["activation"]) & (df["model"] == r["model"])]
         _, rci = pub.residual_block_bootstrap(
-            res, cur["D"].to_numpy(), cur["activation_ratio"].to_numpy(), reps=reps,
-            level=level, seed=seed + k,
+            res,
+            cur["D"].to_numpy(),
+            cur["activation_ratio"].to_numpy(),
+            reps=reps,
+            level=level,
+            seed=seed + k,
         )
         resid_ok = rci[0] <= r["A0"] <= rci[1]
         record(
@@ -1445,8 +1467,9 @@ for act in ("relu", "silu"):
     )
     if PUBLISHED:
         t = plate[(plate["activation"] == act) & plate["model"].isin(test_m)]
-        rel = np.mean([plate_draws[(act, m)][:, 0] / plate_draws[(act, m)][:, 1]
-                       for m in t["model"]], axis=0)
+        rel = np.mean(
+            [plate_draws[(act, m)][:, 0] / plate_draws[(act, m)][:, 1] for m in t["model"]], axis=0
+        )
         point, ci = pub.summarize(float((t["slope"] / t["end_ratio"]).mean()), rel, level=level)
         record(
             f"paper/{act}/trend/late_relative_slope/test_half",
@@ -1485,7 +1508,10 @@ LUO = "Luo et al. 2024 (Sparsing Law)"
 if PUBLISHED:
     relu_A0 = [f"paper/law/relu/{m}/A0" for m in ptab[ptab["activation"] == "relu"]["model"]]
     silu_A0 = [f"paper/law/silu/{m}/A0" for m in ptab[ptab["activation"] == "silu"]["model"]]
-    for act, word, sign, rule in (("relu", "decreases", -1, "less"), ("silu", "increases", 1, "greater")):
+    for act, word, sign, rule in (
+        ("relu", "decreases", -1, "less"),
+        ("silu", "increases", 1, "greater"),
+    ):
         claim(
             f"{act}-{'decreasing' if sign < 0 else 'increasing'}",
             paper=LUO,
@@ -1545,13 +1571,20 @@ if PUBLISHED:
     )
 elif ds is not None:
     have = {f.name for f in findings()}
-    LONG_HOW = (
-        f"python -m scalinglab.studies.sparsity.long_runs run --class {compute_class}"
-    )
-    for act, word, sign, rule in (("relu", "decreases", -1, "less"), ("silu", "increases", 1, "greater")):
+    LONG_HOW = f"python -m scalinglab.studies.sparsity.long_runs run --class {compute_class}"
+    for act, word, sign, rule in (
+        ("relu", "decreases", -1, "less"),
+        ("silu", "increases", 1, "greater"),
+    ):
         trend_name = next(
-            (n for n in (f"long/{act}/trend/relative_last_decade",
-                         f"horizon/{act}/trend/relative_last_decade") if n in have),
+            (
+                n
+                for n in (
+                    f"long/{act}/trend/relative_last_decade",
+                    f"horizon/{act}/trend/relative_last_decade",
+                )
+                if n in have
+            ),
             None,
         )
         claim(
@@ -1579,8 +1612,10 @@ elif ds is not None:
             **(
                 {"finding": names}
                 if all(n in have for n in names)
-                else {"untested": f"the long design is not run ({LONG_HOW}); limits read "
-                      "mid-transient are not the paper's A0"}
+                else {
+                    "untested": f"the long design is not run ({LONG_HOW}); limits read "
+                    "mid-transient are not the paper's A0"
+                }
             ),
             statement=f"{act}'s ratio tends to a limit A0 of about "
             f"{100 * lim[0]:.0f}-{100 * lim[1]:.0f}% (law fit to 500 tokens per parameter, "
@@ -1648,8 +1683,10 @@ elif ds is not None:
         **(
             {"finding": KERNEL_FINDINGS}
             if have_k
-            else {"untested": "fewer than 2 committed kernel timing runs (python -m "
-                  "scalinglab.studies.sparsity.time_kernel)"}
+            else {
+                "untested": "fewer than 2 committed kernel timing runs (python -m "
+                "scalinglab.studies.sparsity.time_kernel)"
+            }
         ),
         statement="A sparse FFN at the paper's 93.5% sparsity runs faster than the dense FFN "
         "(paper: 4.1x on a GPU, 2.4B model): our CPU kernel (sparse_numba, batch 1, random "
@@ -1659,11 +1696,12 @@ elif ds is not None:
         "sparse-speedup-real-masks",
         paper=LUO,
         **(
-            {"finding": "kernel/real_masks/cett/batch1/speedup", "expect": "greater",
-             "value": 1.0}
+            {"finding": "kernel/real_masks/cett/batch1/speedup", "expect": "greater", "value": 1.0}
             if retime
-            else {"untested": "a live timing on the trained model's masks (section 7b) runs "
-                  "only with retime=True; at F = 688 it times per-call overhead, not sparsity"}
+            else {
+                "untested": "a live timing on the trained model's masks (section 7b) runs "
+                "only with retime=True; at F = 688 it times per-call overhead, not sparsity"
+            }
         ),
         statement="Sparsity buys speed in a real kernel: an FFN that computes only the "
         "neurons a trained ReLU model keeps at PPL-1% (its own masks, per layer and token) "

@@ -20,7 +20,7 @@ from scalinglab.estimate import Estimate
 
 ROOT = Path(__file__).resolve().parents[1]
 
-FILE = textwrap.dedent('''\
+FILE = textwrap.dedent("""\
     [sources]
     P = "Someone et al. 2024"
 
@@ -57,7 +57,7 @@ FILE = textwrap.dedent('''\
     source = "P"
     statement = "a figure"
     untested = "not a number"
-    ''')
+    """)
 
 
 @pytest.fixture

@@ -365,8 +365,17 @@ def test_huber_standard_errors_say_where_they_come_from(po_csv, capsys):
 
 def test_table_is_an_lmfit_style_report(po_csv, capsys):
     code, out, err = _run(
-        capsys, "power_offset", po_csv, "--x", "data_multiple", "--y", "loss",
-        "--bootstrap", "0", "--format", "table",
+        capsys,
+        "power_offset",
+        po_csv,
+        "--x",
+        "data_multiple",
+        "--y",
+        "loss",
+        "--bootstrap",
+        "0",
+        "--format",
+        "table",
     )
     assert code == 0, err
     for section in ("[[Fit statistics]]", "[[Variables]]", "[[Residuals]]", "[[Correlations]]"):
@@ -458,8 +467,21 @@ def test_plot_writes_the_residual_plot(po_csv, tmp_path, capsys, suffix, magic):
 def test_compute_optimal_on_the_shipped_example(capsys):
     path = repo_root() / "data" / "examples" / "fit_chinchilla.csv"
     code, out, err = _run(
-        capsys, "chinchilla", path, "--x", "N,D", "--y", "loss", "--group", "budget",
-        "--bootstrap", "100", "--compute-optimal", "C=5.76e23", "--predict", "N=7e10,D=1.4e12",
+        capsys,
+        "chinchilla",
+        path,
+        "--x",
+        "N,D",
+        "--y",
+        "loss",
+        "--group",
+        "budget",
+        "--bootstrap",
+        "100",
+        "--compute-optimal",
+        "C=5.76e23",
+        "--predict",
+        "N=7e10,D=1.4e12",
     )
     assert code == 0, err
     d = json.loads(out)

@@ -67,8 +67,9 @@ def test_the_closed_form_optimum_minimizes_the_law_on_the_budget():
         D = C / (6 * N)
         return EPOCH["E"] + EPOCH["A"] * N ** -EPOCH["alpha"] + EPOCH["B"] * D ** -EPOCH["beta"]
 
-    num = minimize_scalar(loss, bounds=(np.log(1e6), np.log(1e14)), method="bounded",
-                          options={"xatol": 1e-10})
+    num = minimize_scalar(
+        loss, bounds=(np.log(1e6), np.log(1e14)), method="bounded", options={"xatol": 1e-10}
+    )
     assert float(opt["N"]) == pytest.approx(np.exp(num.x), rel=1e-4)
     assert float(opt["N"] * opt["D"]) * 6 == pytest.approx(C)
     assert float(opt["loss"]) == pytest.approx(num.fun, rel=1e-9)
@@ -81,18 +82,31 @@ def test_compute_optimal_intervals_are_the_formula_over_the_draws():
     names = list(EPOCH)
     draws = np.array([EPOCH[n] for n in names]) * (1 + 0.02 * rng.normal(size=(400, 5)))
     res = FitResult(
-        law="chinchilla", params=dict(EPOCH), objective=0.0, n_points=100, n_groups=10,
-        converged=True, draws=draws,
+        law="chinchilla",
+        params=dict(EPOCH),
+        objective=0.0,
+        n_points=100,
+        n_groups=10,
+        converged=True,
+        draws=draws,
     )
     q = compute_optimal(res, 1e22)
-    per_draw = [float(optimal_allocation(dict(zip(names, d)), 1e22)["N"]) for d in draws]
+    per_draw = [
+        float(optimal_allocation(dict(zip(names, d, strict=True)), 1e22)["N"]) for d in draws
+    ]
     assert q["N"].ci[0] == pytest.approx(np.percentile(per_draw, 2.5))
     assert q["N"].ci[1] == pytest.approx(np.percentile(per_draw, 97.5))
     assert float(q["N"].point) == pytest.approx(float(optimal_allocation(EPOCH, 1e22)["N"]))
     with pytest.raises(InputError, match="positive number of FLOPs"):
         compute_optimal(res, -1.0)
-    other = FitResult(law="power_offset", params=dict(PO_TRUTH), objective=0.0, n_points=9,
-                      n_groups=9, converged=True)
+    other = FitResult(
+        law="power_offset",
+        params=dict(PO_TRUTH),
+        objective=0.0,
+        n_points=9,
+        n_groups=9,
+        converged=True,
+    )
     with pytest.raises(InputError, match="Chinchilla-style law"):
         compute_optimal(other, 1e22)
 

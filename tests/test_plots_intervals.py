@@ -198,7 +198,8 @@ def test_width_vs_runs_axis_labels_each_count_once_and_curves_stop_at_own_counts
     width[:, 0] = (1 / np.sqrt(n))[:, None]  # 100 runs
     width[:4, 1] = (1.2 / np.sqrt(n[:4]))[:, None]  # 15 runs: NaN beyond
     da = xr.DataArray(
-        width, dims=("n_runs", "algorithm", "metric"),
+        width,
+        dims=("n_runs", "algorithm", "metric"),
         coords={"n_runs": n, "algorithm": ["a", "b"], "metric": ["iqm", "median"]},
     )
     fig = P.plot_ci_width_vs_runs(xr.Dataset({"width": da}))

@@ -30,9 +30,7 @@ F = [
 
 def test_a_reference_renders_point_interval_and_unit():
     text = "faster: {{ speed/x }}; point {{speed/x|point}}; ci {{ speed/x | ci }}"
-    assert fill_markdown(text, F) == (
-        "faster: 1.2 [1.17, 1.32] x; point 1.2 x; ci [1.17, 1.32]"
-    )
+    assert fill_markdown(text, F) == ("faster: 1.2 [1.17, 1.32] x; point 1.2 x; ci [1.17, 1.32]")
     assert fill_markdown("{{ share | pct }}", F) == "25% [20%, 30%]"
 
 

@@ -445,9 +445,7 @@ def _fake_kernel(study_path, executed_path, params, *, results_path, **kw):
     results_path.write_text(json.dumps({"findings": [finding], "claims": []}))
 
 
-def test_a_run_with_custom_parameters_leaves_latest_and_the_index_alone(
-    root, monkeypatch, capsys
-):
+def test_a_run_with_custom_parameters_leaves_latest_and_the_index_alone(root, monkeypatch, capsys):
     """``-p shift 1.0`` on the default variant: its own git-ignored folder, never ``latest``."""
     import subprocess
 
@@ -490,9 +488,7 @@ def test_user_and_custom_report_folders_are_git_ignored():
         "reports/index.html": False,
     }
     for path, ignored in paths.items():
-        rc = subprocess.run(
-            ["git", "check-ignore", "-q", "--no-index", path], cwd=repo
-        ).returncode
+        rc = subprocess.run(["git", "check-ignore", "-q", "--no-index", path], cwd=repo).returncode
         assert rc == (0 if ignored else 1), path
 
 

@@ -42,10 +42,17 @@ def test_compare_verdicts_marks_changes_and_missing_claims():
 def _fake_run(tmp_path, params, claims, status="ok"):
     d = tmp_path / "s" / "default" / "r1"
     d.mkdir(parents=True)
-    (d / "manifest.json").write_text(json.dumps({
-        "study": "s", "variant": "default", "run_id": "r1", "status": status,
-        "parameters": params,
-    }))
+    (d / "manifest.json").write_text(
+        json.dumps(
+            {
+                "study": "s",
+                "variant": "default",
+                "run_id": "r1",
+                "status": status,
+                "parameters": params,
+            }
+        )
+    )
     (d / "results.json").write_text(json.dumps({"findings": [], "claims": claims}))
     return d
 
@@ -85,8 +92,10 @@ def test_verify_seeds_on_a_fixture_study_lists_the_verdict_that_flips(
     monkeypatch.setattr(manifest_mod, "lib_hash", lambda: "pinned-lib-hash")
     a = run_study("fixture_seeds", command="pytest")
     assert a.status == "ok", a.error
-    recorded = {c["id"]: c["verdict"] for c in
-                json.loads((a.run_dir / "results.json").read_text())["claims"]}
+    recorded = {
+        c["id"]: c["verdict"]
+        for c in json.loads((a.run_dir / "results.json").read_text())["claims"]
+    }
     assert recorded["far"] == "reproduces"
     seeds = "1,2,3,4,5,6"
     code = cli.main(["verify", str(a.run_dir), "--seeds", seeds, "--format", "json"])

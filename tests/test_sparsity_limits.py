@@ -89,8 +89,9 @@ def test_calibration_uses_one_half_of_the_sizes():
 
 def test_limit_scale_slope_from_paired_draws():
     def res(a0, draws):
-        return SimpleNamespace(params={"c": 1.0, "A0": a0}, draws=np.column_stack(
-            [np.ones_like(draws), draws]))
+        return SimpleNamespace(
+            params={"c": 1.0, "A0": a0}, draws=np.column_stack([np.ones_like(draws), draws])
+        )
 
     small = (res(0.10, np.array([0.09, 0.10, 0.11])), 1e4)
     large = (res(0.12, np.array([0.12, 0.12, 0.12])), 1e5)

@@ -68,9 +68,7 @@ def test_a_group_resumes_run_by_run(tmp_path, monkeypatch):
         return real(cfg_, spec, act, seeds, **kw)
 
     monkeypatch.setattr(stacked, "train_stacked", spy)
-    partial = long_runs.train_group(
-        _micro(seeds=(0, 2)), "relu", runs=runs, progress=False
-    )
+    partial = long_runs.train_group(_micro(seeds=(0, 2)), "relu", runs=runs, progress=False)
     assert partial == [] and calls == [(0, 2)]
     assert long_runs.train_group(cfg, "relu", runs=runs, progress=False) == []
     assert calls == [(0, 2), (1,)]  # only the missing seed is trained

@@ -154,8 +154,9 @@ def test_tiny_benchmark_through_the_runner(tmp_path):
     }
     assert claims["iqm-efficiency"]["regime"].startswith("outside")
     assert {claims[c]["scope"] for c in orderings} == {"project"}
-    assert all("Agarwal" not in claims[c]["paper"] or "project" in claims[c]["paper"]
-               for c in orderings)
+    assert all(
+        "Agarwal" not in claims[c]["paper"] or "project" in claims[c]["paper"] for c in orderings
+    )
     for name in ("rank_flip_rate/few_runs", "pair_flip_rate/few_runs"):
         assert 0.0 <= by_name[name]["ci"][0] and by_name[name]["ci"][1] <= 1.0
     html = (run_dir / "report.html").read_text()

@@ -23,7 +23,9 @@ def lab(tmp_path, monkeypatch):
     (tmp_path / "notebooks").mkdir()
     shutil.copy(NOTEBOOK, tmp_path / "notebooks")
     (tmp_path / "notebooks" / "claims").mkdir()
-    shutil.copy(ROOT / "notebooks" / "claims" / "test_time_scaling.toml", tmp_path / "notebooks" / "claims")
+    shutil.copy(
+        ROOT / "notebooks" / "claims" / "test_time_scaling.toml", tmp_path / "notebooks" / "claims"
+    )
     (tmp_path / "data" / "hardware").mkdir(parents=True)
     for f in (ROOT / "data" / "hardware").glob("*.json"):
         shutil.copy(f, tmp_path / "data" / "hardware")

@@ -33,8 +33,14 @@ def _finding(name, point, lo, hi, **kw):
 
 
 def _c(**kw):
-    base = {"id": "c", "paper": P, "statement": "s", "findings": ("x",), "expect": "greater",
-            "value": 0.0}
+    base = {
+        "id": "c",
+        "paper": P,
+        "statement": "s",
+        "findings": ("x",),
+        "expect": "greater",
+        "value": 0.0,
+    }
     return Claim(**{**base, **kw})
 
 
@@ -77,7 +83,8 @@ def test_ledger_groups_by_scope_and_counts_per_scope_in_results_json(tmp_path):
     _finding("x", 1.0, 0.5, 1.5)
     _finding("y", -1.0, -1.5, -0.5)
     path = tmp_path / "claims.toml"
-    path.write_text(textwrap.dedent('''\
+    path.write_text(
+        textwrap.dedent("""\
         [[claim]]
         id = "A"
         source = "Paper"
@@ -108,7 +115,8 @@ def test_ledger_groups_by_scope_and_counts_per_scope_in_results_json(tmp_path):
         scope = "project"
         regime = "outside"
         user_data = true
-    '''))
+    """)
+    )
     rec.claims_from(path)
     saved = json.loads((tmp_path / "run" / "results.json").read_text())
     assert saved["claims_by_scope"] == {
@@ -116,12 +124,16 @@ def test_ledger_groups_by_scope_and_counts_per_scope_in_results_json(tmp_path):
         "project": {"reproduces": 1},
     }
     html = ledger_html(saved["claims"])
-    assert html.index("Papers&#x27; claims") < html.index(">A<") < html.index(
-        "This project&#x27;s own checks"
-    ) < html.index(">C<")
-    assert "papers' claims: 1 contradicts, 1 holds at our scale" in summary_scoped_text(
-        saved["claims"]
-    ).lower()
+    assert (
+        html.index("Papers&#x27; claims")
+        < html.index(">A<")
+        < html.index("This project&#x27;s own checks")
+        < html.index(">C<")
+    )
+    assert (
+        "papers' claims: 1 contradicts, 1 holds at our scale"
+        in summary_scoped_text(saved["claims"]).lower()
+    )
     # on a user's data only the user_data claim is kept, without a paper attribution
     rec.clear()
     _finding("x", 1.0, 0.5, 1.5)
@@ -268,7 +280,8 @@ def test_outer_bootstrap_bounds_carry_their_mc_error_into_estimates():
 
 def test_a_family_of_claims_one_per_pair_is_holm_corrected(tmp_path):
     path = tmp_path / "pairs.toml"
-    path.write_text(textwrap.dedent('''\
+    path.write_text(
+        textwrap.dedent("""\
         [[claim]]
         id = "order/{x}>{y}"
         each = "pairs"
@@ -279,7 +292,8 @@ def test_a_family_of_claims_one_per_pair_is_holm_corrected(tmp_path):
         value = 0.5
         scope = "benchmark"
         regime = "paper data"
-    '''))
+    """)
+    )
     pairs = [{"x": f"a{i}", "y": f"b{i}"} for i in range(4)]
     for i in range(3):
         _finding(f"poi/a{i}_vs_b{i}", 0.8, 0.6, 0.95)

@@ -340,9 +340,7 @@ def decide(claim: Claim, findings: Mapping[str, Mapping[str, Any]]) -> Verdict:
     return Verdict(claim, verdict, reason, evidence, v.mde)
 
 
-def decide_all(
-    claims: Sequence[Claim], findings: Mapping[str, Mapping[str, Any]]
-) -> list[Verdict]:
+def decide_all(claims: Sequence[Claim], findings: Mapping[str, Mapping[str, Any]]) -> list[Verdict]:
     """Decide every claim; within a family (claims with the same ``family``, e.g. one per
     leaderboard pair), a ``contradicts`` stands only if its contradiction p-value
     (:func:`scalinglab.verdict_checks.contradiction_p`) survives Holm's correction over
@@ -375,8 +373,7 @@ def decide_all(
             if raw[i].verdict != "contradicts":
                 continue
             note = (
-                f" (Holm-adjusted p = {padj:.2g} over the {len(idx)} claims of "
-                f"{claims[i].family})"
+                f" (Holm-adjusted p = {padj:.2g} over the {len(idx)} claims of {claims[i].family})"
             )
             if rej:
                 v = verdicts[i]

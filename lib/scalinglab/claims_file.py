@@ -209,9 +209,7 @@ def _value(spec: ClaimSpec, v: Any, values: Mapping[str, Any]) -> Any:
     return v
 
 
-def expand(
-    spec: ClaimSpec, values: Mapping[str, Any], recorded: Mapping[str, Any]
-) -> list[Claim]:
+def expand(spec: ClaimSpec, values: Mapping[str, Any], recorded: Mapping[str, Any]) -> list[Claim]:
     """The claim(s) of one spec with ``values`` filled in, checked against ``recorded``.
 
     Raises
@@ -244,9 +242,7 @@ def expand(
         if common["scope"] == "project":  # this project's check: the paper lent a method
             common["paper"] = f"this project's check (after {spec.paper})"
         if on_user_data(values):
-            common.update(
-                paper=USER_DATA_SOURCE, scope="project", regime="user data"
-            )
+            common.update(paper=USER_DATA_SOURCE, scope="project", regime="user data")
         if "untested" in raw:
             out.append(Claim(**common, untested=_fill(spec, str(raw["untested"]), vals)))
             continue
@@ -316,8 +312,10 @@ def _rule(raw: Mapping[str, Any]) -> str:
     if "untested" in raw:
         return f"untested: {raw['untested']}"
     v = raw.get("value")
-    shown = "[" + ", ".join(map(str, v)) + "]" if isinstance(v, list) else (
-        v if isinstance(v, str) else fmt_num(v)
+    shown = (
+        "[" + ", ".join(map(str, v)) + "]"
+        if isinstance(v, list)
+        else (v if isinstance(v, str) else fmt_num(v))
     )
     return {
         "greater": f"> {shown}",

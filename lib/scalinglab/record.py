@@ -442,8 +442,10 @@ def claims_from(study: str | Path, **values: Any) -> list[Verdict]:
         A malformed file, a template naming a value not passed, or a claim decided by a
         finding that was never recorded (naming the file and the claim id).
     """
-    path = Path(study) if isinstance(study, Path) or str(study).endswith(".toml") else (
-        claims_file(str(study))
+    path = (
+        Path(study)
+        if isinstance(study, Path) or str(study).endswith(".toml")
+        else (claims_file(str(study)))
     )
     current = {n: f.to_json() for n, f in _FINDINGS.items()}
     declared = claims_for(path, values, current)
@@ -478,11 +480,7 @@ def _flush() -> None:
 
 
 def write_results(
-    path: Path,
-    items: Sequence[Finding],
-    verdicts: Sequence[Verdict] = (),
-    *,
-    durable: bool = True,
+    path: Path, items: Sequence[Finding], verdicts: Sequence[Verdict] = (), *, durable: bool = True
 ) -> None:
     """Write findings and claims to ``path`` atomically (:func:`scalinglab.atomic.write_text`);
     strict JSON (non-finite numbers as ``null``). ``durable=False`` skips the fsyncs: the
@@ -495,9 +493,7 @@ def write_results(
         "claims_by_scope": summary_by_scope(claims_json),
     }
     atomic.write_text(
-        path,
-        json.dumps(json_safe(payload), indent=2, allow_nan=False) + "\n",
-        durable=durable,
+        path, json.dumps(json_safe(payload), indent=2, allow_nan=False) + "\n", durable=durable
     )
 
 

@@ -111,7 +111,7 @@ def deciding_bounds(
         ``end`` 0 for ``lo``, 1 for ``hi``; empty for verdicts no bound decided.
     """
     a, b = region
-    lo, hi = float(ci[0]), float(ci[1])
+    hi = float(ci[1])
     if verdict == "reproduces":
         if expect == "greater":
             return [(0, a)]
@@ -189,9 +189,7 @@ def contradiction_p(
     return float(2 * norm.sf(dist / (half / z)))
 
 
-def holm_contradictions(
-    pvalues: Sequence[float], *, alpha: float
-) -> tuple[np.ndarray, np.ndarray]:
+def holm_contradictions(pvalues: Sequence[float], *, alpha: float) -> tuple[np.ndarray, np.ndarray]:
     """Which of a claim's findings still contradict it after Holm's correction.
 
     Parameters

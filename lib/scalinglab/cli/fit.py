@@ -221,8 +221,7 @@ def _extras(result, points, budgets) -> dict:
 
     out: dict = {}
     how = (
-        f"bootstrap percentile ({result.bootstrap_info.get('reps')} draws, "
-        f"{result.level:g})"
+        f"bootstrap percentile ({result.bootstrap_info.get('reps')} draws, {result.level:g})"
         if result.draws is not None
         else None
     )

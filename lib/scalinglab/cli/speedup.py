@@ -127,8 +127,8 @@ def _require_some_speedup(out: dict, args: argparse.Namespace) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Compute and print."""
-    from scalinglab.fitting.speedup import compute_speedups
     from scalinglab.data.loss_tables import read_loss_table
+    from scalinglab.fitting.speedup import compute_speedups
 
     if args.bootstrap < 0:
         raise InputError(f"--bootstrap must be >= 0, got {args.bootstrap}")

@@ -89,7 +89,6 @@ def few_groups_warning(n_groups: int, level: float, column: str | None) -> str |
     )
 
 
-
 def replicate_weights(draws: np.ndarray, groups: np.ndarray, base: np.ndarray) -> np.ndarray:
     """Point weights of bootstrap replicates.
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+
 import numpy as np
 
 from scalinglab.estimate import BOUND_SHARE, Estimate, identified_by_share

@@ -37,8 +37,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from scalinglab.errors import InputError
 from scalinglab.data.loss_tables import validate_table
+from scalinglab.errors import InputError
 from scalinglab.stats.bootstrap import keyed_generators, percentile_interval, resample_groups
 from scalinglab.textfmt import json_number
 

@@ -122,9 +122,12 @@ def _execute(
     def done(task: dict[str, Any], ok: bool, value: Any) -> None:
         name = task["study"]
         if ok and (value.get("study"), value.get("variant")) != (name, task["variant"]):
-            ok, value = False, (
-                f"worker answered for {value.get('study')!r}/{value.get('variant')!r} "
-                f"instead of {name}/{task['variant']}: refused (nothing written)"
+            ok, value = (
+                False,
+                (
+                    f"worker answered for {value.get('study')!r}/{value.get('variant')!r} "
+                    f"instead of {name}/{task['variant']}: refused (nothing written)"
+                ),
             )
         if ok:
             try:
@@ -141,10 +144,7 @@ def _execute(
                 why = f"interrupted ({stop_reason}) before it finished; run it again"
                 try:
                     results[task["study"]] = record_interrupted(
-                        preps[task["study"]],
-                        command=command,
-                        executor=task["executor"],
-                        error=why,
+                        preps[task["study"]], command=command, executor=task["executor"], error=why
                     )
                 except StudyError as exc:  # a full disk: say so, keep stopping
                     results[task["study"]] = RunResult(
@@ -281,7 +281,11 @@ def run_all(
             continue
         if not force and render_source(prep) is not None:  # only prose changed: re-render here
             results[name] = run_study(
-                name, variant=variant, prepared=prep, force=False, command=command,
+                name,
+                variant=variant,
+                prepared=prep,
+                force=False,
+                command=command,
                 executor=executor,
             )
             continue

@@ -28,7 +28,6 @@ from typing import Any
 from scalinglab import atomic
 from scalinglab.claims import VERDICTS, summary, summary_scoped_text, summary_text
 from scalinglab.errors import InputError
-from scalinglab.verdict_scope import summary_by_scope
 from scalinglab.paths import repo_root, reports_dir
 from scalinglab.runner import store
 from scalinglab.runner.diff import (
@@ -42,6 +41,7 @@ from scalinglab.runner.pages import render
 from scalinglab.runner.store import RunStatus
 from scalinglab.runner.text import headline
 from scalinglab.textfmt import fmt_ci, fmt_num, format_table, json_safe
+from scalinglab.verdict_scope import summary_by_scope
 
 #: Status of a finished run folder whose manifest cannot be read.
 CORRUPT = "corrupt"

@@ -28,7 +28,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from scalinglab import atomic
 from scalinglab.compute import compute_mode
 from scalinglab.paths import repo_root
 from scalinglab.provenance import environment

@@ -108,9 +108,7 @@ class SeedResult:
         return "\n".join(lines)
 
 
-def compare_verdicts(
-    recorded: Sequence[dict], reruns: Mapping[str, Sequence[dict]]
-) -> list[dict]:
+def compare_verdicts(recorded: Sequence[dict], reruns: Mapping[str, Sequence[dict]]) -> list[dict]:
     """One row per claim id (recorded first, then ids only a re-run has): its recorded
     verdict, its verdict per seed, and whether any differs."""
     ids = [c["id"] for c in recorded]

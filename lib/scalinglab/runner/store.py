@@ -21,10 +21,10 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import time
 import secrets
 import shutil
 import socket
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime

@@ -129,17 +129,11 @@ def mean_estimate(values: Sequence[float] | np.ndarray, *, level: float = 0.95) 
     x = np.asarray(values, dtype=float).ravel()
     lo, hi = t_interval(x, level=level)
     return Estimate(
-        float(x.mean()),
-        float(lo),
-        float(hi),
-        level=level,
-        method=f"Student t over {x.size} seeds",
+        float(x.mean()), float(lo), float(hi), level=level, method=f"Student t over {x.size} seeds"
     )
 
 
-def proportion_estimate(
-    k: int, n: int, *, level: float = 0.95, method: str = "wilson"
-) -> Estimate:
+def proportion_estimate(k: int, n: int, *, level: float = 0.95, method: str = "wilson") -> Estimate:
     """A share ``k / n`` with its Wilson (default) or Clopper-Pearson (``"beta"``) interval."""
     if not 0 <= k <= n or n < 1:
         raise ValueError(f"proportion_estimate: need 0 <= k <= n and n >= 1, got k={k}, n={n}")
@@ -198,9 +192,9 @@ def normal(mu: float = 0.0, sd: float = 1.0) -> tuple[Sampler, float]:
 
 def lognormal(sigma: float = 0.5) -> tuple[Sampler, float]:
     """Log-normal values (right-skewed); truth its mean ``exp(sigma^2 / 2)``."""
-    return (
-        lambda rng, sims, n: rng.lognormal(0.0, sigma, size=(sims, n))
-    ), float(np.exp(sigma**2 / 2))
+    return (lambda rng, sims, n: rng.lognormal(0.0, sigma, size=(sims, n))), float(
+        np.exp(sigma**2 / 2)
+    )
 
 
 def bernoulli(p: float) -> tuple[Sampler, float]:

@@ -28,8 +28,8 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import xarray as xr
 
-from scalinglab.estimate import quantile_mc_se
 from scalinglab.errors import InputError
+from scalinglab.estimate import quantile_mc_se
 from scalinglab.stats.bootstrap import (
     compact_runs,
     keyed_generators,

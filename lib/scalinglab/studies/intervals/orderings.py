@@ -391,10 +391,7 @@ def top_task_share(
     tasks = np.asarray(checked.task.values)[chosen].astype(str)
     return xr.Dataset(
         {
-            **{
-                v: ("algorithm", res[v])
-                for v in ("point", "lo", "hi", "mc_se_lo", "mc_se_hi")
-            },
+            **{v: ("algorithm", res[v]) for v in ("point", "lo", "hi", "mc_se_lo", "mc_se_hi")},
             "top_tasks": (("algorithm", "rank"), tasks),
         },
         coords={"algorithm": [str(a) for a in checked.algorithm.values], "rank": np.arange(k)},

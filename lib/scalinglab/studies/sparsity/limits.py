@@ -133,9 +133,7 @@ def relative_trend(
     level_of = late.groupby(["activation", "model", "seed"])[value].mean()
     slopes["relative"] = [
         s / level_of[(a, m, sd)]
-        for a, m, sd, s in slopes[["activation", "model", "seed", "slope"]].itertuples(
-            index=False
-        )
+        for a, m, sd, s in slopes[["activation", "model", "seed", "slope"]].itertuples(index=False)
     ]
     return stratified_mean(slopes, "relative", reps=reps, level=level, seed=seed)
 

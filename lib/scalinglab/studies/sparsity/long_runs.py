@@ -146,6 +146,7 @@ def run_long(
         if cfg.device == "cpu":
             out[name] = sweep.run_sweep(cfg, scheduler=scheduler, rerun=rerun, progress=progress)
             continue
+
         def execute(runs: RunCache, cfg: SparsitySweepConfig = cfg) -> xr.Dataset:
             return execute_stacked(cfg, runs, progress=progress)
 
@@ -183,7 +184,8 @@ def use_corpus(path: Path) -> None:
     with gzip.open(path, "rb") as fh:
         stored = pickle.load(fh)
 
-    def build(config: corpus_mod.CorpusConfig = corpus_mod.CorpusConfig()):
+    def build(config: corpus_mod.CorpusConfig | None = None):
+        config = corpus_mod.CorpusConfig() if config is None else config
         if config != stored.config:
             raise ValueError(f"{path} holds the corpus of {stored.config}, not {config}")
         return stored
@@ -263,8 +265,12 @@ def run_device(
             cmd += ["--device", device]
             cmd += [] if graph_ok else ["--no-graph"]
             env = {**os.environ, "OMP_NUM_THREADS": "1"}
-            procs.append((f"{name}/{a}", subprocess.Popen(cmd, stdout=log.open("w"),
-                                                          stderr=subprocess.STDOUT, env=env)))
+            procs.append(
+                (
+                    f"{name}/{a}",
+                    subprocess.Popen(cmd, stdout=log.open("w"), stderr=subprocess.STDOUT, env=env),
+                )
+            )
     unfinished = 0
     for label, p in procs:
         try:

@@ -292,4 +292,3 @@ def _unstack(model_cfg, params: dict, i: int, *, seed: int, device: str) -> Tran
 
 
 __all__ = ["train_stacked"]
-

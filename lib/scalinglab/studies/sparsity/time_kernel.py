@@ -190,7 +190,9 @@ def between_run_speedups(runs: Sequence[xr.Dataset]) -> pd.DataFrame:
     the runs' largest 1-minute load average.
     """
     if not runs:
-        raise ValueError("no kernel timing runs: run python -m scalinglab.studies.sparsity.time_kernel")
+        raise ValueError(
+            "no kernel timing runs: run python -m scalinglab.studies.sparsity.time_kernel"
+        )
     rows = []
     for k, ds in enumerate(runs):
         load = max(float(ds.attrs["load_before"]), float(ds.attrs["load_after"]))

@@ -63,9 +63,7 @@ def law_estimates(fits: dict[str, tlaw.BootstrapFit], curves: Curves) -> dict[st
     }
 
 
-def extrapolation(
-    curves: Curves, *, frac: int = 8, reps: int | None = None
-) -> dict[str, Estimate]:
+def extrapolation(curves: Curves, *, frac: int = 8, reps: int | None = None) -> dict[str, Estimate]:
     """Per size: fit on k <= :func:`extrapolation_k`, predict k_max; the error (predicted
     minus observed coverage) with its interval over the refits that succeeded."""
     grid = cv.k_grid(len(curves.ks))
@@ -118,9 +116,7 @@ def majority(ds: xr.Dataset, *, k_max: int, reps: int = 32, seed: int = 0) -> Ma
     return Majority(ks, out)
 
 
-def plateau(
-    maj: Majority, curves: Curves, size: str, *, tol: float = 0.01
-) -> dict[str, Estimate]:
+def plateau(maj: Majority, curves: Curves, size: str, *, tol: float = 0.01) -> dict[str, Estimate]:
     """Where majority voting stops improving, and what coverage gains after it.
 
     Returns
@@ -138,8 +134,7 @@ def plateau(
     c_pt, c_dr = curves.cov[size], curves.cov_draws[size]
     return {
         "k_plateau": curves.over_prompts(
-            cv.plateau_k(m_pt, ks, tol=tol),
-            np.array([cv.plateau_k(d, ks, tol=tol) for d in m_dr]),
+            cv.plateau_k(m_pt, ks, tol=tol), np.array([cv.plateau_k(d, ks, tol=tol) for d in m_dr])
         ),
         "maj_gain": curves.over_prompts(float(m_pt[-1] - m_pt[j8]), m_dr[:, -1] - m_dr[:, j8]),
         "cov_gain": curves.over_prompts(
