@@ -303,7 +303,8 @@ class NAdamW(torch.optim.Optimizer):
                 f"NAdamW needs lr, eps, weight_decay >= 0 and betas in [0, 1); got lr={lr}, "
                 f"betas={betas}, eps={eps}, weight_decay={weight_decay}"
             )
-        super().__init__(params, {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay})
+        defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay}
+        super().__init__(params, defaults)
 
     @torch.no_grad()
     def step(self, closure: Any = None) -> Any:  # type: ignore[override]
