@@ -161,3 +161,25 @@ def test_progress_reports_share_done_and_eta():
     eta_h = (prog.total - prog.cost(cfg)) * 100.0 / prog.cost(cfg) / 3600
     assert f"ETA {eta_h:.1f} h" in line
     assert np.isfinite(prog.total)
+
+
+def test_committed_runs_are_reused_only_where_the_key_is_unchanged():
+    import json
+
+    from scalinglab.studies.optimizers.protocol import committed_results
+    from scalinglab.studies.optimizers.sweep import _Runner
+
+    committed = _committed()
+    reuse = committed_results(committed, sweep_config("medium"))
+    n_ok = int((committed.status == "ok").sum())
+    assert len(reuse) == n_ok
+    sizes = {s.name: s for s in MATCHED_SIZES}
+    cell = committed.sel(optimizer="adamw", data_multiple=1.0)
+    # AdamW at w32 with the committed settings: same batch, same config -> same key
+    hp = json.loads(str(cell.hparams.sel(model_size="w32").values))
+    key = _Runner.key(SWEEP.run_config("adamw", sizes["w32"], 1.0, hp), 1)
+    assert reuse[key].final_loss == float(cell.final_loss.sel(model_size="w32", seed=1))
+    assert list(reuse[key].eval_loss) == list(cell.loss.sel(model_size="w32", seed=1).values)
+    # w96 changed its batch (32 -> 16): nothing committed there has a matched key
+    hp96 = json.loads(str(cell.hparams.sel(model_size="w96").values))
+    assert _Runner.key(SWEEP.run_config("adamw", sizes["w96"], 1.0, hp96), 1) not in reuse

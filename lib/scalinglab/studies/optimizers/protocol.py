@@ -260,6 +260,57 @@ def committed_medium() -> xr.Dataset | None:
     return xr.open_dataset(path) if path.exists() else None
 
 
+def committed_results(committed: xr.Dataset, sweep: SweepConfig) -> dict[tuple[str, int], Any]:
+    """The finished final runs of a committed dataset, by run key, as ``PretrainResult``.
+
+    ``sweep`` is the config the dataset was made with. A new sweep that asks for a run
+    with the same key (same :class:`~scalinglab.training.pretrain.PretrainConfig` and seed)
+    takes it from here instead of training it again (in the ``matched`` design: AdamW at
+    w32 and w48, where the batch is unchanged, when its tuned settings land on the
+    committed ones). The arms are not reused.
+    """
+    import json as _json
+
+    from scalinglab.training.pretrain import PretrainResult
+
+    out: dict[tuple[str, int], Any] = {}
+    sizes = {s.name: s for s in sweep.sizes}
+    for o in committed.optimizer.values:
+        for size in committed.model_size.values:
+            for m in committed.data_multiple.values:
+                cell = committed.sel(optimizer=o, model_size=size, data_multiple=m)
+                hp = _json.loads(str(cell.hparams.values))
+                cfg = sweep.run_config(str(o), sizes[str(size)], float(m), hp)
+                ev = cell.train_step.values
+                n = int((ev >= 0).sum())
+                for seed in committed.seed.values:
+                    r = cell.sel(seed=seed)
+                    if str(r.status.values) != "ok":
+                        continue
+                    key = (_json.dumps(cfg.to_dict(), sort_keys=True, default=str), int(seed))
+                    out[key] = PretrainResult(
+                        eval_step=ev[:n].copy(),
+                        eval_tokens_seen=cell.tokens_seen.values[:n].copy(),
+                        eval_loss=r.loss.values[:n].copy(),
+                        eval_lr=r.lr_factor.values[:n].copy(),
+                        train_loss=r.train_loss.values[:n].copy(),
+                        final_loss=float(r.final_loss),
+                        status="ok",
+                        steps=int(cell.steps),
+                        tokens=int(cell.tokens),
+                        n_params=int(cell.n_params),
+                        seconds_per_step=float(r.seconds_per_step),
+                        tokens_per_s=float(r.tokens_per_s),
+                        train_seconds=float(r.train_seconds),
+                        optimizer_state_bytes=int(r.optimizer_state_bytes),
+                        hparams=cfg.to_dict()["hparams"],
+                        corpus_hash=str(committed.attrs.get("corpus_hash", "")),
+                        device=str(committed.attrs.get("device", "cpu")),
+                        epochs=float(cell.epochs),
+                    )
+    return out
+
+
 class SweepProgress:
     """The whole sweep's progress and ETA, printed after every batch of runs.
 

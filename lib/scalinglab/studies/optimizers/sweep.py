@@ -101,6 +101,7 @@ class _Runner:
         self.results: dict[tuple[str, int], PretrainResult] = {}
         self.errors: dict[tuple[str, int], str] = {}
         self.tracker: Any = None  # protocol.SweepProgress: the whole sweep's progress and ETA
+        self.reusable: dict[tuple[str, int], PretrainResult] = {}  # committed runs by key
 
     @staticmethod
     def key(cfg: PretrainConfig, seed: int) -> tuple[str, int]:
@@ -110,6 +111,8 @@ class _Runner:
         todo, seen = [], set()
         for cfg, seed in items:
             k = self.key(cfg, seed)
+            if k not in self.results and k in self.reusable:
+                self.results[k] = self.reusable[k]  # a committed run with this very key
             if k not in self.results and k not in self.errors and k not in seen:
                 seen.add(k)
                 todo.append((cfg, seed, self.sweep.device))
@@ -254,6 +257,10 @@ def execute_sweep(
             committed = committed_medium()
             if committed is not None:
                 runner.tracker = SweepProgress(sweep, committed)
+                from scalinglab.studies.optimizers.protocol import committed_results
+
+                runner.reusable = committed_results(committed, sweep_config("medium"))
+                print(f"{len(runner.reusable)} committed runs reusable where keys match")
         tuned, searches = _tune_walks(sweep, runner) if sweep.tune_seeds else _tune(sweep, runner)
         cells = [
             (o, sz, m, s)
