@@ -24,13 +24,12 @@ D. **Learning rate per budget** (``budget_retune``): at those (size, multiple) c
 :func:`estimate_seconds` prices them from a committed dataset's measured run times;
 :class:`SweepProgress` prints the whole sweep's progress and ETA after every batch.
 
-Run ``python -m scalinglab.studies.optimizers.protocol matched`` to print the estimate,
-``... matched --run`` to run (or resume) the sweep.
+Run ``python -m scalinglab.studies.optimizers.matched`` to print the estimate,
+``... --run`` to run (or resume) the sweep (:mod:`.matched`).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import time
@@ -269,8 +268,6 @@ def committed_results(committed: xr.Dataset, sweep: SweepConfig) -> dict[tuple[s
     w32 and w48, where the batch is unchanged, when its tuned settings land on the
     committed ones). The arms are not reused.
     """
-    import json as _json
-
     from scalinglab.training.pretrain import PretrainResult
 
     out: dict[tuple[str, int], Any] = {}
@@ -279,7 +276,7 @@ def committed_results(committed: xr.Dataset, sweep: SweepConfig) -> dict[tuple[s
         for size in committed.model_size.values:
             for m in committed.data_multiple.values:
                 cell = committed.sel(optimizer=o, model_size=size, data_multiple=m)
-                hp = _json.loads(str(cell.hparams.values))
+                hp = json.loads(str(cell.hparams.values))
                 cfg = sweep.run_config(str(o), sizes[str(size)], float(m), hp)
                 ev = cell.train_step.values
                 n = int((ev >= 0).sum())
@@ -287,7 +284,7 @@ def committed_results(committed: xr.Dataset, sweep: SweepConfig) -> dict[tuple[s
                     r = cell.sel(seed=seed)
                     if str(r.status.values) != "ok":
                         continue
-                    key = (_json.dumps(cfg.to_dict(), sort_keys=True, default=str), int(seed))
+                    key = (json.dumps(cfg.to_dict(), sort_keys=True, default=str), int(seed))
                     out[key] = PretrainResult(
                         eval_step=ev[:n].copy(),
                         eval_tokens_seen=cell.tokens_seen.values[:n].copy(),
@@ -360,29 +357,3 @@ class SweepProgress:
         )
         print(line, flush=True)
         return line
-
-
-def main(argv: list[str] | None = None) -> None:
-    from scalinglab.studies.optimizers.config import sweep_config
-
-    ap = argparse.ArgumentParser(description="Estimate (and run) a walk-protocol sweep.")
-    ap.add_argument("compute_class", nargs="?", default="matched")
-    ap.add_argument("--run", action="store_true", help="run or resume the sweep")
-    ap.add_argument("--workers", type=int, default=2, help="Dask workers (one thread each)")
-    args = ap.parse_args(argv)
-    sweep = sweep_config(args.compute_class)
-    committed = committed_medium()
-    if committed is not None:
-        est = estimate_seconds(sweep, committed)
-        print(json.dumps(est, indent=1), flush=True)
-    if args.run:
-        from scalinglab.compute import get_client
-        from scalinglab.studies.optimizers.sweep import run_sweep
-
-        with get_client("", n_workers=args.workers) as client:
-            ds = run_sweep(sweep, client=client, progress=True)
-        print(ds.attrs.get("tuning_warnings", ""), flush=True)
-
-
-if __name__ == "__main__":
-    main()
