@@ -33,7 +33,7 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -99,7 +99,7 @@ def tune_walks(
         size: SizeSpec,
         m: float,
         starts: dict[str, dict[str, Any]],
-        coords: dict[str, tuple[str, ...]],
+        coords: Mapping[str, tuple[str, ...]],
         stage: str,
     ) -> None:
         for group in (["adamw"], others):
