@@ -305,7 +305,7 @@ MEDIUM_CORPUS = "5e65a198e71baf5cbf8811eedf92923730848240a3469c74392ab23428da745
 PAPER_SUBSET = ("adamw", "nadamw", "muon", "soap")
 
 #: The ``matched`` sizes: ``medium``'s rule (two layers, heads of 8 dimensions) at widths
-#: 32-96 (25.2k, 55.5k, 98.8k, 221.7k non-embedding parameters: 8.8x, the paper's 130M-1.2B
+#: 32-96 (25.2k, 55.5k, 100.7k, 221.7k non-embedding parameters: 8.8x, the paper's 130M-1.2B
 #: is 9.2x) and ONE batch size (16 sequences of 128 tokens) at every size.
 MATCHED_SIZES = (
     SizeSpec("w32", 32, 2, 4, 16),
