@@ -111,3 +111,17 @@ def test_bad_walks_are_refused():
         Ladder((0.0, 1.0), factor=2.0)
     with pytest.raises(ValueError, match="no value"):
         WalkDescent({"lr": lr_ladder(0.01)}, {"beta1": 0.9})
+
+
+def test_walk_table_marks_each_walks_optimum_and_flags_the_edge():
+    from scalinglab.studies.optimizers.walk import walk_table
+
+    good = WalkDescent({"lr": lr_ladder(0.016)}, {"lr": 0.016}, name="a", stage="A lr w32 1x")
+    _run(good, bowl(0.004))
+    capped = WalkDescent({"lr": lr_ladder(0.008)}, {"lr": 0.008}, max_evals=3, name="b", stage="x")
+    _run(capped, bowl(1e-5))
+    t = walk_table(path_frame([good, capped])).set_index("search")
+    assert t.loc["a", "best"] == 0.004 and bool(t.loc["a", "interior"])
+    assert t.loc["a", "values"] == sorted(t.loc["a", "values"])
+    assert t.loc["b", "best"] == 0.004 and not bool(t.loc["b", "interior"])
+    assert capped.walk_status["lr"] == "on_edge"  # the table agrees with the walk's own flag

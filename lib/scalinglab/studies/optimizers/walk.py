@@ -261,3 +261,44 @@ class WalkDescent:
         if self.status == "max_passes":
             out.append(f"{who}: still moving after {self.max_passes} passes")
         return out
+
+
+def walk_table(path: Any) -> Any:
+    """Each walk of a tuning path as one row: what it tried, its optimum, interior or not.
+
+    Parameters
+    ----------
+    path
+        :func:`~scalinglab.studies.optimizers.tuning.path_frame` of walk searches (one row
+        per evaluation; a walk is the rows of one ``search, stage, round, coordinate``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per walk: ``search, stage, round, coordinate``, ``values`` and
+        ``objectives`` (tried, sorted by value), ``best`` (the value of the lowest
+        objective; a tie goes to the walk's start), ``interior`` (the best is strictly
+        inside the values tried: the walk's own rule, so a walk ended by the safety cap or
+        at a fixed end of its ladder reads False, flagged).
+    """
+    import pandas as pd
+
+    rows = []
+    keys = ["search", "stage", "round", "coordinate"]
+    for key, g in path[path.coordinate != ""].groupby(keys, sort=False):
+        vals = [float(v) for v in g["value"]]
+        obj = [float(o) for o in g["objective"]]
+        start = [float(v) for v, d in zip(g["value"], g["decision"], strict=True) if d == "start"]
+        order = sorted(range(len(vals)), key=lambda i: vals[i])
+        best_i = min(range(len(vals)), key=lambda i: (obj[i], not start or vals[i] != start[0]))
+        best = vals[best_i]
+        rows.append(
+            {
+                **dict(zip(keys, key, strict=True)),
+                "values": [vals[i] for i in order],
+                "objectives": [obj[i] for i in order],
+                "best": best,
+                "interior": min(vals) < best < max(vals),
+            }
+        )
+    return pd.DataFrame(rows)
