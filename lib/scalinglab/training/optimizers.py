@@ -3,7 +3,15 @@
 Sources (no optimizer is hand-written):
 
 - ``adamw``: ``torch.optim.AdamW``.
-- ``nadamw``: ``torch.optim.NAdam(decoupled_weight_decay=True)``.
+- ``nadamw``: ``torch.optim.NAdam(decoupled_weight_decay=True)``, whose Nesterov momentum
+  follows Dozat's schedule ``mu_t = beta1 (1 - 0.5 * 0.96^(t psi))`` (about 0.4-0.5 over
+  runs of a few hundred steps): kept for the committed ``small`` and ``medium`` datasets.
+- ``nadamw_paper``: the paper's NAdamW (:class:`NAdamW`), hand-written because torch has
+  no constant-momentum NAdam: decoupled weight decay and constant Nesterov momentum
+  ``beta1``, as Wen et al. (2025) take it from AlgoPerf (Dahl et al. 2023, "Benchmarking
+  Neural Network Training Algorithms", Table 1; reference code
+  ``mlcommons/algorithmic-efficiency``, ``reference_algorithms/target_setting_algorithms/
+  pytorch_nadamw.py``).
 - ``muon``: ``torch.optim.Muon`` on the 2-D weights inside the transformer blocks
   (attention and FFN matrices), with ``adjust_lr_fn="match_rms_adamw"`` (Moonshot's
   scaling, so its learning rate lives on AdamW's scale); ``torch.optim.AdamW`` on
@@ -31,6 +39,13 @@ Hyperparameters common to every optimizer: ``lr``, ``weight_decay``, ``warmup``
 (fraction of the steps), ``min_lr_ratio`` (the schedule's end, times ``lr``),
 ``grad_clip`` (global norm; 0 = none). :data:`OPTIMIZER_TABLE` holds each
 optimizer's defaults (the coordinate-descent start) and its discrete grid.
+
+Embedding/head rule (optional, :data:`EMBED_HEAD_HPARAMS`): with ``eh_lr`` set, the
+optimizer acts on the hidden matrices only and ``torch.optim.AdamW`` (``eh_lr``,
+``eh_beta1``, ``eh_beta2``, ``eh_weight_decay``) on the embeddings, the head and the
+1-D parameters, the same rule for every optimizer (the ``matched`` sweep sets them to
+AdamW's tuned values at each size). Absent, each optimizer keeps its own treatment and
+hyperparameter sets (and the run keys of the committed datasets) are unchanged.
 """
 
 from __future__ import annotations
@@ -79,6 +94,18 @@ OPTIMIZER_TABLE: dict[str, dict[str, Any]] = {
             "beta1": (0.8, 0.9, 0.95),
             "beta2": (0.95, 0.98, 0.999),
             "momentum_decay": (0.002, 0.004, 0.008),
+        },
+    },
+    "nadamw_paper": {
+        "source": "scalinglab NAdamW (AlgoPerf's; constant Nesterov momentum)",
+        "family": "scalar",
+        "defaults": {"lr": 8e-3, "weight_decay": 0.1, "beta1": 0.9, "beta2": 0.95, "eps": 1e-8},
+        "grid": {
+            "lr": _LR,
+            "weight_decay": (0.0, 0.1, 0.2),
+            "warmup": _WARMUP,
+            "beta1": (0.8, 0.9, 0.95),
+            "beta2": (0.95, 0.98, 0.999),
         },
     },
     "muon": {
@@ -172,10 +199,26 @@ def hparam_grid(name: str) -> dict[str, tuple]:
     return dict(_entry(name)["grid"])
 
 
+#: Optional hyperparameters of every optimizer but AdamW: the embedding/head rule (see the
+#: module docstring). Never defaults: a set without ``eh_lr`` keeps its old key.
+EMBED_HEAD_HPARAMS = ("eh_lr", "eh_beta1", "eh_beta2", "eh_weight_decay")
+
+
 def resolve_hparams(name: str, hparams: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """Defaults of ``name`` updated by ``hparams``; unknown keys raise ``ValueError``."""
+    """Defaults of ``name`` updated by ``hparams``; unknown keys raise ``ValueError``.
+
+    The embedding/head keys (:data:`EMBED_HEAD_HPARAMS`) are accepted for every optimizer
+    but AdamW, all four or none.
+    """
     out = default_hparams(name)
-    unknown = sorted(set(hparams or {}) - set(out))
+    given = set(hparams or {})
+    eh = given & set(EMBED_HEAD_HPARAMS)
+    if eh and (name == "adamw" or eh != set(EMBED_HEAD_HPARAMS)):
+        raise ValueError(
+            f"the embedding/head rule needs all of {list(EMBED_HEAD_HPARAMS)} and an "
+            f"optimizer other than AdamW; {name!r} got {sorted(eh)}"
+        )
+    unknown = sorted(given - set(out) - eh)
     if unknown:
         raise ValueError(
             f"optimizer {name!r} has no hyperparameter(s) {unknown}; known: {sorted(out)}"
@@ -226,6 +269,71 @@ def _decay_groups(params: list[tuple[str, nn.Parameter]], wd: float, **extra) ->
     if vecs:
         groups.append({"params": vecs, "weight_decay": 0.0, **extra})
     return groups
+
+
+class NAdamW(torch.optim.Optimizer):
+    """NAdamW: Adam with constant Nesterov momentum and decoupled weight decay (AlgoPerf's).
+
+    Per parameter ``p`` with gradient ``g`` at step ``t`` (from 1), learning rate ``lr``,
+    weight decay ``wd``::
+
+        p   <- p * (1 - lr * wd)
+        m_t  = beta1 m_{t-1} + (1 - beta1) g
+        v_t  = beta2 v_{t-1} + (1 - beta2) g^2
+        p   <- p - lr * ((beta1 m_t + (1 - beta1) g) / (1 - beta1^t))
+                     / (sqrt(v_t / (1 - beta2^t)) + eps)
+
+    The Nesterov look-ahead ``beta1 m_t + (1 - beta1) g`` uses the constant ``beta1``
+    (torch's ``NAdam`` instead warms its momentum up by ``momentum_decay``). Source:
+    Dahl et al. (2023), "Benchmarking Neural Network Training Algorithms" (AlgoPerf),
+    Table 1, as used by Wen et al. (2025); ``mlcommons/algorithmic-efficiency``,
+    ``reference_algorithms/target_setting_algorithms/pytorch_nadamw.py``.
+    """
+
+    def __init__(
+        self,
+        params: Any,
+        lr: float = 1e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 0.0,
+    ) -> None:
+        if lr < 0 or eps < 0 or weight_decay < 0 or not all(0 <= b < 1 for b in betas):
+            raise ValueError(
+                f"NAdamW needs lr, eps, weight_decay >= 0 and betas in [0, 1); got lr={lr}, "
+                f"betas={betas}, eps={eps}, weight_decay={weight_decay}"
+            )
+        defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay}
+        super().__init__(params, defaults)
+
+    @torch.no_grad()
+    def step(self, closure: Any = None) -> Any:
+        loss = None
+        if closure is not None:
+            with torch.enable_grad():
+                loss = closure()
+        for group in self.param_groups:
+            lr, wd, eps = group["lr"], group["weight_decay"], group["eps"]
+            b1, b2 = group["betas"]
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                g = p.grad
+                st = self.state[p]
+                if not st:
+                    st["step"] = 0
+                    st["exp_avg"] = torch.zeros_like(p)
+                    st["exp_avg_sq"] = torch.zeros_like(p)
+                st["step"] += 1
+                t = st["step"]
+                m, v = st["exp_avg"], st["exp_avg_sq"]
+                p.mul_(1 - lr * wd)
+                m.lerp_(g, 1 - b1)
+                v.mul_(b2).addcmul_(g, g, value=1 - b2)
+                nesterov = m * b1 + g * (1 - b1)
+                denom = (v / (1 - b2**t)).sqrt_().add_(eps)
+                p.addcdiv_(nesterov, denom, value=-lr / (1 - b1**t))
+        return loss
 
 
 class OptimizerBundle:
@@ -291,6 +399,18 @@ def build_optimizer(
     """
     hp = resolve_hparams(name, hparams)
     roles = split_parameters(model)
+    eh_opts: list[torch.optim.Optimizer] = []
+    if "eh_lr" in hp:  # the embedding/head rule: AdamW on everything but the hidden matrices
+        rest = roles["embedding"] + roles["head"] + roles["vector"]
+        if rest:
+            eh_opts.append(
+                torch.optim.AdamW(
+                    _decay_groups(rest, float(hp["eh_weight_decay"])),
+                    lr=float(hp["eh_lr"]),
+                    betas=(hp["eh_beta1"], hp["eh_beta2"]),
+                )
+            )
+        roles = {"hidden": roles["hidden"], "embedding": [], "head": [], "vector": []}
     everything = [p for r in roles.values() for p in r]
     lr, wd = float(hp["lr"]), float(hp["weight_decay"])
     if name == "adamw":
@@ -311,6 +431,15 @@ def build_optimizer(
                 eps=hp["eps"],
                 momentum_decay=hp["momentum_decay"],
                 decoupled_weight_decay=True,
+            )
+        ]
+    elif name == "nadamw_paper":
+        opts = [
+            NAdamW(
+                _decay_groups(everything, wd),
+                lr=lr,
+                betas=(hp["beta1"], hp["beta2"]),
+                eps=hp["eps"],
             )
         ]
     elif name == "muon":
@@ -384,4 +513,4 @@ def build_optimizer(
         opts = [SCION([g for g in groups if g["params"]], lr=lr, momentum=hp["momentum"])]
     else:
         raise ValueError(f"unknown optimizer {name!r}; known: {', '.join(OPTIMIZER_TABLE)}")
-    return OptimizerBundle(name, hp, opts)
+    return OptimizerBundle(name, hp, opts + eh_opts)

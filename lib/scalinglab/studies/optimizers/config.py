@@ -79,6 +79,18 @@ class SweepConfig:
     others_multiples: dict[str, tuple[float, ...]] = field(default_factory=dict)
     # the corpus content hash the sweep's runs were trained on ("": whatever builds here)
     corpus_pin: str = ""
+    # the walk protocol (``matched``; :mod:`.protocol`): non-empty tune_seeds selects it
+    tune_seeds: tuple[int, ...] = ()  # tuning seeds, disjoint from the evaluation seeds
+    walk_start: dict[str, dict[str, Any]] = field(default_factory=dict)  # optimizer -> start
+    walk_ladders: dict[str, tuple[float, ...]] = field(default_factory=dict)  # coord -> values
+    walk_lr_factor: float = 2.0
+    walk_max_evals: int = 8  # safety cap per walk (a walk stopped by it is flagged on-edge)
+    walk_max_passes: int = 2  # coordinate-descent passes at the largest size
+    final_coords: dict[str, tuple[str, ...]] = field(default_factory=dict)  # optimizer -> coords
+    budget_retune: dict[str, tuple[float, ...]] = field(default_factory=dict)  # size -> multiples
+    embed_head: str = ""  # "adamw": embeddings/head/norms to AdamW at AdamW's tuned settings
+    # AdamW's multiples per size (replaces data_multiples + baseline_extra_multiples there)
+    baseline_multiples: dict[str, tuple[float, ...]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         unknown = [o for o in self.optimizers if o not in OPTIMIZER_TABLE]
@@ -108,6 +120,20 @@ class SweepConfig:
                     f"tune_multiple {self.tune_multiple:g}"
                 )
 
+        if set(self.tune_seeds) & set(self.seeds):
+            raise ValueError(
+                f"tuning seeds {self.tune_seeds} must not be evaluation seeds {self.seeds}"
+            )
+        if self.embed_head not in ("", "adamw"):
+            raise ValueError(f"embed_head must be '' or 'adamw', not {self.embed_head!r}")
+        for size, ms in self.baseline_multiples.items():
+            if size not in names or self.tune_multiple not in ms:
+                raise ValueError(
+                    f"baseline_multiples[{size!r}] must name a size of the sweep and hold "
+                    f"tune_multiple {self.tune_multiple:g}"
+                )
+        if not set(self.budget_retune) <= names:
+            raise ValueError(f"budget_retune names sizes {sorted(set(self.budget_retune) - names)}")
         for size in self.control_sizes:
             run = self.others_multiples.get(size, self.data_multiples)
             if not set(self.control_multiples) <= set(run):
@@ -119,7 +145,12 @@ class SweepConfig:
     @property
     def multiples(self) -> tuple[float, ...]:
         """Every data multiple any cell runs (the dataset's ``data_multiple`` coordinate)."""
-        extra = {m for ms in self.baseline_extra_multiples.values() for m in ms}
+        extra = {
+            m
+            for per in (self.baseline_extra_multiples, self.baseline_multiples)
+            for ms in per.values()
+            for m in ms
+        }
         return tuple(sorted(set(self.data_multiples) | extra))
 
     def runs_cell(self, optimizer: str, size: str, multiple: float) -> bool:
@@ -130,6 +161,8 @@ class SweepConfig:
         also runs the ``baseline_extra_multiples`` of a size (to pin its ``L(D)`` fit).
         """
         if optimizer == "adamw":
+            if size in self.baseline_multiples:
+                return multiple in self.baseline_multiples[size]
             return multiple in self.data_multiples or multiple in self.baseline_extra_multiples.get(
                 size, ()
             )
@@ -185,6 +218,16 @@ _REDESIGN_DEFAULTS: dict[str, Any] = {
     "baseline_extra_multiples": {},
     "others_multiples": {},
     "corpus_pin": "",
+    "tune_seeds": (),
+    "walk_start": {},
+    "walk_ladders": {},
+    "walk_lr_factor": 2.0,
+    "walk_max_evals": 8,
+    "walk_max_passes": 2,
+    "final_coords": {},
+    "budget_retune": {},
+    "embed_head": "",
+    "baseline_multiples": {},
 }
 
 
@@ -260,6 +303,19 @@ MEDIUM_SIZES = (
 MEDIUM_CORPUS = "5e65a198e71baf5cbf8811eedf92923730848240a3469c74392ab23428da745c"
 #: The optimizers the paper ran at its largest size (1.2B), here at every ``medium`` size.
 PAPER_SUBSET = ("adamw", "nadamw", "muon", "soap")
+
+#: The ``matched`` sizes: ``medium``'s rule (two layers, heads of 8 dimensions) at widths
+#: 32-96 (25.2k, 55.5k, 100.7k, 221.7k non-embedding parameters: 8.8x, the paper's 130M-1.2B
+#: is 9.2x) and ONE batch size (16 sequences of 128 tokens) at every size.
+MATCHED_SIZES = (
+    SizeSpec("w32", 32, 2, 4, 16),
+    SizeSpec("w48", 48, 2, 6, 16),
+    SizeSpec("w64", 64, 2, 8, 16),
+    SizeSpec("w96", 96, 2, 12, 16),
+)
+#: The paper's largest-size subset with the paper's NAdamW (constant Nesterov momentum).
+MATCHED_OPTIMIZERS = ("adamw", "nadamw_paper", "muon", "soap")
+_BETAS_WD_WARMUP = ("beta1", "beta2", "weight_decay", "warmup")
 
 
 def sweep_config(compute_class: str = "small", **overrides: Any) -> SweepConfig:
@@ -369,6 +425,56 @@ def sweep_config(compute_class: str = "small", **overrides: Any) -> SweepConfig:
             others_multiples={"w96": (1.0,)},
             corpus_pin=MEDIUM_CORPUS,
         )
+    elif compute_class == "matched":
+        cfg = SweepConfig(
+            compute_class="matched",
+            sizes=MATCHED_SIZES,
+            optimizers=MATCHED_OPTIMIZERS,
+            data_multiples=(1.0, 2.0, 4.0, 8.0),
+            seeds=(0, 1, 2),
+            seq_len=128,
+            eval_tokens=8192,
+            final_eval_tokens=131072,
+            corpus=CorpusConfig(sources=("installed",), heldout_fraction=0.1),
+            sampler="permuted",
+            corpus_pin=MEDIUM_CORPUS,
+            transfer_sizes=("w32",),
+            control_schedule="constant",
+            control_sizes=("w32",),
+            control_multiples=(4.0,),
+            others_multiples={"w48": (1.0, 2.0, 4.0), "w64": (1.0, 2.0), "w96": (1.0,)},
+            baseline_multiples={
+                "w32": (0.5, 1.0, 2.0, 4.0, 8.0, 16.0),
+                "w48": (0.5, 1.0, 2.0, 4.0, 8.0),
+                "w64": (0.5, 1.0, 2.0, 4.0),
+                "w96": (0.5, 1.0, 2.0, 4.0),
+            },
+            tune_seeds=(100, 101),
+            # starts: the committed ``medium`` optima at w32 (the paper's NAdamW: AdamW's)
+            walk_start={
+                "adamw": dict(lr=8e-3, beta1=0.7, beta2=0.95, weight_decay=0.1, warmup=0.0),
+                "nadamw_paper": dict(
+                    lr=8e-3, beta1=0.9, beta2=0.95, weight_decay=0.1, warmup=0.0
+                ),
+                "muon": dict(lr=3.2e-2, momentum=0.9, weight_decay=0.1, warmup=0.05),
+                "soap": dict(
+                    lr=6.4e-2,
+                    beta1=0.9,
+                    beta2=0.95,
+                    weight_decay=0.0,
+                    warmup=0.1,
+                    precondition_frequency=5,
+                ),
+            },
+            final_coords={
+                "adamw": _BETAS_WD_WARMUP,
+                "nadamw_paper": _BETAS_WD_WARMUP,
+                "soap": _BETAS_WD_WARMUP,
+                "muon": ("momentum", "weight_decay", "warmup"),
+            },
+            budget_retune={"w32": (0.5, 2.0, 4.0, 8.0, 16.0), "w48": (2.0, 4.0), "w64": (2.0,)},
+            embed_head="adamw",
+        )
     elif compute_class == "large":
         cfg = SweepConfig(
             compute_class="large",
@@ -381,7 +487,9 @@ def sweep_config(compute_class: str = "small", **overrides: Any) -> SweepConfig:
             device="auto",
         )
     else:
-        raise ValueError(f"unknown compute_class {compute_class!r}: tiny, small, medium, large")
+        raise ValueError(
+            f"unknown compute_class {compute_class!r}: tiny, small, medium, matched, large"
+        )
     return dataclasses.replace(cfg, **overrides) if overrides else cfg
 
 

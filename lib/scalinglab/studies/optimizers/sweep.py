@@ -100,6 +100,8 @@ class _Runner:
         self.runs = runs
         self.results: dict[tuple[str, int], PretrainResult] = {}
         self.errors: dict[tuple[str, int], str] = {}
+        self.tracker: Any = None  # protocol.SweepProgress: the whole sweep's progress and ETA
+        self.reusable: dict[tuple[str, int], PretrainResult] = {}  # committed runs by key
 
     @staticmethod
     def key(cfg: PretrainConfig, seed: int) -> tuple[str, int]:
@@ -109,11 +111,14 @@ class _Runner:
         todo, seen = [], set()
         for cfg, seed in items:
             k = self.key(cfg, seed)
+            if k not in self.results and k in self.reusable:
+                self.results[k] = self.reusable[k]  # a committed run with this very key
             if k not in self.results and k not in self.errors and k not in seen:
                 seen.add(k)
                 todo.append((cfg, seed, self.sweep.device))
         if todo:
             keys = [[*self.key(cfg, seed), device] for cfg, seed, device in todo]
+            cached = [k for k in keys if self.runs is not None and self.runs.load(k)[0]]
             res, fails = map_runs(
                 _run_task,
                 todo,
@@ -134,6 +139,13 @@ class _Runner:
                     )
                 else:
                     self.results[self.key(cfg, seed)] = res[i]
+            if self.tracker is not None:
+                hit = {json.dumps(k, default=str) for k in cached}
+                was = [json.dumps(k, default=str) in hit for k in keys]
+                self.tracker.update(
+                    [t[0] for t, w in zip(todo, was, strict=True) if w],
+                    [t[0] for t, w in zip(todo, was, strict=True) if not w],
+                )
         out = []
         for cfg, seed in items:
             r = self.results.get(self.key(cfg, seed))
@@ -198,6 +210,27 @@ def _tune(sweep: SweepConfig, runner: _Runner) -> tuple[dict, list[CoordinateDes
     return tuned, searches
 
 
+def _tune_walks(sweep: SweepConfig, runner: _Runner) -> tuple[dict, list]:
+    """The walk protocol (:mod:`.protocol`): objectives are means over ``tune_seeds``."""
+    from scalinglab.studies.optimizers.protocol import tune_walks
+
+    n = len(sweep.tune_seeds)
+
+    def evaluate(size: SizeSpec, mult: float, desc: str):
+        def fn(batch):
+            items = [
+                (sweep.run_config(opt, size, mult, cfg), s)
+                for opt, cfg in batch
+                for s in sweep.tune_seeds
+            ]
+            vals = runner.run(items, desc)
+            return [float(np.mean(vals[i * n : (i + 1) * n])) for i in range(len(batch))]
+
+        return fn
+
+    return tune_walks(sweep, evaluate)
+
+
 def execute_sweep(
     sweep: SweepConfig,
     *,
@@ -218,7 +251,17 @@ def execute_sweep(
     own = client is None and scheduler != "sync"
     with get_client(scheduler) if own else contextlib.nullcontext(client) as cl:
         runner = _Runner(sweep, cl, scheduler, progress, runs)
-        tuned, searches = _tune(sweep, runner)
+        if sweep.tune_seeds and progress:
+            from scalinglab.studies.optimizers.protocol import SweepProgress, committed_medium
+
+            committed = committed_medium()
+            if committed is not None:
+                runner.tracker = SweepProgress(sweep, committed)
+                from scalinglab.studies.optimizers.protocol import committed_results
+
+                runner.reusable = committed_results(committed, sweep_config("medium"))
+                print(f"{len(runner.reusable)} committed runs reusable where keys match")
+        tuned, searches = _tune_walks(sweep, runner) if sweep.tune_seeds else _tune(sweep, runner)
         cells = [
             (o, sz, m, s)
             for o in sweep.optimizers

@@ -32,7 +32,7 @@ import json
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -222,16 +222,28 @@ class CoordinateDescent:
         return out
 
 
+class Search(Protocol):
+    """What :func:`descend_together` drives: an ask/tell search (e.g. :class:`CoordinateDescent`,
+    :class:`~scalinglab.studies.optimizers.walk.WalkDescent`)."""
+
+    def ask(self) -> list[dict[str, Any]]: ...
+
+    def tell(self, configs: Sequence[Mapping[str, Any]], values: Sequence[float]) -> None: ...
+
+
+S = TypeVar("S", bound=Search)
+
+
 def descend_together(
-    searches: Mapping[str, CoordinateDescent],
+    searches: Mapping[str, S],
     evaluate: Callable[[list[tuple[str, dict[str, Any]]]], list[float]],
-) -> dict[str, CoordinateDescent]:
+) -> dict[str, S]:
     """Run several searches in lockstep until all are done.
 
     Parameters
     ----------
     searches
-        Label -> search.
+        Label -> search (anything with ``ask`` and ``tell``: :class:`Search`).
     evaluate
         Called with ``[(label, config), ...]`` (one batch per step, all searches
         together) and returning the objective of each.
