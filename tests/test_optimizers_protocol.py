@@ -85,7 +85,7 @@ def test_the_largest_size_tunes_the_other_settings_and_they_reach_every_size():
 def test_adamw_goes_first_and_its_settings_train_every_embedding_and_head():
     tuned, _, log = _tune()
     seen_adamw = set()
-    for size, m, opts, cfgs in log:
+    for size, m, opts, _cfgs in log:
         if opts[0] == "adamw":
             assert set(opts) == {"adamw"}
             seen_adamw.add((size, m))

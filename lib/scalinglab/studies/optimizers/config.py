@@ -453,9 +453,7 @@ def sweep_config(compute_class: str = "small", **overrides: Any) -> SweepConfig:
             # starts: the committed ``medium`` optima at w32 (the paper's NAdamW: AdamW's)
             walk_start={
                 "adamw": dict(lr=8e-3, beta1=0.7, beta2=0.95, weight_decay=0.1, warmup=0.0),
-                "nadamw_paper": dict(
-                    lr=8e-3, beta1=0.9, beta2=0.95, weight_decay=0.1, warmup=0.0
-                ),
+                "nadamw_paper": dict(lr=8e-3, beta1=0.9, beta2=0.95, weight_decay=0.1, warmup=0.0),
                 "muon": dict(lr=3.2e-2, momentum=0.9, weight_decay=0.1, warmup=0.05),
                 "soap": dict(
                     lr=6.4e-2,

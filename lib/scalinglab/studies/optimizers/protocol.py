@@ -77,8 +77,7 @@ def _ladders(sweep: SweepConfig, optimizer: str, start: dict, coords: tuple[str,
 
 
 def tune_walks(
-    sweep: SweepConfig,
-    evaluate: Callable[[SizeSpec, float, str], Callable[[list], list[float]]],
+    sweep: SweepConfig, evaluate: Callable[[SizeSpec, float, str], Callable[[list], list[float]]]
 ) -> tuple[dict, list[WalkDescent]]:
     """Phases A-D: ``{(optimizer, size_name, multiple): hparams}`` and every search.
 

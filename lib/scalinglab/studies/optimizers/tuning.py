@@ -235,8 +235,7 @@ S = TypeVar("S", bound=Search)
 
 
 def descend_together(
-    searches: Mapping[str, S],
-    evaluate: Callable[[list[tuple[str, dict[str, Any]]]], list[float]],
+    searches: Mapping[str, S], evaluate: Callable[[list[tuple[str, dict[str, Any]]]], list[float]]
 ) -> dict[str, S]:
     """Run several searches in lockstep until all are done.
 
