@@ -12,7 +12,7 @@ from scalinglab import record as rec
 from scalinglab.claims_file import claims_for
 from scalinglab.paths import notebooks_dir
 from scalinglab.studies.rl import findings
-from scalinglab.studies.rl.plots import symlog_threshold
+from scalinglab.studies.rl.plots import symlog_threshold, symlog_ticks
 
 CLAIMS = notebooks_dir() / "claims" / "rl_scaling.toml"
 
@@ -257,3 +257,5 @@ def test_symlog_threshold_is_the_power_of_ten_below_the_first_evaluation():
     assert symlog_threshold([0.0, 1e9]) == 1e9
     with pytest.raises(ValueError, match="no positive compute"):
         symlog_threshold([0.0, 0.0])
+    # no tick between 0 and the threshold (its label overlapped "0")
+    assert symlog_ticks([0.0, 8.5e9, 4e12]) == [0.0, 1e9, 1e10, 1e11, 1e12, 1e13]

@@ -16,6 +16,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.ticker import NullLocator
 
 
 def _mean_curve(curves: pd.DataFrame, size: str, variant: str) -> pd.DataFrame:
@@ -26,13 +27,29 @@ def _mean_curve(curves: pd.DataFrame, size: str, variant: str) -> pd.DataFrame:
 def symlog_threshold(compute: Sequence[float] | np.ndarray) -> float:
     """The linear threshold of a symlog compute axis that starts at step 0: the power of
     ten at or below the first positive compute, so the "0" tick sits one decade-width left
-    of the first decade's label (a threshold between powers of ten put the two labels on
-    top of each other)."""
+    of the first decade's label (with :func:`symlog_ticks`: the default locator labelled
+    a power of ten inside the linear range, on top of "0")."""
     c = np.asarray(compute, dtype=float)
     pos = c[c > 0]
     if pos.size == 0:
         raise ValueError("symlog_threshold: no positive compute to place the axis by")
     return float(10 ** np.floor(np.log10(pos.min())))
+
+
+def symlog_ticks(compute: Sequence[float] | np.ndarray) -> list[float]:
+    """Major ticks of a symlog compute axis from step 0: 0, then every power of ten from
+    :func:`symlog_threshold` up to the first one at or above the largest compute (no tick
+    inside the linear range, where its label would sit on top of "0")."""
+    lt = symlog_threshold(compute)
+    top = float(np.max(np.asarray(compute, dtype=float)))
+    k0, k1 = int(round(np.log10(lt))), int(np.ceil(np.log10(top)))
+    return [0.0] + [float(10**k) for k in range(k0, max(k0, k1) + 1)]
+
+
+def _symlog_compute_axis(ax: Any, compute: Any) -> None:
+    ax.set_xscale("symlog", linthresh=symlog_threshold(compute), linscale=1.0)
+    ax.set_xticks(symlog_ticks(compute))
+    ax.xaxis.set_minor_locator(NullLocator())
 
 
 def training_curves(
@@ -52,7 +69,7 @@ def training_curves(
         mean = _mean_curve(curves, size, base)
         label = f"{size} (N={g['n_params'].iloc[0]:,.0f})"
         ax.plot(mean["compute"], mean["pass_rate"], color=f"C{i}", lw=2, label=label)
-    ax.set_xscale("symlog", linthresh=symlog_threshold(curves["compute"]), linscale=1.0)
+    _symlog_compute_axis(ax, curves["compute"])
     ax.set(
         xlabel="RL compute (FLOPs)",
         ylabel="held-out pass rate",
