@@ -492,8 +492,8 @@ else:
 #   logistic's $t_{10}$ precedes training at every size ({{ phases/s/t10 }} at `s`), and
 #   the plateau of `l` may lie past the end of training ($t_{90}$ {{ phases/l/t90 }}).
 #   Without a slow start the first 30% of a run is the steep part, and the plateau it
-#   predicts comes {{ phases/s/t90_early_error }} of the run early at `s`
-#   (GRPOLAW-1-early). Run by run the same: {{ phases/runs/slow_start_share | pct }} of
+#   predicts is off by {{ phases/s/t90_early_error }} of the run at `s` (negative:
+#   too early; GRPOLAW-1-early). Run by run the same: {{ phases/runs/slow_start_share | pct }} of
 #   the runs have a slow start (GRPOLAW-1-runs), so when runs take off cannot vary across
 #   seeds (GRPOLAW-3).
 # * *No power (SCALERL-3, SCALERL-4).* $A$ sits on its bound 1 in many per-run fits (the
@@ -516,14 +516,14 @@ else:
 # * *The plateau rule stops runs that are still rising or already falling.* Its test
 #   (the last 20% of compute gained less than twice its own noise) is passed by a noisy
 #   rising window and by a falling one: the table of runs shows `m` runs stopped early
-#   with their best evaluation at their last step, and {{ runs/declined | point }}
-#   baseline runs were stopped after losing more than 0.1 from their peak. Runs of
+#   with their best evaluation at their last step, and {{ runs/declined | point }} of
+#   the baseline were stopped after losing more than 0.1 from their peak. Runs of
 #   unequal length then pool into mean curves that rise and fall, so the sigmoids' RMSE
 #   is {{ scalerl/s/rmse | point }}, {{ scalerl/m/rmse | point }},
 #   {{ scalerl/l/rmse | point }} and {{ scalerl/xl/rmse | point }} at `s` to `xl`
 #   (SCALERL-1) and the half-compute fits have no asymptote to predict.
-# * *GRPO is unstable at the two larger sizes.* {{ runs/collapsed | point }} runs
-#   collapse and {{ runs/not_taken_off | point }} never take off; the seed-to-seed
+# * *GRPO is unstable at the two larger sizes.* {{ runs/collapsed | point }} of the
+#   baseline collapse and {{ runs/not_taken_off | point }} never take off; the seed-to-seed
 #   spread of $A$ is {{ scalerl/A_seed_sd }} (SCALERL-3), $k$ at `l` and `xl`
 #   straddles 0 ({{ tan/k/l }}, {{ tan/k/xl }}) and $N_0$ lands on its bound
 #   ({{ tan/N0 }}; TAN-2, TAN-3). The learning rate chosen on 300-step runs of two seeds
@@ -541,9 +541,9 @@ else:
 # pool at `s` and `m`). The learning-rate stage chose {{ lr/s/multiplier | point }},
 # {{ lr/m/multiplier | point }}, {{ lr/l/multiplier | point }} and
 # {{ lr/xl/multiplier | point }} x the width rule at `s` to `xl`;
-# {{ runs/collapsed | point }} runs collapsed, {{ runs/not_taken_off | point }} stayed
-# at their $R_0$ and {{ runs/declined | point }} baseline runs ended more than 0.1 below
-# their peak. The ledger gives each verdict.
+# of the baseline, {{ runs/collapsed | point }} collapsed, {{ runs/not_taken_off | point }}
+# stayed at their $R_0$ and {{ runs/declined | point }} ended more than 0.1 below their
+# peak. The ledger gives each verdict.
 #
 # * *The design sees effects.* $L = 1 - R$ falls as a power of compute at every size
 #   (TAN-1: $k$ {{ tan/k/s | point }}, {{ tan/k/m | point }}, {{ tan/k/l | point }},
