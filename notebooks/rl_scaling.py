@@ -482,8 +482,8 @@ else:
 #   {{ tan/k/l }} at `l` against {{ tan/k/s }} and {{ tan/k/m }}; `tan/k_rise`
 #   {{ tan/k_rise }}) and $N_0$ lands on the lower edge of its range ({{ tan/N0 }}). That
 #   is an untuned learning rate, not a refutation of Tan et al.
-# * *No asymptote (SCALERL-2).* Fitted on half its compute, the largest policy's $A$ is
-#   not identified ({{ scalerl/l/A_pred_error }}; the full run gives {{ scalerl/l/A }}):
+# * *No asymptote (SCALERL-2).* Fitted on half its compute, the largest policy's $A$
+#   misses by {{ scalerl/l/A_pred_error }} (the full run gives {{ scalerl/l/A }}):
 #   the first half holds no asymptote to predict. At `s` the half fit misses $A$ by
 #   {{ scalerl/s/A_pred_error }} and the final pass rate by
 #   {{ scalerl/s/final_pred_error }} (SCALERL-2-final): at half compute the curve is still
@@ -567,23 +567,23 @@ else:
 #   and {{ phases/runs/predicted_share | pct }} have their plateau onset predicted from
 #   their first 30% (GRPOLAW-1-early-runs): a slow start that is still going at 30% looks
 #   like a plateau. The asymptote is just as seed-dependent: its seed SD is
-#   {{ scalerl/A_seed_sd }} (SCALERL-3); fitted on half the compute, `m`'s asymptote is
-#   not identified ({{ scalerl/m/A_pred_error }}) and elsewhere the $A$ errors are wide
+#   {{ scalerl/A_seed_sd }} (SCALERL-3); fitted on half the compute, `m`'s asymptote
+#   misses by {{ scalerl/m/A_pred_error }} and elsewhere the $A$ errors are wide
 #   ({{ scalerl/s/A_pred_error }} at `s`, {{ scalerl/l/A_pred_error }} at `l`,
 #   {{ scalerl/xl/A_pred_error }} at `xl`; SCALERL-2); the final pass rate predicted from
 #   half misses by {{ scalerl/m/final_pred_error }} at `m` (SCALERL-2-final). Half the
 #   learning rate's delay of $C_{mid}$ ({{ ablation/half_lr/delta_log10_C_mid }}) is
 #   inside that noise (CONTROL-B; its detectable effect is in the finding's
-#   description), and its runs are still rising at 2000 steps (their $\Delta A$ is not
-#   identified: {{ ablation/half_lr/delta_A }}).
+#   description), and its runs are still rising at 2000 steps (their $\Delta A$:
+#   {{ ablation/half_lr/delta_A }}).
 # * *Tan et al.* $k$ does not rise with size across 32x (`tan/k_rise` {{ tan/k_rise }},
 #   $N_0$ {{ tan/N0 }}: TAN-2) and the law fitted on the three smaller sizes misses
 #   `xl`'s $k$ by {{ tan/holdout_k_error }} (TAN-3). A fixed pool of 2000 prompts reused
 #   for up to 16 epochs does at least as well as fresh prompts at equal compute
 #   ({{ reuse/delta_pass_rate }} in pass rate, $\Delta A$ {{ ablation/reuse/delta_A }});
 #   "within 0.02" is not decided (TAN-4).
-# * *ScaleRL's "B, not A".* Neither design choice moves $B$ detectably ($\Delta \log_{10}
-#   B$ {{ ablation/sample_agg/delta_log10_B }} for sample aggregation,
+# * *ScaleRL's "B, not A".* Neither design choice moves $B$ detectably
+#   ($\Delta \log_{10} B$ {{ ablation/sample_agg/delta_log10_B }} for sample aggregation,
 #   {{ ablation/batch_norm/delta_log10_B }} for batch normalisation). Sample aggregation
 #   leaves $A$ within {{ ablation/sample_agg/delta_A }} of the baseline; batch
 #   normalisation may lower it ({{ ablation/batch_norm/delta_A }}). SCALERL-4 is read
