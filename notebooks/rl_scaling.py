@@ -507,7 +507,7 @@ else:
 # **What the `medium_v1` design shows: a design that still cannot decide, and why.** The
 # learning-rate stage, the low warm-up (the $R_0$ column of the runs table) and the
 # positive controls worked: the length cap lowers the asymptote (CONTROL-A's $\Delta A$
-# {{ ablation/len_cap/delta_A }}, not identified only because the baseline's own $A$ is
+# {{ ablation/len_cap/delta_A }}: not identified only because the baseline's own $A$ is
 # on its bound in some refits) and half the learning rate lowers $B$
 # ($\Delta \log_{10} B$ {{ ablation/half_lr/delta_log10_B }}). But two defects of the
 # main stage leave most claims not identified or contradicted for reasons that are the
