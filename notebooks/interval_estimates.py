@@ -20,14 +20,7 @@
 #     - notebooks/claims/interval_estimates.toml
 #     - data/interval_estimates/*.nc
 #     - data/published/rliable/atari_100k/scores/*.json
-#     tiny:
-#       compute_class: tiny
-#       few_draws: 200
-#       outer_reps: 30
-#       profile_reps: 300
-#       reps: 2000
-#       scheduler: sync
-#     title: Interval estimates of aggregate performance (rliable, reproduced)
+#     - data/published/rliable/atari_100k/DER_iterations/*.json
 #     reports:
 #     - default
 #     - atari100k
@@ -35,15 +28,24 @@
 #     - procgen
 #     - dmc
 #     - dmc100k
+#     tiny:
+#       compute_class: tiny
+#       coverage_subsamples: 20
+#       few_draws: 200
+#       flip_reps: 100
+#       outer_reps: 30
+#       profile_reps: 300
+#       reps: 2000
+#       scheduler: sync
+#     title: Interval estimates of aggregate performance (rliable, reproduced)
 #     variants:
 #       atari100k:
-#         few_draws: 500
+#         curves: data/published/rliable/atari_100k/DER_iterations
 #         outer_reps: 50
 #         references: data/published/rliable/atari_100k/references.csv
 #         reps: 10000
 #         scores: data/published/rliable/atari_100k/scores
 #       atari200m:
-#         few_draws: 500
 #         outer_reps: 50
 #         references: data/published/rliable/atari_200m/references.csv
 #         reps: 10000
@@ -63,20 +65,24 @@
 
 # %% tags=["parameters"]
 # fmt: off
-seed: int = 0  # root of every random draw (benchmark seeds and all bootstraps) [>= 0]
+seed: int = 0  # root of every bootstrap draw (the analysis seed; verify --seeds changes it) [≥ 0]
+data_seed: int = 0  # seed of the benchmark's runs (splits, initialisations); not the analysis's [≥ 0]
 compute_class: str = "small"  # benchmark size: tiny, small, medium or large {tiny, small, medium, large}
-scheduler: str = ""  # "" = local Dask cluster, "sync" = in-process, else a scheduler address
-scores: str = ""  # your own score files, comma-separated; "" = run the study's benchmark [file]
+scheduler: str = ""  # "": local Dask cluster, "sync": in-process, else a scheduler address
+scores: str = ""  # your own score files, comma-separated; "": run the study's benchmark [file]
 rerun: bool = False  # re-run the benchmark even if a cached result exists under data/
-reps: int = 50_000  # bootstrap resamples for the aggregate-metric CIs (paper: 50,000) [>= 1]
-profile_reps: int = 2_000  # resamples for profiles, P(X > Y) and CI-width curves (paper: 2,000) [>= 1]
-outer_reps: int = 200  # outer bootstrap replicates for CIs of rank-flip rates and width ratios [>= 2]
+reps: int = 50_000  # bootstrap resamples for the aggregate-metric CIs (paper: 50,000) [≥ 1]
+profile_reps: int = 2_000  # resamples for profiles, P(X > Y) and CI-width curves (paper: 2,000) [≥ 1]
+outer_reps: int = 200  # outer bootstrap replicates for CIs of rank-flip rates and width ratios [≥ 2]
 confidence: float = 0.95  # confidence level of every interval [> 0, < 1]
-method: str = "percentile"  # interval method for aggregate metrics: percentile or bca {percentile, bca}
-few_runs: int = 3  # runs per task of the "few-run study" in step 2 [>= 1]
-few_draws: int = 1_000  # few-run subsamples drawn in step 2 [>= 1]
+method: str = "percentile"  # interval method for aggregate metrics: percentile, bca, or rliable's basic and bc {percentile, bca, basic, bc}
+few_runs: int = 3  # runs per task of the "few-run study" in step 2 [≥ 1]
+few_draws: int = 2_000  # few-run subsamples behind the point flip rates of step 2 [≥ 1]
+flip_reps: int = 1_000  # outer bootstrap replicates for the CIs of step 2's flip rates [≥ 2]
+coverage_subsamples: int = 200  # few-run subsamples per algorithm and run count in the coverage check [≥ 1]
 nan: str = "error"  # NaN scores in your files: error (name the cell) or drop (with a warning) {error, drop}
-references: str = ""  # with scores: table task, random, reference to normalize them by; "" = already normalized [file]
+references: str = ""  # with scores: table task, random, reference to normalize them by; "": already normalized [file]
+curves: str = ""  # folder of per-iteration returns (rliable's records) for sample-efficiency curves; "": none [file]
 # fmt: on
 
 # %% [markdown]
@@ -129,26 +135,33 @@ references: str = ""  # with scores: table task, random, reference to normalize 
 
 # %%
 import numpy as np
+import pandas as pd
+from IPython.display import display
 
 from scalinglab.estimate import Estimate
 from scalinglab.plots import intervals as plots
 from scalinglab.plots import use_style
 from scalinglab.record import claims_from, findings_table, record
+from scalinglab.stats.few_run_flips import few_run_flip_rates
 from scalinglab.stats.improvement import pairwise_probability_of_improvement
 from scalinglab.stats.intervals import interval_estimates
+from scalinglab.stats.layout import wide_table
 from scalinglab.stats.profiles import performance_profile
-from scalinglab.stats.reliability import ci_width_ratio, few_run_variability, run_count_grid
+from scalinglab.stats.calibration import seed_mean_coverage, share_with_floor
+from scalinglab.stats.reliability import ci_width_ratio, run_count_grid
 from scalinglab.stats.replicates import interval_crosscheck, metric_replicates
 from scalinglab.stats.variability import ci_width_vs_runs
 from scalinglab.studies.intervals.classifiers import load_or_run
+from scalinglab.studies.intervals.few_run_coverage import bootstrap_interval, coverage_table
 from scalinglab.studies.intervals.orderings import (
     leaderboard_pairs,
+    metric_difference,
     ordering_table,
     pair_flip_rates,
     separated_pairs,
     top_task_share,
 )
-from scalinglab.studies.intervals.published import in_repo
+from scalinglab.studies.intervals.published import in_repo, iteration_scores
 
 use_style()
 
@@ -165,7 +178,11 @@ use_style()
     rng_flip,
     rng_share,
     rng_draws,
-) = np.random.default_rng(seed).spawn(10)
+    rng_diff,
+    rng_cover,
+    rng_curves,
+    rng_tasks,
+) = np.random.default_rng(seed).spawn(14)
 
 # %% [markdown]
 # ## 1. The benchmark
@@ -173,24 +190,25 @@ use_style()
 # One call loads the cached benchmark results from `data/interval_estimates/` (keyed by a
 # hash of the experiment's configuration, with provenance), or runs the experiment on a Dask
 # cluster if they are missing or `rerun` is set, or reads your files if `scores` is given.
-# The table shows the mean normalized score of each algorithm on each task.
+# The table shows the mean normalized score of each algorithm (columns) on each task (rows).
 
 # %%
 data = load_or_run(
     in_repo(scores),
     compute_class=compute_class,
-    seed=seed,
+    seed=data_seed,
     scheduler=scheduler,
     rerun=rerun,
     nan=nan,
     references=in_repo(references),
 )
 algorithms = [str(a) for a in data.algorithm.values]
+run_counts = (~data.isnull()).sum("run").min("task")  # each algorithm's runs per task
 print(
-    f"{data.attrs['source']}: {len(algorithms)} algorithms x {data.sizes['task']} tasks "
-    f"x {data.sizes['run']} runs"
+    f"{data.attrs['source']}: {len(algorithms)} algorithms x {data.sizes['task']} tasks; "
+    "runs per task: " + ", ".join(f"{a} {int(run_counts.sel(algorithm=a))}" for a in algorithms)
 )
-data.mean("run").to_pandas().round(3)
+data.mean("run").to_pandas().T.round(3)  # tasks as rows: a wide table would be clipped
 
 # %%
 fig = plots.plot_score_heatmap(data)
@@ -198,43 +216,120 @@ fig = plots.plot_score_heatmap(data)
 # %% [markdown]
 # ## 2. Few runs: point estimates vary, rankings flip
 #
-# Suppose we had only run `few_runs` seeds per task. We draw many such few-run studies
-# from the runs we have (without replacement) and compute each aggregate metric on each.
-# The violins show how far the few-run point estimates spread around the all-runs value
-# (black tick); the right panel shows how often each algorithm ends up at each rank by IQM.
-# The flip rates get their own CIs from an outer bootstrap over runs (the runs we have are
-# themselves a sample). Resampled runs repeat, which makes few-run subsamples of a
-# replicate slightly less variable than real ones, so these intervals err on the low side:
-# they do not overstate how often rankings flip.
+# Suppose we had only run `few_runs` seeds per task. We draw `few_draws` such few-run
+# studies from the runs we have (without replacement) and compute each aggregate metric on
+# each: the paper's own quantities are how often the few-run point estimates rank the
+# algorithms unlike all runs (the *ranking-change rate*), how often they crown another
+# winner (the *winner-change rate*), and how far they spread around the all-runs value
+# (violins; black tick: all runs). Each rate's Monte Carlo standard error (from the
+# `few_draws` draws) is stated with it; its interval comes from `flip_reps` replicates of
+# an outer bootstrap over runs (the runs we have are themselves a sample), each with its
+# own few-run draws and its own all-runs reference. Resampled runs repeat, which makes
+# few-run subsamples of a replicate slightly less variable than real ones. Algorithms with
+# `few_runs` or fewer runs on some task are left out: their "few-run subsamples" would be
+# their full data.
 
 # %%
-few = few_run_variability(
-    data, n_runs=few_runs, draws=few_draws, reps=outer_reps, level=confidence, rng=rng_few
+few = few_run_flip_rates(
+    data,
+    n_runs=few_runs,
+    draws=few_draws,
+    reps=flip_reps,
+    inner_draws=100,
+    metrics=("iqm", "median", "mean"),
+    level=confidence,
+    rng=rng_few,
 )
+print(f"left out: {few.attrs['skipped']}" if few.attrs["skipped"] else "no algorithm left out")
 fig = plots.plot_few_run_spread(few["estimate"], few["full"], rank_metric="iqm")
 
 # %%
-for stat, name, text in (
-    (
-        "ranking_change_rate",
-        "rank_flip_rate/few_runs",
-        f"fraction of {few_runs}-run studies whose IQM ranking of all algorithms differs from "
-        "the all-runs ranking",
+TEXTS = {
+    "ranking_change_rate": (
+        "rank_flip_rate",
+        "whose {m} ranking of all algorithms differs from the all-runs ranking",
     ),
-    (
+    "winner_change_rate": (
         "winner_change_rate",
-        "winner_change_rate/few_runs",
-        f"fraction of {few_runs}-run studies whose best algorithm by IQM is not the all-runs best",
+        "whose best algorithm by {m} is not the all-runs best",
     ),
-    (
+    "pair_flip_rate": (
         "pair_flip_rate",
-        "pair_flip_rate/few_runs",
-        f"mean over algorithm pairs of the fraction of {few_runs}-run studies ordering the pair "
-        "(by IQM) unlike all runs",
+        "(mean over algorithm pairs) ordering the pair by {m} unlike all runs",
     ),
-):
-    record(name, Estimate.from_cell(few.sel(statistic=stat, metric="iqm")), description=text)
-few[["point", "lo", "hi"]].to_dataframe().round(3)
+}
+for stat, (stem, text) in TEXTS.items():
+    for metric in ("iqm", "median"):
+        cell = few.sel(statistic=stat, metric=metric)
+        est = Estimate.from_cell(
+            cell,
+            note=f"Monte Carlo standard error of the point ({few_draws} draws): "
+            f"{float(cell['mc_se']):.3f}",
+        )
+        record(  # a rate 0 in every outer replicate gets Wilson's upper end over the draws
+            f"{stem}/few_runs" + ("" if metric == "iqm" else f"/{metric}"),
+            share_with_floor(est, n=few_draws),
+            description=f"fraction of {few_runs}-run studies " + text.format(m=metric),
+        )
+for alg in few.algorithm.values:
+    record(
+        f"few_run_spread/{alg}/median",
+        Estimate(
+            float(few["spread"].sel(algorithm=alg, metric="median")),
+            method=f"central 95% range of {few_draws} {few_runs}-run medians over the "
+            "all-runs median",
+        ),
+        description=f"spread of {alg}'s {few_runs}-run median estimates, relative to its "
+        "all-runs median",
+    )
+few[["point", "lo", "hi", "mc_se"]].to_dataframe().round(3)
+
+# %% [markdown]
+# **Does the report's interval hold with few runs?** The paper recommends its intervals
+# for exactly this regime. From each algorithm with at least 50 runs on every task we draw
+# `coverage_subsamples` subsamples of 3, 5 and 10 runs per task, compute the report's
+# interval (`method`, `confidence`, `profile_reps` replicates) on each, and count how often
+# it contains the all-runs value (the all-runs value stands for the truth; its own noise
+# makes the count slightly pessimistic). The bracket is a 95% Wilson interval of the count.
+# The median of per-task means moves in jumps with few runs and its bootstrap distribution
+# is lumpy: a BCa interval, which corrects for bias and skew from a jackknife, can be
+# unstable there, so the median's coverage is the one to watch.
+
+# %%
+coverage, cov_skipped = (
+    coverage_table(
+        data,
+        run_counts=(3, 5, 10),
+        min_runs=50,
+        subsamples=coverage_subsamples,
+        metrics=("iqm", "median"),
+        interval=bootstrap_interval(reps=profile_reps, level=confidence, method=method),
+        level=confidence,
+        rng=rng_cover,
+    )
+    if int(run_counts.max()) >= 50
+    else (None, {})
+)
+if coverage is None:
+    print("no algorithm has 50 runs on every task: no few-run coverage check on these data")
+else:
+    if cov_skipped:
+        print("left out: " + "; ".join(f"{a}: {why}" for a, why in cov_skipped.items()))
+    for (n, metric), row in coverage.iterrows():
+        record(
+            f"few_run_coverage/{metric}/n={n}",
+            Estimate(
+                row["coverage"],
+                row["wilson_lo"],
+                row["wilson_hi"],
+                level=0.95,
+                method="Wilson score interval of the covered count",
+                note=f"{row['covered']} of {row['intervals']} {method} intervals at "
+                f"{confidence:.0%} covered the all-runs value",
+            ),
+            description=f"coverage of the {method} {metric} interval with {n} runs per task",
+        )
+coverage.round(3) if coverage is not None else None
 
 # %% [markdown]
 # ## 3. Interval estimates of aggregate metrics
@@ -260,7 +355,26 @@ for alg in algorithms:
             description=f"{metric} normalized score of {alg}",
             headline=(metric == "iqm" and alg == best),
         )
-ci.to_dataframe().unstack("metric").round(3)
+wide_table(ci)
+
+# %% [markdown]
+# **Over the population of tasks.** The intervals above hold these tasks fixed: they say
+# how much the aggregate would move with other runs of the same tasks. rliable's
+# `task_bootstrap=True` also resamples the tasks (with replacement), asking how much it
+# would move on another draw of tasks like these; those intervals, with `profile_reps`
+# replicates, are wider, most for the median and the mean, which a few tasks can carry.
+
+# %%
+ci_tasks = interval_estimates(
+    data,
+    metrics=("iqm", "median", "mean"),
+    reps=profile_reps,
+    level=confidence,
+    method=method,
+    rng=rng_tasks,
+    task_bootstrap=True,
+)
+wide_table(ci_tasks)
 
 # %% [markdown]
 # **The bootstrap distributions behind the bars.** A percentile interval is the middle 95%
@@ -279,7 +393,20 @@ draws = metric_replicates(data, reps=reps, rng=rng_draws)
 fig = plots.plot_bootstrap_forest(draws, level=confidence)
 
 # %%
-interval_crosscheck(draws, level=confidence).to_dataframe().unstack("metric").round(3)
+wide_table(interval_crosscheck(draws, level=confidence))
+
+# %% [markdown]
+# **Do intervals cover with few runs?** A percentile bootstrap of a mean over 3 runs
+# covers far less than its nominal 95%: its spread is the plug-in standard deviation and
+# ignores that the spread itself is estimated. The table simulates it: `n` runs drawn
+# from the best algorithm's per-run mean scores here (whose mean is then the truth), each
+# given a Student-t and a percentile-bootstrap interval, 2,000 times per `n`; `se` is
+# the simulation's own standard error.
+
+# %%
+seed_mean_coverage(
+    data.sel(algorithm=best).mean("task").values, ns=sorted({max(few_runs, 2), 5, 10}), seed=seed
+)
 
 # %% [markdown]
 # ## 4. IQM versus median: statistical efficiency
@@ -353,6 +480,27 @@ fig = plots.plot_performance_profiles(
 )
 
 # %% [markdown]
+# **Sample efficiency.** rliable's third figure: the IQM over training, with pointwise 95%
+# stratified-bootstrap intervals (`profile_reps` replicates per iteration), from
+# per-iteration scores normalized as the final ones. The paper's data hold them for few
+# algorithms; the line below names those that have them and those that do not.
+
+# %%
+if curves:
+    per_iter = iteration_scores(in_repo(curves), in_repo(references))
+    have = [str(a) for a in per_iter.algorithm.values]
+    print(
+        f"per-iteration scores: {', '.join(have)}; none for "
+        f"{', '.join(a for a in algorithms if a not in have) or 'no other algorithm'}"
+    )
+    curve_ci = interval_estimates(
+        per_iter, metrics=("iqm",), reps=profile_reps, level=confidence, rng=rng_curves
+    )
+    fig = plots.plot_sample_efficiency(curve_ci)
+else:
+    print(f"no per-iteration scores for these data ({', '.join(algorithms)}): no curves")
+
+# %% [markdown]
 # ## 6. Probability of improvement
 #
 # P(X > Y) is the probability that a run of X on a random task beats a run of Y on it
@@ -371,12 +519,14 @@ poi = pairwise_probability_of_improvement(
 fig = plots.plot_probability_of_improvement(poi.isel(pair=slice(0, len(board_pairs))))
 
 # %%
+n_runs_min = int(data.sizes["run"])  # Wilson's n for a P(X > Y) of 0 or 1 (runs per task)
 for i, pair in enumerate(poi.pair.values):
     cell = poi.sel(pair=pair)
     x, y = str(cell["x"].item()), str(cell["y"].item())
     record(
         f"poi/{x}_vs_{y}",
-        Estimate.from_cell(cell),
+        # every run of x above every run of y: Wilson's end over the runs, not [1, 1]
+        share_with_floor(Estimate.from_cell(cell), n=n_runs_min),
         description=f"P({x} > {y}) on a random task",
         headline=i < len(board_pairs),
     )
@@ -388,19 +538,29 @@ poi.to_dataframe().round(3)
 # The paper's central exercise: take a leaderboard ordered by a point estimate and ask which
 # of its orderings the intervals support. Each row is an adjacent pair of the ranking by
 # median, with both algorithms' medians and means (does the mean order them the same way?),
-# whether their IQM intervals overlap, and P(X > Y) with its interval: the ordering is
-# *supported* when that interval lies above 0.5. The two interval checks answer different
-# questions: disjoint IQM intervals say that X's typical run scores higher overall; P(X > Y)
-# says on how many tasks X's runs tend to beat Y's. When they disagree (X ahead on a few
-# tasks by a lot, behind on many by a little), the median's ordering rests on neither alone.
+# whether their IQM intervals overlap, the IQM difference IQM(X) - IQM(Y) with its interval
+# (each algorithm resampled independently), and P(X > Y) with its interval. As in the
+# paper, the aggregate interval decides the order: the ordering is *supported* when the
+# IQM difference's interval lies above 0, *reversed* only when it lies below 0, and *not
+# resolved* otherwise. P(X > Y) says how large the improvement is: following the paper
+# (after Bouthillier et al. 2021), it is *meaningful* when P(X > Y) reaches 0.75 with its
+# interval above 0.5. A P(X > Y) just under 0.5 is not a reversal: X can be ahead on a few
+# tasks by a lot and behind on many by a little (the `reading` column says it in words).
 
 # %%
-ordering_table(board_pairs, ci, poi, metrics=("median", "mean")).round(3)
+iqm_diff = metric_difference(
+    data, board_pairs, metric="iqm", reps=profile_reps, level=confidence, rng=rng_diff
+)
+for pair in iqm_diff.pair.values:
+    cell = iqm_diff.sel(pair=pair)
+    x, y = str(cell["x"].item()), str(cell["y"].item())
+    record(f"iqm_diff/{x}_vs_{y}", Estimate.from_cell(cell), description=f"IQM({x}) - IQM({y})")
+ordering_table(board_pairs, ci, poi, metrics=("median", "mean"), iqm_diff=iqm_diff).round(3)
 
 # %% [markdown]
-# **Few runs, on the orderings that matter.** Step 2's flip rates average over every pair,
-# near-ties included (two algorithms that the full data cannot tell apart "flip" half the
-# time). Here only the pairs whose P(X > Y) interval on all runs excludes 0.5 count: how
+# **Few runs, on the orderings that matter.** Step 2's pair-flip rate averages over every
+# pair, near-ties included (two algorithms that the full data cannot tell apart "flip" half
+# the time). Here only the pairs whose P(X > Y) interval on all runs excludes 0.5 count: how
 # often would a `few_runs`-run evaluation, reporting point estimates, have ordered such a pair
 # the wrong way round? The interval comes from an outer bootstrap over runs (as in step 2).
 #
@@ -424,7 +584,9 @@ if separated:
     for metric in flips.metric.values:
         record(
             f"pair_flip_rate/separated/{metric}",
-            Estimate.from_cell(flips.sel(pair="(mean)", metric=metric)),
+            share_with_floor(
+                Estimate.from_cell(flips.sel(pair="(mean)", metric=metric)), n=few_draws
+            ),
             description=f"mean over the {len(separated)} pairs that all runs separate of the "
             f"fraction of {few_runs}-run studies ordering the pair (by {metric}) unlike all "
             "runs",
@@ -455,13 +617,22 @@ share[["point", "lo", "hi"]].to_dataframe().round(3)
 # leaderboard's orderings are the published claims of the benchmark's papers, as the paper
 # re-examines them; the others are the paper's own. Thresholds that the paper states only
 # in words are ours and are written in the claim: "rankings flip" as more than 1 in 20
-# few-run evaluations reversing an ordering the full data support; "dominated by outlier
+# few-run evaluations ranking the algorithms unlike all runs; "dominated by outlier
 # tasks" as the top 10% of tasks carrying more than twice their equal share of the mean,
 # for every algorithm.
 
 # %%
-claims_from(
+paper_data = scores.startswith("data/published/rliable/")
+verdicts = claims_from(
     "interval_estimates",
+    data="paper" if paper_data else ("user" if scores else "study"),
+    regime=f"paper data: {scores}"
+    if paper_data
+    else "outside: this project's small-classifier benchmark, not the paper's RL benchmarks",
+    board_scope="benchmark" if paper_data else "project",
+    atari_regime=f"paper data: {scores}"
+    if "atari" in scores
+    else "outside: an observation on Atari, tested on other data",
     board=[{"x": x, "y": y} for x, y in board_pairs],
     few_runs=few_runs,
     algorithms=algorithms,
@@ -469,6 +640,12 @@ claims_from(
     n_tasks=n_tasks,
     twice_share=2 * k / n_tasks,
 )
+with pd.option_context("display.max_colwidth", None):
+    display(
+        pd.DataFrame(
+            [{"claim": v.claim.id, "verdict": v.verdict, "why": v.reason} for v in verdicts]
+        ).set_index("claim")
+    )
 
 # %% [markdown]
 # ## Findings

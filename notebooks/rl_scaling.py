@@ -2,26 +2,31 @@
 # jupyter:
 #   jupytext:
 #     formats: py:percent
+#     notebook_metadata_filter: scalinglab
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
 #     name: python3
 #   scalinglab:
-#     title: "RL post-training compute scaling (GRPO on verifiable arithmetic)"
-#     description: >-
-#       Real GRPO runs of small character-level transformers on multi-digit addition:
-#       ScaleRL sigmoids per model size with extrapolation from half the compute,
-#       Tan et al.'s k(N), reward-trajectory phases, and two design ablations.
-#     tiny:
-#       compute_class: tiny
-#       scheduler: sync
-#       reps: 40
-#       kn_reps: 10
-#       poi_reps: 200
+#     description: 'Real GRPO runs of small character-level transformers on multi-digit
+#       addition: ScaleRL sigmoids per model size with extrapolation from half the compute,
+#       Tan et al.''s k(N), reward-trajectory phases, and two design ablations.'
 #     reports:
 #     - default
 #     - medium
 #     - medium_v2
+#     tiny:
+#       compute_class: tiny
+#       kn_reps: 10
+#       poi_reps: 200
+#       reps: 40
+#       scheduler: sync
+#     title: RL post-training compute scaling (GRPO on verifiable arithmetic)
 #     variants:
 #       medium:
 #         compute_class: medium_v1
@@ -78,19 +83,19 @@
 
 # %% tags=["parameters"]
 # fmt: off
-seed: int = 0  # seed of the bootstrap resampling (the sweep's seeds are in its config) [>= 0]
+seed: int = 0  # seed of the bootstrap resampling (the sweep's seeds are in its config) [≥ 0]
 compute_class: str = "small"  # tiny (tests), small (default report), medium, medium_v1 (its first design), large {tiny, small, medium, medium_v1, large}
-scheduler: str = ""  # "" = local Dask cluster, "sync" = in-process, or a scheduler address
-runs: str = ""  # your RL logs (CSV/Parquet: model_size, seed, compute or step, pass_rate); "" = our sweep [file]
+scheduler: str = ""  # "": local Dask cluster, "sync": in-process, or a scheduler address
+runs: str = ""  # your RL logs (CSV/Parquet: model_size, seed, compute or step, pass_rate); "": our sweep [file]
 rerun: bool = False  # recompute the sweep even if a cached result exists
 device: str = "cpu"  # cpu, cuda or auto {cpu, cuda, auto}
-reps: int = 1000  # bootstrap resamples (over seeds) for the sigmoid and phase fits [>= 1]
-kn_reps: int = 200  # bootstrap resamples for k(N) (each refits the joint law) [>= 1]
-poi_reps: int = 2000  # resamples for the ablation CIs and probability of improvement [>= 1]
-pred_reps: int = 200  # resamples for the half-compute and early-plateau predictions (each refits twice) [>= 1]
-transient_frac: float = 0.1  # drop points before this fraction of a run's compute from sigmoid fits [>= 0, < 1]
-fit_frac: float = 0.5  # fit the sigmoid on compute <= fit_frac * C_max, predict the rest [> 0, <= 1]
-early_frac: float = 0.3  # phase analysis: fit on the first early_frac of training only [> 0, <= 1]
+reps: int = 1000  # bootstrap resamples (over seeds) for the sigmoid and phase fits [≥ 1]
+kn_reps: int = 200  # bootstrap resamples for k(N) (each refits the joint law) [≥ 1]
+poi_reps: int = 2000  # resamples for the ablation CIs and probability of improvement [≥ 1]
+pred_reps: int = 200  # resamples for the half-compute and early-plateau predictions (each refits twice) [≥ 1]
+transient_frac: float = 0.1  # drop points before this fraction of a run's compute from sigmoid fits [≥ 0, < 1]
+fit_frac: float = 0.5  # fit the sigmoid on compute ≤ fit_frac * C_max, predict the rest [> 0, ≤ 1]
+early_frac: float = 0.3  # phase analysis: fit on the first early_frac of training only [> 0, ≤ 1]
 level: float = 0.95  # confidence level of every interval [> 0, < 1]
 # fmt: on
 
@@ -409,19 +414,18 @@ else:
 # positive controls are this study's own checks.
 
 # %%
-claims_from("rl_scaling", **findings.claim_values(sizes, variants, early_frac=early_frac))
+claims_from(
+    "rl_scaling",
+    **findings.claim_values(sizes, variants, early_frac=early_frac, user_data=bool(runs)),
+)
 
 # %% [markdown]
 # ## The medium sweep: cost, budget and progress
 #
-# The `medium` design is estimated from the recorded timings of the first `medium` sweep
-# (`medium_v1`, the same four policies): seconds per warm-up, per GRPO step and per
-# held-out evaluation of each size, the lower quartile over its runs (the runs that had
-# the machine most to themselves; `costs_from_runs`), extrapolated to every task of the
-# design (each main run at its full 2000 steps) and packed onto 2 workers. The sweep
-# keeps every finished warm-up and run under `data/rl_scaling/.runs/grpo-medium-<hash>/`,
-# so `run_sweep("medium")` (or this notebook with `--variant medium_v2`) continues where it
-# stopped; the count below is its progress.
+# Estimated from the recorded timings of the `medium_v1` sweep (`costs_from_runs`: the
+# lower quartile of each size's seconds per warm-up, GRPO step and evaluation), every
+# main run at its full 2000 steps, packed onto 2 workers. The sweep keeps every finished
+# run under `data/rl_scaling/.runs/grpo-medium-<hash>/` and resumes there; below: its progress.
 
 # %%
 med = sweep_config("medium")
@@ -455,19 +459,15 @@ else:
 # %% [markdown]
 # ## Reading the results
 #
-# * **Sigmoids.** The table of $A$, $B$, $C_{mid}$ per size is the ScaleRL summary; an
-#   $A$ on its bound 1 means the run ended before the curve bent (the asymptote is then
-#   an extrapolation, as the 4x-extended bands show).
-# * **Half compute.** $A_{half} - A_{full}$ and the predicted-minus-observed final pass
-#   rate say whether half a run predicts the rest; ScaleRL's noise floor is 0.02.
-# * **k(N).** Tan et al. find $k$ rising with $N$ and saturating: `tan/k_rise` > 0 with
-#   $N_0$ identified.
+# * **Sigmoids.** An $A$ on its bound 1 means the run ended before the curve bent (the
+#   asymptote is then an extrapolation, as the 4x-extended bands show).
+# * **Half compute.** $A_{half} - A_{full}$ and the final pass rate's error say whether
+#   half a run predicts the rest; ScaleRL's noise floor is 0.02.
+# * **k(N).** Tan et al. find $k$ rising with $N$: `tan/k_rise` > 0 with $N_0$ identified.
 # * **Phases.** $t_{10} > 0$ and $t_{90} < 1$ put the slow start and the plateau inside
-#   training; `t90_early_error` says whether the first `early_frac` of a run already
-#   tells. The pooled fit describes the mean trajectory; `phases/runs/*` judge every run
-#   on its own, and `t10_seed_sd` says whether the seeds of a size take off together.
-# * **Ablations.** A variant that moves $A$ changes what RL can reach; one that moves only
-#   $B$ or $C_{mid}$ changes how fast it gets there. With the positive controls moving what
+#   training; `phases/runs/*` judge every run on its own.
+# * **Ablations.** Moving $A$ changes what RL can reach; moving only $B$ or $C_{mid}$, how
+#   fast it gets there. With the positive controls moving what
 #   they must, an interval within $\pm$ its `mde` of zero rules out an effect that large.
 
 # %% [markdown] tags=["only-default"]

@@ -2,28 +2,36 @@
 # jupyter:
 #   jupytext:
 #     formats: py:percent
+#     notebook_metadata_filter: scalinglab
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
 #     name: python3
 #   scalinglab:
-#     title: "Test-time scaling: repeated sampling coverage and what inference costs"
-#     description: >-
-#       Hundreds of samples per held-out arithmetic prompt from the RL study's policies:
-#       coverage by the unbiased pass@k, the exponentiated power law per size with
-#       extrapolation, majority voting against coverage, and the compute-optimal size
-#       and k under FLOPs versus Kinetics eFLOPs from the measured hardware record.
+#     description: 'Hundreds of samples per held-out arithmetic prompt from the RL study''s
+#       policies: coverage by the unbiased pass@k, the exponentiated power law per size
+#       with extrapolation, majority voting against coverage, and the compute-optimal
+#       size and k under FLOPs versus Kinetics eFLOPs from the measured hardware record.'
 #     inputs:
 #     - notebooks/claims/test_time_scaling.toml
 #     - data/test_time_scaling/*.nc
 #     - data/test_time_scaling/policies/*.json
 #     - data/hardware/*.json
+#     reports:
+#     - default
+#     - medium
 #     tiny:
 #       compute_class: tiny
-#       scheduler: sync
-#       reps: 100
 #       fit_reps: 20
+#       reps: 100
+#       scheduler: sync
 #       vote_reps: 8
+#     title: 'Test-time scaling: repeated sampling coverage and what inference costs'
 #     variants:
 #       medium:
 #         compute_class: medium
@@ -62,18 +70,18 @@
 
 # %% tags=["parameters"]
 # fmt: off
-seed: int = 0  # seed of the prompt resampling and of majority-vote subsets [>= 0]
+seed: int = 0  # seed of the prompt resampling and of majority-vote subsets [≥ 0]
 compute_class: str = "small"  # tiny (tests), small (default report: sizes s, m), medium (s, m, l) {tiny, small, medium}
-scheduler: str = ""  # "" = local Dask cluster, "sync" = in-process, or a scheduler address
-samples: str = ""  # your samples (CSV/Parquet: problem, sample, correct [, model, tokens, answer]); "" = ours [file]
+scheduler: str = ""  # "": local Dask cluster, "sync": in-process, or a scheduler address
+samples: str = ""  # your samples (CSV/Parquet: problem, sample, correct [, model, tokens, answer]); "": ours [file]
 rerun: bool = False  # resample even if a cached sample dataset exists
-k_max: int = 0  # largest k analysed; 0 = n / 4 (ours) or the smallest n / 4 of a table [>= 0]
-temperature: float = 1.0  # sampling temperature of our policies [>= 0]
-top_p: float = 1.0  # nucleus mass of our sampler (1 = plain sampling) [> 0, <= 1]
-reps: int = 1000  # prompt resamples for coverage, majority and cost intervals [>= 1]
-fit_reps: int = 200  # resamples refitted for the law's and the extrapolation's intervals [>= 1]
-vote_reps: int = 32  # random subsets per prompt and k for majority voting [>= 1]
-hardware: str = "data/hardware/intel-xeon-processor-2c.json"  # measured hardware record (I = peak FLOP/s / memory B/s) [file]
+k_max: int = 0  # largest k analysed; 0: n / 4 (ours) or the smallest n / 4 of a table [≥ 0]
+temperature: float = 1.0  # sampling temperature of our policies [≥ 0]
+top_p: float = 1.0  # nucleus mass of our sampler (1: plain sampling) [> 0, ≤ 1]
+reps: int = 1000  # prompt resamples for coverage, majority and cost intervals [≥ 1]
+fit_reps: int = 200  # resamples refitted for the law's and the extrapolation's intervals [≥ 1]
+vote_reps: int = 32  # random subsets per prompt and k for majority voting [≥ 1]
+hardware: str = "data/hardware/intel-xeon-processor-2c.json"  # measured hardware record (I: peak FLOP/s / memory B/s) [file]
 level: float = 0.95  # confidence level of every interval [> 0, < 1]
 # fmt: on
 
@@ -349,7 +357,7 @@ else:
 # their intervals, never typed.
 
 # %%
-claims_from("test_time_scaling", sizes=sizes)
+claims_from("test_time_scaling", sizes=sizes, data="user" if samples else "study")
 
 # %% [markdown]
 # ## Reading the ledger

@@ -42,6 +42,8 @@ SHARED = frozenset(
         "findings_view",
         "claims",
         "claims_file",
+        "verdict_scope",
+        "verdict_checks",
         "sweeps",
         "provenance",
         "textfmt",
@@ -56,7 +58,9 @@ TOP = frozenset({"runner", "cli"})
 #: The runner knows no science: it never imports these rooms (nor a study).
 SCIENCE = frozenset({"training", "models", "kernels"})
 #: The reporting layer: the analysis rooms return estimates and never record them.
-REPORTING = frozenset({"record", "claims", "claims_file", "findings_view", "prose"})
+REPORTING = frozenset(
+    {"record", "claims", "claims_file", "findings_view", "prose", "verdict_scope", "verdict_checks"}
+)
 ANALYSIS = frozenset({"stats", "fitting"})
 #: The base rooms import nothing of the package above them.
 BASE = frozenset({"estimate", "provenance", "textfmt", "paths", "errors"})

@@ -248,3 +248,33 @@ def test_plain_files_are_read_without_pandas_or_xarray(plain_files):
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["metrics"]["A"]["iqm"]["point"] is not None
+
+
+def test_profiles_and_plots_from_the_command_line(capsys, tmp_path, scores_csv):
+    png = tmp_path / "out" / "iv.png"
+    code, out, _ = invoke(
+        capsys, scores_csv, "--reps", 200, "--poi-reps", 100, "--profiles", "--plot", png
+    )
+    assert code == 0
+    res = json.loads(out)
+    prof = res["performance_profiles"]
+    assert prof["kind"] == "score" and len(prof["taus"]) == 51
+    a = prof["algorithms"]["A"]
+    assert len(a["point"]) == 51 and a["point"][0] >= a["point"][-1]  # fraction above tau falls
+    assert all(lo <= p <= hi for lo, p, hi in zip(a["lo"], a["point"], a["hi"], strict=True))
+    assert res["plots"] == [str(png), str(tmp_path / "out" / "iv-profiles.png")]
+    assert png.read_bytes()[:4] == b"\x89PNG"
+    # the metrics' numbers do not move when profiles are asked for (their own stream)
+    code, plain_out, _ = invoke(capsys, scores_csv, "--reps", 200, "--poi-reps", 100)
+    assert json.loads(plain_out)["metrics"] == res["metrics"]
+    code, _, err = invoke(capsys, scores_csv, "--reps", 50, "--plot", tmp_path / "x.pdf")
+    assert code == 2 and ".png or .svg" in err
+
+
+def test_cli_intervals_imports_no_study():
+    code = (
+        "import sys, scalinglab.cli.intervals; "
+        "print([m for m in sys.modules if m.startswith('scalinglab.studies')])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

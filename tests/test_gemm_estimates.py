@@ -29,3 +29,11 @@ def test_median_over_shapes_estimate():
     est = gest.median_over_shapes(v, reps=200, level=0.95, seed=0)
     assert est.point == np.median(v) and est.lo <= est.point <= est.hi
     assert est.method == gest.MEDIAN_OVER_SHAPES
+
+
+def test_rerun_estimate_stays_inside_the_physical_range():
+    per = np.array([0.3, 0.9, 1.6, 0.5])  # a spread from an overloaded machine
+    est = gest.rerun_estimate(0.9, per, level=0.95, upper=1.0)
+    assert est.hi == 1.0 and est.lo <= est.point and "physical bound" in est.note
+    free = gest.rerun_estimate(0.9, per, level=0.95)
+    assert free.hi > 1.0 and free.note is None

@@ -71,9 +71,10 @@ def test_tile_effects_reselect_best_and_worst_per_shape():
     assert common.iloc[0].ratio == pytest.approx(1.2)
     summ = gpperf.tile_effect_summary(eff, reps=500)
     assert summ.loc["max_ratio", "point"] == pytest.approx(3.0)
-    # resampling shapes: the maximum can only come down from the observed one
-    assert summ.loc["max_ratio", "lo"] == pytest.approx(1.2)
-    assert summ.loc["max_ratio", "hi"] == pytest.approx(3.0)
+    # resampling shapes, the maximum could only come down from the observed one (an
+    # interval ending at the point): it is given without an interval
+    assert np.isnan(summ.loc["max_ratio", "lo"]) and np.isnan(summ.loc["max_ratio", "hi"])
+    assert summ.loc["median_ratio", "lo"] <= summ.loc["median_ratio", "point"]
     assert summ.loc["share_best_16", "point"] == 1.0
 
 

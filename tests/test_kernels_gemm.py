@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from scalinglab.kernels import gemm_numba as G
 from scalinglab.kernels import triton_available
 from scalinglab.kernels.gemm_numba import Tile, gemm_blas, gemm_naive, gemm_tiled
 
@@ -110,3 +111,18 @@ def test_narrower_vector_kernels_match_numpy(tmp_path, width):
     assert out.returncode == 0, out.stderr[-2000:]
     w, mr, nr = map(int, out.stdout.split())
     assert w == int(width) and nr == 2 * w and mr == {"8": 6, "4": 4}[width]
+
+
+def test_pack_buffers_are_sized_by_the_inner_dimension_not_the_tile_depth():
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((100, 48), dtype=np.float32)
+    b = rng.standard_normal((48, 70), dtype=np.float32)
+    mp = -(-96 // G.MR) * G.MR
+    np_ = -(-64 // G.NR) * G.NR
+    # K = 48 with tile_k = 256: one tile of depth 48 per row block, not 256 zero-filled
+    assert G.pack_rows(a, 96, 256).size == 2 * mp * 48
+    assert G.pack_cols(b, 64, 256).size == 2 * np_ * 48
+    np.testing.assert_array_equal(G.pack_rows(a, 96, 256), G.pack_rows(a, 96, 48))
+    deep = G.gemm_tiled(a, b, tile_m=96, tile_n=64, tile_k=256)
+    np.testing.assert_array_equal(deep, G.gemm_tiled(a, b, tile_m=96, tile_n=64, tile_k=48))
+    np.testing.assert_allclose(deep, a @ b, rtol=1e-4, atol=1e-4)

@@ -45,4 +45,4 @@ def test_mypy_checks_lib_and_is_pinned_for_the_test_extra():
     assert any(d.startswith("mypy") for d in PYPROJECT["project"]["optional-dependencies"]["test"])
     pins = (REPO / "lib" / "constraints.txt").read_text().splitlines()
     assert any(p.startswith("mypy==") for p in pins)
-    assert 'session.run("mypy")' in (REPO / "noxfile.py").read_text()
+    assert 'session.run(_bin("mypy"), env=env)' in (REPO / "noxfile.py").read_text()

@@ -150,3 +150,60 @@ def test_bootstrap_forest_one_panel_per_metric_one_row_per_algorithm():
         segments = [seg for c in ax.collections for seg in getattr(c, "get_segments", list)()]
         assert len(segments) >= len(ALGS)
     assert "HDI" in fig.get_supxlabel()
+
+
+def test_sample_efficiency_curve_has_one_line_and_band_per_algorithm():
+    steps = np.arange(5)
+    point = np.stack([steps * 0.1, steps * 0.2])[:, None, :]  # (algorithm, metric, step)
+    ds = xr.Dataset(
+        {
+            "point": (("algorithm", "metric", "step"), point),
+            "lo": (("algorithm", "metric", "step"), point - 0.05),
+            "hi": (("algorithm", "metric", "step"), point + 0.05),
+        },
+        coords={"algorithm": ["a", "b"], "metric": ["iqm"], "step": steps},
+    )
+    fig = P.plot_sample_efficiency(ds)
+    ax = fig.axes[0]
+    assert [line.get_label() for line in ax.get_lines()] == ["a", "b"]
+    np.testing.assert_allclose(ax.get_lines()[1].get_ydata(), steps * 0.2)
+    assert len(ax.collections) == 2 and list(ax.get_xticks()) == list(steps)
+    plt.close(fig)
+
+
+def test_large_heatmap_drops_cell_numbers_and_clips_outliers():
+    rng = np.random.default_rng(0)
+    vals = rng.uniform(0, 2, size=(6, 3, 55))
+    vals[0, :, 0] = 80.0  # one outlier game
+    s = xr.DataArray(
+        vals,
+        dims=("algorithm", "run", "task"),
+        coords={"algorithm": [f"a{i}" for i in range(6)], "task": [f"g{i}" for i in range(55)]},
+    )
+    fig = P.plot_score_heatmap(s)
+    ax = fig.axes[0]
+    assert not ax.texts  # 330 cells: no numbers
+    assert ax.images[0].get_clim()[1] < 5.0  # the outlier does not set the scale
+    labels = [t.get_text() for t in ax.get_xticklabels()]
+    assert len(labels) == len(set(labels)) == 55
+    plt.close(fig)
+    small = P.plot_score_heatmap(s.isel(task=slice(0, 5)))
+    assert len(small.axes[0].texts) == 30
+    plt.close(small)
+
+
+def test_width_vs_runs_axis_labels_each_count_once_and_curves_stop_at_own_counts():
+    n = np.array([3, 5, 10, 15, 16, 30, 100])
+    width = np.full((len(n), 2, 2), np.nan)
+    width[:, 0] = (1 / np.sqrt(n))[:, None]  # 100 runs
+    width[:4, 1] = (1.2 / np.sqrt(n[:4]))[:, None]  # 15 runs: NaN beyond
+    da = xr.DataArray(
+        width, dims=("n_runs", "algorithm", "metric"),
+        coords={"n_runs": n, "algorithm": ["a", "b"], "metric": ["iqm", "median"]},
+    )
+    fig = P.plot_ci_width_vs_runs(xr.Dataset({"width": da}))
+    for ax in fig.axes[:2]:
+        labels = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
+        assert len(labels) == len(set(labels)) and "3" in labels and "100" in labels
+        assert not ("15" in labels and "16" in labels)  # neighbours on a log axis
+    plt.close(fig)

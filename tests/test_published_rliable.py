@@ -313,3 +313,25 @@ def test_top_task_share_measures_concentration_on_fixed_tasks():
     assert 0.6 < float(cell["point"]) < 0.75  # (3 + 3 + 0.2) / (6 + 4)
     with pytest.raises(InputError):
         top_task_share(noisy, k=22, rng=np.random.default_rng(0))
+
+
+def test_der_iterations_give_sample_efficiency_curves_ending_at_the_final_scores():
+    from scalinglab.data.scores import load_references
+    from scalinglab.stats.intervals import interval_estimates
+    from scalinglab.studies.intervals.published import iteration_scores
+
+    base = Path(__file__).resolve().parents[1] / "data" / "published" / "rliable" / "atari_100k"
+    curves = iteration_scores(base / "DER_iterations", base / "references.csv")
+    assert curves.sizes == {"algorithm": 1, "run": 100, "task": 26, "step": 10}
+    # the last iteration is the final score of scores/DER.json (runs in run_number order)
+    final = json.loads((base / "scores" / "DER.json").read_text())
+    random, reference = load_references(base / "references.csv")
+    for game in ("Pong", "Breakout"):
+        raw = np.array(final[game])
+        want = (raw - random[game]) / (reference[game] - random[game])
+        got = curves.sel(algorithm="DER", task=game, step=9).values
+        np.testing.assert_allclose(got, want, rtol=1e-9)
+    ci = interval_estimates(curves, metrics=("iqm",), reps=200, rng=np.random.default_rng(0))
+    iqm = ci["point"].sel(algorithm="DER", metric="iqm").values
+    assert iqm[-1] > iqm[0]  # DER learns
+    assert (ci["lo"] <= ci["point"]).all() and (ci["point"] <= ci["hi"]).all()

@@ -247,9 +247,14 @@ def test_claims_file_decides_scalerl4_on_the_design_ablations_the_sweep_ran():
         for c in claims_for(CLAIMS, values, _recorded([*names, "ablation/batch_norm/delta_A"]))
     }
     assert got["SCALERL-4"].findings == ("ablation/batch_norm/delta_A",)
-    for c in got.values():  # every claim says whose it is and where it is tested
-        assert c.scope and c.regime
-        assert (c.scope == "this study's own check") == c.id.startswith("CONTROL")
+    for c in got.values():  # every paper claim is tested outside its regime
+        if c.id.startswith("CONTROL"):
+            assert c.scope == "project" and c.regime is None
+        else:
+            assert c.scope == "paper" and c.regime.startswith("outside: ")
+    # a user's own logs: no claim of the file is about them
+    values = findings.claim_values(sizes, ["baseline"], early_frac=0.3, user_data=True)
+    assert claims_for(CLAIMS, values, _recorded(names)) == []
 
 
 def test_symlog_threshold_is_the_power_of_ten_below_the_first_evaluation():

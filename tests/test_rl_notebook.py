@@ -83,9 +83,10 @@ def test_tiny_study_runs_our_own_sweep(lab):
     assert ledger["CONTROL-A"]["verdict"] == "untested"
     assert ledger["SCALERL-4"]["findings"] == ["ablation/sample_agg/delta_A"]
     # claims as data: every paper claim is tested outside its paper's regime
-    assert ledger["TAN-1"]["scope"] == "the paper's claim"
-    assert ledger["TAN-1"]["regime"].startswith("outside the paper's regime")
-    assert ledger["CONTROL-A"]["scope"] == "this study's own check"
+    assert ledger["TAN-1"]["scope"] == "paper"
+    assert ledger["TAN-1"]["regime"].startswith("outside: ")
+    assert ledger["TAN-1"]["verdict"] != "contradicts"  # outside its regime: at our scale
+    assert ledger["CONTROL-A"]["scope"] == "project"
     # the default design's reading is kept (tiny runs it) with its {{ }} references filled
     html = (Path(res.run_dir) / "report.html").read_text()
     assert "What the `small` design" in html or "What the <code>small</code> design" in html
@@ -112,4 +113,6 @@ def test_user_logs_give_the_same_analyses(lab):
     found = _findings(res)
     for label, a in (("1e+05", 0.5), ("1e+06", 0.6), ("1e+07", 0.7)):
         assert found[f"scalerl/{label}/A"]["point"] == pytest.approx(a, abs=0.03)
+    # no paper's claim (nor this study's design checks) is decided on a user's logs
+    assert json.loads((Path(res.run_dir) / "results.json").read_text())["claims"] == []
     assert not list(lab.glob("data/**/*.nc"))  # no sweep was run

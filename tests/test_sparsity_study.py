@@ -26,6 +26,8 @@ def test_tiny_study_through_the_runner(tmp_path):
     root = tmp_path / "repo"
     root.mkdir()
     shutil.copytree(REPO / "notebooks", root / "notebooks")
+    # the paper's released curves: the trend sizes are calibrated on half of them
+    shutil.copytree(REPO / "data" / "published", root / "data" / "published")
     hw = REPO / "data" / "hardware"
     if hw.exists():  # reuse the machine's record instead of measuring it again
         shutil.copytree(hw, root / "data" / "hardware")
@@ -88,8 +90,25 @@ def test_tiny_study_through_the_runner(tmp_path):
     # the matched design decides the size and width-depth claims (it ran: tiny sizes at
     # equal tokens per parameter, a second width-depth family), each cached apart
     assert len(list(cache.glob("sweep-tiny-matched-*.nc"))) == 3
-    for cid in ("weak-scale-relu", "weak-scale-silu", "deeper-sparser"):
-        assert claims[cid]["verdict"] != "untested", claims[cid]
+    assert claims["deeper-sparser"]["verdict"] != "untested", claims["deeper-sparser"]
+    # the size and limit claims are read on the long design's identified limits (the tiny
+    # report trains its long design; a limit left unidentified leaves the claim untested)
+    assert len(list(cache.glob("sweep-tiny-long-*.nc"))) == 2
+    for act in ("relu", "silu"):
+        for model in ("s", "m"):
+            assert f"long/{act}/{model}/A0" in findings
+        c = claims[f"weak-scale-{act}"]
+        if c["verdict"] == "untested":
+            assert "not identified at both sizes" in c["reason"], c
+        else:
+            assert {e["name"] for e in c["evidence"]} == {f"long/{act}/scale/A0_relative_slope"}
+        lim = claims[f"{act}-limit"]
+        assert lim["verdict"] != "untested", lim
+        # both ratios, per size, and the trend thresholds from half of the paper's curves
+        assert f"ratios/main/{act}/m/ppl1/slope_per_decade" in findings
+        assert findings[f"calibration/{act}/min_relative_trend"]["point"] > 0
+    assert "ratios/main/relu/m/nonzero/slope_per_decade" in findings
+    assert "ratios/main/silu/m/nonzero/slope_per_decade" not in findings  # always 1
     assert {e["name"] for e in claims["deeper-sparser"]["evidence"]} == {
         "width_depth/relu/slope_per_decade",
         "width_depth_25k/relu/slope_per_decade",

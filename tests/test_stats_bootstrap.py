@@ -176,3 +176,42 @@ def test_jackknife_in_batches_bounds_memory_and_keeps_the_result(monkeypatch):
     monkeypatch.setattr(B, "BATCH_BYTES", 9 * 4 * 48 * 2)  # two leave-one-out tables per batch
     np.testing.assert_array_equal(B.jackknife_runs(x, spy), whole)
     assert max(seen) == 2 and sum(seen) == 9
+
+
+def test_basic_matches_scipy_and_reflects_the_percentile_interval():
+    data = np.random.default_rng(7).lognormal(size=25)
+    x = data[:, None]
+    stat = B.stack_statistics([mean])
+    reps = B.stratified_replicates(x, stat, reps=4000, rng=np.random.default_rng(1))
+    point = stat(x[None])[0]
+    lo, hi = B.basic_interval(reps, point, level=0.9)
+    ref = sps.bootstrap(
+        (data,),
+        np.mean,
+        method="basic",
+        n_resamples=0,
+        confidence_level=0.9,
+        bootstrap_result=SimpleNamespace(bootstrap_distribution=reps[:, 0]),
+    ).confidence_interval
+    assert lo[0] == pytest.approx(ref.low, rel=1e-9)
+    assert hi[0] == pytest.approx(ref.high, rel=1e-9)
+    plo, phi = B.percentile_interval(reps, level=0.9)
+    # right-skewed replicates: the basic interval is the percentile one mirrored at the point
+    assert hi[0] - point[0] == pytest.approx(point[0] - plo[0])
+    assert lo[0] < plo[0] and hi[0] < phi[0]
+
+
+def test_bc_is_the_bias_corrected_percentile_interval():
+    rng = np.random.default_rng(3)
+    reps = rng.normal(1.0, 1.0, size=(20_000, 1))
+    point = np.array([0.8])  # 42% of replicates lie below it: z0 < 0, the interval shifts down
+    lo, hi = B.bc_interval(reps, point, level=0.9)
+    z0 = sps.norm.ppf(np.mean(reps[:, 0] < 0.8))
+    q = sps.norm.cdf(2 * z0 + sps.norm.ppf([0.05, 0.95]))
+    assert (lo[0], hi[0]) == pytest.approx(tuple(np.quantile(reps[:, 0], q)), rel=1e-12)
+    plo, phi = B.percentile_interval(reps, level=0.9)
+    assert lo[0] < plo[0] and hi[0] < phi[0]
+    # unbiased point (the replicates' median): bc equals the percentile interval
+    mid = np.array([float(np.median(reps[:, 0]))])
+    mlo, mhi = B.bc_interval(reps, mid, level=0.9)
+    assert (mlo[0], mhi[0]) == pytest.approx((plo[0], phi[0]), rel=1e-3)

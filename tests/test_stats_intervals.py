@@ -72,7 +72,7 @@ def test_wrong_dims_are_refused_clearly():
     with pytest.raises(InputError, match="unknown metric"):
         run(s, metrics=("iqr",))
     with pytest.raises(InputError, match="unknown interval method"):
-        run(s, method="basic")
+        run(s, method="studentized")
 
 
 def test_single_run_warns_about_swapped_axes():
@@ -155,3 +155,33 @@ def test_task_bootstrap_does_not_depend_on_batch_size():
     batched = run(s, task_bootstrap=True, batch_size=33)
     xr.testing.assert_identical(whole, batched)
     assert not np.array_equal(whole.lo.values, run(s).lo.values), "tasks must be resampled"
+
+
+def test_basic_and_bc_methods_through_interval_estimates():
+    s = make_scores(5, algorithms=("A", "B"), runs=12)
+    s = np.exp(s)  # right-skewed scores
+    out = {
+        m: interval_estimates(
+            s, metrics=("mean",), reps=500, rng=np.random.default_rng(0), method=m
+        )
+        for m in ("percentile", "basic", "bc")
+    }
+    pct, basic = out["percentile"], out["basic"]
+    np.testing.assert_allclose(basic["point"], pct["point"])
+    # same replicates: basic = 2 point - the percentile interval's opposite end
+    np.testing.assert_allclose(basic["lo"], 2 * pct["point"] - pct["hi"])
+    np.testing.assert_allclose(basic["hi"], 2 * pct["point"] - pct["lo"])
+    assert out["bc"].attrs["method"] == "stratified bootstrap, bc"
+    assert not np.allclose(out["bc"]["lo"], pct["lo"])
+
+
+def test_wide_table_has_flat_readable_headers():
+    from scalinglab.stats.layout import wide_table
+
+    ds = run(make_scores(), reps=100)
+    table = wide_table(ds)
+    assert list(table.columns[:3]) == ["iqm point", "iqm lo", "iqm hi"]
+    assert not any(isinstance(c, tuple) for c in table.columns)
+    assert table.loc["B", "mean point"] == pytest.approx(
+        round(float(ds["point"].sel(algorithm="B", metric="mean")), 3)
+    )

@@ -142,9 +142,11 @@ def test_ci_width_ratio_median_wider_than_iqm_on_spread_tasks():
 def test_run_count_grid():
     vals = np.zeros((2, 25, 3))
     assert R.run_count_grid(_scores(vals)) == [3, 5, 7, 11, 16, 25]
-    vals[1, 20:, 0] = np.nan  # the fewest runs of any cell bounds the grid
+    vals[1, 20:, 0] = np.nan  # algorithm 1 has 20 runs on task 0: its count is 20
     grid = R.run_count_grid(_scores(vals), points=4)
-    assert grid[0] == 3 and grid[-1] == 20 and grid == sorted(set(grid))
+    assert grid[0] == 3 and grid[-1] == 25 and 20 in grid and grid == sorted(set(grid))
+    vals[0, 5:, 1] = np.nan  # both short: the grid ends at the larger own count
+    assert R.run_count_grid(_scores(vals), points=4)[-1] == 20
     assert R.run_count_grid(_scores(np.zeros((1, 2, 2)))) == [2]
 
 

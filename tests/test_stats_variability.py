@@ -108,3 +108,15 @@ def test_ci_width_shrinks_with_runs():
     assert np.isfinite(ds.width_std).all()
     with pytest.raises(InputError, match="run_counts"):
         ci_width_vs_runs(s, [0], rng=np.random.default_rng(0))
+
+
+def test_ci_width_curve_stops_at_each_algorithms_own_run_count():
+    s = scores(runs=20, tasks=5).copy()
+    short = str(s.algorithm.values[0])
+    s.loc[{"algorithm": short}] = s.sel(algorithm=short).where(s.run < 5)
+    ds = ci_width_vs_runs(s, [3, 5, 10], reps=200, draws=2, rng=np.random.default_rng(0))
+    assert int(ds.own_runs.sel(algorithm=short)) == 5
+    assert np.isnan(ds.width.sel(algorithm=short, n_runs=10)).all()
+    assert np.isfinite(ds.width.sel(algorithm=short, n_runs=5)).all()
+    others = ds.width.drop_sel(algorithm=short)
+    assert np.isfinite(others).all()

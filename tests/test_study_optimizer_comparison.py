@@ -54,6 +54,8 @@ def test_tiny_study_and_own_table(tmp_path, optimizer_tiny_sweep):
     shutil.copy(REPO / "notebooks" / f"{STUDY}.py", root / f"{STUDY}.py")
     (root / "notebooks").mkdir()
     shutil.move(root / f"{STUDY}.py", root / "notebooks" / f"{STUDY}.py")
+    (root / "notebooks" / "claims").mkdir()
+    shutil.copy(REPO / "notebooks" / "claims" / f"{STUDY}.toml", root / "notebooks" / "claims")
     shared = optimizer_tiny_sweep
     seeded = root / shared.path.relative_to(shared.root)
     seeded.parent.mkdir(parents=True)

@@ -58,14 +58,18 @@ def test_tiny_study_samples_its_own_policies(lab):
         "cost/eflops/adv_small_vs_large",
         "cost/disagree_share",
     } <= set(found)
-    for cid in ("LLM-1", "LLM-2", "LLM-3", "LLM-4", "LLM-5", "LLM-6", "KIN-1", "KIN-2", "KIN-3"):
+    # the papers' claims on tiny policies: outside their regime, never "contradicts"
+    for cid in ("LLM-1", "LLM-3", "LLM-4", "LLM-5", "KIN-1", "KIN-2"):
         assert ledger[cid]["verdict"] in (
-            "reproduces",
-            "contradicts",
+            "holds at our scale",
+            "differs at our scale",
             "inconclusive",
+            "inconclusive (Monte Carlo)",
             "not identified",
         ), cid
-    assert ledger["KIN-4"]["verdict"] == "untested"
+        assert ledger[cid]["scope"] == "paper" and ledger[cid]["regime"].startswith("outside")
+    for cid in ("LLM-2", "LLM-6", "KIN-3", "KIN-4"):  # cannot fail, or cannot be tested here
+        assert ledger[cid]["verdict"] == "untested", cid
     # prose names findings; the report shows them with their intervals, as recorded
     page = (Path(res.run_dir) / "report.html").read_text()
     gain = found["majority/s/cov_gain"]
@@ -92,4 +96,6 @@ def test_users_table_gets_coverage_laws(lab):
     found, ledger = _results(res)
     assert found["coverage/big/k16"]["point"] > found["coverage/big/k1"]["point"]
     assert "law/small/b" in found and "cost/overrate_small" not in found
-    assert ledger["KIN-1"]["verdict"] == "untested"
+    # a user's samples: only this project's checks of their sampler, no paper attribution
+    assert "KIN-1" not in ledger and set(ledger) == {"LLM-1", "LLM-3", "LLM-4", "LLM-5"}
+    assert all(c["scope"] == "project" and "Brown" not in c["paper"] for c in ledger.values())

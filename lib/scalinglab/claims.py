@@ -25,24 +25,52 @@ HTML and text renderings. The verdict is computed, never typed:
 ``untested``
     the claim is declared with ``untested="reason"``.
 
-With several deciding findings the claim must hold for all of them: one
-``contradicts`` contradicts it, all ``reproduces`` reproduce it, anything else
+With several deciding findings the claim must hold for all of them: all
+``reproduces`` reproduce it; one ``contradicts`` contradicts it only if it still
+excludes the claim after Holm's correction over the claim's findings; anything else
 is ``inconclusive``.
+
+Before a verdict is signed (:mod:`scalinglab.verdict_checks`, :mod:`scalinglab.verdict_scope`):
+
+- a rule that no value of its finding's declared ``support`` could fail is refused
+  (:class:`~scalinglab.verdict_checks.UnfalsifiableRule`);
+- a deciding bound within two Monte Carlo standard errors of its threshold gives
+  ``inconclusive (Monte Carlo)``;
+- a paper's or benchmark's claim tested outside its regime reads ``holds at our scale``
+  / ``differs at our scale``, on a proxy ``untested: proxy`` (never ``contradicts``);
+  the ledger groups claims and counts verdicts by scope.
 """
 
 from __future__ import annotations
 
 import html
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from scipy.stats import norm
 
+from scalinglab import verdict_checks as vc
 from scalinglab.textfmt import fmt_ci, fmt_num
+from scalinglab.verdict_scope import (
+    SCALE_VERDICTS,
+    SCOPE_TITLES,
+    check_scope,
+    group_by_scope,
+    scoped_verdict,
+)
 
-VERDICTS = ("reproduces", "contradicts", "inconclusive", "not identified", "untested")
+VERDICTS = (
+    "reproduces",
+    "contradicts",
+    "inconclusive",
+    vc.MC_INCONCLUSIVE,
+    "not identified",
+    "untested",
+    *SCALE_VERDICTS,
+)
 EXPECTS = ("greater", "less", "equal", "between")
 #: Power at which the minimum detectable effect of an inconclusive claim is stated.
 MDE_POWER = 0.8
@@ -60,10 +88,15 @@ class Claim:
     value: float | tuple[float, float] | None = None
     tolerance: float = 0.0
     untested: str | None = None
-    #: Whose claim it is (the paper's, a benchmark's, this project's own check) and the
-    #: regime it is tested in; free text until the rules that use them exist.
+    #: Whose claim it is and the regime it is tested in (:mod:`scalinglab.verdict_scope`).
     scope: str | None = None
     regime: str | None = None
+    #: ``(lo, hi)``: the values the deciding findings take by construction; a rule no
+    #: value there could fail is refused (:func:`scalinglab.verdict_checks.check_falsifiable`).
+    support: tuple[float, float] | None = None
+    #: Claims of one family (one per pair or size of the same statement) are contradicted
+    #: only after Holm's correction over the family (:func:`decide_all`).
+    family: str | None = None
 
     def __post_init__(self) -> None:
         where = f"claim({self.id!r})"
@@ -71,6 +104,7 @@ class Claim:
             raise TypeError("claim(): id must be a non-empty string")
         if not self.paper or not self.statement:
             raise ValueError(f"{where}: paper and statement are required")
+        check_scope(self.scope, self.regime, where=where)
         if self.untested is not None:
             if not str(self.untested).strip():
                 raise ValueError(f"{where}: untested needs its reason")
@@ -92,6 +126,33 @@ class Claim:
                 raise ValueError(f"{where}: value must be a number, got {self.value!r}") from exc
         if not (self.tolerance >= 0):
             raise ValueError(f"{where}: tolerance must be >= 0, got {self.tolerance!r}")
+        if self.support is not None:
+            self.check_support(self.support, where=where)
+
+    def check_support(self, support: Sequence[float], *, where: str | None = None) -> None:
+        """Raise :class:`~scalinglab.verdict_checks.UnfalsifiableRule` when no value in
+        ``support`` (``(lo, hi)``) could fail the rule."""
+        if self.untested is not None:
+            return
+        vc.check_falsifiable(
+            where=where or f"claim({self.id!r})",
+            rule=self.rule,
+            expect=str(self.expect),
+            region=self.region(),
+            support=support,
+        )
+
+    @property
+    def contradicted_by(self) -> str:
+        """The effect that would contradict the claim, in words."""
+        if self.untested is not None:
+            return ""
+        a, b = self.region()
+        if self.expect == "greater":
+            return f"an interval at or below {fmt_num(a)}"
+        if self.expect == "less":
+            return f"an interval at or above {fmt_num(b)}"
+        return f"an interval entirely outside [{fmt_num(a)}, {fmt_num(b)}]"
 
     @property
     def rule(self) -> str:
@@ -158,6 +219,8 @@ class Verdict:
             "untested": c.untested,
             "scope": c.scope,
             "regime": c.regime,
+            "support": None if c.support is None else list(c.support),
+            "contradicted_by": c.contradicted_by,
             "verdict": self.verdict,
             "reason": self.reason,
             "evidence": [dict(e) for e in self.evidence],
@@ -189,6 +252,13 @@ def minimum_detectable_effect(
 def _one(claim: Claim, f: Mapping[str, Any]) -> tuple[str, str]:
     """Verdict and reason for one deciding finding (a ``results.json`` finding dict)."""
     name = f["name"]
+    if f.get("support") is not None:
+        s_lo, s_hi = f["support"]  # null in JSON: unbounded on that side
+        support = (
+            -math.inf if s_lo is None else float(s_lo),
+            math.inf if s_hi is None else float(s_hi),
+        )
+        claim.check_support(support, where=f"claim({claim.id!r}) on {name}")
     if not f.get("identified", True):
         note = f.get("note") or "on a bound or unidentifiable"
         return "not identified", f"{name} is not identified: {note}"
@@ -204,11 +274,42 @@ def _one(claim: Claim, f: Mapping[str, Any]) -> tuple[str, str]:
         inside, outside = hi < b, lo >= b
     else:
         inside, outside = (lo >= a and hi <= b), (hi < a or lo > b)
+    if inside or outside:
+        v = "reproduces" if inside else "contradicts"
+        near = vc.mc_guard(str(claim.expect), (a, b), (lo, hi), f.get("mc_se"), v)
+        if near:
+            return vc.MC_INCONCLUSIVE, f"{shown} would {v[:-1]}, but {near}"
     if inside:
         return "reproduces", f"{shown} lies within {claim.rule}"
     if outside:
         return "contradicts", f"{shown} excludes {claim.rule}"
     return "inconclusive", f"{shown} admits both sides of {claim.rule}"
+
+
+def _holm(claim: Claim, rows: list[list[Any]]) -> None:
+    """Downgrade (in place) the ``contradicts`` rows of a claim with several findings
+    that no longer exclude it after Holm's correction over all of them."""
+    if len(rows) < 2 or not any(r[0] == "contradicts" for r in rows):
+        return
+    level = min(float(r[2].get("level") or 0.95) for r in rows)
+    pvals = [
+        vc.contradiction_p(
+            str(claim.expect), claim.region(), float(r[2]["point"]), r[2]["ci"], level
+        )
+        if r[0] == "contradicts"
+        else 1.0
+        for r in rows
+    ]
+    reject, adjusted = vc.holm_contradictions(pvals, alpha=1 - level)
+    for r, rej, padj in zip(rows, reject, adjusted, strict=True):
+        if r[0] == "contradicts" and not rej:
+            r[0] = "inconclusive"
+            r[1] += (
+                f", but not after Holm's correction over {len(rows)} findings "
+                f"(adjusted p = {padj:.2g} > {1 - level:.2g})"
+            )
+        elif r[0] == "contradicts":
+            r[1] += f" (Holm-adjusted p = {padj:.2g} over {len(rows)} findings)"
 
 
 def decide(claim: Claim, findings: Mapping[str, Mapping[str, Any]]) -> Verdict:
@@ -225,7 +326,73 @@ def decide(claim: Claim, findings: Mapping[str, Mapping[str, Any]]) -> Verdict:
     ------
     KeyError
         A deciding finding was never recorded.
+    scalinglab.verdict_checks.UnfalsifiableRule
+        A deciding finding declares a ``support`` in which the rule cannot fail.
     """
+    v = _decide(claim, findings)
+    verdict, reason = scoped_verdict(v.verdict, v.reason, claim.scope, claim.regime)
+    if verdict == v.verdict:
+        return v
+    evidence = tuple(
+        {**e, "verdict": scoped_verdict(e["verdict"], "", claim.scope, claim.regime)[0]}
+        for e in v.evidence
+    )
+    return Verdict(claim, verdict, reason, evidence, v.mde)
+
+
+def decide_all(
+    claims: Sequence[Claim], findings: Mapping[str, Mapping[str, Any]]
+) -> list[Verdict]:
+    """Decide every claim; within a family (claims with the same ``family``, e.g. one per
+    leaderboard pair), a ``contradicts`` stands only if its contradiction p-value
+    (:func:`scalinglab.verdict_checks.contradiction_p`) survives Holm's correction over
+    the family's claims; otherwise it reads ``inconclusive``. Claims decided by several
+    findings are corrected within themselves (:func:`decide`) and left out here."""
+    verdicts = [decide(c, findings) for c in claims]
+    families: dict[str, list[int]] = {}
+    for i, c in enumerate(claims):
+        if c.family and c.untested is None and len(c.findings) == 1:
+            families.setdefault(c.family, []).append(i)
+    for idx in families.values():
+        if len(idx) < 2:
+            continue
+        raw = {i: _decide(claims[i], findings) for i in idx}
+        if not any(raw[i].verdict == "contradicts" for i in idx):
+            continue
+        level = min(float(findings[claims[i].findings[0]].get("level") or 0.95) for i in idx)
+        pvals = []
+        for i in idx:
+            f = findings[claims[i].findings[0]]
+            pvals.append(
+                vc.contradiction_p(
+                    str(claims[i].expect), claims[i].region(), float(f["point"]), f["ci"], level
+                )
+                if raw[i].verdict == "contradicts"
+                else 1.0
+            )
+        reject, adjusted = vc.holm_contradictions(pvals, alpha=1 - level)
+        for i, rej, padj in zip(idx, reject, adjusted, strict=True):
+            if raw[i].verdict != "contradicts":
+                continue
+            note = (
+                f" (Holm-adjusted p = {padj:.2g} over the {len(idx)} claims of "
+                f"{claims[i].family})"
+            )
+            if rej:
+                v = verdicts[i]
+                verdicts[i] = Verdict(v.claim, v.verdict, v.reason + note, v.evidence, v.mde)
+            else:
+                r = raw[i]
+                reason = (
+                    f"{r.reason}, but not after Holm's correction{note}: "
+                    f"the adjusted p exceeds {1 - level:.2g}"
+                )
+                ev = tuple({**e, "verdict": "inconclusive"} for e in r.evidence)
+                verdicts[i] = Verdict(r.claim, "inconclusive", reason, ev)
+    return verdicts
+
+
+def _decide(claim: Claim, findings: Mapping[str, Mapping[str, Any]]) -> Verdict:
     if claim.untested is not None:
         return Verdict(claim, "untested", str(claim.untested))
     missing = [n for n in claim.findings if n not in findings]
@@ -234,21 +401,24 @@ def decide(claim: Claim, findings: Mapping[str, Mapping[str, Any]]) -> Verdict:
             f"claim({claim.id!r}) names finding(s) never recorded: "
             f"{', '.join(missing)} (record them before declaring the claim)"
         )
-    rows, evidence = [], []
+    rows: list[list[Any]] = []
     for name in claim.findings:
         f = findings[name]
         v, why = _one(claim, f)
-        rows.append((v, why, f))
-        evidence.append(
-            {
-                "name": name,
-                "point": f.get("point"),
-                "ci": f.get("ci"),
-                "level": f.get("level"),
-                "unit": f.get("unit"),
-                "verdict": v,
-            }
-        )
+        rows.append([v, why, f])
+    _holm(claim, rows)
+    evidence = [
+        {
+            "name": f["name"],
+            "point": f.get("point"),
+            "ci": f.get("ci"),
+            "level": f.get("level"),
+            "unit": f.get("unit"),
+            "mc_se": f.get("mc_se"),
+            "verdict": v,
+        }
+        for v, _, f in rows
+    ]
     kinds = [v for v, _, _ in rows]
     for want in ("not identified", "contradicts"):
         if want in kinds:
@@ -257,6 +427,13 @@ def decide(claim: Claim, findings: Mapping[str, Mapping[str, Any]]) -> Verdict:
             )
     if all(k == "reproduces" for k in kinds):
         return Verdict(claim, "reproduces", "; ".join(w for _, w, _ in rows), tuple(evidence))
+    if all(k in ("reproduces", vc.MC_INCONCLUSIVE) for k in kinds):
+        return Verdict(
+            claim,
+            vc.MC_INCONCLUSIVE,
+            "; ".join(w for v, w, _ in rows if v == vc.MC_INCONCLUSIVE),
+            tuple(evidence),
+        )
     mdes = [
         minimum_detectable_effect(f["ci"], float(f.get("level") or 0.95))
         for v, _, f in rows
@@ -265,7 +442,7 @@ def decide(claim: Claim, findings: Mapping[str, Mapping[str, Any]]) -> Verdict:
         and not any(c is None or math.isnan(float(c)) for c in f["ci"])
     ]
     mde = max(mdes) if mdes else None
-    reason = "; ".join(w for v, w, _ in rows if v == "inconclusive")
+    reason = "; ".join(w for v, w, _ in rows if v in ("inconclusive", vc.MC_INCONCLUSIVE))
     if mde is not None:
         reason += (
             f"; at this sample size only an effect {fmt_num(mde)} or more beyond the "
@@ -291,33 +468,62 @@ def summary_text(claims: Sequence[Mapping[str, Any]]) -> str:
     return ", ".join(f"{n} {words.get(k, k) if n > 1 else k}" for k, n in s.items())
 
 
+def summary_scoped_text(claims: Sequence[Mapping[str, Any]]) -> str:
+    """Headline counts per scope, e.g. ``"papers' claims: 2 reproduce, 1 differs at our
+    scale; this project's own checks: 3 reproduce"``."""
+    groups = group_by_scope(claims)
+    if list(groups) == [None]:  # no claim states a scope: the plain counts
+        return summary_text(claims)
+    parts = []
+    for key, rows in groups.items():
+        parts.append(f"{SCOPE_TITLES[key]}: {summary_text(rows)}")
+    return "; ".join(parts) or "no claims declared"
+
+
+def _ledger_row(c: Mapping[str, Any]) -> str:
+    esc = html.escape
+    cls = "sl-v-" + re.sub(r"[^a-z]+", "-", c["verdict"]).strip("-")
+    ev = "<br>".join(
+        f"<code>{esc(e['name'])}</code> {fmt_num(e['point'])} {fmt_ci(e.get('ci'))}"
+        for e in c.get("evidence") or []
+    )
+    mde = (
+        ""
+        if c.get("mde") is None
+        else f"<br><small>minimum detectable effect {fmt_num(c['mde'])}</small>"
+    )
+    regime = f"<br><small>tested on: {esc(c['regime'])}</small>" if c.get("regime") else ""
+    against = (
+        f"<br><small>contradicted by {esc(c['contradicted_by'])}</small>"
+        if c.get("contradicted_by")
+        else ""
+    )
+    return (
+        f'<tr class="{cls}"><td><b>{esc(c["id"])}</b><br>{esc(c["statement"])}</td>'
+        f"<td>{esc(c['paper'])}{regime}</td>"
+        f'<td class="sl-verdict">{esc(c["verdict"])}</td>'
+        f"<td>{esc(c.get('rule') or '')}{against}{'<br>' if ev else ''}{ev}{mde}"
+        f"<br><small>{esc(c.get('reason') or '')}</small></td></tr>"
+    )
+
+
 def ledger_html(claims: Sequence[Mapping[str, Any]]) -> str:
-    """The ledger as an HTML table: claim, paper, verdict, deciding evidence."""
+    """The ledger as an HTML table grouped by scope (papers' claims, benchmarks' claims,
+    this project's own checks), each group headed by its verdict counts: claim, source
+    and regime, verdict, rule and deciding evidence."""
     esc = html.escape
     if not claims:
         return '<p class="sl-noclaims">No published claims declared for this study.</p>'
     rows = []
-    for c in claims:
-        cls = "sl-v-" + c["verdict"].replace(" ", "-")
-        ev = "<br>".join(
-            f"<code>{esc(e['name'])}</code> {fmt_num(e['point'])} {fmt_ci(e.get('ci'))}"
-            for e in c.get("evidence") or []
-        )
-        mde = (
-            ""
-            if c.get("mde") is None
-            else f"<br><small>minimum detectable effect {fmt_num(c['mde'])}</small>"
-        )
+    for key, group in group_by_scope(claims).items():
         rows.append(
-            f'<tr class="{cls}"><td><b>{esc(c["id"])}</b><br>{esc(c["statement"])}</td>'
-            f"<td>{esc(c['paper'])}</td>"
-            f'<td class="sl-verdict">{esc(c["verdict"])}</td>'
-            f"<td>{esc(c.get('rule') or '')}{'<br>' if ev else ''}{ev}{mde}"
-            f"<br><small>{esc(c.get('reason') or '')}</small></td></tr>"
+            f'<tr class="sl-scope"><th colspan="4">{esc(SCOPE_TITLES[key])}: '
+            f"{esc(summary_text(group))}</th></tr>"
         )
+        rows.extend(_ledger_row(c) for c in group)
     return (
         '<div class="sl-scroll"><table class="sl-ledger"><thead><tr><th>claim</th>'
-        "<th>paper</th><th>verdict</th><th>rule and evidence</th></tr></thead><tbody>"
+        "<th>source</th><th>verdict</th><th>rule and evidence</th></tr></thead><tbody>"
         + "".join(rows)
         + "</tbody></table></div>"
     )
@@ -328,6 +534,9 @@ def ledger_text(claims: Sequence[Mapping[str, Any]]) -> str:
     from scalinglab.textfmt import format_table
 
     return format_table(
-        ["verdict", "claim", "rule", "paper"],
-        [[c["verdict"], c["id"], c.get("rule") or "", c["paper"]] for c in claims],
+        ["scope", "verdict", "claim", "rule", "paper"],
+        [
+            [c.get("scope") or "", c["verdict"], c["id"], c.get("rule") or "", c["paper"]]
+            for c in claims
+        ],
     )

@@ -30,8 +30,15 @@ Layout::
                                     # different designs; an id may then repeat across
                                     # designs, stated for each)
     untested = "reason"             # instead of findings and a rule
-    scope = "..."                   # optional (who the claim belongs to); issue 28
-    regime = "..."                  # optional (the regime it is tested in)
+    scope = "paper"                 # paper | benchmark | project (scalinglab.verdict_scope)
+    regime = "outside: our 25k-800k-parameter models"   # paper data | paper regime |
+                                    # outside | proxy | user data, optionally ": detail"
+    support = [0.0, inf]            # optional: the values the deciding findings take by
+                                    # construction; a rule none of them could fail is
+                                    # refused (scalinglab.verdict_checks)
+    user_data = true                # optional: kept on a user's data (the notebook passes
+                                    # data="user"), as this project's check, with no paper
+                                    # attribution; every other claim is left out there
     detail = "..."                  # optional: how the study decides it (docs only)
 
 Templates: ``{name}`` is replaced by the value ``name``; in ``findings``, a value that is
@@ -70,6 +77,8 @@ KEYS = frozenset(
         "untested",
         "scope",
         "regime",
+        "support",
+        "user_data",
         "detail",
     }
 )
@@ -226,9 +235,18 @@ def expand(
             "id": cid,
             "paper": spec.paper,
             "statement": _fill(spec, str(raw["statement"]), vals),
-            "scope": raw.get("scope"),
-            "regime": raw.get("regime"),
+            # scope and regime may be templates ("{regime}"): a variant's data decide them
+            "scope": _fill(spec, str(raw["scope"]), vals) if raw.get("scope") else None,
+            "regime": _fill(spec, str(raw["regime"]), vals) if raw.get("regime") else None,
         }
+        if "each" in raw:  # one claim per pair or size: Holm over them (claims.decide_all)
+            common["family"] = spec.id
+        if common["scope"] == "project":  # this project's check: the paper lent a method
+            common["paper"] = f"this project's check (after {spec.paper})"
+        if on_user_data(values):
+            common.update(
+                paper=USER_DATA_SOURCE, scope="project", regime="user data"
+            )
         if "untested" in raw:
             out.append(Claim(**common, untested=_fill(spec, str(raw["untested"]), vals)))
             continue
@@ -252,6 +270,7 @@ def expand(
                     expect=raw["expect"],
                     value=_value(spec, raw.get("value"), vals),
                     tolerance=float(raw.get("tolerance", 0.0)),
+                    support=_support(spec, raw.get("support")),
                 )
             )
         except (TypeError, ValueError) as exc:
@@ -259,16 +278,38 @@ def expand(
     return out
 
 
+def _support(spec: ClaimSpec, v: Any) -> tuple[float, float] | None:
+    if v is None:
+        return None
+    if not (isinstance(v, list) and len(v) == 2):
+        raise spec.error(f"support must be [lo, hi] (inf allowed), got {v!r}")
+    try:
+        return float(v[0]), float(v[1])
+    except (TypeError, ValueError):
+        raise spec.error(f"support must be two numbers, got {v!r}") from None
+
+
+def on_user_data(values: Mapping[str, Any]) -> bool:
+    """Whether the notebook runs on a user's own data (it passes ``data="user"``)."""
+    return str(values.get("data", "")) == "user"
+
+
+#: The source a claim kept on user data shows (never a paper's name).
+USER_DATA_SOURCE = "this project's check on your data"
+
+
 def claims_for(
     path: Path | str, values: Mapping[str, Any], recorded: Mapping[str, Any]
 ) -> list[Claim]:
-    """Every claim of a claims file, filled with ``values``, in file order."""
-    return [
-        c
-        for spec in read_claims_file(path)
-        if spec.applies(values)
-        for c in expand(spec, values, recorded)
-    ]
+    """Every claim of a claims file, filled with ``values``, in file order.
+
+    On a user's data (``data="user"``) only the claims marked ``user_data = true`` are
+    kept, as this project's checks (no paper attribution, regime ``user data``).
+    """
+    specs = [s for s in read_claims_file(path) if s.applies(values)]
+    if on_user_data(values):
+        specs = [s for s in specs if s.raw.get("user_data") is True]
+    return [c for spec in specs for c in expand(spec, values, recorded)]
 
 
 def _rule(raw: Mapping[str, Any]) -> str:
@@ -286,6 +327,16 @@ def _rule(raw: Mapping[str, Any]) -> str:
     }[raw["expect"]]
 
 
+def _scope(raw: Mapping[str, Any]) -> str:
+    parts = [str(raw[k]) for k in ("scope", "regime") if raw.get(k)]
+    if raw.get("support") is not None:
+        lo, hi = raw["support"]
+        parts.append(f"takes values in [{fmt_num(lo)}, {fmt_num(hi)}]")
+    if raw.get("user_data") is True:
+        parts.append("kept on user data")
+    return "; ".join(parts) or "—"
+
+
 def _cell(text: Any) -> str:
     return re.sub(r"\s+", " ", str(text)).replace("|", "\\|").strip()
 
@@ -293,7 +344,10 @@ def _cell(text: Any) -> str:
 def claims_markdown(path: Path | str) -> str:
     """The claims file as a markdown table: id, source, statement, decided by, rule."""
     specs = read_claims_file(path)
-    rows = ["| claim | source | statement | decided by | rule |", "|---|---|---|---|---|"]
+    rows = [
+        "| claim | source | statement | decided by | rule | scope, regime |",
+        "|---|---|---|---|---|---|",
+    ]
     for s in specs:
         raw = s.raw
         ident = s.id + (f" ({raw['cites']})" if raw.get("cites") else "")
@@ -310,7 +364,7 @@ def claims_markdown(path: Path | str) -> str:
             extra = ("" if stmt.endswith((".", "?", "!")) else ".") + f" {raw['detail']}"
         rows.append(
             f"| **{_cell(ident)}** | {_cell(s.paper)} | {_cell(stmt + extra)} "
-            f"| {by} | {_cell(_rule(raw))} |"
+            f"| {by} | {_cell(_rule(raw))} | {_cell(_scope(raw))} |"
         )
     return "\n".join(rows)
 

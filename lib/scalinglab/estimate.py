@@ -38,6 +38,37 @@ def identified_by_share(share_at_bound: float, *, threshold: float = BOUND_SHARE
     return bool(s < threshold) if not math.isnan(s) else False
 
 
+def quantile_mc_se(draws: Sequence[float] | np.ndarray, q: float) -> float:
+    """Monte Carlo standard error of the ``q`` quantile of ``R`` bootstrap draws.
+
+    Distribution-free, from order statistics: the number of draws below the true
+    quantile is Binomial(R, q), so the quantile's position moves by about
+    ``s = sqrt(R q (1 - q))`` ranks from one set of resamples to the next; the standard
+    error is half the spread of the draws ``s`` ranks either side,
+    ``(x_(Rq + s) - x_(Rq - s)) / 2``.
+
+    Parameters
+    ----------
+    draws
+        Shape ``(R,)``, finite.
+    q
+        In ``(0, 1)``.
+
+    Returns
+    -------
+    float
+        NaN for fewer than 2 draws.
+    """
+    x = np.sort(np.asarray(draws, dtype=float).ravel())
+    r = x.size
+    if r < 2:
+        return math.nan
+    s = math.sqrt(r * q * (1 - q))
+    lo_i = int(np.clip(math.floor(r * q - s), 0, r - 1))
+    hi_i = int(np.clip(math.ceil(r * q + s), 0, r - 1))
+    return float(x[hi_i] - x[lo_i]) / 2
+
+
 def bound_share_note(what: str, share_at_bound: float, bound: Any = None) -> str:
     """The reason written next to a parameter the rule calls not identified, e.g.
     ``"A at its bound 1 in 35% of bootstrap refits"``."""
@@ -68,6 +99,10 @@ class Estimate:
         The bound it sits on and which one (``"lower"``/``"upper"``), when known.
     note
         Why it is NaN or not identified, or any caveat, in words.
+    mc_se
+        Monte Carlo standard errors of ``(lo, hi)`` (:func:`quantile_mc_se` for a
+        bootstrap's percentile ends; None for an interval without resampling error). A
+        verdict decided by a bound within two of them is "inconclusive (Monte Carlo)".
     """
 
     point: float
@@ -80,6 +115,7 @@ class Estimate:
     bound: float | None = None
     note: str | None = None
     side: str | None = None
+    mc_se: tuple[float, float] | None = None
 
     def __post_init__(self) -> None:
         if (self.lo is None) != (self.hi is None):
@@ -96,6 +132,8 @@ class Estimate:
                 object.__setattr__(self, name, float(v))
         if self.resamples is not None:
             object.__setattr__(self, "resamples", int(self.resamples))
+        if self.mc_se is not None:
+            object.__setattr__(self, "mc_se", (float(self.mc_se[0]), float(self.mc_se[1])))
         object.__setattr__(self, "identified", bool(self.identified))
 
     @property
@@ -155,6 +193,7 @@ class Estimate:
         else:
             q = [(1 - level) / 2, (1 + level) / 2]
             lo, hi = (float(v) for v in np.quantile(d[ok], q))
+            extra.setdefault("mc_se", tuple(quantile_mc_se(d[ok], p) for p in q))
         return cls(
             float(point),
             lo,
@@ -171,7 +210,8 @@ class Estimate:
         ``lo`` and ``hi`` after ``.sel``), with the ``level``, ``method`` and ``reps``
         its function stored in ``attrs``: how the library's xarray results
         (``interval_estimates``, ``few_run_variability``, ``ci_width_ratio``,
-        ``pairwise_probability_of_improvement``, ...) become estimates."""
+        ``pairwise_probability_of_improvement``, ...) become estimates. Variables
+        ``mc_se_lo`` and ``mc_se_hi``, when the result has them, become ``mc_se``."""
         attrs = cell.attrs
         missing = [k for k in ("level", "method") if k not in attrs]
         if missing:
@@ -179,6 +219,8 @@ class Estimate:
                 f"Estimate.from_cell: the result's attrs lack {', '.join(missing)} "
                 "(the function that made it must state how)"
             )
+        if "mc_se_lo" in cell and "mc_se_hi" in cell and "mc_se" not in extra:
+            extra["mc_se"] = (float(cell["mc_se_lo"]), float(cell["mc_se_hi"]))
         return cls(
             float(cell["point"]),
             float(cell["lo"]),
@@ -192,6 +234,8 @@ class Estimate:
     def to_json(self) -> dict[str, Any]:
         """The fields as a JSON-ready dict (non-finite numbers as None)."""
         out = dataclasses.asdict(self)
+        if self.mc_se is not None:
+            out["mc_se"] = [None if not math.isfinite(v) else v for v in self.mc_se]
         for k, v in out.items():
             if isinstance(v, float) and not math.isfinite(v):
                 out[k] = None

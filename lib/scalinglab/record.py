@@ -16,6 +16,10 @@ Rules a finding obeys (each raises ``ValueError`` when broken):
   statistic, do not report it);
 - a headline finding has an interval, and a report has at most
   :data:`MAX_HEADLINES` headlines (the 13th raises);
+- a zero-width interval ``[x, x]`` (every resample gave the same value) does not cover:
+  it is refused with a :class:`ZeroWidthInterval` warning naming the finding, and the
+  finding is kept without an interval (a note says why; never a headline; a claim on it
+  is inconclusive);
 - a finding recorded ``identified=False`` (a fitted parameter on a bound, see
   :func:`scalinglab.fitting.identification`) is shown one-sided ("at bound 0,
   <= 0.016") and is never a headline: ``headline=True`` is dropped, with a note.
@@ -47,17 +51,19 @@ from __future__ import annotations
 import json
 import math
 import os
+import warnings
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from scalinglab import atomic
-from scalinglab.claims import Claim, Verdict, decide
+from scalinglab.claims import Claim, Verdict, decide, decide_all
 from scalinglab.claims_file import claims_for
 from scalinglab.estimate import Estimate
 from scalinglab.findings_view import findings_html
 from scalinglab.textfmt import fmt_ci, fmt_num, json_safe
+from scalinglab.verdict_scope import summary_by_scope
 
 RESULTS_ENV = "SCALINGLAB_RESULTS"
 #: Most headline findings a report may have (the ledger carries the rest of the story).
@@ -81,12 +87,19 @@ class Finding:
     note: str | None = None
     bound: float | None = None
     side: str | None = None
+    #: Monte Carlo standard errors of the interval's ends (resampled intervals).
+    mc_se: tuple[float, float] | None = None
+    #: ``(lo, hi)`` the finding can take by construction (a rule none could fail is refused).
+    support: tuple[float, float] | None = None
 
     def to_json(self) -> dict:
         """The finding as strict JSON: a non-finite number becomes ``None`` and ``note``
         says why (NaN points and intervals stay NaN in memory)."""
         d = asdict(self)
         d["ci"] = None if self.ci is None else [self.ci[0], self.ci[1]]
+        for key in ("mc_se", "support"):
+            v = getattr(self, key)
+            d[key] = None if v is None else [x if math.isfinite(x) else None for x in v]
         bad = []
         if not math.isfinite(self.point):
             bad.append("point")
@@ -128,6 +141,7 @@ def record(
     note: str | None = None,
     bound: float | None = None,
     side: str | None = None,
+    support: Sequence[float] | None = None,
 ) -> Finding:
     """Record a finding (re-recording a name replaces it).
 
@@ -161,6 +175,10 @@ def record(
     bound, side
         The bound it sits on and which one (``"lower"`` / ``"upper"``), when
         known: the report then shows "at bound 0, <= hi".
+    support
+        ``(lo, hi)``: the values the finding can take by construction (``inf`` for
+        none), e.g. ``(0, inf)`` for a pass@k coverage gain; a claim whose rule no value
+        there could fail is refused (:mod:`scalinglab.verdict_checks`).
 
     Raises
     ------
@@ -205,9 +223,12 @@ def record(
             est.resamples,
         )
         bound, side = est.bound, est.side
+        mc_se = est.mc_se
         identified = identified and est.identified
         if est.note:
             note = f"{est.note}; {note}" if note else est.note
+    else:
+        mc_se = None
     p = _as_float(point, "point", name)
     interval = None
     if ci is not None:
@@ -220,6 +241,15 @@ def record(
             raise ValueError(f"record({name!r}): a finding with a ci must state its level")
         interval = (lo, hi)
         _check_inside(name, p, lo, hi)
+        refused = _zero_width(name, lo, hi, method)
+        if refused:
+            # the interval is refused, the number kept: a claim on it has no interval to
+            # decide by, and it is no headline
+            interval = None
+            note = f"{note}; {refused}" if note else refused
+            if headline:
+                headline = False
+                note = f"not a headline: {note}"
     if side not in (None, "lower", "upper"):
         raise ValueError(f"record({name!r}): side must be 'lower', 'upper' or None, got {side!r}")
     identified = bool(identified)
@@ -250,6 +280,8 @@ def record(
         note=note,
         bound=None if bound is None else _as_float(bound, "bound", name),
         side=side,
+        mc_se=mc_se,
+        support=None if support is None else _support(name, support),
     )
     _FINDINGS[name] = f
     _flush()
@@ -272,6 +304,38 @@ def _check_inside(name: str, point: float, lo: float, hi: float) -> None:
             "is biased or selects (a max over noisy cells): re-select inside each resample, "
             "or report a statistic whose interval covers it."
         )
+
+
+def _support(name: str, support: Sequence[float]) -> tuple[float, float]:
+    if len(support) != 2:
+        raise ValueError(f"record({name!r}): support must be (lo, hi), got {support!r}")
+    lo, hi = (_as_float(v, "support", name) for v in support)
+    if not lo <= hi:
+        raise ValueError(f"record({name!r}): support lower end {lo} exceeds upper end {hi}")
+    return lo, hi
+
+
+def _zero_width(name: str, lo: float, hi: float, method: str | None) -> str | None:
+    """The refusal of a zero-width interval (with a warning naming the finding), or None.
+
+    A statistic with sampling error is never pinned exactly: every resample gave the same
+    value, so ``[x, x]`` does not cover. A number that is exactly determined (a count, a
+    deterministic computation) is recorded without an interval in the first place.
+    """
+    if math.isnan(lo) or math.isnan(hi) or lo != hi:
+        return None
+    msg = (
+        f"interval [{lo:g}, {hi:g}] refused: zero width (method: {method or 'not stated'}), "
+        "so it does not cover; use a method that covers at this sample size (Wilson or "
+        "Clopper-Pearson for a share, scalinglab.stats.calibration.share_with_floor; a t "
+        "interval for a mean over seeds) or record an exactly determined number without one"
+    )
+    warnings.warn(f"record({name!r}): {msg}", ZeroWidthInterval, stacklevel=3)
+    return msg
+
+
+class ZeroWidthInterval(UserWarning):
+    """A finding's interval had zero width and was refused (the finding is kept without it)."""
 
 
 def findings() -> list[Finding]:
@@ -386,7 +450,7 @@ def claims_from(study: str | Path, **values: Any) -> list[Verdict]:
     for c in declared:
         _CLAIMS[c.id] = c
     _flush()
-    return [decide(c, current) for c in declared]
+    return decide_all(declared, current)
 
 
 def claims() -> list[Verdict]:
@@ -395,7 +459,8 @@ def claims() -> list[Verdict]:
     A claim whose finding has since been forgotten (:func:`clear`) is left out.
     """
     current = {n: f.to_json() for n, f in _FINDINGS.items()}
-    return [decide(c, current) for c in _CLAIMS.values() if all(n in current for n in c.findings)]
+    live = [c for c in _CLAIMS.values() if all(n in current for n in c.findings)]
+    return decide_all(live, current)
 
 
 def clear() -> None:
@@ -423,7 +488,12 @@ def write_results(
     strict JSON (non-finite numbers as ``null``). ``durable=False`` skips the fsyncs: the
     notebook rewrites its results on every recorded finding, and the runner re-hashes the
     file after the kernel has stopped."""
-    payload = {"findings": [f.to_json() for f in items], "claims": [v.to_json() for v in verdicts]}
+    claims_json = [v.to_json() for v in verdicts]
+    payload = {
+        "findings": [f.to_json() for f in items],
+        "claims": claims_json,
+        "claims_by_scope": summary_by_scope(claims_json),
+    }
     atomic.write_text(
         path,
         json.dumps(json_safe(payload), indent=2, allow_nan=False) + "\n",

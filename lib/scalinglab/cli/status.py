@@ -59,14 +59,40 @@ def main(args: argparse.Namespace) -> int:
             )
         )
         return 0
-    rows = []
-    for s in states:
-        lines = [*s.reasons, *(f"note: {n}" for n in s.notes)] or [""]
-        rows.append([s.study, s.variant, s.state, s.run_id or "", lines[0]])
-        rows += [["", "", "", "", line] for line in lines[1:]]
+    rows, footnotes = table_rows(states)
     print(format_table(["study", "variant", "state", "latest", "why"], rows))
+    for i, text in enumerate(footnotes, 1):
+        print(f"[{i}] {text}")
     if leftovers:
         print("\nunfinished run folders ('scalinglab reports prune' removes killed ones):")
         for ref, state in leftovers:
             print(f"  {ref.key}: {state}")
     return 0
+
+
+#: A reason or note longer than this that several rows share is printed once, below.
+_FOOTNOTE_AFTER = 60
+
+
+def table_rows(states: list) -> tuple[list[list[str]], list[str]]:
+    """Table rows (one per reason or note) and the long lines they share, printed once.
+
+    A line that several studies repeat word for word (this machine's missing hardware
+    record, on every study that reads ``data/hardware/``) would fill the table; each
+    row says ``[n]`` instead and the text follows the table once.
+    """
+    per_state = [[*s.reasons, *(f"note: {n}" for n in s.notes)] for s in states]
+    seen: dict[str, int] = {}
+    for lines in per_state:
+        for line in dict.fromkeys(lines):
+            seen[line] = seen.get(line, 0) + 1
+    shared = [line for line, n in seen.items() if n > 1 and len(line) > _FOOTNOTE_AFTER]
+    mark = {line: f"[{i}]" for i, line in enumerate(shared, 1)}
+    rows: list[list[str]] = []
+    for s, lines in zip(states, per_state, strict=True):
+        refs = " ".join(mark[line] for line in lines if line in mark)
+        shown = [line for line in lines if line not in mark] + ([refs] if refs else [])
+        shown = shown or [""]
+        rows.append([s.study, s.variant, s.state, s.run_id or "", shown[0]])
+        rows += [["", "", "", "", line] for line in shown[1:]]
+    return rows, shared

@@ -180,12 +180,16 @@ def pack_rows(a: np.ndarray, tile_m: int, tile_k: int, *, parallel: bool = True)
     tile's depth: its rows come in panels of ``MR`` (the last zero-padded), each
     stored column by column, ``(i, p)`` of panel ``ib`` at ``ib * kb + p * MR + i``.
 
+    A ``tile_k`` deeper than ``k`` is cut to ``k`` (one tile of depth ``k``:
+    the same layout, without zero-filling ``tile_k - k`` unused rows per tile).
+
     Returns
     -------
     numpy.ndarray
-        1-D float32.
+        1-D float32 of ``tiles * tile_m_padded * min(tile_k, k)`` elements.
     """
     m, k = a.shape
+    tile_k = max(1, min(tile_k, k))
     mp = -(-tile_m // MR) * MR
     n = _n_tiles(m, k, tile_m, tile_k)
     out = np.zeros(n * mp * tile_k, dtype=np.float32)
@@ -197,9 +201,11 @@ def pack_cols(b: np.ndarray, tile_n: int, tile_k: int, *, parallel: bool = True)
     """Pack ``b (k, n)`` into contiguous ``tile_k x tile_n`` tiles, columns along ``k``.
 
     The layout of :func:`pack_rows` applied to ``b.T``: panels of ``NR`` columns
-    (the last zero-padded), each stored row by row.
+    (the last zero-padded), each stored row by row; ``tile_k`` is cut to ``k``
+    as there.
     """
     k, n = b.shape
+    tile_k = max(1, min(tile_k, k))
     np_ = -(-tile_n // NR) * NR
     count = _n_tiles(n, k, tile_n, tile_k)
     out = np.zeros(count * np_ * tile_k, dtype=np.float32)
@@ -269,7 +275,8 @@ def gemm_tiled(
         return c
     n_tiles = _n_tiles(m, n, tile.m, tile.n)
     parallel = n_tiles > 1 and 2 * m * n * k >= PARALLEL_MIN_FLOPS
-    tm, tn, tk = int(tile.m), int(tile.n), int(tile.k)
+    # a tile deeper than k is one tile of depth k: buffers sized by min(tile_k, k)
+    tm, tn, tk = int(tile.m), int(tile.n), min(int(tile.k), k)
     ap = pack_rows(a, tm, tk, parallel=parallel)
     bp = pack_cols(b, tn, tk, parallel=parallel)
     (_gemm_par if parallel else _gemm_one)(ap, bp, c, n_tiles, k, tm, tn, tk)

@@ -30,6 +30,10 @@ VERDICT_COLORS = {
     "contradicts": "#D55E00",
     "inconclusive": "#E69F00",
     "not identified": "#999999",
+    "inconclusive (Monte Carlo)": "#E69F00",
+    "holds at our scale": "#56B4E9",
+    "differs at our scale": "#CC79A7",
+    "untested: proxy": "#999999",
     None: "#0072B2",
 }
 

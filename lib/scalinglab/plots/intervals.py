@@ -30,6 +30,10 @@ def _colors(names: Sequence[str]) -> dict[str, tuple]:
     return {str(n): cmap(i % 10) for i, n in enumerate(names)}
 
 
+#: Heatmaps with more cells than this are drawn without numbers in the cells.
+ANNOTATE_MAX_CELLS = 300
+
+
 def plot_score_heatmap(scores: xr.DataArray) -> Figure:
     """Mean normalized score over runs, per algorithm (rows) and task (columns).
 
@@ -40,11 +44,23 @@ def plot_score_heatmap(scores: xr.DataArray) -> Figure:
     """
     table = scores.mean("run", skipna=True).transpose("algorithm", "task")
     n_alg, n_task = table.shape
-    fig, ax = plt.subplots(figsize=(1.0 + 0.75 * n_task, 0.8 + 0.45 * n_alg), layout="constrained")
-    im = ax.imshow(table.values, cmap="viridis", aspect="auto", vmin=min(0.0, float(table.min())))
-    ax.set_xticks(range(n_task), [str(t) for t in table.task.values], rotation=45, ha="right")
+    many = n_task * n_alg > ANNOTATE_MAX_CELLS
+    # a few outlier tasks (normalized scores in the tens on Atari 200M) would squash every
+    # other cell into one colour: the scale ends at the 95th percentile, darker = higher
+    vmax = float(np.nanquantile(table.values, 0.95)) if many else float(np.nanmax(table.values))
+    vmin = min(0.0, float(np.nanmin(table.values)))
+    width = 1.0 + (0.28 if many else 0.75) * n_task
+    fig, ax = plt.subplots(figsize=(min(width, 24.0), 0.8 + 0.45 * n_alg), layout="constrained")
+    im = ax.imshow(table.values, cmap="viridis", aspect="auto", vmin=vmin, vmax=vmax)
+    ax.set_xticks(
+        range(n_task),
+        [str(t) for t in table.task.values],
+        rotation=90 if many else 45,
+        ha="center" if many else "right",
+        fontsize=7 if many else None,
+    )
     ax.set_yticks(range(n_alg), [str(a) for a in table.algorithm.values])
-    for i in range(n_alg):
+    for i in range(n_alg) if not many else ():
         for j in range(n_task):
             v = float(table.values[i, j])
             ax.text(
@@ -54,9 +70,14 @@ def plot_score_heatmap(scores: xr.DataArray) -> Figure:
                 ha="center",
                 va="center",
                 fontsize=7,
-                color="white" if v < 0.5 * float(table.max()) else "black",
+                color="white" if v < 0.5 * vmax else "black",
             )
-    fig.colorbar(im, ax=ax, label="mean normalized score")
+    fig.colorbar(
+        im,
+        ax=ax,
+        label="mean normalized score" + (" (scale ends at the 95th percentile)" if many else ""),
+        extend="max" if many and vmax < float(np.nanmax(table.values)) else "neither",
+    )
     ax.set_title("Benchmark: mean normalized score per task")
     return fig
 
@@ -134,7 +155,9 @@ def plot_few_run_spread(
     ax.set_yticks(y, [])
     ax.set_xlim(0, 1)
     ax.set_title(f"Rank by {METRIC_LABELS.get(rank_metric, rank_metric)} (fraction of draws)")
-    ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    # below the figure, in rows (a legend beside the panel is clipped with many algorithms)
+    handles, labels = ax.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncols=min(len(algs), 8), fontsize=7)
     n_runs = estimates.attrs.get("n_runs")
     fig.suptitle("Point estimates from few runs" + (f" ({n_runs} runs per task)" if n_runs else ""))
     return fig
@@ -206,7 +229,7 @@ def plot_ci_width_vs_runs(widths: xr.Dataset | xr.DataArray, *, var: str = "widt
             marker="o",
             label=METRIC_LABELS.get(m, m),
         )
-    ax.set_xticks(n)
+    _run_axis(ax, n)
     ax.set_xlabel("runs per task")
     ax.set_ylabel("CI width")
     ax.set_title("Interval width vs runs")
@@ -224,13 +247,34 @@ def plot_ci_width_vs_runs(widths: xr.Dataset | xr.DataArray, *, var: str = "widt
             label=f"{METRIC_LABELS.get(m, m)} / {METRIC_LABELS.get(base, base)}",
         )
     ax2.axhline(1.0, color="gray", ls="--", lw=1)
-    ax2.set_xticks(n)
+    _run_axis(ax2, n)
     ax2.set_xlabel("runs per task")
     ax2.set_ylabel("width ratio (mean over algorithms)")
     ax2.set_title("Relative width")
     ax2.legend()
     ax2.grid(alpha=0.3)
     return fig
+
+
+def _run_axis(ax, n: np.ndarray) -> None:
+    """Run counts on x: a log axis over a wide range, one label per count, none repeated
+    (the log axis's own minor labels would print counts again)."""
+    from matplotlib.ticker import FixedLocator, NullFormatter, NullLocator
+
+    n = np.unique(np.asarray(n, dtype=int))
+    if n.size > 1 and n.max() / max(n.min(), 1) > 5:
+        ax.set_xscale("log")
+        ax.xaxis.set_minor_locator(NullLocator())
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        # drop a label that would sit on its neighbour (e.g. 15 and 16 on a log axis)
+        kept = [int(n[0])]
+        for v in n[1:]:
+            if np.log10(v) - np.log10(kept[-1]) > 0.06:
+                kept.append(int(v))
+        ax.xaxis.set_major_locator(FixedLocator(kept))
+        ax.set_xticklabels([str(v) for v in kept])
+    else:
+        ax.set_xticks(n, [str(v) for v in n])
 
 
 def plot_performance_profiles(
@@ -339,4 +383,30 @@ def plot_bootstrap_forest(replicates: xr.DataArray, *, level: float = 0.95) -> F
             ax.set_yticklabels([])
         ax.grid(axis="x", alpha=0.3)
     fig.supxlabel(f"normalized score  ({100 * level:g}% HDIs of the bootstrap replicates)")
+    return fig
+
+
+def plot_sample_efficiency(
+    intervals: xr.Dataset, *, metric: str = "iqm", xlabel: str = "iteration"
+) -> Figure:
+    """rliable's sample-efficiency curves: a metric over training with pointwise CI bands.
+
+    Parameters
+    ----------
+    intervals
+        :func:`scalinglab.stats.intervals.interval_estimates` output with a
+        ``step`` dim: ``point``, ``lo``, ``hi`` dims ``(algorithm, metric, step)``.
+    """
+    fig, ax = plt.subplots(figsize=(5.5, 3.6), layout="constrained")
+    colors = _colors([str(a) for a in intervals.algorithm.values])
+    steps = intervals.step.values
+    for a in intervals.algorithm.values:
+        cell = intervals.sel(algorithm=a, metric=metric)
+        ax.plot(steps, cell["point"], marker="o", ms=3, color=colors[str(a)], label=str(a))
+        ax.fill_between(steps, cell["lo"], cell["hi"], color=colors[str(a)], alpha=0.25, lw=0)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(f"{metric.upper() if metric == 'iqm' else metric} normalized score")
+    ax.set_xticks(steps)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
     return fig

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from scalinglab import atomic
-from scalinglab.claims import ledger_html, summary_text
+from scalinglab.claims import ledger_html, summary_scoped_text
 from scalinglab.findings_view import findings_html
 from scalinglab.provenance import sha256_bytes
 from scalinglab.record import load_claims
@@ -147,7 +147,7 @@ def provenance_header(
     ledger = "<h2>Claims ledger</h2>"
     if claims:
         ledger += (
-            f'<p class="sl-summary">{esc(summary_text(claims))}: each published claim '
+            f'<p class="sl-summary">{esc(summary_scoped_text(claims))}: each published claim '
             "this study tests, with the verdict its findings give (computed from the "
             "intervals, never typed).</p>"
         )

@@ -26,8 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from scalinglab import atomic
-from scalinglab.claims import VERDICTS, summary, summary_text
+from scalinglab.claims import VERDICTS, summary, summary_scoped_text, summary_text
 from scalinglab.errors import InputError
+from scalinglab.verdict_scope import summary_by_scope
 from scalinglab.paths import repo_root, reports_dir
 from scalinglab.runner import store
 from scalinglab.runner.diff import (
@@ -133,6 +134,7 @@ def _run_record(ref: store.RunRef, root: Path) -> dict[str, Any]:
         "has_html": (ref.path / "report.html").is_file(),
         "headline": headline(m.get("results", [])),
         "claims_summary": summary(claims),
+        "claims_by_scope": summary_by_scope(claims),
         "_claims": claims,
         "_results": m.get("results", []),
     }
@@ -155,10 +157,12 @@ def _variant_details(srec: dict, vrec: dict, root: Path, subjects: dict[str, str
     runs_by_id = {r["run_id"]: r for r in vrec["runs"]}
     latest_rec = runs_by_id.get(vrec["latest"] or "")
     vrec["claims"] = [
-        {k: c.get(k) for k in ("id", "verdict", "paper", "statement")}
+        {k: c.get(k) for k in ("id", "verdict", "paper", "statement", "scope", "regime")}
         for c in (latest_rec["_claims"] if latest_rec else [])
     ]
     vrec["verdicts"] = summary(vrec["claims"])
+    vrec["claims_by_scope"] = summary_by_scope(vrec["claims"])
+    vrec["ledger_text"] = summary_scoped_text(vrec["claims"])
     vrec["ledger_error"] = latest_rec["results_error"] if latest_rec else None
     vrec["last_run"] = max((r["started"] or "" for r in vrec["runs"]), default="") or None
     prev = None
@@ -309,6 +313,13 @@ def _moved_short(r: dict) -> str:
     return f"{r['moved']} moved, {r['changed']} changed" if r.get("changed") else "identical"
 
 
+def shown_verdicts(rows: list[dict]) -> list[str]:
+    """The summary's verdict columns: those some variant's latest version has, in
+    ``VERDICTS`` order (nine possible verdicts would not fit one screen)."""
+    present = {v for r in rows for v, n in (r.get("verdicts") or {}).items() if n}
+    return [v for v in VERDICTS if v in present]
+
+
 def render_html(index: dict[str, Any]) -> str:
     """``index.html`` (``templates/index.html.j2``): the one-screen summary, then the details."""
     return render(
@@ -317,7 +328,7 @@ def render_html(index: dict[str, Any]) -> str:
         summary_text_of=summary_text_of,
         moved_text=moved_text,
         moved_short=_moved_short,
-        verdicts=VERDICTS,
+        verdicts=shown_verdicts(index.get("summary") or []),
         unfinished=store.UNFINISHED,
     )
 
@@ -386,7 +397,7 @@ def listing_text(index: dict[str, Any], *, limit: int | None = None, detail: boo
                 + (" (local, git-ignored)" if v["local"] else "")
                 + ": "
                 + (
-                    summary_text(claims)
+                    summary_scoped_text(claims)
                     if claims
                     else f"claims unreadable ({v['ledger_error']})"
                     if v.get("ledger_error")

@@ -2,15 +2,15 @@
 
 ::
 
-    reps: int = 50_000  # bootstrap resamples [>= 1]
+    reps: int = 50_000  # bootstrap resamples [≥ 1]
     confidence: float = 0.95  # confidence level [> 0, < 1]
     method: str = "percentile"  # interval method {percentile, bca}
     scores: str = ""  # your own score files, comma-separated [file]
 
-``[...]`` holds comma-separated bounds (``>= x``, ``> x``, ``<= x``, ``< x``) for
-``int``/``float`` parameters, or ``file`` for ``str`` ones (each comma-separated
-part of a non-empty value must be an existing file or directory; ``""`` means
-"not given"); ``{a, b}`` lists the allowed values. For ``list[...]`` types the
+``[...]`` holds comma-separated bounds (``≥ x`` or ``>= x``, ``> x``, ``≤ x`` or
+``<= x``, ``< x``) for ``int``/``float`` parameters, or ``file`` for ``str`` ones
+(each comma-separated part of a non-empty value must be an existing file or
+directory; ``""`` means "not given"); ``{a, b}`` lists the allowed values. For ``list[...]`` types the
 rule applies to every item. :func:`parse_rules` reads them (a malformed rule is a
 :class:`~scalinglab.errors.StudyError` naming the notebook), :func:`check_value`
 checks a value with a one-line :class:`~scalinglab.errors.ParameterError`.
@@ -28,8 +28,12 @@ from scalinglab.errors import ParameterError, StudyError
 from scalinglab.paths import notebooks_dir
 
 _RULE_RE = re.compile(r"\s*(\[[^\[\]]*\]|\{[^{}]*\})\s*$")
-_BOUND_RE = re.compile(r"^(>=|<=|>|<)\s*(\S+)$")
+_BOUND_RE = re.compile(r"^(>=|<=|≥|≤|>|<)\s*(\S+)$")
 _OPS = {">=": operator.ge, ">": operator.gt, "<=": operator.le, "<": operator.lt}
+#: ``≥``/``≤`` are ``>=``/``<=``: papermill gives up on a parameter line with more than one
+#: ``=`` (``papermill --help-notebook`` and its type inference then skip it), so the
+#: studies' own cells write non-strict bounds this way.
+_SYNONYMS = {"≥": ">=", "≤": "<="}
 
 
 def check_value(param: Any, value: Any, *, cwd: Path | None = None) -> None:
@@ -109,7 +113,7 @@ def parse_rules(comment: str, typ: str, name: str, path: Path | str) -> dict[str
             if not bound or scalar not in ("int", "float"):
                 raise StudyError(
                     f"{path}: parameter {name!r}: bad rule {rule!r} (numbers take "
-                    "[>= x], [> x, < y]; str takes [file] or {a, b})"
+                    "[≥ x], [> x, < y]; str takes [file] or {a, b})"
                 )
             try:
                 text = bound.group(2).replace("_", "")
@@ -117,5 +121,6 @@ def parse_rules(comment: str, typ: str, name: str, path: Path | str) -> dict[str
             except ValueError:
                 raise StudyError(f"{path}: parameter {name!r}: bad limit in {rule!r}") from None
             fields.setdefault("bounds", ())
-            fields["bounds"] += ((bound.group(1), limit),)
+            op = _SYNONYMS.get(bound.group(1), bound.group(1))
+            fields["bounds"] += ((op, limit),)
     return fields

@@ -27,7 +27,10 @@ Intervals
 :func:`percentile_interval` (quantiles of the replicates, linear interpolation as
 ``numpy.percentile``) and :func:`bca_interval` (bias-corrected and accelerated,
 with the acceleration from a leave-one-run-out jackknife, :func:`jackknife_runs`,
-exactly as ``arch``'s ``IIDBootstrap`` which rliable uses). These are hand-written
+exactly as ``arch``'s ``IIDBootstrap`` which rliable uses), and rliable's two other
+methods, :func:`basic_interval` (``2 * point`` minus the opposite percentile, arch's
+``basic``) and :func:`bc_interval` (bias-corrected percentile, arch's ``bc``: BCa with
+zero acceleration). These are hand-written
 because scipy's ``bootstrap`` cannot resample within strata nor accept a
 stratified jackknife; ``tests/test_stats_bootstrap.py`` cross-checks BCa with
 ``scipy.stats.bootstrap`` on a single task, where the two definitions coincide.
@@ -82,6 +85,58 @@ def percentile_interval(
     alpha = (1 - level) / 2
     lo, hi = np.nanquantile(np.asarray(replicates, dtype=float), [alpha, 1 - alpha], axis=axis)
     return lo, hi
+
+
+def basic_interval(
+    replicates: np.ndarray, point: np.ndarray, *, level: float = 0.95
+) -> tuple[np.ndarray, np.ndarray]:
+    """Basic (reverse-percentile) bootstrap interval, as ``arch``'s ``method="basic"``.
+
+    ``lo = 2 point - q(1 - alpha/2)``, ``hi = 2 point - q(alpha/2)`` with ``q`` the
+    replicates' quantiles (linear interpolation); NaN replicates are ignored.
+
+    Parameters
+    ----------
+    replicates
+        Shape ``(reps, K)``.
+    point
+        Shape ``(K,)``.
+
+    Returns
+    -------
+    lo, hi
+        Shape ``(K,)`` each.
+    """
+    q_lo, q_hi = percentile_interval(replicates, level=level, axis=0)
+    point = np.asarray(point, dtype=float)
+    return 2 * point - np.asarray(q_hi), 2 * point - np.asarray(q_lo)
+
+
+def bc_interval(
+    replicates: np.ndarray, point: np.ndarray, *, level: float = 0.95
+) -> tuple[np.ndarray, np.ndarray]:
+    """Bias-corrected percentile interval, as ``arch``'s ``method="bc"`` (BCa with a = 0).
+
+    Bias ``z0 = Phi^-1(mean(replicates < point))``; the interval is the replicates'
+    quantiles at ``Phi(2 z0 + z_{alpha/2})`` and ``Phi(2 z0 + z_{1-alpha/2})``.
+
+    Parameters
+    ----------
+    replicates
+        Shape ``(reps, K)``.
+    point
+        Shape ``(K,)``.
+
+    Returns
+    -------
+    lo, hi
+        Shape ``(K,)`` each; as :func:`bca_interval` for constant replicates
+        (that value) and for a bias that cannot be estimated (NaN, with a warning).
+    """
+    reps = np.asarray(replicates, dtype=float)
+    point = np.asarray(point, dtype=float)
+    jackknife = np.zeros((2, point.shape[0]))  # constant jackknife: acceleration 0
+    return bca_interval(reps, point, jackknife, level=level)
 
 
 def bca_interval(

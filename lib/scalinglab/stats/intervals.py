@@ -71,8 +71,9 @@ def interval_estimates(
     level
         Confidence level of the two-sided interval.
     method
-        ``"percentile"`` or ``"bca"`` (jackknife over runs, see
-        :func:`scalinglab.stats.bootstrap.jackknife_runs`).
+        ``"percentile"``, ``"bca"`` (jackknife over runs, see
+        :func:`scalinglab.stats.bootstrap.jackknife_runs`), or rliable's
+        ``"basic"`` (reverse percentile) and ``"bc"`` (bias-corrected percentile).
     rng
         Source of randomness (see the module docstring for the stream rule).
     task_bootstrap

@@ -12,11 +12,15 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import xarray as xr
 
 from scalinglab.errors import InputError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: Dims every score array must have, in canonical order.
 SCORE_DIMS = ("algorithm", "run", "task")
@@ -140,3 +144,35 @@ def algorithm_tables(scores: xr.DataArray) -> dict[str, np.ndarray]:
     if len(set(names)) != len(names):
         _fail(f"algorithm names are not unique as strings: {names}")
     return {name: scores.values[i] for i, name in enumerate(names)}
+
+
+def wide_table(ds: xr.Dataset, *, columns: str = "metric", digits: int = 3) -> pd.DataFrame:
+    """A dataset of per-cell statistics as a table with readable flat column names.
+
+    ``ds.to_dataframe().unstack(columns)`` gives tuple headers such as
+    ``('point', 'iqm')``, which HTML shows as raw Python; here each column is
+    ``"<label> <variable>"`` (``"iqm point"``, ``"iqm lo"``, ...), grouped by label.
+
+    Parameters
+    ----------
+    ds
+        Variables sharing a dim ``columns`` and one other dim (the rows).
+    columns
+        The dim spread across columns.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Rows: the other dim; columns: ``len(ds[columns]) * len(ds.data_vars)``.
+    """
+    frame = (
+        ds.to_dataframe()
+        .drop(columns=[c for c in ds.coords if c not in ds.dims], errors="ignore")
+        .unstack(columns)
+    )
+    frame = frame.reorder_levels([1, 0], axis=1)
+    labels = [str(v) for v in ds[columns].values]
+    names = list(ds.data_vars)
+    frame = frame[[(lab, v) for lab in labels for v in names]]
+    frame.columns = [f"{lab} {v}" for lab, v in frame.columns]
+    return frame.round(digits)

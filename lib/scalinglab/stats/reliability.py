@@ -28,6 +28,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import xarray as xr
 
+from scalinglab.estimate import quantile_mc_se
 from scalinglab.errors import InputError
 from scalinglab.stats.bootstrap import (
     compact_runs,
@@ -80,7 +81,12 @@ def resample_scores(scores: xr.DataArray, *, reps: int, rng: np.random.Generator
 
 
 def run_count_grid(scores: xr.DataArray, *, smallest: int = 3, points: int = 6) -> list[int]:
-    """Roughly log-spaced run counts from ``smallest`` up to the fewest runs any cell has.
+    """Roughly log-spaced run counts from ``smallest`` up to the most runs any algorithm has.
+
+    An algorithm's own count is the fewest present runs over its tasks; the grid
+    ends at the largest such count, so each algorithm's curve in
+    :func:`scalinglab.stats.variability.ci_width_vs_runs` goes up to its own
+    count (an algorithm with 5 runs does not cut the curve of one with 100).
 
     Parameters
     ----------
@@ -90,15 +96,16 @@ def run_count_grid(scores: xr.DataArray, *, smallest: int = 3, points: int = 6) 
     Returns
     -------
     list of int
-        Increasing, ending at the smallest present-run count over (algorithm,
-        task) cells (for :func:`scalinglab.stats.variability.ci_width_vs_runs`).
+        Increasing; ends at the largest per-algorithm count and holds every
+        algorithm's own count that is at least ``smallest``.
     """
-    checked = check_scores(scores)
-    most = int((~np.isnan(checked.values)).sum(axis=1).min())
+    checked = check_scores(scores).transpose("algorithm", "run", "task")
+    own = (~np.isnan(checked.values)).sum(axis=1).min(axis=1)  # (A,)
+    most = int(own.max())
     if most <= smallest:
         return [most]
     grid = np.round(np.geomspace(smallest, most, max(2, points))).astype(int)
-    return sorted({int(n) for n in grid})
+    return sorted({int(n) for n in grid} | {int(n) for n in own if n >= smallest})
 
 
 def outer_bootstrap(
@@ -122,7 +129,9 @@ def outer_bootstrap(
     Returns
     -------
     dict
-        ``point``, ``lo``, ``hi`` (shape S) and ``replicates`` (shape ``(reps, *S)``).
+        ``point``, ``lo``, ``hi`` (shape S), ``replicates`` (shape ``(reps, *S)``) and
+        ``mc_se_lo``, ``mc_se_hi`` (shape S): the Monte Carlo standard errors of the ends
+        (:func:`scalinglab.estimate.quantile_mc_se`).
     """
     if int(reps) < 2:
         raise InputError(f"outer bootstrap needs reps >= 2, got {reps}")
@@ -137,7 +146,18 @@ def outer_bootstrap(
         template.values[...] = data[b]
         reps_arr[b] = statistic(template, inner[b])
     lo, hi = percentile_interval(reps_arr, level=level, axis=0)
-    return {"point": point, "lo": np.asarray(lo), "hi": np.asarray(hi), "replicates": reps_arr}
+    se_lo, se_hi = (
+        np.apply_along_axis(lambda d, q=q: quantile_mc_se(d[np.isfinite(d)], q), 0, reps_arr)
+        for q in ((1 - level) / 2, (1 + level) / 2)
+    )
+    return {
+        "point": point,
+        "lo": np.asarray(lo),
+        "hi": np.asarray(hi),
+        "replicates": reps_arr,
+        "mc_se_lo": np.asarray(se_lo, dtype=float),
+        "mc_se_hi": np.asarray(se_hi, dtype=float),
+    }
 
 
 def _flip_summary(estimates: xr.DataArray, reference: xr.DataArray) -> np.ndarray:
@@ -217,6 +237,8 @@ def few_run_variability(
             "point": (dims, res["point"]),
             "lo": (dims, res["lo"]),
             "hi": (dims, res["hi"]),
+            "mc_se_lo": (dims, res["mc_se_lo"]),
+            "mc_se_hi": (dims, res["mc_se_hi"]),
         },
         coords={"statistic": list(FLIP_STATISTICS), "metric": list(names)},
         attrs={
@@ -267,7 +289,7 @@ def ci_width_ratio(
     res = outer_bootstrap(checked, statistic, reps=reps, level=level, rng=rng)
     labels = [*map(str, checked.coords["algorithm"].values), "(all)"]
     return xr.Dataset(
-        {v: ("algorithm", res[v]) for v in ("point", "lo", "hi")},
+        {v: ("algorithm", res[v]) for v in ("point", "lo", "hi", "mc_se_lo", "mc_se_hi")},
         coords={"algorithm": labels},
         attrs={
             "numerator": numerator,

@@ -29,6 +29,8 @@ import numpy as np
 
 from scalinglab.errors import InputError
 from scalinglab.stats.bootstrap import (
+    basic_interval,
+    bc_interval,
     bca_interval,
     compact_runs,
     jackknife_runs,
@@ -51,7 +53,8 @@ __all__ = [
 ]
 
 #: Interval methods.
-METHODS = ("percentile", "bca")
+#: ``basic`` and ``bc`` are rliable's (arch's) reverse-percentile and bias-corrected methods.
+METHODS = ("percentile", "bca", "basic", "bc")
 
 #: Default metric names, in output order.
 DEFAULT_METRICS = ("iqm", "median", "mean", "optimality_gap")
@@ -196,6 +199,10 @@ def table_interval(
     )
     if method == "percentile":
         lo, hi = percentile_interval(reps_arr, level=level, axis=0)
+    elif method == "basic":
+        lo, hi = basic_interval(reps_arr, point, level=level)
+    elif method == "bc":
+        lo, hi = bc_interval(reps_arr, point, level=level)
     else:
         jk = jackknife_runs(values, statistic)
         lo, hi = bca_interval(reps_arr, point, jk, level=level)

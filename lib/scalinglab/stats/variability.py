@@ -194,12 +194,17 @@ def ci_width_vs_runs(
     For each ``n`` in ``run_counts`` and each algorithm, ``draws`` subsamples of
     ``n`` runs per task are drawn without replacement; each gets a stratified
     bootstrap CI with ``reps`` replicates; widths are averaged over subsamples.
+    An algorithm with fewer than ``n`` runs on some task gets NaN at ``n`` (its
+    curve stops at its own run count: padding it with its full data would
+    show its all-runs width as an ``n``-run width).
 
     Returns
     -------
     xarray.Dataset
         ``width`` (mean) and ``width_std`` (over subsamples), dims
-        ``(n_runs, algorithm, metric)``; attrs ``reps``, ``level``, ``draws``.
+        ``(n_runs, algorithm, metric)`` (NaN past an algorithm's run count);
+        ``own_runs`` dim ``algorithm`` (fewest present runs over its tasks);
+        attrs ``reps``, ``level``, ``draws``.
     """
     names = resolve_metrics(metrics)
     counts = [int(n) for n in run_counts]
@@ -213,8 +218,12 @@ def ci_width_vs_runs(
     statistic = stack_statistics([AGGREGATES[m] for m in names])
     width = np.empty((len(counts), len(tables), len(names)))
     spread = np.empty_like(width)
+    own = np.array([int((~np.isnan(v)).sum(axis=0).min()) for v in tables.values()])
     for n_i, n in enumerate(counts):
         for a_i, (name, values) in enumerate(tables.items()):
+            if n > own[a_i]:
+                width[n_i, a_i] = spread[n_i, a_i] = np.nan
+                continue
             g = gens[f"{name}/n={n}"]
             subs = subsample_runs(
                 values, n_runs=n, draws=draws, rng=g, name=name, tasks=task_labels
@@ -235,7 +244,7 @@ def ci_width_vs_runs(
             spread[n_i, a_i] = w.std(axis=0, ddof=1) if draws > 1 else 0.0
     dims = ("n_runs", "algorithm", "metric")
     return xr.Dataset(
-        {"width": (dims, width), "width_std": (dims, spread)},
+        {"width": (dims, width), "width_std": (dims, spread), "own_runs": ("algorithm", own)},
         coords={
             "n_runs": counts,
             "algorithm": checked.coords["algorithm"].values,

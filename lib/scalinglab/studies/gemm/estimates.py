@@ -34,12 +34,23 @@ SPEED_RATIO = (
 
 
 def rerun_estimate(
-    point: float, per_process: np.ndarray, *, level: float, what: str = "values"
+    point: float,
+    per_process: np.ndarray,
+    *,
+    level: float,
+    what: str = "values",
+    upper: float | None = None,
 ) -> Estimate:
     """A figure measured in one process, with the interval a re-run in a new process falls
-    in (:func:`.machine.rerun_interval`); ``per_process`` ``(process,)``."""
+    in (:func:`.machine.rerun_interval`); ``per_process`` ``(process,)``. ``upper``: the
+    figure's physical bound (1 for a fraction of peak); an interval reaching past it
+    ends at it, and the note says so."""
     lo, hi = machine.rerun_interval(point, per_process, level=level)
     n = int(np.asarray(per_process).size)
+    note = None
+    if upper is not None and hi > upper:
+        note = f"the re-run interval reached {hi:.3g}, past the physical bound {upper:g}"
+        hi = max(float(upper), float(point))
     return Estimate(
         float(point),
         lo,
@@ -47,6 +58,7 @@ def rerun_estimate(
         level=level,
         method=f"re-run interval: the record's value times the spread of {n} separate "
         f"processes' {what}",
+        note=note,
     )
 
 

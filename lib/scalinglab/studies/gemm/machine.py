@@ -22,7 +22,7 @@ import json
 import multiprocessing
 import os
 import warnings
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -39,7 +39,30 @@ STUDY = "gemm_cost_model"
 SPREAD_VERSION = 1
 
 
+def all_thread_peak(hw: HardwareRecord) -> HardwareRecord:
+    """The record with its arithmetic peak set to the measured all-thread FMA rate.
+
+    Older records took the higher of the all-thread rate and ``threads x`` the
+    one-thread rate (on a shared 2-core machine, twice a burst that one core
+    reached alone); a record whose provenance holds ``fma_all_threads_flop_per_s``
+    gets that measured rate (or BLAS's, if higher) as its peak. Others are returned as is.
+    """
+    fma_all = hw.provenance.get("fma_all_threads_flop_per_s") if hw.provenance else None
+    if fma_all is None:
+        return hw
+    peak = max(float(fma_all), float(hw.blas_flop_per_s or 0.0))
+    return replace(hw, peak_flop_per_s=peak, fma_flop_per_s=float(fma_all))
+
+
 def study_hardware(
+    spec: str = "", *, remeasure: bool = False, quick: bool = False
+) -> tuple[HardwareRecord, str]:
+    """:func:`_study_hardware` with the peak the measured all-thread rate (:func:`all_thread_peak`)."""
+    hw, note = _study_hardware(spec, remeasure=remeasure, quick=quick)
+    return all_thread_peak(hw), note
+
+
+def _study_hardware(
     spec: str = "", *, remeasure: bool = False, quick: bool = False
 ) -> tuple[HardwareRecord, str]:
     """The hardware record the study uses, and a sentence saying where it came from.
@@ -90,6 +113,29 @@ def study_hardware(
         )
     hw = hardware_record(quick=quick)
     return hw, f"measured now on this machine ({machine_key()}): nothing was committed"
+
+
+def spread_applies(spread: xr.Dataset, hw: HardwareRecord) -> tuple[bool, str]:
+    """Whether a recorded re-run spread may qualify timings of the machine ``hw`` describes.
+
+    It may not when it was recorded on another machine, or under overload (the
+    1-min load average above the core count in most of its processes: BLAS then
+    runs at a small fraction of the record's rate, and the spread measures the
+    neighbours). Returns the answer and a sentence saying why.
+    """
+    where = str(spread.attrs.get("machine", "?"))
+    cores = int(spread.attrs.get("cpu_count", 0) or 0)
+    loads = np.asarray(spread["load_before"].values, dtype=float).ravel()
+    if where != hw.name:
+        return False, (
+            f"the spread was recorded on {where}, not on {hw.name} (the sweep's machine)"
+        )
+    if cores and loads.size and float(np.median(loads)) > cores:
+        return False, (
+            f"the spread was recorded under overload (median 1-min load "
+            f"{float(np.median(loads)):.1f} on {cores} cores)"
+        )
+    return True, f"the spread was recorded on {where}, the sweep's machine"
 
 
 @dataclass(frozen=True)

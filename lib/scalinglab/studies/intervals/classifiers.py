@@ -313,13 +313,13 @@ def load_or_run(
 
         paths = [p.strip() for p in scores.split(",") if p.strip()]
         out = load_scores(paths if len(paths) > 1 else paths[0], nan=nan)
-        source = "user files: " + ", ".join(paths)
+        source = "user files: " + ", ".join(map(_shown, paths))
         if references:
             from scalinglab.data.scores import load_references
 
             random, reference = load_references(references)
             out = normalize(out, random=random, reference=reference)
-            source += f", normalized by {references}"
+            source += f", normalized by {_shown(references)}"
         return out.rename("score").assign_attrs(source=source)
     if references:
         raise ParameterError("references normalizes your own scores: pass scores= too")
@@ -335,3 +335,17 @@ def load_or_run(
             title=ds.attrs.get("title", ""),
         )
     )
+
+
+def _shown(path: str) -> str:
+    """A path as a report may print it: relative to the repository when under it (a
+    report never names the folder of the machine that ran it), else its file name."""
+    from pathlib import Path
+
+    from scalinglab.paths import repo_root
+
+    p = Path(path)
+    try:
+        return str(p.resolve().relative_to(repo_root().resolve()))
+    except (ValueError, OSError):
+        return p.name if p.is_absolute() else str(p)

@@ -9,8 +9,11 @@ intervals, for any scores with dims ``(algorithm, run, task)``:
 
 - :func:`leaderboard_pairs`: the adjacent pairs of the ranking by a point
   estimate (what a leaderboard states: "X beats Y");
+- :func:`metric_difference`: the CI of a metric's difference between two
+  algorithms (IQM(X) - IQM(Y)), from independent stratified resamples of each;
 - :func:`ordering_table`: each such pair with both point estimates, whether the
-  IQM intervals overlap, and P(X > Y) with its interval;
+  IQM intervals overlap, the IQM difference with its interval, P(X > Y) with its
+  interval, and the paper's reading of the pair (:func:`ordering_reading`);
 - :func:`separated_pairs`: pairs whose P(X > Y) interval excludes 0.5 (the full
   data separate them);
 - :func:`pair_flip_rates`: how often ``n_runs``-run studies order given pairs
@@ -30,13 +33,22 @@ import pandas as pd
 import xarray as xr
 
 from scalinglab.errors import InputError
+from scalinglab.stats.bootstrap import percentile_interval
 from scalinglab.stats.layout import check_scores
 from scalinglab.stats.metrics import AGGREGATES, per_task_means, resolve_metrics
 from scalinglab.stats.reliability import outer_bootstrap
+from scalinglab.stats.replicates import metric_replicates
 from scalinglab.stats.variability import rank_flip_probability, subsample_point_estimates
 
+#: The paper's bar for a meaningful improvement (Bouthillier et al. 2021, used by
+#: Agarwal et al. 2021): P(X > Y) at least this, with its interval above 0.5.
+MEANINGFUL_POI = 0.75
+
 __all__ = [
+    "MEANINGFUL_POI",
     "leaderboard_pairs",
+    "metric_difference",
+    "ordering_reading",
     "ordering_table",
     "pair_flip_rates",
     "separated_pairs",
@@ -72,12 +84,92 @@ def leaderboard_pairs(scores: xr.DataArray, *, metric: str = "median") -> list[t
     return list(zip(ranked[:-1], ranked[1:], strict=True))
 
 
+def metric_difference(
+    scores: xr.DataArray,
+    pairs: Sequence[tuple[str, str]],
+    *,
+    metric: str = "iqm",
+    reps: int = 2000,
+    level: float = 0.95,
+    rng: np.random.Generator,
+) -> xr.Dataset:
+    """Percentile CI of ``metric(X) - metric(Y)`` for each pair.
+
+    Each algorithm's runs are resampled within tasks by its own keyed stream
+    (:func:`scalinglab.stats.replicates.metric_replicates`, the streams of
+    :func:`~scalinglab.stats.intervals.interval_estimates`), independently of
+    the other's: the difference of replicate ``b`` is X's replicate ``b`` minus Y's.
+
+    Parameters
+    ----------
+    scores
+        Dims ``(algorithm, run, task)``; NaN = absent run.
+    pairs
+        ``(X, Y)`` algorithm names.
+
+    Returns
+    -------
+    xarray.Dataset
+        ``point``, ``lo``, ``hi`` with dim ``pair`` (labels ``"X:Y"``, coords
+        ``x``, ``y``); attrs ``metric``, ``reps``, ``level``, ``method``.
+    """
+    checked = check_scores(scores)
+    names = [str(a) for a in checked.algorithm.values]
+    if not pairs:
+        raise InputError("metric_difference needs at least one pair")
+    for x, y in pairs:
+        for a in (x, y):
+            if a not in names:
+                raise InputError(f"unknown algorithm {a!r}; have {names}")
+    draws = metric_replicates(checked, metrics=(metric,), reps=reps, rng=rng)
+    points = _points(checked, metric)
+    point, lo, hi = [], [], []
+    for x, y in pairs:
+        d = (draws.sel(algorithm=x) - draws.sel(algorithm=y)).values[:, 0]
+        a, b = percentile_interval(d, level=level)
+        point.append(points[x] - points[y])
+        lo.append(float(a))
+        hi.append(float(b))
+    return xr.Dataset(
+        {"point": ("pair", point), "lo": ("pair", lo), "hi": ("pair", hi)},
+        coords={
+            "pair": [f"{x}:{y}" for x, y in pairs],
+            "x": ("pair", [x for x, _ in pairs]),
+            "y": ("pair", [y for _, y in pairs]),
+        },
+        attrs={
+            "metric": metric,
+            "reps": int(reps),
+            "level": float(level),
+            "method": "stratified bootstrap of each algorithm independently, percentile "
+            "interval of the difference",
+        },
+    )
+
+
+def ordering_reading(diff_lo: float, diff_hi: float, poi: float, poi_lo: float) -> str:
+    """The paper's reading of a published ordering "X beats Y", in words.
+
+    The aggregate intervals decide the order: ``"supported"`` when the IQM
+    difference's interval lies above 0, ``"reversed"`` only when it lies below 0
+    (Y's aggregate is higher), ``"not resolved"`` otherwise. P(X > Y) then says
+    how large the improvement is: ``"meaningful"`` when its interval lies above
+    0.5 and its point reaches :data:`MEANINGFUL_POI`. A P(X > Y) just below 0.5
+    alone is not a reversal of an aggregate ordering.
+    """
+    order = "supported" if diff_lo > 0 else "reversed" if diff_hi < 0 else "not resolved"
+    if poi_lo > 0.5 and poi >= MEANINGFUL_POI:
+        return f"{order}; meaningful improvement (P(X > Y) >= {MEANINGFUL_POI})"
+    return order
+
+
 def ordering_table(
     pairs: Sequence[tuple[str, str]],
     ci: xr.Dataset,
     poi: xr.Dataset,
     *,
     metrics: Sequence[str] = ("median", "mean"),
+    iqm_diff: xr.Dataset | None = None,
 ) -> pd.DataFrame:
     """One row per published ordering: point estimates against what the intervals say.
 
@@ -94,6 +186,10 @@ def ordering_table(
     metrics
         Point estimates shown for X and Y; ``<metric>_agrees`` says whether a
         later one orders the pair as the first does.
+    iqm_diff
+        :func:`metric_difference` output holding every pair: adds
+        ``iqm_diff``, ``iqm_diff_lo``, ``iqm_diff_hi`` and ``reading``
+        (:func:`ordering_reading`).
 
     Returns
     -------
@@ -126,6 +222,16 @@ def ordering_table(
             "poi_hi": float(cell["hi"]),
             "supported": float(cell["lo"]) > 0.5,
         }
+        if iqm_diff is not None:
+            d = iqm_diff.sel(pair=f"{x}:{y}")
+            row |= {
+                "iqm_diff": float(d["point"]),
+                "iqm_diff_lo": float(d["lo"]),
+                "iqm_diff_hi": float(d["hi"]),
+                "reading": ordering_reading(
+                    float(d["lo"]), float(d["hi"]), float(cell["point"]), float(cell["lo"])
+                ),
+            }
         rows.append(row)
     return pd.DataFrame(rows).set_index("ordering")
 
@@ -182,7 +288,8 @@ def pair_flip_rates(
     Returns
     -------
     xarray.Dataset
-        ``point``, ``lo``, ``hi`` with dims ``(pair, metric)`` (pair labels
+        ``point``, ``lo``, ``hi`` (and the Monte Carlo standard errors of the ends,
+        ``mc_se_lo``, ``mc_se_hi``) with dims ``(pair, metric)`` (pair labels
         ``"X:Y"`` and ``"(mean)"``, the mean flip rate over the pairs).
     """
     names = resolve_metrics(metrics)
@@ -220,7 +327,7 @@ def pair_flip_rates(
     labels = [f"{x}:{y}" for x, y in pairs] + ["(mean)"]
     dims = ("pair", "metric")
     return xr.Dataset(
-        {v: (dims, res[v]) for v in ("point", "lo", "hi")},
+        {v: (dims, res[v]) for v in ("point", "lo", "hi", "mc_se_lo", "mc_se_hi")},
         coords={"pair": labels, "metric": list(names)},
         attrs={
             "n_runs": int(n_runs),
@@ -284,7 +391,10 @@ def top_task_share(
     tasks = np.asarray(checked.task.values)[chosen].astype(str)
     return xr.Dataset(
         {
-            **{v: ("algorithm", res[v]) for v in ("point", "lo", "hi")},
+            **{
+                v: ("algorithm", res[v])
+                for v in ("point", "lo", "hi", "mc_se_lo", "mc_se_hi")
+            },
             "top_tasks": (("algorithm", "rank"), tasks),
         },
         coords={"algorithm": [str(a) for a in checked.algorithm.values], "rank": np.arange(k)},

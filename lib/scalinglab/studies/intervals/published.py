@@ -271,3 +271,59 @@ def n_runs(scores: xr.DataArray) -> dict[str, int]:
     """Present runs per algorithm (the most any task has), for the report's table."""
     present = (~np.isnan(scores.transpose("algorithm", "run", "task").values)).sum(axis=1)
     return {str(a): int(present[i].max()) for i, a in enumerate(scores.algorithm.values)}
+
+
+def iteration_scores(folder: str | Path, references: str | Path) -> xr.DataArray:
+    """Per-iteration returns of one algorithm, normalized, for sample-efficiency curves.
+
+    Parameters
+    ----------
+    folder
+        One JSON file per game, each a list of records ``{"iteration",
+        "eval_average_return", "game", "run_number", "agent"}`` (rliable's
+        ``atari_100k/DER/<Game>.json``).
+    references
+        Table ``task, random, reference`` (:func:`scalinglab.data.scores.load_references`).
+
+    Returns
+    -------
+    xarray.DataArray
+        Dims ``(algorithm, run, task, step)`` (step = iteration), normalized as
+        ``(return - random) / (reference - random)``; NaN = absent run.
+    """
+    from scalinglab.data.scores import load_references
+    from scalinglab.stats.normalize import normalize
+
+    files = sorted(Path(folder).glob("*.json"))
+    if not files:
+        raise InputError(f"{folder}: no per-iteration JSON files")
+    frames = []
+    for path in files:
+        try:
+            records = json.loads(path.read_text())
+            df = pd.DataFrame(records)[
+                ["agent", "game", "run_number", "iteration", "eval_average_return"]
+            ]
+        except (ValueError, KeyError) as exc:
+            raise InputError(f"{path}: not a list of per-iteration records ({exc})") from None
+        bad = df["eval_average_return"].isna()
+        if bad.any():
+            row = int(np.flatnonzero(bad.to_numpy())[0])
+            raise InputError(f"{path}: record {row} has no eval_average_return")
+        frames.append(df)
+    df = pd.concat(frames, ignore_index=True)
+    da = (
+        df.rename(
+            columns={
+                "agent": "algorithm",
+                "game": "task",
+                "run_number": "run",
+                "iteration": "step",
+                "eval_average_return": "score",
+            }
+        )
+        .set_index(["algorithm", "run", "task", "step"])["score"]
+        .to_xarray()
+    )
+    random, reference = load_references(references)
+    return normalize(da, random=random, reference=reference)

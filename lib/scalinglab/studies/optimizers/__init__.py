@@ -9,6 +9,8 @@ Reproduces ``docs/studies/optimizer_comparison.md``.
 - :mod:`.budget`: the sweep's wall clock from measured step times
 - :mod:`.analysis`: speedups per size, size slopes, rankings mid-run vs final
 - :mod:`.controls`: the arms' analyses and the noise floor (minimum detectable speedup)
+- :mod:`.findings`: every analysis as record rows (estimates), the claims file's values
+- :mod:`.plots`: the notebook's figures
 
 Shared rooms used: ``training`` (optimizers, the pretraining loop), ``models`` (transformer,
 corpus), ``fitting`` (the speedup over AdamW, :mod:`scalinglab.fitting.speedup`), ``stats``,

@@ -574,14 +574,18 @@ def reuse_findings(reuse: Mapping[str, Any], *, level: float, reps: int) -> list
 DESIGN_CHOICES = ("sample_agg", "batch_norm")
 
 
-def claim_values(sizes: Sequence[str], variants: Sequence[str], *, early_frac: float) -> dict:
+def claim_values(
+    sizes: Sequence[str], variants: Sequence[str], *, early_frac: float, user_data: bool = False
+) -> dict:
     """What ``notebooks/claims/rl_scaling.toml``'s templates name, for
     :func:`scalinglab.record.claims_from`: the sizes, the design ablations the sweep ran
-    (all of them, so that SCALERL-4 reads untested, when it ran none) and the early
-    window as a percentage."""
+    (all of them, so that SCALERL-4 reads untested, when it ran none), the early window
+    as a percentage, and ``data="user"`` for a user's own logs (no claim of the file is
+    about them: the ledger is then empty)."""
     ran = [v for v in DESIGN_CHOICES if v in variants]
     return {
         "sizes": list(sizes),
         "design_choices": ran or list(DESIGN_CHOICES),
         "early_pct": f"{early_frac:.0%}",
+        "data": "user" if user_data else "sweep",
     }

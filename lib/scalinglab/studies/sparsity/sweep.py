@@ -137,34 +137,15 @@ def train_run(
     def measure(ck: Checkpoint) -> None:
         nonlocal measure_s, baselines
         t1 = time.perf_counter()
-        model = ck.model
-        dense = dense_pass(model, windows)
-        res = ppl_sparsity(model, windows, p=cfg.p, method="cett", dense=dense)
-        off = evaluate_sparse(model, windows, topk_policy(0.0, down_column_norms(model)))
-        if ck.step == ckpts[-1]:
-            baselines = {
-                m: ppl_sparsity(model, windows, p=cfg.p, method=m, dense=dense).activation_ratio
-                for m in cfg.baselines
-            }
-        rows.append(
-            {
-                "step": ck.step,
-                "loss": res.dense_nll,
-                "off": off.nll,
-                "train_loss": ck.train_loss,
-                "ratio": res.activation_ratio,
-                "knob": res.knob,
-                "ppl": res.ppl_ratio,
-                "layer": res.layer_ratio,
-                "natural": res.natural_ratio,
-            }
-        )
+        row, last = measure_checkpoint(cfg, ck.model, windows, last=ck.step == ckpts[-1])
+        rows.append({"step": ck.step, "train_loss": ck.train_loss, **row})
+        baselines = last or baselines
         if cfg.checkpoint_dir:
-            _save_checkpoint(cfg, spec, activation, seed, ck.step, model)
+            _save_checkpoint(cfg, spec, activation, seed, ck.step, ck.model)
         if progress:
             print(
                 f"{spec.name}/{activation}/seed{seed} step {ck.step}: loss "
-                f"{res.dense_nll:.3f} ratio {res.activation_ratio:.3f}",
+                f"{row['loss']:.3f} ratio {row['ratio']:.3f}",
                 file=sys.stderr,
                 flush=True,
             )
@@ -184,7 +165,46 @@ def train_run(
             f"{spec.name}/{activation}/seed{seed}: training loss not finite; "
             f"stopped after {len(rows)} of {len(ckpts)} checkpoints"
         )
-    baselines["cett"] = rows[-1]["ratio"]
+    return run_result(rows, baselines, train_s=result.train_seconds, measure_s=measure_s)
+
+
+def measure_checkpoint(
+    cfg: SparsitySweepConfig, model, windows: torch.Tensor, *, last: bool
+) -> tuple[dict, dict[str, float]]:
+    """The measurements of one checkpoint: held-out loss, PPL-p% ratio (CETT), FFN-off loss.
+
+    Returns ``(row, baselines)``: ``row`` has ``loss, off, ratio, knob, ppl, layer, natural``
+    (:func:`run_result` reads them); ``baselines`` maps each of ``cfg.baselines`` to its
+    ratio when ``last`` (the run's last checkpoint), else is empty.
+    """
+    dense = dense_pass(model, windows)
+    res = ppl_sparsity(model, windows, p=cfg.p, method="cett", dense=dense)
+    off = evaluate_sparse(model, windows, topk_policy(0.0, down_column_norms(model)))
+    baselines = (
+        {
+            m: ppl_sparsity(model, windows, p=cfg.p, method=m, dense=dense).activation_ratio
+            for m in cfg.baselines
+        }
+        if last
+        else {}
+    )
+    row = {
+        "loss": res.dense_nll,
+        "off": off.nll,
+        "ratio": res.activation_ratio,
+        "knob": res.knob,
+        "ppl": res.ppl_ratio,
+        "layer": res.layer_ratio,
+        "natural": res.natural_ratio,
+    }
+    return row, baselines
+
+
+def run_result(
+    rows: list[dict], baselines: dict[str, float], *, train_s: float, measure_s: float
+) -> RunResult:
+    """A :class:`RunResult` from the rows of :func:`measure_checkpoint` (plus ``step`` and
+    ``train_loss``) and the last checkpoint's baselines."""
     return RunResult(
         steps=np.array([r["step"] for r in rows]),
         loss=np.array([r["loss"] for r in rows]),
@@ -193,10 +213,10 @@ def train_run(
         activation_ratio=np.array([r["ratio"] for r in rows]),
         cett_target=np.array([r["knob"] for r in rows]),
         ppl_ratio=np.array([r["ppl"] for r in rows]),
-        layer_ratio=np.stack([r["layer"] for r in rows]),
-        natural_ratio=np.stack([r["natural"] for r in rows]),
-        baseline_ratio=baselines,
-        train_s=result.train_seconds,
+        layer_ratio=np.stack([np.asarray(r["layer"]) for r in rows]),
+        natural_ratio=np.stack([np.asarray(r["natural"]) for r in rows]),
+        baseline_ratio={**baselines, "cett": rows[-1]["ratio"]},
+        train_s=train_s,
         measure_s=measure_s,
     )
 

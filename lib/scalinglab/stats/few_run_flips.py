@@ -1,0 +1,253 @@
+"""The paper's few-run quantities (IE-1), vectorised over draws and outer replicates.
+
+Agarwal et al. 2021 show that with 3-5 runs per task the point estimate moves so
+much that rankings change. This module measures exactly that, on scores with
+dims ``(algorithm, run, task)``:
+
+- the **ranking-change rate**: the fraction of ``n_runs``-run evaluations whose
+  ranking of all algorithms (by a metric's point estimate) differs from the
+  all-runs ranking;
+- the **winner-change rate**: the fraction whose best algorithm differs;
+- the **pair-flip rate**: the mean over algorithm pairs of the fraction ordering
+  the pair unlike all runs;
+- the **spread** of the few-run point estimates: per algorithm, the width of
+  their central 95% range relative to the all-runs estimate.
+
+A few-run evaluation draws ``n_runs`` of each task's runs without replacement
+(positions drawn i.i.d. and rows with a repeated position redrawn, which is
+uniform over ordered tuples of distinct runs). The interval of each rate comes
+from an **outer stratified bootstrap over runs**: replicate ``b`` resamples each
+(algorithm, task) cell's runs with replacement and the few-run draws of that
+replicate pick positions in the resampled cell, so one gather per replicate
+replaces a per-replicate Python loop; the reference ranking of replicate ``b``
+is its own all-runs ranking. The Monte Carlo standard error of each point rate
+is the standard deviation of its per-draw values over ``sqrt(draws)`` (draws
+are independent).
+
+Only algorithms with more runs than ``n_runs`` in every task take part
+(:func:`few_run_eligible`): with ``n_runs`` or fewer, a "few-run subsample" is
+the algorithm's full data and does not vary.
+
+Streams: one child of ``rng`` for the point draws, one for the outer resamples,
+each keyed by algorithm name (:func:`scalinglab.stats.bootstrap.keyed_generators`),
+so an algorithm's draws do not depend on which others are present.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import xarray as xr
+
+from scalinglab.errors import InputError
+from scalinglab.stats.bootstrap import (
+    compact_runs,
+    keyed_generators,
+    percentile_interval,
+    stack_statistics,
+    stratified_indices,
+)
+from scalinglab.stats.layout import algorithm_tables, check_scores
+from scalinglab.stats.metrics import AGGREGATES, LOWER_IS_BETTER, resolve_metrics
+
+__all__ = ["FLIP_RATES", "distinct_positions", "few_run_eligible", "few_run_flip_rates"]
+
+#: Rates reported by :func:`few_run_flip_rates`, in output order.
+FLIP_RATES = ("ranking_change_rate", "winner_change_rate", "pair_flip_rate")
+
+
+def few_run_eligible(scores: xr.DataArray, n_runs: int) -> tuple[list[str], dict[str, str]]:
+    """Algorithms with more than ``n_runs`` runs in every task, and why the others are not.
+
+    Returns
+    -------
+    kept, skipped
+        ``kept`` algorithm names in input order; ``skipped`` maps each other
+        algorithm to a reason in words (its smallest run count).
+    """
+    checked = check_scores(scores)
+    counts = (~np.isnan(checked.transpose("algorithm", "run", "task").values)).sum(axis=1)
+    kept, skipped = [], {}
+    for name, row in zip(checked.coords["algorithm"].values, counts, strict=True):
+        if int(row.min()) > n_runs:
+            kept.append(str(name))
+        else:
+            skipped[str(name)] = (
+                f"{int(row.min())} runs on some task, not more than {n_runs}: its "
+                f"{n_runs}-run subsamples would be (nearly) its full data"
+            )
+    return kept, skipped
+
+
+def distinct_positions(
+    rng: np.random.Generator, counts: np.ndarray, *, size: tuple[int, ...], k: int
+) -> np.ndarray:
+    """``k`` distinct positions per task, uniformly, for a batch of draws.
+
+    Parameters
+    ----------
+    counts
+        Shape ``(M,)``: available runs per task, each ``>= k``.
+    size
+        Leading batch shape ``S``.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``(*S, k, M)``, int64, entry ``[..., j, m]`` in ``[0, counts[m])``,
+        the ``k`` entries of a draw and task distinct.
+    """
+    counts = np.asarray(counts, dtype=np.int64)
+    if np.any(counts < k):
+        raise InputError(f"need at least {k} runs per task to draw {k} distinct ones")
+    shape = (*size, k, counts.size)
+    pos = np.floor(rng.random(shape) * counts).astype(np.int64)
+    if k == 1:
+        return pos
+    while True:
+        srt = np.sort(pos, axis=-2)
+        bad = (np.diff(srt, axis=-2) == 0).any(axis=-2)  # (*S, M)
+        n_bad = int(bad.sum())
+        if not n_bad:
+            return pos
+        fresh = np.floor(rng.random((n_bad, k)) * np.broadcast_to(counts, bad.shape)[bad][:, None])
+        moved = np.moveaxis(pos, -2, -1)  # (*S, M, k) view
+        moved[bad] = fresh.astype(np.int64)
+
+
+def _rates(est: np.ndarray, ref: np.ndarray, sign: np.ndarray) -> np.ndarray:
+    """Per-draw indicators ``(3, ..., D, K)`` of the three rates.
+
+    ``est`` ``(..., D, A, K)`` few-run estimates, ``ref`` ``(..., A, K)`` all-runs
+    ones, ``sign`` ``(K,)`` (+1 higher is better, -1 lower).
+    """
+    e = est * sign
+    r = (ref * sign)[..., None, :, :]  # (..., 1, A, K)
+    ref_rank = np.argsort(-r, axis=-2, kind="stable")
+    draw_rank = np.argsort(-e, axis=-2, kind="stable")
+    changed = (draw_rank != ref_rank).any(axis=-2)
+    winner = draw_rank[..., 0, :] != ref_rank[..., 0, :]
+    a = est.shape[-2]
+    iu, ju = np.triu_indices(a, 1)
+    ref_sign = np.sign(r[..., iu, :] - r[..., ju, :])  # (..., 1, P, K)
+    draw_sign = np.sign(e[..., iu, :] - e[..., ju, :])  # (..., D, P, K)
+    counted = ref_sign != 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        pair = ((draw_sign == -ref_sign) & counted).sum(axis=-2) / counted.sum(axis=-2)
+    return np.stack([changed.astype(float), winner.astype(float), pair])
+
+
+def few_run_flip_rates(
+    scores: xr.DataArray,
+    *,
+    n_runs: int,
+    draws: int = 1000,
+    reps: int = 1000,
+    inner_draws: int = 100,
+    metrics: tuple[str, ...] | list[str] | str = ("iqm", "median", "mean"),
+    level: float = 0.95,
+    rng: np.random.Generator,
+) -> xr.Dataset:
+    """IE-1's rates with outer-bootstrap intervals and Monte Carlo errors, and the spread.
+
+    Parameters
+    ----------
+    scores
+        Dims ``(algorithm, run, task)``; NaN = absent run. Algorithms with
+        ``n_runs`` or fewer runs on some task are left out (attrs ``skipped``).
+    n_runs
+        Runs per task of a few-run evaluation (e.g. 3).
+    draws
+        Few-run evaluations behind the point rates (their Monte Carlo error is
+        ``mc_se``).
+    reps
+        Outer bootstrap replicates behind the intervals.
+    inner_draws
+        Few-run evaluations per outer replicate. Their Monte Carlo noise adds to
+        the outer spread, so the interval errs wide (on both sides).
+    metrics
+        Point estimates ranked (``optimality_gap``: lower is better).
+
+    Returns
+    -------
+    xarray.Dataset
+        ``point``, ``lo``, ``hi``, ``mc_se`` dims ``(statistic, metric)`` with
+        statistic in :data:`FLIP_RATES`; ``estimate`` dims ``(draw, algorithm,
+        metric)`` (the few-run point estimates), ``full`` dims ``(algorithm,
+        metric)``, ``spread`` dims ``(algorithm, metric)``: (97.5% - 2.5%
+        quantile of the few-run estimates) / |all-runs estimate|. Attrs
+        ``n_runs``, ``draws``, ``reps``, ``inner_draws``, ``level``, ``method``,
+        ``skipped`` (``"name: reason; ..."`` or ``""``).
+    """
+    names = resolve_metrics(metrics)
+    if draws < 1 or inner_draws < 1 or reps < 2:
+        raise InputError(
+            f"need draws >= 1, inner_draws >= 1 and reps >= 2, got {draws}, {inner_draws}, {reps}"
+        )
+    kept, skipped = few_run_eligible(scores, n_runs)
+    if len(kept) < 2:
+        raise InputError(
+            f"few-run rank flips need at least 2 algorithms with more than {n_runs} runs per "
+            f"task; have {kept} (skipped: {skipped})"
+        )
+    checked = check_scores(scores).sel(algorithm=kept)
+    tables = algorithm_tables(checked)
+    statistic = stack_statistics([AGGREGATES[m] for m in names])
+    sign = np.array([-1.0 if m in LOWER_IS_BETTER else 1.0 for m in names])
+    point_rng, outer_rng = rng.spawn(2)
+    point_gens = keyed_generators(point_rng, kept)
+    outer_gens = keyed_generators(outer_rng, kept)
+    a_n, k_n = len(kept), len(names)
+    est = np.empty((draws, a_n, k_n))
+    full = np.empty((a_n, k_n))
+    outer_est = np.empty((reps, inner_draws, a_n, k_n))
+    outer_full = np.empty((reps, a_n, k_n))
+    for a_i, (name, values) in enumerate(tables.items()):
+        table, counts = compact_runs(values)
+        m = table.shape[1]
+        flat = table.ravel()
+        full[a_i] = statistic(table[None])[0]
+        pos = distinct_positions(point_gens[name], counts, size=(draws,), k=n_runs)
+        est[:, a_i] = statistic(np.take(flat, pos * m + np.arange(m)))
+        g = outer_gens[name]
+        boot = stratified_indices(g, counts, size=reps)  # (B, R, M) flat indices
+        outer_full[:, a_i] = statistic(np.take(flat, boot))
+        for b0 in range(0, reps, 50):
+            b1 = min(reps, b0 + 50)
+            p = distinct_positions(g, counts, size=(b1 - b0, inner_draws), k=n_runs)
+            # replicate b's resampled run at position p of task j: boot[b, p, j]
+            idx = np.take_along_axis(boot[b0:b1, None], p, axis=-2)  # (b, D, k, M)
+            sub = np.take(flat, idx).reshape(-1, n_runs, m)
+            outer_est[b0:b1, :, a_i] = statistic(sub).reshape(b1 - b0, inner_draws, k_n)
+    per_draw = _rates(est, full, sign)  # (3, D, K)
+    point = np.nanmean(per_draw, axis=1)
+    mc_se = np.nanstd(per_draw, axis=1, ddof=1) / np.sqrt(draws) if draws > 1 else point * np.nan
+    outer = np.nanmean(_rates(outer_est, outer_full, sign), axis=2)  # (3, B, K)
+    lo, hi = percentile_interval(outer, level=level, axis=1)
+    q_lo, q_hi = np.quantile(est, [0.025, 0.975], axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        spread = (q_hi - q_lo) / np.abs(full)
+    dims = ("statistic", "metric")
+    return xr.Dataset(
+        {
+            "point": (dims, point),
+            "lo": (dims, np.asarray(lo)),
+            "hi": (dims, np.asarray(hi)),
+            "mc_se": (dims, mc_se),
+            "estimate": (("draw", "algorithm", "metric"), est, {"n_runs": int(n_runs)}),
+            "full": (("algorithm", "metric"), full),
+            "spread": (("algorithm", "metric"), spread),
+        },
+        coords={"statistic": list(FLIP_RATES), "metric": list(names), "algorithm": kept},
+        attrs={
+            "n_runs": int(n_runs),
+            "draws": int(draws),
+            "reps": int(reps),
+            "inner_draws": int(inner_draws),
+            "level": float(level),
+            "method": (
+                f"outer stratified bootstrap over runs ({inner_draws} few-run draws per "
+                "replicate), percentile"
+            ),
+            "skipped": "; ".join(f"{k}: {v}" for k, v in skipped.items()),
+        },
+    )

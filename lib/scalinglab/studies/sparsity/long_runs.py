@@ -1,0 +1,366 @@
+"""The long design (:func:`~scalinglab.studies.sparsity.config.long_configs`), run and cached.
+
+Every size of the design is a sweep of its own, cached by
+:func:`scalinglab.sweeps.cached_sweep` as ``data/sparsity_laws/sweep-<class>-long-<model>-<hash>.nc``
+with its per-run cache (``data/sparsity_laws/.runs/...``, keyed ``[model, activation,
+seed]`` as :func:`~scalinglab.studies.sparsity.sweep.execute_sweep` keys them), so it
+resumes run by run. A (size, activation) group's missing seeds are trained together
+(:func:`~scalinglab.studies.sparsity.stacked.train_stacked`).
+
+On this machine (CPU, each run a task on a local Dask cluster, resumable):
+
+.. code-block:: bash
+
+    nice -n 19 python -m scalinglab.studies.sparsity.long_runs run --class small
+
+On a machine with a GPU but another Python (whose standard library, hence corpus,
+differs), the runs are trained from a bundle made here (the package, the corpus as this
+Python builds it, the provenance of this checkout):
+
+.. code-block:: bash
+
+    # here: into a folder that travels to the GPU machine
+    python -m scalinglab.studies.sparsity.long_runs bundle --device cuda DEST
+    # there, in DEST: the graph check, then every (size, activation) group in its own
+    # process, stopping at a deadline; finished runs and logs are tarred to OUT
+    PYTHONPATH=lib python3 -m scalinglab.studies.sparsity.long_runs device \
+        --corpus .device/corpus-small.pkl.gz --out "$OUT" --deadline 330
+    # here: unpack the tar at the repository root, then assemble (no training)
+    python -m scalinglab.studies.sparsity.long_runs run --device cuda
+
+(The device tool sends the session's checkout, which must be under 64 MiB: with the
+committed reports it is not, so this route has not run yet.)
+
+Each group prints its step, ms per step and ETA at every checkpoint.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import gzip
+import json
+import os
+import pickle
+import platform
+import subprocess
+import sys
+import tarfile
+import time
+from pathlib import Path
+
+import xarray as xr
+
+from scalinglab.compute import dataset_path, resolve_device
+from scalinglab.models import corpus as corpus_mod
+from scalinglab.paths import repo_root
+from scalinglab.studies.sparsity import stacked, sweep, sweep_dataset
+from scalinglab.studies.sparsity.config import STUDY, SparsitySweepConfig, long_configs
+from scalinglab.sweeps import RUNS_DIR, RunCache, cached_sweep
+
+#: File beside a run folder's pickles describing the machine that trained them.
+DEVICE_INFO = "device.json"
+_MODULE = "scalinglab.studies.sparsity.long_runs"
+
+
+def sweep_key(cfg: SparsitySweepConfig) -> dict:
+    """The cache key of ``cfg`` (as :func:`~scalinglab.studies.sparsity.sweep.run_sweep`)."""
+    return {**cfg.to_dict(), "corpus_hash": sweep.build_corpus(cfg.corpus).content_hash}
+
+
+def runs_folder(cfg: SparsitySweepConfig) -> Path:
+    """The per-run cache folder of ``cfg``'s sweep."""
+    path = dataset_path(STUDY, f"sweep-{cfg.compute_class}", sweep_key(cfg))
+    return path.parent / RUNS_DIR / path.stem
+
+
+def train_group(
+    cfg: SparsitySweepConfig,
+    activation: str,
+    *,
+    runs: RunCache,
+    progress: bool = True,
+    cuda_graph: bool = True,
+) -> list[str]:
+    """Train the seeds of ``cfg``'s single model with ``activation`` not yet in ``runs``.
+
+    Returns the error messages of failed seeds (the others are stored in ``runs``).
+    """
+    (spec,) = cfg.models
+    todo = tuple(s for s in cfg.seeds if not runs.load([spec.name, activation, s])[0])
+    if not todo:
+        return []
+    out = stacked.train_stacked(
+        cfg, spec, activation, todo, progress=progress, cuda_graph=cuda_graph
+    )
+    errors = []
+    for s, res in out.items():
+        if isinstance(res, str):
+            errors.append(res)
+        else:
+            runs.save([spec.name, activation, s], res)
+    return errors
+
+
+def execute_stacked(
+    cfg: SparsitySweepConfig, runs: RunCache, *, progress: bool = True
+) -> xr.Dataset:
+    """Every run of ``cfg`` (one model) from ``runs``, training the missing ones stacked."""
+    errors: dict = {}
+    for a in cfg.activations:
+        for msg in train_group(cfg, a, runs=runs, progress=progress):
+            seed = int(msg.split("/seed")[1].split(":")[0])
+            errors[(0, a, seed)] = msg
+    done = {}
+    for a in cfg.activations:
+        for s in cfg.seeds:
+            hit, value = runs.load([cfg.models[0].name, a, s])
+            if hit:
+                done[(0, a, s)] = value
+    ds = sweep_dataset.to_dataset(cfg, done, errors)
+    info = runs.folder / DEVICE_INFO if runs.folder is not None else None
+    ds.attrs["train_engine"] = "stacked seeds (torch.func.vmap), studies.sparsity.stacked"
+    if info is not None and info.exists():
+        ds.attrs["train_machine"] = info.read_text()
+    return ds
+
+
+def run_long(
+    compute_class: str = "small",
+    *,
+    device: str = "cpu",
+    scheduler: str = "",
+    rerun: bool = False,
+    progress: bool = True,
+) -> dict[str, xr.Dataset]:
+    """The long design's Datasets, ``{"size-<model>": Dataset}``, cached (resumable).
+
+    A size whose Dataset is not cached trains its missing runs here: on the CPU as tasks
+    of :func:`~scalinglab.studies.sparsity.sweep.run_sweep` (``scheduler`` as there), on
+    a GPU stacked by (size, activation). Sizes in order, smallest first, each saved as
+    soon as its runs are done.
+    """
+    out = {}
+    for name, cfg in long_configs(compute_class, device=device).items():
+        cfg = dataclasses.replace(cfg, device=resolve_device(cfg.device))
+        if cfg.device == "cpu":
+            out[name] = sweep.run_sweep(cfg, scheduler=scheduler, rerun=rerun, progress=progress)
+            continue
+        def execute(runs: RunCache, cfg: SparsitySweepConfig = cfg) -> xr.Dataset:
+            return execute_stacked(cfg, runs, progress=progress)
+
+        out[name] = cached_sweep(
+            STUDY, f"sweep-{cfg.compute_class}", sweep_key(cfg), execute, rerun=rerun
+        )
+    return out
+
+
+def cached_long(compute_class: str = "small", *, device: str = "cpu") -> dict[str, xr.Dataset]:
+    """The long design's Datasets that are cached (never trains; may be empty)."""
+    from scalinglab.compute import load_dataset
+
+    out = {}
+    for name, cfg in long_configs(compute_class, device=device).items():
+        key = sweep_key(cfg)
+        ds = load_dataset(dataset_path(STUDY, f"sweep-{cfg.compute_class}", key), key)
+        if ds is not None:
+            out[name] = ds
+    return out
+
+
+# ----------------------------------------------------------------------------- elsewhere
+def export_corpus(compute_class: str, path: Path) -> None:
+    """Pickle the design's corpus (as this Python builds it) for another machine."""
+    (cfg, *_) = long_configs(compute_class).values()  # every size shares it
+    c = sweep.build_corpus(cfg.corpus)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with gzip.open(path, "wb", compresslevel=6) as fh:
+        pickle.dump(c, fh, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def use_corpus(path: Path) -> None:
+    """Make every builder in this process return the pickled corpus for its config."""
+    with gzip.open(path, "rb") as fh:
+        stored = pickle.load(fh)
+
+    def build(config: corpus_mod.CorpusConfig = corpus_mod.CorpusConfig()):
+        if config != stored.config:
+            raise ValueError(f"{path} holds the corpus of {stored.config}, not {config}")
+        return stored
+
+    for mod in (sweep, stacked, sweep_dataset, corpus_mod):
+        mod.build_corpus = build  # type: ignore[attr-defined]
+
+
+def _device_info() -> dict:
+    import torch
+
+    return {
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "cuda_device": torch.cuda.get_device_name() if torch.cuda.is_available() else "",
+        "cpu_count": os.cpu_count(),
+        "host": platform.node(),
+    }
+
+
+def check_graph(device: str = "cuda", *, steps: int = 40, tol: float = 1e-3) -> bool:
+    """Whether the CUDA-graph training step matches the eager one on ``device``.
+
+    Trains the tiny long design's model ``s`` (ReLU, 2 seeds, ``steps`` steps) both ways
+    and compares every checkpoint's training and held-out loss (largest absolute
+    difference at most ``tol``); prints the differences.
+    """
+    cfg = long_configs("tiny")["size-s"]
+    cfg = dataclasses.replace(
+        cfg, device=device, tokens=steps * cfg.batch_size * cfg.seq_len, n_checkpoints=3
+    )
+    runs = [
+        stacked.train_stacked(cfg, cfg.models[0], "relu", (0, 1), cuda_graph=g)
+        for g in (False, True)
+    ]
+    diffs = []
+    for s in (0, 1):
+        a, b = runs[0][s], runs[1][s]
+        if isinstance(a, str) or isinstance(b, str):
+            print(f"graph check: a run failed: {a if isinstance(a, str) else b}", flush=True)
+            return False
+        diffs += [abs(a.train_loss - b.train_loss).max(), abs(a.loss - b.loss).max()]
+    worst = float(max(diffs))
+    print(f"graph check: largest |eager - graph| loss difference {worst:.2e}", flush=True)
+    return worst <= tol
+
+
+def run_device(
+    compute_class: str, corpus: Path, out: Path, *, deadline_s: float, device: str = "cuda"
+) -> int:
+    """Every (size, activation) group in its own process; stop them at ``deadline_s``.
+
+    The CUDA-graph step is checked against the eager one first
+    (:func:`check_graph`, on the tiny corpus); the groups use it only when they agree.
+
+    Finished runs are in the run folders; those folders and the groups' logs are tarred to
+    ``out/long-runs.tar.gz`` (paths relative to the repository root). Returns the number
+    of groups that did not finish.
+    """
+    out.mkdir(parents=True, exist_ok=True)
+    t0 = time.time()
+    graph_ok = check_graph() if resolve_device("auto").startswith("cuda") else False
+    print(f"graph check done at {time.time() - t0:.0f} s: use graphs {graph_ok}", flush=True)
+    use_corpus(corpus)
+    root = repo_root()
+    procs, folders = [], []
+    for name, cfg in long_configs(compute_class, device=device).items():
+        folder = runs_folder(cfg)
+        folder.mkdir(parents=True, exist_ok=True)
+        info = {**_device_info(), "cuda_graph": graph_ok}
+        (folder / DEVICE_INFO).write_text(json.dumps(info, sort_keys=True))
+        folders.append(folder)
+        for a in cfg.activations:
+            log = folder / f"log-{a}.txt"
+            cmd = [sys.executable, "-m", _MODULE, "group", "--class", compute_class]
+            cmd += ["--size", name, "--activation", a, "--corpus", str(corpus)]
+            cmd += ["--device", device]
+            cmd += [] if graph_ok else ["--no-graph"]
+            env = {**os.environ, "OMP_NUM_THREADS": "1"}
+            procs.append((f"{name}/{a}", subprocess.Popen(cmd, stdout=log.open("w"),
+                                                          stderr=subprocess.STDOUT, env=env)))
+    unfinished = 0
+    for label, p in procs:
+        try:
+            p.wait(timeout=max(1.0, deadline_s - (time.time() - t0)))
+            print(f"{label}: exit {p.returncode} at {time.time() - t0:.0f} s", flush=True)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+            unfinished += 1
+            print(f"{label}: stopped at the deadline ({deadline_s:.0f} s)", flush=True)
+    with tarfile.open(out / "long-runs.tar.gz", "w:gz") as tar:
+        for folder in folders:
+            tar.add(folder, arcname=str(folder.relative_to(root)))
+    for folder in folders:
+        for log in sorted(folder.glob("log-*.txt")):
+            lines = log.read_text().splitlines()
+            print(f"== {log.relative_to(root)}", *lines[-6:], sep="\n")
+    return unfinished
+
+
+def make_bundle(compute_class: str, dest: Path, *, device: str = "cuda") -> None:
+    """What another machine needs to train the design, in ``dest`` (a repository root there).
+
+    ``dest/lib/scalinglab`` (this package), ``dest/.device/corpus-<class>.pkl.gz`` and the
+    tiny one (:func:`export_corpus`; the graph check's corpus is built there), and each
+    size's run folder ``dest/data/sparsity_laws/.runs/<name>-<hash>/`` holding the
+    provenance of *this* checkout (code and commit), which the assembled Dataset keeps.
+    """
+    import shutil
+
+    from scalinglab.provenance import provenance_attrs
+
+    if (dest / "lib").exists():
+        shutil.rmtree(dest / "lib")
+    shutil.copytree(
+        repo_root() / "lib" / "scalinglab",
+        dest / "lib" / "scalinglab",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+    export_corpus(compute_class, dest / ".device" / f"corpus-{compute_class}.pkl.gz")
+    for cfg in long_configs(compute_class, device=device).values():
+        key = sweep_key(cfg)
+        folder = dest / runs_folder(cfg).relative_to(repo_root())
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "provenance.json").write_text(json.dumps(provenance_attrs(key), sort_keys=True))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m scalinglab.studies.sparsity.long_runs")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    e = sub.add_parser("export-corpus", help="pickle the design's corpus for another machine")
+    e.add_argument("path", type=Path)
+    d = sub.add_parser("device", help="train every group in parallel until a deadline")
+    d.add_argument("--corpus", type=Path, required=True)
+    d.add_argument("--out", type=Path, required=True)
+    d.add_argument("--deadline", type=float, default=330.0, help="seconds")
+    g = sub.add_parser("group", help="train one (size, activation) group's missing seeds")
+    g.add_argument("--size", required=True)
+    g.add_argument("--activation", required=True)
+    g.add_argument("--corpus", type=Path)
+    g.add_argument("--no-graph", action="store_true", help="train eagerly on a GPU")
+    r = sub.add_parser("run", help="train the missing runs here and save the Datasets")
+    r.add_argument("--scheduler", default="", help="'' a local cluster, 'sync' in-process")
+    b = sub.add_parser("bundle", help="the package, corpus and provenance for another machine")
+    b.add_argument("dest", type=Path)
+    for p in (e, d, g, b, r):
+        p.add_argument("--class", dest="compute_class", default="small")
+        p.add_argument("--device", default="cuda" if p in (d, g, b) else "cpu")
+    args = ap.parse_args(argv)
+    if args.cmd == "export-corpus":
+        export_corpus(args.compute_class, args.path)
+    elif args.cmd == "bundle":
+        make_bundle(args.compute_class, args.dest, device=args.device)
+    elif args.cmd == "device":
+        return run_device(
+            args.compute_class, args.corpus, args.out, deadline_s=args.deadline, device=args.device
+        )
+    elif args.cmd == "group":
+        import torch
+
+        torch.set_num_threads(1)
+        if args.corpus:
+            use_corpus(args.corpus)
+        cfg = long_configs(args.compute_class, device=args.device)[args.size]
+        errors = train_group(
+            cfg, args.activation, runs=RunCache(runs_folder(cfg)), cuda_graph=not args.no_graph
+        )
+        print(*errors, sep="\n")
+        return 1 if errors else 0
+    else:
+        for name, ds in run_long(
+            args.compute_class, device=args.device, scheduler=args.scheduler
+        ).items():
+            print(name, ds.attrs.get("config_hash"), int(ds.attrs.get("n_failed", -1)), "failed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,214 @@
+"""Checks a verdict must pass before the ledger signs it.
+
+Three rules, each applied by :func:`scalinglab.claims.decide` (this module is pure: it
+imports nothing from the package and works on plain numbers):
+
+**Falsifiable rules** (:func:`check_falsifiable`). A finding may declare its *support*:
+the values it can take by construction (a pass@k coverage gain is ``>= 0``; the slope of
+a quantity that never decreases is ``>= 0``; a share lies in ``[0, 1]``). A rule is
+refused (:class:`UnfalsifiableRule`) when the values that would contradict it, within
+that support, have no width: "gain > 0" on a gain that is ``>= 0`` could only be
+contradicted by a gain of exactly 0, so any data "reproduce" it. The claim must state
+the effect that would contradict it instead: a minimum meaningful effect ("gain >
+0.02") or an equivalence band.
+
+**Monte Carlo error** (:func:`mc_guard`). A bootstrap bound is itself an estimate: with
+``R`` resamples its Monte Carlo standard error is recorded next to it (``mc_se``). A
+verdict whose deciding bound lies within :data:`MC_SE_MULTIPLE` Monte Carlo standard
+errors of the rule's threshold would flip with the resampling seed; it reads
+``inconclusive (Monte Carlo)``.
+
+**Multiplicity** (:func:`holm_contradictions`). A claim decided by several findings (one
+per size, one per pair) *reproduces* only when every interval lies on the claim's side
+(an intersection-union test: no correction needed). It is *contradicted* when some
+finding excludes it, which is a union of tests: the p-values of the excluding findings
+are Holm-adjusted over all of the claim's findings (``statsmodels`` ``multipletests``),
+and only those still below ``alpha = 1 - level`` contradict. A p-value is read off the
+interval by the normal approximation (``se`` from the half-width on the threshold's
+side, ``z = |point - threshold| / se``, two-sided), so a lone interval that just
+excludes the threshold has ``p`` about ``alpha``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+from scipy.stats import norm
+
+#: A deciding bound this many Monte Carlo standard errors or closer to its threshold
+#: gives ``inconclusive (Monte Carlo)``.
+MC_SE_MULTIPLE = 2.0
+MC_INCONCLUSIVE = "inconclusive (Monte Carlo)"
+
+
+class UnfalsifiableRule(ValueError):
+    """A claim's rule that no possible value of its finding could fail."""
+
+
+def contradicting_set(expect: str, region: tuple[float, float]) -> list[tuple[float, float]]:
+    """The values of the effect that contradict a rule, as closed intervals.
+
+    Parameters
+    ----------
+    expect
+        ``"greater"``, ``"less"``, ``"equal"`` or ``"between"``.
+    region
+        The claimed values ``(a, b)`` (:meth:`scalinglab.claims.Claim.region`).
+    """
+    a, b = region
+    if expect == "greater":
+        return [(-math.inf, a)]
+    if expect == "less":
+        return [(b, math.inf)]
+    return [(-math.inf, a), (b, math.inf)]
+
+
+def check_falsifiable(
+    *, where: str, rule: str, expect: str, region: tuple[float, float], support: Sequence[float]
+) -> None:
+    """Refuse a rule that no value in ``support`` could fail.
+
+    Parameters
+    ----------
+    where
+        Who asks (named in the error), e.g. ``"claim('LLM-5') on majority/s/cov_gain"``.
+    rule
+        The rule in words (named in the error).
+    expect, region
+        The rule (see :func:`contradicting_set`).
+    support
+        ``(lo, hi)``: the values the finding can take by construction (``inf`` for none).
+
+    Raises
+    ------
+    UnfalsifiableRule
+        When the contradicting values inside ``support`` are empty or a single point.
+    """
+    s_lo, s_hi = (float(v) for v in support)
+    if not s_lo <= s_hi:
+        raise ValueError(f"{where}: support (lo, hi) has lo > hi: {tuple(support)!r}")
+    widths = [min(hi, s_hi) - max(lo, s_lo) for lo, hi in contradicting_set(expect, region)]
+    if max(widths) > 0:
+        return
+    raise UnfalsifiableRule(
+        f"{where}: the rule '{rule}' cannot fail: the finding only takes values in "
+        f"[{s_lo:g}, {s_hi:g}] by construction, and no value of positive width there "
+        "would contradict the rule. State the effect that would contradict it: a minimum "
+        "meaningful effect (e.g. 'greater' than 0.02 rather than 0) or an equivalence band."
+    )
+
+
+def deciding_bounds(
+    expect: str, region: tuple[float, float], ci: Sequence[float], verdict: str
+) -> list[tuple[int, float]]:
+    """Which interval ends decide a verdict, each with the threshold it is compared to.
+
+    Returns
+    -------
+    list of (end, threshold)
+        ``end`` 0 for ``lo``, 1 for ``hi``; empty for verdicts no bound decided.
+    """
+    a, b = region
+    lo, hi = float(ci[0]), float(ci[1])
+    if verdict == "reproduces":
+        if expect == "greater":
+            return [(0, a)]
+        if expect == "less":
+            return [(1, b)]
+        return [(0, a), (1, b)]
+    if verdict == "contradicts":
+        if expect == "greater":
+            return [(1, a)]
+        if expect == "less":
+            return [(0, b)]
+        return [(1, a)] if hi < a else [(0, b)]
+    return []
+
+
+def mc_guard(
+    expect: str,
+    region: tuple[float, float],
+    ci: Sequence[float],
+    mc_se: Sequence[float | None] | None,
+    verdict: str,
+    *,
+    multiple: float = MC_SE_MULTIPLE,
+) -> str | None:
+    """Why a decided verdict is within Monte Carlo error of flipping, or None.
+
+    Parameters
+    ----------
+    ci
+        ``(lo, hi)``.
+    mc_se
+        Monte Carlo standard errors of ``(lo, hi)`` (None: not a resampled bound).
+    verdict
+        ``"reproduces"`` or ``"contradicts"`` (others pass through: None).
+    """
+    if not mc_se:
+        return None
+    for end, threshold in deciding_bounds(expect, region, ci, verdict):
+        se = mc_se[end]
+        if se is None or not math.isfinite(float(se)) or not math.isfinite(threshold):
+            continue
+        gap = abs(float(ci[end]) - threshold)
+        if gap <= multiple * float(se):
+            which = "lower" if end == 0 else "upper"
+            return (
+                f"its {which} bound {float(ci[end]):.4g} lies {gap:.2g} from the threshold "
+                f"{threshold:.4g}, within {multiple:g} Monte Carlo standard errors "
+                f"({float(se):.2g} each): another resampling seed could flip it"
+            )
+    return None
+
+
+def contradiction_p(
+    expect: str, region: tuple[float, float], point: float, ci: Sequence[float], level: float
+) -> float:
+    """Two-sided p-value of "the effect lies outside the claimed region", from the
+    interval by the normal approximation (1.0 when the point is inside the region).
+
+    ``se`` is the half-width on the threshold's side divided by ``z_{(1+level)/2}``; a
+    zero half-width gives 0 (a point excluded with no spread).
+    """
+    a, b = region
+    z = float(norm.ppf(0.5 + level / 2))
+    lo, hi = float(ci[0]), float(ci[1])
+    if expect == "greater" or (expect in ("equal", "between") and point < a):
+        dist, half = a - point, hi - point
+    elif expect == "less" or (expect in ("equal", "between") and point > b):
+        dist, half = point - b, point - lo
+    else:
+        return 1.0
+    if dist < 0:
+        return 1.0
+    if half <= 0:
+        return 0.0
+    return float(2 * norm.sf(dist / (half / z)))
+
+
+def holm_contradictions(
+    pvalues: Sequence[float], *, alpha: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Which of a claim's findings still contradict it after Holm's correction.
+
+    Parameters
+    ----------
+    pvalues
+        Shape ``(k,)``: one contradiction p-value per deciding finding
+        (:func:`contradiction_p`; 1.0 for a finding that does not exclude the claim).
+    alpha
+        Family-wise error rate (``1 - level``).
+
+    Returns
+    -------
+    (reject, adjusted)
+        Boolean array ``(k,)`` and the Holm-adjusted p-values ``(k,)``.
+    """
+    from statsmodels.stats.multitest import multipletests
+
+    p = np.asarray(pvalues, dtype=float)
+    reject, adjusted, _, _ = multipletests(p, alpha=alpha, method="holm")
+    return np.asarray(reject, dtype=bool), np.asarray(adjusted, dtype=float)

@@ -1,0 +1,114 @@
+"""Both ratios, trend sizes calibrated on half the paper's curves, limits across sizes."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from scalinglab.fitting import fit
+from scalinglab.studies.sparsity import limits as lm
+from scalinglab.studies.sparsity import published as pub
+
+
+def _curves(slopes: dict[str, float], *, level: float = 0.5, noise: float = 0.0, seed: int = 0):
+    """Runs whose ratio moves ``slope`` per decade of tokens from ``level`` at 1e6 tokens;
+    the nonzero ratio falls twice as fast."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    tokens = np.geomspace(1e6, 1e8, 7)
+    for model, slope in slopes.items():
+        for s in range(3):
+            for t in tokens:
+                d = np.log10(t / 1e6)
+                rows.append(
+                    {
+                        "activation": "relu",
+                        "model": model,
+                        "seed": s,
+                        "run": f"relu/{model}/{s}",
+                        "tokens": t,
+                        "tokens_per_param": t / 1e4,
+                        "n_params": 1e4,
+                        "activation_ratio": level + slope * d + noise * rng.normal(),
+                        "natural_ratio": 0.9 - 2 * abs(slope) * d,
+                        "loss": 2.0,
+                        "usable": True,
+                    }
+                )
+    return pd.DataFrame(rows)
+
+
+def test_both_ratios_and_their_trends_per_size():
+    df = _curves({"s": 0.02, "m": -0.01})
+    both = lm.both_ratios(df)
+    assert len(both) == 2 * 7 and (both["n_seeds"] == 3).all()
+    s = both[both["model"] == "s"]
+    np.testing.assert_allclose(s["ppl1_ratio"].iloc[[0, -1]], [0.5, 0.54])
+    np.testing.assert_allclose(s["nonzero_ratio"].iloc[[0, -1]], [0.9, 0.82])
+    tr = lm.metric_trends(df, reps=50).set_index(["model", "metric"])
+    assert tr.loc[("s", "PPL-1% ratio"), "slope"] == pytest.approx(0.02)
+    assert tr.loc[("m", "nonzero ratio"), "slope"] == pytest.approx(-0.02)
+    assert tr.loc[("s", "PPL-1% ratio"), "relative"] == pytest.approx(0.02 / 0.52)
+
+
+def test_relative_trend_is_the_slope_over_the_level_and_flat_is_flat():
+    point, (lo, hi) = lm.relative_trend(_curves({"s": -0.05}), reps=200)
+    assert point == pytest.approx(-0.05 / 0.45)  # the level over the window: 0.5 .. 0.4
+    flat, (flo, fhi) = lm.relative_trend(_curves({"s": 0.0}, noise=1e-3), reps=200)
+    # a flat curve's interval sits well inside a minimum effect of 5% per decade
+    assert -0.05 < flo <= flat <= fhi < 0.05
+    with pytest.raises(ValueError, match="no run has 3 usable"):
+        lm.relative_trend(_curves({"s": 0.0}), min_x=1e9)
+
+
+def test_calibration_uses_one_half_of_the_sizes():
+    cal, test = lm.calibration_halves(["2.4b", "0.1b", "0.4b", "0.2b", "1.2b", "0.8b"])
+    assert cal == ["0.1b", "0.4b", "1.2b"] and test == ["0.2b", "0.8b", "2.4b"]
+    late = pd.DataFrame(
+        {
+            "activation": ["relu"] * 4,
+            "model": ["0.1b", "0.2b", "0.4b", "0.8b"],
+            "n_params": [1e8, 2e8, 4e8, 8e8],
+            "slope": [-0.02, -0.5, -0.01, -0.5],
+            "end_ratio": [0.1, 0.1, 0.1, 0.1],
+        }
+    )
+    # half the weakest calibration trend (0.4b: 10% of the level per decade); the test
+    # half's much steeper curves do not enter
+    got = lm.min_trend_effect(late, activation="relu", models=["0.1b", "0.4b"])
+    assert got == pytest.approx(0.05)
+    late["end_ratio"] = [0.1, 0.5, 0.1 * (1 + 0.2 * np.log10(4)), 0.5]
+    tol = lm.scale_tolerance(late, activation="relu", models=["0.1b", "0.4b"])
+    assert tol == pytest.approx(0.2 / (1 + 0.1 * np.log10(4)), rel=1e-6)
+    with pytest.raises(ValueError, match="no calibration curves"):
+        lm.min_trend_effect(late, activation="silu", models=["0.1b"])
+
+
+def test_limit_scale_slope_from_paired_draws():
+    def res(a0, draws):
+        return SimpleNamespace(params={"c": 1.0, "A0": a0}, draws=np.column_stack(
+            [np.ones_like(draws), draws]))
+
+    small = (res(0.10, np.array([0.09, 0.10, 0.11])), 1e4)
+    large = (res(0.12, np.array([0.12, 0.12, 0.12])), 1e5)
+    point, (lo, hi) = lm.limit_scale_slope(small, large, level=0.9)
+    assert point == pytest.approx(0.02 / 0.11)
+    # the draws' relative slopes are 0.03/0.105, 0.02/0.11 and 0.01/0.115
+    assert 0.01 / 0.115 <= lo < point < hi <= 0.03 / 0.105
+    with pytest.raises(ValueError, match="more parameters"):
+        lm.limit_scale_slope(large, small)
+
+
+def test_residual_block_bootstrap_covers_the_limit_of_a_noisy_relu_curve():
+    rng = np.random.default_rng(1)
+    D = np.geomspace(1.0, 300.0, 30)
+    true = np.exp(-2.0 * D**0.5 - 2.0) + 0.07
+    y = true + 0.001 * rng.normal(size=D.size)
+    res = fit("relu_sparsity", D, y)
+    draws, (lo, hi) = pub.residual_block_bootstrap(res, D[::-1], y[::-1], reps=60, seed=2)
+    assert draws.shape == (60,) and np.isfinite(draws).mean() > 0.5
+    assert lo <= res.params["A0"] <= hi and hi - lo < 0.01
+    assert abs(0.5 * (lo + hi) - 0.07) < 0.003

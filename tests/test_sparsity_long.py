@@ -1,0 +1,124 @@
+"""The long design: its configs, the stacked-seed engine, run-by-run resumption, kernel timings."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import xarray as xr
+
+from scalinglab.studies.sparsity import long_runs, stacked, time_kernel
+from scalinglab.studies.sparsity.config import long_configs
+from scalinglab.studies.sparsity.sweep import ModelSpec, sweep_config, train_run
+from scalinglab.sweeps import RunCache
+
+
+def _micro(**kw):
+    """One 1-layer model, 24 steps of 8 x 32 tokens, 3 checkpoints."""
+    base = dict(
+        models=(ModelSpec("a", 16, 1, 2, family="size"),),
+        seeds=(0, 1),
+        tokens=6144,
+        n_checkpoints=3,
+        first_checkpoint=0.25,
+        eval_tokens=256,
+        baselines=("topk",),
+    )
+    return sweep_config("tiny", **{**base, **kw})
+
+
+def test_long_design_trains_two_sizes_to_500_tokens_per_parameter_with_3_seeds():
+    cfgs = long_configs("small")
+    assert list(cfgs) == ["size-s", "size-m"]
+    grids = []
+    for cfg in cfgs.values():
+        n = cfg.model_config(cfg.models[0], "relu").n_params()
+        assert cfg.tokens / n == pytest.approx(500, rel=1e-3)
+        assert len(cfg.seeds) >= 3 and set(cfg.activations) == {"relu", "silu"}
+        grids.append(np.array(cfg.checkpoint_steps()) * cfg.batch_size * cfg.seq_len / n)
+    np.testing.assert_allclose(grids[0], grids[1], rtol=0.02)  # one tokens-per-parameter grid
+    cuda = long_configs("small", device="cuda")["size-m"]
+    assert cuda.to_dict()["device"] == "cuda" != cfgs["size-m"].to_dict()["device"]
+
+
+def test_stacked_seeds_train_the_same_runs_as_one_at_a_time():
+    cfg = _micro()
+    spec = cfg.models[0]
+    together = stacked.train_stacked(cfg, spec, "relu", (0, 1))
+    for seed in (0, 1):
+        alone = train_run(cfg, spec, "relu", seed)
+        got = together[seed]
+        assert not isinstance(got, str)
+        np.testing.assert_array_equal(got.steps, alone.steps)
+        np.testing.assert_allclose(got.train_loss, alone.train_loss, atol=1e-4)
+        np.testing.assert_allclose(got.loss, alone.loss, atol=1e-4)
+        np.testing.assert_allclose(got.natural_ratio, alone.natural_ratio, atol=2e-3)
+    # the two seeds are different runs, not copies
+    assert abs(together[0].loss[-1] - together[1].loss[-1]) > 1e-4
+
+
+def test_a_group_resumes_run_by_run(tmp_path, monkeypatch):
+    cfg = _micro(seeds=(0, 1, 2))
+    runs = RunCache(tmp_path)
+    calls = []
+    real = stacked.train_stacked
+
+    def spy(cfg_, spec, act, seeds, **kw):
+        calls.append(seeds)
+        return real(cfg_, spec, act, seeds, **kw)
+
+    monkeypatch.setattr(stacked, "train_stacked", spy)
+    partial = long_runs.train_group(
+        _micro(seeds=(0, 2)), "relu", runs=runs, progress=False
+    )
+    assert partial == [] and calls == [(0, 2)]
+    assert long_runs.train_group(cfg, "relu", runs=runs, progress=False) == []
+    assert calls == [(0, 2), (1,)]  # only the missing seed is trained
+    ds = long_runs.execute_stacked(cfg, runs, progress=False)
+    assert calls[-1] == (0, 1, 2)  # silu: all three
+    assert ds["status"].sel(activation="relu").values.ravel().tolist() == ["ok"] * 3
+    assert ds.attrs["train_engine"].startswith("stacked")
+
+
+def test_bytes_proxy_is_the_union_fraction_of_the_weights():
+    dense = time_kernel._bytes_read(1024, 8192, 1.0, 1.0, 3)
+    sparse = time_kernel._bytes_read(1024, 8192, 0.1, 1.0, 3)
+    assert dense == 4.0 * (3 * 1024 * 8192 + 2 * 1024)
+    assert dense / sparse == pytest.approx(10.0, rel=1e-3)  # activations are negligible
+
+
+def _timing_run(dense_s, sparse_s, load):
+    cases = pd.MultiIndex.from_arrays([[1, 4], [0.1, 0.1]], names=["batch", "ratio"])
+    med = np.array([[dense_s, dense_s], [sparse_s, 2 * sparse_s]])[None]  # (d_ff, impl, case)
+    ds = xr.Dataset(
+        {
+            "median_s": (("d_ff", "impl", "case"), med),
+            "union_ratio": (("d_ff", "case"), [[0.1, 0.34]]),
+            "bytes_speedup": (("d_ff", "case"), [[9.9, 2.9]]),
+        },
+        coords={
+            "d_ff": [2048],
+            "impl": ["dense", "sparse_torch"],
+            "batch": ("case", cases.get_level_values(0)),
+            "ratio": ("case", cases.get_level_values(1)),
+        },
+        attrs={"load_before": load, "load_after": load},
+    )
+    return ds
+
+
+def test_between_run_speedups_are_median_and_range_over_runs():
+    runs = [_timing_run(1.0, 0.5, 1.0), _timing_run(1.0, 0.25, 3.0), _timing_run(1.0, 0.2, 2.0)]
+    t = time_kernel.between_run_speedups(runs)
+    one = t[(t["batch"] == 1)].iloc[0]
+    assert (one["n_runs"], one["speedup"], one["speedup_min"], one["speedup_max"]) == (
+        3,
+        4.0,
+        2.0,
+        5.0,
+    )
+    assert one["max_load"] == 3.0 and one["bytes_speedup"] == pytest.approx(9.9)
+    four = t[(t["batch"] == 4)].iloc[0]
+    assert four["speedup"] == 2.0
+    with pytest.raises(ValueError, match="no kernel timing runs"):
+        time_kernel.between_run_speedups([])

@@ -1,0 +1,84 @@
+import numpy as np
+import pytest
+import xarray as xr
+
+from scalinglab.errors import InputError
+from scalinglab.stats.few_run_flips import distinct_positions, few_run_eligible, few_run_flip_rates
+
+
+def scores(values, algorithms):
+    return xr.DataArray(
+        values,
+        dims=("algorithm", "run", "task"),
+        coords={"algorithm": algorithms, "task": [f"t{i}" for i in range(values.shape[2])]},
+    )
+
+
+def test_distinct_positions_are_distinct_in_range_and_uniform():
+    counts = np.array([3, 5, 40])
+    pos = distinct_positions(np.random.default_rng(0), counts, size=(4000,), k=3)
+    assert pos.shape == (4000, 3, 3)
+    srt = np.sort(pos, axis=1)
+    assert (np.diff(srt, axis=1) > 0).all()
+    assert (pos >= 0).all() and (pos < counts).all()
+    # each of the 5 runs of task 1 is in a draw with probability 3/5
+    freq = np.array([(pos[:, :, 1] == r).any(axis=1).mean() for r in range(5)])
+    np.testing.assert_allclose(freq, 0.6, atol=0.03)
+    with pytest.raises(InputError, match="at least 3 runs"):
+        distinct_positions(np.random.default_rng(0), np.array([2, 5]), size=(2,), k=3)
+
+
+def test_separated_algorithms_never_flip_and_ties_flip_often():
+    rng = np.random.default_rng(1)
+    base = rng.normal(size=(3, 20, 8)) * 0.1
+    base[0] += 10.0  # far ahead: never loses its place
+    s = scores(base, ["A", "B", "C"])  # B and C tied in distribution
+    out = few_run_flip_rates(s, n_runs=3, draws=400, reps=40, inner_draws=20, rng=rng)
+    assert out["point"].sel(statistic="winner_change_rate").values == pytest.approx(0.0)
+    ranking = out["point"].sel(statistic="ranking_change_rate", metric="iqm").item()
+    assert 0.1 < ranking < 0.9  # B vs C: close in all runs, often reversed in 3
+    lo, hi = out["lo"].values, out["hi"].values
+    assert (lo <= hi + 1e-12).all() and (hi <= 1).all() and (lo >= 0).all()
+    se = out["mc_se"].sel(statistic="ranking_change_rate", metric="iqm").item()
+    assert se == pytest.approx(np.sqrt(ranking * (1 - ranking) / 399), rel=0.02)
+    assert out["estimate"].shape == (400, 3, 3)
+    assert (out["spread"] > 0).all()
+
+
+def test_algorithms_with_too_few_runs_are_skipped_with_a_reason():
+    v = np.random.default_rng(2).normal(size=(3, 10, 4))
+    v[2, 3:] = np.nan  # C has 3 runs: its 3-run subsamples are its full data
+    s = scores(v, ["A", "B", "C"])
+    kept, skipped = few_run_eligible(s, 3)
+    assert kept == ["A", "B"] and "3 runs" in skipped["C"]
+    out = few_run_flip_rates(
+        s, n_runs=3, draws=50, reps=5, inner_draws=5, rng=np.random.default_rng(0)
+    )
+    assert list(out.algorithm.values) == ["A", "B"] and out.attrs["skipped"].startswith("C:")
+    with pytest.raises(InputError, match="at least 2 algorithms"):
+        few_run_flip_rates(
+            s.sel(algorithm=["A", "C"]), n_runs=3, draws=5, reps=2, rng=np.random.default_rng(0)
+        )
+
+
+def test_same_seed_same_numbers_and_algorithm_streams_are_keyed():
+    v = np.random.default_rng(3).normal(size=(3, 12, 5))
+    s = scores(v, ["A", "B", "C"])
+    a = few_run_flip_rates(
+        s, n_runs=4, draws=100, reps=10, inner_draws=10, rng=np.random.default_rng(9)
+    )
+    b = few_run_flip_rates(
+        s, n_runs=4, draws=100, reps=10, inner_draws=10, rng=np.random.default_rng(9)
+    )
+    xr.testing.assert_identical(a, b)
+    c = few_run_flip_rates(
+        s.sel(algorithm=["C", "A", "B"]),
+        n_runs=4,
+        draws=100,
+        reps=10,
+        inner_draws=10,
+        rng=np.random.default_rng(9),
+    )
+    np.testing.assert_array_equal(
+        c["estimate"].sel(algorithm="A"), a["estimate"].sel(algorithm="A")
+    )

@@ -1,0 +1,293 @@
+"""Verdicts a statistician would sign (issue 28): scope and regime, falsifiable rules,
+zero-width intervals refused, Monte Carlo error of bootstrap bounds, Holm over a claim's
+findings, and user-data runs without paper attributions."""
+
+from __future__ import annotations
+
+import json
+import math
+import textwrap
+
+import numpy as np
+import pytest
+
+import scalinglab.record as rec
+from scalinglab.claims import Claim, decide, ledger_html, summary_scoped_text
+from scalinglab.estimate import Estimate, quantile_mc_se
+from scalinglab.verdict_checks import UnfalsifiableRule, contradiction_p
+from scalinglab.verdict_scope import ScopeError, summary_by_scope
+
+P = "Somebody et al. 2025"
+
+
+@pytest.fixture(autouse=True)
+def _fresh(monkeypatch, tmp_path):
+    monkeypatch.setenv(rec.RESULTS_ENV, str(tmp_path / "run" / "results.json"))
+    rec.clear()
+    yield
+    rec.clear()
+
+
+def _finding(name, point, lo, hi, **kw):
+    return rec.record(name, Estimate(point, lo, hi, level=0.95, **kw)).to_json()
+
+
+def _c(**kw):
+    base = {"id": "c", "paper": P, "statement": "s", "findings": ("x",), "expect": "greater",
+            "value": 0.0}
+    return Claim(**{**base, **kw})
+
+
+# --- scope -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("ci", "scope", "regime", "verdict"),
+    [
+        ((-0.5, -0.1), "paper", "paper data", "contradicts"),
+        ((-0.5, -0.1), "paper", "paper regime: Atari 100k", "contradicts"),
+        ((-0.5, -0.1), "paper", "outside: our 25k-parameter models", "differs at our scale"),
+        ((0.1, 0.5), "paper", "outside: our 25k-parameter models", "holds at our scale"),
+        ((-0.5, -0.1), "benchmark", "outside", "differs at our scale"),
+        ((-0.5, -0.1), "paper", "proxy: a public GEMM table", "untested: proxy"),
+        ((0.1, 0.5), "paper", "proxy", "untested: proxy"),
+        ((-0.5, 0.5), "paper", "outside", "inconclusive"),
+        ((-0.5, -0.1), "project", "outside", "contradicts"),  # our own check: no paper regime
+    ],
+)
+def test_a_papers_claim_outside_its_regime_or_on_a_proxy_never_contradicts(
+    ci, scope, regime, verdict
+):
+    f = _finding("x", sum(ci) / 2, *ci)
+    v = decide(_c(scope=scope, regime=regime), {"x": f})
+    assert v.verdict == verdict
+    assert v.to_json()["scope"] == scope and v.to_json()["regime"] == regime
+
+
+def test_unknown_scope_or_regime_is_refused():
+    with pytest.raises(ScopeError, match="scope must be one of"):
+        _c(scope="paper's")
+    with pytest.raises(ScopeError, match="regime must start with"):
+        _c(scope="paper", regime="small models")
+    with pytest.raises(ScopeError, match="own check cannot run on a paper's data"):
+        _c(scope="project", regime="paper data")
+
+
+def test_ledger_groups_by_scope_and_counts_per_scope_in_results_json(tmp_path):
+    _finding("x", 1.0, 0.5, 1.5)
+    _finding("y", -1.0, -1.5, -0.5)
+    path = tmp_path / "claims.toml"
+    path.write_text(textwrap.dedent('''\
+        [[claim]]
+        id = "A"
+        source = "Paper"
+        statement = "x is positive"
+        findings = "x"
+        expect = "greater"
+        value = 0.0
+        scope = "paper"
+        regime = "outside: small models"
+
+        [[claim]]
+        id = "B"
+        source = "Paper"
+        statement = "y is positive"
+        findings = "y"
+        expect = "greater"
+        value = 0.0
+        scope = "paper"
+        regime = "paper regime"
+
+        [[claim]]
+        id = "C"
+        source = "us"
+        statement = "x beats y"
+        findings = "x"
+        expect = "greater"
+        value = 0.1
+        scope = "project"
+        regime = "outside"
+        user_data = true
+    '''))
+    rec.claims_from(path)
+    saved = json.loads((tmp_path / "run" / "results.json").read_text())
+    assert saved["claims_by_scope"] == {
+        "paper": {"holds at our scale": 1, "contradicts": 1},
+        "project": {"reproduces": 1},
+    }
+    html = ledger_html(saved["claims"])
+    assert html.index("Papers&#x27; claims") < html.index(">A<") < html.index(
+        "This project&#x27;s own checks"
+    ) < html.index(">C<")
+    assert "papers' claims: 1 contradicts, 1 holds at our scale" in summary_scoped_text(
+        saved["claims"]
+    ).lower()
+    # on a user's data only the user_data claim is kept, without a paper attribution
+    rec.clear()
+    _finding("x", 1.0, 0.5, 1.5)
+    verdicts = rec.claims_from(path, data="user")
+    assert [v.claim.id for v in verdicts] == ["C"]
+    assert verdicts[0].claim.paper == "this project's check on your data"
+    assert verdicts[0].claim.regime == "user data" and P not in verdicts[0].claim.paper
+    assert summary_by_scope([v.to_json() for v in verdicts]) == {"project": {"reproduces": 1}}
+
+
+# --- falsifiable rules -------------------------------------------------------------------
+
+
+def test_a_rule_no_value_of_its_finding_could_fail_is_refused():
+    # "gain > 0" on a gain that is >= 0 by construction: only exactly 0 could contradict it
+    with pytest.raises(UnfalsifiableRule, match="cannot fail"):
+        _c(support=(0.0, math.inf))
+    # the same finding with a minimum meaningful effect can fail
+    _c(value=0.02, support=(0.0, math.inf))
+    # a share in [0, 1] "between 0 and 1" cannot fail; "between 0.2 and 1" can
+    with pytest.raises(UnfalsifiableRule):
+        _c(expect="between", value=(0.0, 1.0), support=(0.0, 1.0))
+    _c(expect="between", value=(0.2, 1.0), support=(0.0, 1.0))
+    # an equivalence band wider than the support cannot fail either
+    with pytest.raises(UnfalsifiableRule):
+        _c(expect="equal", value=0.5, tolerance=0.6, support=(0.0, 1.0))
+
+
+def test_support_declared_on_the_finding_is_checked_at_ledger_time():
+    # slope of a monotone non-decreasing quantity (pass@k coverage): support [0, inf)
+    rec.record("slope", Estimate(0.01, 0.005, 0.02, level=0.95), support=(0.0, math.inf))
+    with pytest.raises(UnfalsifiableRule, match=r"claim\('LLM-1'\) on slope"):
+        rec.claim("LLM-1", paper=P, statement="s", finding="slope", expect="greater", value=0)
+    v = rec.claim("LLM-1", paper=P, statement="s", finding="slope", expect="greater", value=0.03)
+    assert v.verdict == "contradicts"  # a meaningful-effect rule the data can and do fail
+    saved = rec.findings()[0].to_json()
+    assert saved["support"] == [0.0, None]  # strict JSON: inf as null (unbounded)
+    assert decide(v.claim, {"slope": saved}).verdict == "contradicts"
+
+
+def test_claim_states_what_would_contradict_it():
+    assert _c(value=0.02).contradicted_by == "an interval at or below 0.02"
+    assert "outside [-0.02, 0.02]" in _c(expect="equal", tolerance=0.02).contradicted_by
+
+
+# --- zero-width intervals ----------------------------------------------------------------
+
+
+def test_record_refuses_a_zero_width_interval_and_keeps_the_number_without_it():
+    with pytest.warns(rec.ZeroWidthInterval, match=r"record\('share'\).*zero width.*Wilson"):
+        f = rec.record(
+            "share", Estimate(0.0, 0.0, 0.0, level=0.95, method="bootstrap"), headline=True
+        )
+    assert f.ci is None and not f.headline
+    assert "refused: zero width" in f.note and f.note.startswith("not a headline")
+    v = rec.claim("c", paper=P, statement="s", finding="share", expect="less", value=0.1)
+    assert v.verdict == "inconclusive" and "no interval" in v.reason
+    saved = json.loads(open(rec.os.environ[rec.RESULTS_ENV]).read())["findings"][0]
+    assert saved["ci"] is None and "zero width" in saved["note"]
+    rec.record("count", 3.0)  # exactly determined: no interval, no warning
+    rec.record("share", Estimate(0.0, 0.0, 0.26, level=0.95, method="Wilson score over 12"))
+    assert rec.findings()[0].ci == (0.0, 0.26)
+
+
+# --- Monte Carlo error -------------------------------------------------------------------
+
+
+def test_quantile_mc_se_matches_the_spread_of_bounds_over_resampling_seeds():
+    rng = np.random.default_rng(0)
+    data = rng.normal(size=20)
+    ends = []
+    for s in range(200):
+        r = np.random.default_rng(s + 1)
+        draws = data[r.integers(0, 20, size=(500, 20))].mean(axis=1)
+        ends.append(np.quantile(draws, 0.025))
+    draws = data[rng.integers(0, 20, size=(500, 20))].mean(axis=1)
+    est = quantile_mc_se(draws, 0.025)
+    assert 0.6 < est / np.std(ends) < 1.6  # the right size (its own noise is ~20% here)
+    e = Estimate.from_draws(0.0, draws, level=0.95)
+    assert e.mc_se is not None and e.mc_se[0] == pytest.approx(est)
+
+
+def test_a_bound_within_two_mc_errors_of_its_threshold_is_inconclusive_monte_carlo():
+    near = _finding("x", 0.3, 0.01, 0.6, mc_se=(0.02, 0.02))  # lo 0.01 > 0, by 0.5 SE
+    v = decide(_c(), {"x": near})
+    assert v.verdict == "inconclusive (Monte Carlo)"
+    assert "Monte Carlo standard errors" in v.reason
+    far = _finding("x", 0.3, 0.1, 0.6, mc_se=(0.02, 0.02))  # 5 SE away
+    assert decide(_c(), {"x": far}).verdict == "reproduces"
+    # contradiction decided by the upper bound
+    v = decide(_c(), {"x": _finding("x", -0.3, -0.6, -0.03, mc_se=(0.02, 0.02))})
+    assert v.verdict == "inconclusive (Monte Carlo)"
+    assert decide(_c(), {"x": _finding("x", -0.3, -0.6, -0.03)}).verdict == "contradicts"
+
+
+# --- multiplicity ------------------------------------------------------------------------
+
+
+def test_one_excluding_interval_among_four_sizes_does_not_contradict_after_holm():
+    fs = {f"s{i}": _finding(f"s{i}", 0.5, 0.1, 0.9) for i in range(3)}
+    # just excludes 0: unadjusted two-sided p about 0.04, Holm over 4 about 0.16
+    fs["s3"] = _finding("s3", -0.21, -0.41, -0.01)
+    claim = _c(findings=tuple(fs))
+    p = contradiction_p("greater", claim.region(), -0.21, (-0.41, -0.01), 0.95)
+    assert 0.03 < p < 0.05
+    v = decide(claim, fs)
+    assert v.verdict == "inconclusive"
+    assert "Holm" in v.reason
+    # alone, the same interval contradicts
+    assert decide(_c(findings=("s3",)), fs).verdict == "contradicts"
+    # a clear exclusion survives Holm
+    fs["s3"] = _finding("s3", -2.0, -2.2, -1.8)
+    v = decide(claim, fs)
+    assert v.verdict == "contradicts" and "Holm-adjusted p" in v.reason
+
+
+def test_outer_bootstrap_bounds_carry_their_mc_error_into_estimates():
+    import xarray as xr
+
+    from scalinglab.stats.reliability import outer_bootstrap
+
+    rng = np.random.default_rng(0)
+    scores = xr.DataArray(
+        rng.normal(size=(2, 5, 4)),
+        dims=("algorithm", "run", "task"),
+        coords={"algorithm": ["a", "b"]},
+    )
+
+    def stat(d, g):
+        return d.mean(("run", "task")).values
+
+    few = outer_bootstrap(scores, stat, reps=20, level=0.95, rng=np.random.default_rng(1))
+    many = outer_bootstrap(scores, stat, reps=2000, level=0.95, rng=np.random.default_rng(1))
+    assert few["mc_se_lo"].shape == (2,) and np.all(few["mc_se_lo"] > 0)
+    # the MC error shrinks with the number of replicates (about 1/sqrt(R): 10x here)
+    assert np.all(many["mc_se_lo"] < few["mc_se_lo"] / 3)
+    cell = xr.Dataset(
+        {k: ((), few[k][0]) for k in ("point", "lo", "hi", "mc_se_lo", "mc_se_hi")},
+        attrs={"level": 0.95, "method": "outer bootstrap", "reps": 20},
+    )
+    e = Estimate.from_cell(cell)
+    assert e.mc_se == (pytest.approx(few["mc_se_lo"][0]), pytest.approx(few["mc_se_hi"][0]))
+
+
+def test_a_family_of_claims_one_per_pair_is_holm_corrected(tmp_path):
+    path = tmp_path / "pairs.toml"
+    path.write_text(textwrap.dedent('''\
+        [[claim]]
+        id = "order/{x}>{y}"
+        each = "pairs"
+        source = "Board"
+        statement = "{x} beats {y}"
+        findings = "poi/{x}_vs_{y}"
+        expect = "greater"
+        value = 0.5
+        scope = "benchmark"
+        regime = "paper data"
+    '''))
+    pairs = [{"x": f"a{i}", "y": f"b{i}"} for i in range(4)]
+    for i in range(3):
+        _finding(f"poi/a{i}_vs_b{i}", 0.8, 0.6, 0.95)
+    _finding("poi/a3_vs_b3", 0.4, 0.3, 0.49)  # just excludes 0.5: p ~ 0.04 alone
+    verdicts = rec.claims_from(path, pairs=pairs)
+    assert [v.verdict for v in verdicts] == ["reproduces"] * 3 + ["inconclusive"]
+    assert "Holm" in verdicts[3].reason
+    assert [v.verdict for v in rec.claims()] == ["reproduces"] * 3 + ["inconclusive"]
+    rec.record("poi/a3_vs_b3", Estimate(0.1, 0.05, 0.15, level=0.95))  # clearly below
+    v = rec.claims()[3]
+    assert v.verdict == "contradicts" and "Holm-adjusted p" in v.reason
