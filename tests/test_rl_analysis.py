@@ -181,3 +181,16 @@ def test_bad_logs_get_located_errors(tmp_path, edit, match, column):
     assert info.value.column == column and info.value.file == str(path)
     if match != "missing column":
         assert info.value.row is not None and info.value.row >= 1
+
+
+def test_pooled_phases_without_enough_early_steps_predicts_no_plateau():
+    """An early window with fewer distinct steps than the logistic's 4 parameters (a short
+    run evaluated rarely) gives no early prediction instead of failing the study."""
+
+    def fn(v, n, c):
+        t = np.searchsorted(C, c) / (C.size - 1)
+        return 0.1 + 0.5 / (1 + np.exp(-15.0 * (t - 0.4)))
+
+    ph = rph.pooled_phases(_frame(fn, noise=0.005), early_frac=0.1, reps=5, seed=0)
+    assert ph["t90_early"].isna().all() and ph["mae_rest"].isna().all()
+    assert np.allclose(ph["t90"], 0.4 + np.log(9) / 15.0, atol=0.03)  # the full fit stands

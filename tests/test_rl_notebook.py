@@ -13,7 +13,9 @@ import pytest
 from scalinglab.runner.pipeline import run_study
 
 pytestmark = pytest.mark.slow
-NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "rl_scaling.py"
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOK = ROOT / "notebooks" / "rl_scaling.py"
+CLAIMS = ROOT / "notebooks" / "claims" / "rl_scaling.toml"
 # the tiny variant's other resample counts (reps 40, kn_reps 10) for the half-compute and
 # early-plateau predictions too: each of their resamples refits twice, and at the default
 # 200 they were most of a run's time; the same findings and intervals come out
@@ -22,8 +24,9 @@ TINY_PRED = {"pred_reps": 40}
 
 @pytest.fixture
 def lab(tmp_path, monkeypatch):
-    (tmp_path / "notebooks").mkdir()
+    (tmp_path / "notebooks" / "claims").mkdir(parents=True)
     shutil.copy(NOTEBOOK, tmp_path / "notebooks")
+    shutil.copy(CLAIMS, tmp_path / "notebooks" / "claims")
     monkeypatch.setenv("SCALINGLAB_ROOT", str(tmp_path))
     return tmp_path
 
@@ -79,6 +82,16 @@ def test_tiny_study_runs_our_own_sweep(lab):
     assert ledger["TAN-4"]["verdict"] == "untested" and ledger["TAN-4"]["untested"]
     assert ledger["CONTROL-A"]["verdict"] == "untested"
     assert ledger["SCALERL-4"]["findings"] == ["ablation/sample_agg/delta_A"]
+    # claims as data: every paper claim is tested outside its paper's regime
+    assert ledger["TAN-1"]["scope"] == "paper"
+    assert ledger["TAN-1"]["regime"].startswith("outside: ")
+    assert ledger["TAN-1"]["verdict"] != "contradicts"  # outside its regime: at our scale
+    assert ledger["CONTROL-A"]["scope"] == "project"
+    # the default design's reading is kept (tiny runs it) with its {{ }} references filled
+    html = (Path(res.run_dir) / "report.html").read_text()
+    assert "What the `small` design" in html or "What the <code>small</code> design" in html
+    assert "{{" not in html and "only-medium" not in html
+    assert "What the <code>medium_v2</code> design decides" not in html
     assert list(lab.glob("data/**/grpo-tiny-*.nc"))  # data/.cache/ for tiny runs
 
 
@@ -100,4 +113,6 @@ def test_user_logs_give_the_same_analyses(lab):
     found = _findings(res)
     for label, a in (("1e+05", 0.5), ("1e+06", 0.6), ("1e+07", 0.7)):
         assert found[f"scalerl/{label}/A"]["point"] == pytest.approx(a, abs=0.03)
+    # no paper's claim (nor this study's design checks) is decided on a user's logs
+    assert json.loads((Path(res.run_dir) / "results.json").read_text())["claims"] == []
     assert not list(lab.glob("data/**/*.nc"))  # no sweep was run

@@ -13,6 +13,9 @@ Reproduces ``docs/studies/rl_scaling.md``.
   :mod:`scalinglab.stats`)
 - :mod:`.predict`: the papers' predictions with intervals over seeds (half compute -> A and the
   final pass rate, early plateau, data reuse at equal compute, run-to-run spread of A)
+- :mod:`.findings`: each analysis result as named :class:`~scalinglab.estimate.Estimate` findings
+  (the notebook records them with one call) and the values ``notebooks/claims/rl_scaling.toml`` names
+- :mod:`.plots`: the study's figures
 
 Shared rooms used: ``models`` (transformer, tokenizer), ``cost_model``, ``fitting``, ``stats``,
 ``compute``.

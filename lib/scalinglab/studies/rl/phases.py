@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import rankdata
 
+from scalinglab.errors import InputError
 from scalinglab.fitting import extrapolation_check, fit, from_arrays
 from scalinglab.stats.bootstrap import percentile_interval, stratified_replicates
 from scalinglab.studies.rl.analysis import ordered_sizes
@@ -244,7 +245,8 @@ def pooled_phases(
 
     Returns one row per size: ``t10`` (end of the slow start) and ``t90`` (plateau
     start) with CIs over seeds; ``t90_early`` from a fit on ``t <= early_frac``
-    only, its ``mae_rest`` on the later points; and the RMSE of the logistic and
+    only (NaN when that window has fewer distinct steps than the logistic has
+    parameters), its ``mae_rest`` on the later points; and the RMSE of the logistic and
     of the exponential-saturation law on all points (which law fits better).
     """
     base = df[df["variant"] == df["variant"].iloc[0]]
@@ -262,11 +264,17 @@ def pooled_phases(
         expo = fit("exp_saturation", t, y, groups=grp)
         early = t <= early_frac
         data = from_arrays(t, y, groups=grp.astype(str))
-        ex = extrapolation_check(
-            "logistic_progress", data, train=early, metric="mae", bootstrap=0, seed=seed
-        )
-        p_early = ex.fit.params
-        t90_early = p_early["t0"] + LN9 / p_early["kappa"]
+        try:
+            ex = extrapolation_check(
+                "logistic_progress", data, train=early, metric="mae", bootstrap=0, seed=seed
+            )
+        except InputError:
+            # the early window holds fewer distinct steps than the logistic has parameters
+            # (a short run evaluated rarely): it predicts no plateau
+            t90_early, mae_rest = np.nan, np.nan
+        else:
+            p_early = ex.fit.params
+            t90_early, mae_rest = p_early["t0"] + LN9 / p_early["kappa"], ex.error
         row = {
             "model_size": size,
             "n_params": float(g["n_params"].iloc[0]),
@@ -274,7 +282,7 @@ def pooled_phases(
             "Rmax": full.params["Rmax"],
             # an early fit that puts the plateau beyond 10 runs has not seen it coming
             "t90_early": t90_early if 0.0 <= t90_early <= 10.0 else np.nan,
-            "mae_rest": ex.error,
+            "mae_rest": mae_rest,
             "rmse_logistic": _rmse(full, t, y),
             "rmse_exp": _rmse(expo, t, y),
         }

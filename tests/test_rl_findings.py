@@ -1,0 +1,266 @@
+"""The RL study's analysis results as named estimates (studies/rl/findings.py)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from scalinglab import record as rec
+from scalinglab.claims_file import claims_for
+from scalinglab.paths import notebooks_dir
+from scalinglab.studies.rl import findings
+from scalinglab.studies.rl.plots import symlog_threshold, symlog_ticks
+
+CLAIMS = notebooks_dir() / "claims" / "rl_scaling.toml"
+
+
+def _half_row(size, *, a_ok=True, rmse=0.02, rmse_ci=(0.03, 0.05)):
+    return {
+        "model_size": size,
+        "A_error": 0.01,
+        "A_error_lo": -0.02,
+        "A_error_hi": 0.04,
+        "A_half_identified": a_ok,
+        "A_half_note": "" if a_ok else "A at its bound 1 in 40% of refits",
+        "final_error": -0.03,
+        "final_error_lo": -0.05,
+        "final_error_hi": 0.0,
+        "rmse": rmse,
+        "rmse_lo": rmse_ci[0],
+        "rmse_hi": rmse_ci[1],
+    }
+
+
+def test_half_compute_findings_carry_method_headline_and_identification():
+    half = pd.DataFrame([_half_row("m", a_ok=False), _half_row("s")])
+    extra = pd.DataFrame([{"model_size": "s", "mae": 0.1, "mae_lo": 0.05, "mae_hi": 0.2}])
+    out = {
+        n.name: n
+        for n in findings.half_compute_findings(
+            half, extra, largest="m", fit_frac=0.5, level=0.9, pred_reps=7, reps=11
+        )
+    }
+    a_m = out["scalerl/m/A_pred_error"]
+    assert a_m.headline and not a_m.estimate.identified and "40%" in a_m.estimate.note
+    assert not out["scalerl/s/A_pred_error"].headline  # headlines at the largest size only
+    assert out["scalerl/s/A_pred_error"].estimate.note is None
+    e = out["scalerl/s/final_pred_error"].estimate
+    assert (e.level, e.resamples, e.ci) == (0.9, 7, (-0.05, 0.0))
+    assert e.method == findings.OVER_SEEDS
+    # the RMSE's resampled interval lies above its point: extended to cover it
+    r = out["scalerl/s/rmse"].estimate
+    assert r.ci == (0.02, 0.05) and "extended to the point" in r.method
+    assert out["extrapolation/s/mae"].estimate.resamples == 11
+    assert "50%" in out["extrapolation/s/mae"].description
+
+
+def _phase_row(size="s", **kw):
+    row = {
+        "model_size": size,
+        "R0": 0.05,
+        "Rmax": 0.8,
+        "rise_resolved": True,
+        "bend_inside": True,
+        "eval_dt": 0.0125,
+        "t90_early": 0.5,
+        "early_fail_share": 0.0,
+        "t90_error": 0.02,
+        "t90_error_lo": -0.01,
+        "t90_error_hi": 0.05,
+        "t90_lo": 0.5,
+        "t90_hi": 0.7,
+    }
+    for name, v in (("t10", 0.1), ("t50", 0.3), ("t90", 0.6)):
+        row |= {name: v, f"{name}_lo": v - 0.05, f"{name}_hi": v + 0.05}
+    return row | kw
+
+
+@pytest.mark.parametrize(
+    ("change", "unidentified", "why"),
+    [
+        ({}, set(), None),
+        ({"R0": -0.2}, {"t10"}, "R0 = -0.200 < 0"),
+        ({"early_fail_share": 0.25}, {"t90_early_error"}, "25% of refits"),
+        ({"t90_early": np.nan}, {"t90_early_error"}, "point fit"),
+        ({"rise_resolved": False}, {"t10", "t50", "t90"}, "a step"),
+        (
+            {"bend_inside": False, "R0": -0.2, "t50": 1.7},
+            {"t10", "t50", "t90", "t90_early_error"},
+            "t50 = 1.70 lies outside training",
+        ),
+    ],
+)
+def test_phase_findings_say_which_points_the_data_do_not_pin(change, unidentified, why):
+    ph = pd.DataFrame([_phase_row(**change)])
+    out = {
+        n.name.split("/")[-1]: n
+        for n in findings.phase_findings(ph, largest="s", early_frac=0.3, level=0.95, reps=5)
+    }
+    assert set(out) == {"t10", "t50", "t90", "t90_early_error"}
+    bad = {k for k, n in out.items() if not n.estimate.identified}
+    assert bad == unidentified
+    for k in bad:
+        assert why in out[k].estimate.note
+    assert out["t90_early_error"].headline
+
+
+def test_phase_table_flags_absurd_fits_as_not_identified():
+    ph = pd.DataFrame(
+        [
+            _phase_row("s"),
+            _phase_row("m", R0=-259.0, Rmax=2.4e4, bend_inside=False, t50=-5.5),
+            _phase_row("l", Rmax=1.3),
+        ]
+    )
+    for col in ("rmse_logistic", "rmse_exp"):
+        ph[col] = 0.01
+    t = findings.phase_table(ph, early_frac=0.3)
+    assert t.loc["s", "identified"] == "yes"
+    assert t.loc["m", "identified"].startswith("not identified: t10, t50, t90")
+    assert "R0/Rmax outside [0, 1]" in t.loc["l", "identified"]
+
+
+def test_run_phase_findings_without_any_slow_start_leave_the_spread_unidentified():
+    def share(v, ci=(0.0, 0.0)):
+        return {"value": v, "ci": ci, "n_runs": 9, "by_size": {}}
+
+    shares = {
+        "slow_start": share(0.0),
+        "plateau": share(0.78, (0.56, 1.0)),
+        "three_phases": share(0.0),
+        "predicted": share(0.0),
+        "t10_seed_sd": share(0.001, (0.0, 0.001)),
+        "t10_start_rho": share(0.87, (0.87, 0.87)),
+    }
+    out = {
+        n.name: n
+        for n in findings.run_phase_findings(
+            shares, base="baseline", early_frac=0.3, level=0.95, reps=9
+        )
+    }
+    assert out["phases/runs/three_phases_share"].headline
+    assert "of the 9 baseline runs" in out["phases/runs/plateau_share"].description
+    for name in ("t10_seed_sd", "t10_start_rho"):
+        e = out[f"phases/runs/{name}"].estimate
+        assert not e.identified and "no run has a slow start" in e.note
+    shares["slow_start"] = share(0.3, (0.1, 0.5))
+    out = findings.run_phase_findings(shares, base="b", early_frac=0.3, level=0.95, reps=9)
+    assert all(n.estimate.identified for n in out)
+
+
+def test_k_table_prints_intervals_as_rounded_text():
+    kn = {
+        "sizes": ["s", "m"],
+        "n_params": [1e4, 1e5],
+        "k_slope": [(0.49, (0.4329525900689018, 0.5385119163012346)), (0.54, (0.46, 0.64))],
+        "k_law": [(0.45, None), (0.5, None)],
+    }
+    t = findings.k_table(kn)
+    assert t.loc["s", "k_slope_ci"] == "[0.433, 0.539]"
+    assert list(t["k_slope"]) == [0.49, 0.54]
+
+
+def test_ablation_findings_headline_the_controls_and_flag_a_spread_on_its_bound():
+    effects = pd.DataFrame(
+        [
+            {
+                "variant": v,
+                "metric": m,
+                "delta": -0.5,
+                "delta_lo": -0.6,
+                "delta_hi": -0.4,
+                "identified": True,
+                "note": "",
+                "sizes": "s, m",
+                "n_seeds": 5,
+                "mde": 0.1234,
+                "p_improve": 0.1,
+                "p_lo": 0.0,
+                "p_hi": 0.3,
+            }
+            for v in ("len_cap", "sample_agg")
+            for m in ("A", "log10_C_mid")
+        ]
+    )
+    spread = {"sd": 0.1, "ci": (0.05, 0.12), "ci_extended": False, "at_bound": 0.22}
+    out = {
+        n.name: n
+        for n in findings.ablation_findings(effects, spread, base="baseline", level=0.95, reps=100)
+    }
+    assert out["ablation/len_cap/delta_A"].headline
+    assert not out["ablation/sample_agg/delta_A"].headline
+    assert "ablation/len_cap/p_improve_A" in out
+    assert "ablation/len_cap/p_improve_log10_C_mid" not in out  # no P(X > Y) on C_mid
+    assert "minimum detectable effect 0.123" in out["ablation/len_cap/delta_A"].description
+    sd = out["scalerl/A_seed_sd"].estimate
+    assert not sd.identified and "22%" in sd.note
+
+
+def test_record_all_records_each_named_estimate_once():
+    rec.clear()
+    try:
+        after = {
+            "mean": math.nan,
+            "ci": (math.nan, math.nan),
+            "n_runs": 0,
+            "n_total": 9,
+            "n_plateau": 0,
+            "share_gaining": math.nan,
+        }
+        got = findings.record_all(findings.plateau_findings(after, level=0.95, reps=50))
+        assert [f.name for f in got] == ["plateau/gain_after", "plateau/share_gaining"]
+        gain = got[0]
+        assert gain.ci is None and gain.level == 0.95 and gain.resamples == 50
+        assert not gain.identified and "only 0 of 9 runs" in gain.note
+        assert [f.name for f in rec.findings()] == [f.name for f in got]
+    finally:
+        rec.clear()
+
+
+def _recorded(names):
+    return {
+        n: {"name": n, "point": 0.0, "ci": [-0.01, 0.01], "identified": True, "level": 0.95}
+        for n in names
+    }
+
+
+def test_claims_file_decides_scalerl4_on_the_design_ablations_the_sweep_ran():
+    sizes = ["s", "m"]
+    names = [f"scalerl/{s}/{p}" for s in sizes for p in ("rmse", "A_pred_error")]
+    names += [f"scalerl/{s}/final_pred_error" for s in sizes]
+    names += [f"tan/k/{s}" for s in sizes] + ["tan/k_rise", "tan/N0", "scalerl/A_seed_sd"]
+    names += [f"phases/{s}/{p}" for s in sizes for p in ("t10", "t90", "t90_early_error")]
+    names += [f"phases/runs/{p}" for p in ("three_phases_share", "t10_seed_sd", "predicted_share")]
+    names += ["plateau/gain_after"]
+    values = findings.claim_values(sizes, ["baseline"], early_frac=0.3)
+    got = {c.id: c for c in claims_for(CLAIMS, values, _recorded(names))}
+    assert got["SCALERL-4"].untested == "no design ablation in this run"
+    assert got["CONTROL-A"].untested and got["TAN-3"].untested == "fewer than 3 sizes"
+    assert got["TAN-1"].findings == ("tan/k/s", "tan/k/m")
+    assert "first 30%" in got["GRPOLAW-1-early"].statement
+    values = findings.claim_values(sizes, ["baseline", "batch_norm"], early_frac=0.3)
+    got = {
+        c.id: c
+        for c in claims_for(CLAIMS, values, _recorded([*names, "ablation/batch_norm/delta_A"]))
+    }
+    assert got["SCALERL-4"].findings == ("ablation/batch_norm/delta_A",)
+    for c in got.values():  # every paper claim is tested outside its regime
+        if c.id.startswith("CONTROL"):
+            assert c.scope == "project" and c.regime is None
+        else:
+            assert c.scope == "paper" and c.regime.startswith("outside: ")
+    # a user's own logs: no claim of the file is about them
+    values = findings.claim_values(sizes, ["baseline"], early_frac=0.3, user_data=True)
+    assert claims_for(CLAIMS, values, _recorded(names)) == []
+
+
+def test_symlog_threshold_is_the_power_of_ten_below_the_first_evaluation():
+    assert symlog_threshold([0.0, 2.3e9, 5e12]) == 1e9
+    assert symlog_threshold([0.0, 1e9]) == 1e9
+    with pytest.raises(ValueError, match="no positive compute"):
+        symlog_threshold([0.0, 0.0])
+    # no tick between 0 and the threshold (its label overlapped "0")
+    assert symlog_ticks([0.0, 8.5e9, 4e12]) == [0.0, 1e9, 1e10, 1e11, 1e12, 1e13]
