@@ -1184,10 +1184,13 @@ if ldf is not None:
         trend = None if late_slopes.empty else sa.stratified_mean(late_slopes, "slope", **BOOT)
         res = lfits[(act, model, row["law"])]
         ident = sa.law_identification(res, "A0", trend=trend)
+        # a bootstrap that never leaves a bound has no interval (record() would refuse
+        # it with a warning printed into the report); the note says why
+        a0_ci = (row["A0_lo"], row["A0_hi"]) if row["A0_lo"] < row["A0_hi"] else None
         record(
             f"long/{act}/{model}/A0",
             row["A0"],
-            ci=(row["A0_lo"], row["A0_hi"]),
+            ci=a0_ci,
             level=level,
             method=LAW_CI,
             resamples=reps,
