@@ -120,3 +120,23 @@ def test_between_run_speedups_are_median_and_range_over_runs():
     assert four["speedup"] == 2.0
     with pytest.raises(ValueError, match="no kernel timing runs"):
         time_kernel.between_run_speedups([])
+
+
+def test_the_cached_long_design_is_found_whatever_device_trained_it(tmp_path, monkeypatch):
+    # the committed design was trained on a GPU: its device is in the cache key, so a
+    # look-up under the CPU key alone found nothing and the report left A0 untested
+    monkeypatch.setenv("SCALINGLAB_ROOT", str(tmp_path))
+    from scalinglab.compute import dataset_path, save_dataset
+
+    assert long_runs.cached_long("small") == {}
+    cfg = long_configs("small", device="cuda")["size-m"]
+    key = long_runs.sweep_key(cfg)
+    save_dataset(
+        xr.Dataset({"x": ("i", np.arange(3.0))}),
+        dataset_path("sparsity_laws", f"sweep-{cfg.compute_class}", key),
+        config=key,
+    )
+    got = long_runs.cached_long("small")
+    assert list(got) == ["size-m"]
+    np.testing.assert_array_equal(got["size-m"]["x"].values, [0.0, 1.0, 2.0])
+    assert long_runs.cached_long("small", devices=("cpu",)) == {}

@@ -90,7 +90,22 @@ def test_tiny_study_through_the_runner(tmp_path):
     # the matched design decides the size and width-depth claims (it ran: tiny sizes at
     # equal tokens per parameter, a second width-depth family), each cached apart
     assert len(list(cache.glob("sweep-tiny-matched-*.nc"))) == 3
-    assert claims["deeper-sparser"]["verdict"] != "untested", claims["deeper-sparser"]
+    # ... but mid-transient (20 tokens per parameter), a proxy for the limit the paper's
+    # width-depth claim is about: its result is shown, and decides nothing (an interval
+    # that admits both sides stays inconclusive)
+    wd = claims["deeper-sparser"]
+    assert wd["verdict"] in ("untested: proxy", "inconclusive"), wd
+    assert wd["regime"].startswith("proxy:"), wd
+    assert "width_depth/relu/slope_per_decade =" in wd["reason"], wd
+    # the paper's claims on our small models: scoped, tested outside the paper's regime,
+    # so they hold or differ at our scale and never contradict (notebooks/claims/)
+    for c in claims.values():
+        assert c["scope"] == "paper" and c["regime"].split(":")[0] in ("outside", "proxy"), c
+        assert c["verdict"] != "contradicts", c
+    # trends are decided against the minimum effect set on half of the paper's curves
+    assert claims["relu-decreasing"]["value"] == pytest.approx(
+        -findings["calibration/relu/min_relative_trend"]["point"]
+    )
     # the size and limit claims are read on the long design's identified limits (the tiny
     # report trains its long design; a limit left unidentified leaves the claim untested)
     assert len(list(cache.glob("sweep-tiny-long-*.nc"))) == 2

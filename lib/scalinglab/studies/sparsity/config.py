@@ -144,7 +144,7 @@ def sweep_config(compute_class: str = "small", **overrides) -> SparsitySweepConf
             ),
             seeds=(0, 1),
             tokens=60_000,
-            n_checkpoints=4,
+            n_checkpoints=6,  # >= 4 usable points per ReLU curve: the law has 4 free parameters
             first_checkpoint=0.1,
             batch_size=8,
             seq_len=32,

@@ -156,17 +156,27 @@ def run_long(
     return out
 
 
-def cached_long(compute_class: str = "small", *, device: str = "cpu") -> dict[str, xr.Dataset]:
-    """The long design's Datasets that are cached (never trains; may be empty)."""
+def cached_long(
+    compute_class: str = "small", *, devices: tuple[str, ...] = ("cpu", "cuda")
+) -> dict[str, xr.Dataset]:
+    """The long design's Datasets that are cached (never trains; may be empty).
+
+    A config's ``device`` is in its cache key, so each size is looked up once per device
+    in ``devices``, in order, and the first cached one is kept: a design trained on a GPU
+    (committed from a lent machine) is read as well as one trained here.
+    """
     from scalinglab.compute import load_dataset
 
     out = {}
-    for name, cfg in long_configs(compute_class, device=device).items():
-        key = sweep_key(cfg)
-        ds = load_dataset(dataset_path(STUDY, f"sweep-{cfg.compute_class}", key), key)
-        if ds is not None:
-            out[name] = ds
-    return out
+    for device in devices:
+        for name, cfg in long_configs(compute_class, device=device).items():
+            if name in out:
+                continue
+            key = sweep_key(cfg)
+            ds = load_dataset(dataset_path(STUDY, f"sweep-{cfg.compute_class}", key), key)
+            if ds is not None:
+                out[name] = ds
+    return {name: out[name] for name in long_configs(compute_class) if name in out}
 
 
 # ----------------------------------------------------------------------------- elsewhere
