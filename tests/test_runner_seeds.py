@@ -89,7 +89,7 @@ def test_verify_seeds_on_a_fixture_study_lists_the_verdict_that_flips(
         (root / sub).mkdir(parents=True)
     shutil.copy(FIXTURES / "fixture_seeds.py", root / "notebooks")
     monkeypatch.setenv("SCALINGLAB_ROOT", str(root))
-    monkeypatch.setattr(manifest_mod, "lib_hash", lambda: "pinned-lib-hash")
+    monkeypatch.setattr(manifest_mod, "library_hashes", lambda cells, where="": {"x": "pinned"})
     a = run_study("fixture_seeds", command="pytest")
     assert a.status == "ok", a.error
     recorded = {

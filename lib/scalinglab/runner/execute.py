@@ -45,9 +45,12 @@ from scalinglab.paths import notebooks_dir, repo_root
 from scalinglab.record import RESULTS_ENV
 
 KERNEL = "python3"
-#: Kernel options: its own log at ERROR (it warns on every start that a local kernel's
-#: TCP sockets are unencrypted, which is expected for a kernel on localhost).
-KERNEL_ARGUMENTS = ["--IPKernelApp.log_level=ERROR"]
+#: Kernel options: its own log at CRITICAL. It warns on every start that a local kernel's
+#: TCP sockets are unencrypted (expected on localhost), and a kernel stopped by Ctrl-C or
+#: SIGTERM while a cell runs logs a teardown race ("Exception in message handler ...
+#: Socket operation on non-socket") with a traceback; a cell's own error reaches the
+#: runner as the cell's output, not through this log.
+KERNEL_ARGUMENTS = ["--IPKernelApp.log_level=CRITICAL"]
 
 
 #: Name prefix of a kernel's connection file, kept in the run's own folder.
@@ -113,6 +116,28 @@ def sigterm_as_interrupt() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+class _StoppedKernelFilter(logging.Filter):
+    """Drops asyncio's "Task exception was never retrieved" for a kernel the stop killed.
+
+    When Ctrl-C or ``SIGTERM`` stops a run, the runner shuts the kernel down while
+    nbclient still awaits the running cell; that task ends in ``DeadKernelError``, which
+    nobody retrieves any more (the run is already recorded ``interrupted``), and asyncio
+    would print its traceback when the task is collected, which can be at interpreter
+    exit: so the filter is installed once, for the process, when the runner loads.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if exc is None:
+            exc = getattr(record, "exception", None)
+        return type(exc).__name__ != "DeadKernelError" and "Kernel died" not in str(
+            record.getMessage()
+        )
+
+
+logging.getLogger("asyncio").addFilter(_StoppedKernelFilter())
 
 
 def execute_study(

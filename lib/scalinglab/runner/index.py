@@ -117,9 +117,12 @@ def _run_record(ref: store.RunRef, root: Path) -> dict[str, Any]:
         claims = read_claims_strict(ref.path) if ref.complete else []
     except InputError as exc:
         claims, results_error = [], str(exc)
-    damage = store.check_run(ref.path).problems if ref.complete and m and not results_error else []
-    if damage:  # e.g. results.json no longer matches the hash its manifest recorded
-        status, claims, results_error = CORRUPT, [], "; ".join(damage)
+    damage = store.check_run(ref.path).problems if ref.complete and m else []
+    if damage or results_error:  # unreadable, or not what its manifest's hash recorded
+        status, claims = CORRUPT, []
+        results_error = results_error or "; ".join(damage)
+    if status == CORRUPT and not results_error:  # the manifest itself is unreadable
+        claims, results_error = [], error
     return {
         "run_id": ref.run_id,
         "path": str(ref.path.relative_to(root)),
