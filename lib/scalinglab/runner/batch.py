@@ -121,12 +121,14 @@ def _execute(
 
     def done(task: dict[str, Any], ok: bool, value: Any) -> None:
         name = task["study"]
-        if ok and (value.get("study"), value.get("variant")) != (name, task["variant"]):
+        # the report folder the run goes to: <variant>-custom/ for non-default parameters
+        folder = preps[name].variant if name in preps else task["variant"]
+        if ok and (value.get("study"), value.get("variant")) != (name, folder):
             ok, value = (
                 False,
                 (
                     f"worker answered for {value.get('study')!r}/{value.get('variant')!r} "
-                    f"instead of {name}/{task['variant']}: refused (nothing written)"
+                    f"instead of {name}/{folder}: refused (nothing written)"
                 ),
             )
         if ok:
