@@ -57,25 +57,12 @@
 # held-out ones. Compute is counted in FLOPs by the project's cost model (2N per
 # generated token, 6N per trained token, plus attention).
 #
-# **Three designs.** The default report (`compute_class=small`, 3 sizes, 3 seeds, 500
-# steps) runs in minutes, but read as a reviewer would it cannot decide most of the
-# papers' claims: every size gets a learning rate proportional to 1/width and the same
-# 500 steps, so the largest model learns slowest and is still rising when it stops (a
-# confound for $k(N)$ and no asymptote to predict); the warm-up ends where GRPO already
-# climbs (no slow start); and three seeds without a positive control give the ablations
-# no power. The **claims ledger** at the top of the report says so claim by claim. The
-# `medium` class is the redesign meant to decide them (a sweep of a few hours on 2 cores,
-# resumable run by run, see *The medium sweep* below): a GRPO learning-rate stage per
-# size, 4 sizes over 32x in parameters, a warm-up that stops at $R_0 \approx 0.03$, 5
-# seeds, positive controls that must move $A$ (a generation cap below what the 4-digit
-# sums need) and efficiency (half the learning rate), and a fixed prompt pool reused for
-# up to 16 epochs against fresh prompts at equal compute. Its first version
-# (`medium_v1`, report variant `medium`) stopped each run once a plateau rule fired and
-# chose learning rates on 300-step runs of 2 seeds; the current `medium` (report variant
-# `medium_v2`) trains every run its full 2000 steps, judges the plateau afterwards, and
-# chooses learning rates on 600-step runs of 3 seeds, excluding any under which a run
-# collapsed. Each report reads its own design's results at the end (*Reading the
-# results*).
+# **Designs.** Each report reads one design (`compute_class`; the table in the study's
+# doc lists them): the default `small` (3 sizes, 3 seeds, 500 steps, minutes), and longer
+# sweeps on 2 cores, resumable run by run (`medium_v1`, report `medium`; `medium`, report
+# `medium_v2`). The **claims ledger** says claim by claim what the design decides, and
+# why a claim is not identified or untested; *Reading the results* at the end reads the
+# design's own results.
 #
 # The facts this study reproduces (papers, claims with their ids, formulas, protocols and
 # published numbers) are in
@@ -97,6 +84,7 @@ transient_frac: float = 0.1  # drop points before this fraction of a run's compu
 fit_frac: float = 0.5  # fit the sigmoid on compute ≤ fit_frac * C_max, predict the rest [> 0, ≤ 1]
 early_frac: float = 0.3  # phase analysis: fit on the first early_frac of training only [> 0, ≤ 1]
 level: float = 0.95  # confidence level of every interval [> 0, < 1]
+min_multiple: float = 4.0  # SCALERL-2 on runs whose half reaches this multiple of C_mid [> 0]
 # fmt: on
 
 # %%
@@ -108,16 +96,17 @@ from IPython.display import display
 
 from scalinglab.paths import repo_root
 from scalinglab.plots import use_style
-from scalinglab.record import claims_from
-from scalinglab.studies.rl import ablations, analysis, findings, kn, phases, plots, predict
+from scalinglab.record import claims, claims_from
+from scalinglab.stats.calibration import seed_mean_coverage
+from scalinglab.studies.rl import ablations, analysis, findings, halfruns, kn, phases, plots
+from scalinglab.studies.rl import predict, sound_findings, spread, tanlaw
 from scalinglab.studies.rl.budget import costs_from_runs, estimate_sweep
 from scalinglab.studies.rl.config import sweep_config
 from scalinglab.studies.rl.findings import record_all
-from scalinglab.studies.rl.stopping import PlateauRule, gain_after_plateau, run_outcomes
+from scalinglab.studies.rl.stopping import EquivalenceRule, gain_after_plateau, run_outcomes
 from scalinglab.studies.rl.sweep import rl_runs_folder, run_sweep
 
 use_style()
-
 pd.set_option("display.precision", 4, "display.width", 160)
 
 if runs:
@@ -167,26 +156,26 @@ setup.sort_index(level="n_params")
 
 # %% [markdown]
 # **How the runs ended.** A run's peak pass rate, its last evaluation, and whether it fell
-# back: *declined* (the last evaluation more than 0.1 below the peak) or *collapsed* (below
-# half its $R_0$, or back at $R_0$ after taking off); *took off*: its peak at least 0.1
-# above $R_0$ (a run that did not is still in its slow start). The plateau rule
-# (`PlateauRule`: the last 20% of compute gained less than twice its noise or 0.02, three
-# evaluations in a row, after step 400) is applied afterwards: `plateau_step` is where it
-# would have stopped the run, and `gain_after_plateau` what the run gained after that
-# (the mean of its last 3 evaluations minus the mean of the 3 up to the onset). A run that
-# the rule did stop (the first `medium` design) shows nothing after its onset and has no
-# gain.
+# back: *unstable* (the last evaluation more than 0.1 below the peak: outside ScaleRL's
+# scope, reported apart and never counted as a plateau) or *collapsed* (below half its
+# $R_0$, or back at $R_0$ after taking off); *took off*: its peak at least 0.1 above
+# $R_0$. The plateau is judged afterwards as an equivalence test (`EquivalenceRule`):
+# the upper 95% bound of what the last 20% of compute gained (a line through those
+# evaluations) lies below 0.02, three evaluations in a row, after step 400.
+# `plateau_step` is where it fires, `gain_after_plateau` what the run gained after that
+# (the mean of its last 3 evaluations minus the mean of the 3 up to the onset).
 
 # %%
-outcomes = run_outcomes(curves, rule=PlateauRule(min_steps=400))
+outcomes = run_outcomes(curves, rule=EquivalenceRule(min_steps=400))
 base_out = outcomes[outcomes["variant"] == base]
-display(base_out.groupby("model_size", sort=False)[["took_off", "declined", "collapsed"]].sum())
+display(base_out.groupby("model_size", sort=False)[["took_off", "unstable", "collapsed"]].sum())
 record_all(findings.run_outcome_findings(base_out, base=base))
 after = gain_after_plateau(outcomes, reps=poi_reps, seed=seed, level=level)
 record_all(findings.plateau_findings(after, level=level, reps=poi_reps))
+record_all(sound_findings.plateau_equivalence_findings(after, base_out, base=base))
 print(
     f"plateau rule fired in {after['n_plateau']} of {after['n_total']} runs; "
-    f"{after['n_runs']} continued past it"
+    f"{after['n_runs']} continued past it; {after['n_unstable']} unstable, apart"
 )
 display(
     base_out[["model_size", "seed", "R0", "peak", "final", "plateau_step", "gain_after_plateau"]]
@@ -279,39 +268,63 @@ half.set_index("model_size")[half_cols].join(
 )
 
 # %% [markdown]
+# **Run by run.** Seeds that take off at different times pool into a blurred curve, and
+# a half that ends before the curve bends holds no asymptote (ScaleRL's half sits at
+# about 20x $C_{mid}$). Each run is fitted alone on all of its compute and on its first
+# half; the error of $A$ against the multiple of $C_{mid}$ the half reaches shows where
+# the test means something. SCALERL-2 is decided on the runs whose half reaches
+# `min_multiple` x $C_{mid}$ (with $A$ off its bound, a take-off and no decline): the
+# mean $|A_{half} - A_{full}|$, Student t over those runs; with fewer than 3, not
+# identified.
+
+# %%
+half_runs = halfruns.per_run_half_fits(curves, fit_frac=fit_frac, transient_frac=transient_frac)
+decision = halfruns.half_fit_decision(half_runs, min_multiple=min_multiple, level=level)
+record_all(sound_findings.half_run_findings(decision, min_multiple=min_multiple))
+display(halfruns.error_by_multiple(half_runs))
+plots.half_fit_errors(half_runs, min_multiple=min_multiple)
+plt.show()
+
+# %% [markdown]
 # ## Tan et al.: learning rate in compute, $k(N)$
 #
-# $L = 1 - R$ falls as a power of compute; its exponent $k$ per size, the joint law
-# $k(N) = K_{max} N/(N + N_0)$ over sizes, the rise of $k$ from the smallest to the
-# largest size, and a leave-the-largest-out check: the law fitted on the smaller sizes
-# predicts the largest size's exponent. $N_0$ on the edge of its range
-# ($N_{min}/100$ to $100 N_{max}$) means $k$ does not rise with $N$ here: not identified.
+# Tan et al. fit $\log_{10} L = -k \log_{10} C + E_0$ ($L = 1 - R$) per model size; here
+# every run gets that line, and $k$ per size is the mean over its runs (Student t). Two
+# checks can fail the law: its curvature (the quadratic term of $\log_{10} L$ in
+# $\log_{10} C$, zero on a line; TAN-1-linear) and its held-out error: the line fitted on
+# the first half of each run predicts the later evaluations against ScaleRL's sigmoid
+# fitted on the same window (TAN-1). The joint law $k(N) = K_{max} N/(N + N_0)$ and a
+# leave-the-largest-out check follow; $N_0$ on the edge of its range ($N_{min}/100$ to
+# $100 N_{max}$) in either fit means $k$ does not rise with $N$: not identified (TAN-3).
 
 # %%
 kn_fit = kn.fit_kn(curves, reps=kn_reps, seed=seed, level=level)
-record_all(findings.kn_findings(kn_fit, level=level, reps=kn_reps))
-findings.k_table(kn_fit)
+record_all(findings.kn_findings(kn_fit, level=level, reps=kn_reps, per_size=False))
+laws = tanlaw.per_run_power_laws(curves, fit_frac=fit_frac, transient_frac=transient_frac)
+k_tab = tanlaw.k_by_size(laws, sizes, variant=base, level=level)
+comp = tanlaw.heldout_comparison(laws, half_runs)
+rise = tanlaw.k_rise(laws, sizes, variant=base, level=level)
+est = tanlaw.comparison_estimate(comp, level=level)
+record_all(sound_findings.tan_findings(k_tab, rise, comp, est, level=level))
+k_tab.join(findings.k_table(kn_fit)[["k_law"]]).round(3)
 
 # %%
-plots.k_of_n(curves, kn_fit, sizes, base=base)
+plots.k_of_n(curves, kn_fit, sizes, base=base, k_table=k_tab)
 plt.show()
 
 # %% [markdown]
 # ## Phases of the reward trajectory
 #
 # Our law for the trajectory is a logistic in training progress $t$ (the step over the
-# size's longest run: its step budget unless every run stopped early),
-# $R(t) = R_0 + (R_{max} - R_0)/(1 + e^{-\kappa (t - t_0)})$. The slow start ends at
-# $t_{10}$, the rapid gain is centred on $t_{50} = t_0$ and the plateau begins at $t_{90}$,
-# where the logistic has made 10%, 50% and 90% of its gain; the three phases are in the
-# data when $t_{10} > 0$ and $t_{90} < 1$. A logistic whose own $R_0$ is below 0 starts
-# mid-climb: the data hold no slow start and its $t_{10}$ is not identified. The plateau
-# predicted from the first `early_frac` of training alone (`t90_early`) is compared with
-# the full fit's; the early fit is not identified when it sees no plateau (in the point
-# fit or in at least 20% of refits). The exponential saturation is the alternative law
-# (lower RMSE wins). The table's `identified` column flags fits the data do not pin
-# (their $R_0$ or $R_{max}$ outside $[0, 1]$, no bend inside training, or a step): their
-# numbers are extrapolations of a logistic, not phases of the runs.
+# size's longest run), $R(t) = R_0 + (R_{max} - R_0)/(1 + e^{-\kappa (t - t_0)})$: the
+# slow start ends at $t_{10}$, the gain is centred on $t_{50} = t_0$ and the plateau
+# begins at $t_{90}$ (10%, 50%, 90% of its gain); the three phases are in the data when
+# $t_{10} > 0$ and $t_{90} < 1$. A logistic with its own $R_0 < 0$ starts mid-climb (no
+# slow start: not identified). The plateau predicted from the first `early_frac` alone
+# (`t90_early`) is compared with the full fit's. The exponential saturation is the
+# alternative law (lower RMSE wins). Fits the data do not pin ($R_0$ or $R_{max}$
+# outside $[0, 1]$, no bend inside training, a step) are flagged in `identified` and
+# their numbers blanked: they are extrapolations of a logistic, not phases of the runs.
 
 # %%
 ph = predict.phase_predictions(
@@ -329,20 +342,16 @@ findings.phase_table(ph, early_frac=early_frac)
 # %% [markdown]
 # ### Phases run by run
 #
-# The fit above describes the *mean* trajectory of a size. Runs that take off at
-# different times average to a curve that climbs from the start, so the pooled logistic
-# can find no slow start while many runs have one. Each run is therefore also judged on
-# its own logistic: a **slow start** is in its data when at least two evaluations after
-# step 0 come before its $t_{10}$ and the logistic fits it better than the exponential
-# saturation (which has no slow start); a **plateau** when at least two evaluations come
-# after its $t_{90}$ and $R_{max} \le 1$. Its plateau onset is **predicted** when the fit
-# on its first `early_frac` alone puts $t_{90}$ within 0.1 of the full fit's (a run
-# without a plateau, or whose early fit sees none, is not predicted). If the trajectory
-# is a function of model size, initial performance and progress (Nimmaturi et al.), the
-# seeds of one size start their climb at about the same point: the seed standard
-# deviation of $t_{10}$ measures that, and the rank correlation of $t_{10}$ with the
-# run's own starting pass rate says how much of the spread the initial performance
-# explains. Intervals resample runs within their size.
+# Runs that take off at different times average to a curve that climbs from the start,
+# so each run is also judged on its own logistic: a **slow start** when at least two
+# evaluations after step 0 come before its $t_{10}$ and the logistic beats the
+# exponential saturation; a **plateau** when at least two come after its $t_{90}$ and
+# $R_{max} \le 1$; its onset **predicted** when the fit on its first `early_frac` puts
+# $t_{90}$ within 0.1 of the full fit's. If the trajectory is a function of size, initial
+# performance and progress (Nimmaturi et al.), the seeds of a size start their climb
+# together: the seed SD of $t_{10}$ measures that, its rank correlation with the run's
+# starting pass rate how much of the spread the start explains. Intervals resample runs
+# within their size.
 
 # %%
 per_run = phases.run_phases(curves, early_frac=early_frac)
@@ -364,9 +373,10 @@ per_run.set_index(["model_size", "seed"])[
 #
 # Each run gets its own sigmoid ($R_0$ its own). For each variant against the baseline
 # (same seeds, same warmed-up policy): the mean paired difference in $A$, $\log_{10} B$ and
-# $\log_{10} C_{mid}$ over the sizes it ran at, the probability of improvement
-# $P(X > Y)$ over runs, and the minimum detectable effect (`mde`, 80% power at this
-# number of seeds). `sample_agg` (per-sample loss aggregation) and `batch_norm`
+# $\log_{10} C_{mid}$ over the sizes it ran at (Student t over seeds: a percentile
+# bootstrap over 3-5 seeds under-covers, see the coverage table), the probability of
+# improvement $P(X > Y)$ over runs, and the minimum detectable effect (`mde`, 80% power
+# at this number of seeds), shown beside each verdict after the ledger. `sample_agg` (per-sample loss aggregation) and `batch_norm`
 # (batch-level advantage normalisation) are ScaleRL's kind of design choice; in `medium`,
 # `len_cap` (generation cap below the 4-digit sums) must lower $A$ and `half_lr` must
 # cost efficiency (a larger $C_{mid}$): if they do not, the design cannot see such effects.
@@ -375,9 +385,43 @@ per_run.set_index(["model_size", "seed"])[
 # %%
 per_seed = analysis.per_seed_sigmoids(curves, transient_frac=transient_frac)
 effects = ablations.ablation_effects(per_seed, baseline=base, reps=poi_reps, seed=seed, level=level)
-spread = predict.seed_spread(per_seed, reps=poi_reps, seed=seed, level=level)
-record_all(findings.ablation_findings(effects, spread, base=base, level=level, reps=poi_reps))
+effects = sound_findings.t_effects(per_seed, effects, baseline=base, level=level)
+a_sd = predict.seed_spread(per_seed, reps=poi_reps, seed=seed, level=level)
+record_all(
+    findings.ablation_findings(
+        effects, a_sd, base=base, level=level, reps=poi_reps, method=sound_findings.PAIRED_T
+    )
+)
 effects
+
+# %% [markdown]
+# **Coverage at this number of seeds.** Simulated coverage of the nominal 95% intervals
+# of a mean of $n$ values drawn from the baseline's per-run $A$ (`seed_mean_coverage`),
+# at the $n$ of this design (`n_used`) and at 3 and 5 seeds.
+
+# %%
+n_used = int(curves[curves["variant"] == base].groupby("model_size")["seed"].nunique().min())
+cov = seed_mean_coverage(
+    per_seed.loc[per_seed["variant"] == base, "A"], ns=sorted({3, 5, n_used}), seed=seed
+)
+record_all(sound_findings.coverage_findings(cov, n_used=n_used))
+cov.assign(n_used=cov["n"] == n_used)
+
+# %% [markdown]
+# ## Base model or RL: where the spread comes from
+#
+# A design that draws several RL seeds from each warmed-up policy (coordinates
+# `warm_start` and `rl_seed`) splits the run-to-run spread of the per-run $A$ and of the
+# final pass rate into the base models' and RL's (a nested ANOVA within sizes;
+# `spread.variance_components`). ScaleRL's $\pm 0.02$ is RL noise from one base model
+# (SCALERL-3). A design that re-warms every seed cannot split them, and says so.
+
+# %%
+run_vals = spread.run_values(curves, per_seed, variant=base)
+comps = {v: spread.variance_components(run_vals, v, level=level) for v in ("A", "final")}
+record_all(sound_findings.spread_findings(comps, run_vals))
+if not spread.has_nesting(run_vals):
+    print("no warm_start/rl_seed coordinates: base-model and RL spread are confounded")
 
 # %%
 if len(variants) > 1:
@@ -420,6 +464,14 @@ claims_from(
 )
 
 # %% [markdown]
+# Each ablation effect with its interval, its minimum detectable effect (80% power at
+# this number of seeds) and the verdicts it decides: an inconclusive verdict says how
+# large an effect this design could have seen.
+
+# %%
+sound_findings.mde_table(effects, [v.to_json() for v in claims()])
+
+# %% [markdown] tags=["only-medium", "only-medium_v2"]
 # ## The medium sweep: cost, budget and progress
 #
 # Estimated from the recorded timings of the `medium_v1` sweep (`costs_from_runs`: the
@@ -427,7 +479,7 @@ claims_from(
 # main run at its full 2000 steps, packed onto 2 workers. The sweep keeps every finished
 # run under `data/rl_scaling/.runs/grpo-medium-<hash>/` and resumes there; below: its progress.
 
-# %%
+# %% tags=["only-medium", "only-medium_v2"]
 med = sweep_config("medium")
 v1_name = rl_runs_folder(sweep_config("medium_v1")).name
 v1_file = repo_root() / "data" / "rl_scaling" / f"{v1_name}.nc"
@@ -459,142 +511,90 @@ else:
 # %% [markdown]
 # ## Reading the results
 #
-# * **Sigmoids.** An $A$ on its bound 1 means the run ended before the curve bent (the
-#   asymptote is then an extrapolation, as the 4x-extended bands show).
-# * **Half compute.** $A_{half} - A_{full}$ and the final pass rate's error say whether
-#   half a run predicts the rest; ScaleRL's noise floor is 0.02.
-# * **k(N).** Tan et al. find $k$ rising with $N$: `tan/k_rise` > 0 with $N_0$ identified.
-# * **Phases.** $t_{10} > 0$ and $t_{90} < 1$ put the slow start and the plateau inside
-#   training; `phases/runs/*` judge every run on its own.
+# * **Sigmoids.** An $A$ on its bound 1 means the run ended before the curve bent.
+# * **Half compute.** Decided run by run on the runs whose half reaches `min_multiple`
+#   x $C_{mid}$; the figure shows how the error of $A$ falls with that multiple.
+# * **Tan et al.** $k > 0$ holds for any run that improves; the law's content is the line,
+#   tested by its curvature and by its held-out error against the sigmoid. $k$ rising
+#   with $N$ needs `tan/k_rise` > 0 with $N_0$ identified.
+# * **Phases and plateau.** $t_{10} > 0$ and $t_{90} < 1$ put the slow start and the
+#   plateau inside training; a plateau is a gain *shown* to be below 0.02, and runs that
+#   fall back are unstable, not plateaued.
+# * **Spread.** Base-model and RL spread are reported apart where the design nests RL
+#   seeds in warm starts; elsewhere the seed spread mixes them.
 # * **Ablations.** Moving $A$ changes what RL can reach; moving only $B$ or $C_{mid}$, how
-#   fast it gets there. With the positive controls moving what
-#   they must, an interval within $\pm$ its `mde` of zero rules out an effect that large.
+#   fast. An interval within $\pm$ its `mde` of zero rules out an effect that large.
 
 # %% [markdown] tags=["only-default"]
-# **What the `small` design (3 sizes, 3 seeds, 500 GRPO steps) can and cannot decide**
-# (the ledger above gives each verdict). The sigmoid describes every size's mean curve
-# (RMSE {{ scalerl/s/rmse }}, {{ scalerl/m/rmse }} and {{ scalerl/l/rmse }} at `s`, `m`,
-# `l`: the resampled curves are noisier) and $L = 1 - R$ falls as a power of compute at
-# every size (TAN-1), but the design cannot test the papers' central claims:
+# **What the `small` design (3 sizes, 3 seeds, 500 GRPO steps) can and cannot decide.**
+# The sigmoid describes every size's mean curve (RMSE {{ scalerl/s/rmse }},
+# {{ scalerl/m/rmse }}, {{ scalerl/l/rmse }} at `s`, `m`, `l`), but the papers' central
+# claims are out of reach:
 #
 # * *Confound (TAN-2, TAN-3).* The learning rate falls with width and every size runs the
-#   same 500 steps, so the largest policy learns *less* per unit of compute ($k$
-#   {{ tan/k/l }} at `l` against {{ tan/k/s }} and {{ tan/k/m }}; `tan/k_rise`
-#   {{ tan/k_rise }}) and $N_0$ lands on the lower edge of its range ({{ tan/N0 }}). That
-#   is an untuned learning rate, not a refutation of Tan et al.
-# * *No asymptote (SCALERL-2).* Fitted on half its compute, the largest policy's $A$
-#   misses by {{ scalerl/l/A_pred_error }} (the full run gives {{ scalerl/l/A }}):
-#   the first half holds no asymptote to predict. At `s` the half fit misses $A$ by
-#   {{ scalerl/s/A_pred_error }} and the final pass rate by
-#   {{ scalerl/s/final_pred_error }} (SCALERL-2-final): at half compute the curve is still
-#   in its steep part.
-# * *No slow start (GRPOLAW-1).* The warm-up ends where GRPO already climbs: the pooled
-#   logistic's $t_{10}$ precedes training at every size ({{ phases/s/t10 }} at `s`), and
-#   the plateau of `l` may lie past the end of training ($t_{90}$ {{ phases/l/t90 }}).
-#   Without a slow start the first 30% of a run is the steep part, and the plateau it
-#   predicts is off by {{ phases/s/t90_early_error }} of the run at `s` (negative:
-#   too early; GRPOLAW-1-early). Run by run the same: {{ phases/runs/slow_start_share | pct }} of
-#   the runs have a slow start (GRPOLAW-1-runs), so when runs take off cannot vary across
-#   seeds (GRPOLAW-3).
-# * *No power (SCALERL-3, SCALERL-4).* $A$ sits on its bound 1 in many per-run fits (the
-#   note of `scalerl/A_seed_sd`), so neither the seed spread of $A$
-#   ({{ scalerl/A_seed_sd }}) nor the ablations' effect on $A$ is measured; their effects
-#   on $\log_{10} B$ straddle zero ({{ ablation/sample_agg/delta_log10_B }} for
-#   `sample_agg`), and there is no positive control (CONTROL-A/B untested) to show that
-#   the design could see an effect. The `medium` designs are built for these claims.
+#   same 500 steps, so the largest policy learns less per unit of compute ($k$
+#   {{ tan/k/l }} at `l` against {{ tan/k/s }} at `s`; `tan/k_rise` {{ tan/k_rise }}) and
+#   $N_0$ lands on its bound ({{ tan/N0 }}): an untuned learning rate, not a refutation.
+# * *No asymptote (SCALERL-2).* The furthest half window reaches
+#   {{ scalerl/half_runs/max_multiple | point }}x $C_{mid}$ ({{ scalerl/half_runs/n_eligible | point }}
+#   runs reach `min_multiple`); pooled, `l`'s half-fit $A$ misses by
+#   {{ scalerl/l/A_pred_error }}.
+# * *Tan's line.* Held out, its RMSE exceeds the sigmoid's by {{ tan/heldout_rmse_delta }}
+#   (TAN-1); the sigmoid predicts {{ tan/sigmoid_wins_share | pct }} of the runs better.
+# * *No slow start (GRPOLAW-1).* The warm-up ends where GRPO already climbs
+#   ($t_{10}$ {{ phases/s/t10 }} at `s`); {{ phases/runs/slow_start_share | pct }} of the
+#   runs have one.
+# * *No power (SCALERL-3, SCALERL-4).* Each seed re-warms its model, so base-model and RL
+#   spread are confounded; the ablations' effects on $A$ are within their detectable
+#   effect (the table after the ledger), with no positive control.
 
 # %% [markdown] tags=["only-medium"]
 # **What the `medium_v1` design shows: a design that still cannot decide, and why.** The
-# learning-rate stage, the low warm-up (the $R_0$ column of the runs table) and the
-# positive controls worked: the length cap lowers the asymptote (CONTROL-A's $\Delta A$
-# {{ ablation/len_cap/delta_A }}: not identified only because the baseline's own $A$ is
-# on its bound in some refits) and half the learning rate lowers $B$
-# ($\Delta \log_{10} B$ {{ ablation/half_lr/delta_log10_B }}). But two defects of the
-# main stage leave most claims not identified or contradicted for reasons that are the
-# design's, not the papers':
-#
-# * *The plateau rule stops runs that are still rising or already falling.* Its test
-#   (the last 20% of compute gained less than twice its own noise) is passed by a noisy
-#   rising window and by a falling one: the table of runs shows `m` runs stopped early
-#   with their best evaluation at their last step, and {{ runs/declined | point }} of
-#   the baseline were stopped after losing more than 0.1 from their peak. Runs of
-#   unequal length then pool into mean curves that rise and fall, so the sigmoids' RMSE
-#   is {{ scalerl/s/rmse | point }}, {{ scalerl/m/rmse | point }},
-#   {{ scalerl/l/rmse | point }} and {{ scalerl/xl/rmse | point }} at `s` to `xl`
-#   (SCALERL-1) and the half-compute fits have no asymptote to predict.
-# * *GRPO is unstable at the two larger sizes.* {{ runs/collapsed | point }} of the
-#   baseline collapse and {{ runs/not_taken_off | point }} never take off; the seed-to-seed
-#   spread of $A$ is {{ scalerl/A_seed_sd }} (SCALERL-3), $k$ at `l` and `xl`
-#   straddles 0 ({{ tan/k/l }}, {{ tan/k/xl }}) and $N_0$ lands on its bound
-#   ({{ tan/N0 }}; TAN-2, TAN-3). The learning rate chosen on 300-step runs of two seeds
-#   did not show instability that appears later.
-#
-# Deciding these claims needs the main stage re-run at a fixed budget (every run to 2000
-# steps, the plateau judged afterwards rather than used to stop) and a GRPO recipe stable
-# at `l` and `xl`; the data reuse comparison (TAN-4: {{ reuse/delta_pass_rate }}) does
-# not decide at this spread. That is the `medium_v2` design. In `medium_v1` the rule
-# stopped every run it fired on, so GRPOLAW-2 is not identified here.
+# learning-rate stage, the low warm-up and the positive controls worked (CONTROL-A's
+# $\Delta A$ {{ ablation/len_cap/delta_A }}; half the learning rate,
+# $\Delta \log_{10} B$ {{ ablation/half_lr/delta_log10_B }}). But its plateau rule
+# stopped runs that were still rising or already falling ({{ runs/unstable | point }} of
+# the baseline ended more than 0.1 below their peak), runs of unequal length pool into
+# curves that rise and fall (RMSE {{ scalerl/s/rmse | point }} to
+# {{ scalerl/xl/rmse | point }}, SCALERL-1), and GRPO is unstable at the two larger sizes
+# ({{ runs/collapsed | point }} collapse, {{ runs/not_taken_off | point }} never take
+# off): $N_0$ lands on its bound ({{ tan/N0 }}; TAN-2, TAN-3). In `medium_v1` the rule
+# stopped every run it fired on, so GRPOLAW-2 is not identified. `medium_v2` re-runs
+# every run to 2000 steps and judges the plateau afterwards.
 
 # %% [markdown] tags=["only-medium_v2"]
-# **What the `medium_v2` design decides** (70 main runs of 2000 steps: the baseline at 4
-# sizes with 5 seeds, the two design ablations, the two positive controls and the reused
-# pool at `s` and `m`). The learning-rate stage chose {{ lr/s/multiplier | point }},
-# {{ lr/m/multiplier | point }}, {{ lr/l/multiplier | point }} and
-# {{ lr/xl/multiplier | point }} x the width rule at `s` to `xl`;
-# of the baseline, {{ runs/collapsed | point }} collapsed, {{ runs/not_taken_off | point }}
-# stayed at their $R_0$ and {{ runs/declined | point }} ended more than 0.1 below their
-# peak. The ledger gives each verdict.
+# **What the `medium_v2` design decides** (70 runs of 2000 steps: the baseline at 4 sizes
+# with 5 seeds, two design ablations, two positive controls and a reused pool at `s` and
+# `m`). Of the baseline, {{ runs/collapsed | point }} collapsed,
+# {{ runs/not_taken_off | point }} stayed at their $R_0$ and {{ runs/unstable | point }}
+# are unstable. The ledger gives each verdict.
 #
-# * *The design sees effects.* $L = 1 - R$ falls as a power of compute at every size
-#   (TAN-1: $k$ {{ tan/k/s | point }}, {{ tan/k/m | point }}, {{ tan/k/l | point }},
-#   {{ tan/k/xl | point }} at `s` to `xl`). The length cap changes the asymptote by
-#   {{ ablation/len_cap/delta_A }} (CONTROL-A) and half the learning rate flattens the
-#   sigmoid ($\Delta \log_{10} B$ {{ ablation/half_lr/delta_log10_B }}, CONTROL-B-slope,
-#   the effect `medium_v1` measured, now on new runs).
-# * *Runs of one size take off at very different times.* Judged run by run,
-#   {{ phases/runs/slow_start_share | pct }} of the runs have a slow start and
-#   {{ phases/runs/plateau_share | pct }} a plateau inside training, but the end of the
-#   slow start ($t_{10}$) varies across the seeds of a size with a standard deviation of
-#   {{ phases/runs/t10_seed_sd }} of the run (per size in the table above; the figure
-#   shows seeds of one size that sit at their $R_0$ for most of the run next to seeds
-#   that climb at once). Runs that start higher take off sooner (rank correlation
-#   {{ phases/runs/t10_start_rho }}), but $R_0$ spans a narrow range and does not explain
-#   that spread (GRPOLAW-3).
-# * *Consequences.* The seeds' mean curve is a blend of early and late take-offs, so the
-#   pooled logistic finds no slow start at `m` and `l` and no bend inside training at
-#   `s` and `xl` (the phase table flags them: GRPOLAW-1, GRPOLAW-1-early); run by run,
-#   {{ phases/runs/three_phases_share | pct }} show all three phases (GRPOLAW-1-runs)
-#   and {{ phases/runs/predicted_share | pct }} have their plateau onset predicted from
-#   their first 30% (GRPOLAW-1-early-runs): a slow start that is still going at 30% looks
-#   like a plateau. The asymptote is just as seed-dependent: its seed SD is
-#   {{ scalerl/A_seed_sd }} (SCALERL-3); fitted on half the compute, `m`'s asymptote
-#   misses by {{ scalerl/m/A_pred_error }} and elsewhere the $A$ errors are wide
-#   ({{ scalerl/s/A_pred_error }} at `s`, {{ scalerl/l/A_pred_error }} at `l`,
-#   {{ scalerl/xl/A_pred_error }} at `xl`; SCALERL-2); the final pass rate predicted from
-#   half misses by {{ scalerl/m/final_pred_error }} at `m` (SCALERL-2-final). Half the
-#   learning rate's delay of $C_{mid}$ ({{ ablation/half_lr/delta_log10_C_mid }}) is
-#   inside that noise (CONTROL-B; its detectable effect is in the finding's
-#   description), and its runs are still rising at 2000 steps (their $\Delta A$:
-#   {{ ablation/half_lr/delta_A }}).
-# * *Tan et al.* $k$ does not rise with size across 32x (`tan/k_rise` {{ tan/k_rise }},
-#   $N_0$ {{ tan/N0 }}: TAN-2) and the law fitted on the three smaller sizes misses
-#   `xl`'s $k$ by {{ tan/holdout_k_error }} (TAN-3). A fixed pool of 2000 prompts reused
-#   for up to 16 epochs does at least as well as fresh prompts at equal compute
-#   ({{ reuse/delta_pass_rate }} in pass rate, $\Delta A$ {{ ablation/reuse/delta_A }});
-#   "within 0.02" is not decided (TAN-4).
-# * *ScaleRL's "B, not A".* Neither design choice moves $B$ detectably
-#   ($\Delta \log_{10} B$ {{ ablation/sample_agg/delta_log10_B }} for sample aggregation,
-#   {{ ablation/batch_norm/delta_log10_B }} for batch normalisation). Sample aggregation
-#   leaves $A$ within {{ ablation/sample_agg/delta_A }} of the baseline; batch
-#   normalisation may lower it ({{ ablation/batch_norm/delta_A }}). SCALERL-4 is read
-#   against the length cap, which shows that a change of $A$ of that size is seen.
-# * *Training past the plateau pays here.* Runs gained {{ plateau/gain_after }} after
-#   the plateau rule's onset, {{ plateau/share_gaining | pct }} of them more than 0.02
-#   (GRPOLAW-2): after the take-off the rule fires on stalls, flat within their noise,
-#   that the runs later climb out of.
+# * *The design sees effects.* The length cap changes $A$ by
+#   {{ ablation/len_cap/delta_A }} (CONTROL-A; a cap that truncates half the sums, far
+#   beyond the claims' 0.02) and half the learning rate flattens the sigmoid
+#   ($\Delta \log_{10} B$ {{ ablation/half_lr/delta_log10_B }}, CONTROL-B-slope).
+# * *The horizon is too short for ScaleRL's half-compute test.* The furthest half window
+#   reaches {{ scalerl/half_runs/max_multiple | point }}x $C_{mid}$ (ScaleRL's: about
+#   20x), and only {{ scalerl/half_runs/n_eligible | point }} runs reach `min_multiple`;
+#   on them $|A_{half} - A_{full}|$ is {{ scalerl/half_runs/A_abs_error }} (SCALERL-2).
+#   The figure shows the error falling as the half reaches further.
+# * *Tan et al.'s line is curved.* $\log_{10} L$ bends in $\log_{10} C$ (quadratic term
+#   {{ tan/s/curvature }} at `s`, {{ tan/xl/curvature }} at `xl`; TAN-1-linear) and,
+#   held out, the line's RMSE exceeds the sigmoid's by {{ tan/heldout_rmse_delta }}
+#   (TAN-1; the sigmoid wins {{ tan/sigmoid_wins_share | pct }} of the runs). $k$ does not
+#   rise with size (`tan/k_rise` {{ tan/k_rise }}, $N_0$ {{ tan/N0 }}: TAN-2, TAN-3).
+# * *Take-off decides the rest.* Warm-up stops at $R_0 \approx 0.03$-$0.05$ and seeds of
+#   one size take off at very different times (seed SD of $t_{10}$
+#   {{ phases/runs/t10_seed_sd }} of the run; GRPOLAW-3); each seed re-warms its model, so
+#   the seed SD of $A$ ({{ scalerl/A_seed_sd }}) mixes base models with RL noise and
+#   SCALERL-3 is not identified.
+# * *Plateaus.* Shown as an equivalence (the gain's upper bound below 0.02), the plateau
+#   fires in {{ plateau/n_plateau | point }} stable runs; runs gained
+#   {{ plateau/gain_after }} after it (GRPOLAW-2).
+# * *ScaleRL's "B, not A".* Sample aggregation leaves $A$ within
+#   {{ ablation/sample_agg/delta_A }} of the baseline; batch normalisation may lower it
+#   ({{ ablation/batch_norm/delta_A }}); the table after the ledger gives each effect's
+#   detectable size. Reuse: {{ reuse/delta_pass_rate }} in pass rate (TAN-4).
 #
-# Deciding the phase and asymptote claims at this scale needs either many more seeds per
-# size or an analysis aligned on each run's own take-off; a higher $R_0$ would shorten and
-# steady the slow start at the price of hiding it. `scalinglab reports diff
-# rl_scaling/medium/latest rl_scaling/medium_v2/latest` lists what changed from
-# `medium_v1`, claim by claim.
+# `scalinglab reports diff rl_scaling/medium/latest rl_scaling/medium_v2/latest` lists what
+# changed from `medium_v1`, claim by claim.

@@ -36,10 +36,17 @@ from scalinglab.errors import InputError
 from scalinglab.fitting import extrapolation_check, fit, from_arrays
 
 COLUMNS = ("model_size", "n_params", "variant", "seed", "step", "compute", "pass_rate")
+#: Optional columns: the warm start and the RL seed of a run (designs that nest them).
+NEST = ("warm_start", "rl_seed")
 
 
 def curves_frame(ds: xr.Dataset) -> pd.DataFrame:
-    """The sweep's successful runs as a tidy table (failed runs are left out)."""
+    """The sweep's successful runs as a tidy table (failed runs are left out).
+
+    A design that draws several RL seeds from each warmed-up policy names them by the
+    non-dimension coordinates ``warm_start(seed)`` and ``rl_seed(seed)``; they are kept
+    as columns of the same names (:mod:`.spread` separates the two sources of spread).
+    """
     ok = ds.status == "ok"
     df = (
         xr.Dataset({"pass_rate": ds.pass_rate.where(ok), "compute": ds.flops.where(ok)})
@@ -49,7 +56,10 @@ def curves_frame(ds: xr.Dataset) -> pd.DataFrame:
     df = df.dropna(subset=["pass_rate"])
     df["step"] = ds.eval_step.values[df["eval"].to_numpy()]
     df["n_params"] = ds.n_params.sel(model_size=xr.DataArray(df["model_size"])).values
-    return df[list(COLUMNS)].reset_index(drop=True)
+    nest = [c for c in NEST if c in ds.coords and ds[c].dims == ("seed",)]
+    for c in nest:
+        df[c] = ds[c].sel(seed=xr.DataArray(df["seed"])).values
+    return df[list(COLUMNS) + nest].reset_index(drop=True)
 
 
 def load_rl_logs(path: str | Path) -> pd.DataFrame:

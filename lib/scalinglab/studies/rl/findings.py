@@ -249,10 +249,16 @@ def half_compute_findings(
     return out
 
 
-def kn_findings(kn: Mapping[str, Any], *, level: float, reps: int) -> list[Named]:
+def kn_findings(
+    kn: Mapping[str, Any], *, level: float, reps: int, per_size: bool = True
+) -> list[Named]:
     """Tan et al.'s joint k(N) fit (:func:`.kn.fit_kn`): Kmax, N0 (with its
     identification), the per-size slopes, the rise of k over sizes (headline) and the
-    leave-the-largest-out error when there are >= 3 sizes."""
+    leave-the-largest-out error when there are >= 3 sizes. With ``per_size=False`` the
+    slopes and the rise are left to :func:`.sound_findings.tan_findings` (Student t over
+    runs). The held-out error is not identified when either fit's N0 (all sizes, or the
+    smaller ones) sits on a bound of its range: a law whose k does not rise with N has
+    no N0 to extrapolate by."""
 
     def est(pair: Any, **kw: Any) -> Estimate:
         point, ci = pair
@@ -268,19 +274,26 @@ def kn_findings(kn: Mapping[str, Any], *, level: float, reps: int) -> list[Named
             "Tan et al. N0 (joint fit over sizes)",
         ),
     ]
-    for s, n, pair in zip(sizes, kn["n_params"], kn["k_slope"], strict=True):
-        out.append(Named(f"tan/k/{s}", est(pair), f"log-log slope of 1 - R in compute, N={n:,.0f}"))
-    out.append(
-        Named(
-            "tan/k_rise",
-            est(kn["k_rise"]),
-            f"k of the largest size ({sizes[-1]}) minus k of the smallest ({sizes[0]})",
-            headline=True,
+    if per_size:
+        for s, n, pair in zip(sizes, kn["n_params"], kn["k_slope"], strict=True):
+            out.append(
+                Named(f"tan/k/{s}", est(pair), f"log-log slope of 1 - R in compute, N={n:,.0f}")
+            )
+        out.append(
+            Named(
+                "tan/k_rise",
+                est(kn["k_rise"]),
+                f"k of the largest size ({sizes[-1]}) minus k of the smallest ({sizes[0]})",
+                headline=True,
+            )
         )
-    )
     if "holdout" in kn:
         h = kn["holdout"]
         h_ok, h_why = h["N0_identified"]
+        if h_ok and not n0_ok:
+            h_ok, h_why = False, f"the joint fit over every size: {n0_why}"
+        elif not h_ok:
+            h_why = f"the fit on the smaller sizes: {h_why}"
         out.append(
             Named(
                 "tan/holdout_k_error",
@@ -401,8 +414,8 @@ def phase_findings(
 def phase_table(ph: pd.DataFrame, *, early_frac: float) -> pd.DataFrame:
     """The pooled phase fits per size for display, with a column ``identified`` that
     flags the fits the data do not pin (an R0 below 0 or an Rmax above 1, a midpoint
-    outside training, a step within one evaluation): their t10 ... t90 are not
-    read as phases (the reason is in the findings' notes)."""
+    outside training, a step within one evaluation): their numbers are blanked (NaN),
+    not read as phases (the reason is in the findings' notes); the two RMSEs stay."""
     cols = [
         "R0",
         "Rmax",
@@ -426,6 +439,9 @@ def phase_table(ph: pd.DataFrame, *, early_frac: float) -> pd.DataFrame:
             bad.append("R0/Rmax outside [0, 1]")
         flags.append("yes" if not bad else "not identified: " + ", ".join(dict.fromkeys(bad)))
     out["identified"] = flags
+    # a fit the data do not pin prints no numbers (R0 = -259, Rmax = 2.4e4 read as results)
+    blank = [c for c in out.columns if c not in ("identified", "rmse_logistic", "rmse_exp")]
+    out.loc[out["identified"] != "yes", blank] = np.nan
     return out
 
 
@@ -492,12 +508,19 @@ ABLATION_HEADLINES = frozenset({("len_cap", "A"), ("half_lr", "log10_C_mid")})
 
 
 def ablation_findings(
-    effects: pd.DataFrame, spread: Mapping[str, Any], *, base: str, level: float, reps: int
+    effects: pd.DataFrame,
+    spread: Mapping[str, Any],
+    *,
+    base: str,
+    level: float,
+    reps: int,
+    method: str = PAIRED,
 ) -> list[Named]:
     """Each variant's paired effect on A, log10 B and log10 C_mid with its minimum
     detectable effect, its probability of improvement on A and log10 B
-    (:func:`.ablations.ablation_effects`), and the seed spread of A
-    (:func:`.predict.seed_spread`)."""
+    (:func:`.ablations.ablation_effects`, or with Student-t intervals
+    :func:`.sound_findings.t_effects`, whose ``method`` is then passed), and the seed
+    spread of A (:func:`.predict.seed_spread`)."""
     out = []
     for _, r in effects.iterrows():
         v, m = r["variant"], r["metric"]
@@ -508,8 +531,8 @@ def ablation_findings(
                     r["delta"],
                     _ci(r, "delta"),
                     level=level,
-                    method=PAIRED,
-                    resamples=reps,
+                    method=method,
+                    resamples=reps if method == PAIRED else None,
                     identified=bool(r["identified"]),
                     note=r["note"] or None,
                 ),

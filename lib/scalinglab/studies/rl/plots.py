@@ -123,10 +123,16 @@ def sigmoid_fits(
 
 
 def k_of_n(
-    curves: pd.DataFrame, kn_fit: Mapping[str, Any], sizes: Sequence[str], *, base: str
+    curves: pd.DataFrame,
+    kn_fit: Mapping[str, Any],
+    sizes: Sequence[str],
+    *,
+    base: str,
+    k_table: pd.DataFrame | None = None,
 ) -> Figure:
     """Left: log(1 - R) against log compute per size; right: the per-size slopes with
-    their intervals and the joint k(N) law (``kn_fit`` from :func:`.kn.fit_kn`)."""
+    their intervals and the joint k(N) law (``kn_fit`` from :func:`.kn.fit_kn`; with
+    ``k_table`` from :func:`.tanlaw.k_by_size`, its k and Student-t intervals)."""
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
     for i, size in enumerate(sizes):
         mean = _mean_curve(curves[curves["compute"] > 0], size, base)
@@ -139,9 +145,14 @@ def k_of_n(
         title="Tan et al.: log L vs log C",
     )
     axes[0].legend()
-    k_pts = np.array([k for k, _ in kn_fit["k_slope"]])
-    k_err = np.abs(np.array([ci for _, ci in kn_fit["k_slope"]]).T - k_pts)
-    n = kn_fit["n_params"]
+    if k_table is None:
+        k_pts = np.array([k for k, _ in kn_fit["k_slope"]])
+        k_err = np.abs(np.array([ci for _, ci in kn_fit["k_slope"]]).T - k_pts)
+        n = kn_fit["n_params"]
+    else:
+        k_pts = k_table["k"].to_numpy(float)
+        k_err = np.abs(k_table[["k_lo", "k_hi"]].to_numpy(float).T - k_pts)
+        n = list(k_table["n_params"])
     axes[1].errorbar(n, k_pts, yerr=k_err, fmt="o", label="per-size slope")
     nn = np.geomspace(min(n) / 2, max(n) * 2, 100)
     axes[1].plot(nn, kn_fit["Kmax"][0] * nn / (nn + kn_fit["N0"][0]), label="k(N) law")
@@ -188,4 +199,37 @@ def variant_curves(curves: pd.DataFrame, sizes: Sequence[str], variants: Sequenc
         ax.set(title=size, xlabel="RL compute (FLOPs)")
     axes[0].set_ylabel("held-out pass rate")
     axes[0].legend()
+    return fig
+
+
+def half_fit_errors(
+    runs: pd.DataFrame, *, min_multiple: float = 4.0, tol: float = 0.02
+) -> Figure:
+    """Each run's half-fit error of A against the multiple of its C_mid that its half
+    window reaches (``runs`` from :func:`.halfruns.per_run_half_fits`; stable runs that
+    took off, C_mid inside their window): filled where the half fit's A is off its bound,
+    open where it sits on 1; the band is ScaleRL's noise floor, the dashed line the
+    multiple from which the claim is decided."""
+    r = runs[
+        runs["A_error"].notna()
+        & ~runs["unstable"].astype(bool)
+        & runs["took_off"].astype(bool)
+        & runs["C_mid_inside"].astype(bool)
+    ]
+    fig, ax = plt.subplots(figsize=(6.5, 3.8))
+    for i, (size, g) in enumerate(r.groupby("model_size", sort=False)):
+        on = g["A_half_on_bound"].astype(bool)
+        err = g["A_error"].abs().clip(lower=1e-4)
+        ax.scatter(g.loc[~on, "multiple"], err[~on], color=f"C{i}", s=18, label=size)
+        ax.scatter(g.loc[on, "multiple"], err[on], facecolors="none", edgecolors=f"C{i}", s=18)
+    ax.axhspan(1e-4, tol, color="0.9", zorder=0)
+    ax.axvline(min_multiple, color="k", ls="--", lw=0.8)
+    ax.set(
+        xscale="log",
+        yscale="log",
+        xlabel="half window's end / C_mid of the full fit",
+        ylabel="|A_half - A_full|",
+        title="half-compute fits run by run (open: half fit's A on its bound 1)",
+    )
+    ax.legend(title="size")
     return fig

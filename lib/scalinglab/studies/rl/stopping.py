@@ -38,6 +38,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 import pandas as pd
+from scipy import stats as sps
 
 
 @dataclass(frozen=True)
@@ -78,6 +79,37 @@ class PlateauRule:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+@dataclass(frozen=True)
+class EquivalenceRule(PlateauRule):
+    """The plateau as an equivalence test: the window's gain is shown to be small.
+
+    :class:`PlateauRule` calls a window flat when its gain is *not significantly*
+    positive (``gain < max(z se, tol)``), which a noisy rise over 4-5 evaluations
+    passes. Here the one-sided upper confidence bound of the gain,
+    ``gain + t_{level, n-2} se`` (Student t on the window's ``n`` evaluations), must lie
+    below ``tol``: the run has shown that the last ``window_frac`` of its compute bought
+    less than ScaleRL's noise floor. Only for judging finished runs (the sweeps' configs
+    keep :class:`PlateauRule`).
+
+    Attributes
+    ----------
+    level
+        One-sided confidence level of the gain's upper bound.
+    """
+
+    level: float = 0.95
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not 0.5 < self.level < 1.0:
+            raise ValueError(f"EquivalenceRule: level must be in (0.5, 1), got {self.level}")
+
+    def flat(self, gain: float, se: float, n: int) -> bool:
+        """Whether a window's ``gain`` (standard error ``se``, ``n`` evaluations) is
+        shown to be below ``tol``."""
+        return bool(gain + float(sps.t.ppf(self.level, n - 2)) * se < self.tol)
 
 
 def window_gain(
@@ -139,6 +171,8 @@ def plateaued(steps: np.ndarray, compute: np.ndarray, rate: np.ndarray, rule: Pl
     w = np.asarray(compute, dtype=float) >= (1.0 - rule.window_frac) * float(compute[-1])
     if r[w].mean() - r[0] < rule.min_gain:
         return False
+    if isinstance(rule, EquivalenceRule):
+        return rule.flat(gain, se, n)
     return bool(gain < max(rule.z * se, rule.tol))
 
 
@@ -215,14 +249,16 @@ def run_outcomes(
     -------
     pandas.DataFrame
         One row per run: ``model_size, variant, seed, last_step, R0, peak,
-        peak_step, final, declined`` (final < peak - ``drop``), ``took_off`` (peak at
+        peak_step, final, declined`` (final < peak - ``drop``), ``unstable`` (the
+        same: a run that lost more than ``drop`` from its peak is outside the scope of
+        ScaleRL's and Nimmaturi et al.'s laws, reported apart), ``took_off`` (peak at
         least ``drop`` above R0) and ``collapsed`` (final below R0 / 2, or at or below
         R0 after taking off: the run lost everything GRPO gave it). With ``rule``:
         ``plateau_step`` (NaN when the rule never fires), ``at_plateau`` and
         ``end_mean`` (means of the ``last`` evaluations up to the onset and of the
         run's last ``last``) and ``gain_after_plateau`` (their difference: what training
-        past the plateau bought; NaN without a plateau, or when the run ended within
-        ``last`` evaluations of it, as a run the rule stopped does).
+        past the plateau bought; NaN without a plateau, for an unstable run, or when the
+        run ended within ``last`` evaluations of it, as a run the rule stopped does).
     """
     rows = []
     for (size, variant, seed), g in curves.groupby(["model_size", "variant", "seed"], sort=False):
@@ -239,6 +275,7 @@ def run_outcomes(
             "peak_step": int(g["step"].iloc[k]),
             "final": float(rate[-1]),
             "declined": bool(rate[-1] < rate[k] - drop),
+            "unstable": bool(rate[-1] < rate[k] - drop),
             "took_off": bool(rate[k] >= rate[0] + drop),
             "collapsed": bool(
                 rate[-1] < rate[0] / 2 or (rate[-1] <= rate[0] and rate[k] >= rate[0] + drop)
@@ -250,7 +287,9 @@ def run_outcomes(
             end = float(np.mean(rate[-last:]))
             # a run that ended within `last` evaluations of its onset (one the rule
             # stopped) shows nothing of what came after it
-            past = 0 <= onset < len(rate) - last
+            # an unstable run (declined) is out of the plateau claim's scope: its fall
+            # is reported as such, not as what training past a plateau bought
+            past = 0 <= onset < len(rate) - last and not row["unstable"]
             at = float(np.mean(rate[max(0, onset + 1 - last) : onset + 1])) if past else np.nan
             row |= {
                 "plateau_step": float(steps[onset]) if onset >= 0 else np.nan,
@@ -279,7 +318,9 @@ def gain_after_plateau(
     -------
     dict
         ``mean``, ``ci`` (lo, hi), ``n_runs`` (runs with a gain: a plateau and
-        evaluations after it), ``n_plateau`` (runs where the rule fired), ``n_total``
+        evaluations after it), ``n_plateau`` (stable runs where the rule fired),
+        ``n_unstable`` (runs more than ``drop`` below their peak at the end: reported
+        apart, never counted as plateaus), ``n_total``
         and ``share_gaining`` (runs that gained more than 0.02 after their onset: the
         rule would have stopped them too early). ``mean`` and ``ci`` are NaN with
         fewer than 3 runs.
@@ -287,9 +328,15 @@ def gain_after_plateau(
     from scipy.stats import bootstrap
 
     g = outcomes["gain_after_plateau"].dropna().to_numpy(float)
+    unstable = (
+        outcomes["unstable"].astype(bool)
+        if "unstable" in outcomes
+        else pd.Series(False, index=outcomes.index)
+    )
     out = {
         "n_runs": int(g.size),
-        "n_plateau": int(outcomes["plateau_step"].notna().sum()),
+        "n_plateau": int((outcomes["plateau_step"].notna() & ~unstable).sum()),
+        "n_unstable": int(unstable.sum()),
         "n_total": len(outcomes),
         "share_gaining": float(np.mean(g > 0.02)) if g.size else float("nan"),
     }

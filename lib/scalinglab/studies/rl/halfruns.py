@@ -1,0 +1,291 @@
+"""ScaleRL's half-compute test run by run: how far past C_mid must the half reach?
+
+ScaleRL fits its sigmoid on the first half of a run's compute and predicts the
+asymptote ``A`` of the full run (SCALERL-2). Their half window ends at about 20x the
+run's ``C_mid``; a window that ends before the curve bends holds no asymptote to
+predict. Pooling seeds that take off at different times blurs that, so here every run
+is fitted on its own (:func:`per_run_half_fits`): the full fit and the half fit (the
+run's own ``R0`` held fixed, points before ``transient_frac`` of its compute left out,
+as :func:`.analysis.per_seed_sigmoids`), the error ``A_half - A_full`` and the
+multiple of the full fit's ``C_mid`` that the half window reaches. The error against
+that multiple (:func:`error_by_multiple`) says where the test starts to mean anything;
+the claim is decided only on the runs whose half reaches ``min_multiple`` (4) x
+``C_mid``, whose full fit has ``A`` off its bound 1 and that did not fall more than
+``drop`` (0.1) below their peak (an unstable run is outside ScaleRL's scope)
+(:func:`half_fit_decision`: the mean ``|A_half - A_full|`` over those runs with a
+Student-t interval; fewer than 3 such runs: not identified, with the reason).
+
+The half fit's error on the later evaluations (``rmse_later``) is kept for the model
+comparison with Tan et al.'s power law (:mod:`.tanlaw`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from scalinglab.estimate import Estimate
+from scalinglab.fitting import fit
+from scalinglab.stats.calibration import t_interval
+
+#: An asymptote this close to 1 sits on its bound (as :mod:`.predict`).
+AT_ONE = 1.0 - 1e-3
+#: Fewest evaluations a half fit needs.
+MIN_POINTS = 4
+#: Bins of the C_mid multiple for :func:`error_by_multiple` (upper ends; the last open).
+MULTIPLE_BINS = (1.0, 2.0, 4.0, 8.0, np.inf)
+
+
+def _fit(c: np.ndarray, y: np.ndarray, r0: float):
+    return fit("scalerl", c, y, fixed={"R0": r0})
+
+
+def per_run_half_fits(
+    curves: pd.DataFrame,
+    *,
+    fit_frac: float = 0.5,
+    transient_frac: float = 0.1,
+    drop: float = 0.1,
+    took_off: float = 0.1,
+) -> pd.DataFrame:
+    """The sigmoid of every run fitted on all of its compute and on its first ``fit_frac``.
+
+    Parameters
+    ----------
+    curves
+        One row per evaluation (``model_size, n_params, variant, seed, step, compute,
+        pass_rate``; the compute-0 row is the run's ``R0``), e.g.
+        :func:`.analysis.curves_frame`.
+    fit_frac
+        The half: evaluations with compute <= ``fit_frac`` x the run's final compute.
+    transient_frac
+        Evaluations before this share of the run's compute are left out of both fits.
+    drop
+        A run whose last evaluation is more than ``drop`` below its peak is ``unstable``.
+    took_off
+        A full fit whose ``A`` exceeds ``R0`` by at least this much ``took_off`` (a run
+        still at its ``R0`` has no asymptote to predict, whatever its ``C_mid``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per run: ``model_size, n_params, variant, seed, R0, A_full, B_full,
+        C_mid_full, A_half, A_error`` (half - full), ``multiple`` (the half window's end
+        over the full fit's ``C_mid``), ``A_full_on_bound``, ``A_half_on_bound``,
+        ``C_mid_inside`` (the full fit's ``C_mid`` at or after its first fitted
+        evaluation: a rise before the window is not pinned), ``took_off``,
+        ``unstable``, ``rmse_later`` (the half fit's RMSE on the evaluations after the
+        half), ``n_half``, ``n_later`` and ``error`` (why a fit failed; "" otherwise,
+        the numbers then NaN).
+    """
+    if not 0.0 < fit_frac < 1.0:
+        raise ValueError(f"per_run_half_fits: fit_frac must be in (0, 1), got {fit_frac}")
+    rows = []
+    keys = ["model_size", "variant", "seed"]
+    for (size, var, sd), g in curves.groupby(keys, sort=False):
+        g = g.sort_values("compute")
+        c, y = g["compute"].to_numpy(float), g["pass_rate"].to_numpy(float)
+        cmax = float(c.max())
+        r0 = float(y[c == 0].mean()) if (c == 0).any() else float(y[0])
+        keep = (c > 0) & (c >= transient_frac * cmax)
+        half = keep & (c <= fit_frac * cmax)
+        later = c > fit_frac * cmax
+        row: dict = {
+            "model_size": size,
+            "n_params": float(g["n_params"].iloc[0]),
+            "variant": var,
+            "seed": sd,
+            "R0": r0,
+            "unstable": bool(y[-1] < y.max() - drop),
+            "n_half": int(half.sum()),
+            "n_later": int(later.sum()),
+            "error": "",
+        }
+        nan = dict.fromkeys(
+            ["A_full", "B_full", "C_mid_full", "A_half", "A_error", "multiple", "rmse_later"],
+            np.nan,
+        )
+        if half.sum() < MIN_POINTS or later.sum() < 1:
+            rows.append(
+                row
+                | nan
+                | {
+                    "A_full_on_bound": False,
+                    "A_half_on_bound": False,
+                    "C_mid_inside": False,
+                    "took_off": False,
+                    "error": f"{int(half.sum())} evaluations in the half (need {MIN_POINTS})",
+                }
+            )
+            continue
+        try:
+            full = _fit(c[keep], y[keep], r0)
+            hf = _fit(c[half], y[half], r0)
+        except Exception as exc:  # a failed fit is a row with its reason, kept in the table
+            rows.append(
+                row
+                | nan
+                | {
+                    "A_full_on_bound": False,
+                    "A_half_on_bound": False,
+                    "C_mid_inside": False,
+                    "took_off": False,
+                    "error": str(exc),
+                }
+            )
+            continue
+        a_f, a_h = float(full.params["A"]), float(hf.params["A"])
+        pred = np.asarray(hf.predict(c[later]), dtype=float)
+        rows.append(
+            row
+            | {
+                "A_full": a_f,
+                "B_full": float(full.params["B"]),
+                "C_mid_full": float(full.params["C_mid"]),
+                "A_half": a_h,
+                "A_error": a_h - a_f,
+                "multiple": fit_frac * cmax / float(full.params["C_mid"]),
+                "rmse_later": float(np.sqrt(np.mean((pred - y[later]) ** 2))),
+                "A_full_on_bound": bool(a_f >= AT_ONE),
+                "C_mid_inside": bool(float(full.params["C_mid"]) >= c[keep].min()),
+                "took_off": bool(a_f - r0 >= took_off),
+                "A_half_on_bound": bool(a_h >= AT_ONE),
+            }
+        )
+    cols = [
+        "model_size",
+        "n_params",
+        "variant",
+        "seed",
+        "R0",
+        "A_full",
+        "B_full",
+        "C_mid_full",
+        "A_half",
+        "A_error",
+        "multiple",
+        "A_full_on_bound",
+        "A_half_on_bound",
+        "C_mid_inside",
+        "took_off",
+        "unstable",
+        "rmse_later",
+        "n_half",
+        "n_later",
+        "error",
+    ]
+    return pd.DataFrame(rows, columns=cols)
+
+
+def eligible(runs: pd.DataFrame, *, min_multiple: float = 4.0) -> pd.Series:
+    """Runs on which the half-compute test means something: a fitted half reaching
+    ``min_multiple`` x ``C_mid``, the full fit's ``A`` off its bound and above ``R0``
+    (taken off), its ``C_mid`` inside the fitted window, and stable.
+
+    Returns
+    -------
+    pandas.Series
+        Boolean, aligned with ``runs`` (:func:`per_run_half_fits`).
+    """
+    ok = runs["A_error"].notna() & (runs["multiple"] >= min_multiple)
+    ok &= runs["C_mid_inside"].astype(bool) & runs["took_off"].astype(bool)
+    return ok & ~runs["A_full_on_bound"].astype(bool) & ~runs["unstable"].astype(bool)
+
+
+def error_by_multiple(
+    runs: pd.DataFrame, *, tol: float = 0.02, bins: tuple[float, ...] = MULTIPLE_BINS
+) -> pd.DataFrame:
+    """The half fit's error of ``A`` by how far past ``C_mid`` the half window reaches
+    (stable runs that took off, with ``C_mid`` inside their fitted window).
+
+    Parameters
+    ----------
+    runs
+        :func:`per_run_half_fits` (fitted, stable runs are used).
+    tol
+        ScaleRL's noise floor on ``A``.
+    bins
+        Upper ends of the multiple's bins (the first starts at 0).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per bin (``bin`` as ``"<= 1x"``, ``"1-2x"``, ...): ``runs``,
+        ``median_abs_error``, ``share_within_tol``, ``share_half_on_bound``.
+    """
+    r = runs[
+        runs["A_error"].notna()
+        & ~runs["unstable"].astype(bool)
+        & runs["took_off"].astype(bool)
+        & runs["C_mid_inside"].astype(bool)
+    ]
+    rows, lo = [], 0.0
+    for hi in bins:
+        m = r[(r["multiple"] > lo) & (r["multiple"] <= hi)] if lo > 0 else r[r["multiple"] <= hi]
+        label = f"<= {hi:g}x" if lo == 0 else (f"> {lo:g}x" if np.isinf(hi) else f"{lo:g}-{hi:g}x")
+        err = m["A_error"].abs()
+        rows.append(
+            {
+                "bin": label,
+                "runs": len(m),
+                "median_abs_error": float(err.median()) if len(m) else np.nan,
+                "share_within_tol": float((err <= tol).mean()) if len(m) else np.nan,
+                "share_half_on_bound": float(m["A_half_on_bound"].mean()) if len(m) else np.nan,
+            }
+        )
+        lo = hi
+    return pd.DataFrame(rows)
+
+
+def half_fit_decision(
+    runs: pd.DataFrame, *, min_multiple: float = 4.0, level: float = 0.95, min_runs: int = 3
+) -> dict:
+    """What decides SCALERL-2: the mean ``|A_half - A_full|`` over the :func:`eligible` runs.
+
+    Returns
+    -------
+    dict
+        ``estimate`` (:class:`~scalinglab.estimate.Estimate`, Student t over the eligible
+        runs; not identified with the reason when fewer than ``min_runs``), ``signed``
+        (the mean signed error, same interval method), ``n_eligible``, ``n_runs`` (fitted
+        runs), ``n_unstable``, ``max_multiple`` (the furthest any half of a run that
+        took off, with its ``C_mid`` inside the window, reaches).
+    """
+    fitted = runs[runs["A_error"].notna()]
+    ok = eligible(runs, min_multiple=min_multiple)
+    err = runs.loc[ok, "A_error"].to_numpy(float)
+    n, n_all = int(err.size), len(fitted)
+    usable = fitted[fitted["took_off"].astype(bool) & fitted["C_mid_inside"].astype(bool)]
+    reach = float(usable["multiple"].max()) if len(usable) else float("nan")
+    n_unstable = int(runs["unstable"].sum())
+    method = f"Student t over {n} runs (half window >= {min_multiple:g}x C_mid)"
+    if n < min_runs:
+        note = (
+            f"only {n} of {n_all} fitted runs have a half window reaching >= {min_multiple:g}x "
+            f"their C_mid with A off its bound, a take-off and no decline (the furthest "
+            f"half reaches "
+            f"{reach:.2g}x; ScaleRL's half sits at about 20x): the runs are too short for the "
+            "half-compute test"
+        )
+        nan = Estimate(float("nan"), identified=False, note=note, method=method)
+        return {
+            "estimate": nan,
+            "signed": nan,
+            "n_eligible": n,
+            "n_runs": n_all,
+            "n_unstable": n_unstable,
+            "max_multiple": reach,
+        }
+
+    def t_est(x: np.ndarray) -> Estimate:
+        lo, hi = t_interval(x, level=level)
+        return Estimate(float(x.mean()), float(lo), float(hi), level=level, method=method)
+
+    return {
+        "estimate": t_est(np.abs(err)),
+        "signed": t_est(err),
+        "n_eligible": n,
+        "n_runs": n_all,
+        "n_unstable": n_unstable,
+        "max_multiple": reach,
+    }

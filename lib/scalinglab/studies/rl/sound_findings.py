@@ -1,0 +1,264 @@
+"""Findings of the RL study's checks that can fail, with intervals that cover at its n.
+
+The companions of :mod:`.findings` for the analyses that decide the claims under the
+sound-verdict rules: the per-run half-compute fits (:mod:`.halfruns`, SCALERL-2), Tan
+et al.'s law fitted run by run and held out against the sigmoid (:mod:`.tanlaw`, TAN-1,
+k(N)), the base-model and RL spread (:mod:`.spread`), the plateau as an equivalence
+test with unstable runs apart (:mod:`.stopping`), and the ablations' paired effects with
+Student-t intervals over seeds and their minimum detectable effects (:func:`t_effects`:
+a percentile bootstrap over 3-5 seeds covers about 75-85% at a nominal 95%).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats as sps
+
+from scalinglab.estimate import BOUND_SHARE, Estimate
+from scalinglab.stats.calibration import proportion_estimate
+from scalinglab.studies.rl.findings import Named
+
+#: The method of the ablations' paired intervals (:func:`t_effects`).
+PAIRED_T = "paired Student t over seeds (Welch-Satterthwaite df over sizes)"
+
+
+def half_run_findings(dec: Mapping[str, Any], *, min_multiple: float) -> list[Named]:
+    """SCALERL-2's deciding finding, the mean ``|A_half - A_full|`` over the runs whose
+    half reaches ``min_multiple`` x ``C_mid`` (:func:`.halfruns.half_fit_decision`), its
+    signed companion and the counts behind it."""
+    n, n_all = dec["n_eligible"], dec["n_runs"]
+    return [
+        Named(
+            "scalerl/half_runs/A_abs_error",
+            dec["estimate"],
+            f"mean |A of the half fit - A of the full fit| over the {n} of {n_all} runs "
+            f"whose half window reaches >= {min_multiple:g}x their C_mid (each run fitted "
+            "on its own)",
+            headline=True,
+        ),
+        Named(
+            "scalerl/half_runs/A_error",
+            dec["signed"],
+            f"mean A of the half fit - A of the full fit over the same {n} runs",
+        ),
+        Named(
+            "scalerl/half_runs/n_eligible",
+            Estimate(float(n)),
+            f"runs whose half window reaches >= {min_multiple:g}x C_mid, of {n_all}",
+            unit="runs",
+        ),
+        Named(
+            "scalerl/half_runs/max_multiple",
+            Estimate(float(dec["max_multiple"])),
+            "the furthest any run's half window reaches, in multiples of its C_mid "
+            "(ScaleRL's: about 20x)",
+        ),
+    ]
+
+
+def tan_findings(
+    k_table: pd.DataFrame,
+    rise: Estimate,
+    comp: pd.DataFrame,
+    comp_est: Estimate,
+    *,
+    level: float,
+) -> list[Named]:
+    """Tan et al.'s law run by run (:mod:`.tanlaw`): ``k`` and the curvature per size,
+    the rise of ``k`` (headline), the held-out RMSE difference power law - sigmoid
+    (TAN-1) and the share of runs the sigmoid predicts better (Wilson interval)."""
+    out = []
+    for s, r in k_table.iterrows():
+        method = f"Student t over {int(r['runs'])} runs"
+        for col, what in (
+            ("k", f"Tan et al.'s k (minus the log-log slope of 1 - R in compute), N={r['n_params']:,.0f}"),
+            ("curvature", "quadratic term of log10(1 - R) in log10 compute, per decade squared "
+             "(0 if Tan et al.'s line holds)"),
+        ):
+            ok = np.isfinite(r[f"{col}_lo"])
+            out.append(
+                Named(
+                    f"tan/k/{s}" if col == "k" else f"tan/{s}/curvature",
+                    Estimate(
+                        float(r[col]),
+                        float(r[f"{col}_lo"]) if ok else None,
+                        float(r[f"{col}_hi"]) if ok else None,
+                        level=level if ok else None,
+                        method=method,
+                    ),
+                    what + " (mean over runs)",
+                )
+            )
+    sizes = list(k_table.index)
+    out.append(
+        Named(
+            "tan/k_rise",
+            rise,
+            f"k of the largest size ({sizes[-1]}) minus k of the smallest ({sizes[0]})",
+            headline=True,
+        )
+    )
+    out.append(
+        Named(
+            "tan/heldout_rmse_delta",
+            comp_est,
+            "held-out RMSE (pass rate, evaluations after the half) of Tan et al.'s line "
+            "minus that of ScaleRL's sigmoid, both fitted on the first half of each run; "
+            "mean over runs (> 0: the sigmoid predicts better)",
+            headline=True,
+        )
+    )
+    n = len(comp)
+    if n:
+        out.append(
+            Named(
+                "tan/sigmoid_wins_share",
+                proportion_estimate(int(comp["sigmoid_wins"].sum()), n, level=level),
+                f"share of the {n} runs whose later half the sigmoid predicts better than "
+                "Tan et al.'s line",
+            )
+        )
+    return out
+
+
+def spread_findings(
+    comps: Mapping[str, dict[str, Estimate] | None],
+    values: pd.DataFrame,
+) -> list[Named]:
+    """Base-model (warm-start) and RL standard deviations of each value
+    (:func:`.spread.variance_components`, ``comps`` keyed ``"A"``, ``"final"``); not
+    identified, with the reason, on data that do not nest RL seeds in warm starts, and
+    for ``A`` when it sits on its bound 1 in at least :data:`BOUND_SHARE` of the runs."""
+    out = []
+    what = {"A": "the per-run sigmoid's A", "final": "the final pass rate (last 3 evaluations)"}
+    for v, comp in comps.items():
+        for part, desc in (("warm_start", "base models (warm starts)"), ("rl", "RL seeds")):
+            name = f"spread/{v}/{part}_sd"
+            text = f"standard deviation of {what.get(v, v)} across {desc}"
+            if comp is None:
+                note = (
+                    "this design re-warms the model for every seed (no warm_start/rl_seed "
+                    "coordinates, or no warm start with 2 RL seeds): base-model and RL "
+                    "spread are confounded"
+                )
+                out.append(Named(name, Estimate(float("nan"), identified=False, note=note), text))
+                continue
+            est = comp[part]
+            if v == "A" and "A_on_bound" in values:
+                share = float(values["A_on_bound"].mean())
+                if share >= BOUND_SHARE:
+                    est = est.replace(
+                        identified=False,
+                        note=f"A on its bound 1 in {100 * share:.0f}% of the runs",
+                    )
+            out.append(Named(name, est, text))
+    return out
+
+
+def plateau_equivalence_findings(
+    after: Mapping[str, Any], base_out: pd.DataFrame, *, base: str
+) -> list[Named]:
+    """The counts beside GRPOLAW-2: runs where the equivalence rule fired and the
+    unstable runs reported apart (:func:`.stopping.gain_after_plateau`)."""
+    return [
+        Named(
+            "plateau/n_plateau",
+            Estimate(float(after["n_plateau"])),
+            "stable runs (every variant) whose last 20% of compute is shown to gain less "
+            f"than 0.02 (the gain's upper bound), of {after['n_total']}",
+            unit="runs",
+        ),
+        Named(
+            "runs/unstable",
+            Estimate(float(base_out["unstable"].sum())),
+            f"{base} runs ending more than 0.1 below their peak (unstable: outside ScaleRL's "
+            f"scope, not counted as plateaus), of {len(base_out)}",
+            unit="runs",
+        ),
+    ]
+
+
+def coverage_findings(cov: pd.DataFrame, *, n_used: int) -> list[Named]:
+    """The simulated coverage at the design's number of seeds of the Student-t and the
+    percentile-bootstrap interval of a seed mean
+    (:func:`scalinglab.stats.calibration.seed_mean_coverage`, one row per method and n)."""
+    out = []
+    for _, r in cov[cov["n"] == n_used].iterrows():
+        key = "t" if r["method"].lower().startswith("student") else "percentile"
+        out.append(
+            Named(
+                f"coverage/{key}_at_n",
+                Estimate(
+                    float(r["coverage"]),
+                    method=f"{int(r['sims'])} simulated data sets, Monte Carlo SE {r['se']:.3f}",
+                ),
+                f"coverage of the nominal 95% {r['method']} interval of a mean of {n_used} "
+                "per-run values drawn from the baseline's per-run A",
+            )
+        )
+    return out
+
+
+def t_effects(
+    per_seed: pd.DataFrame, effects: pd.DataFrame, *, baseline: str, level: float = 0.95
+) -> pd.DataFrame:
+    """The ablations' paired effects with Student-t intervals in place of the bootstrap's.
+
+    For each variant and metric of ``effects`` (:func:`.ablations.ablation_effects`),
+    the per-seed differences (variant - baseline, same seed) of each size give a mean
+    and a variance of the mean; the effect is the mean over sizes, its standard error
+    ``sqrt(sum_i s_i^2 / n_i) / S`` and its degrees of freedom Welch-Satterthwaite's.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``effects`` with ``delta_lo``, ``delta_hi`` and ``mde`` (80% power,
+        :func:`scalinglab.claims.minimum_detectable_effect`) replaced, and ``method``.
+    """
+    from scalinglab.claims import minimum_detectable_effect
+
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ps = per_seed.assign(
+            log10_B=np.log10(per_seed["B"].astype(float)),
+            log10_C_mid=np.log10(per_seed["C_mid"].astype(float)),
+        ).replace([np.inf, -np.inf], np.nan)
+    out = effects.copy()
+    for i, r in effects.iterrows():
+        wide = ps.pivot_table(index=["model_size", "seed"], columns="variant", values=r["metric"])
+        diff = (wide[r["variant"]] - wide[baseline]).dropna()
+        groups = [
+            g.to_numpy(float) for _, g in diff.groupby(level=0) if g.size >= 2
+        ]
+        if not groups:
+            continue
+        s = len(groups)
+        v = np.array([g.var(ddof=1) / g.size for g in groups])
+        se = float(np.sqrt(v.sum()) / s)
+        dfs = np.array([g.size - 1 for g in groups])
+        df = float(v.sum() ** 2 / np.sum(v**2 / dfs)) if v.sum() > 0 else float(dfs.sum())
+        half = float(sps.t.ppf(0.5 + level / 2, df)) * se
+        point = float(np.mean([g.mean() for g in groups]))
+        out.loc[i, ["delta", "delta_lo", "delta_hi"]] = [point, point - half, point + half]
+        out.loc[i, "mde"] = minimum_detectable_effect((point - half, point + half), level)
+    out["method"] = PAIRED_T
+    return out
+
+
+def mde_table(effects: pd.DataFrame, verdicts: Sequence[Mapping[str, Any]] = ()) -> pd.DataFrame:
+    """Each ablation effect with its interval, its minimum detectable effect and, where a
+    claim is decided by it, the claim's verdict (``verdicts``: ``results.json``-style
+    claim dicts with ``id``, ``verdict`` and ``evidence``)."""
+    by_finding: dict[str, list[str]] = {}
+    for c in verdicts:
+        for e in c.get("evidence", ()) or ():
+            by_finding.setdefault(e["name"], []).append(f"{c['id']}: {c['verdict']}")
+    t = effects[["variant", "metric", "delta", "delta_lo", "delta_hi", "mde", "n_seeds"]].copy()
+    t["verdict"] = [
+        "; ".join(by_finding.get(f"ablation/{v}/delta_{m}", [])) or "-"
+        for v, m in zip(t["variant"], t["metric"], strict=True)
+    ]
+    return t.reset_index(drop=True)
