@@ -91,20 +91,30 @@ min_multiple: float = 4.0  # SCALERL-2 on runs whose half reaches this multiple 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-import xarray as xr
 from IPython.display import display
 
 from scalinglab.paths import repo_root
 from scalinglab.plots import use_style
 from scalinglab.record import claims, claims_from
 from scalinglab.stats.calibration import seed_mean_coverage
-from scalinglab.studies.rl import ablations, analysis, findings, halfruns, kn, phases, plots
-from scalinglab.studies.rl import predict, sound_findings, spread, tanlaw
-from scalinglab.studies.rl.budget import costs_from_runs, estimate_sweep
+from scalinglab.studies.rl import (
+    ablations,
+    analysis,
+    findings,
+    halfruns,
+    kn,
+    phases,
+    plots,
+    predict,
+    progress,
+    sound_findings,
+    spread,
+    tanlaw,
+)
 from scalinglab.studies.rl.config import sweep_config
 from scalinglab.studies.rl.findings import record_all
 from scalinglab.studies.rl.stopping import EquivalenceRule, gain_after_plateau, run_outcomes
-from scalinglab.studies.rl.sweep import rl_runs_folder, run_sweep
+from scalinglab.studies.rl.sweep import run_sweep
 
 use_style()
 pd.set_option("display.precision", 4, "display.width", 160)
@@ -480,33 +490,9 @@ sound_findings.mde_table(effects, [v.to_json() for v in claims()])
 # run under `data/rl_scaling/.runs/grpo-medium-<hash>/` and resumes there; below: its progress.
 
 # %% tags=["only-medium", "only-medium_v2"]
-med = sweep_config("medium")
-v1_name = rl_runs_folder(sweep_config("medium_v1")).name
-v1_file = repo_root() / "data" / "rl_scaling" / f"{v1_name}.nc"
-if v1_file.exists():
-    with xr.open_dataset(v1_file, engine="h5netcdf") as v1:
-        costs = costs_from_runs(v1.load())
-    per_size = pd.DataFrame(costs["sizes"]).T
-    per_size["run_s_at_budget"] = [
-        med.grpo.steps * c["step_s"] + (med.grpo.steps // med.eval_every + 1) * c["eval_s"]
-        for c in costs["sizes"].values()
-    ]
-    display(per_size)
-    for name in ("medium_v1", "medium"):
-        est = estimate_sweep(sweep_config(name), costs, workers=2)
-        bound = " (an upper bound: its plateau rule ended runs early)" if name != "medium" else ""
-        print(
-            f"{name}: tasks {est['tasks']}; {est['core_s']['total'] / 3600:.1f} core-hours, "
-            f"{est['wall_s'] / 3600:.1f} h on 2 idle workers{bound}"
-        )
-else:
-    print(f"no recorded timings to estimate from ({v1_file.name} is missing)")
-med_runs = rl_runs_folder(med)
-if (med_runs.parent.parent / f"{med_runs.name}.nc").exists():
-    print(f"medium sweep complete: data/rl_scaling/{med_runs.name}.nc")
-else:
-    done = len(list(med_runs.glob("*.pkl"))) if med_runs.is_dir() else 0
-    print(f"medium sweep: {done} of {med.n_tasks()} warm-ups and runs finished ({med_runs})")
+per_size, lines = progress.sweep_cost("medium", timings_from="medium_v1")
+print("\n".join(lines))
+per_size
 
 # %% [markdown]
 # ## Reading the results

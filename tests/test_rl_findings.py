@@ -277,3 +277,49 @@ def test_symlog_threshold_is_the_power_of_ten_below_the_first_evaluation():
         symlog_threshold([0.0, 0.0])
     # no tick between 0 and the threshold (its label overlapped "0")
     assert symlog_ticks([0.0, 8.5e9, 4e12]) == [0.0, 1e9, 1e10, 1e11, 1e12, 1e13]
+
+
+def test_tan3_is_not_identified_when_either_fit_puts_n0_on_its_bound():
+    def kn(full_ok, held_ok):
+        return {
+            "Kmax": (0.6, (0.5, 0.7)),
+            "N0": (247.0, (247.0, 1.5e4)),
+            "sizes": ["s", "m", "l"],
+            "n_params": [2.5e4, 8e4, 2e5],
+            "k_slope": [(0.5, (0.4, 0.6))] * 3,
+            "k_rise": (0.1, (-0.1, 0.3)),
+            "N0_identified": (full_ok, "" if full_ok else "N0 = 247 at the lower bound"),
+            "holdout": {
+                "size": "l",
+                "error": 0.33,
+                "error_ci": (0.18, 0.65),
+                "N0_identified": (held_ok, "" if held_ok else "N0 at the upper bound"),
+            },
+        }
+
+    def holdout(k, **kw):
+        got = {n.name: n for n in findings.kn_findings(k, level=0.95, reps=10, **kw)}
+        return got["tan/holdout_k_error"].estimate
+
+    assert holdout(kn(True, True)).identified
+    full = holdout(kn(False, True))
+    assert not full.identified and "every size" in full.note and "lower bound" in full.note
+    held = holdout(kn(True, False))
+    assert not held.identified and "smaller sizes" in held.note
+    names = [
+        n.name for n in findings.kn_findings(kn(True, True), level=0.95, reps=10, per_size=False)
+    ]
+    assert "tan/k/s" not in names and "tan/k_rise" not in names and "tan/N0" in names
+
+
+def test_coverage_findings_state_the_coverage_at_the_n_used():
+    from scalinglab.stats.calibration import seed_mean_coverage
+    from scalinglab.studies.rl import sound_findings
+
+    vals = np.random.default_rng(0).lognormal(0, 0.5, 40)
+    cov = seed_mean_coverage(vals, ns=(3, 5), sims=400, resamples=200)
+    got = {n.name: n.estimate for n in sound_findings.coverage_findings(cov, n_used=3)}
+    t3 = cov[(cov["method"] == "Student t") & (cov["n"] == 3)]["coverage"].iloc[0]
+    assert got["coverage/t_at_n"].point == t3
+    # the percentile bootstrap under-covers at 3 values; the t interval less so
+    assert got["coverage/percentile_at_n"].point < got["coverage/t_at_n"].point

@@ -72,8 +72,9 @@ def per_run_half_fits(
         One row per run: ``model_size, n_params, variant, seed, R0, A_full, B_full,
         C_mid_full, A_half, A_error`` (half - full), ``multiple`` (the half window's end
         over the full fit's ``C_mid``), ``A_full_on_bound``, ``A_half_on_bound``,
-        ``C_mid_inside`` (the full fit's ``C_mid`` at or after its first fitted
-        evaluation: a rise before the window is not pinned), ``took_off``,
+        ``C_mid_inside`` (the full fit's ``C_mid`` at or after the run's first
+        evaluation after step 0: a rise before any evaluation is not pinned),
+        ``took_off``,
         ``unstable``, ``rmse_later`` (the half fit's RMSE on the evaluations after the
         half), ``n_half``, ``n_later`` and ``error`` (why a fit failed; "" otherwise,
         the numbers then NaN).
@@ -147,7 +148,7 @@ def per_run_half_fits(
                 "multiple": fit_frac * cmax / float(full.params["C_mid"]),
                 "rmse_later": float(np.sqrt(np.mean((pred - y[later]) ** 2))),
                 "A_full_on_bound": bool(a_f >= AT_ONE),
-                "C_mid_inside": bool(float(full.params["C_mid"]) >= c[keep].min()),
+                "C_mid_inside": bool(float(full.params["C_mid"]) >= c[c > 0].min()),
                 "took_off": bool(a_f - r0 >= took_off),
                 "A_half_on_bound": bool(a_h >= AT_ONE),
             }
@@ -180,7 +181,7 @@ def per_run_half_fits(
 def eligible(runs: pd.DataFrame, *, min_multiple: float = 4.0) -> pd.Series:
     """Runs on which the half-compute test means something: a fitted half reaching
     ``min_multiple`` x ``C_mid``, the full fit's ``A`` off its bound and above ``R0``
-    (taken off), its ``C_mid`` inside the fitted window, and stable.
+    (taken off), its ``C_mid`` after the first evaluation, and stable.
 
     Returns
     -------

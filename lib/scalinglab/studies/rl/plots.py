@@ -202,9 +202,7 @@ def variant_curves(curves: pd.DataFrame, sizes: Sequence[str], variants: Sequenc
     return fig
 
 
-def half_fit_errors(
-    runs: pd.DataFrame, *, min_multiple: float = 4.0, tol: float = 0.02
-) -> Figure:
+def half_fit_errors(runs: pd.DataFrame, *, min_multiple: float = 4.0, tol: float = 0.02) -> Figure:
     """Each run's half-fit error of A against the multiple of its C_mid that its half
     window reaches (``runs`` from :func:`.halfruns.per_run_half_fits`; stable runs that
     took off, C_mid inside their window): filled where the half fit's A is off its bound,

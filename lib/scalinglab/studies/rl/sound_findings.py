@@ -61,12 +61,7 @@ def half_run_findings(dec: Mapping[str, Any], *, min_multiple: float) -> list[Na
 
 
 def tan_findings(
-    k_table: pd.DataFrame,
-    rise: Estimate,
-    comp: pd.DataFrame,
-    comp_est: Estimate,
-    *,
-    level: float,
+    k_table: pd.DataFrame, rise: Estimate, comp: pd.DataFrame, comp_est: Estimate, *, level: float
 ) -> list[Named]:
     """Tan et al.'s law run by run (:mod:`.tanlaw`): ``k`` and the curvature per size,
     the rise of ``k`` (headline), the held-out RMSE difference power law - sigmoid
@@ -75,9 +70,15 @@ def tan_findings(
     for s, r in k_table.iterrows():
         method = f"Student t over {int(r['runs'])} runs"
         for col, what in (
-            ("k", f"Tan et al.'s k (minus the log-log slope of 1 - R in compute), N={r['n_params']:,.0f}"),
-            ("curvature", "quadratic term of log10(1 - R) in log10 compute, per decade squared "
-             "(0 if Tan et al.'s line holds)"),
+            (
+                "k",
+                f"Tan et al.'s k (minus the log-log slope of 1 - R in compute), N={r['n_params']:,.0f}",
+            ),
+            (
+                "curvature",
+                "quadratic term of log10(1 - R) in log10 compute, per decade squared "
+                "(0 if Tan et al.'s line holds)",
+            ),
         ):
             ok = np.isfinite(r[f"{col}_lo"])
             out.append(
@@ -126,8 +127,7 @@ def tan_findings(
 
 
 def spread_findings(
-    comps: Mapping[str, dict[str, Estimate] | None],
-    values: pd.DataFrame,
+    comps: Mapping[str, dict[str, Estimate] | None], values: pd.DataFrame
 ) -> list[Named]:
     """Base-model (warm-start) and RL standard deviations of each value
     (:func:`.spread.variance_components`, ``comps`` keyed ``"A"``, ``"final"``); not
@@ -152,8 +152,7 @@ def spread_findings(
                 share = float(values["A_on_bound"].mean())
                 if share >= BOUND_SHARE:
                     est = est.replace(
-                        identified=False,
-                        note=f"A on its bound 1 in {100 * share:.0f}% of the runs",
+                        identified=False, note=f"A on its bound 1 in {100 * share:.0f}% of the runs"
                     )
             out.append(Named(name, est, text))
     return out
@@ -230,9 +229,7 @@ def t_effects(
     for i, r in effects.iterrows():
         wide = ps.pivot_table(index=["model_size", "seed"], columns="variant", values=r["metric"])
         diff = (wide[r["variant"]] - wide[baseline]).dropna()
-        groups = [
-            g.to_numpy(float) for _, g in diff.groupby(level=0) if g.size >= 2
-        ]
+        groups = [g.to_numpy(float) for _, g in diff.groupby(level=0) if g.size >= 2]
         if not groups:
             continue
         s = len(groups)

@@ -12,7 +12,8 @@ ANOVA gives
 - the base-model component ``sigma_ws^2 = (MS_ws - MS_rl) / n0`` (``n0`` RL seeds per
   warm start; truncated at 0), with the modified large-sample interval of Graybill and
   Wang (Burdick & Graybill 1992, sec. 3.3), which keeps close to its level at a handful
-  of groups, unlike a bootstrap over 2 warm starts.
+  of groups, unlike a bootstrap over 2 warm starts (where its upper end falls to 0,
+  the conservative ``MS_ws / n0`` at its chi-square bound is kept: never ``[0, 0]``).
 
 Model sizes are fixed effects (their means are removed), so the components pool the
 sizes. :func:`variance_components` takes one value per run (the fitted ``A``, the final
@@ -27,8 +28,6 @@ import pandas as pd
 from scipy import stats as sps
 
 from scalinglab.estimate import Estimate
-
-
 from scalinglab.studies.rl.analysis import NEST
 
 
@@ -71,9 +70,17 @@ def _mls_interval(
     g12 = ((f12_hi - 1) ** 2 - g1**2 * f12_hi**2 - h2**2) / f12_hi
     h12 = ((1 - f12_lo) ** 2 - h1**2 * f12_lo**2 - g2**2) / f12_lo
     theta = c * (ms1 - ms2)
-    lo = theta - np.sqrt(max(0.0, g1**2 * c**2 * ms1**2 + h2**2 * c**2 * ms2**2 + g12 * c**2 * ms1 * ms2))
-    hi = theta + np.sqrt(max(0.0, h1**2 * c**2 * ms1**2 + g2**2 * c**2 * ms2**2 + h12 * c**2 * ms1 * ms2))
-    return max(0.0, float(lo)), max(0.0, float(hi))
+    lo = theta - np.sqrt(
+        max(0.0, g1**2 * c**2 * ms1**2 + h2**2 * c**2 * ms2**2 + g12 * c**2 * ms1 * ms2)
+    )
+    hi = theta + np.sqrt(
+        max(0.0, h1**2 * c**2 * ms1**2 + g2**2 * c**2 * ms2**2 + h12 * c**2 * ms1 * ms2)
+    )
+    if hi <= 0:
+        # the warm starts differ less than their RL seeds: the MLS upper end falls to 0;
+        # keep the conservative one, E[MS_ws] / n0 at its chi-square upper bound
+        hi = c * ms1 / f1_lo
+    return max(0.0, float(lo)), float(hi)
 
 
 def variance_components(

@@ -139,11 +139,7 @@ def k_rise(
     half = float(sps.t.ppf(0.5 + level / 2, df)) * se
     d = float(a.mean() - b.mean())
     return Estimate(
-        d,
-        d - half,
-        d + half,
-        level=level,
-        method=f"Welch t over {a.size} and {b.size} runs",
+        d, d - half, d + half, level=level, method=f"Welch t over {a.size} and {b.size} runs"
     )
 
 

@@ -1,0 +1,161 @@
+"""ScaleRL's half-compute test run by run, and Tan et al.'s line held out against the
+sigmoid, on curves with known laws."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats as sps
+
+from scalinglab.studies.rl import halfruns, sound_findings, tanlaw
+
+STEPS = np.arange(0, 4001, 50)
+C = STEPS * 1e9
+
+
+def _sigmoid(c, r0=0.2, a=0.8, b=1.5, c_mid=1e11):
+    out = np.full(c.shape, r0, dtype=float)
+    pos = c > 0
+    out[pos] = r0 + (a - r0) / (1 + (c_mid / c[pos]) ** b)
+    return out
+
+
+def _power(c, e0=0.3, k=0.25):
+    out = np.full(c.shape, 0.2, dtype=float)
+    pos = c > 0
+    out[pos] = 1 - np.minimum(0.8, 10 ** (e0 - k * np.log10(c[pos] / 1e9) - 0.3))
+    return out
+
+
+def _frame(runs, *, noise=0.003, seed=0):
+    """``runs``: (size, n_params, variant, seed, fn) -> one row per evaluation."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for size, n, var, sd, fn in runs:
+        y = np.clip(fn(C) + rng.normal(0, noise, C.size), 0, 1)
+        y[0] = fn(C[:1])[0]
+        rows += [
+            {
+                "model_size": size,
+                "n_params": n,
+                "variant": var,
+                "seed": sd,
+                "step": int(st),
+                "compute": c,
+                "pass_rate": v,
+            }
+            for st, c, v in zip(STEPS, C, y, strict=True)
+        ]
+    return pd.DataFrame(rows)
+
+
+def test_a_long_horizon_predicts_a_and_a_short_one_is_not_eligible():
+    long_ = [
+        ("s", 1e4, "baseline", sd, lambda c, m=m: _sigmoid(c, c_mid=m))
+        for sd, m in enumerate((6e10, 8e10, 1e11))
+    ]
+    # C_mid = 4e12: the run's whole compute (4e12) reaches 1x, its half 0.5x
+    short = [("l", 1e5, "baseline", 0, lambda c: _sigmoid(c, a=0.9, c_mid=4e12))]
+    r = halfruns.per_run_half_fits(_frame(long_ + short)).set_index(["model_size", "seed"])
+    ok = halfruns.eligible(r.reset_index()).to_numpy()
+    assert ok.tolist() == [True, True, True, False]
+    for sd, m in enumerate((6e10, 8e10, 1e11)):
+        row = r.loc[("s", sd)]
+        # the multiple is the half's end (2e12) over the fitted C_mid
+        assert row["multiple"] == pytest.approx(2e12 / row["C_mid_full"])
+        assert row["C_mid_full"] == pytest.approx(m, rel=0.3) and row["multiple"] > 4
+        # evaluation noise 0.003: both fits pin A to about 0.01
+        assert abs(row["A_error"]) < 0.015 and row["A_full"] == pytest.approx(0.8, abs=0.01)
+    assert r.loc[("l", 0), "multiple"] < 1
+    dec = halfruns.half_fit_decision(r.reset_index())
+    est = dec["estimate"]
+    assert dec["n_eligible"] == 3 and est.identified
+    assert 0 <= est.point < 0.015 and est.hi < 0.02  # SCALERL-2 would reproduce
+    assert est.method.startswith("Student t over 3 runs")
+    named = {n.name: n for n in sound_findings.half_run_findings(dec, min_multiple=4.0)}
+    assert named["scalerl/half_runs/A_abs_error"].estimate is est
+    assert named["scalerl/half_runs/n_eligible"].estimate.point == 3
+
+
+def test_too_few_runs_past_the_multiple_leave_the_claim_not_identified():
+    runs = [
+        ("s", 1e4, "baseline", sd, lambda c, m=m: _sigmoid(c, c_mid=m))
+        for sd, m in enumerate((1e12, 1.5e12, 2e12))
+    ]
+    r = halfruns.per_run_half_fits(_frame(runs))
+    assert (r["multiple"] < 4).all()
+    dec = halfruns.half_fit_decision(r, min_multiple=4.0)
+    assert not dec["estimate"].identified and np.isnan(dec["estimate"].point)
+    assert "only 0 of 3" in dec["estimate"].note and "20x" in dec["estimate"].note
+    # with a lower bar the same runs decide it
+    assert halfruns.half_fit_decision(r, min_multiple=1.0)["estimate"].identified
+
+
+def test_an_unstable_run_is_left_out_and_bins_count_the_rest():
+    def falls(c):
+        y = _sigmoid(c, c_mid=8e10)
+        return np.where(c > 3e12, y - 0.3, y)
+
+    runs = [
+        ("s", 1e4, "baseline", 0, lambda c: _sigmoid(c, c_mid=8e10)),
+        ("s", 1e4, "baseline", 1, falls),
+    ]
+    r = halfruns.per_run_half_fits(_frame(runs))
+    assert r["unstable"].tolist() == [False, True]
+    assert halfruns.eligible(r).tolist() == [True, False]
+    b = halfruns.error_by_multiple(r).set_index("bin")
+    assert b["runs"].sum() == 1 and b.loc["> 8x", "runs"] == 1
+    assert b.loc["> 8x", "share_within_tol"] == 1.0
+
+
+def test_tan_line_recovers_k_has_no_curvature_and_beats_the_sigmoid_on_its_own_law():
+    laws_runs = [("s", 1e4, "baseline", sd, lambda c: _power(c, k=0.25)) for sd in range(3)]
+    laws_runs += [("l", 1e5, "baseline", sd, lambda c: _power(c, k=0.4)) for sd in range(3)]
+    df = _frame(laws_runs, noise=0.001)
+    laws = tanlaw.per_run_power_laws(df)
+    kt = tanlaw.k_by_size(laws, ["s", "l"], variant="baseline")
+    assert kt.loc["s", "k"] == pytest.approx(0.25, abs=0.02)
+    assert kt.loc["l", "k"] == pytest.approx(0.4, abs=0.02)
+    assert kt.loc["s", "k_lo"] <= kt.loc["s", "k"] <= kt.loc["s", "k_hi"]
+    assert abs(kt.loc["s", "curvature"]) < 0.02 and abs(kt.loc["l", "curvature"]) < 0.02
+    comp = tanlaw.heldout_comparison(laws, halfruns.per_run_half_fits(df))
+    assert len(comp) == 6
+    assert tanlaw.comparison_estimate(comp).hi < 0.01  # TAN-1 would hold
+
+
+def test_on_sigmoid_runs_the_line_bends_and_loses_held_out():
+    # a flat start and a late take-off (as the RL runs from a low R0)
+    runs = [
+        ("s", 1e4, "baseline", sd, lambda c: _sigmoid(c, r0=0.05, a=0.85, b=3, c_mid=1.4e12))
+        for sd in range(5)
+    ]
+    df = _frame(runs)
+    laws = tanlaw.per_run_power_laws(df)
+    assert (laws["curvature"] < -0.05).all()  # log L is concave in log C
+    comp = tanlaw.heldout_comparison(laws, halfruns.per_run_half_fits(df))
+    assert comp["sigmoid_wins"].all()
+    assert tanlaw.comparison_estimate(comp).lo > 0.01  # TAN-1 would fail
+
+
+def test_k_rise_is_welchs_interval_and_needs_two_runs_a_side():
+    laws = pd.DataFrame(
+        {
+            "model_size": ["s"] * 3 + ["l"] * 4,
+            "variant": "baseline",
+            "k": [0.30, 0.35, 0.28, 0.50, 0.41, 0.62, 0.47],
+        }
+    )
+    est = tanlaw.k_rise(laws, ["s", "l"], variant="baseline")
+    a, b = np.array([0.50, 0.41, 0.62, 0.47]), np.array([0.30, 0.35, 0.28])
+    ref = sps.ttest_ind(a, b, equal_var=False).confidence_interval(0.95)
+    assert est.point == pytest.approx(a.mean() - b.mean())
+    assert (est.lo, est.hi) == pytest.approx((ref.low, ref.high))
+    one = tanlaw.k_rise(
+        laws[laws["k"] != 0.30][laws["model_size"] == "l"].pipe(
+            lambda t: pd.concat([t, laws.iloc[[0]]])
+        ),
+        ["s", "l"],
+        variant="baseline",
+    )
+    assert not one.identified and "need 2 each" in one.note
