@@ -180,8 +180,8 @@ outcomes = run_outcomes(curves, rule=EquivalenceRule(min_steps=400))
 base_out = outcomes[outcomes["variant"] == base]
 display(base_out.groupby("model_size", sort=False)[["took_off", "unstable", "collapsed"]].sum())
 record_all(findings.run_outcome_findings(base_out, base=base))
-after = gain_after_plateau(outcomes, reps=poi_reps, seed=seed, level=level)
-record_all(findings.plateau_findings(after, level=level, reps=poi_reps))
+after = gain_after_plateau(outcomes, level=level)
+record_all(findings.plateau_findings(after, level=level))
 record_all(sound_findings.plateau_equivalence_findings(after, base_out, base=base))
 print(
     f"plateau rule fired in {after['n_plateau']} of {after['n_total']} runs; "
@@ -522,8 +522,9 @@ per_size
 #   {{ tan/k/l }} at `l` against {{ tan/k/s }} at `s`; `tan/k_rise` {{ tan/k_rise }}) and
 #   $N_0$ lands on its bound ({{ tan/N0 }}): an untuned learning rate, not a refutation.
 # * *No asymptote (SCALERL-2).* The furthest half window reaches
-#   {{ scalerl/half_runs/max_multiple | point }}x $C_{mid}$ ({{ scalerl/half_runs/n_eligible | point }}
-#   runs reach `min_multiple`); pooled, `l`'s half-fit $A$ misses by
+#   {{ scalerl/half_runs/max_multiple | point }}x $C_{mid}$
+#   ({{ scalerl/half_runs/n_eligible | point }} reach `min_multiple`); pooled, `l`'s
+#   half-fit $A$ misses by
 #   {{ scalerl/l/A_pred_error }}.
 # * *Tan's line.* Held out, its RMSE exceeds the sigmoid's by {{ tan/heldout_rmse_delta }}
 #   (TAN-1); the sigmoid predicts {{ tan/sigmoid_wins_share | pct }} of the runs better.
@@ -561,9 +562,9 @@ per_size
 #   ($\Delta \log_{10} B$ {{ ablation/half_lr/delta_log10_B }}, CONTROL-B-slope).
 # * *The horizon is too short for ScaleRL's half-compute test.* The furthest half window
 #   reaches {{ scalerl/half_runs/max_multiple | point }}x $C_{mid}$ (ScaleRL's: about
-#   20x), and only {{ scalerl/half_runs/n_eligible | point }} runs reach `min_multiple`;
-#   on them $|A_{half} - A_{full}|$ is {{ scalerl/half_runs/A_abs_error }} (SCALERL-2).
-#   The figure shows the error falling as the half reaches further.
+#   20x); of the runs, {{ scalerl/half_runs/n_eligible | point }} reach `min_multiple`,
+#   and on them $|A_{half} - A_{full}|$ is {{ scalerl/half_runs/A_abs_error }}
+#   (SCALERL-2). The table and figure give the error by the multiple reached.
 # * *Tan et al.'s line is curved.* $\log_{10} L$ bends in $\log_{10} C$ (quadratic term
 #   {{ tan/s/curvature }} at `s`, {{ tan/xl/curvature }} at `xl`; TAN-1-linear) and,
 #   held out, the line's RMSE exceeds the sigmoid's by {{ tan/heldout_rmse_delta }}
@@ -575,7 +576,7 @@ per_size
 #   the seed SD of $A$ ({{ scalerl/A_seed_sd }}) mixes base models with RL noise and
 #   SCALERL-3 is not identified.
 # * *Plateaus.* Shown as an equivalence (the gain's upper bound below 0.02), the plateau
-#   fires in {{ plateau/n_plateau | point }} stable runs; runs gained
+#   fires in {{ plateau/n_plateau | point }} (stable); they gained
 #   {{ plateau/gain_after }} after it (GRPOLAW-2).
 # * *ScaleRL's "B, not A".* Sample aggregation leaves $A$ within
 #   {{ ablation/sample_agg/delta_A }} of the baseline; batch normalisation may lower it

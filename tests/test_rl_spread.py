@@ -155,7 +155,7 @@ def test_unstable_runs_are_reported_apart_not_as_plateaus():
     out = run_outcomes(pd.DataFrame(rows), rule=EquivalenceRule(min_steps=400))
     assert out["unstable"].tolist() == [False, False, False, True]
     assert np.isnan(out.loc[3, "gain_after_plateau"])
-    g = gain_after_plateau(out, reps=200, seed=0)
+    g = gain_after_plateau(out)
     assert (g["n_unstable"], g["n_plateau"], g["n_runs"]) == (1, 3, 3)
     named = sound_findings.plateau_equivalence_findings(g, out, base="baseline")
     assert [n.estimate.point for n in named] == [3.0, 1.0]

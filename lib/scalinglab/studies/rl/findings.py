@@ -99,17 +99,16 @@ def run_outcome_findings(base_out: pd.DataFrame, *, base: str) -> list[Named]:
     ]
 
 
-def plateau_findings(after: Mapping[str, Any], *, level: float, reps: int) -> list[Named]:
-    """The gain after the plateau rule's onset (:func:`.stopping.gain_after_plateau`);
-    not identified with fewer than 3 runs that continued past it."""
+def plateau_findings(after: Mapping[str, Any], *, level: float) -> list[Named]:
+    """The gain after the plateau rule's onset (:func:`.stopping.gain_after_plateau`,
+    Student t over runs); not identified with fewer than 3 runs that continued past it."""
     n_runs, n_total = int(after["n_runs"]), int(after["n_total"])
     finite = bool(np.isfinite(after["mean"]))
     gain = _est(
         after["mean"],
         after["ci"] if finite else None,
         level=level,
-        method=OVER_RUNS,
-        resamples=reps,
+        method=f"Student t over {n_runs} runs",
         identified=n_runs >= 3,
         note=(
             f"only {n_runs} of {n_total} runs continued past the rule's plateau (the rule "

@@ -249,11 +249,14 @@ def mde_table(effects: pd.DataFrame, verdicts: Sequence[Mapping[str, Any]] = ())
     """Each ablation effect with its interval, its minimum detectable effect and, where a
     claim is decided by it, the claim's verdict (``verdicts``: ``results.json``-style
     claim dicts with ``id``, ``verdict`` and ``evidence``)."""
+    cols = ["variant", "metric", "delta", "delta_lo", "delta_hi", "mde", "n_seeds"]
+    if effects.empty:  # no variant besides the baseline
+        return pd.DataFrame(columns=[*cols, "verdict"])
     by_finding: dict[str, list[str]] = {}
     for c in verdicts:
         for e in c.get("evidence", ()) or ():
             by_finding.setdefault(e["name"], []).append(f"{c['id']}: {c['verdict']}")
-    t = effects[["variant", "metric", "delta", "delta_lo", "delta_hi", "mde", "n_seeds"]].copy()
+    t = effects[cols].copy()
     t["verdict"] = [
         "; ".join(by_finding.get(f"ablation/{v}/delta_{m}", [])) or "-"
         for v, m in zip(t["variant"], t["metric"], strict=True)
