@@ -146,6 +146,11 @@ def test_run_phase_findings_without_any_slow_start_leave_the_spread_unidentified
         )
     }
     assert out["phases/runs/three_phases_share"].headline
+    # 0 of 9 runs in every resample: not [0, 0] but Wilson's interval over the 9 runs
+    three = out["phases/runs/three_phases_share"].estimate
+    assert three.lo == 0.0 and three.hi == pytest.approx(0.2991, abs=1e-3)
+    assert "Wilson" in three.method
+    assert out["phases/runs/plateau_share"].estimate.ci == (0.56, 1.0)  # kept as it was
     assert "of the 9 baseline runs" in out["phases/runs/plateau_share"].description
     for name in ("t10_seed_sd", "t10_start_rho"):
         e = out[f"phases/runs/{name}"].estimate

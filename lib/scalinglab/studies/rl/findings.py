@@ -22,6 +22,7 @@ import pandas as pd
 from scalinglab.estimate import BOUND_SHARE, Estimate, identified_by_share
 from scalinglab.fitting import param_estimate
 from scalinglab.record import Finding, record
+from scalinglab.stats.calibration import share_with_floor
 
 #: Intervals that resample whole seeds of a size (sigmoid, half compute, k(N), phases).
 OVER_SEEDS = "bootstrap over seeds, percentile"
@@ -111,8 +112,8 @@ def plateau_findings(after: Mapping[str, Any], *, level: float) -> list[Named]:
         method=f"Student t over {n_runs} runs",
         identified=n_runs >= 3,
         note=(
-            f"only {n_runs} of {n_total} runs continued past the rule's plateau (the rule "
-            "stopped the rest at it)"
+            f"only {n_runs} of {n_total} runs continued past a plateau (the rule fired in "
+            f"{after.get('n_plateau', 0)} stable runs; a run it stopped shows nothing after)"
             if n_runs < 3
             else None
         ),
@@ -450,7 +451,8 @@ def run_phase_findings(
     """Phases judged run by run (:func:`.phases.phase_shares`): the shares of runs with
     each phase (the three-phase share a headline), the seed spread of t10 and its rank
     correlation with the starting pass rate (not identified when no run has a slow
-    start: every t10 is then clipped to 0 and their spread is an artefact)."""
+    start: every t10 is then clipped to 0 and their spread is an artefact). A share
+    whose resampled interval has zero width (0 of n runs) gets the Wilson interval."""
     whats = (
         ("slow_start", "show a slow start (>= 2 evaluations before t10)"),
         ("plateau", "reach a plateau inside training (>= 2 evaluations after t90)"),
@@ -467,7 +469,8 @@ def run_phase_findings(
         out.append(
             Named(
                 f"phases/runs/{name}_share",
-                _est(sh["value"], sh["ci"], **kw),
+                # a share of 0 (or 1) in every resample: the Wilson interval over the runs
+                share_with_floor(_est(sh["value"], sh["ci"], **kw), n=int(sh["n_runs"])),
                 f"share of the {sh['n_runs']} {base} runs that {what}",
                 headline=name == "three_phases",
             )
