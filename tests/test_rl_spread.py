@@ -115,6 +115,16 @@ def test_curves_frame_keeps_the_v3_coordinates_and_the_spread_splits_them():
     c = spread.variance_components(rv, "final")
     # the warm starts differ by 0.08 in A, the RL seeds by noise: base models dominate
     assert c["warm_start"].point > 5 * c["rl"].point and c["warm_start"].lo > 0
+    # a design that does not evaluate at step 0 gives each run's R0 as r0(model_size, seed)
+    later = ds.isel(eval=slice(1, None)).assign(
+        r0=(("model_size", "seed"), np.full((2, 4), 0.2) + np.arange(4) * 0.01)
+    )
+    cur0 = analysis.curves_frame(later)
+    first = cur0[cur0["step"] == 0].set_index(["model_size", "seed"])
+    assert len(first) == 8 and (first["compute"] == 0).all()
+    assert first.loc[("m", 3), "pass_rate"] == pytest.approx(0.23)
+    assert first.loc[("m", 3), "warm_start"] == 1
+    assert len(cur0) == len(cur)
     # a dataset without the coordinates gives the old columns only
     old = analysis.curves_frame(ds.drop_vars(["warm_start", "rl_seed"]))
     assert "warm_start" not in old.columns

@@ -46,6 +46,8 @@ def curves_frame(ds: xr.Dataset) -> pd.DataFrame:
     A design that draws several RL seeds from each warmed-up policy names them by the
     non-dimension coordinates ``warm_start(seed)`` and ``rl_seed(seed)``; they are kept
     as columns of the same names (:mod:`.spread` separates the two sources of spread).
+    Without an evaluation at step 0, a variable ``r0(model_size, seed)`` gives each run's
+    step-0 row (its R0).
     """
     ok = ds.status == "ok"
     df = (
@@ -55,6 +57,17 @@ def curves_frame(ds: xr.Dataset) -> pd.DataFrame:
     )
     df = df.dropna(subset=["pass_rate"])
     df["step"] = ds.eval_step.values[df["eval"].to_numpy()]
+    if "r0" in ds and not (ds.eval_step.values == 0).any():
+        # no evaluation at step 0: each run's R0 is the design's r0(model_size, seed)
+        r0 = df.drop_duplicates(["model_size", "variant", "seed"])[
+            ["model_size", "variant", "seed"]
+        ].copy()
+        at = dict(model_size=xr.DataArray(r0["model_size"]), seed=xr.DataArray(r0["seed"]))
+        r0["pass_rate"] = ds.r0.sel(**at).values
+        r0["compute"], r0["step"], r0["eval"] = 0.0, 0, -1
+        df = pd.concat([r0, df], ignore_index=True).sort_values(
+            ["model_size", "variant", "seed", "step"], kind="stable"
+        )
     df["n_params"] = ds.n_params.sel(model_size=xr.DataArray(df["model_size"])).values
     nest = [c for c in NEST if c in ds.coords and ds[c].dims == ("seed",)]
     for c in nest:
