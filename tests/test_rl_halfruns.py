@@ -159,3 +159,34 @@ def test_k_rise_is_welchs_interval_and_needs_two_runs_a_side():
         variant="baseline",
     )
     assert not one.identified and "need 2 each" in one.note
+
+
+def test_tan_findings_name_every_finding_even_without_a_held_out_comparison():
+    runs = [("s", 1e4, "baseline", sd, lambda c: _power(c, k=0.25)) for sd in range(2)]
+    runs += [("l", 1e5, "baseline", sd, lambda c: _power(c, k=0.4)) for sd in range(2)]
+    laws = tanlaw.per_run_power_laws(_frame(runs))
+    kt = tanlaw.k_by_size(laws, ["s", "l"], variant="baseline")
+    empty = tanlaw.heldout_comparison(laws, halfruns.per_run_half_fits(_frame(runs)).iloc[:0])
+    named = {
+        n.name: n.estimate
+        for n in sound_findings.tan_findings(
+            kt,
+            tanlaw.k_rise(laws, ["s", "l"], variant="baseline"),
+            empty,
+            tanlaw.comparison_estimate(empty),
+            level=0.95,
+        )
+    }
+    assert set(named) == {
+        "tan/k/s",
+        "tan/k/l",
+        "tan/s/curvature",
+        "tan/l/curvature",
+        "tan/k_rise",
+        "tan/heldout_rmse_delta",
+        "tan/sigmoid_wins_share",
+    }
+    assert not named["tan/heldout_rmse_delta"].identified
+    assert not named["tan/sigmoid_wins_share"].identified
+    assert named["tan/k_rise"].point == pytest.approx(0.15, abs=0.02)
+    assert named["tan/k/s"].method == "Student t over 2 runs"

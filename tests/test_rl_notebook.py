@@ -54,6 +54,14 @@ def test_tiny_study_runs_our_own_sweep(lab):
     share = found["phases/runs/slow_start_share"]
     assert 0.0 <= share["point"] <= 1.0 and share["ci"] is not None
     assert {"plateau/gain_after", "runs/collapsed", "runs/not_taken_off"} <= set(found)
+    # the checks that can fail: run by run, held out, the spread split, the coverage
+    assert {"scalerl/half_runs/A_abs_error", "tan/heldout_rmse_delta", "runs/unstable"} <= set(
+        found
+    )
+    assert {"coverage/t_at_n", "coverage/percentile_at_n", "tan/s/curvature"} <= set(found)
+    # the tiny sweep re-warms every seed: base-model and RL spread are not separated
+    assert not found["spread/A/rl_sd"]["identified"]
+    assert "confounded" in found["spread/A/rl_sd"]["note"]
     ledger = {
         c["id"]: c for c in json.loads((Path(res.run_dir) / "results.json").read_text())["claims"]
     }
@@ -64,6 +72,7 @@ def test_tiny_study_runs_our_own_sweep(lab):
         "SCALERL-4",
         "SCALERL-5",
         "TAN-1",
+        "TAN-1-linear",
         "TAN-2",
         "TAN-3",
         "TAN-4",

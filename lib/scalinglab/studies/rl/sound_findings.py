@@ -53,7 +53,13 @@ def half_run_findings(dec: Mapping[str, Any], *, min_multiple: float) -> list[Na
         ),
         Named(
             "scalerl/half_runs/max_multiple",
-            Estimate(float(dec["max_multiple"])),
+            Estimate(
+                float(dec["max_multiple"]),
+                identified=bool(np.isfinite(dec["max_multiple"])),
+                note=None
+                if np.isfinite(dec["max_multiple"])
+                else "no run took off with its C_mid after its first evaluation",
+            ),
             "the furthest any run's half window reaches, in multiples of its C_mid "
             "(ScaleRL's: about 20x)",
         ),
@@ -114,15 +120,23 @@ def tan_findings(
         )
     )
     n = len(comp)
-    if n:
-        out.append(
-            Named(
-                "tan/sigmoid_wins_share",
-                proportion_estimate(int(comp["sigmoid_wins"].sum()), n, level=level),
-                f"share of the {n} runs whose later half the sigmoid predicts better than "
-                "Tan et al.'s line",
-            )
+    share = (
+        proportion_estimate(int(comp["sigmoid_wins"].sum()), n, level=level)
+        if n
+        else Estimate(
+            float("nan"),
+            identified=False,
+            note="no run has evaluations after its half and enough before it for both fits",
         )
+    )
+    out.append(
+        Named(
+            "tan/sigmoid_wins_share",
+            share,
+            f"share of the {n} runs whose later half the sigmoid predicts better than "
+            "Tan et al.'s line",
+        )
+    )
     return out
 
 
