@@ -1,0 +1,204 @@
+"""The matched design's analysis: per-seed speedups with t intervals, tuning curves and
+their flags, every claim per size (synthetic data, and the ``tiny_matched`` sweep)."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats as sps
+
+from scalinglab.provenance import config_hash
+from scalinglab.studies.optimizers import seedwise, tuning_curves
+from scalinglab.studies.optimizers.config import MATCHED_SIZES, sweep_config
+from scalinglab.studies.optimizers.protocol import DEFAULT_LADDERS, tune_walks
+from scalinglab.studies.optimizers.tuning import path_dataset
+
+#: The config hash of the ``matched`` sweep that is running (its run folder is
+#: ``data/optimizer_comparison/.runs/sweep-matched-8da24c4fbc61/``): analysis changes must
+#: not move it, or the sweep's resumes and its dataset would no longer be found.
+MATCHED_HASH = "8da24c4fbc61"
+
+
+def test_the_matched_sweeps_config_hash_is_pinned():
+    assert config_hash(sweep_config("matched").to_dict()) == MATCHED_HASH
+    # the tests' walk design is another sweep (its own compute class, so its own hash)
+    tiny = sweep_config("tiny_matched")
+    assert tiny.compute_class != "matched" and tiny.tune_seeds
+    assert not set(tiny.tune_seeds) & set(tiny.seeds)
+
+
+# ------------------------------------------------------------------ per-seed speedups
+LAW = {"A": 0.8, "alpha": 0.5, "E": 2.0}
+
+
+def _law(d, shift=0.0):
+    return LAW["A"] * np.asarray(d, dtype=float) ** -LAW["alpha"] + LAW["E"] + shift
+
+
+def _table(factor: dict[int, float], seeds=(0, 1, 2)) -> pd.DataFrame:
+    """AdamW on the law (each seed shifted), Muon reaching at D what AdamW reaches at
+    ``factor[seed] * D`` on the same seed's curve."""
+    rows = []
+    for s in seeds:
+        shift = 0.01 * s
+        for m in (0.5, 1.0, 2.0, 4.0):
+            rows.append(("adamw", "w32", m, s, float(_law(m, shift))))
+        for m in (1.0, 2.0):
+            rows.append(("muon", "w32", m, s, float(_law(factor[s] * m, shift))))
+    return pd.DataFrame(rows, columns=["optimizer", "model_size", "data_multiple", "seed", "loss"])
+
+
+def test_per_seed_speedups_invert_each_seeds_own_fit():
+    ps = seedwise.per_seed(_table({0: 1.5, 1: 2.0, 2: 2.5}))
+    muon = ps[ps.optimizer == "muon"].set_index(["seed", "data_multiple"])
+    for s, f in {0: 1.5, 1: 2.0, 2: 2.5}.items():
+        for m in (1.0, 2.0):
+            assert muon.log_speedup[(s, m)] == pytest.approx(math.log(f), abs=2e-3)
+    assert not ps.E_at_bound.any()
+
+
+def test_t_interval_over_seeds_is_the_students_t_of_the_per_seed_logs():
+    seeds = seedwise.by_seed(seedwise.per_seed(_table({0: 1.5, 1: 2.0, 2: 2.5})))
+    est, vals = seedwise.summary(seeds, seedwise.cell("muon", "w32", 1.0))
+    logs = np.log([1.5, 2.0, 2.5])
+    half = sps.t.ppf(0.975, 2) * logs.std(ddof=1) / math.sqrt(3)
+    assert vals == pytest.approx(logs, abs=2e-3)
+    assert est.point == pytest.approx(math.exp(logs.mean()), rel=1e-3)
+    assert (est.lo, est.hi) == pytest.approx(
+        (math.exp(logs.mean() - half), math.exp(logs.mean() + half)), rel=3e-3
+    )
+    assert "Student t over 3" in est.method
+    # geometric mean over budgets: the same here (one factor per seed)
+    g, _ = seedwise.summary(seeds, seedwise.geomean("muon", "w32", [1.0, 2.0]))
+    assert g.point == pytest.approx(est.point, rel=1e-3)
+
+
+def test_a_seed_below_its_asymptote_leaves_the_point_without_interval():
+    t = _table({0: 1.5, 1: 2.0, 2: 2.5})
+    t.loc[(t.optimizer == "muon") & (t.seed == 2) & (t.data_multiple == 1.0), "loss"] = 1.0
+    seeds = seedwise.by_seed(seedwise.per_seed(t))
+    est, vals = seedwise.summary(seeds, seedwise.cell("muon", "w32", 1.0))
+    assert np.isnan(vals[2]) and est.lo is None and "no interval" in est.note
+
+
+def test_misstatement_folds_a_ratio_either_way():
+    from scalinglab.estimate import Estimate
+
+    down = seedwise.misstatement(Estimate(0.5, 0.4, 0.625, level=0.95, method="t"))
+    assert (down.point, down.lo, down.hi) == pytest.approx((2.0, 1.6, 2.5))
+    across = seedwise.misstatement(Estimate(1.05, 0.9, 1.2, level=0.95, method="t"))
+    assert across.lo == 1.0 and across.hi == pytest.approx(1.2)  # the farther end
+
+
+def test_slope_statistic_recovers_a_power_of_size():
+    n = {"a": 1e4, "b": 4e4, "c": 1.6e5}
+    d = {("muon", s, 1.0): 0.3 * math.log(v) + 0.1 for s, v in n.items()}
+    assert seedwise.slope("muon", dict.fromkeys(n, 1.0), n)(d) == pytest.approx(0.3)
+    cu = seedwise.catch_up("soap", "muon", "a", 1.0, 8.0)
+    d2 = {("soap", "a", 1.0): 0.0, ("muon", "a", 1.0): 0.2, ("soap", "a", 8.0): 0.3, ("muon", "a", 8.0): 0.2}
+    assert cu(d2) == pytest.approx(0.3)
+
+
+def test_coverage_of_the_t_interval_at_three_seeds_is_near_nominal():
+    rng = np.random.default_rng(0)
+    rows = [
+        (o, "w32", m, s, 3.0 + rng.normal(0, 0.02))
+        for o in ("adamw",)
+        for m in (0.5, 1.0, 2.0, 4.0)
+        for s in range(3)
+    ]
+    t = pd.DataFrame(rows, columns=["optimizer", "model_size", "data_multiple", "seed", "loss"])
+    ps = pd.DataFrame(
+        {
+            "optimizer": "muon",
+            "model_size": "w32",
+            "data_multiple": np.repeat(np.arange(20.0), 3),
+            "seed": np.tile([0, 1, 2], 20),
+            "log_speedup": rng.normal(0.2, 0.05, 60),
+        }
+    )
+    cov = seedwise.coverage(ps, sims=3000)
+    at3 = cov[cov.n == 3].set_index("method").coverage
+    assert at3["Student t"] > 0.92  # normal deviations: t is exact
+    assert at3["percentile bootstrap"] < 0.85  # the percentile bootstrap under-covers
+    assert len(t)  # (the table shape per_seed reads)
+
+
+# ------------------------------------------------------------------ tuning curves
+WIDTH = {s.name: s.d_model for s in MATCHED_SIZES}
+
+
+def _synthetic_loss(o, size, m, cfg):
+    x = math.log2(cfg["lr"] / (0.008 * (0.5 if o == "adamw" else 2.0)))
+    out = x**2 + 0.01 * WIDTH[size] / m + 2 * (cfg["warmup"] - 0.05) ** 2
+    if "beta1" in cfg:
+        out += 20 * (cfg["beta1"] - 0.9) ** 2
+    if "momentum" in cfg:
+        out += 10 * (cfg["momentum"] - 0.95) ** 2
+    return out + 4 * (cfg["weight_decay"] - 0.0) ** 2  # best weight decay: the ladder's end 0
+
+
+def _path(sweep):
+    def evaluate(size, m, desc):
+        return lambda batch: [_synthetic_loss(o, size.name, m, c) for o, c in batch]
+
+    tuned, searches = tune_walks(sweep, evaluate)
+    ds = path_dataset(searches)
+    ds = ds.rename({k: f"tuning_{k}" for k in ds.data_vars})
+    return tuned, searches, tuning_curves.path_table(ds)
+
+
+def test_tuning_curves_mark_interior_edge_and_bound_and_flag_every_cell_using_them():
+    sweep = sweep_config("matched")
+    _, searches, path = _path(sweep)
+    table = tuning_curves.curves(path, ladders=DEFAULT_LADDERS, max_passes=sweep.walk_max_passes)
+    assert set(table.phase) == {"A", "B", "C", "D"}
+    lr = table[table.coordinate == "lr"]
+    assert (lr.status == "interior").all()  # the lr optimum is reachable everywhere
+    wd = table[(table.coordinate == "weight_decay") & table.final]
+    assert (wd.best == 0.0).all() and (wd.status == "at bound").all()
+    flags = tuning_curves.cell_flags(table, sizes=[s.name for s in MATCHED_SIZES], tune_multiple=1.0)
+    # weight decay 0 is tuned at the largest size and reaches every size and budget
+    for key, fl in flags.items():
+        assert any("weight_decay at bound" in f for f in fl), key
+    # the walks' own warnings name the same flagged settings
+    warned = {w for s in searches for w in s.edge_warnings()}
+    assert any("weight_decay=0.0 is at bound" in w for w in warned)
+    # a cell's speedup carries its own flags and the baseline's at that size
+    sf = tuning_curves.speedup_flags(flags, ["muon"], "w48", 1.0)
+    assert any(f.startswith("muon:") for f in sf) and any(f.startswith("adamw") for f in sf)
+
+
+def test_a_capped_learning_rate_walk_is_on_edge_and_flags_its_cell_only():
+    sweep = dataclasses.replace(sweep_config("matched"), walk_max_evals=3)
+
+    def far(o, size, m, cfg):  # Muon's optimum far above its start: capped on an edge
+        x = math.log2(cfg["lr"] / (1.0 if o == "muon" else 0.008))
+        return x**2 + 0.001 * cfg.get("warmup", 0) + 4 * (cfg["weight_decay"] - 0.1) ** 2
+
+    def evaluate(size, m, desc):
+        return lambda batch: [far(o, size.name, m, c) for o, c in batch]
+
+    _, searches = tune_walks(sweep, evaluate)
+    ds = path_dataset(searches)
+    ds = ds.rename({k: f"tuning_{k}" for k in ds.data_vars})
+    table = tuning_curves.curves(
+        tuning_curves.path_table(ds), ladders=DEFAULT_LADDERS, max_passes=sweep.walk_max_passes
+    )
+    muon_lr = table[(table.search == "muon") & (table.coordinate == "lr") & table.final]
+    assert (muon_lr.status == "on edge").sum() >= len(muon_lr) - 1 >= 5
+    flags = tuning_curves.cell_flags(table, sizes=[s.name for s in MATCHED_SIZES], tune_multiple=1.0)
+    for r in muon_lr.itertuples():  # a cell is flagged for its lr exactly when its walk was
+        key = ("muon", r.size, r.multiple)
+        assert any("lr on edge" in f for f in flags[key]) == (r.status == "on edge"), key
+    assert not any("lr on edge" in f for k, fl in flags.items() if k[0] == "adamw" for f in fl)
+
+
+def test_stage_names_are_checked():
+    assert tuning_curves.parse_stage("D lr w32 16x") == ("D", "w32", 16.0)
+    with pytest.raises(ValueError, match="tuning stage"):
+        tuning_curves.parse_stage("retune w32 1x")
