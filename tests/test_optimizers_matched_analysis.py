@@ -99,7 +99,12 @@ def test_slope_statistic_recovers_a_power_of_size():
     d = {("muon", s, 1.0): 0.3 * math.log(v) + 0.1 for s, v in n.items()}
     assert seedwise.slope("muon", dict.fromkeys(n, 1.0), n)(d) == pytest.approx(0.3)
     cu = seedwise.catch_up("soap", "muon", "a", 1.0, 8.0)
-    d2 = {("soap", "a", 1.0): 0.0, ("muon", "a", 1.0): 0.2, ("soap", "a", 8.0): 0.3, ("muon", "a", 8.0): 0.2}
+    d2 = {
+        ("soap", "a", 1.0): 0.0,
+        ("muon", "a", 1.0): 0.2,
+        ("soap", "a", 8.0): 0.3,
+        ("muon", "a", 8.0): 0.2,
+    }
     assert cu(d2) == pytest.approx(0.3)
 
 
@@ -161,7 +166,9 @@ def test_tuning_curves_mark_interior_edge_and_bound_and_flag_every_cell_using_th
     assert (lr.status == "interior").all()  # the lr optimum is reachable everywhere
     wd = table[(table.coordinate == "weight_decay") & table.final]
     assert (wd.best == 0.0).all() and (wd.status == "at bound").all()
-    flags = tuning_curves.cell_flags(table, sizes=[s.name for s in MATCHED_SIZES], tune_multiple=1.0)
+    flags = tuning_curves.cell_flags(
+        table, sizes=[s.name for s in MATCHED_SIZES], tune_multiple=1.0
+    )
     # weight decay 0 is tuned at the largest size and reaches every size and budget
     for key, fl in flags.items():
         assert any("weight_decay at bound" in f for f in fl), key
@@ -191,7 +198,9 @@ def test_a_capped_learning_rate_walk_is_on_edge_and_flags_its_cell_only():
     )
     muon_lr = table[(table.search == "muon") & (table.coordinate == "lr") & table.final]
     assert (muon_lr.status == "on edge").sum() >= len(muon_lr) - 1 >= 5
-    flags = tuning_curves.cell_flags(table, sizes=[s.name for s in MATCHED_SIZES], tune_multiple=1.0)
+    flags = tuning_curves.cell_flags(
+        table, sizes=[s.name for s in MATCHED_SIZES], tune_multiple=1.0
+    )
     for r in muon_lr.itertuples():  # a cell is flagged for its lr exactly when its walk was
         key = ("muon", r.size, r.multiple)
         assert any("lr on edge" in f for f in flags[key]) == (r.status == "on edge"), key

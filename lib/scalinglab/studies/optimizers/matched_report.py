@@ -98,7 +98,11 @@ def matched_cells(ds: xr.Dataset, *, tune_multiple: float, baseline: str = "adam
     target = int(ds.steps.sel(model_size=sizes[-1], data_multiple=tune_multiple))
     rows = []
     for s in sizes:
-        ms = [float(m) for m in ds.data_multiple.values if bool(ran.sel(model_size=s, data_multiple=m))]
+        ms = [
+            float(m)
+            for m in ds.data_multiple.values
+            if bool(ran.sel(model_size=s, data_multiple=m))
+        ]
         steps = {m: int(ds.steps.sel(model_size=s, data_multiple=m)) for m in ms}
         best = min(ms, key=lambda m: (abs(math.log(steps[m] / target)), m))
         rows.append(
@@ -137,10 +141,17 @@ def _seed_estimate(values: np.ndarray, *, level: float) -> Estimate | None:
     if not x.size:
         return None
     if x.size < len(values) or x.size < 2 or np.ptp(x) == 0:
-        return Estimate(float(x.mean()), note=f"mean over {x.size} seeds; no interval (no spread or a seed missing)")
+        return Estimate(
+            float(x.mean()),
+            note=f"mean over {x.size} seeds; no interval (no spread or a seed missing)",
+        )
     lo, hi = calibration.t_interval(x, level=level)
     return Estimate(
-        float(x.mean()), float(lo), float(hi), level=level, method=seedwise.T_METHOD.format(n=x.size)
+        float(x.mean()),
+        float(lo),
+        float(hi),
+        level=level,
+        method=seedwise.T_METHOD.format(n=x.size),
     )
 
 
@@ -177,7 +188,9 @@ def analyse(
     """
     from scalinglab.studies.optimizers.controls import transfer_table
 
-    curves = tuning_curves.curves(tuning_curves.path_table(ds), ladders=ladders, max_passes=max_passes)
+    curves = tuning_curves.curves(
+        tuning_curves.path_table(ds), ladders=ladders, max_passes=max_passes
+    )
     sizes = [str(s) for s in ds.model_size.values]
     flags = tuning_curves.cell_flags(curves, sizes=sizes, tune_multiple=tune_multiple)
     full = table
@@ -201,7 +214,9 @@ def analyse(
             out += tuning_curves.speedup_flags(flags, opts, s, m, baseline=baseline)
         return list(dict.fromkeys(out))
 
-    def add(name: str, est: Estimate | None, reasons: list[str], desc: str, unit: str = "x") -> None:
+    def add(
+        name: str, est: Estimate | None, reasons: list[str], desc: str, unit: str = "x"
+    ) -> None:
         if est is None or not np.isfinite(est.point):
             return
         if reasons:
@@ -214,13 +229,19 @@ def analyse(
     ):
         est, _ = seedwise.summary(seeds, seedwise.cell(o, s, m), level=level)
         reasons = why_not([o], [(s, m)])
-        reading = ("budget" if m == tune_multiple else "") + ("+steps" if m == steps_m.get(s) else "")
+        reading = ("budget" if m == tune_multiple else "") + (
+            "+steps" if m == steps_m.get(s) else ""
+        )
         add(
             f"t/speedup/{o}/{s}/{m:g}x",
             est,
             reasons,
             f"speedup over {baseline} at {s}, {m:g}x (AdamW fitted per seed)"
-            + {"budget": "; matched budget", "+steps": "; matched steps", "budget+steps": "; matched budget and steps"}.get(reading, ""),
+            + {
+                "budget": "; matched budget",
+                "+steps": "; matched steps",
+                "budget+steps": "; matched budget and steps",
+            }.get(reading, ""),
         )
         if est is not None:
             table_rows.append(
@@ -252,7 +273,9 @@ def analyse(
     # ---- the trend with size, at matched budget and at matched steps
     for o in others:
         for reading, per in (("budget", dict.fromkeys(sizes, tune_multiple)), ("steps", steps_m)):
-            est, _ = seedwise.summary(seeds, seedwise.slope(o, per, n_params), level=level, ratio=False)
+            est, _ = seedwise.summary(
+                seeds, seedwise.slope(o, per, n_params), level=level, ratio=False
+            )
             add(
                 f"t/size_slope/{o}/{reading}",
                 est,
@@ -272,7 +295,9 @@ def analyse(
             both = [m for m in both if m >= tune_multiple]
             if len(both) >= 2:
                 lo_m, hi_m = both[0], both[-1]
-                est, _ = seedwise.summary(seeds, seedwise.catch_up("soap", "muon", s, lo_m, hi_m), level=level)
+                est, _ = seedwise.summary(
+                    seeds, seedwise.catch_up("soap", "muon", s, lo_m, hi_m), level=level
+                )
                 add(
                     f"t/catch_up/soap_vs_muon/{s}",
                     est,
@@ -284,7 +309,9 @@ def analyse(
     trans = ps[ps.optimizer.str.endswith("@adamw")]
     for (name, s), g in trans.groupby(["optimizer", "model_size"], sort=False):
         o = str(name).removesuffix("@adamw")
-        ms = sorted(set(g.data_multiple) & set(ps[(ps.optimizer == o) & (ps.model_size == s)].data_multiple))
+        ms = sorted(
+            set(g.data_multiple) & set(ps[(ps.optimizer == o) & (ps.model_size == s)].data_multiple)
+        )
         est, _ = seedwise.summary(seeds, seedwise.transfer(o, s, ms), level=level)
         reasons = why_not([o], [(s, m) for m in ms])
         add(

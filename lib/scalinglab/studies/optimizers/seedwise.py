@@ -73,7 +73,7 @@ def per_seed(table: pd.DataFrame, *, baseline: str = "adamw", min_points: int = 
     if missing:
         raise ValueError(f"per_seed: the table lacks column(s) {sorted(missing)}")
     rows = []
-    for (size, seed), g in table.groupby(["model_size", "seed"], sort=False):
+    for (_size, _seed), g in table.groupby(["model_size", "seed"], sort=False):
         base = g[g.optimizer == baseline]
         A = alpha = E = math.nan
         if base.data_multiple.nunique() >= min_points:
@@ -106,7 +106,9 @@ def by_seed(ps: pd.DataFrame) -> dict[int, dict[tuple[str, str, float], float]]:
     """``seed -> {(optimizer, size, multiple): log speedup}`` from :func:`per_seed`."""
     out: dict[int, dict[tuple[str, str, float], float]] = {}
     for r in ps.itertuples():
-        out.setdefault(int(r.seed), {})[(str(r.optimizer), str(r.model_size), float(r.data_multiple))] = float(r.log_speedup)
+        out.setdefault(int(r.seed), {})[
+            (str(r.optimizer), str(r.model_size), float(r.data_multiple))
+        ] = float(r.log_speedup)
     return out
 
 
@@ -157,13 +159,7 @@ def summary(
         return Estimate(point, note=f"mean over {ok.size} seeds, no interval: {why}"), x
     lo, hi = calibration.t_interval(ok, level=level)
     return (
-        Estimate(
-            point,
-            float(f(lo)),
-            float(f(hi)),
-            level=level,
-            method=T_METHOD.format(n=ok.size),
-        ),
+        Estimate(point, float(f(lo)), float(f(hi)), level=level, method=T_METHOD.format(n=ok.size)),
         x,
     )
 

@@ -101,16 +101,22 @@ def curves(
     moving = set()
     for key, g in path[path.coordinate != ""].groupby(["search", "stage"], sort=False):
         last = g[g["round"] == g["round"].max()]
-        if g.coordinate.nunique() > 1 and g["round"].max() >= max_passes and (
-            last.decision == "moved"
-        ).any():
+        if (
+            g.coordinate.nunique() > 1
+            and g["round"].max() >= max_passes
+            and (last.decision == "moved").any()
+        ):
             moving.add(key)
-    table["still_moving"] = [(s, st) in moving for s, st in zip(table.search, table.stage, strict=True)]
+    table["still_moving"] = [
+        (s, st) in moving for s, st in zip(table.search, table.stage, strict=True)
+    ]
     order = {p: i for i, p in enumerate(PHASES)}
     table["_o"] = [order[p] for p in table.phase]
-    last = table.sort_values(["_o", "round"]).groupby(
-        ["search", "size", "multiple", "coordinate"], sort=False
-    ).tail(1)
+    last = (
+        table.sort_values(["_o", "round"])
+        .groupby(["search", "size", "multiple", "coordinate"], sort=False)
+        .tail(1)
+    )
     table["final"] = table.index.isin(last.index)
     return table.drop(columns="_o")
 
@@ -193,7 +199,9 @@ def speedup_flags(
     return list(dict.fromkeys(out))
 
 
-def overview(table: pd.DataFrame, flags: Mapping[tuple[str, str, float], list[str]]) -> pd.DataFrame:
+def overview(
+    table: pd.DataFrame, flags: Mapping[tuple[str, str, float], list[str]]
+) -> pd.DataFrame:
     """The final walks as the report shows them: one row per (optimizer, size, budget,
     coordinate): values tried, objectives (mean over the tuning seeds), the optimum, the
     end state, and whether the cell trains with any flagged setting."""
@@ -203,7 +211,19 @@ def overview(table: pd.DataFrame, flags: Mapping[tuple[str, str, float], list[st
     t["tried"] = [", ".join(f"{v:g}" for v in vs) for vs in t["values"]]
     t["objective"] = [", ".join(f"{v:.4f}" for v in vs) for vs in t["objectives"]]
     t["cell flagged"] = [
-        bool(flags.get((str(o), str(s), float(m)))) for o, s, m in zip(t.search, t["size"], t.multiple, strict=True)
+        bool(flags.get((str(o), str(s), float(m))))
+        for o, s, m in zip(t.search, t["size"], t.multiple, strict=True)
     ]
-    cols = ["search", "size", "multiple", "coordinate", "stage", "tried", "objective", "best", "status", "cell flagged"]
+    cols = [
+        "search",
+        "size",
+        "multiple",
+        "coordinate",
+        "stage",
+        "tried",
+        "objective",
+        "best",
+        "status",
+        "cell flagged",
+    ]
     return t[cols].rename(columns={"search": "optimizer"}).reset_index(drop=True)
