@@ -391,3 +391,49 @@ def test_the_matched_report_renders_on_the_tiny_walk_sweep(tiny_matched, tmp_pat
     assert {"FPO-1/xs", "FPO-1/xs2", "FPO-3", "FPO-6", "FPO-7/muon"} <= set(ids)
     assert not [c for c in ids.values() if c["verdict"] == "contradicts"]
     assert "5c. The matched design" in (run / "report.html").read_text()
+
+
+# ------------------------------------------------------------------ progress (read-only)
+class _FakeRuns:
+    """A run cache that finds only the first ``limit`` distinct runs asked for; losses
+    from a synthetic surface with interior optima for every walked setting."""
+
+    def __init__(self, limit: float = math.inf):
+        self.limit, self.seen = limit, {}
+        self.width = {s.d_model: s.name for s in MATCHED_SIZES}
+
+    def load(self, key):
+        import json
+        from types import SimpleNamespace
+
+        if key[0] + str(key[1]) not in self.seen:
+            if len(self.seen) >= self.limit:
+                return False, None
+            self.seen[key[0] + str(key[1])] = True
+        cfg = json.loads(key[0])
+        hp, o = cfg["hparams"], cfg["optimizer"]
+        target = {"adamw": 0.004, "nadamw_paper": 0.004, "muon": 0.032, "soap": 0.016}[o]
+        loss = math.log2(hp["lr"] / target) ** 2 + 4 * (hp["weight_decay"] - 0.05) ** 2
+        loss += 2 * (hp["warmup"] - 0.05) ** 2 + (
+            10 * (hp["momentum"] - 0.95) ** 2
+            if o == "muon"
+            else 20 * (hp["beta1"] - 0.8) ** 2 + 20 * (hp["beta2"] - 0.98) ** 2
+        )
+        return True, SimpleNamespace(final_loss=loss + 1.0 / cfg["data_multiple"])
+
+
+def test_progress_replays_the_walks_from_stored_runs_and_stops_at_the_first_missing():
+    from scalinglab.studies.optimizers import progress
+
+    sweep = sweep_config("matched")
+    full = progress.summary(sweep, _FakeRuns())
+    assert full["in_progress"] == "final runs"
+    assert set(full["phases"]) == {"A", "B", "C", "D"}
+    assert full["walks"] and all(w["interior"] for w in full["walks"])
+    assert full["final"]["found"] == full["final"]["planned"] > 0
+    part = progress.summary(sweep, _FakeRuns(limit=60))
+    assert part["in_progress"].startswith("A lr ") and set(part["phases"]) == {"A"}
+    assert 0 < len(part["walks"]) < len(full["walks"])
+    assert part["final"] == {"found": 0, "planned": 0}
+    text = progress.report(part)
+    assert f"in progress: {part['in_progress']}" in text and "not interior" in text
