@@ -376,6 +376,11 @@ def sweep_config(compute_class: str = "small", **overrides: Any) -> SweepConfig:
       times measured against the ``small`` sweep's reference cell
       (``python -m scalinglab.studies.optimizers.budget medium``, :mod:`.budget`;
       ``benchmarks/results/optimizers_medium_budget.json``).
+    - ``matched`` (issue #29; :mod:`.protocol`): w32-w96 with one batch, the paper's
+      NAdamW, walks to an interior optimum on tuning seeds 100 and 101.
+    - ``tiny_matched``: the tests' walk-protocol sweep (``matched``'s phases, arms and
+      embedding rule at the ``tiny`` sizes, walks of at most 3 evaluations, so some end
+      flagged): about 180 runs, 1-4 minutes in process.
     - ``large``: sizes xxl/h/hh (200k-6.3M, 32x), five seeds; a GPU cluster.
     """
     if compute_class == "tiny":
