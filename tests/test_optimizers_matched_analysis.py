@@ -294,7 +294,7 @@ def test_the_matched_transfer_claim_can_fail():
 # ------------------------------------------------------------------ the tiny walk sweep
 @pytest.fixture(scope="module")
 def tiny_matched(tmp_path_factory):
-    """``sweep_config("tiny_matched")`` trained once (about 180 runs: 1-4 minutes)."""
+    """``sweep_config("tiny_matched")`` trained once (about 180 runs: 4-10 minutes)."""
     from scalinglab.compute import dataset_path
     from scalinglab.studies.optimizers.sweep import STUDY, run_sweep
 

@@ -380,7 +380,7 @@ def sweep_config(compute_class: str = "small", **overrides: Any) -> SweepConfig:
       NAdamW, walks to an interior optimum on tuning seeds 100 and 101.
     - ``tiny_matched``: the tests' walk-protocol sweep (``matched``'s phases, arms and
       embedding rule at the ``tiny`` sizes, walks of at most 3 evaluations, so some end
-      flagged): about 180 runs, 1-4 minutes in process.
+      flagged): about 180 runs, 4-10 minutes in process on 2 busy cores.
     - ``large``: sizes xxl/h/hh (200k-6.3M, 32x), five seeds; a GPU cluster.
     """
     if compute_class == "tiny":
