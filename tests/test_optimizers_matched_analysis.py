@@ -437,3 +437,19 @@ def test_progress_replays_the_walks_from_stored_runs_and_stops_at_the_first_miss
     assert part["final"] == {"found": 0, "planned": 0}
     text = progress.report(part)
     assert f"in progress: {part['in_progress']}" in text and "not interior" in text
+
+
+def test_a_per_seed_fit_with_e_on_its_bound_leaves_the_size_unidentified():
+    from scalinglab.studies.optimizers import matched_report
+
+    t = _table({0: 1.5, 1: 2.0, 2: 2.5})
+    ok = matched_report.e_flags(seedwise.per_seed(t), {"w32": True})
+    assert ok == {"w32": []}
+    # seed 1's AdamW falls as a pure power law to 0: its fit puts E on the bound
+    sel = (t.optimizer == "adamw") & (t.seed == 1)
+    t.loc[sel, "loss"] = 3.0 * t.loc[sel, "data_multiple"] ** -0.3
+    ps = seedwise.per_seed(t)
+    assert ps[(ps.seed == 1)].E_at_bound.all() and not ps[ps.seed == 0].E_at_bound.any()
+    why = matched_report.e_flags(ps, {"w32": True})["w32"]
+    assert len(why) == 1 and "per-seed fits put E on its bound" in why[0]
+    assert matched_report.e_flags(ps, {"w32": False})["w32"][0].startswith("AdamW's E at w32")

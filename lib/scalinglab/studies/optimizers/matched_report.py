@@ -7,7 +7,9 @@ keyword arguments of :func:`scalinglab.record.record`), one call in the notebook
   trains with a flagged setting (optimum on the edge of what its walk tried, or at the
   end of a fixed ladder) makes every speedup resting on it "not identified".
 - **Speedups** (:mod:`.seedwise`): each (optimizer, size, budget) over AdamW fitted per
-  seed, Student t over the 3 evaluation seeds, ``t/speedup/<opt>/<size>/<m>x``; read at
+  seed, Student t over the 3 evaluation seeds, ``t/speedup/<opt>/<size>/<m>x`` (not
+  identified where AdamW's pooled fit leaves E unidentified, or where a per-seed fit puts
+  E on its bound: the library's share rule over the seeds); read at
   the **matched budget** (the tuning budget, 1x, at every size) and at **matched steps**
   (per size the budget whose step count is nearest the largest size's at 1x: with one
   batch, w32 8x, w48 4x, w64 2x, w96 1x), :func:`matched_cells`.
@@ -39,7 +41,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from scalinglab.estimate import Estimate
+from scalinglab.estimate import Estimate, identified_by_share
 from scalinglab.studies.optimizers import seedwise, tuning_curves
 from scalinglab.training.optimizers import OPTIMIZER_TABLE
 
@@ -155,6 +157,29 @@ def _seed_estimate(values: np.ndarray, *, level: float) -> Estimate | None:
     )
 
 
+def e_flags(
+    ps: pd.DataFrame, e_identified: Mapping[str, bool], *, baseline: str = "adamw"
+) -> dict[str, list[str]]:
+    """Why each size's baseline asymptote ``E`` does not pin its speedups (empty: it does).
+
+    ``E`` is not identified where the pooled fit says so (``e_identified``) or where the
+    per-seed fits (:func:`.seedwise.per_seed`) put it on its bound 0 in a share of the
+    seeds that the library's rule (:func:`scalinglab.estimate.identified_by_share`) calls
+    not identified (with 3 seeds: any one of them).
+    """
+    at_bound = ps[ps.optimizer == baseline].groupby("model_size").E_at_bound.mean()
+    out: dict[str, list[str]] = {}
+    for s in dict.fromkeys([*map(str, ps.model_size), *e_identified]):
+        why = []
+        if not e_identified.get(s, False):
+            why.append(f"AdamW's E at {s} is not identified")
+        share = float(at_bound.get(s, 1.0))
+        if not identified_by_share(share):
+            why.append(f"AdamW's per-seed fits put E on its bound 0 at {s} ({share:.0%})")
+        out[s] = why
+    return out
+
+
 def analyse(
     table: pd.DataFrame,
     ds: xr.Dataset,
@@ -206,11 +231,12 @@ def analyse(
     rows: list[Row] = []
     table_rows = []
 
+    e_why = e_flags(ps, e_identified, baseline=baseline)
+
     def why_not(opts: Sequence[str], pairs: Sequence[tuple[str, float]]) -> list[str]:
         out = []
         for s, m in pairs:
-            if not e_identified.get(s, False):
-                out.append(f"AdamW's E at {s} is not identified")
+            out += e_why.get(s, [])
             out += tuning_curves.speedup_flags(flags, opts, s, m, baseline=baseline)
         return list(dict.fromkeys(out))
 
