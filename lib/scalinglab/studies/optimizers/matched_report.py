@@ -136,7 +136,11 @@ def _tau_per_seed(loss: np.ndarray) -> np.ndarray:
     return out
 
 
-def _seed_estimate(values: np.ndarray, *, level: float) -> Estimate | None:
+def _seed_estimate(
+    values: np.ndarray, *, level: float, support: tuple[float, float]
+) -> Estimate | None:
+    """Mean over seeds with its t interval, clipped to the values the statistic can take
+    (``support``: the truth lies there, so clipping keeps the coverage)."""
     from scalinglab.stats import calibration
 
     x = values[np.isfinite(values)]
@@ -150,10 +154,11 @@ def _seed_estimate(values: np.ndarray, *, level: float) -> Estimate | None:
     lo, hi = calibration.t_interval(x, level=level)
     return Estimate(
         float(x.mean()),
-        float(lo),
-        float(hi),
+        float(max(lo, support[0])),
+        float(min(hi, support[1])),
         level=level,
-        method=seedwise.T_METHOD.format(n=x.size),
+        method=seedwise.T_METHOD.format(n=x.size)
+        + f", clipped to [{support[0]:g}, {support[1]:g}]",
     )
 
 
@@ -362,7 +367,7 @@ def analyse(
             loss = ds.loss.sel(model_size=s, data_multiple=m).transpose(*dims).values
             add(
                 f"t/tau_midrun/{s}/{m:g}x",
-                _seed_estimate(_tau_per_seed(loss), level=level),
+                _seed_estimate(_tau_per_seed(loss), level=level, support=(-1.0, 1.0)),
                 [],
                 f"Kendall tau between the ranking halfway through training and at the end at "
                 f"{s}, {m:g}x (per seed, mean over seeds)",
@@ -378,7 +383,7 @@ def analyse(
                 gain = _tau_per_seed(ctrl) - _tau_per_seed(main)
                 add(
                     f"t/tau_gain/{s}/{m:g}x",
-                    _seed_estimate(gain, level=level),
+                    _seed_estimate(gain, level=level, support=(-2.0, 2.0)),
                     [],
                     f"Kendall tau halfway vs end under the {ds.attrs.get('control_schedule', 'control')} "
                     f"schedule minus under the main one at {s}, {m:g}x (per seed)",
