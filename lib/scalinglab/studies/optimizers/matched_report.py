@@ -154,8 +154,8 @@ def _seed_estimate(
     lo, hi = calibration.t_interval(x, level=level)
     return Estimate(
         float(x.mean()),
-        float(max(lo, support[0])),
-        float(min(hi, support[1])),
+        max(float(lo), support[0]),
+        min(float(hi), support[1]),
         level=level,
         method=seedwise.T_METHOD.format(n=x.size)
         + f", clipped to [{support[0]:g}, {support[1]:g}]",
