@@ -177,5 +177,6 @@ def matched_speedups(
         ax.set(xscale="log", xlabel="non-embedding parameters", title=title)
         ax.legend(fontsize=8)
     axes[0].set_ylabel("speedup over AdamW (t over seeds)")
+    fig.suptitle("filled: identified; hollow: not identified (E or a tuning flag)", fontsize=9)
     fig.tight_layout()
     return fig
