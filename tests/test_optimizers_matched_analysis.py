@@ -453,3 +453,20 @@ def test_a_per_seed_fit_with_e_on_its_bound_leaves_the_size_unidentified():
     why = matched_report.e_flags(ps, {"w32": True})["w32"]
     assert len(why) == 1 and "per-seed fits put E on its bound" in why[0]
     assert matched_report.e_flags(ps, {"w32": False})["w32"][0].startswith("AdamW's E at w32")
+
+
+def test_tuning_curve_figure_draws_every_size_and_marks_each_optimum():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from scalinglab.studies.optimizers import plots
+
+    sweep = sweep_config("matched")
+    _, _, path = _path(sweep)
+    table = tuning_curves.curves(path, ladders=DEFAULT_LADDERS, max_passes=sweep.walk_max_passes)
+    fig = plots.tuning_curves(table, multiple=1.0)
+    assert len(fig.axes) == len(sweep.optimizers)
+    for ax in fig.axes:  # one curve and one optimum marker per size
+        assert len(ax.lines) == 2 * len(MATCHED_SIZES)
+        stars = [ln for ln in ax.lines if ln.get_marker() == "*"]
+        assert len(stars) == len(MATCHED_SIZES)  # every lr walk here ends interior
