@@ -202,7 +202,15 @@ def test_claims_file_decides_every_claim_in_each_design(design):
         assert "cannot contradict" in pinned["FPO-2b"] and "cannot contradict" in pinned["FPO-3b"]
 
 
-def test_claims_file_reads_with_three_designs():
+def test_claims_file_reads_with_four_designs():
     specs = read_claims_file(CLAIMS)
-    assert {d for s in specs for d in s.designs} == {"sweep", "paper", "table"}
-    assert len(specs) == 30
+    assert {d for s in specs for d in s.designs} == {"sweep", "paper", "table", "matched"}
+    assert len(specs) == 40
+    # the matched design states every paper claim (FPO-1 to FPO-7), per size where it can
+    matched = [s for s in specs if s.designs == ["matched"]]
+    assert {s.id.split("/")[0] for s in matched} == {
+        "FPO-1", "FPO-2", "FPO-2b", "FPO-3", "FPO-3b", "FPO-4", "FPO-5", "FPO-5b", "FPO-6", "FPO-7"
+    }  # fmt: skip
+    assert all(
+        s.raw.get("scope") == "paper" and s.raw["regime"].startswith("outside") for s in matched
+    )

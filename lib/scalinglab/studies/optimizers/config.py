@@ -376,6 +376,11 @@ def sweep_config(compute_class: str = "small", **overrides: Any) -> SweepConfig:
       times measured against the ``small`` sweep's reference cell
       (``python -m scalinglab.studies.optimizers.budget medium``, :mod:`.budget`;
       ``benchmarks/results/optimizers_medium_budget.json``).
+    - ``matched`` (issue #29; :mod:`.protocol`): w32-w96 with one batch, the paper's
+      NAdamW, walks to an interior optimum on tuning seeds 100 and 101.
+    - ``tiny_matched``: the tests' walk-protocol sweep (``matched``'s phases, arms and
+      embedding rule at the ``tiny`` sizes, walks of at most 3 evaluations, so some end
+      flagged): about 180 runs, 4-10 minutes in process on 2 busy cores.
     - ``large``: sizes xxl/h/hh (200k-6.3M, 32x), five seeds; a GPU cluster.
     """
     if compute_class == "tiny":
@@ -473,6 +478,33 @@ def sweep_config(compute_class: str = "small", **overrides: Any) -> SweepConfig:
             budget_retune={"w32": (0.5, 2.0, 4.0, 8.0, 16.0), "w48": (2.0, 4.0), "w64": (2.0,)},
             embed_head="adamw",
         )
+    elif compute_class == "tiny_matched":
+        # the tests' walk protocol: the ``matched`` design's phases, arms and embedding rule
+        # at the ``tiny`` sizes (one batch), learning-rate walks of at most 3 evaluations
+        cfg = SweepConfig(
+            compute_class="tiny_matched",
+            sizes=(_S["xs"], _S["xs2"]),
+            optimizers=MATCHED_OPTIMIZERS,
+            data_multiples=(1.0, 2.0),
+            seeds=(0, 1, 2),
+            seq_len=32,
+            n_evals=4,
+            eval_tokens=1024,
+            final_eval_tokens=4096,
+            sampler="permuted",
+            transfer_sizes=("xs",),
+            control_schedule="constant",
+            control_sizes=("xs",),
+            control_multiples=(2.0,),
+            others_multiples={"xs2": (1.0,)},
+            baseline_multiples={"xs": (0.5, 1.0, 2.0, 4.0), "xs2": (0.5, 1.0, 2.0, 4.0)},
+            tune_seeds=(100, 101),
+            walk_max_evals=3,
+            walk_max_passes=1,
+            final_coords={"adamw": ("warmup",)},
+            budget_retune={"xs": (2.0,)},
+            embed_head="adamw",
+        )
     elif compute_class == "large":
         cfg = SweepConfig(
             compute_class="large",
@@ -486,7 +518,8 @@ def sweep_config(compute_class: str = "small", **overrides: Any) -> SweepConfig:
         )
     else:
         raise ValueError(
-            f"unknown compute_class {compute_class!r}: tiny, small, medium, matched, large"
+            f"unknown compute_class {compute_class!r}: tiny, small, medium, matched, "
+            "tiny_matched, large"
         )
     return dataclasses.replace(cfg, **overrides) if overrides else cfg
 

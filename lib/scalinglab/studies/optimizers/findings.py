@@ -549,6 +549,7 @@ def claim_values(
     follower: str,
     multiples: Sequence[float],
     ranked: tuple[str, float] | None,
+    matched: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The values ``notebooks/claims/optimizer_comparison.toml`` is filled with.
 
@@ -566,6 +567,9 @@ def claim_values(
     ranked
         The (size, multiple) of the mid-run ranking (:func:`ranked_cell`), None without
         checkpoints.
+    matched
+        For a walk-protocol sweep, :func:`.matched_report.claim_values`: its values
+        replace these (design ``"matched"``).
 
     Returns
     -------
@@ -587,7 +591,7 @@ def claim_values(
     else:
         design = "table"
     big, most = ranked if ranked is not None else ("", float("nan"))
-    return {
+    out = {
         "design": design,
         "small": next((s for s in sizes if identified.get(s)), sizes[0]),
         "large": sizes[-1],
@@ -600,3 +604,4 @@ def claim_values(
         "transfer": (moved or ["transfer_ratio/muon (no transfer arm)"])[-1],
         "transfer_size": moved[-1].split("/")[-1] if moved else "",
     }
+    return {**out, **matched} if matched is not None else out

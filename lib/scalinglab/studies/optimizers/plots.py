@@ -108,3 +108,75 @@ def rankings(ds: xr.Dataset, tau: pd.DataFrame, big: str, most: float) -> Figure
     axes[1].legend(fontsize=8)
     fig.tight_layout()
     return fig
+
+
+def tuning_curves(curves: pd.DataFrame, *, multiple: float) -> Figure:
+    """Each optimizer's learning-rate tuning curve at every size (the final walk at
+    ``multiple``): mean objective over the tuning seeds against the learning rate, the
+    optimum starred, a flagged walk (optimum on its edge) dashed with its optimum crossed.
+    ``curves``: :func:`.tuning_curves.curves`."""
+    lr = curves[(curves.coordinate == "lr") & curves.final & (curves.multiple == multiple)]
+    opts = list(dict.fromkeys(lr.search))
+    fig, axes = plt.subplots(
+        1, max(len(opts), 1), figsize=(3.6 * max(len(opts), 1), 3.4), squeeze=False
+    )
+    for ax, o in zip(axes[0], opts, strict=False):
+        for r in lr[lr.search == o].itertuples():
+            ok = r.status == "interior"
+            y = np.array(r.objectives, dtype=float)
+            line = ax.plot(
+                r.values,
+                y,
+                "o-" if ok else "o--",
+                ms=3,
+                label=f"{r.size}{'' if ok else ' (flagged)'}",
+            )
+            best = y[list(r.values).index(r.best)]
+            ax.plot([r.best], [best], "*" if ok else "x", ms=11, color=line[0].get_color())
+        ax.set(
+            xscale="log",
+            xlabel="peak learning rate",
+            ylabel="mean final loss (tuning seeds)",
+            title=f"{o}, {multiple:g}x",
+        )
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def matched_speedups(
+    speedups: pd.DataFrame, cells: pd.DataFrame, n_params: dict[str, float]
+) -> Figure:
+    """Speedup over AdamW against non-embedding parameters at the matched budget (left)
+    and at matched steps (right), with t intervals over seeds; an unidentified point is
+    hollow. ``speedups``/``cells``: :class:`.matched_report.Matched`."""
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6), sharey=True)
+    for ax, (col, title) in zip(
+        axes, (("budget", "matched budget"), ("steps_multiple", "matched steps")), strict=True
+    ):
+        pick = set(zip(cells["size"], cells[col], strict=True))
+        for o, g in speedups.groupby("optimizer", sort=False):
+            g = g[[(s, m) in pick for s, m in zip(g["size"], g.multiple, strict=True)]]
+            if not len(g):
+                continue
+            x = g["size"].map(n_params)
+            lo, hi = g.lo.astype(float), g.hi.astype(float)
+            line = ax.errorbar(
+                x,
+                g.speedup,
+                yerr=[g.speedup - lo.fillna(g.speedup), hi.fillna(g.speedup) - g.speedup],
+                marker="o",
+                capsize=2,
+                label=o,
+                mfc="none",
+            )
+            ax.scatter(
+                x[g.identified], g.speedup[g.identified], color=line[0].get_color(), zorder=3
+            )
+        ax.axhline(1.0, color="k", lw=0.8)
+        ax.set(xscale="log", xlabel="non-embedding parameters", title=title)
+        ax.legend(fontsize=8)
+    axes[0].set_ylabel("speedup over AdamW (t over seeds)")
+    fig.suptitle("filled: identified; hollow: not identified (E or a tuning flag)", fontsize=9)
+    fig.tight_layout()
+    return fig

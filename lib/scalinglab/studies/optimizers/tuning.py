@@ -49,8 +49,47 @@ def _value(v: float) -> float:
     return v if math.isfinite(v) else math.inf
 
 
+class AskTell:
+    """The ask/tell surface of a search (:class:`CoordinateDescent`, and
+    :class:`~scalinglab.studies.optimizers.walk.WalkDescent`): a subclass keeps ``cache``
+    (configuration key -> objective), ``current`` (the incumbent) and ``status``
+    (``"running"`` until it ends) and implements ``_advance`` and ``_pending``."""
+
+    cache: dict[str, float]
+    current: dict[str, Any]
+    status: str
+
+    def _advance(self) -> None:
+        raise NotImplementedError
+
+    def _pending(self) -> list[dict[str, Any]]:
+        raise NotImplementedError
+
+    @property
+    def done(self) -> bool:
+        self._advance()
+        return self.status != "running"
+
+    def ask(self) -> list[dict[str, Any]]:
+        """Configurations to evaluate next (empty when done)."""
+        self._advance()
+        return [] if self.status != "running" else self._pending()
+
+    def tell(self, configs: Sequence[Mapping[str, Any]], values: Sequence[float]) -> None:
+        """Report objective values of configurations (any subset, any order); a
+        non-finite value (a diverged run) counts as ``+inf``."""
+        for cfg, v in zip(configs, values, strict=True):
+            self.cache[config_key(cfg)] = _value(v)
+        self._advance()
+
+    @property
+    def best(self) -> dict[str, Any]:
+        """The incumbent configuration."""
+        return dict(self.current)
+
+
 @dataclass
-class CoordinateDescent:
+class CoordinateDescent(AskTell):
     """One coordinate-descent search.
 
     Parameters
@@ -185,28 +224,7 @@ class CoordinateDescent:
         self.grid[c] = tuple(sorted([*g, float(f"{new:.6g}")]))
         return True
 
-    # --------------------------------------------------------------- ask / tell
-    @property
-    def done(self) -> bool:
-        self._advance()
-        return self.status != "running"
-
-    def ask(self) -> list[dict[str, Any]]:
-        """Configurations to evaluate next (empty when done)."""
-        self._advance()
-        return [] if self.status != "running" else self._pending()
-
-    def tell(self, configs: Sequence[Mapping[str, Any]], values: Sequence[float]) -> None:
-        """Report objective values of configurations (any subset, any order)."""
-        for cfg, v in zip(configs, values, strict=True):
-            self.cache[config_key(cfg)] = _value(v)
-        self._advance()
-
-    @property
-    def best(self) -> dict[str, Any]:
-        """The incumbent configuration."""
-        return dict(self.current)
-
+    # --------------------------------------------------------------- results
     def edge_warnings(self) -> list[str]:
         """Coordinates whose chosen value is the first or last of its grid (a first value
         of 0, e.g. no warmup or no weight decay, is a natural end and not flagged)."""

@@ -29,12 +29,11 @@ final loss over its tuning seeds). A non-finite objective (a diverged run) count
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from scalinglab.studies.optimizers.tuning import config_key
+from scalinglab.studies.optimizers.tuning import AskTell, config_key
 
 #: The walk's end states; every one but ``"interior"`` is flagged.
 STATUSES = ("running", "interior", "at_bound", "on_edge", "max_passes")
@@ -88,7 +87,7 @@ def lr_ladder(start: float, factor: float = 2.0) -> Ladder:
 
 
 @dataclass
-class WalkDescent:
+class WalkDescent(AskTell):
     """Coordinate descent by walks that end interior (see the module docstring).
 
     Parameters
@@ -219,30 +218,7 @@ class WalkDescent:
             else:
                 self.pass_, self._ci, self._moved = self.pass_ + 1, 0, False
 
-    # ------------------------------------------------------------------ ask / tell
-    @property
-    def done(self) -> bool:
-        self._advance()
-        return self.status != "running"
-
-    def ask(self) -> list[dict[str, Any]]:
-        """Configurations to evaluate next (empty when done)."""
-        self._advance()
-        return [] if self.status != "running" else self._pending()
-
-    def tell(self, configs: Sequence[Mapping[str, Any]], values: Sequence[float]) -> None:
-        """Report objective values of configurations (any subset, any order)."""
-        for cfg, v in zip(configs, values, strict=True):
-            v = float(v)
-            self.cache[config_key(cfg)] = v if math.isfinite(v) else math.inf
-        self._advance()
-
     # ------------------------------------------------------------------ results
-    @property
-    def best(self) -> dict[str, Any]:
-        """The incumbent configuration."""
-        return dict(self.current)
-
     @property
     def flagged(self) -> bool:
         """Whether any coordinate ended off the interior, or the passes ran out."""
