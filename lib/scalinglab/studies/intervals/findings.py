@@ -110,7 +110,8 @@ def record_coverage(coverage: pd.DataFrame | None, *, method: str, confidence: f
                 row["wilson_hi"],
                 level=0.95,
                 method="Wilson score interval of the covered count",
-                note=f"{row['covered']} of {row['intervals']} {method} intervals at "
+                # counts as whole numbers (iterrows gives a float row): "1058 of 1200"
+                note=f"{int(row['covered'])} of {int(row['intervals'])} {method} intervals at "
                 f"{confidence:.0%} covered the all-runs value",
                 n=int(row["intervals"]),
             ),
