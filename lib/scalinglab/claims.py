@@ -513,13 +513,32 @@ def _ledger_row(c: Mapping[str, Any]) -> str:
     )
 
 
-def ledger_html(claims: Sequence[Mapping[str, Any]]) -> str:
+def ledger_html(
+    claims: Sequence[Mapping[str, Any]], findings: Sequence[Mapping[str, Any]] = ()
+) -> str:
     """The ledger as an HTML table grouped by scope (papers' claims, benchmarks' claims,
     this project's own checks), each group headed by its verdict counts: claim, source
-    and regime, verdict, rule and deciding evidence."""
+    and regime, verdict, rule and deciding evidence.
+
+    ``findings`` (the report's) let evidence written before it carried ``no_interval``
+    still say why a deciding finding has no interval (a refused zero-width one)."""
     esc = html.escape
     if not claims:
         return '<p class="sl-noclaims">No published claims declared for this study.</p>'
+    why = {str(f.get("name")): no_interval_reason(f) for f in findings}
+    if any(why.values()):
+        claims = [
+            {
+                **c,
+                "evidence": [
+                    e
+                    if e.get("no_interval") or not why.get(e.get("name"))
+                    else {**e, "no_interval": why[e["name"]]}
+                    for e in c.get("evidence") or []
+                ],
+            }
+            for c in claims
+        ]
     rows = []
     for key, group in group_by_scope(claims).items():
         rows.append(
