@@ -141,7 +141,7 @@ def coverage_html(rows: Sequence[Any]) -> str:
         if c is None:
             cov = f'<span class="sl-unmeasured">{esc(r.reason or "coverage not measured")}</span>'
         else:
-            at = "" if c.n == r.n else f" (simulated at n = {c.n}, the nearest below)"
+            at = f" ({esc(r.at)})" if getattr(r, "at", None) else ""
             short = " sl-undercover" if c.coverage + 2 * c.se < c.level else ""
             cov = (
                 f'<span class="sl-cov{short}">{c.coverage:.3f} ± {c.se:.3f}</span>{at}'

@@ -346,6 +346,9 @@ class CoverageRow:
     coverage: MethodCoverage | None
     simulated_as: str | None
     reason: str | None
+    #: Where the simulation's n differs from the finding's, e.g. "simulated at n = 10,
+    #: the nearest simulated n below 11" (coverage rises with n: the conservative reading).
+    at: str | None = None
 
 
 def report_coverage(findings: Sequence[Mapping]) -> list[CoverageRow]:
@@ -373,7 +376,7 @@ def report_coverage(findings: Sequence[Mapping]) -> list[CoverageRow]:
     rows = []
     for (text, level, n), count in groups.items():
         reg = match_method(text)
-        cov, reason = None, None
+        cov, reason, at = None, None, None
         if reg is None:
             reason = "coverage not measured: no simulation registered for this method"
         elif n is None:
@@ -383,6 +386,11 @@ def report_coverage(findings: Sequence[Mapping]) -> list[CoverageRow]:
                 cov = measured_coverage(reg.key, n, level=level)
             except ValueError as exc:
                 reason = f"coverage not measured: {exc}"
+            if cov is not None and cov.n != n:
+                where = (
+                    "the largest simulated n" if n > MAX_N else f"the nearest simulated n below {n}"
+                )
+                at = f"simulated at n = {cov.n}, {where}"
         rows.append(
             CoverageRow(
                 text,
@@ -393,6 +401,7 @@ def report_coverage(findings: Sequence[Mapping]) -> list[CoverageRow]:
                 cov,
                 None if reg is None else reg.simulated_as,
                 reason,
+                at,
             )
         )
     return rows
