@@ -275,9 +275,8 @@ coverage, cov_skipped = (
 )
 if coverage is None:
     print("no algorithm has 50 runs on every task: no few-run coverage check on these data")
-else:
-    if cov_skipped:
-        print("left out: " + "; ".join(f"{a}: {why}" for a, why in cov_skipped.items()))
+elif cov_skipped:
+    print("left out: " + "; ".join(f"{a}: {why}" for a, why in cov_skipped.items()))
 record_step.record_coverage(coverage, method=method, confidence=confidence)
 coverage.round(3) if coverage is not None else None
 
