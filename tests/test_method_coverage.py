@@ -124,11 +124,18 @@ def test_report_rows_group_by_method_and_n_and_say_what_is_not_measured():
     assert rows[1].coverage == mc.measured_coverage("bootstrap-percentile", 5)
     assert rows[2].coverage is None and "sample size is not recorded" in rows[2].reason
     assert rows[3].coverage is None and "no simulation registered" in rows[3].reason
+    # a registered method without n still tells the reader its coverage at 3, 5 and 10
+    assert rows[2].reference == tuple(
+        mc.measured_coverage("bootstrap-percentile", k) for k in mc.REFERENCE_NS
+    )
+    assert rows[3].reference == ()
     page = coverage_html(rows)
     assert page.count("coverage not measured") == 2
     boot5 = rows[1].coverage
     assert f"{boot5.coverage:.3f} ± {boot5.se:.3f}" in page
     assert "sl-undercover" in page  # a percentile bootstrap at n = 5 falls short of 95%
+    ref3 = rows[2].reference[0]
+    assert f"percentile bootstrap covers {ref3.coverage:.3f} at n = 3" in page
 
 
 def test_the_report_section_is_generic_and_absent_without_intervals():

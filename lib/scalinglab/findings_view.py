@@ -140,6 +140,10 @@ def coverage_html(rows: Sequence[Any]) -> str:
         c = r.coverage
         if c is None:
             cov = f'<span class="sl-unmeasured">{esc(r.reason or "coverage not measured")}</span>'
+            ref = getattr(r, "reference", ())
+            if ref:
+                at = ", ".join(f"{x.coverage:.3f} at n = {x.n}" for x in ref)
+                cov += f"<br><small>{esc(r.registered or '')} covers {at} (MC s.e. at most {max(x.se for x in ref):.3f})</small>"
         else:
             at = f" ({esc(r.at)})" if getattr(r, "at", None) else ""
             short = " sl-undercover" if c.coverage + 2 * c.se < c.level else ""

@@ -52,6 +52,8 @@ RESAMPLES = 1000
 GRID = (2, 3, 4, 5, 6, 7, 8, 10, 12, 15, 20, 25, 30, 40, 50, 75, 100)
 #: Largest ``n`` simulated; a larger one is looked up at this ``n`` (coverage rises with n).
 MAX_N = GRID[-1]
+#: Sample sizes shown for a registered method whose findings do not record theirs.
+REFERENCE_NS = (3, 5, 10)
 #: The committed table (level 0.95, :data:`SIMS` data sets per generator).
 TABLE_FILE = Path(__file__).with_name("method_coverage.json")
 
@@ -349,6 +351,9 @@ class CoverageRow:
     #: Where the simulation's n differs from the finding's, e.g. "simulated at n = 10,
     #: the nearest simulated n below 11" (coverage rises with n: the conservative reading).
     at: str | None = None
+    #: Where the sample size is not recorded but the method is registered: its coverage
+    #: at :data:`REFERENCE_NS`, for the reader to place the report's own n.
+    reference: tuple[MethodCoverage, ...] = ()
 
 
 def report_coverage(findings: Sequence[Mapping]) -> list[CoverageRow]:
@@ -377,10 +382,12 @@ def report_coverage(findings: Sequence[Mapping]) -> list[CoverageRow]:
     for (text, level, n), count in groups.items():
         reg = match_method(text)
         cov, reason, at = None, None, None
+        reference: tuple[MethodCoverage, ...] = ()
         if reg is None:
             reason = "coverage not measured: no simulation registered for this method"
         elif n is None:
             reason = "coverage not measured: the sample size is not recorded"
+            reference = tuple(measured_coverage(reg.key, r, level=level) for r in REFERENCE_NS)
         else:
             try:
                 cov = measured_coverage(reg.key, n, level=level)
@@ -402,6 +409,7 @@ def report_coverage(findings: Sequence[Mapping]) -> list[CoverageRow]:
                 None if reg is None else reg.simulated_as,
                 reason,
                 at,
+                reference,
             )
         )
     return rows
