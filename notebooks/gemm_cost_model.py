@@ -110,6 +110,7 @@ from scalinglab.plots import table_html, use_style
 from scalinglab.record import claims_from, findings_table, record
 from scalinglab.studies.gemm import analysis as gemm_analysis
 from scalinglab.studies.gemm import estimates as gest
+from scalinglab.studies.gemm import findings as record_step
 from scalinglab.studies.gemm import gpperf, gpperf_predictor, machine, plots, predictor
 from scalinglab.studies.gemm import sweep as gemm
 from scalinglab.studies.gemm import timings as gtimes
@@ -186,39 +187,14 @@ if CPU:
             name="hardware record",
         ).to_frame()
     )
-    record(
-        "hardware/peak_gflops",
-        gest.rerun_estimate(
-            hw.peak_flop_per_s / 1e9, spread["fma_flop_per_s"].values, level=level, what="FMA peaks"
-        )
-        if spread_ok
-        else Estimate(
-            hw.peak_flop_per_s / 1e9, method="measured all-thread FMA rate", note=spread_why
-        ),
-        unit="GFLOP/s",
-        description=f"arithmetic roof ({hw.source}; measured: best of FMA micro-benchmark runs)",
+    record_step.record_hardware(
+        hw,
+        fma_per_process=spread["fma_flop_per_s"].values,
+        blas_fraction_per_process=per_proc["blas_fraction_of_peak"],
+        spread_ok=spread_ok,
+        spread_why=spread_why,
+        level=level,
     )
-    record(
-        "hardware/bandwidth_gbs",
-        hw.mem_bytes_per_s / 1e9,
-        unit="GB/s",
-        description="memory roof (streaming copy, read + write)",
-    )
-    if hw.blas_fraction_of_peak is not None:
-        record(
-            "hardware/blas_fraction_of_peak",
-            gest.rerun_estimate(
-                hw.blas_fraction_of_peak, per_proc["blas_fraction_of_peak"], level=level, upper=1.0
-            )
-            if spread_ok
-            else Estimate(
-                hw.blas_fraction_of_peak,
-                method="BLAS rate over the all-thread FMA rate, one process",
-                note=spread_why,
-            ),
-            headline=spread_ok,  # a headline needs an interval
-            description="OpenBLAS sgemm (2048) as a fraction of the FMA peak",
-        )
 
 # %% [markdown] tags=["not-gpperf"]
 # Do these intervals hold a re-run? Each pair of the spread's processes plays a report
@@ -298,35 +274,7 @@ if CPU:
     display(effects)
     fig = plots.plot_tile_effects(effects, level=level)
     plt.show()
-    max_effect, where = gest.max_tile_effect(calls, between_sigma=sigma, **BOOT)
-    record(
-        "tile/max_worst_over_best",
-        # a maximum over shapes: a bootstrap that resamples repeats cannot give it a valid
-        # interval (it can end below a component's), so it is reported without one
-        Estimate(
-            max_effect.point,
-            method="largest per-shape worst/best ratio of median times",
-            note="a maximum over shapes, reported without an interval; see each shape's "
-            "interval in tile/worst_over_best/<shape>",
-        ),
-        unit="x",
-        headline=False,  # no interval: the largest shape's own finding is the headline
-        description=f"largest slowdown from the tile choice (at {where}); paper: up to 3.2x on GPU",
-    )
-    record(
-        "tile/median_worst_over_best",
-        gest.max_tile_effect(calls, over="median", between_sigma=sigma, **BOOT)[0],
-        unit="x",
-        description="typical slowdown from the tile choice (median over shapes)",
-    )
-    for row in effects.itertuples():
-        record(
-            f"tile/worst_over_best/{row.M}x{row.N}x{row.K}",
-            gest.tile_effect(row, level=level, reps=reps),
-            unit="x",
-            headline=f"{row.M}x{row.N}x{row.K}" == where,
-            description=f"best tile {row.best_tile}, worst {row.worst_tile}",
-        )
+    where = record_step.record_tile_effects(calls, effects, between_sigma=sigma, **BOOT)
     display(effects["best_tile"].value_counts().rename("shapes won").to_frame())
 
 # %% [markdown] tags=["not-gpperf"]
@@ -407,24 +355,7 @@ if CPU:
     plt.show()
     fig = plots.plot_predictions(oof, protocol="unseen_shapes")
     plt.show()
-    for row in acc.itertuples():
-        headline = row.protocol == "unseen_shapes" and row.model in (
-            "random_forest",
-            "kernel_model_x_correction",
-        )
-        est = gest.accuracy(row, level=level, reps=reps)
-        record(
-            f"predictor/{row.protocol}/{row.model}/r2_log",
-            est["r2_log"],
-            headline=headline,
-            description=f"R^2 of log time, {row.n_cells} cells, {row.n_shapes} shapes "
-            "(target >= 0.95 on unseen shapes; paper 0.98)",
-        )
-        record(
-            f"predictor/{row.protocol}/{row.model}/mape",
-            est["mape"],
-            description="mean absolute percentage error of time (paper: 15.6%)",
-        )
+    record_step.record_accuracy(acc, level=level, reps=reps)
 
 # %% [markdown] tags=["not-gpperf"]
 # Would the predictor pick good tiles for a shape it has never seen? For each held-out
@@ -435,37 +366,9 @@ if CPU:
 if CPU:
     regret = predictor.tile_choice_regret(oof, cells, model="kernel_model_x_correction")
     display(regret)
-    record(
-        "predictor/unseen_shapes/tile_choice_regret_median",
-        gest.median_over_shapes(regret["regret"].to_numpy(float), **BOOT),
-        unit="x",
-        description="measured time of the predicted-best tile over the best tile, median "
-        "over unseen shapes (kernel model x correction)",
-    )
-    record(
-        "predictor/unseen_shapes/tile_choice_regret_max",
-        Estimate(
-            float(regret["regret"].max()),
-            method="largest over unseen shapes",
-            note="a maximum over shapes, reported without an interval",
-        ),
-        unit="x",
-        description="worst shape's measured time of the predicted-best tile over the best tile",
-    )
     within = predictor.within_shape_r2(oof).set_index("model")
     display(within)
-    for model_name, row in within.iterrows():
-        record(
-            f"predictor/unseen_shapes/{model_name}/r2_within_shape",
-            Estimate(
-                float(row["r2_within"]),
-                method="R^2 of log time after removing each "
-                "shape's mean (out-of-fold, unseen shapes)",
-            ),
-            description=f"how well {model_name} ranks the tiles of an unseen shape; "
-            f"{100 * row['within_share']:.0f}% of the variance of log time is within shapes "
-            f"(a tile-blind per-shape oracle reaches R^2 {row['oracle_r2']:.3f})",
-        )
+    record_step.record_tile_choice(regret, within, **BOOT)
 
 # %% [markdown] tags=["not-gpperf"]
 # ## 5. Energy

@@ -138,11 +138,10 @@ import numpy as np
 import pandas as pd
 from IPython.display import display
 
-from scalinglab.estimate import Estimate
 from scalinglab.plots import intervals as plots
 from scalinglab.plots import use_style
-from scalinglab.record import claims_from, findings_table, record
-from scalinglab.stats.calibration import seed_mean_coverage, share_with_floor
+from scalinglab.record import findings_table
+from scalinglab.stats.calibration import seed_mean_coverage
 from scalinglab.stats.few_run_flips import few_run_flip_rates
 from scalinglab.stats.improvement import pairwise_probability_of_improvement
 from scalinglab.stats.intervals import interval_estimates
@@ -151,6 +150,7 @@ from scalinglab.stats.profiles import performance_profile
 from scalinglab.stats.reliability import ci_width_ratio, run_count_grid
 from scalinglab.stats.replicates import interval_crosscheck, metric_replicates
 from scalinglab.stats.variability import ci_width_vs_runs
+from scalinglab.studies.intervals import findings as record_step
 from scalinglab.studies.intervals.classifiers import load_or_run
 from scalinglab.studies.intervals.few_run_coverage import bootstrap_interval, coverage_table
 from scalinglab.studies.intervals.orderings import (
@@ -244,44 +244,7 @@ print(f"left out: {few.attrs['skipped']}" if few.attrs["skipped"] else "no algor
 fig = plots.plot_few_run_spread(few["estimate"], few["full"], rank_metric="iqm")
 
 # %%
-TEXTS = {
-    "ranking_change_rate": (
-        "rank_flip_rate",
-        "whose {m} ranking of all algorithms differs from the all-runs ranking",
-    ),
-    "winner_change_rate": (
-        "winner_change_rate",
-        "whose best algorithm by {m} is not the all-runs best",
-    ),
-    "pair_flip_rate": (
-        "pair_flip_rate",
-        "(mean over algorithm pairs) ordering the pair by {m} unlike all runs",
-    ),
-}
-for stat, (stem, text) in TEXTS.items():
-    for metric in ("iqm", "median"):
-        cell = few.sel(statistic=stat, metric=metric)
-        est = Estimate.from_cell(
-            cell,
-            note=f"Monte Carlo standard error of the point ({few_draws} draws): "
-            f"{float(cell['mc_se']):.3f}",
-        )
-        record(  # a rate 0 in every outer replicate gets Wilson's upper end over the draws
-            f"{stem}/few_runs" + ("" if metric == "iqm" else f"/{metric}"),
-            share_with_floor(est, n=few_draws),
-            description=f"fraction of {few_runs}-run studies " + text.format(m=metric),
-        )
-for alg in few.algorithm.values:
-    record(
-        f"few_run_spread/{alg}/median",
-        Estimate(
-            float(few["spread"].sel(algorithm=alg, metric="median")),
-            method=f"central 95% range of {few_draws} {few_runs}-run medians over the "
-            "all-runs median",
-        ),
-        description=f"spread of {alg}'s {few_runs}-run median estimates, relative to its "
-        "all-runs median",
-    )
+record_step.record_few_run_rates(few, few_runs=few_runs, few_draws=few_draws)
 few[["point", "lo", "hi", "mc_se"]].to_dataframe().round(3)
 
 # %% [markdown]
@@ -312,23 +275,9 @@ coverage, cov_skipped = (
 )
 if coverage is None:
     print("no algorithm has 50 runs on every task: no few-run coverage check on these data")
-else:
-    if cov_skipped:
-        print("left out: " + "; ".join(f"{a}: {why}" for a, why in cov_skipped.items()))
-    for (n, metric), row in coverage.iterrows():
-        record(
-            f"few_run_coverage/{metric}/n={n}",
-            Estimate(
-                row["coverage"],
-                row["wilson_lo"],
-                row["wilson_hi"],
-                level=0.95,
-                method="Wilson score interval of the covered count",
-                note=f"{row['covered']} of {row['intervals']} {method} intervals at "
-                f"{confidence:.0%} covered the all-runs value",
-            ),
-            description=f"coverage of the {method} {metric} interval with {n} runs per task",
-        )
+elif cov_skipped:
+    print("left out: " + "; ".join(f"{a}: {why}" for a, why in cov_skipped.items()))
+record_step.record_coverage(coverage, method=method, confidence=confidence)
 coverage.round(3) if coverage is not None else None
 
 # %% [markdown]
@@ -345,16 +294,7 @@ ci = interval_estimates(data, reps=reps, level=confidence, method=method, rng=rn
 fig = plots.plot_interval_estimates(ci)
 
 # %%
-ranked = list(ci["point"].sel(metric="iqm").to_series().sort_values(ascending=False).index)
-best = str(ranked[0])
-for alg in algorithms:
-    for metric in ci.metric.values:
-        record(
-            f"{metric}/{alg}",
-            Estimate.from_cell(ci.sel(algorithm=alg, metric=metric)),
-            description=f"{metric} normalized score of {alg}",
-            headline=(metric == "iqm" and alg == best),
-        )
+best = record_step.record_aggregates(ci, algorithms)
 wide_table(ci)
 
 # %% [markdown]
@@ -441,19 +381,7 @@ ratio = ci_width_ratio(
     level=confidence,
     rng=rng_ratio,
 )
-for label in ratio.algorithm.values:
-    name = (
-        "ci_width_ratio/median_over_iqm"
-        if label == "(all)"
-        else f"ci_width_ratio/median_over_iqm/{label}"
-    )
-    record(
-        name,
-        Estimate.from_cell(ratio.sel(algorithm=label)),
-        description="median CI width / IQM CI width"
-        + (" (mean widths over algorithms)" if label == "(all)" else f" for {label}"),
-        headline=label == "(all)",
-    )
+record_step.record_width_ratio(ratio)
 ratio.to_dataframe().round(3)
 
 # %% [markdown]
@@ -519,17 +447,8 @@ poi = pairwise_probability_of_improvement(
 fig = plots.plot_probability_of_improvement(poi.isel(pair=slice(0, len(board_pairs))))
 
 # %%
-n_runs_min = int(data.sizes["run"])  # Wilson's n for a P(X > Y) of 0 or 1 (runs per task)
-for i, pair in enumerate(poi.pair.values):
-    cell = poi.sel(pair=pair)
-    x, y = str(cell["x"].item()), str(cell["y"].item())
-    record(
-        f"poi/{x}_vs_{y}",
-        # every run of x above every run of y: Wilson's end over the runs, not [1, 1]
-        share_with_floor(Estimate.from_cell(cell), n=n_runs_min),
-        description=f"P({x} > {y}) on a random task",
-        headline=i < len(board_pairs),
-    )
+# Wilson's n for a P(X > Y) of 0 or 1: the runs per task
+record_step.record_poi(poi, adjacent=len(board_pairs), runs=int(data.sizes["run"]))
 poi.to_dataframe().round(3)
 
 # %% [markdown]
@@ -551,10 +470,7 @@ poi.to_dataframe().round(3)
 iqm_diff = metric_difference(
     data, board_pairs, metric="iqm", reps=profile_reps, level=confidence, rng=rng_diff
 )
-for pair in iqm_diff.pair.values:
-    cell = iqm_diff.sel(pair=pair)
-    x, y = str(cell["x"].item()), str(cell["y"].item())
-    record(f"iqm_diff/{x}_vs_{y}", Estimate.from_cell(cell), description=f"IQM({x}) - IQM({y})")
+record_step.record_iqm_differences(iqm_diff)
 ordering_table(board_pairs, ci, poi, metrics=("median", "mean"), iqm_diff=iqm_diff).round(3)
 
 # %% [markdown]
@@ -581,32 +497,14 @@ if separated:
         level=confidence,
         rng=rng_flip,
     )
-    for metric in flips.metric.values:
-        record(
-            f"pair_flip_rate/separated/{metric}",
-            share_with_floor(
-                Estimate.from_cell(flips.sel(pair="(mean)", metric=metric)), n=few_draws
-            ),
-            description=f"mean over the {len(separated)} pairs that all runs separate of the "
-            f"fraction of {few_runs}-run studies ordering the pair (by {metric}) unlike all "
-            "runs",
-            headline=metric == "median",
-        )
+    record_step.record_separated_flips(
+        flips, separated=len(separated), few_runs=few_runs, few_draws=few_draws
+    )
 flips["point"].to_pandas().round(3) if separated else None
 
 # %%
 share = top_task_share(data, reps=outer_reps, level=confidence, rng=rng_share)
-k, n_tasks = share.attrs["k"], share.attrs["tasks"]
-top_by_mean = str(ci["point"].sel(metric="mean").to_series().idxmax())
-for alg in algorithms:
-    cell = share.sel(algorithm=alg)
-    record(
-        f"mean_top_share/{alg}",
-        Estimate.from_cell(cell),
-        description=f"share of {alg}'s mean score from its top {k} of {n_tasks} tasks "
-        f"({', '.join(map(str, cell['top_tasks'].values))}; equal shares: {k / n_tasks:.2f})",
-        headline=alg == top_by_mean,
-    )
+record_step.record_top_share(share, ci, algorithms)
 share[["point", "lo", "hi"]].to_dataframe().round(3)
 
 # %% [markdown]
@@ -622,30 +520,11 @@ share[["point", "lo", "hi"]].to_dataframe().round(3)
 # for every algorithm.
 
 # %%
-paper_data = scores.startswith("data/published/rliable/")
-verdicts = claims_from(
-    "interval_estimates",
-    data="paper" if paper_data else ("user" if scores else "study"),
-    regime=f"paper data: {scores}"
-    if paper_data
-    else "outside: this project's small-classifier benchmark, not the paper's RL benchmarks",
-    board_scope="benchmark" if paper_data else "project",
-    atari_regime=f"paper data: {scores}"
-    if "atari" in scores
-    else "outside: an observation on Atari, tested on other data",
-    board=[{"x": x, "y": y} for x, y in board_pairs],
-    few_runs=few_runs,
-    algorithms=algorithms,
-    k=k,
-    n_tasks=n_tasks,
-    twice_share=2 * k / n_tasks,
+verdicts = record_step.decide_claims(
+    scores=scores, board_pairs=board_pairs, few_runs=few_runs, algorithms=algorithms, share=share
 )
 with pd.option_context("display.max_colwidth", None):
-    display(
-        pd.DataFrame(
-            [{"claim": v.claim.id, "verdict": v.verdict, "why": v.reason} for v in verdicts]
-        ).set_index("claim")
-    )
+    display(verdicts)
 
 # %% [markdown]
 # ## Findings

@@ -295,6 +295,28 @@ def test_bad_values_print_plain_numbers_not_numpy_reprs(tmp_path, capsys):
     assert code == 2 and "row 2: value -1.0 must be > 0" in err and "np.float64" not in err
 
 
+@pytest.mark.parametrize(
+    "cell, column, shown",
+    [
+        ("nan", "loss", "missing or non-finite value (nan)"),
+        ("", "loss", "missing or non-finite value (nan)"),
+        ("inf", "D", "missing or non-finite value (inf)"),
+        ("abc", "loss", "not a number: 'abc'"),
+    ],
+)
+def test_missing_and_non_finite_values_name_file_column_row_in_plain_numbers(
+    tmp_path, capsys, cell, column, shown
+):
+    p = tmp_path / "bad.csv"
+    rows = ["1,3", "2,2.5", "4,2.2"]
+    rows[1] = f"{cell},2.5" if column == "D" else f"2,{cell}"
+    p.write_text("D,loss\n" + "\n".join(rows) + "\n")
+    code, _, err = _run(capsys, "power_offset", p, "--x", "D", "--y", "loss")
+    assert code == 2 and err.count("\n") == 1, err
+    assert f"file {p}, column '{column}', row 2: {shown}" in err, err
+    assert "np.float64" not in err and "np." not in err
+
+
 def test_big_tables_are_announced_on_stderr(po_csv, capsys, monkeypatch):
     import scalinglab.cli.fit as fit_cli
 

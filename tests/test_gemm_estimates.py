@@ -29,6 +29,8 @@ def test_median_over_shapes_estimate():
     est = gest.median_over_shapes(v, reps=200, level=0.95, seed=0)
     assert est.point == np.median(v) and est.lo <= est.point <= est.hi
     assert est.method == gest.MEDIAN_OVER_SHAPES
+    # the report reads the coverage of a median's percentile bootstrap at the shapes counted
+    assert gest.median_over_shapes(np.r_[v, np.nan], reps=200, level=0.95, seed=0).n == 12
 
 
 def test_rerun_estimate_stays_inside_the_physical_range():

@@ -17,6 +17,7 @@ def test_package_is_typed_licensed_and_classified():
     assert PYPROJECT["tool"]["setuptools"]["package-data"]["scalinglab"] == [
         "py.typed",
         "runner/templates/*",
+        "stats/*.json",
     ]
     assert project["license"] == "MIT" and (REPO / "LICENSE").read_text().startswith("MIT")
     assert "Typing :: Typed" in project["classifiers"]
@@ -30,6 +31,12 @@ def test_page_templates_and_the_stylesheet_are_package_data():
     names = {p.name for p in templates.glob("*")}
     assert {"index.html.j2", "diff.html.j2", "style.css"} <= names
     assert "runner/templates/*" in PYPROJECT["tool"]["setuptools"]["package-data"]["scalinglab"]
+
+
+def test_the_committed_coverage_table_is_package_data():
+    # the report's "Interval coverage" section reads it (scalinglab.stats.method_coverage)
+    assert (REPO / "lib" / "scalinglab" / "stats" / "method_coverage.json").is_file()
+    assert "stats/*.json" in PYPROJECT["tool"]["setuptools"]["package-data"]["scalinglab"]
 
 
 def test_installed_labconfig_opens_py_studies_as_notebooks():

@@ -158,3 +158,67 @@ def test_run_notes_on_stderr_leave_the_report_but_warnings_stay():
     )
     warned = nb(("stderr", "/lib/x.py:3: UserWarning: scores have a single run per task\n"))
     assert len(normalise_notebook(warned).cells[0].outputs) == 1
+
+
+def _report(tmp_path, reports_root):
+    """A one-cell notebook written as a report in reports_root/s/v/run-1/."""
+    import nbformat
+
+    from scalinglab.runner.html import write_report
+
+    folder = tmp_path / "reports" / "s" / "v" / "run-1"
+    folder.mkdir(parents=True)
+    cell = nbformat.v4.new_code_cell("x = 1")
+    cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text="1\n")]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# T"), cell])
+    write_report(
+        folder,
+        nb,
+        title="t",
+        description="",
+        study="s",
+        variant="v",
+        parameters={},
+        git={},
+        version="0",
+        findings=[_finding(1)],
+        reports_root=reports_root,
+    )
+    return folder, (folder / "report.html").read_text()
+
+
+def test_reports_link_one_shared_stylesheet_that_resolves_from_latest_too(tmp_path):
+    root = tmp_path / "reports"
+    folder, page = _report(tmp_path, root)
+    head = page[: page.index("</head>")]
+    assert "<style" not in head  # nothing inlined in the head
+    hrefs = re.findall(r'<link rel="stylesheet" type="text/css" href="([^"]+)">', head)
+    assert len(hrefs) == 1 and re.fullmatch(r"\.\./\.\./\.\./report-[0-9a-f]{12}\.css", hrefs[0])
+    css_files = list(root.glob("report-*.css"))
+    assert len(css_files) == 1
+    css = css_files[0].read_text()
+    # the look is kept: JupyterLab's CSS, the code highlighting and ours, ours first
+    assert css.index(CSS.strip()[:60]) < css.index(".jp-Notebook") and ".highlight" in css
+    assert (folder / hrefs[0]).resolve() == css_files[0].resolve()
+    (folder.parent / "latest").symlink_to(folder.name)
+    assert (folder.parent / "latest" / hrefs[0]).resolve() == css_files[0].resolve()
+    # a self-contained page (no reports root) inlines the same rules
+    _, inline = _report(tmp_path / "other", None)
+    assert CSS.strip()[:60] in inline and "report-" not in inline[: inline.index("</head>")]
+    assert len(page) < len(inline) - 100_000
+
+
+def test_the_shared_stylesheet_is_named_by_its_content(tmp_path):
+    from scalinglab.runner.html import share_stylesheet
+
+    def page(rule):
+        return f'<html><head><style type="text/css">{rule}</style></head><body>b</body></html>'
+
+    root = tmp_path / "reports"
+    folder = root / "s" / "v" / "r"
+    one, p1 = share_stylesheet(page("a{}"), folder=folder, reports_root=root)
+    again, p2 = share_stylesheet(page("a{}"), folder=folder, reports_root=root)
+    other, p3 = share_stylesheet(page("b{}"), folder=folder, reports_root=root)
+    assert p1 == p2 and p1 != p3 and one == again
+    assert p1.read_text() == "a{}\n" and p3.read_text() == "b{}\n"
+    assert sorted(p.name for p in root.glob("*.css")) == sorted([p1.name, p3.name])

@@ -53,6 +53,7 @@ from typing import Any
 from scipy.stats import norm
 
 from scalinglab import verdict_checks as vc
+from scalinglab.findings_view import no_interval_reason
 from scalinglab.textfmt import fmt_ci, fmt_num
 from scalinglab.verdict_scope import (
     SCALE_VERDICTS,
@@ -264,7 +265,9 @@ def _one(claim: Claim, f: Mapping[str, Any]) -> tuple[str, str]:
         return "not identified", f"{name} is not identified: {note}"
     ci = f.get("ci")
     if not ci or any(c is None or math.isnan(float(c)) for c in ci):
-        return "inconclusive", f"{name} has no interval, so it cannot decide the claim"
+        why = no_interval_reason(f)
+        why = f" ({why})" if why else ""
+        return "inconclusive", f"{name} has no interval{why}, so it cannot decide the claim"
     lo, hi = float(ci[0]), float(ci[1])
     a, b = claim.region()
     shown = f"{name} = {fmt_num(f['point'])} {fmt_ci(ci)}"
@@ -414,6 +417,7 @@ def _decide(claim: Claim, findings: Mapping[str, Mapping[str, Any]]) -> Verdict:
             "mc_se": f.get("mc_se"),
             "verdict": v,
         }
+        | ({"no_interval": no_interval_reason(f)} if no_interval_reason(f) else {})
         for v, _, f in rows
     ]
     kinds = [v for v, _, _ in rows]
@@ -482,6 +486,11 @@ def _ledger_row(c: Mapping[str, Any]) -> str:
     cls = "sl-v-" + re.sub(r"[^a-z]+", "-", c["verdict"]).strip("-")
     ev = "<br>".join(
         f"<code>{esc(e['name'])}</code> {fmt_num(e['point'])} {fmt_ci(e.get('ci'))}"
+        + (
+            f" <small>(no interval: {esc(e['no_interval'])})</small>"
+            if e.get("no_interval")
+            else ""
+        )
         for e in c.get("evidence") or []
     )
     mde = (
@@ -504,13 +513,32 @@ def _ledger_row(c: Mapping[str, Any]) -> str:
     )
 
 
-def ledger_html(claims: Sequence[Mapping[str, Any]]) -> str:
+def ledger_html(
+    claims: Sequence[Mapping[str, Any]], findings: Sequence[Mapping[str, Any]] = ()
+) -> str:
     """The ledger as an HTML table grouped by scope (papers' claims, benchmarks' claims,
     this project's own checks), each group headed by its verdict counts: claim, source
-    and regime, verdict, rule and deciding evidence."""
+    and regime, verdict, rule and deciding evidence.
+
+    ``findings`` (the report's) let evidence written before it carried ``no_interval``
+    still say why a deciding finding has no interval (a refused zero-width one)."""
     esc = html.escape
     if not claims:
         return '<p class="sl-noclaims">No published claims declared for this study.</p>'
+    why = {str(f.get("name")): no_interval_reason(f) for f in findings}
+    if any(why.values()):
+        claims = [
+            {
+                **c,
+                "evidence": [
+                    e
+                    if e.get("no_interval") or not why.get(e.get("name"))
+                    else {**e, "no_interval": why[e["name"]]}
+                    for e in c.get("evidence") or []
+                ],
+            }
+            for c in claims
+        ]
     rows = []
     for key, group in group_by_scope(claims).items():
         rows.append(

@@ -103,6 +103,10 @@ class Estimate:
         Monte Carlo standard errors of ``(lo, hi)`` (:func:`quantile_mc_se` for a
         bootstrap's percentile ends; None for an interval without resampling error). A
         verdict decided by a bound within two of them is "inconclusive (Monte Carlo)".
+    n
+        The sample size the interval rests on (seeds, runs, repeats, draws of a share):
+        the ``n`` at which a report states the method's simulated coverage
+        (:mod:`scalinglab.stats.method_coverage`); None when not known.
     """
 
     point: float
@@ -116,6 +120,7 @@ class Estimate:
     note: str | None = None
     side: str | None = None
     mc_se: tuple[float, float] | None = None
+    n: int | None = None
 
     def __post_init__(self) -> None:
         if (self.lo is None) != (self.hi is None):
@@ -132,6 +137,10 @@ class Estimate:
                 object.__setattr__(self, name, float(v))
         if self.resamples is not None:
             object.__setattr__(self, "resamples", int(self.resamples))
+        if self.n is not None:
+            if int(self.n) < 1:
+                raise ValueError(f"Estimate: n must be at least 1, got {self.n}")
+            object.__setattr__(self, "n", int(self.n))
         if self.mc_se is not None:
             object.__setattr__(self, "mc_se", (float(self.mc_se[0]), float(self.mc_se[1])))
         object.__setattr__(self, "identified", bool(self.identified))
@@ -208,7 +217,8 @@ class Estimate:
     def from_cell(cls, cell: Any, **extra: Any) -> Estimate:
         """One cell of a labelled result (an ``xarray.Dataset`` with scalar ``point``,
         ``lo`` and ``hi`` after ``.sel``), with the ``level``, ``method`` and ``reps``
-        its function stored in ``attrs``: how the library's xarray results
+        its function stored in ``attrs`` (and ``n``, the sample size, when stored): how
+        the library's xarray results
         (``interval_estimates``, ``few_run_variability``, ``ci_width_ratio``,
         ``pairwise_probability_of_improvement``, ...) become estimates. Variables
         ``mc_se_lo`` and ``mc_se_hi``, when the result has them, become ``mc_se``."""
@@ -221,6 +231,8 @@ class Estimate:
             )
         if "mc_se_lo" in cell and "mc_se_hi" in cell and "mc_se" not in extra:
             extra["mc_se"] = (float(cell["mc_se_lo"]), float(cell["mc_se_hi"]))
+        if "n" in attrs and "n" not in extra:
+            extra["n"] = int(attrs["n"])
         return cls(
             float(cell["point"]),
             float(cell["lo"]),

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import html
 import math
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from scalinglab.textfmt import fmt_ci, fmt_num
@@ -34,9 +35,30 @@ def point_text(d: dict) -> str:
     return "—" if _nan(d.get("point")) else fmt_num(d.get("point"))
 
 
+#: The note :func:`scalinglab.record.record` writes when it refuses a zero-width interval.
+_ZERO_WIDTH = re.compile(r"interval (\[[^\]]*\]) refused: zero width")
+
+
+def no_interval_reason(d: Mapping[str, Any]) -> str | None:
+    """Why a finding that was made with an interval method has none, in a few words
+    (``"[0, 0] refused: zero width, does not cover"``), or None (it has one, or it is a
+    point estimate by design)."""
+    if d.get("ci"):
+        return None
+    m = _ZERO_WIDTH.search(str(d.get("note") or ""))
+    if m:
+        return f"{m.group(1)} refused: zero width, does not cover"
+    return None
+
+
 def interval_text(d: dict) -> str:
-    """The interval as shown: one-sided (``"<= 0.0164"``) when not identified, a dash when none."""
+    """The interval as shown: one-sided (``"<= 0.0164"``) when not identified, ``"no
+    interval: <reason>"`` when one was refused (:func:`no_interval_reason`), a dash when
+    none."""
     ci = d.get("ci")
+    why = no_interval_reason(d)
+    if why:
+        return f"no interval: {why}"
     if not ci or any(c is None or _nan(c) for c in ci):
         return "—"
     if not d.get("identified", True):
@@ -97,4 +119,47 @@ def findings_html(items: Sequence[Any]) -> str:
         + "".join(rows)
         + "</tbody></table></div>"
         + foot
+    )
+
+
+def coverage_html(rows: Sequence[Any]) -> str:
+    """The report's "Interval coverage" table: each interval method the findings use, its
+    sample size, and its simulated coverage there with the Monte Carlo standard error, or
+    "coverage not measured" with the reason.
+
+    Parameters
+    ----------
+    rows
+        :class:`scalinglab.stats.method_coverage.CoverageRow` items.
+    """
+    esc = html.escape
+    out = []
+    for r in rows:
+        level = "—" if r.level is None else f"{100 * r.level:g}%"
+        n = "not recorded" if r.n is None else f"{r.n:,}"
+        c = r.coverage
+        if c is None:
+            cov = f'<span class="sl-unmeasured">{esc(r.reason or "coverage not measured")}</span>'
+            ref = getattr(r, "reference", ())
+            if ref:
+                at = ", ".join(f"{x.coverage:.3f} at n = {x.n}" for x in ref)
+                cov += f"<br><small>{esc(r.registered or '')} covers {at} (MC s.e. at most {max(x.se for x in ref):.3f})</small>"
+        else:
+            at = f" ({esc(r.at)})" if getattr(r, "at", None) else ""
+            short = " sl-undercover" if c.coverage + 2 * c.se < c.level else ""
+            cov = (
+                f'<span class="sl-cov{short}">{c.coverage:.3f} ± {c.se:.3f}</span>{at}'
+                f"<br><small>{esc(r.registered or '')}, simulated for {esc(r.simulated_as or '')}"
+                f"; lowest over generators: {esc(c.generator)}, {c.sims:,} data sets</small>"
+            )
+        out.append(
+            f"<tr><td>{esc(r.method)}</td><td>{level}</td><td>{n}</td>"
+            f"<td>{r.findings}</td><td>{cov}</td></tr>"
+        )
+    return (
+        '<div class="sl-scroll"><table class="sl-findings sl-coverage"><thead><tr>'
+        "<th>interval method</th><th>level</th><th>n</th><th>findings</th>"
+        "<th>simulated coverage ± MC s.e.</th></tr></thead><tbody>"
+        + "".join(out)
+        + "</tbody></table></div>"
     )

@@ -39,7 +39,8 @@ findings whenever ``results.json`` is written.
                    "resamples": int | null, "unit": str | null,
                    "description": str | null, "headline": bool,
                    "identified": bool, "note": str | null,
-                   "bound": float | null, "side": "lower" | "upper" | null}, ...],
+                   "bound": float | null, "side": "lower" | "upper" | null,
+                   "n": int | null}, ...],
      "claims": [{"id": str, "paper": str, "statement": str, "findings": [str],
                  "expect": str | null, "value": ..., "tolerance": float,
                  "rule": str, "untested": str | null, "verdict": str,
@@ -91,6 +92,8 @@ class Finding:
     mc_se: tuple[float, float] | None = None
     #: ``(lo, hi)`` the finding can take by construction (a rule none could fail is refused).
     support: tuple[float, float] | None = None
+    #: Sample size the interval rests on (seeds, runs, draws): where its coverage is read.
+    n: int | None = None
 
     def to_json(self) -> dict:
         """The finding as strict JSON: a non-finite number becomes ``None`` and ``note``
@@ -142,6 +145,7 @@ def record(
     bound: float | None = None,
     side: str | None = None,
     support: Sequence[float] | None = None,
+    n: int | None = None,
 ) -> Finding:
     """Record a finding (re-recording a name replaces it).
 
@@ -179,6 +183,10 @@ def record(
         ``(lo, hi)``: the values the finding can take by construction (``inf`` for
         none), e.g. ``(0, inf)`` for a pass@k coverage gain; a claim whose rule no value
         there could fail is refused (:mod:`scalinglab.verdict_checks`).
+    n
+        The sample size the interval rests on (seeds, runs, draws), when the
+        ``Estimate`` does not carry it: the report states the method's simulated
+        coverage at this ``n`` (:mod:`scalinglab.stats.method_coverage`).
 
     Raises
     ------
@@ -224,6 +232,10 @@ def record(
         )
         bound, side = est.bound, est.side
         mc_se = est.mc_se
+        if est.n is not None:
+            if n is not None and int(n) != est.n:
+                raise TypeError(f"record({name!r}): n={n} contradicts the Estimate's n={est.n}")
+            n = est.n
         identified = identified and est.identified
         if est.note:
             note = f"{est.note}; {note}" if note else est.note
@@ -282,6 +294,7 @@ def record(
         side=side,
         mc_se=mc_se,
         support=None if support is None else _support(name, support),
+        n=None if n is None else int(n),
     )
     _FINDINGS[name] = f
     _flush()

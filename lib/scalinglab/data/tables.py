@@ -110,13 +110,15 @@ def numeric_column(
     bad = np.isnan(values) & raw.notna().to_numpy()
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise InputError(f"not a number: {raw.iloc[i]!r}", file=file, column=column, row=i + 1)
+        raise InputError(
+            f"not a number: {_plain(raw.iloc[i])}", file=file, column=column, row=i + 1
+        )
     if not allow_nan:
         nan = ~np.isfinite(values)
         if nan.any():
             i = int(np.flatnonzero(nan)[0])
             raise InputError(
-                f"missing or non-finite value ({raw.iloc[i]!r})",
+                f"missing or non-finite value ({_plain(raw.iloc[i])})",
                 file=file,
                 column=column,
                 row=i + 1,
@@ -154,3 +156,13 @@ def label_column(df: pd.DataFrame, column: str, *, file: str | Path | None) -> n
 def first_row_where(mask: Sequence[bool] | np.ndarray) -> int:
     """1-based data row of the first True in ``mask`` (for error messages)."""
     return int(np.flatnonzero(np.asarray(mask))[0]) + 1
+
+
+def _plain(value: object) -> str:
+    """A cell as an error shows it: a plain number (``nan``, ``inf``, ``-1.5``), a missing
+    cell as ``empty``, text quoted; never a numpy repr such as ``np.float64(nan)``."""
+    if value is None or value is pd.NA or value is pd.NaT:
+        return "empty"
+    if isinstance(value, (int, float, np.number)) and not isinstance(value, bool):
+        return f"{float(value):g}"
+    return repr(str(value))

@@ -139,7 +139,7 @@ def from_arrays(
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             raise InputError(
-                f"missing or non-finite value ({float(xa[i, j])!r})",
+                f"missing or non-finite value ({float(xa[i, j]):g})",
                 file=src,
                 column=name,
                 row=int(rws[i]),
@@ -148,7 +148,7 @@ def from_arrays(
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise InputError(
-            f"missing or non-finite value ({float(ya[i])!r})",
+            f"missing or non-finite value ({float(ya[i]):g})",
             file=src,
             column=y_name,
             row=int(rws[i]),

@@ -23,7 +23,9 @@ index.
 
 The header reads as a reviewer would: the claims ledger first (each published
 claim with its computed verdict), then at most twelve headline findings with a
-forest plot of their intervals, then every finding in a collapsed table. NaN
+forest plot of their intervals, then every finding in a collapsed table, then the
+interval coverage section (each interval method the findings use, with its simulated
+coverage at their sample size, :mod:`scalinglab.stats.method_coverage`). NaN
 cells show a dash with a footnote; wide tables (the header's and the notebook's
 own outputs) scroll inside the page.
 """
@@ -34,6 +36,7 @@ import base64
 import copy
 import html
 import io
+import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -41,12 +44,13 @@ from typing import Any
 
 from scalinglab import atomic
 from scalinglab.claims import ledger_html, summary_scoped_text
-from scalinglab.findings_view import findings_html
+from scalinglab.findings_view import coverage_html, findings_html
 from scalinglab.provenance import sha256_bytes
 from scalinglab.record import load_claims
 from scalinglab.runner.mathml import tex_to_mathml
 from scalinglab.runner.prose_cells import prepare_cells
 from scalinglab.runner.store import RunStatus
+from scalinglab.stats.method_coverage import report_coverage
 
 #: The report's Jinja template (extends nbconvert's lab template) and its one stylesheet.
 TEMPLATES_DIR = Path(__file__).resolve().parent / "templates"
@@ -55,6 +59,10 @@ CSS = (TEMPLATES_DIR / "report.css").read_text(encoding="utf-8")
 
 #: The one page a run writes (code folded in it); runs before it also wrote ``report-code.html``.
 REPORT_FILE = "report.html"
+#: The shared stylesheet's name in the reports folder: ``report-<first 12 of its SHA-256>.css``.
+SHARED_CSS = "report-{}.css"
+#: Every ``<style>`` element of the page's ``<head>`` (nbconvert's lab CSS, pygments, ours).
+_HEAD_STYLE = re.compile(r'\s*<style type="text/css">(.*?)</style>', re.S)
 
 
 #: A tqdm progress line: "label:  25%|##5       | 8/32 [00:00<00:00, 32.65task/s]".
@@ -151,12 +159,12 @@ def provenance_header(
             "this study tests, with the verdict its findings give (computed from the "
             "intervals, never typed).</p>"
         )
-    ledger += ledger_html(claims)
+    ledger += ledger_html(claims, findings)
     return (
         '<header class="sl-header">'
         f"<h1>{esc(title)}</h1>{desc}"
         f'<div class="sl-scroll"><table class="sl-prov">{prov}</table></div>'
-        f"{ledger}{_findings_block(list(findings), claims)}"
+        f"{ledger}{_findings_block(list(findings), claims)}{coverage_block(list(findings))}"
         "</header>"
     )
 
@@ -179,6 +187,23 @@ def _findings_block(findings: list[dict], claims: Sequence[dict] = ()) -> str:
     return (
         out + f'<details class="sl-all"><summary>All {len(findings)} findings'
         f"{extra}</summary>{findings_html(findings)}</details>"
+    )
+
+
+def coverage_block(findings: Sequence[dict]) -> str:
+    """The "Interval coverage" section: each interval method the findings use, at its
+    sample size, with its simulated coverage (:mod:`scalinglab.stats.method_coverage`)
+    or "coverage not measured"; '' when no finding has an interval."""
+    rows = report_coverage(findings)
+    if not rows:
+        return ""
+    return (
+        "<h2>Interval coverage</h2>"
+        '<p class="sl-summary">Each interval method this report uses, at the sample size '
+        "(n: seeds, runs or draws) its findings rest on, with the share of simulated data "
+        "sets whose nominal interval contains the truth (± its Monte Carlo standard error; "
+        "the lowest over a normal and a skewed generator, or over Bernoulli p for a "
+        "share). A method or sample size without a simulation says so.</p>" + coverage_html(rows)
     )
 
 
@@ -230,6 +255,42 @@ def export_html(nb: Any, *, title: str, header: str) -> str:
     return body
 
 
+def share_stylesheet(page: str, *, folder: Path, reports_root: Path) -> tuple[str, Path]:
+    """Move the page's stylesheets into one file shared by every report, linked relatively.
+
+    The ``<style>`` elements of the page's ``<head>`` (about 260 kB: JupyterLab's CSS,
+    the code-highlighting rules and :data:`CSS`) are joined, in their order, into
+    ``reports_root/report-<sha12>.css`` (written once, atomically, when absent) and
+    replaced by one ``<link>`` whose path is relative to ``folder``. A report at
+    ``reports/<study>/<variant>/<version>/report.html`` links ``../../../report-<sha12>.css``,
+    which also resolves from ``latest/`` (a link to a sibling version folder) and when the
+    file is opened from disk. The name carries the content's hash, so a report keeps the
+    look it was written with when a newer nbconvert or stylesheet writes another file.
+
+    Returns
+    -------
+    page, path
+        The page with the link, and the stylesheet's path.
+    """
+    head_end = page.find("</head>")
+    head, rest = (page[:head_end], page[head_end:]) if head_end >= 0 else (page, "")
+    css = "\n".join(m.group(1).strip("\n") for m in _HEAD_STYLE.finditer(head)) + "\n"
+    path = Path(reports_root) / SHARED_CSS.format(sha256_bytes(css.encode("utf-8"))[:12])
+    if not path.is_file() or path.read_text(encoding="utf-8") != css:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic.write_text(path, css)
+    href = Path(os.path.relpath(path, Path(folder))).as_posix()
+    link = f'\n<link rel="stylesheet" type="text/css" href="{html.escape(href)}">'
+    first = True
+
+    def swap(_: re.Match) -> str:
+        nonlocal first
+        out, first = (link if first else ""), False
+        return out
+
+    return _HEAD_STYLE.sub(swap, head) + rest, path
+
+
 def write_report(
     folder: Path,
     nb: Any,
@@ -244,11 +305,15 @@ def write_report(
     findings: Sequence[dict],
     status: str = RunStatus.OK,
     error: str | None = None,
+    reports_root: Path | None = None,
 ) -> str:
     """Write ``folder/report.html`` (atomically) from the executed notebook ``nb``.
 
     The claims come from ``folder/results.json`` (its ``claims`` list), the findings are
     the ones given. Returns the page's SHA-256 (the manifest's ``report_html_sha256``).
+    With ``reports_root`` (the folder holding ``<study>/<variant>/<version>/``) the page
+    links the stylesheet shared by every report there (:func:`share_stylesheet`) instead
+    of inlining it; without, the page is self-contained.
     """
     results = folder / "results.json"
     nb = prepare_cells(
@@ -268,7 +333,10 @@ def write_report(
         status=status,
         error=error,
     )
-    data = export_html(nb, title=title, header=header).encode("utf-8")
+    page = export_html(nb, title=title, header=header)
+    if reports_root is not None:
+        page, _ = share_stylesheet(page, folder=folder, reports_root=reports_root)
+    data = page.encode("utf-8")
     atomic.write_bytes(folder / REPORT_FILE, data)
     return sha256_bytes(data)
 

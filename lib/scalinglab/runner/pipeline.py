@@ -12,7 +12,8 @@
    notebook there (papermill), findings going to ``results.json``; unless
    ``force``, when only the prose changed, reuse the latest good run's executed
    notebook and findings instead, no kernel started (:mod:`scalinglab.runner.render`);
-4. export ``report.html`` (code cells folded in it);
+4. export ``report.html`` (code cells folded in it; its stylesheet shared by every report,
+   ``reports/report-<sha12>.css``, linked relatively);
 5. write ``manifest.json``, rename the folder to ``<run_id>/`` and, only on
    success, move ``latest``. A failed, timed-out or interrupted run keeps its
    folder, marked in the manifest, and leaves ``latest`` alone.
@@ -302,6 +303,7 @@ def run_study(
                     findings=findings,
                     status=status,
                     error=error,
+                    reports_root=tmp.parent.parent.parent,  # <root>/<study>/<variant>/.tmp-id
                 )
             except Exception as exc:
                 if status == RunStatus.OK:

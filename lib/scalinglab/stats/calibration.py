@@ -129,7 +129,12 @@ def mean_estimate(values: Sequence[float] | np.ndarray, *, level: float = 0.95) 
     x = np.asarray(values, dtype=float).ravel()
     lo, hi = t_interval(x, level=level)
     return Estimate(
-        float(x.mean()), float(lo), float(hi), level=level, method=f"Student t over {x.size} seeds"
+        float(x.mean()),
+        float(lo),
+        float(hi),
+        level=level,
+        method=f"Student t over {x.size} seeds",
+        n=x.size,
     )
 
 
@@ -139,7 +144,7 @@ def proportion_estimate(k: int, n: int, *, level: float = 0.95, method: str = "w
         raise ValueError(f"proportion_estimate: need 0 <= k <= n and n >= 1, got k={k}, n={n}")
     lo, hi = _proportion(np.asarray(k), n, level, method)
     name = {"wilson": "Wilson score", "beta": "Clopper-Pearson"}.get(method, method)
-    return Estimate(k / n, float(lo), float(hi), level=level, method=f"{name} over {n}")
+    return Estimate(k / n, float(lo), float(hi), level=level, method=f"{name} over {n}", n=n)
 
 
 def share_with_floor(est: Estimate, *, n: int) -> Estimate:
@@ -166,6 +171,7 @@ def share_with_floor(est: Estimate, *, n: int) -> Estimate:
         hi=max(est.hi, w.hi),  # type: ignore[type-var]
         method=f"{est.method}; every replicate gave {est.point:g}, so {w.method}",
         mc_se=None,
+        n=int(n),
     )
 
 

@@ -67,7 +67,9 @@ def mean_of_group_means(
     arrs = _arrays(groups)
     point = float(np.mean([g.mean() for g in arrs]))
     draws = np.mean([g[resample_groups(rng, g.size, reps)].mean(axis=1) for g in arrs], axis=0)
-    return Estimate.from_draws(point, draws, level=level, method=method, resamples=reps), draws
+    n = min(g.size for g in arrs)  # the fewest repeats a group mean rests on
+    est = Estimate.from_draws(point, draws, level=level, method=method, resamples=reps, n=n)
+    return est, draws
 
 
 def ratio_of_medians(

@@ -164,6 +164,8 @@ def gpperf_tile_summary(row: Any, *, level: float, reps: int) -> Estimate:
 
 
 def median_over_shapes(values: np.ndarray, *, reps: int, level: float, seed: int) -> Estimate:
-    """:func:`.gpperf.median_over_shapes` as an estimate."""
+    """:func:`.gpperf.median_over_shapes` as an estimate; ``n`` is the number of shapes
+    with a finite value (where the report reads the method's coverage)."""
     point, (lo, hi) = gpperf.median_over_shapes(values, reps=reps, level=level, seed=seed)
-    return Estimate(point, lo, hi, level=level, method=MEDIAN_OVER_SHAPES, resamples=reps)
+    n = int(np.isfinite(np.asarray(values, float)).sum())
+    return Estimate(point, lo, hi, level=level, method=MEDIAN_OVER_SHAPES, resamples=reps, n=n)

@@ -1,0 +1,420 @@
+"""Which interval methods a report uses, and how often each covers at the report's n.
+
+Every finding states the method of its interval in words (``Estimate.method``) and, where
+the library knows it, the sample size the interval rests on (``Estimate.n``: seeds,
+runs, draws). This module maps the words to a registered method (:data:`REGISTRY`, by
+regular expression) and looks up that method's simulated coverage at that ``n``
+(:func:`measured_coverage`, with the simulation's Monte Carlo standard error), so that
+every report can list, in one generic section, each interval method it uses and how
+often it covers where it is used. A method without a registry entry, or a finding whose
+sample size is not known, is listed as "coverage not measured" (with the reason), never
+left out.
+
+Coverage is simulated with :mod:`scalinglab.stats.calibration` on generic generators: a
+normal and a moderately right-skewed log-normal (sigma 0.5) for methods of a mean or a
+median (the truth: the generator's mean or median), Bernoulli
+``p = 0.05, 0.2, 0.5`` for methods of a proportion; the **lowest** coverage over the
+generators is the one reported, with the generator that gave it. A method registered
+for "a mean of n values" that a study applies to another statistic resampled over ``n``
+units (a fitted parameter, a median) is simulated as the mean: the row says so, and a
+statistic that is less regular than the mean usually covers worse.
+
+The simulations are deterministic (seeded by method, ``n`` and generator). At the nominal
+level 0.95 they are computed once, for every registered method on the grid :data:`GRID`,
+and committed as ``method_coverage.json`` beside this module (a percentile bootstrap at
+``n = 100`` takes about 10 s, too slow to repeat on every render); an ``n`` between grid
+points is read at the largest grid ``n`` below it (coverage rises with ``n``, so that is
+the conservative reading), and the row names the ``n`` simulated. Regenerate the file with
+``python -m scalinglab.stats.method_coverage`` after changing a method or a generator
+(``tests/test_method_coverage.py`` checks entries against a fresh simulation).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+import zlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from scalinglab.stats import calibration as cal
+from scalinglab.stats.bootstrap import bc_interval
+
+#: Simulated data sets per (method, n, generator): MC standard error about 0.0034 at 0.95.
+SIMS = 4000
+#: Bootstrap resamples per simulated data set for the bootstrap methods.
+RESAMPLES = 1000
+#: Sample sizes of the committed table; a larger ``n`` is read at the last one.
+GRID = (2, 3, 4, 5, 6, 7, 8, 10, 12, 15, 20, 25, 30, 40, 50, 75, 100)
+#: Largest ``n`` simulated; a larger one is looked up at this ``n`` (coverage rises with n).
+MAX_N = GRID[-1]
+#: Sample sizes shown for a registered method whose findings do not record theirs.
+REFERENCE_NS = (3, 5, 10)
+#: The committed table (level 0.95, :data:`SIMS` data sets per generator).
+TABLE_FILE = Path(__file__).with_name("method_coverage.json")
+
+#: ``(values (sims, n), level, rng) -> (lo, hi)``, each ``(sims,)``.
+Simulated = Callable[[np.ndarray, float, np.random.Generator], tuple[np.ndarray, np.ndarray]]
+
+
+def _boot_means(
+    x: np.ndarray, rng: np.random.Generator, resamples: int, stat: Callable = np.mean
+) -> np.ndarray:
+    """``(resamples, sims)`` bootstrap values of ``stat`` (mean) of each row of ``x``
+    ``(sims, n)``."""
+    sims, n = x.shape
+    out = np.empty((resamples, sims))
+    step = max(1, 2_000_000 // max(1, resamples * n))
+    for a in range(0, sims, step):
+        rows = x[a : a + step]
+        idx = rng.integers(0, n, size=(rows.shape[0], resamples, n))
+        out[:, a : a + step] = stat(np.take_along_axis(rows[:, None, :], idx, axis=2), axis=2).T
+    return out
+
+
+def _percentile(x: np.ndarray, level: float, rng: np.random.Generator) -> tuple:
+    return cal.percentile_bootstrap_mean(x, level=level, resamples=RESAMPLES, rng=rng)
+
+
+def _percentile_median(x: np.ndarray, level: float, rng: np.random.Generator) -> tuple:
+    reps = _boot_means(x, rng, RESAMPLES, np.median)
+    lo, hi = np.quantile(reps, [(1 - level) / 2, (1 + level) / 2], axis=0)
+    return lo, hi
+
+
+def _basic(x: np.ndarray, level: float, rng: np.random.Generator) -> tuple:
+    reps = _boot_means(x, rng, RESAMPLES)
+    q_lo, q_hi = np.quantile(reps, [(1 - level) / 2, (1 + level) / 2], axis=0)
+    point = x.mean(axis=1)
+    return 2 * point - q_hi, 2 * point - q_lo
+
+
+def _bc(x: np.ndarray, level: float, rng: np.random.Generator) -> tuple:
+    import warnings
+
+    with warnings.catch_warnings():  # a constant resample set (n = 2, equal values)
+        warnings.simplefilter("ignore")
+        lo, hi = bc_interval(_boot_means(x, rng, RESAMPLES), x.mean(axis=1), level=level)
+    return lo, hi
+
+
+@dataclass(frozen=True)
+class RegisteredMethod:
+    """An interval method whose coverage the registry can simulate.
+
+    Attributes
+    ----------
+    key
+        Stable identifier, e.g. ``"student-t"``.
+    label
+        Name shown in the report.
+    pattern
+        Regular expression (case-insensitive) matched against a finding's method text.
+    kind
+        ``"mean"``, ``"median"`` or ``"proportion"``: which generators (and truths) the
+        simulation draws from.
+    simulate
+        The interval on simulated data, :data:`Simulated`.
+    simulated_as
+        What the simulation computes, in words (shown next to the coverage).
+    exclude
+        Method texts matching this are not this method (e.g. a *stratified* bootstrap).
+    """
+
+    key: str
+    label: str
+    pattern: str
+    kind: str
+    simulate: Simulated
+    simulated_as: str
+    exclude: str | None = None
+
+    def matches(self, text: str) -> bool:
+        """Whether ``text`` (a finding's method) names this method."""
+        if not re.search(self.pattern, text, flags=re.I):
+            return False
+        return not (self.exclude and re.search(self.exclude, text, flags=re.I))
+
+
+#: Resampling schemes the "mean of n values" simulation does not stand for.
+_NOT_IID = r"stratified|parametric|block|residual|out-of-fold|group bootstrap|rliable|noise|shifted"
+
+#: Registered methods, most specific first (the first match wins).
+REGISTRY: tuple[RegisteredMethod, ...] = (
+    RegisteredMethod(
+        "wilson",
+        "Wilson score",
+        r"\bwilson\b",
+        "proportion",
+        lambda x, level, rng: cal.wilson(x.sum(axis=-1), x.shape[-1], level=level),
+        "a share of n 0/1 draws",
+    ),
+    RegisteredMethod(
+        "clopper-pearson",
+        "Clopper-Pearson",
+        r"clopper",
+        "proportion",
+        lambda x, level, rng: cal.clopper_pearson(x.sum(axis=-1), x.shape[-1], level=level),
+        "a share of n 0/1 draws",
+    ),
+    RegisteredMethod(
+        "student-t",
+        "Student t",
+        r"\bstudent[- ]?t\b|\bt[- ]interval\b",
+        "mean",
+        lambda x, level, rng: cal.t_interval(x, level=level),
+        "the mean of n values",
+    ),
+    RegisteredMethod(
+        "bootstrap-bc",
+        "bias-corrected percentile bootstrap",
+        r"bias[- ]corrected|\bbc\b",
+        "mean",
+        _bc,
+        "the mean of n values",
+        exclude=_NOT_IID + r"|\bbca\b",
+    ),
+    RegisteredMethod(
+        "bootstrap-basic",
+        "basic bootstrap",
+        r"\bbasic\b.*bootstrap|bootstrap.*\bbasic\b",
+        "mean",
+        _basic,
+        "the mean of n values",
+        exclude=_NOT_IID,
+    ),
+    RegisteredMethod(
+        "bootstrap-percentile-median",
+        "percentile bootstrap of a median",
+        r"\bmedian\b.*percentile bootstrap|percentile bootstrap.*\bmedian\b",
+        "median",
+        _percentile_median,
+        "the median of n values",
+        exclude=_NOT_IID + r"|\bbca\b|ratio|noise|shifted|range",
+    ),
+    RegisteredMethod(
+        "bootstrap-percentile",
+        "percentile bootstrap",
+        r"percentile.*bootstrap|bootstrap.*percentile",
+        "mean",
+        _percentile,
+        "the mean of n values",
+        exclude=_NOT_IID + r"|\bbca\b",
+    ),
+)
+
+_GENERATORS: dict[str, dict[str, tuple[cal.Sampler, float]]] = {
+    "mean": {"normal": cal.normal(), "log-normal (sigma 0.5)": cal.lognormal(0.5)},
+    # the same generators, the truth their median (0 and exp(0) = 1)
+    "median": {
+        "normal": (cal.normal()[0], 0.0),
+        "log-normal (sigma 0.5)": (cal.lognormal(0.5)[0], 1.0),
+    },
+    "proportion": {f"Bernoulli p={p:g}": cal.bernoulli(p) for p in (0.05, 0.2, 0.5)},
+}
+
+
+def match_method(text: str | None) -> RegisteredMethod | None:
+    """The registered method a finding's method text names, or None."""
+    if not text:
+        return None
+    return next((m for m in REGISTRY if m.matches(text)), None)
+
+
+@dataclass(frozen=True)
+class MethodCoverage:
+    """Simulated coverage of a registered method at one ``n`` (lowest over generators)."""
+
+    key: str
+    n: int
+    level: float
+    coverage: float
+    se: float
+    generator: str
+    sims: int
+
+
+@functools.lru_cache(maxsize=1)
+def _committed() -> dict[tuple[str, int], MethodCoverage]:
+    if not TABLE_FILE.is_file():
+        return {}
+    rows = json.loads(TABLE_FILE.read_text(encoding="utf-8"))["coverage"]
+    return {(r["key"], int(r["n"])): MethodCoverage(**r) for r in rows}
+
+
+def measured_coverage(key: str, n: int, *, level: float = 0.95) -> MethodCoverage:
+    """Coverage of registered method ``key`` at sample size ``n``: the committed entry at
+    the largest grid ``n`` not above ``n`` (level 0.95), else a fresh simulation
+    (:func:`simulate_coverage`). ``MethodCoverage.n`` is the ``n`` simulated.
+
+    Raises
+    ------
+    KeyError, ValueError
+        As :func:`simulate_coverage`.
+    """
+    if level == 0.95 and n >= GRID[0]:
+        grid_n = max(g for g in GRID if g <= n)
+        hit = _committed().get((key, grid_n))
+        if hit is not None:
+            return hit
+    return simulate_coverage(key, int(n), level=level)
+
+
+@functools.lru_cache(maxsize=256)
+def simulate_coverage(key: str, n: int, *, level: float = 0.95, sims: int = SIMS) -> MethodCoverage:
+    """Simulated coverage of registered method ``key`` at sample size ``n``: the lowest
+    over its generators, with its Monte Carlo standard error ``sqrt(c (1 - c) / sims)``.
+
+    Parameters
+    ----------
+    key
+        A :data:`REGISTRY` key.
+    n
+        Sample size (``>= 2``; above :data:`MAX_N` it is simulated at ``MAX_N``, a
+        conservative stand-in since coverage rises with ``n``).
+    level
+        Nominal two-sided level.
+    sims
+        Simulated data sets per generator.
+
+    Raises
+    ------
+    KeyError
+        ``key`` is not registered.
+    ValueError
+        ``n < 2`` for a method of a mean, or ``n < 1``.
+    """
+    method = next((m for m in REGISTRY if m.key == key), None)
+    if method is None:
+        raise KeyError(f"no registered interval method {key!r}: {[m.key for m in REGISTRY]}")
+    if n < (1 if method.kind == "proportion" else 2):
+        raise ValueError(f"coverage of {method.label} needs n >= 2, got {n}")
+    n_sim = min(int(n), MAX_N)
+    worst: MethodCoverage | None = None
+    for name, (sampler, truth) in _GENERATORS[method.kind].items():
+        seed = [zlib.crc32(f"{key}|{name}".encode()), n_sim, int(round(level * 1e6))]
+        rng = np.random.default_rng(seed)
+        x = sampler(rng, sims, n_sim)
+        lo, hi = method.simulate(x, level, rng)
+        c = float(((np.asarray(lo) <= truth) & (truth <= np.asarray(hi))).mean())
+        se = float(np.sqrt(max(c * (1 - c), 1e-12) / sims))
+        if worst is None or c < worst.coverage:
+            worst = MethodCoverage(key, n_sim, level, c, se, name, sims)
+    assert worst is not None
+    return worst
+
+
+def build_table(*, grid: Sequence[int] = GRID, sims: int = SIMS) -> dict:
+    """Every registered method's coverage at level 0.95 on ``grid``: the committed table's
+    content (``{"sims": ..., "coverage": [MethodCoverage as dict, ...]}``)."""
+    rows = [
+        asdict(simulate_coverage(m.key, int(n), level=0.95, sims=sims))
+        for m in REGISTRY
+        for n in grid
+        if n >= (1 if m.kind == "proportion" else 2)
+    ]
+    return {"sims": sims, "resamples": RESAMPLES, "coverage": rows}
+
+
+_N_IN_TEXT = re.compile(
+    r"\bover (?:the )?(\d[\d,]*)(?: (?:seeds|runs|repeats|draws|values|processes|prompts|tasks))?\b"
+)
+
+
+def finding_n(finding: Mapping) -> int | None:
+    """The sample size a finding's interval rests on: its ``n`` field, else a number the
+    method text states (``"Student t over 3 seeds"``, ``"Wilson score over 40"``), else
+    None."""
+    n = finding.get("n")
+    if n is not None:
+        return int(n)
+    m = _N_IN_TEXT.search(str(finding.get("method") or ""))
+    return int(m.group(1).replace(",", "")) if m else None
+
+
+@dataclass(frozen=True)
+class CoverageRow:
+    """One interval method a report uses at one ``n``: its coverage, or why it has none."""
+
+    method: str
+    level: float | None
+    n: int | None
+    findings: int
+    registered: str | None
+    coverage: MethodCoverage | None
+    simulated_as: str | None
+    reason: str | None
+    #: Where the simulation's n differs from the finding's, e.g. "simulated at n = 10,
+    #: the nearest simulated n below 11" (coverage rises with n: the conservative reading).
+    at: str | None = None
+    #: Where the sample size is not recorded but the method is registered: its coverage
+    #: at :data:`REFERENCE_NS`, for the reader to place the report's own n.
+    reference: tuple[MethodCoverage, ...] = ()
+
+
+def report_coverage(findings: Sequence[Mapping]) -> list[CoverageRow]:
+    """Each interval method the findings use, grouped by (method text, level, n).
+
+    Parameters
+    ----------
+    findings
+        ``results.json`` findings (or :meth:`Finding.to_json` dicts); those without an
+        interval are left out.
+
+    Returns
+    -------
+    list of CoverageRow
+        In order of first use; ``coverage`` None with a ``reason`` where the method is not
+        registered or the finding's sample size is not recorded.
+    """
+    groups: dict[tuple, int] = {}
+    for f in findings:
+        ci = f.get("ci")
+        if not ci or f.get("level") is None:
+            continue
+        key = (str(f.get("method") or "not stated"), float(f["level"]), finding_n(f))
+        groups[key] = groups.get(key, 0) + 1
+    rows = []
+    for (text, level, n), count in groups.items():
+        reg = match_method(text)
+        cov, reason, at = None, None, None
+        reference: tuple[MethodCoverage, ...] = ()
+        if reg is None:
+            reason = "coverage not measured: no simulation registered for this method"
+        elif n is None:
+            reason = "coverage not measured: the sample size is not recorded"
+            reference = tuple(measured_coverage(reg.key, r, level=level) for r in REFERENCE_NS)
+        else:
+            try:
+                cov = measured_coverage(reg.key, n, level=level)
+            except ValueError as exc:
+                reason = f"coverage not measured: {exc}"
+            if cov is not None and cov.n != n:
+                where = (
+                    "the largest simulated n" if n > MAX_N else f"the nearest simulated n below {n}"
+                )
+                at = f"simulated at n = {cov.n}, {where}"
+        rows.append(
+            CoverageRow(
+                text,
+                level,
+                n,
+                count,
+                None if reg is None else reg.label,
+                cov,
+                None if reg is None else reg.simulated_as,
+                reason,
+                at,
+                reference,
+            )
+        )
+    return rows
+
+
+if __name__ == "__main__":  # regenerate the committed table (a few minutes on 2 cores)
+    TABLE_FILE.write_text(json.dumps(build_table(), indent=1) + "\n", encoding="utf-8")
+    print(f"wrote {TABLE_FILE}")

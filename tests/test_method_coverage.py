@@ -1,0 +1,222 @@
+"""Coverage stated in every report: interval methods matched to simulations, looked up at
+the findings' sample size, and the generic "Interval coverage" section of the report."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from scalinglab import record as rec
+from scalinglab.estimate import Estimate
+from scalinglab.findings_view import coverage_html, findings_html, interval_text
+from scalinglab.runner.html import coverage_block
+from scalinglab.stats import calibration as cal
+from scalinglab.stats import method_coverage as mc
+
+
+@pytest.mark.parametrize(
+    "text, key",
+    [
+        ("Student t over 3 seeds", "student-t"),
+        ("Wilson score over 40", "wilson"),
+        ("Clopper-Pearson over 12", "clopper-pearson"),
+        ("percentile bootstrap over seeds", "bootstrap-percentile"),
+        ("bootstrap over seeds, percentile", "bootstrap-percentile"),
+        ("bootstrap of repeats within each group, percentile", "bootstrap-percentile"),
+        ("bootstrap over runs, basic", "bootstrap-basic"),
+        ("bootstrap over seeds, bias-corrected percentile", "bootstrap-bc"),
+        ("median over shapes, percentile bootstrap over shapes", "bootstrap-percentile-median"),
+        # resampled repeats times a noise model, shifted: not an i.i.d. bootstrap
+        (
+            "percentile bootstrap over repeats (ratio of medians), each median times "
+            "log-normal between-process noise, median-bias shifted",
+            None,
+        ),
+        # schemes the i.i.d. mean simulation does not stand for: not measured
+        ("stratified bootstrap, percentile", None),
+        ("parametric bootstrap: law-residual loss noise, AdamW refitted per replicate", None),
+        ("group bootstrap, percentile (1000 refits); least squares", None),
+        ("stratified bootstrap over runs, BCa", None),
+        ("median and range over 3 separate timing runs", None),
+        (None, None),
+    ],
+)
+def test_method_text_is_matched_to_its_simulation_or_to_none(text, key):
+    m = mc.match_method(text)
+    assert (None if m is None else m.key) == key
+
+
+def test_finding_n_prefers_the_field_then_the_method_text():
+    assert mc.finding_n({"n": 7, "method": "Wilson score over 40"}) == 7
+    assert mc.finding_n({"method": "Wilson score over 2,000"}) == 2000
+    assert mc.finding_n({"method": "Student t over 3 seeds"}) == 3
+    assert mc.finding_n({"method": "percentile bootstrap over seeds"}) is None
+
+
+def test_committed_table_is_what_the_simulation_gives():
+    # entries of the committed table are recomputed bit for bit (seeded per method, n, generator)
+    for key, n in (("student-t", 3), ("wilson", 5), ("bootstrap-percentile", 3)):
+        committed = mc._committed()[(key, n)]
+        assert mc.simulate_coverage(key, n) == committed
+    keys = {k for k, _ in mc._committed()}
+    assert keys == {m.key for m in mc.REGISTRY}  # every registered method is in the file
+
+
+def test_coverage_at_three_seeds_separates_t_from_the_percentile_bootstrap():
+    t = mc.measured_coverage("student-t", 3)
+    boot = mc.measured_coverage("bootstrap-percentile", 3)
+    # the t interval is exact for normal data; its worst generator is the skewed one
+    assert t.coverage > 0.90 and boot.coverage < 0.80
+    assert t.coverage - boot.coverage > 10 * math.hypot(t.se, boot.se)
+    assert boot.se == pytest.approx(math.sqrt(boot.coverage * (1 - boot.coverage) / boot.sims))
+
+
+def test_coverage_is_the_lowest_over_generators():
+    low = mc.simulate_coverage("student-t", 4, sims=1500)
+    sampler, truth = cal.normal()
+    normal_only = cal.coverage(
+        lambda x: cal.t_interval(x), sampler, truth, n=4, sims=1500, rng=np.random.default_rng(0)
+    )
+    assert low.generator.startswith("log-normal")
+    assert low.coverage < normal_only.coverage
+
+
+def test_the_median_simulation_targets_the_median_not_the_mean():
+    # on the skewed generator the median (1) and the mean (exp(1/8)) differ by about 1.5
+    # standard errors of a median of 75 values: aimed at the mean, the interval would
+    # cover about 0.7
+    c = mc.simulate_coverage("bootstrap-percentile-median", 75, sims=600)
+    assert c.coverage > 0.88, c
+
+
+def test_an_n_between_grid_points_is_read_below_and_above_the_grid_at_its_end():
+    assert mc.measured_coverage("wilson", 11).n == 10
+    assert mc.measured_coverage("wilson", 5000).n == mc.MAX_N
+    with pytest.raises(ValueError, match="n >= 2"):
+        mc.simulate_coverage("student-t", 1)
+    with pytest.raises(KeyError):
+        mc.measured_coverage("no-such-method", 3)
+
+
+def _finding(name, method, n=None, ci=(0.1, 0.3)):
+    return {"name": name, "point": 0.2, "ci": list(ci), "level": 0.95, "method": method, "n": n}
+
+
+def test_report_rows_group_by_method_and_n_and_say_what_is_not_measured():
+    findings = [
+        _finding("a", "Student t over 3 seeds"),
+        _finding("b", "Student t over 3 seeds"),
+        _finding("c", "percentile bootstrap over seeds", n=5),
+        _finding("d", "percentile bootstrap over seeds"),
+        _finding("e", "stratified bootstrap, percentile", n=10),
+        {"name": "f", "point": 1.0, "ci": None, "level": None, "method": "count"},
+    ]
+    rows = mc.report_coverage(findings)
+    assert [(r.method, r.n, r.findings) for r in rows] == [
+        ("Student t over 3 seeds", 3, 2),
+        ("percentile bootstrap over seeds", 5, 1),
+        ("percentile bootstrap over seeds", None, 1),
+        ("stratified bootstrap, percentile", 10, 1),
+    ]
+    assert rows[0].coverage == mc.measured_coverage("student-t", 3)
+    assert rows[1].coverage == mc.measured_coverage("bootstrap-percentile", 5)
+    assert rows[2].coverage is None and "sample size is not recorded" in rows[2].reason
+    assert rows[3].coverage is None and "no simulation registered" in rows[3].reason
+    # a registered method without n still tells the reader its coverage at 3, 5 and 10
+    assert rows[2].reference == tuple(
+        mc.measured_coverage("bootstrap-percentile", k) for k in mc.REFERENCE_NS
+    )
+    assert rows[3].reference == ()
+    page = coverage_html(rows)
+    assert page.count("coverage not measured") == 2
+    boot5 = rows[1].coverage
+    assert f"{boot5.coverage:.3f} ± {boot5.se:.3f}" in page
+    assert "sl-undercover" in page  # a percentile bootstrap at n = 5 falls short of 95%
+    ref3 = rows[2].reference[0]
+    assert f"percentile bootstrap covers {ref3.coverage:.3f} at n = 3" in page
+
+
+def test_the_report_section_is_generic_and_absent_without_intervals():
+    block = coverage_block([_finding("a", "Wilson score over 40")])
+    assert block.startswith("<h2>Interval coverage</h2>") and "Wilson score over 40" in block
+    assert coverage_block([{"name": "x", "point": 1.0, "ci": None, "level": None}]) == ""
+
+
+def test_estimates_carry_n_into_findings_and_results(tmp_path, monkeypatch):
+    monkeypatch.setenv(rec.RESULTS_ENV, str(tmp_path / "results.json"))
+    rec.clear()
+    try:
+        f = rec.record("m", cal.mean_estimate([1.0, 2.0, 4.0]))
+        assert f.n == 3 and f.to_json()["n"] == 3
+        g = rec.record("p", cal.proportion_estimate(3, 20))
+        assert g.n == 20
+        h = rec.record("x", 1.0, ci=(0.5, 1.5), level=0.95, method="percentile bootstrap", n=4)
+        assert h.n == 4
+        with pytest.raises(TypeError, match="contradicts"):
+            rec.record("y", cal.mean_estimate([1.0, 2.0]), n=5)
+        saved = {d["name"]: d for d in rec.load_results(tmp_path / "results.json")}
+        assert saved["m"]["n"] == 3 and saved["x"]["n"] == 4
+    finally:
+        rec.clear()
+    with pytest.raises(ValueError, match="n must be"):
+        Estimate(1.0, n=0)
+
+
+def test_a_refused_zero_width_interval_is_shown_as_no_interval_with_its_reason(tmp_path):
+    rec.clear()
+    try:
+        with pytest.warns(rec.ZeroWidthInterval):
+            f = rec.record("share", Estimate(0.0, 0.0, 0.0, level=0.95, method="bootstrap"))
+        d = f.to_json()
+        assert d["ci"] is None
+        assert interval_text(d) == "no interval: [0, 0] refused: zero width, does not cover"
+        assert "no interval: [0, 0] refused" in findings_html([f])
+        verdict = rec.claim(
+            "c", paper="p", statement="s", finding="share", expect="less", value=0.5
+        )
+        assert verdict.verdict == "inconclusive"
+        assert "no interval ([0, 0] refused: zero width" in verdict.reason
+        assert rec.claims()[0].to_json()["evidence"][0]["no_interval"].startswith("[0, 0]")
+    finally:
+        rec.clear()
+    # a point estimate by design (no method of an interval) keeps its plain dash
+    assert interval_text({"name": "k", "point": 3.0, "ci": None}) == "—"
+
+
+def test_the_ledger_names_a_refused_interval_also_for_evidence_written_before_it_did():
+    from scalinglab.claims import ledger_html
+
+    finding = {
+        "name": "share",
+        "point": 0.0,
+        "ci": None,
+        "level": 0.95,
+        "note": "interval [0, 0] refused: zero width (method: bootstrap), so it does not cover",
+    }
+    claim = {
+        "id": "c",
+        "paper": "p",
+        "statement": "s",
+        "verdict": "inconclusive",
+        "reason": "share has no interval, so it cannot decide the claim",
+        "rule": "effect < 0.5",
+        "evidence": [{"name": "share", "point": 0.0, "ci": None, "verdict": "inconclusive"}],
+    }
+    assert "(no interval:" not in ledger_html([claim])
+    assert "(no interval: [0, 0] refused: zero width, does not cover)" in ledger_html(
+        [claim], [finding]
+    )
+
+
+def test_a_row_says_where_its_simulation_n_differs_from_the_findings_n():
+    rows = mc.report_coverage(
+        [_finding("a", "Wilson score over 11"), _finding("b", "Wilson score over 5000")]
+    )
+    assert rows[0].at == "simulated at n = 10, the nearest simulated n below 11"
+    assert rows[1].at == f"simulated at n = {mc.MAX_N}, the largest simulated n"
+    page = coverage_html(rows)
+    assert "(simulated at n = 10, the nearest simulated n below 11)" in page
+    exact = mc.report_coverage([_finding("c", "Wilson score over 10")])
+    assert exact[0].at is None
