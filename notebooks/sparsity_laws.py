@@ -288,7 +288,7 @@ if OURS and retime:
     hw = hardware_record(quick=compute_class == "tiny")
     LIVE = dict(processes=kernel_processes, threads=kernel_threads, **FIT)
     speed, bench, shape = sf.time_live(compute_class, hw=hw, **LIVE)
-    sf.record_all(sf.kernel_live(speed, final=final, processes=kernel_processes, **LIVE))
+    sf.record_all(sf.kernel_live(speed, final=final, processes=kernel_processes))
     print(sf.live_summary(speed, bench, shape, threads=kernel_threads, processes=kernel_processes))
     plots.kernel_live(speed, shape["batches"])
     plt.show()

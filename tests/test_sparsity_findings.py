@@ -169,3 +169,25 @@ def test_sweep_claim_values_use_the_longest_runs_there_are():
         cal, sf.Step(extra={"deciding": ["k"]}), recorded=["long/relu/trend/relative_last_decade"]
     )
     assert got["trend"] == "long" and got["kernel"] == ["k"] and got["relu_min"] == 0.1
+
+
+def test_live_timings_give_the_median_and_range_over_processes():
+    speed = pd.DataFrame(
+        {
+            "batch": 1,
+            "impl": ["sparse_numba"] * 2 + ["sparse_torch"] * 2,
+            "ratio": [1.0, 0.02] * 2,
+            "speedup": [0.8, 12.0, 0.7, 5.0],
+            "min": [0.7, 10.0, 0.6, 4.0],
+            "max": [0.9, 13.0, 0.8, 6.0],
+            "ideal": [1.0, 40.0] * 2,
+            "fraction_of_ideal": [0.8, 0.3, 0.7, 0.125],
+        }
+    )
+    step = sf.kernel_live(speed, final=None, processes=4)
+    est = {n.name: n.estimate for n in step.findings}
+    numba = est["kernel/sparse_numba/speedup_at_0.02"]
+    assert numba.ci == (10.0, 13.0) and numba.level == pytest.approx(1 - 2.0**-3)
+    assert "4 separate processes" in numba.method
+    # dense and sparse break even between the two ratios timed
+    assert 0.02 < est["kernel/sparse_numba/crossover_ratio"].point < 1.0

@@ -87,7 +87,7 @@ def kernel_live(speed: pd.DataFrame, batches: Sequence[int]) -> Any:
             ax.errorbar(
                 g["ratio"],
                 g["speedup"],
-                [g["speedup"] - g["speedup_lo"], g["speedup_hi"] - g["speedup"]],
+                [g["speedup"] - g["min"], g["max"] - g["speedup"]],
                 fmt="o-",
                 capsize=3,
                 label=impl,
@@ -145,7 +145,7 @@ def kernel_masks(mask_speed: pd.DataFrame, batches: Sequence[int]) -> Any:
                 ax.errorbar(
                     k + dx,
                     r["speedup"],
-                    [[r["speedup"] - r["speedup_lo"]], [r["speedup_hi"] - r["speedup"]]],
+                    [[r["speedup"] - r["min"]], [r["max"] - r["speedup"]]],
                     fmt="o",
                     color=color,
                     capsize=4,
