@@ -22,6 +22,7 @@
 #       the paper''s own released curves (0.1B-2.4B) with a block bootstrap over checkpoints,
 #       against the authors'' parameters.'
 #     inputs:
+#     - notebooks/claims/sparsity_laws.toml
 #     - data/sparsity_laws/*.nc
 #     - data/hardware/*.json
 #     - data/published/sparsing_law/data/*.txt
@@ -193,7 +194,7 @@ if not PUBLISHED:
     plots.law_fits(df, law_step.extra["fits"])
     plt.show()
 
-# %% [markdown] tags=["not-published"]
+# %% [markdown] tags=["not-published", "not-user"]
 # **Do these intervals cover at 3 seeds?** Simulated: data sets of 3 and 5 seeds drawn
 # from the main sweep's own per-run ReLU trends (centred within models), a nominal 95%
 # interval of their mean each time, and the share that contains the truth.
@@ -204,7 +205,7 @@ if OURS:
     sf.record_all(cov_step)
     display(Table(cov_step.table, digits=3))
 
-# %% [markdown] tags=["not-published"]
+# %% [markdown] tags=["not-published", "not-user"]
 # ## 3. Width and depth, at about the same parameter count
 #
 # The measured activation ratio at the last checkpoint (the law's limit A0 is an
@@ -221,7 +222,7 @@ if OURS:
     plots.width_depth(wd_step.table, final[final["in_width_depth"]])
     plt.show()
 
-# %% [markdown] tags=["not-published"]
+# %% [markdown] tags=["not-published", "not-user"]
 # ## 4. Parameter count, at a fixed width/depth ratio
 
 # %% tags=["not-published"]
@@ -230,7 +231,7 @@ if OURS:
     sf.record_all(size_step)
     display(size_step.table)
 
-# %% [markdown] tags=["not-published"]
+# %% [markdown] tags=["not-published", "not-user"]
 # ## 5. Comparable loss?
 #
 # Final held-out loss of the ReLU model minus the SiLU model, paired by model and seed
@@ -242,7 +243,7 @@ if OURS:
     sf.record_all(pair_step)
     display(pair_step.table)
 
-# %% [markdown] tags=["not-published"]
+# %% [markdown] tags=["not-published", "not-user"]
 # ## 6. PPL-p% against the baselines
 #
 # At the last checkpoint, the activation ratio each method reaches under the same
@@ -255,7 +256,7 @@ if OURS:
     sf.record_all(base_step)
     display(base_step.table)
 
-# %% [markdown] tags=["not-published"]
+# %% [markdown] tags=["not-published", "not-user"]
 # ## 7. What sparsity buys: a sparse FFN kernel
 #
 # `SparseFFN` computes only the active neurons (three small GEMMs on gathered rows in
@@ -293,7 +294,7 @@ if OURS and retime:
     plots.kernel_live(speed, shape["batches"])
     plt.show()
 
-# %% [markdown] tags=["not-published"]
+# %% [markdown] tags=["not-published", "not-user"]
 # ## 7b. The kernel on a trained model's own activation masks
 #
 # Random masks are the cost model's assumption. A trained model's masks are not random,
@@ -335,7 +336,7 @@ if OURS and retime:
     plots.kernel_masks(mask_speed, MASK_BATCHES)
     plt.show()
 
-# %% [markdown] tags=["not-published"]
+# %% [markdown] tags=["not-published", "not-user"]
 # ## 8. A longer horizon: does ReLU's ratio turn?
 #
 # The sweep above stops at 7.5-60 tokens per parameter. The probe trains the smallest
@@ -357,7 +358,7 @@ if horizon and OURS:
     display(Table(h_step.table, notes={"alpha": "no fit", "c": "no fit", "A0": "no fit"}))
     display(h_step.extra["final"])
 
-# %% [markdown] tags=["not-published"]
+# %% [markdown] tags=["not-published", "not-user"]
 # ## 8b. Matched tokens per parameter: size and shape, separated from data
 #
 # The main sweep gives every model the same tokens, so its size slope (section 4)
@@ -383,7 +384,7 @@ if matched and OURS:
     plots.width_depth_families(families, level=level)
     plt.show()
 
-# %% [markdown] tags=["not-published"]
+# %% [markdown] tags=["not-published", "not-user"]
 # ## 8c. Two ratios: what the paper measures, and what a ReLU kernel skips
 #
 # The paper's laws are about the **PPL-1% activation ratio**: its Section 3 defines
@@ -411,7 +412,7 @@ for design, both in r_step.extra["both"].items():
     plt.show()
     display(Table(both, digits=3))
 
-# %% [markdown] tags=["not-published"]
+# %% [markdown] tags=["not-published", "not-user"]
 # ## 8d. The long design: limits that the data identify
 #
 # Length over breadth: sizes s and m (25k and 83k non-embedding parameters), ReLU and
@@ -494,7 +495,7 @@ cal_step = sf.calibration(
 sf.record_all(cal_step)
 display(Table(cal_step.table, digits=3))
 
-# %% [markdown]
+# %% [markdown] tags=["not-user"]
 # ## The claims ledger
 #
 # Each claim of the paper, stated with its rule, scope and regime in
@@ -502,7 +503,7 @@ display(Table(cal_step.table, digits=3))
 # released curves) and decided by the findings above from their intervals. Where this
 # variant's design cannot decide a claim, the ledger says so and why.
 
-# %% [markdown] tags=["not-published"]
+# %% [markdown] tags=["not-published", "not-user"]
 # On our 25k-201k-parameter models the paper's claims are tested outside its regime: they
 # hold or differ *at our scale*, never "contradict". A trend counts only beyond the
 # minimum effect of section 9b; the limit and size claims rest on the long design's
