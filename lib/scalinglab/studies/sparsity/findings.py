@@ -79,8 +79,15 @@ def record_all(step: Step | Iterable[Named]) -> list[Finding]:
     if isinstance(step, Step):
         for m in step.messages:
             print(m)
+    # a headline needs an interval: one that has none here (one seed, no spread) is not one
     return [
-        record(n.name, n.estimate, description=n.description, unit=n.unit, headline=n.headline)
+        record(
+            n.name,
+            n.estimate,
+            description=n.description,
+            unit=n.unit,
+            headline=n.headline and n.estimate.ci is not None,
+        )
         for n in items
     ]
 
