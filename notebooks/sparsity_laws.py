@@ -579,7 +579,7 @@ elif OURS:
 #
 # Refitted with our engine, in the authors' units, the laws fit the released curves at
 # least as well as the authors' parameters on
-# {{ paper/fit/curves_at_most_authors_rmse | point }} of them (median RMSE ratio, ours
+# {{ paper/fit/curves_at_most_authors_rmse | point }} released (median RMSE ratio, ours
 # over theirs, {{ paper/fit/median_rmse_ratio | point }}). The data reproduce both
 # directions: over each curve's last decade of tokens ReLU moves
 # {{ paper/relu/trend/late_slope }} and SiLU {{ paper/silu/trend/late_slope }}, averaged
