@@ -191,3 +191,21 @@ def test_live_timings_give_the_median_and_range_over_processes():
     assert "4 separate processes" in numba.method
     # dense and sparse break even between the two ratios timed
     assert 0.02 < est["kernel/sparse_numba/crossover_ratio"].point < 1.0
+
+
+def test_a_law_limit_carries_its_bootstrap_and_identification():
+    from scalinglab.fitting import fit
+    from scalinglab.studies.sparsity import analysis as sa
+
+    rng = np.random.default_rng(0)
+    D = np.tile(np.geomspace(1e5, 1e8, 12), 3)
+    runs = np.repeat(["a", "b", "c"], 12)
+    y = np.exp(-0.5 * (D / 1e5) ** 0.4 - 1.0) + 0.07 + 0.002 * rng.normal(size=D.size)
+    res = fit("relu_sparsity", D, y, groups=runs, bootstrap=40, seed=0)
+    est = sa.law_limit(res)
+    assert est.method == sa.LAW_CI and "covers below its nominal level" in est.method
+    assert est.lo <= est.point <= est.hi and est.resamples == 40
+    # the same fit against data that rise: the ReLU law cannot express that trend
+    rising = Estimate(0.03, 0.02, 0.04, level=0.95)
+    bad = sa.law_limit(res, trend=rising)
+    assert not bad.identified and "sign" in bad.note
