@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import xarray as xr
+from scipy import stats
 
 from scalinglab.errors import InputError
 from scalinglab.studies.sparsity import analysis as sa
@@ -72,16 +73,22 @@ def test_run_slope_is_per_decade():
     assert sa.run_slopes(df.iloc[:2]).empty  # fewer than 3 points
 
 
-def test_stratified_mean_and_slope_vs_log_by_hand():
+def test_stratified_mean_and_slope_vs_log_are_welch_t_by_hand():
     per_run = pd.DataFrame(
-        {"model": ["a", "a", "b", "b"], "x": [10, 10, 1000, 1000], "v": [1.0, 3.0, 5.0, 5.0]}
+        {"model": ["a", "a", "b", "b"], "x": [10, 10, 1000, 1000], "v": [1.0, 3.0, 5.0, 6.0]}
     )
-    point, (lo, hi) = sa.stratified_mean(per_run, "v", reps=500, seed=0)
-    assert point == pytest.approx((2.0 + 5.0) / 2)
-    assert (1.0 + 5.0) / 2 <= lo <= point <= hi <= (3.0 + 5.0) / 2
-    slope, (slo, shi) = sa.slope_vs_log(per_run, "v", "x", reps=500, seed=0)
-    assert slope == pytest.approx((5.0 - 2.0) / 2.0)  # two decades apart
-    assert (5.0 - 3.0) / 2 <= slo <= slope <= shi <= (5.0 - 1.0) / 2
+    est = sa.stratified_mean(per_run, "v", level=0.95)
+    assert est.point == pytest.approx((2.0 + 5.5) / 2)
+    # se^2 = (s_a^2 / 2 + s_b^2 / 2) / 4 with s_a^2 = 2, s_b^2 = 0.5; Welch df
+    c = np.array([2.0 / 2, 0.5 / 2]) / 4
+    se, nu = np.sqrt(c.sum()), c.sum() ** 2 / (c**2).sum()
+    half = stats.t.ppf(0.975, nu) * se
+    assert est.ci == pytest.approx((est.point - half, est.point + half))
+    assert est.level == 0.95 and "Student t" in est.method
+    slope = sa.slope_vs_log(per_run, "v", "x", level=0.95)
+    assert slope.point == pytest.approx((5.5 - 2.0) / 2.0)  # two decades apart
+    # the slope is (m_b - m_a) / 2: the same weights in magnitude as the mean of the two
+    assert slope.hi - slope.point == pytest.approx(half)
 
 
 def test_group_means_and_paired_difference():
@@ -93,11 +100,13 @@ def test_group_means_and_paired_difference():
             "loss": [2.0, 2.5, 2.2, 2.4, 2.1, 2.6],
         }
     )
-    diff, (lo, hi), pairs = sa.paired_difference(final, "loss", reps=300)
-    assert diff == pytest.approx(np.mean([-0.5, -0.2, -0.5]))
-    assert -0.5 - 1e-12 <= lo <= diff <= hi <= -0.2 + 1e-12
+    diff, pairs = sa.paired_difference(final, "loss")
+    d = np.array([-0.5, -0.2, -0.5])
+    assert diff.point == pytest.approx(d.mean())
+    half = stats.t.ppf(0.975, 2) * d.std(ddof=1) / np.sqrt(3)
+    assert diff.ci == pytest.approx((d.mean() - half, d.mean() + half))
     assert list(pairs["diff"].round(6)) == [-0.5, -0.2, -0.5]
-    gm = sa.group_means(final, "loss", by=["activation"], reps=300)
+    gm = sa.group_means(final, "loss", by=["activation"])
     assert gm.set_index("activation").loc["relu", "mean"] == pytest.approx(2.1)
 
 

@@ -48,18 +48,18 @@ def test_both_ratios_and_their_trends_per_size():
     s = both[both["model"] == "s"]
     np.testing.assert_allclose(s["ppl1_ratio"].iloc[[0, -1]], [0.5, 0.54])
     np.testing.assert_allclose(s["nonzero_ratio"].iloc[[0, -1]], [0.9, 0.82])
-    tr = lm.metric_trends(df, reps=50).set_index(["model", "metric"])
+    tr = lm.metric_trends(df).set_index(["model", "metric"])
     assert tr.loc[("s", "PPL-1% ratio"), "slope"] == pytest.approx(0.02)
     assert tr.loc[("m", "nonzero ratio"), "slope"] == pytest.approx(-0.02)
     assert tr.loc[("s", "PPL-1% ratio"), "relative"] == pytest.approx(0.02 / 0.52)
 
 
 def test_relative_trend_is_the_slope_over_the_level_and_flat_is_flat():
-    point, (lo, hi) = lm.relative_trend(_curves({"s": -0.05}), reps=200)
-    assert point == pytest.approx(-0.05 / 0.45)  # the level over the window: 0.5 .. 0.4
-    flat, (flo, fhi) = lm.relative_trend(_curves({"s": 0.0}, noise=1e-3), reps=200)
+    est = lm.relative_trend(_curves({"s": -0.05}))
+    assert est.point == pytest.approx(-0.05 / 0.45)  # the level over the window: 0.5 .. 0.4
+    flat = lm.relative_trend(_curves({"s": 0.0}, noise=1e-3))
     # a flat curve's interval sits well inside a minimum effect of 5% per decade
-    assert -0.05 < flo <= flat <= fhi < 0.05
+    assert -0.05 < flat.lo <= flat.point <= flat.hi < 0.05
     with pytest.raises(ValueError, match="no run has 3 usable"):
         lm.relative_trend(_curves({"s": 0.0}), min_x=1e9)
 
@@ -95,8 +95,10 @@ def test_limit_scale_slope_from_paired_draws():
 
     small = (res(0.10, np.array([0.09, 0.10, 0.11])), 1e4)
     large = (res(0.12, np.array([0.12, 0.12, 0.12])), 1e5)
-    point, (lo, hi) = lm.limit_scale_slope(small, large, level=0.9)
+    est = lm.limit_scale_slope(small, large, level=0.9)
+    point, (lo, hi) = est.point, est.ci
     assert point == pytest.approx(0.02 / 0.11)
+    assert "covers below its nominal level" in est.method
     # the draws' relative slopes are 0.03/0.105, 0.02/0.11 and 0.01/0.115
     assert 0.01 / 0.115 <= lo < point < hi <= 0.03 / 0.105
     with pytest.raises(ValueError, match="more parameters"):
@@ -109,7 +111,9 @@ def test_residual_block_bootstrap_covers_the_limit_of_a_noisy_relu_curve():
     true = np.exp(-2.0 * D**0.5 - 2.0) + 0.07
     y = true + 0.001 * rng.normal(size=D.size)
     res = fit("relu_sparsity", D, y)
-    draws, (lo, hi) = pub.residual_block_bootstrap(res, D[::-1], y[::-1], reps=60, seed=2)
+    draws, est = pub.residual_block_bootstrap(res, D[::-1], y[::-1], reps=60, seed=2)
+    lo, hi = est.ci
+    assert est.point == res.params["A0"] and "coverage is not simulated" in est.method
     assert draws.shape == (60,) and np.isfinite(draws).mean() > 0.5
     assert lo <= res.params["A0"] <= hi and hi - lo < 0.01
     assert abs(0.5 * (lo + hi) - 0.07) < 0.003

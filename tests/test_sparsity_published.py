@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from scalinglab.errors import InputError
+from scalinglab.estimate import Estimate
 from scalinglab.fitting import fit
 from scalinglab.studies.sparsity import analysis as sa
 from scalinglab.studies.sparsity import published as pub
@@ -114,10 +115,16 @@ def test_late_trends_recover_exact_lines_and_scale_slope():
     assert r.loc[("silu", "1b"), "end_ratio"] == pytest.approx(0.39)
     assert r.loc[("relu", "0.1b"), "D_from"] == pytest.approx(10.0)
     assert np.allclose(draws[("relu", "1b")][:, 0], -0.02)  # noise-free: every draw exact
-    point, (lo, hi) = pub.mean_over_models(table, draws, activation="silu")
-    assert point == pytest.approx(0.03) and lo == pytest.approx(0.03)
-    point, _ = pub.scale_slope(table, draws, activation="relu")
-    assert point == pytest.approx(0.01 / 0.075)  # +0.01 over one decade, mean end 0.075
+    est = pub.mean_over_models(table, draws, activation="silu")
+    assert est.point == pytest.approx(0.03) and est.lo == pytest.approx(0.03)
+    assert "block bootstrap" in est.method and est.resamples == 50
+    rel = pub.mean_over_models(table, draws, activation="relu", column=2, models=["0.1b"])
+    assert rel.point == pytest.approx(
+        -0.02 / table.set_index("model").loc["0.1b", "end_ratio"].iloc[0]
+    )
+    assert pub.scale_slope(table, draws, activation="relu").point == pytest.approx(
+        0.01 / 0.075
+    )  # +0.01 over one decade, mean end 0.075
 
 
 def _relu_points(increasing: bool):
@@ -131,7 +138,7 @@ def _relu_points(increasing: bool):
 def test_a_relu_law_on_a_rising_trend_is_not_identified():
     D, y = _relu_points(increasing=True)
     res = fit("relu_sparsity", D, y)
-    ident = sa.law_identification(res, "A0", trend=(0.03, (0.02, 0.04)))
+    ident = sa.law_identification(res, "A0", trend=Estimate(0.03, 0.02, 0.04, level=0.95))
     assert not ident.identified
     assert "bound" in ident.reason or "sign" in ident.reason
 
@@ -141,9 +148,11 @@ def test_trend_of_the_wrong_sign_alone_makes_a_limit_not_identified():
     y = 0.07 + np.exp(-0.05 * D**0.3 + 0.5)
     res = fit("relu_sparsity", D, y)
     assert sa.law_identification(res, "A0").identified
-    ident = sa.law_identification(res, "A0", trend=(0.01, (0.005, 0.02)))
+    ident = sa.law_identification(res, "A0", trend=Estimate(0.01, 0.005, 0.02, level=0.95))
     assert not ident.identified and "sign" in ident.reason
-    assert sa.law_identification(res, "A0", trend=(-0.01, (-0.02, 0.001))).identified
+    assert sa.law_identification(
+        res, "A0", trend=Estimate(-0.01, -0.02, 0.001, level=0.95)
+    ).identified
 
 
 def test_laws_display_has_no_nan_cells():

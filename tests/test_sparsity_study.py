@@ -57,7 +57,14 @@ def test_tiny_study_through_the_runner(tmp_path):
             f = findings[name]
             lo, hi = f["ci"]
             assert np.isfinite([f["point"], lo, hi]).all() and lo <= hi, f
-            assert f["level"] == 0.95 and f["method"] and f["resamples"] == 100, f
+            assert f["level"] == 0.95 and f["method"], f
+            if name.startswith("law/"):  # the law fit's group bootstrap over runs
+                assert f["resamples"] == 100 and "covers below" in f["method"], f
+            else:  # means and slopes over seeds: Student t, which covers at 3 seeds
+                assert f["method"].startswith("Student t over seeds"), f
+    # the coverage of those intervals at 3 and 5 seeds, simulated on the run's own slopes
+    for n in (3, 5):
+        assert 0 < findings[f"coverage/student_t/n{n}"]["point"] <= 1
     for name in (
         "loss/relu_minus_silu",
         "kernel/sparse_numba/speedup_at_0.02",

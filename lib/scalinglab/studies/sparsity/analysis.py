@@ -3,9 +3,9 @@
 Turns :func:`scalinglab.studies.sparsity.sweep.run_sweep`'s Dataset (or a
 user's table of ``run, tokens, activation_ratio``) into tables with bootstrap
 CIs. Uncertainty comes from seeds: a run is the resampling unit (the fitting
-engine's group bootstrap for the laws; :func:`scalinglab.stats.bootstrap.resample_groups`
-for slopes and means, resampling seeds within each model). With 3 seeds these
-intervals are coarse (at most 10 distinct resamples per model) and say so.
+engine's group bootstrap for the laws; Student t over seeds within each model for slopes
+and means, :mod:`.seed_means`, which covers at 3 seeds where a percentile bootstrap
+does not).
 
 Checkpoints where the FFN does not matter yet (dropping every FFN neuron costs
 less than ``min_ffn_gain`` nats/token of held-out loss) are flagged unusable:
@@ -23,8 +23,9 @@ import xarray as xr
 
 from scalinglab.data.tables import label_column, numeric_column, read_table
 from scalinglab.errors import InputError
+from scalinglab.estimate import Estimate
 from scalinglab.fitting import FitResult, fit
-from scalinglab.stats.bootstrap import percentile_interval, resample_groups
+from scalinglab.studies.sparsity import seed_means
 
 LAWS = {"relu": "relu_sparsity", "silu": "silu_sparsity"}
 
@@ -87,6 +88,29 @@ def curves_frame(ds: xr.Dataset, *, min_ffn_gain: float = 0.05) -> pd.DataFrame:
         "tokens_per_param",
     ]
     return df[cols].reset_index(drop=True)
+
+
+def sweep_models(ds: xr.Dataset) -> pd.DataFrame:
+    """The sweep's models: shape, parameters and the families each belongs to."""
+    cols = ["d_model", "n_layer", "n_params", "d_ff", "width_depth_ratio", "in_size_sweep"]
+    return ds[[*cols, "in_width_depth"]].to_dataframe()
+
+
+def sweep_summary(ds: xr.Dataset, df: pd.DataFrame, *, min_ffn_gain: float) -> str:
+    """One paragraph on the sweep: runs ok and failed (with their errors), usable
+    checkpoints, corpus and core-minutes."""
+    bad = ds["status"] != "ok"
+    text = (
+        f"{int((~bad).sum())} runs ok, {int(bad.sum())} failed; {int(df['usable'].sum())} of "
+        f"{len(df)} checkpoints usable (FFN gain >= {min_ffn_gain} nats); corpus "
+        f"{ds.attrs['corpus_train_tokens']:,} train tokens ({ds.attrs['corpus_sources']}); "
+        f"train {float(ds['train_s'].sum()) / 60:.1f} + measure "
+        f"{float(ds['measure_s'].sum()) / 60:.1f} core-minutes"
+    )
+    if bool(bad.any()):
+        errors = ds["error"].where(bad, drop=True).to_dataframe()
+        text += "\n" + errors.to_string()
+    return text
 
 
 def read_curves(path: str) -> pd.DataFrame:
@@ -190,38 +214,11 @@ def fit_laws(
     return pd.DataFrame(rows), fits
 
 
-# ----------------------------------------------------------------------------- bootstrap
-def _run_values(df: pd.DataFrame, value: str, keys: list[str]) -> pd.DataFrame:
-    return df.groupby([*keys, "seed"], sort=False)[value].first().reset_index()
-
-
-def group_means(
-    per_run: pd.DataFrame,
-    value: str,
-    *,
-    by: Sequence[str],
-    reps: int = 1000,
-    level: float = 0.95,
-    seed: int = 0,
-) -> pd.DataFrame:
-    """Mean of ``value`` over the seeds of each group, with a bootstrap CI over seeds."""
-    rng = np.random.default_rng(seed)
-    rows = []
-    for key, g in per_run.groupby(list(by), sort=False):
-        v = g[value].to_numpy(float)
-        idx = resample_groups(rng, v.size, reps)
-        lo, hi = percentile_interval(v[idx].mean(1), level=level)
-        key = key if isinstance(key, tuple) else (key,)
-        rows.append(
-            {
-                **dict(zip(by, key, strict=True)),
-                "mean": v.mean(),
-                "lo": float(lo),
-                "hi": float(hi),
-                "n_seeds": v.size,
-            }
-        )
-    return pd.DataFrame(rows)
+# ----------------------------------------------------------------------------- seeds
+# intervals over seeds: Student t (seed_means), which covers at 3 seeds
+group_means = seed_means.group_means
+stratified_mean = seed_means.stratified_mean
+slope_vs_log = seed_means.slope_vs_log
 
 
 def run_slopes(
@@ -239,53 +236,6 @@ def run_slopes(
                 {"activation": act, "model": model, "seed": s, "slope": slope, "n_points": len(g)}
             )
     return pd.DataFrame(rows)
-
-
-def stratified_mean(
-    per_run: pd.DataFrame,
-    value: str,
-    *,
-    strata: str = "model",
-    reps: int = 1000,
-    level: float = 0.95,
-    seed: int = 0,
-) -> tuple[float, tuple[float, float]]:
-    """Mean over strata of each stratum's seed mean; CI resamples seeds within strata."""
-    rng = np.random.default_rng(seed)
-    parts = [g[value].to_numpy(float) for _, g in per_run.groupby(strata, sort=False)]
-    point = float(np.mean([p.mean() for p in parts]))
-    reps_means = np.mean([p[resample_groups(rng, p.size, reps)].mean(1) for p in parts], axis=0)
-    lo, hi = percentile_interval(reps_means, level=level)
-    return point, (float(lo), float(hi))
-
-
-def slope_vs_log(
-    per_run: pd.DataFrame,
-    value: str,
-    x: str,
-    *,
-    reps: int = 1000,
-    level: float = 0.95,
-    seed: int = 0,
-) -> tuple[float, tuple[float, float]]:
-    """OLS slope of the per-model seed means of ``value`` against ``log10(x)``.
-
-    ``per_run`` has one row per (model, seed) with columns ``model``, ``x`` and
-    ``value``. The CI resamples seeds within each model (models are the design).
-    """
-    rng = np.random.default_rng(seed)
-    groups = [
-        (float(g[x].iloc[0]), g[value].to_numpy(float))
-        for _, g in per_run.groupby("model", sort=False)
-    ]
-    lx = np.log10([gx for gx, _ in groups])
-    means = np.array([v.mean() for _, v in groups])
-    point = float(np.polyfit(lx, means, 1)[0])
-    draws = np.stack([v[resample_groups(rng, v.size, reps)].mean(1) for _, v in groups], 1)
-    xc = lx - lx.mean()
-    slopes = (draws - draws.mean(1, keepdims=True)) @ xc / (xc @ xc)
-    lo, hi = percentile_interval(slopes, level=level)
-    return point, (float(lo), float(hi))
 
 
 def final_values(df: pd.DataFrame, value: str = "activation_ratio") -> pd.DataFrame:
@@ -313,17 +263,15 @@ def paired_difference(
     *,
     a: str = "relu",
     b: str = "silu",
-    reps: int = 1000,
     level: float = 0.95,
-    seed: int = 0,
-) -> tuple[float, tuple[float, float], pd.DataFrame]:
+) -> tuple[Estimate, pd.DataFrame]:
     """``value`` of activation ``a`` minus ``b`` per (model, seed), averaged over models
-    (CI resamples seeds within models); and the per-pair table."""
+    (Welch t interval over seeds, :func:`.seed_means.stratified_mean`); and the per-pair
+    table (columns ``model, seed, a, b, diff``)."""
     wide = final.pivot_table(index=["model", "seed"], columns="activation", values=value)
     wide = wide.dropna(subset=[a, b]).reset_index()
     wide["diff"] = wide[a] - wide[b]
-    point, ci = stratified_mean(wide, "diff", reps=reps, level=level, seed=seed)
-    return point, ci, wide
+    return stratified_mean(wide, "diff", level=level), wide
 
 
 # ----------------------------------------------------------------------------- identification
@@ -331,9 +279,7 @@ def paired_difference(
 LAW_SIGN = {"relu_sparsity": -1, "silu_sparsity": +1}
 
 
-def law_identification(
-    res: FitResult, param: str = "A0", *, trend: tuple[float, tuple[float, float]] | None = None
-):
+def law_identification(res: FitResult, param: str = "A0", *, trend: Estimate | None = None):
     """Whether a sparsity law's ``param`` is identified: not on a bound (point fit or >= 20%
     of refits), resting on an identified ``alpha`` (at ``alpha = 0`` the ReLU law is a
     constant and its limit trades off against ``b`` and ``c``), and fitted to data whose
@@ -344,9 +290,9 @@ def law_identification(
     res
         A ``relu_sparsity`` or ``silu_sparsity`` fit.
     trend
-        The data's own trend, ``(point, (lo, hi))`` in ratio per decade of tokens (e.g.
-        from :func:`run_slopes` and :func:`stratified_mean`); the parameter is not
-        identified when that interval lies entirely on the side the law cannot express.
+        The data's own trend in ratio per decade of tokens (e.g. from :func:`run_slopes`
+        and :func:`stratified_mean`); the parameter is not identified when its interval
+        lies entirely on the side the law cannot express (no interval: not used).
 
     Returns
     -------
@@ -360,18 +306,54 @@ def law_identification(
         if not sub.identified:
             ident = Identification(False, f"rests on {sub.reason}", None, None, sub.share_at_bound)
     sign = LAW_SIGN.get(res.law)
-    if ident.identified and trend is not None and sign is not None:
-        lo, hi = trend[1]
+    if ident.identified and trend is not None and trend.ci is not None and sign is not None:
+        lo, hi = trend.ci
         if (sign < 0 and lo > 0) or (sign > 0 and hi < 0):
             ident = Identification(
                 False,
-                f"the data's trend {trend[0]:+.3g} [{lo:+.3g}, {hi:+.3g}] per decade has "
+                f"the data's trend {trend.point:+.3g} [{lo:+.3g}, {hi:+.3g}] per decade has "
                 f"the sign {res.law}'s form cannot express",
                 None,
                 None,
                 0.0,
             )
     return ident
+
+
+#: How the law fits' intervals are made, with their coverage at 3 seeds stated.
+LAW_CI = (
+    "group bootstrap over runs (seeds) of the law fit, percentile; with 3-5 runs per model "
+    "a percentile bootstrap covers below its nominal level (a 3-seed mean: about 0.75, see "
+    "the coverage table)"
+)
+
+
+def law_limit(res: FitResult, *, trend: Estimate | None = None, param: str = "A0") -> Estimate:
+    """A sparsity law's limit as an estimate: the fit's group-bootstrap interval
+    (:data:`LAW_CI`) and :func:`law_identification`'s verdict (a limit on its bound, on an
+    unidentified ``alpha`` or against the data's trend is not identified).
+
+    A bootstrap whose refits never leave a bound has a zero-width interval, which does
+    not cover: the estimate then has no interval, and its note says so.
+    """
+    ident = law_identification(res, param, trend=trend)
+    ci = None if res.ci is None else tuple(float(v) for v in res.ci[param])
+    note = ident.reason or None
+    if ci is not None and not ci[0] < ci[1]:
+        ci = None
+        note = "; ".join(v for v in (note, "every refit gave the same value: no interval") if v)
+    return Estimate(
+        float(res.params[param]),
+        None if ci is None else ci[0],
+        None if ci is None else ci[1],
+        level=res.level if ci is not None else None,
+        method=LAW_CI,
+        resamples=res.bootstrap_info.get("reps") if ci is not None else None,
+        identified=ident.identified,
+        note=note,
+        bound=ident.bound,
+        side=ident.side,
+    )
 
 
 def laws_display(table: pd.DataFrame, params: Sequence[str] = ("alpha", "c", "A0")) -> pd.DataFrame:

@@ -4,7 +4,7 @@
   ratio (the paper's metric) beside the **nonzero ratio** (the fraction of FFN units with
   ``h_i != 0``, ``natural_ratio``), seed means with their spread;
 - :func:`metric_trends`: per model and activation, the slope of each ratio per decade of
-  tokens (and relative to its level), with a bootstrap over seeds;
+  tokens (and relative to its level), with a t interval over seeds;
 - :func:`calibration_halves` and :func:`min_trend_effect`: a decreasing or increasing
   claim needs an effect of a stated minimum size, taken from *one half* of the paper's
   released curves (every other size), so the other half can test the rule without having
@@ -25,9 +25,10 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from scalinglab.estimate import Estimate
 from scalinglab.fitting import FitResult
-from scalinglab.stats.bootstrap import percentile_interval, resample_groups
-from scalinglab.studies.sparsity.analysis import run_slopes, stratified_mean
+from scalinglab.studies.sparsity.analysis import run_slopes
+from scalinglab.studies.sparsity.seed_means import stratified_mean
 
 METRICS = {"activation_ratio": "PPL-1% ratio", "natural_ratio": "nonzero ratio"}
 
@@ -61,24 +62,19 @@ def both_ratios(curves: pd.DataFrame) -> pd.DataFrame:
     return out.sort_values(["activation", "model", "tokens"], kind="stable").reset_index(drop=True)
 
 
-def metric_trends(
-    curves: pd.DataFrame,
-    *,
-    min_x: float = 0.0,
-    reps: int = 1000,
-    level: float = 0.95,
-    seed: int = 0,
-) -> pd.DataFrame:
-    """Slope of each ratio per decade of tokens, per (activation, model), CIs over seeds.
+def metric_trends(curves: pd.DataFrame, *, min_x: float = 0.0, level: float = 0.95) -> pd.DataFrame:
+    """Slope of each ratio per decade of tokens, per (activation, model), t interval over
+    seeds.
 
     Returns
     -------
     pandas.DataFrame
-        One row per (activation, model, metric): ``slope``, ``lo``, ``hi`` (ratio per
-        10x tokens over the usable checkpoints with ``tokens >= min_x``; runs with fewer
-        than 3 such checkpoints are left out, so the frame may be empty), ``start`` and
-        ``end`` (seed means at the first and last such checkpoint), ``relative`` (slope
-        over the mean of start and end) and ``n_seeds``.
+        One row per (activation, model, metric): ``estimate`` (an
+        :class:`~scalinglab.estimate.Estimate` of the ratio's change per 10x tokens over
+        the usable checkpoints with ``tokens >= min_x``; runs with fewer than 3 such
+        checkpoints are left out, so the frame may be empty), ``slope`` (its point),
+        ``start`` and ``end`` (seed means at the first and last such checkpoint),
+        ``relative`` (slope over the mean of start and end) and ``n_seeds``.
     """
     rows = []
     late = curves[curves["usable"] & (curves["tokens"] >= min_x)]
@@ -87,7 +83,7 @@ def metric_trends(
         if slopes.empty:  # no run has 3 usable checkpoints
             continue
         for (act, model), g in slopes.groupby(["activation", "model"], sort=False):
-            point, (lo, hi) = stratified_mean(g, "slope", reps=reps, level=level, seed=seed)
+            est = stratified_mean(g, "slope", level=level)
             pts = late[(late["activation"] == act) & (late["model"] == model)]
             by_t = pts.groupby("tokens")[metric].mean().sort_index()
             start, end = float(by_t.iloc[0]), float(by_t.iloc[-1])
@@ -96,16 +92,15 @@ def metric_trends(
                     "activation": act,
                     "model": model,
                     "metric": METRICS[metric],
-                    "slope": point,
-                    "lo": lo,
-                    "hi": hi,
+                    "estimate": est,
+                    "slope": est.point,
                     "start": start,
                     "end": end,
-                    "relative": point / (0.5 * (start + end)),
+                    "relative": est.point / (0.5 * (start + end)),
                     "n_seeds": int(g["seed"].nunique()),
                 }
             )
-    cols = ["activation", "model", "metric", "slope", "lo", "hi", "start", "end", "relative"]
+    cols = ["activation", "model", "metric", "estimate", "slope", "start", "end", "relative"]
     return pd.DataFrame(rows, columns=[*cols, "n_seeds"])
 
 
@@ -115,16 +110,19 @@ def relative_trend(
     value: str = "activation_ratio",
     x: str = "tokens",
     min_x: float = 0.0,
-    reps: int = 1000,
     level: float = 0.95,
-    seed: int = 0,
-) -> tuple[float, tuple[float, float]]:
-    """Slope per decade of ``x`` relative to the level, mean over models, CI over seeds.
+) -> Estimate:
+    """Slope per decade of ``x`` relative to the level, mean over models, t over seeds.
 
     Per run: the OLS slope of ``value`` against ``log10 x`` (usable checkpoints with
     ``x >= min_x``; ``x="tokens_per_param"`` picks the same window in every size) divided
     by the run's mean ``value`` there; then the mean over models of the seed means
-    (:func:`~scalinglab.studies.sparsity.analysis.stratified_mean`).
+    (:func:`~scalinglab.studies.sparsity.seed_means.stratified_mean`).
+
+    Raises
+    ------
+    ValueError
+        No run has 3 usable checkpoints in the window.
     """
     slopes = run_slopes(curves, y=value, x=x, min_x=min_x)
     if slopes.empty:
@@ -135,7 +133,7 @@ def relative_trend(
         s / level_of[(a, m, sd)]
         for a, m, sd, s in slopes[["activation", "model", "seed", "slope"]].itertuples(index=False)
     ]
-    return stratified_mean(slopes, "relative", reps=reps, level=level, seed=seed)
+    return stratified_mean(slopes, "relative", level=level)
 
 
 def calibration_halves(sizes: Sequence[str]) -> tuple[list[str], list[str]]:
@@ -182,13 +180,20 @@ def scale_tolerance(late: pd.DataFrame, *, activation: str, models: Sequence[str
     return abs(float((y - y.mean()) @ xc / (xc @ xc) / y.mean()))
 
 
+#: How :func:`limit_scale_slope` makes its interval (its coverage stated).
+LIMIT_SCALE_CI = (
+    "the two sizes' group-bootstrap law refits, paired by draw, percentile; over 3 runs "
+    "per size a percentile bootstrap covers below its nominal level"
+)
+
+
 def limit_scale_slope(
     small: tuple[FitResult, float],
     large: tuple[FitResult, float],
     *,
     param: str = "A0",
     level: float = 0.95,
-) -> tuple[float, tuple[float, float]]:
+) -> Estimate:
     """Relative change of a law's ``param`` per 10x parameters between two sizes.
 
     Parameters
@@ -199,8 +204,9 @@ def limit_scale_slope(
 
     Returns
     -------
-    tuple
-        ``(point, (lo, hi))``: ``(A_large - A_small) / mean(A) / log10(n_large / n_small)``.
+    Estimate
+        ``(A_large - A_small) / mean(A) / log10(n_large / n_small)``, with the percentile
+        interval of the paired draws (none when a fit has no draws).
     """
     (fa, na), (fb, nb) = small, large
     decades = float(np.log10(nb / na))
@@ -212,24 +218,15 @@ def limit_scale_slope(
 
     point = float(rel(fa.params[param], fb.params[param]))
     if fa.draws is None or fb.draws is None:
-        return point, (float("nan"), float("nan"))
+        return Estimate(point, method="no bootstrap draws: a point estimate")
     k = list(fa.params).index(param)
     n = min(len(fa.draws), len(fb.draws))
     draws = rel(fa.draws[:n, k], fb.draws[:n, list(fb.params).index(param)])
-    draws = draws[np.isfinite(draws)]
-    lo, hi = percentile_interval(draws, level=level)
-    return point, (float(lo), float(hi))
-
-
-def seed_interval(values: np.ndarray, *, reps: int, level: float, seed: int) -> tuple[float, float]:
-    """Percentile interval of the mean of ``values`` (one per seed), resampling seeds."""
-    rng = np.random.default_rng(seed)
-    v = np.asarray(values, float)
-    lo, hi = percentile_interval(v[resample_groups(rng, v.size, reps)].mean(1), level=level)
-    return float(lo), float(hi)
+    return Estimate.from_draws(point, draws, level=level, method=LIMIT_SCALE_CI, resamples=n)
 
 
 __all__ = [
+    "LIMIT_SCALE_CI",
     "METRICS",
     "both_ratios",
     "calibration_halves",
@@ -238,5 +235,4 @@ __all__ = [
     "min_trend_effect",
     "relative_trend",
     "scale_tolerance",
-    "seed_interval",
 ]

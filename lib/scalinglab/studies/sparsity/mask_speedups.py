@@ -140,7 +140,8 @@ def real_over_random(
     -------
     pandas.DataFrame
         One row per (kind, batch, impl): ``real_over_random`` (median over processes of
-        each process's ratio), ``lo``, ``hi`` (percentile bootstrap over processes).
+        each process's ratio), ``lo``, ``hi`` (percentile bootstrap over processes),
+        ``min``, ``max`` (the range of the processes' ratios).
     """
     rng = np.random.default_rng(seed)
     keys = ["process", "kind", "batch", "impl"]
@@ -148,13 +149,16 @@ def real_over_random(
     wide["r"] = wide["real"] / wide["random"]
     rows = []
     for key, g in wide.groupby(["kind", "batch", "impl"], sort=True):
-        point, lo, hi = median_interval(g["r"].to_numpy(float), rng, reps, level)
+        r = g["r"].to_numpy(float)
+        point, lo, hi = median_interval(r, rng, reps, level)
         rows.append(
             {
                 **dict(zip(["kind", "batch", "impl"], key, strict=True)),
                 "real_over_random": point,
                 "lo": lo,
                 "hi": hi,
+                "min": float(r.min()),
+                "max": float(r.max()),
                 "processes": len(g),
             }
         )

@@ -15,20 +15,20 @@ family; this module turns their Datasets into the tables the claims need:
 - :func:`width_depth_table`: per parameter count, the last-checkpoint ratio
   against ``log10`` width/depth, with intervals.
 
-Intervals resample seeds within each model (models are the design), as in
-:mod:`scalinglab.studies.sparsity.analysis`.
+Intervals are Student t over seeds within each model (models are the design),
+:mod:`scalinglab.studies.sparsity.seed_means`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-import numpy as np
 import pandas as pd
 import xarray as xr
 
-from scalinglab.stats.bootstrap import percentile_interval, resample_groups
-from scalinglab.studies.sparsity.analysis import curves_frame, final_values, slope_vs_log
+from scalinglab.estimate import Estimate
+from scalinglab.studies.sparsity.analysis import curves_frame, final_values
+from scalinglab.studies.sparsity.seed_means import slope_vs_log
 
 
 def matched_frame(dsets: Mapping[str, xr.Dataset], *, min_ffn_gain: float = 0.05) -> pd.DataFrame:
@@ -65,11 +65,9 @@ def scale_slope(
     value: str = "activation_ratio",
     *,
     relative: bool = False,
-    reps: int = 1000,
     level: float = 0.95,
-    seed: int = 0,
-) -> tuple[float, tuple[float, float]]:
-    """Slope of ``value`` per decade of non-embedding parameters.
+) -> Estimate:
+    """Slope of ``value`` per decade of non-embedding parameters, t interval over seeds.
 
     Parameters
     ----------
@@ -77,41 +75,20 @@ def scale_slope(
         One row per (model, seed) of one activation, with ``model``, ``n_params``
         and ``value`` (e.g. :func:`final_values` of the size designs).
     relative
-        Divide the slope by the mean over models of the seed means (in the same
-        resample), so the result is a fraction of the level per 10x parameters.
+        Divide the slope by the mean over models of the seed means, so the result is a
+        fraction of the level per 10x parameters (the delta method carries the division
+        into the interval, :func:`.seed_means.welch_estimate`).
 
-    Returns
-    -------
-    tuple
-        ``(point, (lo, hi))``; the interval resamples seeds within each model.
+    Raises
+    ------
+    ValueError
+        Fewer than 2 sizes.
     """
-    if not relative:
-        return slope_vs_log(final, value, "n_params", reps=reps, level=level, seed=seed)
-    rng = np.random.default_rng(seed)
-    groups = [
-        (float(g["n_params"].iloc[0]), g[value].to_numpy(float))
-        for _, g in final.groupby("model", sort=False)
-    ]
-    if len(groups) < 2:
-        raise ValueError(f"a slope needs at least 2 sizes, got {len(groups)}")
-    lx = np.log10([n for n, _ in groups])
-    xc = lx - lx.mean()
-    means = np.array([v.mean() for _, v in groups])
-    point = float((means - means.mean()) @ xc / (xc @ xc) / means.mean())
-    draws = np.stack([v[resample_groups(rng, v.size, reps)].mean(1) for _, v in groups], 1)
-    level_draws = draws.mean(1)
-    slopes = (draws - level_draws[:, None]) @ xc / (xc @ xc) / level_draws
-    lo, hi = percentile_interval(slopes, level=level)
-    return point, (float(lo), float(hi))
+    return slope_vs_log(final, value, "n_params", relative=relative, level=level)
 
 
 def width_depth_table(
-    families: Mapping[str, pd.DataFrame],
-    *,
-    value: str = "activation_ratio",
-    reps: int = 1000,
-    level: float = 0.95,
-    seed: int = 0,
+    families: Mapping[str, pd.DataFrame], *, value: str = "activation_ratio", level: float = 0.95
 ) -> pd.DataFrame:
     """Per parameter count and activation, ``value`` against ``log10(width/depth)``.
 
@@ -127,8 +104,9 @@ def width_depth_table(
     pandas.DataFrame
         One row per (family, activation): ``n_shapes``, ``n_seeds`` (fewest per
         shape), ``params_lo``/``params_hi``, ``ratio_lo``/``ratio_hi`` (width/depth
-        range), ``tokens_per_param`` (mean), ``slope``, ``slope_lo``, ``slope_hi``
-        (change of ``value`` per decade of width/depth).
+        range), ``tokens_per_param`` (mean), ``estimate`` (an
+        :class:`~scalinglab.estimate.Estimate` of the change of ``value`` per decade of
+        width/depth, t over seeds) and ``slope`` (its point).
     """
     rows = []
     for label, curves in families.items():
@@ -137,9 +115,7 @@ def width_depth_table(
         tpp = curves.loc[curves.groupby("run")["tokens"].idxmax()]
         tpp = tpp[tpp["in_width_depth"]]
         for act, g in fin.groupby("activation", sort=False):
-            point, (lo, hi) = slope_vs_log(
-                g, value, "width_depth_ratio", reps=reps, level=level, seed=seed
-            )
+            est = slope_vs_log(g, value, "width_depth_ratio", level=level)
             rows.append(
                 {
                     "family": label,
@@ -153,9 +129,8 @@ def width_depth_table(
                     "tokens_per_param": float(
                         tpp[tpp["activation"] == act]["tokens_per_param"].mean()
                     ),
-                    "slope": point,
-                    "slope_lo": lo,
-                    "slope_hi": hi,
+                    "estimate": est,
+                    "slope": est.point,
                 }
             )
     return pd.DataFrame(rows)

@@ -28,16 +28,18 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from scalinglab.errors import InputError
+from scalinglab.estimate import Estimate
 from scalinglab.fitting import FitResult, fit
 from scalinglab.paths import data_dir
-from scalinglab.stats.bootstrap import percentile_interval, resample_groups
+from scalinglab.stats.bootstrap import resample_groups
+from scalinglab.studies.sparsity.analysis import law_identification
 
 #: sha256 of the published files (``data/published/sparsing_law/PROVENANCE.md``).
 SHA256 = {
@@ -293,12 +295,11 @@ def late_trends(
     return pd.DataFrame(rows), draws
 
 
-def summarize(
-    values: float, draws: np.ndarray, *, level: float = 0.95
-) -> tuple[float, tuple[float, float]]:
-    """A point and the percentile interval of its draws ``(R,)``."""
-    lo, hi = percentile_interval(draws, level=level)
-    return float(values), (float(lo), float(hi))
+#: How :func:`late_trends`' draws become intervals.
+LATE_CI = (
+    "block bootstrap over each curve's last-decade checkpoints (one run per curve, so its "
+    "checkpoints are the only resampling unit), percentile"
+)
 
 
 def mean_over_models(
@@ -308,13 +309,22 @@ def mean_over_models(
     activation: str,
     column: int = 0,
     level: float = 0.95,
-) -> tuple[float, tuple[float, float]]:
-    """Mean over one activation's curves of column ``column`` (0 slope, 1 end ratio) of
-    :func:`late_trends`, with its interval from the curves' independent draws."""
+    models: Sequence[str] | None = None,
+) -> Estimate:
+    """Mean over one activation's curves (or ``models`` of them) of column ``column``
+    (0 slope, 1 end ratio, 2 slope over end ratio) of :func:`late_trends`, with its
+    interval from the curves' independent draws."""
     t = table[table["activation"] == activation]
-    name = ["slope", "end_ratio"][column]
-    d = np.mean([draws[(activation, m)][:, column] for m in t["model"]], axis=0)
-    return summarize(t[name].mean(), d, level=level)
+    if models is not None:
+        t = t[t["model"].isin(list(models))]
+    per = {m: draws[(activation, m)] for m in t["model"]}
+    if column == 2:
+        point = float((t["slope"] / t["end_ratio"]).mean())
+        d = np.mean([v[:, 0] / v[:, 1] for v in per.values()], axis=0)
+    else:
+        point = float(t[["slope", "end_ratio"][column]].mean())
+        d = np.mean([v[:, column] for v in per.values()], axis=0)
+    return Estimate.from_draws(point, d, level=level, method=LATE_CI + ", mean over sizes")
 
 
 def scale_slope(
@@ -323,7 +333,7 @@ def scale_slope(
     *,
     activation: str,
     level: float = 0.95,
-) -> tuple[float, tuple[float, float]]:
+) -> Estimate:
     """Relative slope of the end-of-training ratio against log10(parameters).
 
     OLS slope of :func:`late_trends`' ``end_ratio`` on ``log10 n_params`` over one
@@ -337,7 +347,9 @@ def scale_slope(
     rel = (ends - ends.mean(1, keepdims=True)) @ xc / (xc @ xc) / ends.mean(1)
     y = t["end_ratio"].to_numpy(float)
     point = float((y - y.mean()) @ xc / (xc @ xc) / y.mean())
-    return summarize(point, rel, level=level)
+    return Estimate.from_draws(
+        point, rel, level=level, method=LATE_CI + "; OLS on log10 parameters over the mean"
+    )
 
 
 def residual_block_bootstrap(
@@ -349,7 +361,7 @@ def residual_block_bootstrap(
     reps: int = 200,
     level: float = 0.95,
     seed: int = 0,
-) -> tuple[np.ndarray, tuple[float, float]]:
+) -> tuple[np.ndarray, Estimate]:
     """Interval of one curve's ``param`` from a moving-block bootstrap of its residuals.
 
     Resampling whole blocks of checkpoints leaves only 6-14 blocks per curve to rebuild
@@ -369,9 +381,9 @@ def residual_block_bootstrap(
 
     Returns
     -------
-    draws, (lo, hi)
-        The ``(reps,)`` refitted values (NaN where a refit failed) and their percentile
-        interval.
+    draws, estimate
+        The ``(reps,)`` refitted values (NaN where a refit failed) and the point fit's
+        ``param`` with their percentile interval (:data:`RESIDUAL_CI`).
     """
     order = np.argsort(np.asarray(D, float), kind="stable")
     D, y = np.asarray(D, float)[order], np.asarray(y, float)[order]
@@ -392,5 +404,51 @@ def residual_block_bootstrap(
     ok = out[np.isfinite(out)]
     if ok.size < max(10, reps // 2):
         raise ValueError(f"only {ok.size} of {reps} residual-bootstrap refits succeeded")
-    lo, hi = percentile_interval(ok, level=level)
-    return out, (float(lo), float(hi))
+    return out, Estimate.from_draws(
+        float(res.params[param]), ok, level=level, method=RESIDUAL_CI.format(L=L), resamples=reps
+    )
+
+
+#: How :func:`residual_block_bootstrap` makes its interval, its coverage stated.
+RESIDUAL_CI = (
+    "moving-block residual bootstrap (blocks of {L} residuals, every checkpoint kept), "
+    "refits from the point fit, percentile; one run per curve, so its coverage is not "
+    "simulated here (nominal)"
+)
+
+
+def paper_limit(
+    res: FitResult,
+    D: np.ndarray,
+    y: np.ndarray,
+    *,
+    reps: int = 200,
+    level: float = 0.95,
+    seed: int = 0,
+) -> Estimate:
+    """One released curve's limit ``A0``: the point fit, the residual block bootstrap's
+    interval (:func:`residual_block_bootstrap`) and the fit's identification (a limit on
+    its bound, in the point fit or in >= 20% of the block-bootstrap refits, is not
+    identified).
+
+    Where the residual interval excludes the point fit (a refit that settles in another
+    optimum), the interval is the fit's block bootstrap over checkpoints, and the method
+    says so.
+    """
+    ident = law_identification(res, "A0")
+    _, est = residual_block_bootstrap(res, D, y, reps=reps, level=level, seed=seed)
+    point = float(res.params["A0"])
+    if est.ci is None or not est.ci[0] <= point <= est.ci[1]:
+        lo, hi = res.ci["A0"] if res.ci else (None, None)
+        est = Estimate(
+            point,
+            lo,
+            hi,
+            level=level if lo is not None else None,
+            method=f"block bootstrap over checkpoints (blocks of {block_length(len(y))}), "
+            "percentile (the residual bootstrap's interval excluded the point fit)",
+            resamples=res.bootstrap_info.get("reps"),
+        )
+    return est.replace(
+        identified=ident.identified, note=ident.reason or None, bound=ident.bound, side=ident.side
+    )

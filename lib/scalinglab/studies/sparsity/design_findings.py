@@ -1,0 +1,254 @@
+"""Findings of the sparsity study's longer and matched designs: the horizon probe (section
+8), the matched sizes and second width-depth family (8b), both ratios per design (8c) and
+the long design's identified limits (8d). Intervals over seeds are Student t
+(:mod:`.seed_means`); law limits come from :func:`.analysis.law_limit`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import pandas as pd
+import xarray as xr
+
+from scalinglab.estimate import Estimate
+from scalinglab.fitting import FitResult
+from scalinglab.studies.sparsity import analysis as sa
+from scalinglab.studies.sparsity import limits as slim
+from scalinglab.studies.sparsity import matched as sm
+from scalinglab.studies.sparsity import seed_means
+from scalinglab.studies.sparsity.steps import PAPER_SIGN, Named, Step
+
+
+def long_frame(long: Mapping[str, xr.Dataset], *, min_ffn_gain: float) -> pd.DataFrame | None:
+    """The long design's runs as one curves frame (None when it is not run)."""
+    if not long:
+        return None
+    frames = [sa.curves_frame(d, min_ffn_gain=min_ffn_gain) for d in long.values()]
+    return pd.concat(frames, ignore_index=True)
+
+
+def long_provenance(long: Mapping[str, xr.Dataset]) -> str:
+    """Per long-design size: the device its runs used, how many are ok, where trained."""
+    return "\n".join(
+        f"{name}: {d.attrs['device']} runs, {int((d['status'] == 'ok').sum())} ok; "
+        f"{d.attrs.get('train_machine', 'trained on this machine')}"
+        for name, d in long.items()
+    )
+
+
+def horizon(hdf: pd.DataFrame, *, model: str, reps: int, level: float, seed: int) -> Step:
+    """Section 8: the smallest model trained 16x longer; trends over the whole run and its
+    last decade, the relative last-decade trend, and the laws' limits."""
+    out = Step()
+    t_end = float(hdf["tokens"].max())
+    windows = {"whole": 0.0, "last_decade": t_end / 10}
+    last: dict[str, Estimate] = {}
+    for window, min_x in windows.items():
+        hs = sa.run_slopes(hdf, min_x=min_x)
+        for act, g in hs.groupby("activation", sort=False):
+            est = seed_means.stratified_mean(g, "slope", level=level)
+            if window == "last_decade":
+                last[str(act)] = est
+            out.findings.append(
+                Named(
+                    f"horizon/{act}/slope_per_decade/{window}",
+                    est,
+                    f"{act}, model {model}, {window.replace('_', ' ')} of a "
+                    f"{t_end / 1e6:.0f}M-token run (paper: {PAPER_SIGN.get(str(act))})",
+                    unit="activation ratio per 10x tokens",
+                    headline=act == "relu" and window == "last_decade",
+                )
+            )
+    for act, g in hdf.groupby("activation", sort=False):
+        try:
+            est = slim.relative_trend(g, min_x=windows["last_decade"], level=level)
+        except ValueError as err:
+            out.messages.append(f"horizon/{act}: no last-decade trend ({err})")
+            continue
+        out.findings.append(
+            Named(
+                f"horizon/{act}/trend/relative_last_decade",
+                est,
+                f"{act}, model {model}: last-decade slope over the run's mean ratio there",
+                unit="fraction of the level per 10x tokens",
+            )
+        )
+    table, fits = sa.fit_laws(hdf, reps=reps, level=level, seed=seed)
+    for row in table.to_dict("records"):
+        if isinstance(row.get("error"), str):
+            continue
+        res = fits[(row["activation"], row["model"], row["law"])]
+        out.findings.append(
+            Named(
+                f"horizon/{row['activation']}/A0",
+                sa.law_limit(res, trend=last.get(row["activation"])),
+                f"{row['law']} limit on the long run, {row['n_runs']} runs"
+                + (f" ({row['warnings']})" if row["warnings"] else ""),
+            )
+        )
+    out.table = sa.laws_display(table)
+    out.extra["final"] = (
+        hdf[hdf["tokens"] == t_end].groupby("activation")[["activation_ratio", "loss"]].mean()
+    )
+    return out
+
+
+def matched(mdf: pd.DataFrame, main: pd.DataFrame, *, level: float) -> Step:
+    """Section 8b: sizes at matched tokens per parameter; a second width-depth family."""
+    out = Step()
+    msz = mdf[mdf["family"] == "size"]
+    mfinal = sa.final_values(msz)
+    out.table = seed_means.group_means(
+        mfinal, "activation_ratio", by=["activation", "model"], level=level
+    ).merge(mfinal.groupby("model")["n_params"].first(), on="model")
+    tpp_end = float(msz.groupby("run")["tokens_per_param"].max().mean())
+    for act, g in mfinal.groupby("activation", sort=False):
+        out.findings += [
+            Named(
+                f"matched/{act}/scale/slope_per_decade",
+                sm.scale_slope(g, level=level),
+                f"{act}: activation ratio at {tpp_end:.0f} tokens per parameter (every size) "
+                "vs non-embedding parameters",
+                unit="activation ratio per 10x parameters",
+            ),
+            Named(
+                f"matched/{act}/scale/relative_slope",
+                sm.scale_slope(g, relative=True, level=level),
+                f"{act}: the same slope relative to the mean ratio (paper: weak dependence; "
+                "the published variant applies the same criterion)",
+                unit="fraction of the level per 10x parameters",
+                headline=True,
+            ),
+        ]
+    wdt = sm.width_depth_table(
+        {"main (77-83k)": main, "second (25-28k)": mdf[mdf["family"] == "width_depth"]}, level=level
+    )
+    for row in wdt[wdt["family"] == "second (25-28k)"].to_dict("records"):
+        out.findings.append(
+            Named(
+                f"width_depth_25k/{row['activation']}/slope_per_decade",
+                row["estimate"],
+                f"{row['activation']}: final activation ratio vs width/depth at "
+                f"{row['params_lo'] / 1e3:.0f}-{row['params_hi'] / 1e3:.0f}k parameters, "
+                f"{row['n_shapes']} shapes, {row['tokens_per_param']:.0f} tokens per parameter "
+                "(paper: positive below a bottleneck)",
+                unit="activation ratio per 10x width/depth",
+                headline=row["activation"] == "relu",
+            )
+        )
+    out.extra["width_depth"] = wdt.assign(estimate=wdt["estimate"].map(str))
+    return out
+
+
+def ratio_frames(
+    main: pd.DataFrame | None,
+    *,
+    horizon: pd.DataFrame | None,
+    matched: pd.DataFrame | None,
+    long: pd.DataFrame | None,
+) -> dict[str, pd.DataFrame]:
+    """The designs whose two ratios section 8c shows, in order: the main sweep's size
+    family, the horizon probe, the matched sizes and the long design (those that ran)."""
+    frames = {
+        "main": None if main is None else main[main["in_size_sweep"]],
+        "horizon": horizon,
+        "matched": None if matched is None else matched[matched["family"] == "size"],
+        "long": long,
+    }
+    return {k: v for k, v in frames.items() if v is not None}
+
+
+def ratios(frames: Mapping[str, pd.DataFrame], *, level: float) -> Step:
+    """Section 8c: both ratios per design and size; ``extra["both"]``: their seed means
+    by design (:func:`.limits.both_ratios`)."""
+    out = Step(extra={"both": {}})
+    for design, frame in frames.items():
+        out.extra["both"][design] = slim.both_ratios(frame)
+        for r in slim.metric_trends(frame, level=level).to_dict("records"):
+            metric = "nonzero" if r["metric"].startswith("nonzero") else "ppl1"
+            if r["activation"] == "silu" and metric == "nonzero":
+                continue  # no exact zeros: the nonzero ratio is 1 at every checkpoint
+            out.findings.append(
+                Named(
+                    f"ratios/{design}/{r['activation']}/{r['model']}/{metric}/slope_per_decade",
+                    r["estimate"],
+                    f"{r['metric']}, {design} design, model {r['model']} ({r['activation']}): "
+                    f"{r['start']:.3f} at the first usable checkpoint, {r['end']:.3f} at the "
+                    "last",
+                    unit="ratio per 10x tokens",
+                )
+            )
+    return out
+
+
+def long_design(ldf: pd.DataFrame, *, reps: int, level: float, seed: int) -> Step:
+    """Section 8d: the long design's laws per size, their identified limits, the
+    relative last-decade trends and the limit's change from size s to m."""
+    out = Step()
+    table, fits = sa.fit_laws(ldf, reps=reps, level=level, seed=seed)
+    identified: dict[tuple[str, str], tuple[FitResult, float]] = {}
+    for row in table.to_dict("records"):
+        act, model = row["activation"], row["model"]
+        if isinstance(row.get("error"), str):
+            out.messages.append(f"{act}/{model}: no fit ({row['error']})")
+            continue
+        g = ldf[(ldf["activation"] == act) & (ldf["model"] == model)]
+        tpp_end = float(g["tokens_per_param"].max())
+        late = sa.run_slopes(g, x="tokens_per_param", min_x=tpp_end / 10)
+        trend = None if late.empty else seed_means.stratified_mean(late, "slope", level=level)
+        res = fits[(act, model, row["law"])]
+        est = sa.law_limit(res, trend=trend)
+        out.findings.append(
+            Named(
+                f"long/{act}/{model}/A0",
+                est,
+                f"{row['law']} limit, model {model} to {tpp_end:.0f} tokens per parameter, "
+                f"{row['n_runs']} runs",
+                unit="activation ratio",
+            )
+        )
+        if est.identified:
+            identified[(act, model)] = (res, float(g["n_params"].iloc[0]))
+    for act, g in ldf.groupby("activation", sort=False):
+        try:
+            est = slim.relative_trend(
+                g, x="tokens_per_param", min_x=float(g["tokens_per_param"].max()) / 10, level=level
+            )
+        except ValueError as err:
+            out.messages.append(f"long/{act}: no last-decade trend ({err})")
+            continue
+        out.findings.append(
+            Named(
+                f"long/{act}/trend/relative_last_decade",
+                est,
+                f"{act}: slope over the last decade of tokens per parameter over the run's "
+                "mean ratio there, mean over sizes",
+                unit="fraction of the level per 10x tokens",
+            )
+        )
+    for act in ("relu", "silu"):
+        if (act, "s") in identified and (act, "m") in identified:
+            out.findings.append(
+                Named(
+                    f"long/{act}/scale/A0_relative_slope",
+                    slim.limit_scale_slope(
+                        identified[(act, "s")], identified[(act, "m")], level=level
+                    ),
+                    f"{act}: change of the identified limit from s to m over its mean",
+                    unit="fraction of the limit per 10x parameters",
+                )
+            )
+    out.table = sa.laws_display(table)
+    return out
+
+
+__all__ = [
+    "horizon",
+    "long_design",
+    "long_frame",
+    "long_provenance",
+    "matched",
+    "ratio_frames",
+    "ratios",
+]

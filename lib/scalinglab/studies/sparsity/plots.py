@@ -1,0 +1,316 @@
+"""The sparsity study's figures, one function per figure of ``notebooks/sparsity_laws.py``.
+
+Each draws on a new matplotlib figure and returns it; the notebook shows it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from scalinglab.studies.sparsity import analysis as sa
+from scalinglab.studies.sparsity import seed_means
+
+
+def curves(df: pd.DataFrame, *, ppl_budget: float) -> Any:
+    """Seed-mean activation ratio against tokens per model, one panel per activation."""
+    acts = list(df["activation"].unique())
+    fig, axes = plt.subplots(1, len(acts), figsize=(6 * len(acts), 4), squeeze=False)
+    for ax, act in zip(axes[0], acts, strict=True):
+        for model, g in df[df["activation"] == act].groupby("model", sort=False):
+            m = g.groupby("tokens").agg(r=("activation_ratio", "mean"), u=("usable", "all"))
+            (line,) = ax.plot(m.index, m["r"], "-", label=model, alpha=0.8)
+            ax.plot(m.index[~m["u"]], m["r"][~m["u"]], "x", color=line.get_color())
+        ax.set(
+            xscale="log",
+            xlabel="training tokens D",
+            ylabel=f"PPL-{ppl_budget:g}% activation ratio",
+            title=f"{act} (mean over seeds; x = FFN not yet useful)",
+        )
+        ax.legend(fontsize=8, ncol=2)
+    return fig
+
+
+def law_fits(df: pd.DataFrame, fits: Mapping[tuple, Any]) -> Any:
+    """Each model's usable points and its law fit, ReLU law left, SiLU law right."""
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4))
+    for (act, model, law), res in fits.items():
+        ax = axes[0 if law == "relu_sparsity" else 1]
+        g = df[(df["activation"] == act) & (df["model"] == model) & df["usable"]]
+        pts = ax.plot(g["tokens"], g["activation_ratio"], ".", alpha=0.5)[0]
+        grid = np.geomspace(g["tokens"].min(), g["tokens"].max(), 50)
+        ax.plot(
+            grid,
+            res.predict(grid),
+            "-",
+            color=pts.get_color(),
+            label=f"{act}/{model}: A0={res.params['A0']:.3f}",
+        )
+        ax.set(xscale="log", xlabel="training tokens D", ylabel="activation ratio", title=law)
+        ax.legend(fontsize=8)
+    return fig
+
+
+def width_depth(summary: pd.DataFrame, wd: pd.DataFrame) -> Any:
+    """Final ratio (seed means, t intervals) and loss against width/depth."""
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4))
+    for act, g in summary.groupby("activation", sort=False):
+        axes[0].errorbar(
+            g["width_depth_ratio"],
+            g["mean"],
+            [g["mean"] - g["lo"], g["hi"] - g["mean"]],
+            fmt="o-",
+            capsize=3,
+            label=act,
+        )
+        lm = wd[wd["activation"] == act].groupby("width_depth_ratio")["loss"].mean()
+        axes[1].plot(lm.index, lm.values, "o-", label=act)
+    axes[0].set(xscale="log", xlabel="width / depth", ylabel="final activation ratio")
+    axes[1].set(xscale="log", xlabel="width / depth", ylabel="final held-out loss (nats/byte)")
+    for ax in axes:
+        ax.legend()
+    return fig
+
+
+def kernel_live(speed: pd.DataFrame, batches: Sequence[int]) -> Any:
+    """Live random-mask speedups against the activation ratio, beside the cost model."""
+    fig, axes = plt.subplots(1, len(batches), figsize=(6 * len(batches), 4), squeeze=False)
+    for ax, b in zip(axes[0], batches, strict=True):
+        sb = speed[speed["batch"] == b]
+        ideal = sb.drop_duplicates("ratio")
+        ax.plot(ideal["ratio"], ideal["ideal"], "k--", label="ideal (cost model)")
+        for impl, g in sb.groupby("impl", sort=False):
+            ax.errorbar(
+                g["ratio"],
+                g["speedup"],
+                [g["speedup"] - g["min"], g["max"] - g["speedup"]],
+                fmt="o-",
+                capsize=3,
+                label=impl,
+            )
+        ax.axhline(1.0, color="gray", lw=0.8)
+        ax.set(
+            xscale="log",
+            yscale="log",
+            xlabel="activation ratio a",
+            ylabel="speedup over dense",
+            title=f"batch {b}",
+        )
+        ax.invert_xaxis()
+        ax.legend(fontsize=8)
+    return fig
+
+
+def kernel_offline(show: pd.DataFrame, n_runs: int) -> Any:
+    """Committed timings: median and range over runs per width, and the bytes proxy."""
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4))
+    for ax, b in zip(axes, sorted(show["batch"].unique()), strict=False):
+        for (impl, f), g in show[show["batch"] == b].groupby(["impl", "d_ff"]):
+            ax.errorbar(
+                g["ratio"],
+                g["speedup"],
+                [g["speedup"] - g["speedup_min"], g["speedup_max"] - g["speedup"]],
+                fmt="o-" if impl == "sparse_numba" else "s:",
+                capsize=3,
+                label=f"{impl}, F={f}",
+            )
+        proxy = show[show["batch"] == b].drop_duplicates("ratio")
+        ax.plot(proxy["ratio"], proxy["bytes_speedup"], "k--", label="bytes read, dense/sparse")
+        ax.axhline(1.0, color="gray", lw=0.8)
+        ax.set(
+            xscale="log",
+            yscale="log",
+            xlabel="activation ratio a (per token)",
+            ylabel="speedup over dense",
+            title=f"batch {b}: median and range over {n_runs} timing runs",
+        )
+        ax.legend(fontsize=7, ncol=2)
+    return fig
+
+
+def kernel_masks(mask_speed: pd.DataFrame, batches: Sequence[int]) -> Any:
+    """Whole-stack speedups on real and matched random masks, with the cost model's."""
+    kinds = list(dict.fromkeys(mask_speed["kind"]))
+    fig, axes = plt.subplots(1, len(kinds), figsize=(6 * len(kinds), 4), squeeze=False)
+    for ax, kind in zip(axes[0], kinds, strict=True):
+        sk = mask_speed[(mask_speed["kind"] == kind) & (mask_speed["impl"] == "sparse_numba")]
+        for k, b in enumerate(batches):
+            sb = sk[sk["batch"] == b].set_index("source")
+            for dx, source, color in ((-0.12, "real", "C0"), (0.12, "random", "C1")):
+                r = sb.loc[source]
+                ax.errorbar(
+                    k + dx,
+                    r["speedup"],
+                    [[r["speedup"] - r["min"]], [r["max"] - r["speedup"]]],
+                    fmt="o",
+                    color=color,
+                    capsize=4,
+                    label=f"{source} masks (numba)" if k == 0 else None,
+                )
+                ax.hlines(
+                    r["predicted_union"],
+                    k + dx - 0.1,
+                    k + dx + 0.1,
+                    color=color,
+                    linestyles=":",
+                    label=f"cost model, {source} union read" if k == 0 else None,
+                )
+            ax.hlines(
+                sb["predicted"].iloc[0],
+                k - 0.3,
+                k + 0.3,
+                color="k",
+                linestyles="--",
+                label="cost model, 1 - (1 - a)^b" if k == 0 else None,
+            )
+        ax.axhline(1.0, color="gray", lw=0.8)
+        ax.set(
+            xticks=range(len(batches)),
+            xticklabels=[f"batch {b}" for b in batches],
+            yscale="log",
+            ylabel="speedup over dense (whole FFN stack)",
+            title=f"{kind} masks, mean per-token ratio {sk['ratio'].iloc[0]:.3f}",
+        )
+        ax.legend(fontsize=7)
+    return fig
+
+
+def horizon(hdf: pd.DataFrame, *, main_end: float, model: str, ppl_budget: float) -> Any:
+    """The long-horizon probe, one line per seed."""
+    t_end = float(hdf["tokens"].max())
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for act, g in hdf.groupby("activation", sort=False):
+        for s_, r in g.groupby("seed"):
+            ax.plot(
+                r["tokens"],
+                r["activation_ratio"],
+                "-",
+                alpha=0.5,
+                color="C0" if act == "relu" else "C1",
+                label=f"{act}" if s_ == g["seed"].min() else None,
+            )
+    ax.axvline(main_end, color="gray", ls=":", lw=1, label="end of main sweep")
+    ax.set(
+        xscale="log",
+        xlabel="training tokens D",
+        ylabel=f"PPL-{ppl_budget:g}% activation ratio",
+        title=f"model {model}: {t_end / float(hdf['n_params'].iloc[0]):.0f} tokens per "
+        "parameter at the end (one line per seed)",
+    )
+    ax.legend(fontsize=8)
+    return fig
+
+
+def matched_sizes(msz: pd.DataFrame, *, ppl_budget: float) -> Any:
+    """Sizes at matched tokens per parameter (band: the seeds' range)."""
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4))
+    for ax, (act, g) in zip(axes, msz.groupby("activation", sort=False), strict=False):
+        for model, gm in g.groupby("model", sort=False):
+            m_ = gm.groupby("tokens_per_param")["activation_ratio"].agg(["mean", "min", "max"])
+            (line,) = ax.plot(
+                m_.index, m_["mean"], "-", label=f"{model} ({gm['n_params'].iloc[0]:,})"
+            )
+            ax.fill_between(m_.index, m_["min"], m_["max"], color=line.get_color(), alpha=0.2)
+        ax.set(
+            xscale="log",
+            xlabel="tokens per non-embedding parameter",
+            ylabel=f"PPL-{ppl_budget:g}% activation ratio",
+            title=f"{act}: sizes at matched data per parameter (band: seed range)",
+        )
+        ax.legend(fontsize=8)
+    return fig
+
+
+def width_depth_families(families: Mapping[str, pd.DataFrame], *, level: float) -> Any:
+    """The final ratio against width/depth at two parameter counts."""
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4))
+    for ax, act in zip(axes, ("relu", "silu"), strict=True):
+        for label, frame in families.items():
+            fin = sa.final_values(frame)
+            fin = fin[fin["in_width_depth"] & (fin["activation"] == act)]
+            if fin.empty:
+                continue
+            gm = (
+                seed_means.group_means(fin, "activation_ratio", by=["model"], level=level)
+                .merge(fin.groupby("model")["width_depth_ratio"].first(), on="model")
+                .sort_values("width_depth_ratio")
+            )
+            ax.errorbar(
+                gm["width_depth_ratio"],
+                gm["mean"],
+                [gm["mean"] - gm["lo"], gm["hi"] - gm["mean"]],
+                fmt="o-",
+                capsize=3,
+                label=label,
+            )
+        ax.set(
+            xscale="log",
+            xlabel="width / depth",
+            ylabel="final activation ratio",
+            title=f"{act}: two parameter counts, about 20 tokens per parameter",
+        )
+        ax.legend(fontsize=8)
+    return fig
+
+
+def both_ratios(both: pd.DataFrame, *, design: str, ppl_budget: float) -> Any:
+    """The PPL-p% ratio (solid) and the nonzero ratio (dashed, ReLU) per model."""
+    fig, axes = plt.subplots(1, 2, figsize=(12, 3.6))
+    for ax, (act, g) in zip(axes, both.groupby("activation", sort=False), strict=False):
+        for k, (model, gm) in enumerate(g.groupby("model", sort=False)):
+            ax.plot(
+                gm["tokens_per_param"],
+                gm["ppl1_ratio"],
+                "-o",
+                ms=3,
+                color=f"C{k}",
+                label=f"{model}: PPL-{ppl_budget:g}%",
+            )
+            if act == "relu":
+                ax.plot(
+                    gm["tokens_per_param"],
+                    gm["nonzero_ratio"],
+                    "--",
+                    color=f"C{k}",
+                    label=f"{model}: nonzero",
+                )
+        ax.set(
+            xscale="log",
+            xlabel="tokens per parameter",
+            ylabel="ratio (seed mean)",
+            title=f"{design} design, {act}",
+        )
+        ax.legend(fontsize=7, ncol=2)
+    return fig
+
+
+def paper_curves(curves: pd.DataFrame, fits: Mapping[tuple, Any], authors: pd.DataFrame) -> Any:
+    """The released curves, our refits (solid) and the authors' (dotted)."""
+    from scalinglab.studies.sparsity import published as pub
+
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4))
+    for ax, (act, g) in zip(axes, curves.groupby("activation", sort=False), strict=True):
+        for model, c in g.groupby("model", sort=False):
+            pts = ax.plot(c["D"], c["activation_ratio"], ".", ms=3)[0]
+            grid = np.geomspace(c["D"].min(), c["D"].max(), 100)
+            ax.plot(
+                grid, fits[(act, model)].predict(grid), "-", color=pts.get_color(), label=f"{model}"
+            )
+            ax.plot(
+                grid,
+                pub.author_predict(authors.loc[f"{model}_{act}"], act, grid),
+                ":",
+                color=pts.get_color(),
+            )
+        ax.set(
+            xscale="log",
+            xlabel="training tokens D (billions)",
+            ylabel="activation ratio",
+            title=f"{act}: points, our fit (solid), the authors' (dotted)",
+        )
+        ax.legend(fontsize=8, ncol=2)
+    return fig
