@@ -251,40 +251,43 @@ has_tokens = bool(np.isfinite(np.asarray(ds["tokens"].values, dtype=float)).any(
 cost_ok = bool(shapes) and has_tokens and len(sizes) > 1
 if cost_ok:
     hw = ttc.load_hardware(resolve_input(hardware))
-    glen = ttc.gen_lengths(ds, curves.draws)
-    costs = ttc.cost_table(
-        shapes,
-        {s: g[0] for s, g in glen.items()},
-        prompt_len=float(ds.attrs["prompt_len"]),
-        ks=curves.ks,
-        hw=hw,
-    )
+    lens = ttc.gen_lengths(ds)
+    L_in = float(ds.attrs["prompt_len"])
+    costs = ttc.cost_table(shapes, lens, prompt_len=L_in, ks=curves.ks, hw=hw)
     print(
         f"hardware {hw.name}: I = {hw.intensity_flop_per_byte:.1f} FLOP/byte, "
         f"{hw.kv_dtype_bytes}-byte KV elements"
     )
     print(costs[costs.k.isin([1, K])].to_string(index=False))
+    formula = []
     for s in sizes:
-        share = ttc.kv_share(
-            shapes[s],
-            prompt_len=float(ds.attrs["prompt_len"]),
-            gen_len=np.r_[glen[s][0], glen[s][1]],
-            k=K,
-            hw=hw,
-        )
         record(
             f"cost/{s}/kv_share",
-            curves.over_prompts(share[0], share[1:]),
-            description=f"KV-memory share of eFLOPs at k={K}",
+            ttc.kv_share(shapes[s], prompt_len=L_in, lengths=lens[s], k=K, hw=hw),
+            description=f"KV-memory share of eFLOPs at k={K} (the cost formula at the "
+            "measured lengths: no sampling interval)",
         )
-        if s == small:
-            share_small = share
-    diff = share_small - share
-    record(
-        "cost/kv_share_small_minus_large",
-        curves.over_prompts(diff[0], diff[1:]),
-        description=f"KV share of size {small} minus size {large}",
-    )
+        jr = ttc.jensen_ratio(shapes[s], prompt_len=L_in, lengths=lens[s], k=K, hw=hw)
+        record(
+            f"cost/{s}/own_length_over_mean_length",
+            jr["eflops"],
+            description=f"eFLOPs at k={K} priced over each sample's own length over "
+            "eFLOPs at the mean length",
+        )
+        kv = ttc.kv_per_param_flop(shapes[s], prompt_len=L_in, lengths=lens[s], k=K, hw=hw)
+        formula.append(
+            {
+                "size": s,
+                "d_model": shapes[s].d_model,
+                "E[L]": lens[s].mean,
+                "E[L^2]": lens[s].mean_sq,
+                "kv_share": ttc.kv_share(shapes[s], prompt_len=L_in, lengths=lens[s], k=K, hw=hw),
+                "KV eFLOPs / weight FLOPs": kv,
+                "x d_model": kv * shapes[s].d_model,
+            }
+        )
+    print("KIN-2 as a formula check: KV traffic per weight FLOP times d_model")
+    print(pd.DataFrame(formula).to_string(index=False))
     matched = {
         m: ttc.matched(
             m, costs, curves.cov, curves.cov_draws, ttc.common_budgets(costs, m, k_max=K, n=12)
@@ -315,9 +318,7 @@ if cost_ok:
         top = len(mt.budgets) - 1
         record(
             f"cost/{m}/best_coverage_top",
-            curves.over_prompts(
-                mt.coverage[best[top], top], np.nanmax(mt.draws[:, :, top], axis=1)
-            ),
+            curves.over_prompts(mt.coverage[best[top], top], mt.draws[:, best[top], top]),
             description=f"coverage of the compute-optimal (size, k) = ({sizes[best[top]]}, "
             f"{mt.k[best[top], top]}) at the largest common {m} budget",
         )

@@ -34,7 +34,13 @@ from scalinglab.stats.passk import INVALID
 from scalinglab.studies.rl.grpo import sample_completions
 from scalinglab.studies.rl.measure import torch_threads
 from scalinglab.studies.rl.tasks import Problems, sample_problems
-from scalinglab.studies.tts.policies import STUDY, load_or_train, policy_config, rl_class
+from scalinglab.studies.tts.policies import (
+    STUDY,
+    load_or_train,
+    load_policy_set,
+    policy_config,
+    rl_class,
+)
 from scalinglab.sweeps import cached_sweep, map_runs
 
 #: Bump when the samples change for the same config.
@@ -286,9 +292,8 @@ def execute(cfg: TTSConfig, *, scheduler: str = "", runs=None, progress: bool = 
     """Train (or load) the policies, then sample every (size, block); one Dataset."""
     sweep = rl_class(cfg.compute_class)
     sizes = cfg.size_names
-    metas = {}
-    for s in sizes:  # train missing policies first, one at a time
-        model, metas[s] = load_or_train(sweep, s, seed=cfg.policy_seed)
+    # train missing policies first, one at a time, and check their order on training prompts
+    metas, order = load_policy_set(sweep, sizes, seed=cfg.policy_seed, progress=progress)
     n_blocks = -(-cfg.n_prompts // cfg.prompts_per_run)
     items = [(cfg, s, b) for s in sizes for b in range(n_blocks)]
     res, fails = map_runs(
@@ -353,6 +358,8 @@ def execute(cfg: TTSConfig, *, scheduler: str = "", runs=None, progress: bool = 
             "top_p": cfg.top_p,
             "prompt_len": sweep.task.prompt_len,
             "k_max": cfg.k_max,
+            "policy_order": order.message(),
+            "policy_ordered": int(order.ordered),
         }
     )
     return ds
