@@ -19,11 +19,18 @@ import xarray as xr
 from scalinglab.estimate import Estimate
 from scalinglab.fitting import coverage_law as tlaw
 from scalinglab.stats import passk as cv
+from scalinglab.stats.calibration import proportion_estimate
 from scalinglab.stats.samples import METHOD, Curves, coverage_curves, max_k, size_arrays
+from scalinglab.studies.tts import ceiling as tceil
+from scalinglab.studies.tts.policies import QualityOrder, quality_order
 
 __all__ = [
     "Curves",
     "Majority",
+    "Ordering",
+    "ceiling_estimates",
+    "fit_ceilings",
+    "ordering",
     "coverage_curves",
     "extrapolation",
     "extrapolation_k",
@@ -141,3 +148,83 @@ def plateau(maj: Majority, curves: Curves, size: str, *, tol: float = 0.01) -> d
             float(c_pt[ks[-1] - 1] - c_pt[k8 - 1]), c_dr[:, ks[-1] - 1] - c_dr[:, k8 - 1]
         ),
     }
+
+
+@dataclass
+class Ordering:
+    """Are the sizes ordered by quality on the held-out prompts?
+
+    Attributes
+    ----------
+    order
+        The point check (:func:`~scalinglab.studies.tts.policies.quality_order` on
+        pass@1).
+    gains
+        ``"<larger>_vs_<smaller>"`` -> pass@1 of the larger of two adjacent sizes minus
+        the smaller's, with its interval over the prompt resamples (paired).
+    ordered
+        The point order holds and every gain's interval lies above 0: all adjacent
+        pairs ordered at once, an intersection-union test that needs no multiplicity
+        correction (each interval at the curves' level).
+    """
+
+    order: QualityOrder
+    gains: dict[str, Estimate]
+    ordered: bool
+
+    def message(self) -> str:
+        if self.ordered:
+            return self.order.message() + ", every adjacent gain's interval above 0"
+        weak = [k for k, e in self.gains.items() if not (e.lo is not None and e.lo > 0)]
+        extra = f"; gain intervals not above 0: {', '.join(weak)}" if weak else ""
+        msg = self.order.message()
+        if self.order.ordered:
+            msg = msg.replace("ordered by quality", "not clearly ordered by quality", 1)
+        return msg + extra
+
+
+def ordering(curves: Curves) -> Ordering:
+    """Pass@1 per size (coverage at k = 1) and the gain of each size over the next smaller
+    one, with paired intervals over the prompt resamples."""
+    sizes = list(curves.sizes)
+    p1 = {s: float(curves.cov[s][0]) for s in sizes}
+    gains = {}
+    for a, b in zip(sizes, sizes[1:], strict=False):
+        gains[f"{b}_vs_{a}"] = curves.over_prompts(
+            p1[b] - p1[a], curves.cov_draws[b][:, 0] - curves.cov_draws[a][:, 0]
+        )
+    order = quality_order(p1, sizes)
+    ok = order.ordered and all(e.lo is not None and e.lo > 0 for e in gains.values())
+    return Ordering(order, gains, ok)
+
+
+def fit_ceilings(curves: Curves, *, reps: int | None = None) -> dict[str, tceil.CeilingFit]:
+    """The ceiling law per size on k = 1, 2, 4, ..., k_max with refits on (the first
+    ``reps`` of) the prompt resamples; a size whose curve has fewer than 4 points strictly
+    between 0 and 1 is left out (nothing to fit)."""
+    grid = cv.k_grid(len(curves.ks))
+    draws = curves.draws[:reps]
+    out = {}
+    for s in curves.sizes:
+        try:
+            out[s] = tceil.fit_ceiling_bootstrap(grid, curves.per_problem[s][:, grid - 1], draws)
+        except ValueError:
+            continue
+    return out
+
+
+def ceiling_estimates(
+    fits: dict[str, tceil.CeilingFit], ds: xr.Dataset, curves: Curves
+) -> dict[str, Estimate]:
+    """``"<size>/c"``: the fitted ceiling (not identified on its bound 1);
+    ``"<size>/never_solved"``: share of prompts with no correct sample among all of
+    theirs, with its Wilson interval (the prompts are the units)."""
+    out = {}
+    for s, f in fits.items():
+        out[f"{s}/c"] = f.ceiling(level=curves.level, method=METHOD + ", refitted")
+    for s in curves.sizes:
+        n, c, _, _ = size_arrays(ds, s)
+        out[f"{s}/never_solved"] = proportion_estimate(
+            int(np.sum(c == 0)), int(len(c)), level=curves.level
+        )
+    return out
