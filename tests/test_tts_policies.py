@@ -82,6 +82,8 @@ def test_ordering_on_heldout_needs_every_gain_above_zero():
         tta.coverage_curves(_samples({"s": 0.3, "m": 0.5, "l": 0.7}), k_max=8, reps=200, seed=0)
     )
     assert good.ordered and set(good.gains) == {"m_vs_s", "l_vs_m"}
+    assert good.extremes_ordered and good.extremes[0] == "l_vs_s"
+    assert good.extremes[1].point == pytest.approx(0.4, abs=0.03)
     assert all(e.lo > 0 for e in good.gains.values())
     assert good.gains["m_vs_s"].point == pytest.approx(0.2, abs=0.03)
     # point order right but the top gain too small for its interval: not clearly ordered
@@ -89,7 +91,9 @@ def test_ordering_on_heldout_needs_every_gain_above_zero():
         tta.coverage_curves(_samples({"s": 0.3, "m": 0.5, "l": 0.502}), k_max=8, reps=200, seed=0)
     )
     assert not close.ordered and "l_vs_m" in close.message()
+    assert close.extremes_ordered  # l is still clearly stronger than s
     reversed_ = tta.ordering(
         tta.coverage_curves(_samples({"s": 0.82, "m": 0.79, "l": 0.46}), k_max=8, reps=200, seed=0)
     )
     assert not reversed_.ordered and "not ordered" in reversed_.message()
+    assert not reversed_.extremes_ordered

@@ -46,12 +46,18 @@ __all__ = [
 
 def fit_laws(curves: Curves, *, reps: int | None = None) -> dict[str, tlaw.BootstrapFit]:
     """The exponentiated power law per size on k = 1, 2, 4, ..., k_max, with refits on
-    (the first ``reps`` of) the problem resamples."""
+    (the first ``reps`` of) the problem resamples; a size whose coverage is strictly
+    between 0 and 1 at fewer than 3 grid points (saturated within a few samples) is left
+    out: there is nothing to fit."""
     grid = cv.k_grid(len(curves.ks))
     draws = curves.draws[:reps]
-    return {
-        s: tlaw.fit_bootstrap(grid, curves.per_problem[s][:, grid - 1], draws) for s in curves.sizes
-    }
+    out = {}
+    for s in curves.sizes:
+        try:
+            out[s] = tlaw.fit_bootstrap(grid, curves.per_problem[s][:, grid - 1], draws)
+        except ValueError:
+            continue
+    return out
 
 
 def extrapolation_k(k_max: int, *, frac: int = 8) -> int:
@@ -72,13 +78,17 @@ def law_estimates(fits: dict[str, tlaw.BootstrapFit], curves: Curves) -> dict[st
 
 def extrapolation(curves: Curves, *, frac: int = 8, reps: int | None = None) -> dict[str, Estimate]:
     """Per size: fit on k <= :func:`extrapolation_k`, predict k_max; the error (predicted
-    minus observed coverage) with its interval over the refits that succeeded."""
+    minus observed coverage) with its interval over the refits that succeeded (a size
+    with fewer than 3 points below coverage 1 up to that k is left out)."""
     grid = cv.k_grid(len(curves.ks))
     k_fit = extrapolation_k(len(curves.ks), frac=frac)
     draws = curves.draws[:reps]
     out = {}
     for s in curves.sizes:
-        err, ed = tlaw.extrapolate(grid, curves.per_problem[s][:, grid - 1], draws, k_fit=k_fit)
+        try:
+            err, ed = tlaw.extrapolate(grid, curves.per_problem[s][:, grid - 1], draws, k_fit=k_fit)
+        except ValueError:  # too few points below 1 up to k_fit: left out
+            continue
         out[s] = curves.over_prompts(err, ed)
     return out
 
@@ -162,20 +172,27 @@ class Ordering:
     gains
         ``"<larger>_vs_<smaller>"`` -> pass@1 of the larger of two adjacent sizes minus
         the smaller's, with its interval over the prompt resamples (paired).
+    extremes
+        The same for the largest size against the smallest (the pair the size-choice
+        claims compare).
     ordered
-        The point order holds and every gain's interval lies above 0: all adjacent
-        pairs ordered at once, an intersection-union test that needs no multiplicity
+        The point order holds and every adjacent gain's interval lies above 0: all pairs
+        ordered at once, an intersection-union test that needs no multiplicity
         correction (each interval at the curves' level).
+    extremes_ordered
+        The largest size's gain over the smallest has its interval above 0.
     """
 
     order: QualityOrder
     gains: dict[str, Estimate]
+    extremes: tuple[str, Estimate]
     ordered: bool
+    extremes_ordered: bool
 
     def message(self) -> str:
         if self.ordered:
             return self.order.message() + ", every adjacent gain's interval above 0"
-        weak = [k for k, e in self.gains.items() if not (e.lo is not None and e.lo > 0)]
+        weak = [k for k, e in self.gains.items() if not _above_zero(e)]
         extra = f"; gain intervals not above 0: {', '.join(weak)}" if weak else ""
         msg = self.order.message()
         if self.order.ordered:
@@ -183,19 +200,27 @@ class Ordering:
         return msg + extra
 
 
+def _above_zero(e: Estimate) -> bool:
+    return e.lo is not None and e.lo > 0
+
+
 def ordering(curves: Curves) -> Ordering:
     """Pass@1 per size (coverage at k = 1) and the gain of each size over the next smaller
-    one, with paired intervals over the prompt resamples."""
+    one, and of the largest over the smallest, with paired intervals over the prompt
+    resamples."""
     sizes = list(curves.sizes)
     p1 = {s: float(curves.cov[s][0]) for s in sizes}
-    gains = {}
-    for a, b in zip(sizes, sizes[1:], strict=False):
-        gains[f"{b}_vs_{a}"] = curves.over_prompts(
+
+    def gain(b: str, a: str) -> Estimate:
+        return curves.over_prompts(
             p1[b] - p1[a], curves.cov_draws[b][:, 0] - curves.cov_draws[a][:, 0]
         )
+
+    gains = {f"{b}_vs_{a}": gain(b, a) for a, b in zip(sizes, sizes[1:], strict=False)}
+    ends = (f"{sizes[-1]}_vs_{sizes[0]}", gain(sizes[-1], sizes[0]))
     order = quality_order(p1, sizes)
-    ok = order.ordered and all(e.lo is not None and e.lo > 0 for e in gains.values())
-    return Ordering(order, gains, ok)
+    ok = order.ordered and all(_above_zero(e) for e in gains.values())
+    return Ordering(order, gains, ends, ok, len(sizes) > 1 and _above_zero(ends[1]))
 
 
 def fit_ceilings(curves: Curves, *, reps: int | None = None) -> dict[str, tceil.CeilingFit]:

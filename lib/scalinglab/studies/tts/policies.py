@@ -127,9 +127,10 @@ def rl_class(compute_class: str) -> RLSweepConfig:
 def recipe_of(sweep: RLSweepConfig) -> Recipe:
     """The matched recipe of an RL class: 1500 steps at 1e-3, the last 300 decaying
     (``small``: in a pilot at a constant 1e-3 every size's pass rate rose between steps
-    500 and 700 and levelled off by 1200), 600 at 3e-3 for ``tiny``."""
-    if sweep.compute_class == "tiny":
-        return Recipe(sft_steps=600, lr=3e-3, warmup_steps=20, decay_steps=150, check_prompts=64)
+    500 and 700 and levelled off by 1200), 400 at 3e-3 for ``tiny`` (tests: stopped
+    before its policies saturate)."""
+    if sweep.compute_class == "tiny":  # stopped before saturation: pass rates ~0.5-0.8
+        return Recipe(sft_steps=400, lr=3e-3, warmup_steps=20, decay_steps=100, check_prompts=64)
     return Recipe()
 
 
