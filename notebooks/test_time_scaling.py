@@ -190,6 +190,14 @@ if order is not None:
         f"largest against smallest ({order.extremes[0]}): "
         + ("ordered" if ordered else "not ordered, its interval is not above 0")
     )
+# per-prompt values of the findings that decide ORDER-1, LLM-6 and KIN-3 (coverage check)
+per_prompt = {}
+if order is not None:
+    for name in {**order.gains, order.extremes[0]: None}:
+        bigger, smaller = name.split("_vs_")
+        per_prompt[f"quality/{name}/pass1_gain"] = (
+            curves.per_problem[bigger][:, 0] - curves.per_problem[smaller][:, 0]
+        )
 
 # %% [markdown]
 # ## The exponentiated power law, and extrapolation from k <= k_max / 8
@@ -444,11 +452,32 @@ if cost_ok:
             description=f"coverage of {small} minus {large} at equal eFLOPs, mean over the "
             "common budgets (sizes ordered by quality)",
         )
+        pp_s, pp_l = curves.per_problem[small], curves.per_problem[large]
+        per_prompt["ordered/flops_upsample_small_vs_large_k1"] = pp_s[:, k_up - 1] - pp_l[:, 0]
+        me = matched["eflops"]
+        i_s, i_l = me.sizes.index(small), me.sizes.index(large)
+        both = (me.k[i_s] > 0) & (me.k[i_l] > 0)
+        per_prompt["ordered/eflops_adv_small_vs_large"] = np.mean(
+            pp_s[:, me.k[i_s, both] - 1] - pp_l[:, me.k[i_l, both] - 1], axis=1
+        )
     else:
         why = order.message() if order is not None else "a user's table has no size order"
         print(f"LLM-6 and KIN-3 not tested: {why}")
 else:
     print("cost analysis skipped: it needs model shapes, generated token counts and two sizes")
+
+# %% [markdown] tags=["not-user"]
+# ### Do the deciding intervals cover at this number of prompts?
+#
+# The intervals above resample prompts (a percentile bootstrap of a mean over prompts).
+# Near saturation most prompts add nothing to a gain and a few add much, so the table
+# simulates, for each finding that decides ORDER-1, LLM-6 or KIN-3, how often the
+# percentile bootstrap and the Student-t interval of a mean of this many prompts,
+# drawn from the observed per-prompt values, contain the truth (their mean).
+
+# %% tags=["not-user"]
+if per_prompt:
+    print(tta.interval_coverage(per_prompt, level=level, seed=seed).to_string(index=False))
 
 # %% [markdown]
 # ## Claims ledger

@@ -14,12 +14,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 import xarray as xr
 
 from scalinglab.estimate import Estimate
 from scalinglab.fitting import coverage_law as tlaw
 from scalinglab.stats import passk as cv
-from scalinglab.stats.calibration import proportion_estimate
+from scalinglab.stats.calibration import proportion_estimate, seed_mean_coverage
 from scalinglab.stats.samples import METHOD, Curves, coverage_curves, max_k, size_arrays
 from scalinglab.studies.tts import ceiling as tceil
 from scalinglab.studies.tts.policies import QualityOrder, quality_order
@@ -30,6 +31,7 @@ __all__ = [
     "Ordering",
     "ceiling_estimates",
     "fit_ceilings",
+    "interval_coverage",
     "ordering",
     "coverage_curves",
     "extrapolation",
@@ -253,3 +255,38 @@ def ceiling_estimates(
             int(np.sum(c == 0)), int(len(c)), level=curves.level
         )
     return out
+
+
+def interval_coverage(
+    per_prompt: dict[str, np.ndarray],
+    *,
+    level: float = 0.95,
+    sims: int = 400,
+    resamples: int = 400,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Simulated coverage, at this study's number of prompts, of the interval methods for
+    a mean over prompts, drawing prompts with replacement from the observed per-prompt
+    values of each finding (:func:`scalinglab.stats.calibration.seed_mean_coverage`):
+    whether the prompt bootstrap's percentile interval covers for values as skewed as
+    these (most prompts contribute 0 to a gain near saturation).
+
+    Parameters
+    ----------
+    per_prompt
+        Finding name -> (P,) the statistic's value per prompt (its mean is the finding).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``finding, method, n, coverage, se, sims``.
+    """
+    rows = []
+    for i, (name, v) in enumerate(per_prompt.items()):
+        v = np.asarray(v, dtype=float)
+        t = seed_mean_coverage(
+            v, ns=(int(v.size),), sims=sims, level=level, resamples=resamples, seed=seed + i
+        )
+        rows.append(t.assign(finding=name))
+    cols = ["finding", "method", "n", "coverage", "se", "sims"]
+    return pd.concat(rows, ignore_index=True)[cols] if rows else pd.DataFrame(columns=cols)
