@@ -121,13 +121,16 @@ class TTSConfig:
 def tts_config(compute_class: str = "small", **overrides) -> TTSConfig:
     """The experiment of a class.
 
-    - ``tiny``: the RL tiny class's 3 policies, 32 prompts x 64 samples, k_max 16 (a
-      minute, mostly training the policies): tests and the smoke run.
+    - ``tiny``: the RL tiny class's 3 sizes at their matched recipe, 32 prompts x 64
+      samples, k_max 16 (a minute, mostly training the policies): tests and the smoke
+      run.
     - ``small`` (default report): the RL small class's sizes s and m (25k and 148k
-      non-embedding parameters), 128 held-out prompts x 1024 samples, k_max 256. Its
-      policies train in about 4 core-minutes and its samples in about 1; size l (788k)
-      alone would add about 6 (``medium``).
+      non-embedding parameters), 128 held-out prompts x 1024 samples, k_max 256.
     - ``medium``: all three sizes s, m, l (32x), 256 prompts x 1024 samples.
+
+    ``small`` and ``medium`` share the policies (:mod:`.policies`; on the shared 2-core
+    machine s, m and l trained in about 1, 2 and 5 minutes of wall time on one niced
+    process); ``medium``'s samples took about 4 minutes, ``small``'s under 1.
     """
     if compute_class.startswith("tiny"):
         cfg = TTSConfig(compute_class=compute_class, n_prompts=32, n_samples=64, prompts_per_run=16)
