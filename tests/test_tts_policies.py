@@ -97,3 +97,23 @@ def test_ordering_on_heldout_needs_every_gain_above_zero():
     )
     assert not reversed_.ordered and "not ordered" in reversed_.message()
     assert not reversed_.extremes_ordered
+
+
+def test_interval_coverage_simulates_each_finding_at_its_number_of_prompts():
+    import numpy as np
+
+    from scalinglab.studies.tts import analysis as tta
+
+    rng = np.random.default_rng(0)
+    values = {
+        "smooth": rng.normal(0.1, 0.05, size=200),
+        "sparse": np.r_[np.zeros(198), 1.0, 1.0],  # two prompts carry the whole mean
+    }
+    t = tta.interval_coverage(values, sims=300, resamples=200, seed=0)
+    assert set(t["finding"]) == {"smooth", "sparse"} and set(t["n"]) == {200}
+    smooth = t[t.finding == "smooth"].set_index("method")["coverage"]
+    sparse = t[t.finding == "sparse"].set_index("method")["coverage"]
+    assert (smooth > 0.9).all()
+    # a mean carried by two prompts in 200 is often resampled without them: no method
+    # covers (the table is there to say so)
+    assert (sparse < 0.9).all()
