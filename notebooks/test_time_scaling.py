@@ -60,13 +60,15 @@
 # [`docs/studies/test_time_scaling.md`](../docs/studies/test_time_scaling.md).
 
 # %% [markdown] tags=["not-user"]
-# Here the policies are the RL study's: the same character-level transformers warmed up and
-# trained with GRPO on 3-digit addition, saved with provenance under
+# Here the policies are the RL study's sizes (character-level transformers on 3-digit
+# addition, the answer reversed) trained at **matched training**: the same supervised
+# examples, in the same order, for the same steps and learning-rate schedule at every
+# size, so that, as in the papers' model families, the larger model is the stronger one
+# (checked below). They are saved with provenance under
 # `data/test_time_scaling/policies/`. The default report (`compute_class=small`) samples
-# sizes s and m (25k and 148k non-embedding parameters), what this 2-core machine could
-# train and sample within its budget; `medium` adds size l (788k, 32x).
-# Each answers every held-out prompt $n \ge 4 k_{max}$ times through the shared KV-cache
-# sampler; answers are checked exactly.
+# sizes s and m (25k and 148k non-embedding parameters); `medium` adds size l (788k,
+# 32x). Each answers every held-out prompt $n \ge 4 k_{max}$ times through the shared
+# KV-cache sampler; answers are checked exactly.
 
 # %% tags=["parameters"]
 # fmt: off
@@ -126,6 +128,7 @@ else:
             }
         ).to_string(index=False)
     )
+    print("on the training prompts, the policies are", ds.attrs.get("policy_order", "unchecked"))
 if K > tta.max_k(ds):
     raise ValueError(
         f"k_max={K} exceeds the smallest number of samples per problem {tta.max_k(ds)}"
@@ -158,6 +161,44 @@ for s in sizes:
         description="least-squares slope of coverage on log2 k, k = 1, 2, 4, ..., k_max",
     )
 
+# %% [markdown] tags=["not-user"]
+# ## Are the sizes ordered by quality?
+#
+# The cost claims compare a cheaper model amplified by samples with a stronger, costlier
+# one (LLM-6, KIN-3), so they need policies whose pass@1 rises with size. The policies
+# are trained at matched training (the same supervised examples, steps and schedule for
+# every size: `scalinglab.studies.tts.policies`); here each size's held-out pass@1 is
+# compared with the next smaller one's, paired over the prompt resamples. ORDER-1 holds
+# when every adjacent gain's interval lies above 0 (all pairs at once, an
+# intersection-union test: no multiplicity correction needed). LLM-6 and KIN-3 compare
+# the smallest size with the largest, so they are decided when that pair's gain has its
+# interval above 0, and left untested otherwise.
+
+# %% tags=["not-user"]
+order = None if samples else tta.ordering(curves)  # a user's models have no size order
+ordered = bool(order is not None and order.extremes_ordered)  # the pair LLM-6, KIN-3 compare
+if order is not None:
+    for name, est in {**order.gains, order.extremes[0]: order.extremes[1]}.items():
+        bigger, smaller = name.split("_vs_")
+        record(
+            f"quality/{name}/pass1_gain",
+            est,
+            description=f"pass@1 of size {bigger} minus size {smaller}",
+        )
+    print(order.message())
+    print(
+        f"largest against smallest ({order.extremes[0]}): "
+        + ("ordered" if ordered else "not ordered, its interval is not above 0")
+    )
+# per-prompt values of the findings that decide ORDER-1, LLM-6 and KIN-3 (coverage check)
+per_prompt = {}
+if order is not None:
+    for name in {**order.gains, order.extremes[0]: None}:
+        bigger, smaller = name.split("_vs_")
+        per_prompt[f"quality/{name}/pass1_gain"] = (
+            curves.per_problem[bigger][:, 0] - curves.per_problem[smaller][:, 0]
+        )
+
 # %% [markdown]
 # ## The exponentiated power law, and extrapolation from k <= k_max / 8
 #
@@ -172,7 +213,7 @@ extra = tta.extrapolation(curves, reps=fit_reps)
 k_fit = tta.extrapolation_k(K)
 for name, est in tta.law_estimates(fits, curves).items():
     record(f"law/{name}", est, description=f"exp_power {name[-1]} of size {name[:-2]}")
-for s in sizes:
+for s in extra:
     record(
         f"extrapolation/{s}/error",
         extra[s],
@@ -180,16 +221,28 @@ for s in sizes:
     )
 print(
     pd.DataFrame(
-        {s: {"a": fits[s].point.params["a"], "b": fits[s].point.params["b"]} for s in sizes}
-    ).T.assign(extrapolation_error=[extra[s].point for s in sizes])
+        {
+            s: {
+                "a": fits[s].point.params["a"] if s in fits else np.nan,
+                "b": fits[s].point.params["b"] if s in fits else np.nan,
+                "extrapolation_error": extra[s].point if s in extra else np.nan,
+            }
+            for s in sizes
+        }
+    ).T
 )
+if len(fits) < len(sizes) or len(extra) < len(sizes):
+    print("not fitted (coverage 1 within too few k):", [s for s in sizes if s not in extra])
 
 fig, ax = plt.subplots(figsize=(7, 4.2))
 for s in sizes:
     lo, hi = curves.ci(curves.cov_draws[s])
     (line,) = ax.plot(curves.ks, curves.cov[s], label=f"{s}")
     ax.fill_between(curves.ks, lo, hi, alpha=0.2, color=line.get_color())
-    ax.plot(curves.ks, predict(fits[s].point.params, curves.ks), "--", color=line.get_color(), lw=1)
+    if s in fits:
+        ax.plot(
+            curves.ks, predict(fits[s].point.params, curves.ks), "--", color=line.get_color(), lw=1
+        )
 ax.axvline(k_fit, color="grey", lw=0.8, ls=":")
 ax.set(
     xscale="log",
@@ -199,6 +252,45 @@ ax.set(
 )
 ax.legend(title="size")
 plt.show()
+
+# %% [markdown]
+# ## A ceiling: prompts a policy never solves
+#
+# $\exp(a k^b)$ tends to 1, so it assumes every prompt is solved eventually. A policy
+# that never solves some prompts has coverage levelling off below 1, so the law is
+# also fitted with a ceiling, $c \exp(a k^b)$ with $c \le 1$
+# (`scalinglab.studies.tts.ceiling`), refitted on the same prompt resamples. A ceiling
+# on its bound 1 (in the point fit or in 20% of the refits) is **not identified**: the
+# curve cannot tell a ceiling from a slow approach to 1 within $k_{max}$. Beside it, the
+# share of prompts with no correct answer among all $n$ samples (Wilson interval over
+# prompts) is the empirical floor of $1 - c$.
+
+# %%
+ceil = tta.fit_ceilings(curves, reps=fit_reps)
+ceil_est = tta.ceiling_estimates(ceil, ds, curves)
+for name, est in ceil_est.items():
+    s_, what = name.split("/")
+    record(
+        f"ceiling/{name}",
+        est,
+        description={
+            "c": f"ceiling c of c exp(a k^b), size {s_}",
+            "never_solved": f"share of prompts size {s_} never solves in all its samples",
+        }[what],
+    )
+print(
+    pd.DataFrame(
+        {
+            s: {
+                "c": ceil[s].point.params["c"] if s in ceil else np.nan,
+                "c identified": bool(ceil_est[f"{s}/c"].identified) if s in ceil else False,
+                "c at bound 1 (share of refits)": ceil[s].share_at_bound() if s in ceil else np.nan,
+                "never solved": ceil_est[f"{s}/never_solved"].point,
+            }
+            for s in sizes
+        }
+    ).T.to_string()
+)
 
 # %% [markdown]
 # ## Majority voting against coverage
@@ -239,11 +331,16 @@ plt.show()
 # ## What the samples cost: FLOPs against Kinetics eFLOPs
 #
 # Best-of-k on one prompt costs, per the project's cost model
-# (`scalinglab.cost_model.inference.kinetics_cost`), $k(2NL_{out} + $ attention$)$ FLOPs,
+# (`scalinglab.cost_model.inference.kinetics_cost`), $k(2NL + $ attention$)$ FLOPs,
 # and in eFLOPs that plus $I$ times the KV-cache bytes read, with $I$ the measured
-# hardware record's peak FLOP/s over its memory bandwidth. $L_{out}$ is each size's measured
-# mean generation length. At a budget every size can afford between 1 and $k_{max}$
-# samples, each size buys as many samples as fit, and we compare coverage.
+# hardware record's peak FLOP/s over its memory bandwidth. Each sample is priced at its
+# own length $L$ and the cost averaged over the samples, as Kinetics does: the attention
+# and KV terms grow as $L^2$, so pricing at the mean length would leave out the length's
+# variance (the ratio of the two is reported per size). At a budget every size can afford
+# between 1 and $k_{max}$ samples, each size buys as many samples as fit, and we compare
+# coverage. KIN-2 (a larger KV share for smaller models) is a property of the formula:
+# the table below shows KV traffic per weight FLOP times $d_{model}$, the same at every
+# size up to the lengths.
 
 # %%
 shapes = ttc.shapes_of(ds)
@@ -251,40 +348,43 @@ has_tokens = bool(np.isfinite(np.asarray(ds["tokens"].values, dtype=float)).any(
 cost_ok = bool(shapes) and has_tokens and len(sizes) > 1
 if cost_ok:
     hw = ttc.load_hardware(resolve_input(hardware))
-    glen = ttc.gen_lengths(ds, curves.draws)
-    costs = ttc.cost_table(
-        shapes,
-        {s: g[0] for s, g in glen.items()},
-        prompt_len=float(ds.attrs["prompt_len"]),
-        ks=curves.ks,
-        hw=hw,
-    )
+    lens = ttc.gen_lengths(ds)
+    L_in = float(ds.attrs["prompt_len"])
+    costs = ttc.cost_table(shapes, lens, prompt_len=L_in, ks=curves.ks, hw=hw)
     print(
         f"hardware {hw.name}: I = {hw.intensity_flop_per_byte:.1f} FLOP/byte, "
         f"{hw.kv_dtype_bytes}-byte KV elements"
     )
     print(costs[costs.k.isin([1, K])].to_string(index=False))
+    formula = []
     for s in sizes:
-        share = ttc.kv_share(
-            shapes[s],
-            prompt_len=float(ds.attrs["prompt_len"]),
-            gen_len=np.r_[glen[s][0], glen[s][1]],
-            k=K,
-            hw=hw,
-        )
         record(
             f"cost/{s}/kv_share",
-            curves.over_prompts(share[0], share[1:]),
-            description=f"KV-memory share of eFLOPs at k={K}",
+            ttc.kv_share(shapes[s], prompt_len=L_in, lengths=lens[s], k=K, hw=hw),
+            description=f"KV-memory share of eFLOPs at k={K} (the cost formula at the "
+            "measured lengths: no sampling interval)",
         )
-        if s == small:
-            share_small = share
-    diff = share_small - share
-    record(
-        "cost/kv_share_small_minus_large",
-        curves.over_prompts(diff[0], diff[1:]),
-        description=f"KV share of size {small} minus size {large}",
-    )
+        jr = ttc.jensen_ratio(shapes[s], prompt_len=L_in, lengths=lens[s], k=K, hw=hw)
+        record(
+            f"cost/{s}/own_length_over_mean_length",
+            jr["eflops"],
+            description=f"eFLOPs at k={K} priced over each sample's own length over "
+            "eFLOPs at the mean length",
+        )
+        kv = ttc.kv_per_param_flop(shapes[s], prompt_len=L_in, lengths=lens[s], k=K, hw=hw)
+        formula.append(
+            {
+                "size": s,
+                "d_model": shapes[s].d_model,
+                "E[L]": lens[s].mean,
+                "E[L^2]": lens[s].mean_sq,
+                "kv_share": ttc.kv_share(shapes[s], prompt_len=L_in, lengths=lens[s], k=K, hw=hw),
+                "KV eFLOPs / weight FLOPs": kv,
+                "x d_model": kv * shapes[s].d_model,
+            }
+        )
+    print("KIN-2 as a formula check: KV traffic per weight FLOP times d_model")
+    print(pd.DataFrame(formula).to_string(index=False))
     matched = {
         m: ttc.matched(
             m, costs, curves.cov, curves.cov_draws, ttc.common_budgets(costs, m, k_max=K, n=12)
@@ -315,9 +415,7 @@ if cost_ok:
         top = len(mt.budgets) - 1
         record(
             f"cost/{m}/best_coverage_top",
-            curves.over_prompts(
-                mt.coverage[best[top], top], np.nanmax(mt.draws[:, :, top], axis=1)
-            ),
+            curves.over_prompts(mt.coverage[best[top], top], mt.draws[:, best[top], top]),
             description=f"coverage of the compute-optimal (size, k) = ({sizes[best[top]]}, "
             f"{mt.k[best[top], top]}) at the largest common {m} budget",
         )
@@ -338,16 +436,48 @@ if cost_ok:
         curves.over_prompts(dis, dis_d),
         description="share of budget ranks where the best size differs between FLOPs and eFLOPs",
     )
-    c = costs[costs["size"] == large].set_index("k")["flops"]
-    up = ttc.matched("flops", costs, curves.cov, curves.cov_draws, np.array([float(c.loc[1])]))
-    gain, gain_d, k_up = ttc.equal_cost_upsample(up, small, large)
-    record(
-        "cost/flops/upsample_small_vs_large_k1",
-        curves.over_prompts(gain, gain_d),
-        description=f"coverage of {small} at k={k_up} minus {large} at k=1, equal FLOPs",
-    )
+    if ordered:  # a cheaper, weaker model against a costlier, stronger one
+        c = costs[costs["size"] == large].set_index("k")["flops"]
+        up = ttc.matched("flops", costs, curves.cov, curves.cov_draws, np.array([float(c.loc[1])]))
+        gain, gain_d, k_up = ttc.equal_cost_upsample(up, small, large)
+        record(
+            "ordered/flops_upsample_small_vs_large_k1",
+            curves.over_prompts(gain, gain_d),
+            description=f"coverage of {small} at k={k_up} minus {large} at k=1, equal FLOPs",
+        )
+        adv_e, adv_ed = ttc.advantage_small(matched["eflops"], small, large)
+        record(
+            "ordered/eflops_adv_small_vs_large",
+            curves.over_prompts(float(np.nanmean(adv_e)), np.nanmean(adv_ed, axis=1)),
+            description=f"coverage of {small} minus {large} at equal eFLOPs, mean over the "
+            "common budgets (sizes ordered by quality)",
+        )
+        pp_s, pp_l = curves.per_problem[small], curves.per_problem[large]
+        per_prompt["ordered/flops_upsample_small_vs_large_k1"] = pp_s[:, k_up - 1] - pp_l[:, 0]
+        me = matched["eflops"]
+        i_s, i_l = me.sizes.index(small), me.sizes.index(large)
+        both = (me.k[i_s] > 0) & (me.k[i_l] > 0)
+        per_prompt["ordered/eflops_adv_small_vs_large"] = np.mean(
+            pp_s[:, me.k[i_s, both] - 1] - pp_l[:, me.k[i_l, both] - 1], axis=1
+        )
+    else:
+        why = order.message() if order is not None else "a user's table has no size order"
+        print(f"LLM-6 and KIN-3 not tested: {why}")
 else:
     print("cost analysis skipped: it needs model shapes, generated token counts and two sizes")
+
+# %% [markdown] tags=["not-user"]
+# ### Do the deciding intervals cover at this number of prompts?
+#
+# The intervals above resample prompts (a percentile bootstrap of a mean over prompts).
+# Near saturation most prompts add nothing to a gain and a few add much, so the table
+# simulates, for each finding that decides ORDER-1, LLM-6 or KIN-3, how often the
+# percentile bootstrap and the Student-t interval of a mean of this many prompts,
+# drawn from the observed per-prompt values, contain the truth (their mean).
+
+# %% tags=["not-user"]
+if per_prompt:
+    print(tta.interval_coverage(per_prompt, level=level, seed=seed).to_string(index=False))
 
 # %% [markdown]
 # ## Claims ledger
@@ -357,7 +487,12 @@ else:
 # their intervals, never typed.
 
 # %%
-claims_from("test_time_scaling", sizes=sizes, data="user" if samples else "study")
+claims_from(
+    "test_time_scaling",
+    sizes=sizes,
+    steps=[f"{b}_vs_{a}" for a, b in zip(sizes, sizes[1:], strict=False)],
+    data="user" if samples else "study",
+)
 
 # %% [markdown]
 # ## Reading the ledger
@@ -367,20 +502,21 @@ claims_from("test_time_scaling", sizes=sizes, data="user" if samples else "study
 # * **Saturation.** Where a size's pass@1 is already high, coverage reaches 1 on almost
 #   every prompt within a few dozen samples: "coverage keeps rising" (LLM-5) and the
 #   law's fit then rest on a handful of hard prompts. The coverage gains are printed above
-#   beside the verdicts; a gain of a few hundredths of a point is positive but not the
-#   orders-of-magnitude growth of the paper.
-# * **Sizes are not ordered by quality.** The RL recipe gives every size the same number of
-#   GRPO steps with a learning rate falling with width (the RL study's own caveat), so a
-#   larger policy here can have a *lower* pass@1 than a smaller one. "Small vs large" claims
-#   (LLM-6, KIN-1, KIN-3) then compare cheaper and costlier models, not weaker and stronger
-#   ones, as the pass@1 table at the top shows.
-# * **Short generations.** Answers are at most 5 tokens, so the KV term that Kinetics finds
-#   dominant for long chains is a minority of the cost here; the FLOPs/eFLOPs shift is a
-#   lower bound of what long generations would show.
+#   beside the verdicts, and the ceiling fit says whether the curve levels off below 1.
+# * **Order by quality.** The size-choice claims (LLM-6, KIN-3) are decided only when
+#   ORDER-1 holds: every size's held-out pass@1 above the next smaller one's, with its
+#   interval. Otherwise they compare cheaper and costlier models, not weaker and stronger
+#   ones, and stay untested.
+# * **Short generations.** Answers are at most 5 tokens, so the $L^2$ terms that dominate
+#   Kinetics' long reasoning chains are small here; what makes the KV term large or small
+#   is the hardware's $I$ and the models' width (KV reads per weight FLOP fall as
+#   $1/d_{model}$).
 
 # %% [markdown] tags=["not-user"]
 # In this run, from $k_{max}/8$ to $k_{max}$ size `s` gains {{ majority/s/cov_gain }} in
 # coverage and {{ majority/s/maj_gain }} in majority-vote accuracy, and size `m`
-# {{ majority/m/cov_gain }} and {{ majority/m/maj_gain }}; the KV cache's share of `s`'s
-# eFLOPs at $k_{max}$ is {{ cost/s/kv_share | pct }}, and the small model's advantage at
-# equal cost shrinks by {{ cost/overrate_small }} from FLOPs to eFLOPs (KIN-1).
+# {{ majority/m/cov_gain }} and {{ majority/m/maj_gain }}; size `m`'s pass@1 minus
+# size `s`'s is {{ quality/m_vs_s/pass1_gain }}. The KV cache's share of `s`'s eFLOPs at
+# $k_{max}$ is {{ cost/s/kv_share | pct }}, and the small model's advantage at equal cost
+# under FLOPs minus under eFLOPs is {{ cost/overrate_small }} (KIN-1: positive when
+# eFLOPs take some of it away).

@@ -24,7 +24,9 @@ def test_sample_cost_matches_hand_count():
 
 
 def test_cost_table_is_affine_in_k_and_kv_share():
-    t = ttc.cost_table({"x": SHAPE}, {"x": 3.0}, prompt_len=4, ks=np.arange(1, 6), hw=HW)
+    t = ttc.cost_table(
+        {"x": SHAPE}, {"x": ttc.Lengths.at_mean(3.0)}, prompt_len=4, ks=np.arange(1, 6), hw=HW
+    )
     for m in ("flops", "eflops"):
         d = np.diff(t[m].to_numpy())
         np.testing.assert_allclose(d, d[0])
@@ -35,6 +37,53 @@ def test_cost_table_is_affine_in_k_and_kv_share():
     assert t["kv_share"].iloc[0] == pytest.approx(21120 / (7056 + 21120))
 
 
+def test_per_sample_cost_matches_hand_average_over_lengths():
+    # two samples' lengths, 2 and 4 tokens: E[L] = 3, E[L^2] = 10; L_in = 4, k = 5,
+    # n_layer * d_model = 16, N = 1000, I = 10, s = 4 bytes
+    lengths = np.array([2.0, 4.0])
+    own = ttc.Lengths.of(lengths)
+    assert (own.mean, own.mean_sq) == (3.0, 10.0)
+
+    def by_hand(L):
+        flops = 5 * (2 * 1000 * L + 2 * (2 * 4 + L) * L * 16)
+        kv = 10 * 4 * (2 * 4 + 5 * L) * L * 16
+        return flops, flops + kv, kv
+
+    hand = np.mean([by_hand(L) for L in lengths], axis=0)  # (flops, eflops, kv)
+    c = ttc.mean_cost(SHAPE, prompt_len=4, lengths=own, k=np.array([5]), hw=HW)
+    assert c["flops"][0] == pytest.approx(hand[0])  # 5 * (6000 + 2 * (24 + 10) * 16) = 35440
+    assert c["flops"][0] == pytest.approx(35440)
+    assert c["eflops"][0] == pytest.approx(hand[1])
+    assert c["kv_eflops"][0] == pytest.approx(hand[2])
+    # priced at the mean length the quadratic terms lose Var(L) = 1
+    at = ttc.sample_cost(SHAPE, prompt_len=4, gen_len=3.0, k=np.array([5]), hw=HW)
+    assert c["eflops"][0] - at["eflops"][0] == pytest.approx(5 * 2 * 16 + 10 * 4 * 5 * 16)
+    r = ttc.jensen_ratio(SHAPE, prompt_len=4, lengths=own, k=5, hw=HW)
+    assert r["eflops"] == pytest.approx(hand[1] / at["eflops"][0]) and r["eflops"] > 1
+    equal = ttc.jensen_ratio(SHAPE, prompt_len=4, lengths=ttc.Lengths.at_mean(3.0), k=5, hw=HW)
+    assert equal["flops"] == pytest.approx(1.0) and equal["eflops"] == pytest.approx(1.0)
+
+
+def test_lengths_refuse_impossible_moments():
+    with pytest.raises(ValueError, match="mean_sq >= mean"):
+        ttc.Lengths(3.0, 8.0)
+    with pytest.raises(ValueError, match="no finite"):
+        ttc.Lengths.of(np.array([np.nan]))
+
+
+def test_kv_per_weight_flop_falls_as_one_over_width():
+    # N = 12 n_layer d^2: KV eFLOPs per weight FLOP times d is the same at every width
+    lens = ttc.Lengths(4.0, 17.0)
+    out = []
+    for d in (32, 64, 128):
+        shape = ttc.ModelShape(12.0 * 2 * d * d, 2, 4, d)
+        out.append(ttc.kv_per_param_flop(shape, prompt_len=8, lengths=lens, k=16, hw=HW) * d)
+    np.testing.assert_allclose(out, out[0], rtol=1e-12)
+    # and by hand at d = 32: I s (2 L_in E[L] / k + E[L^2]) n_layer d / (2 N E[L])
+    expect = 10 * 4 * (2 * 8 * 4 / 16 + 17) * 2 * 32 / (2 * 12 * 2 * 32 * 32 * 4)
+    assert out[0] / 32 == pytest.approx(expect)
+
+
 def test_affordable_k():
     k = ttc.affordable_k(10.0, 5.0, np.array([9.0, 15.0, 24.9, 25.0, 1e9]), k_max=100)
     assert k.tolist() == [0, 1, 2, 3, 100]
@@ -43,7 +92,7 @@ def test_affordable_k():
 def test_matched_coverage_and_small_model_advantage():
     costs = ttc.cost_table(
         {"s": ttc.ModelShape(100.0, 1, 1, 4), "l": ttc.ModelShape(1000.0, 1, 1, 4)},
-        {"s": 2.0, "l": 2.0},
+        {"s": ttc.Lengths.at_mean(2.0), "l": ttc.Lengths.at_mean(2.0)},
         prompt_len=2,
         ks=np.arange(1, 9),
         hw=HW,

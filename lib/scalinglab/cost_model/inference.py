@@ -11,8 +11,8 @@ Pure functions, units in the names. Conventions:
 - Kinetics (Sadhukhan et al. 2025, "Kinetics: Rethinking Test-Time Scaling Laws",
   github.com/Infini-AI-Lab/Kinetics, ``cost_model/utils.py::dense_cost``):
   ``eFLOPs = compute_flops + I * memory_bytes`` with ``I`` the hardware's arithmetic
-  intensity (562.5 FLOP/byte in their code). For ``n`` samples of ``L_out`` tokens
-  after a shared prompt of ``L_in`` tokens::
+  intensity (562.5 FLOP/byte in their code: the NVIDIA B200's). For ``n`` samples of
+  ``L_out`` tokens after a shared prompt of ``L_in`` tokens::
 
       compute = n (2 N L_out + 2 (2 L_in + L_out) L_out n_layer n_q_heads head_dim)
       memory  = s (2 L_in + n L_out) L_out n_layer n_kv_heads head_dim
@@ -33,7 +33,8 @@ from numpy.typing import ArrayLike
 
 from scalinglab.cost_model.flops import check_positive, scalar_or_array
 
-#: Arithmetic intensity (FLOP/byte) the Kinetics code uses to weigh memory traffic.
+#: Arithmetic intensity (FLOP/byte) the Kinetics code uses to weigh memory traffic (the
+#: NVIDIA B200's).
 KINETICS_INTENSITY = 562.5
 
 

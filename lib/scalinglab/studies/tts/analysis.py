@@ -14,16 +14,25 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 import xarray as xr
 
 from scalinglab.estimate import Estimate
 from scalinglab.fitting import coverage_law as tlaw
 from scalinglab.stats import passk as cv
+from scalinglab.stats.calibration import proportion_estimate, seed_mean_coverage
 from scalinglab.stats.samples import METHOD, Curves, coverage_curves, max_k, size_arrays
+from scalinglab.studies.tts import ceiling as tceil
+from scalinglab.studies.tts.policies import QualityOrder, quality_order
 
 __all__ = [
     "Curves",
     "Majority",
+    "Ordering",
+    "ceiling_estimates",
+    "fit_ceilings",
+    "interval_coverage",
+    "ordering",
     "coverage_curves",
     "extrapolation",
     "extrapolation_k",
@@ -39,12 +48,18 @@ __all__ = [
 
 def fit_laws(curves: Curves, *, reps: int | None = None) -> dict[str, tlaw.BootstrapFit]:
     """The exponentiated power law per size on k = 1, 2, 4, ..., k_max, with refits on
-    (the first ``reps`` of) the problem resamples."""
+    (the first ``reps`` of) the problem resamples; a size whose coverage is strictly
+    between 0 and 1 at fewer than 3 grid points (saturated within a few samples) is left
+    out: there is nothing to fit."""
     grid = cv.k_grid(len(curves.ks))
     draws = curves.draws[:reps]
-    return {
-        s: tlaw.fit_bootstrap(grid, curves.per_problem[s][:, grid - 1], draws) for s in curves.sizes
-    }
+    out = {}
+    for s in curves.sizes:
+        try:
+            out[s] = tlaw.fit_bootstrap(grid, curves.per_problem[s][:, grid - 1], draws)
+        except ValueError:
+            continue
+    return out
 
 
 def extrapolation_k(k_max: int, *, frac: int = 8) -> int:
@@ -65,13 +80,17 @@ def law_estimates(fits: dict[str, tlaw.BootstrapFit], curves: Curves) -> dict[st
 
 def extrapolation(curves: Curves, *, frac: int = 8, reps: int | None = None) -> dict[str, Estimate]:
     """Per size: fit on k <= :func:`extrapolation_k`, predict k_max; the error (predicted
-    minus observed coverage) with its interval over the refits that succeeded."""
+    minus observed coverage) with its interval over the refits that succeeded (a size
+    with fewer than 3 points below coverage 1 up to that k is left out)."""
     grid = cv.k_grid(len(curves.ks))
     k_fit = extrapolation_k(len(curves.ks), frac=frac)
     draws = curves.draws[:reps]
     out = {}
     for s in curves.sizes:
-        err, ed = tlaw.extrapolate(grid, curves.per_problem[s][:, grid - 1], draws, k_fit=k_fit)
+        try:
+            err, ed = tlaw.extrapolate(grid, curves.per_problem[s][:, grid - 1], draws, k_fit=k_fit)
+        except ValueError:  # too few points below 1 up to k_fit: left out
+            continue
         out[s] = curves.over_prompts(err, ed)
     return out
 
@@ -141,3 +160,133 @@ def plateau(maj: Majority, curves: Curves, size: str, *, tol: float = 0.01) -> d
             float(c_pt[ks[-1] - 1] - c_pt[k8 - 1]), c_dr[:, ks[-1] - 1] - c_dr[:, k8 - 1]
         ),
     }
+
+
+@dataclass
+class Ordering:
+    """Are the sizes ordered by quality on the held-out prompts?
+
+    Attributes
+    ----------
+    order
+        The point check (:func:`~scalinglab.studies.tts.policies.quality_order` on
+        pass@1).
+    gains
+        ``"<larger>_vs_<smaller>"`` -> pass@1 of the larger of two adjacent sizes minus
+        the smaller's, with its interval over the prompt resamples (paired).
+    extremes
+        The same for the largest size against the smallest (the pair the size-choice
+        claims compare).
+    ordered
+        The point order holds and every adjacent gain's interval lies above 0: all pairs
+        ordered at once, an intersection-union test that needs no multiplicity
+        correction (each interval at the curves' level).
+    extremes_ordered
+        The largest size's gain over the smallest has its interval above 0.
+    """
+
+    order: QualityOrder
+    gains: dict[str, Estimate]
+    extremes: tuple[str, Estimate]
+    ordered: bool
+    extremes_ordered: bool
+
+    def message(self) -> str:
+        if self.ordered:
+            return self.order.message() + ", every adjacent gain's interval above 0"
+        weak = [k for k, e in self.gains.items() if not _above_zero(e)]
+        extra = f"; gain intervals not above 0: {', '.join(weak)}" if weak else ""
+        msg = self.order.message()
+        if self.order.ordered:
+            msg = msg.replace("ordered by quality", "not clearly ordered by quality", 1)
+        return msg + extra
+
+
+def _above_zero(e: Estimate) -> bool:
+    return e.lo is not None and e.lo > 0
+
+
+def ordering(curves: Curves) -> Ordering:
+    """Pass@1 per size (coverage at k = 1) and the gain of each size over the next smaller
+    one, and of the largest over the smallest, with paired intervals over the prompt
+    resamples."""
+    sizes = list(curves.sizes)
+    p1 = {s: float(curves.cov[s][0]) for s in sizes}
+
+    def gain(b: str, a: str) -> Estimate:
+        return curves.over_prompts(
+            p1[b] - p1[a], curves.cov_draws[b][:, 0] - curves.cov_draws[a][:, 0]
+        )
+
+    gains = {f"{b}_vs_{a}": gain(b, a) for a, b in zip(sizes, sizes[1:], strict=False)}
+    ends = (f"{sizes[-1]}_vs_{sizes[0]}", gain(sizes[-1], sizes[0]))
+    order = quality_order(p1, sizes)
+    ok = order.ordered and all(_above_zero(e) for e in gains.values())
+    return Ordering(order, gains, ends, ok, len(sizes) > 1 and _above_zero(ends[1]))
+
+
+def fit_ceilings(curves: Curves, *, reps: int | None = None) -> dict[str, tceil.CeilingFit]:
+    """The ceiling law per size on k = 1, 2, 4, ..., k_max with refits on (the first
+    ``reps`` of) the prompt resamples; a size whose curve has fewer than 4 points strictly
+    between 0 and 1 is left out (nothing to fit)."""
+    grid = cv.k_grid(len(curves.ks))
+    draws = curves.draws[:reps]
+    out = {}
+    for s in curves.sizes:
+        try:
+            out[s] = tceil.fit_ceiling_bootstrap(grid, curves.per_problem[s][:, grid - 1], draws)
+        except ValueError:
+            continue
+    return out
+
+
+def ceiling_estimates(
+    fits: dict[str, tceil.CeilingFit], ds: xr.Dataset, curves: Curves
+) -> dict[str, Estimate]:
+    """``"<size>/c"``: the fitted ceiling (not identified on its bound 1);
+    ``"<size>/never_solved"``: share of prompts with no correct sample among all of
+    theirs, with its Wilson interval (the prompts are the units)."""
+    out = {}
+    for s, f in fits.items():
+        out[f"{s}/c"] = f.ceiling(level=curves.level, method=METHOD + ", refitted")
+    for s in curves.sizes:
+        n, c, _, _ = size_arrays(ds, s)
+        out[f"{s}/never_solved"] = proportion_estimate(
+            int(np.sum(c == 0)), int(len(c)), level=curves.level
+        )
+    return out
+
+
+def interval_coverage(
+    per_prompt: dict[str, np.ndarray],
+    *,
+    level: float = 0.95,
+    sims: int = 400,
+    resamples: int = 400,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Simulated coverage, at this study's number of prompts, of the interval methods for
+    a mean over prompts, drawing prompts with replacement from the observed per-prompt
+    values of each finding (:func:`scalinglab.stats.calibration.seed_mean_coverage`):
+    whether the prompt bootstrap's percentile interval covers for values as skewed as
+    these (most prompts contribute 0 to a gain near saturation).
+
+    Parameters
+    ----------
+    per_prompt
+        Finding name -> (P,) the statistic's value per prompt (its mean is the finding).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``finding, method, n, coverage, se, sims``.
+    """
+    rows = []
+    for i, (name, v) in enumerate(per_prompt.items()):
+        v = np.asarray(v, dtype=float)
+        t = seed_mean_coverage(
+            v, ns=(int(v.size),), sims=sims, level=level, resamples=resamples, seed=seed + i
+        )
+        rows.append(t.assign(finding=name))
+    cols = ["finding", "method", "n", "coverage", "se", "sims"]
+    return pd.concat(rows, ignore_index=True)[cols] if rows else pd.DataFrame(columns=cols)

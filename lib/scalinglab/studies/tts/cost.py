@@ -1,20 +1,26 @@
-"""What repeated sampling costs: FLOPs and Kinetics eFLOPs per (size, k), and the
-compute-optimal choice of size and k under each.
+"""What repeated sampling costs: FLOPs and Kinetics eFLOPs per (size, k), priced over
+each sample's own length, and the compute-optimal choice of size and k under each.
 
 Cost of best-of-k on one problem (:func:`scalinglab.cost_model.inference.kinetics_cost`,
-Sadhukhan et al. 2025): ``L_in`` prompt tokens, ``L_out`` generated tokens (the
-size's measured mean, EOS included), ``k`` samples sharing the prompt's KV cache::
+Sadhukhan et al. 2025): ``L_in`` prompt tokens, ``k`` samples sharing the prompt's KV
+cache, a sample of ``L`` generated tokens (EOS included) costing::
 
-    FLOPs  = k (2 N L_out + 2 (2 L_in + L_out) L_out n_layer d_model)
-    eFLOPs = FLOPs + I * s (2 L_in + k L_out) L_out n_layer d_model
+    FLOPs(L)  = k (2 N L + 2 (2 L_in + L) L n_layer d_model)
+    eFLOPs(L) = FLOPs(L) + I * s (2 L_in + k L) L n_layer d_model
 
 with ``I`` the measured hardware record's peak FLOP/s over its memory bytes/s and
 ``s`` bytes per KV element of the record's dtype (this project's models have
-``n_kv_heads = n_heads``). Both are affine in k, ``cost = fixed + per_sample * k``,
+``n_kv_heads = n_heads``). Kinetics prices a problem at each sample's own length and
+averages; both costs are quadratic in ``L`` with no constant term (the attention and
+KV-read terms grow as ``L^2``), so the average over the samples is exactly the cost at
+the first two moments of the length, ``E[L]`` and ``E[L^2]``
+(:func:`mean_cost`). Pricing at the mean length, ``cost(E[L])``, leaves out
+``Var(L)`` times the quadratic coefficient (Jensen's gap), which the report shows as the
+ratio :func:`jensen_ratio`. Both are affine in k, ``cost = fixed + per_sample * k``,
 so a budget B buys ``k(B) = floor((B - fixed) / per_sample)`` samples.
 
 Shapes: ``S`` sizes, ``K`` values of k (1..k_max), ``R`` bootstrap replicates,
-``B`` budgets.
+``B`` budgets, ``P`` prompts, ``n`` samples per prompt.
 """
 
 from __future__ import annotations
@@ -65,10 +71,47 @@ class ModelShape:
     d_model: int
 
 
+@dataclass(frozen=True)
+class Lengths:
+    """The first two moments of a size's generation length over its samples.
+
+    Attributes
+    ----------
+    mean
+        ``E[L]``, tokens generated per sample (EOS included).
+    mean_sq
+        ``E[L^2]`` (``mean**2`` for pricing at the mean length).
+    """
+
+    mean: float
+    mean_sq: float
+
+    def __post_init__(self) -> None:
+        if not self.mean >= 0 or not self.mean_sq >= self.mean**2 * (1 - 1e-12):
+            raise ValueError(
+                f"Lengths needs mean >= 0 and mean_sq >= mean**2, got {self.mean}, {self.mean_sq}"
+            )
+
+    @classmethod
+    def of(cls, lengths: np.ndarray) -> Lengths:
+        """From the lengths of every sample (any shape; NaN ignored)."""
+        x = np.asarray(lengths, dtype=float)
+        x = x[np.isfinite(x)]
+        if x.size == 0:
+            raise ValueError("no finite generation lengths")
+        return cls(float(x.mean()), float(np.mean(x**2)))
+
+    @classmethod
+    def at_mean(cls, mean: float) -> Lengths:
+        """Every sample at the mean length (the old pricing)."""
+        return cls(float(mean), float(mean) ** 2)
+
+
 def sample_cost(
     shape: ModelShape, *, prompt_len: float, gen_len: float, k: np.ndarray, hw: Hardware
 ) -> dict[str, np.ndarray]:
-    """FLOPs, eFLOPs and the KV-memory part of eFLOPs of best-of-k, each (K,)."""
+    """FLOPs, eFLOPs and the KV-memory part of eFLOPs of best-of-k with every sample
+    ``gen_len`` tokens long, each (K,)."""
     c = kinetics_cost(
         shape.n_params,
         prompt_len,
@@ -88,18 +131,49 @@ def sample_cost(
     }
 
 
+def mean_cost(
+    shape: ModelShape, *, prompt_len: float, lengths: Lengths, k: np.ndarray, hw: Hardware
+) -> dict[str, np.ndarray]:
+    """:func:`sample_cost` averaged over each sample's own length, each (K,).
+
+    Every cost is ``c1 L + c2 L^2`` in the length (no constant term), so its average is
+    ``c1 E[L] + c2 E[L^2]``; ``c1`` and ``c2`` come from the cost at ``L = 1`` and
+    ``L = 2`` (``c2 = (cost(2) - 2 cost(1)) / 2``, ``c1 = cost(1) - c2``).
+    """
+    one = sample_cost(shape, prompt_len=prompt_len, gen_len=1.0, k=k, hw=hw)
+    two = sample_cost(shape, prompt_len=prompt_len, gen_len=2.0, k=k, hw=hw)
+    out = {}
+    for m in one:
+        c2 = (two[m] - 2.0 * one[m]) / 2.0
+        c1 = one[m] - c2
+        out[m] = c1 * lengths.mean + c2 * lengths.mean_sq
+    return out
+
+
+def jensen_ratio(
+    shape: ModelShape, *, prompt_len: float, lengths: Lengths, k: int, hw: Hardware
+) -> dict[str, float]:
+    """Per measure, the cost averaged over each sample's length over the cost at the
+    mean length, at ``k`` samples (>= 1; 1 when every sample has the same length)."""
+    ks = np.array([k])
+    own = mean_cost(shape, prompt_len=prompt_len, lengths=lengths, k=ks, hw=hw)
+    at = sample_cost(shape, prompt_len=prompt_len, gen_len=lengths.mean, k=ks, hw=hw)
+    return {m: float(own[m][0] / at[m][0]) for m in ("flops", "eflops")}
+
+
 def cost_table(
     shapes: dict[str, ModelShape],
-    gen_len: dict[str, float],
+    lengths: dict[str, Lengths],
     *,
     prompt_len: float,
     ks: np.ndarray,
     hw: Hardware,
 ) -> pd.DataFrame:
-    """One row per (size, k): ``flops``, ``eflops``, ``kv_eflops``, ``kv_share``."""
+    """One row per (size, k): ``flops``, ``eflops``, ``kv_eflops``, ``kv_share``, each
+    averaged over the size's sample lengths (:func:`mean_cost`)."""
     rows = []
     for s, shape in shapes.items():
-        c = sample_cost(shape, prompt_len=prompt_len, gen_len=gen_len[s], k=ks, hw=hw)
+        c = mean_cost(shape, prompt_len=prompt_len, lengths=lengths[s], k=ks, hw=hw)
         rows.append(
             pd.DataFrame(
                 {"size": s, "k": np.asarray(ks), **c, "kv_share": c["kv_eflops"] / c["eflops"]}
@@ -227,24 +301,33 @@ def shapes_of(ds) -> dict[str, ModelShape]:
 
 
 def kv_share(
-    shape: ModelShape, *, prompt_len: float, gen_len: np.ndarray, k: int, hw: Hardware
-) -> np.ndarray:
-    """KV-memory share of eFLOPs at ``k`` samples for each mean generation length (R,)."""
-    out = [
-        sample_cost(shape, prompt_len=prompt_len, gen_len=float(g), k=np.array([k]), hw=hw)
-        for g in np.atleast_1d(gen_len)
-    ]
-    return np.array([o["kv_eflops"][0] / o["eflops"][0] for o in out])
+    shape: ModelShape, *, prompt_len: float, lengths: Lengths, k: int, hw: Hardware
+) -> float:
+    """KV-memory share of eFLOPs at ``k`` samples, over each sample's own length."""
+    c = mean_cost(shape, prompt_len=prompt_len, lengths=lengths, k=np.array([k]), hw=hw)
+    return float(c["kv_eflops"][0] / c["eflops"][0])
 
 
-def gen_lengths(ds, draws: np.ndarray) -> dict[str, tuple[float, np.ndarray]]:
-    """Mean generated tokens per size: point and (R,) per problem resample ``draws`` (R, P)."""
-    out = {}
-    for s in ds["size"].values:
-        tok = np.asarray(ds["tokens"].sel(size=s).values, dtype=float)
-        per = np.nanmean(tok, axis=1)
-        out[str(s)] = (float(per.mean()), per[draws].mean(axis=1))
-    return out
+def kv_per_param_flop(
+    shape: ModelShape, *, prompt_len: float, lengths: Lengths, k: int, hw: Hardware
+) -> float:
+    """KV-read eFLOPs per FLOP in the weights (``2 N`` per token) at ``k`` samples.
+
+    With ``n_kv_heads = n_heads`` it is ``I s (2 L_in E[L] / k + E[L^2]) n_layer d_model
+    / (2 N E[L])``; with ``N`` about ``12 n_layer d_model^2`` that is proportional to
+    ``1 / d_model`` at given lengths: a property of the formula and the shapes, which
+    the report checks rather than tests (KIN-2).
+    """
+    c = mean_cost(shape, prompt_len=prompt_len, lengths=lengths, k=np.array([k]), hw=hw)
+    return float(c["kv_eflops"][0] / (2.0 * shape.n_params * lengths.mean * k))
+
+
+def gen_lengths(ds) -> dict[str, Lengths]:
+    """Each size's length moments over all its samples (``tokens``, NaN ignored)."""
+    return {
+        str(s): Lengths.of(np.asarray(ds["tokens"].sel(size=s).values, dtype=float))
+        for s in ds["size"].values
+    }
 
 
 def equal_cost_upsample(
