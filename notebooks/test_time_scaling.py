@@ -60,8 +60,9 @@
 # [`docs/studies/test_time_scaling.md`](../docs/studies/test_time_scaling.md).
 
 # %% [markdown] tags=["not-user"]
-# Here the policies are the RL study's sizes (character-level transformers on 3-digit
-# addition, the answer reversed) trained at **matched training**: the same supervised
+# Here the policies are the RL study's sizes (character-level transformers) on a task
+# whose prompts differ in difficulty, a 3-digit number times a 1-digit one with the
+# answer reversed, trained at **matched training**: the same supervised
 # examples, in the same order, for the same steps and learning-rate schedule at every
 # size, so that, as in the papers' model families, the larger model is the stronger one
 # (checked below). They are saved with provenance under
@@ -499,10 +500,11 @@ claims_from(
 #
 # Three things limit what the verdicts mean at this scale (see the study file's *Limits*):
 #
-# * **Saturation.** Where a size's pass@1 is already high, coverage reaches 1 on almost
-#   every prompt within a few dozen samples: "coverage keeps rising" (LLM-5) and the
-#   law's fit then rest on a handful of hard prompts. The coverage gains are printed above
-#   beside the verdicts, and the ceiling fit says whether the curve levels off below 1.
+# * **Hard prompts.** Coverage keeps rising only while some prompts are still unsolved:
+#   where a size solves almost every prompt within a few dozen samples, "coverage keeps
+#   rising" (LLM-5) and the law's fit rest on a handful of hard prompts, and prompts a
+#   size never solves set a ceiling below 1. The coverage gains are printed above beside
+#   the verdicts, and the ceiling fit says whether the curve levels off below 1.
 # * **Order by quality.** The size-choice claims (LLM-6, KIN-3) are decided only when
 #   ORDER-1 holds: every size's held-out pass@1 above the next smaller one's, with its
 #   interval. Otherwise they compare cheaper and costlier models, not weaker and stronger

@@ -7,6 +7,7 @@ import dataclasses
 import pytest
 import torch
 
+from scalinglab.studies.rl.tasks import sample_problems
 from scalinglab.studies.tts import policies as pol
 
 
@@ -27,6 +28,23 @@ def test_every_size_gets_the_same_recipe_and_data():
         assert cfgs[0][key] == cfgs[1][key] == cfgs[2][key], key
     assert len({c["model"]["d_model"] for c in cfgs}) == 3
     assert pol.rl_class("medium") == sweep  # small and medium share policies
+
+
+def test_policies_learn_a_task_whose_sets_fit_its_problem_space():
+    sweep = pol.rl_class("medium")
+    assert sweep.task == pol.TTS_TASK and sweep.task.op == "mul"
+    sets = sample_problems(
+        sweep.task,
+        {"sft": sweep.n_sft, "train": sweep.n_train, "heldout": sweep.n_heldout},
+        seed=sweep.data_seed,
+    )
+    seen = [set(zip(sets[k].a.tolist(), sets[k].b.tolist(), strict=True)) for k in sets]
+    assert not (seen[0] & seen[2]) and not (seen[1] & seen[2])  # held out means unseen
+    held = sets["heldout"]
+    assert held.prompts[0].endswith("=") and "*" in held.prompts[0]
+    assert len(held.prompts[0]) == sweep.task.prompt_len == 6
+    # easy (a factor 0 or 1) and hard prompts are both held out: difficulty varies
+    assert 0 < (held.b <= 1).mean() < 0.5
 
 
 def test_quality_order_flags_a_set_not_ordered():
