@@ -471,7 +471,8 @@ else:
 # ### Do the deciding intervals cover at this number of prompts?
 #
 # The intervals above resample prompts (a percentile bootstrap of a mean over prompts).
-# Near saturation most prompts add nothing to a gain and a few add much, so the table
+# Where most prompts add little to a gain and a few add much, a mean over prompts is
+# skewed and its intervals can under-cover, so the table
 # simulates, for each finding that decides ORDER-1, LLM-6 or KIN-3, how often the
 # percentile bootstrap and the Student-t interval of a mean of this many prompts,
 # drawn from the observed per-prompt values, contain the truth (their mean).

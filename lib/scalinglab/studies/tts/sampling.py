@@ -128,9 +128,10 @@ def tts_config(compute_class: str = "small", **overrides) -> TTSConfig:
       non-embedding parameters), 128 held-out prompts x 1024 samples, k_max 256.
     - ``medium``: all three sizes s, m, l (32x), 256 prompts x 1024 samples.
 
-    ``small`` and ``medium`` share the policies (:mod:`.policies`; on the shared 2-core
-    machine s, m and l trained in about 1, 2 and 5 minutes of wall time on one niced
-    process); ``medium``'s samples took about 4 minutes, ``small``'s under 1.
+    ``small`` and ``medium`` share the policies (:mod:`.policies`, on 3-digit x 1-digit
+    multiplication; on the shared 2-core machine s, m and l trained in about 3, 4 and 8
+    minutes of wall time in three niced processes); ``small``'s samples took about 3
+    minutes.
     """
     if compute_class.startswith("tiny"):
         cfg = TTSConfig(compute_class=compute_class, n_prompts=32, n_samples=64, prompts_per_run=16)
