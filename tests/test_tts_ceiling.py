@@ -48,3 +48,30 @@ def test_ceiling_identified_from_simulated_problems_with_unsolvable_ones():
 def test_fit_needs_four_informative_points():
     with pytest.raises(ValueError, match=">= 4 points"):
         tceil.fit_ceiling(np.array([1, 2, 4, 8]), np.array([0.5, 0.7, 0.8, 1.0]))
+
+
+def test_a_size_without_room_for_the_claimed_gain_is_not_identified():
+    from scalinglab.estimate import Estimate
+    from scalinglab.studies.tts import analysis as tta
+
+    est = Estimate(0.001, 0.0, 0.002, level=0.95, method="bootstrap over prompts, percentile")
+    # pass@1 0.98 over 10 doublings: at most 0.002 per doubling, below LLM-1's 0.005
+    out = tta.saturated(est, room=0.02 / 10, need=0.005, what="slope per doubling of k")
+    assert not out.identified and "saturated" in out.note
+    assert (out.point, out.lo, out.hi) == (est.point, est.lo, est.hi)
+    # room enough: untouched, so a small slope there still decides the claim
+    assert tta.saturated(est, room=0.05, need=0.005, what="slope").identified
+
+
+def test_claim_value_reads_the_ledger_threshold():
+    from scalinglab.claims_file import read_claims_file
+    from scalinglab.paths import notebooks_dir
+    from scalinglab.studies.tts import analysis as tta
+
+    specs = {
+        s.id: s.raw for s in read_claims_file(notebooks_dir() / "claims" / "test_time_scaling.toml")
+    }
+    assert tta.claim_value("LLM-1") == float(specs["LLM-1"]["value"])
+    assert tta.claim_value("LLM-5") == float(specs["LLM-5"]["value"])
+    with pytest.raises(KeyError, match="no claim"):
+        tta.claim_value("NOPE-9")
