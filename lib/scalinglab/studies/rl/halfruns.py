@@ -36,6 +36,19 @@ MIN_POINTS = 4
 MULTIPLE_BINS = (1.0, 2.0, 4.0, 8.0, np.inf)
 
 
+def failed(reason: str) -> dict:
+    """The columns of a run whose fits could not be made, with ``reason`` as its error."""
+    return dict.fromkeys(
+        ["A_full", "B_full", "C_mid_full", "A_half", "A_error", "multiple", "rmse_later"], np.nan
+    ) | {
+        "A_full_on_bound": False,
+        "A_half_on_bound": False,
+        "C_mid_inside": False,
+        "took_off": False,
+        "error": reason,
+    }
+
+
 def _fit(c: np.ndarray, y: np.ndarray, r0: float):
     return fit("scalerl", c, y, fixed={"R0": r0})
 
@@ -102,38 +115,16 @@ def per_run_half_fits(
             "n_later": int(later.sum()),
             "error": "",
         }
-        nan = dict.fromkeys(
-            ["A_full", "B_full", "C_mid_full", "A_half", "A_error", "multiple", "rmse_later"],
-            np.nan,
-        )
         if half.sum() < MIN_POINTS or later.sum() < 1:
             rows.append(
-                row
-                | nan
-                | {
-                    "A_full_on_bound": False,
-                    "A_half_on_bound": False,
-                    "C_mid_inside": False,
-                    "took_off": False,
-                    "error": f"{int(half.sum())} evaluations in the half (need {MIN_POINTS})",
-                }
+                row | failed(f"{int(half.sum())} evaluations in the half (need {MIN_POINTS})")
             )
             continue
         try:
             full = _fit(c[keep], y[keep], r0)
             hf = _fit(c[half], y[half], r0)
         except Exception as exc:  # a failed fit is a row with its reason, kept in the table
-            rows.append(
-                row
-                | nan
-                | {
-                    "A_full_on_bound": False,
-                    "A_half_on_bound": False,
-                    "C_mid_inside": False,
-                    "took_off": False,
-                    "error": str(exc),
-                }
-            )
+            rows.append(row | failed(str(exc)))
             continue
         a_f, a_h = float(full.params["A"]), float(hf.params["A"])
         pred = np.asarray(hf.predict(c[later]), dtype=float)
