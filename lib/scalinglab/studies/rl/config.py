@@ -76,6 +76,7 @@ class RLSweepConfig:
     # the v3 design: warm starts trained once per size, RL seeds from copies of them
     warm_starts: int = 0  # > 0: seeds are a flat run index over warm starts x RL seeds
     eval_seed: int | None = None  # one evaluation seed for every run (common random numbers)
+    warmup_fine: tuple[float, int] = (0.0, 0)  # from this check rate, check every n steps
 
     def __post_init__(self) -> None:
         if self.warm_starts and len(self.seeds) % self.warm_starts:
@@ -147,6 +148,8 @@ class RLSweepConfig:
             data_seed=self.data_seed,
             plateau=self.plateau,
             eval_seed=self.eval_seed,
+            warmup_fine_from=self.warmup_fine[0],
+            warmup_fine_every=self.warmup_fine[1],
             **run_knobs,
         )
 
@@ -179,6 +182,7 @@ _REDESIGN_DEFAULTS = {
     "variant_sizes": {},
     "warm_starts": 0,
     "eval_seed": None,
+    "warmup_fine": (0.0, 0),
 }
 
 
@@ -386,6 +390,7 @@ def _v3(compute_class: str) -> RLSweepConfig:
         seeds=(0, 1, 2, 3),
         warm_starts=2,
         eval_seed=2026,
+        warmup_fine=(0.05, 2),
         task=TaskSpec(op="add", n_digits=3, reverse_answer=True),
         warmup=WarmupConfig(target_lo=0.15, target_hi=0.25, check_every=10, check_prompts=256),
         grpo=GRPOConfig(steps=steps, prompts_per_step=prompts, group_size=8),
