@@ -35,3 +35,15 @@ def test_eta_scales_the_estimated_rest_by_the_measured_pace():
     lines = log.getvalue().splitlines()
     assert "2 runs to do (1 stored)" in lines[0]
     assert "1/2 runs" in lines[1] and "x2.00 the estimate" in lines[1] and "ETA" in lines[1]
+    # each stage at its own pace: a slow warm-up does not slow the GRPO estimate
+    tr2 = RunTracker(sweep, costs, file=io.StringIO(), bar=False)
+    for stage, size in (("warm-up", "s"), ("warm-up", "m"), ("GRPO", "s"), ("GRPO", "m")):
+        tr2.add(stage, size, cached=False)
+    tr2.start()
+    tr2.done("warm-up", "s", 3 * 10.0)
+    assert tr2.ratio("warm-up") == pytest.approx(3.0)
+    rest = 3 * 20.0 + 3 * (tr2.estimate("GRPO", "s") + tr2.estimate("GRPO", "m"))
+    assert tr2.eta_s() == pytest.approx(rest)  # no GRPO run yet: the overall pace
+    tr2.done("GRPO", "s", 0.5 * tr2.estimate("GRPO", "s"))
+    assert tr2.ratio("GRPO") == pytest.approx(0.5) and tr2.ratio("warm-up") == pytest.approx(3.0)
+    assert tr2.eta_s() == pytest.approx(3 * 20.0 + 0.5 * tr2.estimate("GRPO", "m"))

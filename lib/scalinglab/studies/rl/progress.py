@@ -7,7 +7,8 @@ whether a finished copy is already stored), weighs each by its estimated seconds
 (:mod:`scalinglab.studies.rl.budget`), and when a run ends moves a tqdm bar by that
 run's estimate and logs one line: the run's measured seconds against its estimate,
 the runs done, and the ETA, the estimated seconds still to run scaled by the ratio
-of measured to estimated seconds so far (the machine's load, as it is now).
+of measured to estimated seconds so far (the machine's load, as it is now), stage by
+stage (a warm-up's estimate and a GRPO run's can be off by different factors).
 """
 
 from __future__ import annotations
@@ -42,6 +43,9 @@ class RunTracker:
         self.todo_s = 0.0  # estimated seconds of the runs to do
         self.n_todo = self.n_cached = self.n_done = 0
         self.done_est_s = self.done_s = 0.0
+        self.stage_todo: dict[str, float] = {}  # estimated seconds to do, per stage
+        self.stage_est: dict[str, float] = {}  # estimated seconds done, per stage
+        self.stage_s: dict[str, float] = {}  # measured seconds done, per stage
         self.t0 = time.time()
         self._bar: Any = None
 
@@ -58,6 +62,7 @@ class RunTracker:
         else:
             self.n_todo += 1
             self.todo_s += self.estimate(stage, size)
+            self.stage_todo[stage] = self.stage_todo.get(stage, 0.0) + self.estimate(stage, size)
 
     def start(self) -> None:
         """Print the plan and open the bar (call after every :meth:`add`)."""
@@ -77,13 +82,20 @@ class RunTracker:
             mininterval=30,
         )
 
-    def ratio(self) -> float:
-        """Measured over estimated seconds of the runs done so far (1 before the first)."""
+    def ratio(self, stage: str | None = None) -> float:
+        """Measured over estimated seconds of the runs done so far, of ``stage`` (None:
+        all); a stage with no run done yet takes the overall ratio (1 before any)."""
+        if stage is not None and self.stage_est.get(stage, 0.0) > 0:
+            return self.stage_s[stage] / self.stage_est[stage]
         return self.done_s / self.done_est_s if self.done_est_s > 0 else 1.0
 
     def eta_s(self) -> float:
-        """Seconds still to run: estimated seconds left times :meth:`ratio`."""
-        return max(self.todo_s - self.done_est_s, 0.0) * self.ratio()
+        """Seconds still to run: each stage's estimated seconds left times its
+        :meth:`ratio`."""
+        return sum(
+            max(todo - self.stage_est.get(st, 0.0), 0.0) * self.ratio(st)
+            for st, todo in self.stage_todo.items()
+        )
 
     def done(self, stage: str, size: str, seconds: float) -> None:
         """One run of ``stage`` at ``size`` ended after ``seconds``: advance, log."""
@@ -91,13 +103,15 @@ class RunTracker:
         self.n_done += 1
         self.done_est_s += est
         self.done_s += seconds
+        self.stage_est[stage] = self.stage_est.get(stage, 0.0) + est
+        self.stage_s[stage] = self.stage_s.get(stage, 0.0) + seconds
         if self._bar is not None:
             self._bar.update(round(est))
         eta = self.eta_s()
         finish = time.strftime("%H:%M UTC", time.gmtime(time.time() + eta))
         self._log(
             f"done {stage} {size} in {seconds:.0f} s (estimate {est:.0f} s); "
-            f"{self.n_done}/{self.n_todo} runs; x{self.ratio():.2f} the estimate; "
+            f"{self.n_done}/{self.n_todo} runs; x{self.ratio(stage):.2f} the estimate; "
             f"ETA {eta / 3600:.2f} h ({finish})"
         )
 
