@@ -9,6 +9,7 @@ Reproduces ``docs/studies/rl_scaling.md``.
 - :mod:`.sweep`: sizes x seeds x variants on Dask, cached under ``data/rl_scaling/``
 - :mod:`.lr_stage`: the per-size GRPO learning-rate stage and its selection rule
 - :mod:`.budget`: measured cost per size, extrapolated to a whole sweep
+- :mod:`.progress`: a long sweep's progress bar and ETA, weighted by each run's estimated cost
 - :mod:`.analysis`: sigmoid and k(N) fits, phases, ablation deltas (uses :mod:`scalinglab.fitting`,
   :mod:`scalinglab.stats`)
 - :mod:`.predict`: the papers' predictions with intervals over seeds (half compute -> A and the
