@@ -3,6 +3,10 @@
 A sweep has two or three stages, each mapped with :func:`scalinglab.sweeps.map_runs`:
 
 1. one warm-up per (model size, seed) (:func:`~scalinglab.studies.rl.run.warm_start`);
+   with ``warm_starts`` (the ``v3`` design) one per (model size, warm start), and the
+   ``seed`` of a main run is a run index over warm starts x RL seeds: every RL seed of
+   a warm start starts from a copy of the same weights (coordinates ``warm_start`` and
+   ``rl_seed`` of ``seed`` in the dataset);
 2. (``medium``) a short GRPO learning-rate sweep per size: ``lr_grid`` multipliers of
    the width rule (:mod:`~scalinglab.studies.rl.config`), ``lr_seeds`` seeds,
    ``lr_steps`` steps each; the multiplier chosen by
@@ -22,7 +26,9 @@ sweep config (which includes :data:`ENGINE_VERSION`) through
 GRPO run while the sweep runs, so an interrupted sweep resumes run by run.
 
 The sweep's config, its compute classes and the learning-rate rule:
-:mod:`scalinglab.studies.rl.config`.
+:mod:`scalinglab.studies.rl.config`. ``python -m scalinglab.studies.rl.sweep v3`` prints
+the budget and runs (or resumes) a sweep in this process with a progress bar and an ETA
+(:func:`main`, :mod:`~scalinglab.studies.rl.progress`).
 """
 
 from __future__ import annotations
@@ -38,7 +44,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from scalinglab.compute import resolve_device
+from scalinglab.compute import resolve_device, resolve_scheduler
 from scalinglab.studies.rl.config import ENGINE_VERSION, STUDY, RLSweepConfig, sweep_config
 from scalinglab.studies.rl.config import SizeSpec as SizeSpec  # pickled configs name it here
 from scalinglab.studies.rl.lr_stage import lr_stage_dataset, select_lr
@@ -127,6 +133,8 @@ def execute_sweep(
     if tracker is not None:
         if sweep.lr_grid:
             raise ValueError("execute_sweep: a tracker does not cover a learning-rate stage")
+        if client is not None or resolve_scheduler(scheduler) != "sync":
+            raise ValueError("execute_sweep: a tracker needs scheduler='sync' (runs in process)")
         cached = (
             (lambda k: runs.path(k).exists())
             if runs is not None and runs.enabled
