@@ -335,3 +335,31 @@ def test_v3_layout_order_and_resume_run_by_run(tmp_path, monkeypatch):
     # the re-run run and re-trained warm-up reproduce their first results exactly
     for name in ("pass_rate", "train_reward", "r0", "warmup_steps", "warmup_check"):
         np.testing.assert_array_equal(again[name].values, ds[name].values, err_msg=name)
+
+
+def test_v3_shards_split_the_runs_and_the_assembly_runs_nothing(tmp_path, monkeypatch):
+    from scalinglab.sweeps import RunCache
+
+    sweep = _tiny_v3(grpo=GRPOConfig(steps=2, prompts_per_step=2, group_size=4))
+    calls: list[tuple] = []
+    real = rl_sweep._rl_task
+
+    def spy(item):
+        calls.append((item[0].sizes[item[1]].name, item[2], item[3]))
+        return real(item)
+
+    monkeypatch.setattr(rl_sweep, "_rl_task", spy)
+    runs = RunCache(tmp_path / "runs")
+    parts = []
+    for k in (0, 1):
+        calls.clear()
+        execute_sweep(sweep, scheduler="sync", progress=False, runs=runs, shard=(k, 2))
+        parts.append(list(calls))
+    assert len(parts[0]) == len(parts[1]) == 12 and not set(parts[0]) & set(parts[1])
+    # each shard gets half of every cell (alternate runs of the size-by-size order)
+    assert sorted(c[2] for c in parts[0] if c[:2] == ("s", "baseline")) == [0, 2]
+    calls.clear()
+    ds = execute_sweep(sweep, scheduler="sync", progress=False, runs=runs)
+    assert calls == [] and ds.attrs["n_failed"] == 0
+    with pytest.raises(ValueError, match="shard"):
+        execute_sweep(sweep, scheduler="sync", progress=False, runs=runs, shard=(2, 2))

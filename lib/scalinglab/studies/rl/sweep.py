@@ -94,6 +94,7 @@ def execute_sweep(
     progress: bool = True,
     runs: RunCache | None = None,
     tracker: Any = None,
+    shard: tuple[int, int] | None = None,
 ) -> xr.Dataset:
     """Run every task of ``sweep`` and assemble the dataset.
 
@@ -104,6 +105,9 @@ def execute_sweep(
     (``v3``) variant by variant, size by size, so whole (size, variant) cells land first.
     ``tracker``: a :class:`~scalinglab.studies.rl.progress.RunTracker` told of every
     planned run and of each as it ends (progress bar and ETA; ``scheduler="sync"``).
+    ``shard=(k, n)``: only the main runs at positions ``k, k + n, ...`` of the order (the
+    warm-ups all), so ``n`` processes sharing ``runs`` split the work; the Dataset then
+    holds only those runs (the others read "failed"): assemble with a call without it.
     """
     from scalinglab.compute import get_client
 
@@ -127,6 +131,11 @@ def execute_sweep(
             for i in range(len(sweep.sizes))
             if names[i] in sweep.runs_at(v)
         ]
+    if shard is not None:
+        k, n = shard
+        if not 0 <= k < n:
+            raise ValueError(f"execute_sweep: shard {k}/{n} needs 0 <= k < n")
+        rl_keys = rl_keys[k::n]
     warm_keys = [["warm-up", sweep.sizes[i].name, s] for _, i, s in warm_items]
     warm_fn: Callable[[Any], Any] = _warm_task
     rl_fn: Callable[[Any], Any] = _rl_task
@@ -516,6 +525,12 @@ def main(argv: list[str] | None = None) -> None:
         help="compute class whose committed dataset's recorded timings price the runs",
     )
     ap.add_argument("--list-runs", action="store_true", help="print finished GRPO run files")
+    ap.add_argument(
+        "--shard",
+        default="",
+        help="K/N: run only every N-th main run from the K-th (N processes share the "
+        "work; a call without --shard then assembles the Dataset)",
+    )
     args = ap.parse_args(argv)
     sweep = dataclasses.replace(sweep_config(args.compute_class), device="cpu")
     if args.list_runs:
@@ -535,7 +550,20 @@ def main(argv: list[str] | None = None) -> None:
         file=sys.stderr,
         flush=True,
     )
-    run_sweep(sweep, scheduler="sync", tracker=RunTracker(sweep, costs), progress=False)
+    tracker = RunTracker(sweep, costs)
+    if args.shard:
+        k, n = (int(x) for x in args.shard.split("/"))
+        execute_sweep(
+            sweep,
+            scheduler="sync",
+            progress=False,
+            runs=RunCache(rl_runs_folder(sweep)),
+            tracker=tracker,
+            shard=(k, n),
+        )
+        print(f"shard {k}/{n} done; run without --shard to assemble", file=sys.stderr)
+        return
+    run_sweep(sweep, scheduler="sync", tracker=tracker, progress=False)
 
 
 if __name__ == "__main__":
