@@ -264,6 +264,14 @@ def test_v3_is_the_design_of_issue_31():
     assert sweep_config("small").warm_of(2) == 2 and sweep_config("small").warm_seeds() == [0, 1, 2]
     with pytest.raises(ValueError, match="warm starts"):
         dataclasses.replace(v3, seeds=(0, 1, 2))
+    # the budget counts one warm-up per (size, warm start) and every run at 4000 steps
+    from scalinglab.studies.rl.budget import estimate_sweep
+
+    costs = {"sizes": {s.name: {"warmup_s": 10.0, "step_s": 0.1, "eval_s": 1.0} for s in v3.sizes}}
+    est = estimate_sweep(v3, costs, workers=1)
+    assert est["tasks"] == {"warm-up": 8, "learning-rate stage": 0, "GRPO runs": 48}
+    assert est["core_s"]["GRPO runs"] == pytest.approx(48 * (4000 * 0.1 + 81 * 1.0))
+    assert v3.n_tasks() == 8 + 48
 
 
 def test_v3_layout_order_and_resume_run_by_run(tmp_path, monkeypatch):
