@@ -156,3 +156,51 @@ def test_plateau_rule_stops_a_run_early_and_a_pool_limits_the_prompts(monkeypatc
     assert len(seen[2]) == 40 and seen[2] <= set(
         zip(train.a.tolist(), train.b.tolist(), strict=True)
     )  # fresh: 40 distinct
+
+
+def test_fine_warm_up_checks_and_a_shared_evaluation_seed():
+    from scalinglab.models.transformer import Transformer
+    from scalinglab.studies.rl.measure import pass_rate
+    from scalinglab.studies.rl.run import _problem_sets, warm_up
+
+    cfg = _cfg(warmup=WarmupConfig(max_steps=12, check_every=6, check_prompts=8, target_lo=2.0))
+    sets = _problem_sets(cfg)
+    check = sets["train"].subset(slice(0, 8))
+    coarse = warm_up(Transformer(cfg.model, seed=0), sets["sft"], check, cfg.warmup, seed=0)
+    assert [s for s, _ in coarse["checks"]] == [0, 6, 12]
+    fine = warm_up(
+        Transformer(cfg.model, seed=0),
+        sets["sft"],
+        check,
+        cfg.warmup,
+        seed=0,
+        fine_from=0.0,
+        fine_every=2,
+    )
+    assert [s for s, _ in fine["checks"]] == [0, 2, 4, 6, 8, 10, 12]
+    # with eval_seed, two runs from one policy start from the same R0 whatever their seeds
+    shared = _cfg(eval_seed=7, grpo=GRPOConfig(steps=0, prompts_per_step=4, group_size=4))
+    warm = warm_start(shared, seed=0)
+    r = [run_rl(shared, seed=s, warm=warm).pass_rate[0] for s in (1, 2)]
+    model = Transformer(shared.model, seed=0)
+    model.load_state_dict(warm.state)
+    expect = pass_rate(model, _problem_sets(shared)["heldout"], k=shared.eval_k, seed=7).mean()
+    assert r[0] == r[1] == pytest.approx(expect)
+    assert shared.to_dict()["eval_seed"] == 7 and "eval_seed" not in _cfg().to_dict()
+
+
+def test_blocked_problems_score_zero():
+    from scalinglab.models.transformer import Transformer
+    from scalinglab.studies.rl.measure import pass_rate
+    from scalinglab.studies.rl.run import _problem_sets
+
+    cfg = _cfg()
+    held = _problem_sets(cfg)["heldout"]
+    model = Transformer(cfg.model, seed=0)
+    blocked = np.arange(len(held)) % 2 == 0
+    free = pass_rate(model, held, k=2, seed=1)
+    capped = pass_rate(model, held, k=2, seed=1, blocked=blocked)
+    assert (capped[blocked] == 0).all()
+    np.testing.assert_array_equal(capped[~blocked], free[~blocked])  # same draws elsewhere
+    with pytest.raises(ValueError, match="cap_share"):
+        _cfg(cap_share=1.5)

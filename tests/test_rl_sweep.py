@@ -218,3 +218,156 @@ def test_learning_rate_stage_selects_per_size_and_runs_resume_from_the_cache(tmp
         mod._warm_task, mod._lr_task, mod._rl_task = orig
     xr.testing.assert_identical(again.pass_rate, ds.pass_rate)
     xr.testing.assert_identical(again.lr_pass_rate, ds.lr_pass_rate)
+
+
+def _tiny_v3(**kw):
+    base = sweep_config(
+        "tiny_v3",
+        warmup=WarmupConfig(max_steps=4, check_every=2, check_prompts=8, check_k=1),
+        grpo=GRPOConfig(steps=4, prompts_per_step=2, group_size=4),
+        n_sft=64,
+        n_train=32,
+        n_heldout=16,
+        eval_every=2,
+        eval_k=1,
+    )
+    return dataclasses.replace(base, **kw)
+
+
+def test_v3_is_the_design_of_issue_31():
+    v3 = sweep_config("v3")
+    n = [v3.run_config(s, "baseline").model.n_params() for s in v3.sizes]
+    assert len(n) == 4 and max(n) / min(n) >= 30 and n == sorted(n)
+    assert v3.warm_starts == 2 and v3.rl_seeds >= 2  # each warm start has >= 2 RL seeds
+    assert [v3.warm_of(s) for s in v3.seeds] == [0, 0, 1, 1]
+    assert [v3.rl_seed_of(s) for s in v3.seeds] == [0, 1, 0, 1]
+    assert 0.1 <= v3.warmup.target_lo <= 0.2 and v3.warmup_fine[1] <= 2
+    assert v3.grpo.steps == 4000 and (v3.grpo.prompts_per_step, v3.grpo.group_size) == (16, 8)
+    assert v3.eval_every == 50 and v3.n_heldout == 512 and v3.eval_seed is not None
+    assert v3.plateau is None and not v3.lr_grid  # every run trains its 4000 steps
+    assert v3.n_train >= v3.grpo.steps * v3.grpo.prompts_per_step  # fresh prompts
+    assert list(v3.variants)[:2] == ["baseline", "half_lr"]
+    for s in v3.sizes:
+        base, half = v3.run_config(s, "baseline"), v3.run_config(s, "half_lr")
+        assert base.grpo.lr == pytest.approx(v3.rule_lr(s)) and half.grpo.lr == base.grpo.lr / 2
+        assert base.eval_seed == v3.eval_seed and base.warmup_fine_every > 0
+    for v in ("len_cap", "batch_norm"):
+        assert len(v3.runs_at(v)) == 2
+    assert v3.run_config(v3.sizes[0], "batch_norm").grpo.adv_norm == "batch"
+    # the older classes keep their config hashes (their committed data stay theirs)
+    for cls, name in (
+        ("small", "grpo-small"),
+        ("medium", "grpo-medium"),
+        ("medium_v1", "grpo-medium"),
+    ):
+        assert dataset_path(rl_sweep.STUDY, name, sweep_config(cls).to_dict()).exists(), cls
+    assert sweep_config("small").warm_of(2) == 2 and sweep_config("small").warm_seeds() == [0, 1, 2]
+    with pytest.raises(ValueError, match="warm starts"):
+        dataclasses.replace(v3, seeds=(0, 1, 2))
+    # the budget counts one warm-up per (size, warm start) and every run at 4000 steps
+    from scalinglab.studies.rl.budget import estimate_sweep
+
+    costs = {"sizes": {s.name: {"warmup_s": 10.0, "step_s": 0.1, "eval_s": 1.0} for s in v3.sizes}}
+    est = estimate_sweep(v3, costs, workers=1)
+    assert est["tasks"] == {"warm-up": 8, "learning-rate stage": 0, "GRPO runs": 48}
+    assert est["core_s"]["GRPO runs"] == pytest.approx(48 * (4000 * 0.1 + 81 * 1.0))
+    assert v3.n_tasks() == 8 + 48
+
+
+def test_v3_layout_order_and_resume_run_by_run(tmp_path, monkeypatch):
+    import io
+
+    from scalinglab.studies.rl.sweep_progress import RunTracker
+    from scalinglab.sweeps import RunCache
+
+    sweep = _tiny_v3()
+    costs = {
+        "sizes": {s.name: {"warmup_s": 1.0, "step_s": 0.1, "eval_s": 0.1} for s in sweep.sizes}
+    }
+    calls: list[tuple] = []
+    real = rl_sweep._rl_task
+
+    def spy(item):
+        calls.append((item[0].sizes[item[1]].name, item[2], item[3]))
+        return real(item)
+
+    monkeypatch.setattr(rl_sweep, "_rl_task", spy)
+    runs, log = RunCache(tmp_path / "runs"), io.StringIO()
+    ds = execute_sweep(
+        sweep,
+        scheduler="sync",
+        progress=False,
+        runs=runs,
+        tracker=RunTracker(sweep, costs, file=log, bar=False),
+    )
+    assert dict(ds.sizes) == {"model_size": 2, "variant": 4, "seed": 4, "eval": 3, "step": 4}
+    assert ds.warm_start.values.tolist() == [0, 0, 1, 1]
+    assert ds.rl_seed.values.tolist() == [0, 1, 0, 1]
+    assert ds.r0.dims == ("model_size", "seed") and ds.attrs["n_failed"] == 0
+    assert ds.status.sel(model_size="m", variant="len_cap").values.tolist() == ["skipped"] * 4
+    # whole cells first: the baseline at every size, then half_lr, then the ablations
+    assert [c[1] for c in calls] == ["baseline"] * 8 + ["half_lr"] * 8 + ["len_cap"] * 4 + [
+        "batch_norm"
+    ] * 4
+    assert [c[0] for c in calls[:8]] == ["s"] * 4 + ["m"] * 4
+    # one warm-up per (size, warm start); its RL seeds start from copies of it
+    assert runs.count() == 2 * 2 + len(calls)
+    for w in (0, 1):
+        seeds = ds.seed.where(ds.warm_start == w, drop=True).values
+        same = ds.warmup_steps.sel(seed=seeds)
+        assert (same == same.isel(seed=0)).all()
+        start = ds.pass_rate.isel(eval=0).sel(variant=["baseline", "half_lr"], seed=seeds)
+        assert (start == ds.r0.sel(seed=seeds)).all()  # one R0: same policy, same eval draws
+    # the RL seeds differ: different batches sampled
+    tr = ds.train_reward.sel(variant="baseline")
+    assert not np.array_equal(tr.sel(seed=0).values, tr.sel(seed=1).values) or np.all(tr == 0)
+    assert 0 <= float(ds.cap_binds_heldout.sel(variant="len_cap")) <= 1
+    assert float(ds.cap_binds_heldout.sel(variant="baseline")) == 0
+    lines = log.getvalue().splitlines()
+    assert "28 runs to do (0 stored)" in lines[0] and sum("ETA" in x for x in lines) == 28
+    # a restart trains only what is missing
+    missing = [["grpo", "m", "half_lr", 3], ["warm-up", "s", 1]]
+    for key in missing:
+        runs.path(key).unlink()
+    calls.clear()
+    log = io.StringIO()
+    again = execute_sweep(
+        sweep,
+        scheduler="sync",
+        progress=False,
+        runs=runs,
+        tracker=RunTracker(sweep, costs, file=log, bar=False),
+    )
+    assert calls == [("m", "half_lr", 3)]
+    assert "2 runs to do (26 stored)" in log.getvalue()
+    # the re-run run and re-trained warm-up reproduce their first results exactly
+    for name in ("pass_rate", "train_reward", "r0", "warmup_steps", "warmup_check"):
+        np.testing.assert_array_equal(again[name].values, ds[name].values, err_msg=name)
+
+
+def test_v3_shards_split_the_runs_and_the_assembly_runs_nothing(tmp_path, monkeypatch):
+    from scalinglab.sweeps import RunCache
+
+    sweep = _tiny_v3(grpo=GRPOConfig(steps=2, prompts_per_step=2, group_size=4))
+    calls: list[tuple] = []
+    real = rl_sweep._rl_task
+
+    def spy(item):
+        calls.append((item[0].sizes[item[1]].name, item[2], item[3]))
+        return real(item)
+
+    monkeypatch.setattr(rl_sweep, "_rl_task", spy)
+    runs = RunCache(tmp_path / "runs")
+    parts = []
+    for k in (0, 1):
+        calls.clear()
+        execute_sweep(sweep, scheduler="sync", progress=False, runs=runs, shard=(k, 2))
+        parts.append(list(calls))
+    assert len(parts[0]) == len(parts[1]) == 12 and not set(parts[0]) & set(parts[1])
+    # each shard gets half of every cell (alternate runs of the size-by-size order)
+    assert sorted(c[2] for c in parts[0] if c[:2] == ("s", "baseline")) == [0, 2]
+    calls.clear()
+    ds = execute_sweep(sweep, scheduler="sync", progress=False, runs=runs)
+    assert calls == [] and ds.attrs["n_failed"] == 0
+    with pytest.raises(ValueError, match="shard"):
+        execute_sweep(sweep, scheduler="sync", progress=False, runs=runs, shard=(2, 2))

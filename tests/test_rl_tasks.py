@@ -10,6 +10,7 @@ from scalinglab.models import EOS, PAD, arithmetic_tokenizer
 from scalinglab.studies.rl.tasks import (
     Problems,
     TaskSpec,
+    cap_binds,
     check_completion,
     format_answer,
     sample_problems,
@@ -142,3 +143,25 @@ def test_format_answer_and_spec_validation():
     assert format_answer(1200, reverse=True) == "0021"
     with pytest.raises(ValueError, match="op"):
         TaskSpec(op="div")
+
+
+def test_length_cap_on_a_share_of_prompts_binds_only_long_answers():
+    spec = TaskSpec(op="add", n_digits=3, reverse_answer=True)
+    sets = sample_problems(spec, {"a": 20000, "b": 4000}, seed=3)
+    long = np.array([len(x) == spec.max_answer_len for x in sets["a"].answers])
+    assert not cap_binds(sets["a"], share=0.0).any()
+    np.testing.assert_array_equal(cap_binds(sets["a"], share=1.0), long)  # every long sum
+    binds = cap_binds(sets["a"], share=0.1)
+    assert not binds[~long].any()  # a sum that fits is never cut
+    # about a tenth of the long sums (about half of all): a few percent of prompts
+    assert 0.08 < binds[long].mean() < 0.12 and 0.03 < binds.mean() < 0.07
+    # the choice is a property of the problem: the same in any set, in either operand order
+    p = sets["a"].subset(slice(0, 500))
+    swapped = Problems(spec, p.b, p.a)
+    np.testing.assert_array_equal(cap_binds(p, share=0.3), cap_binds(swapped, share=0.3))
+    # a larger share caps a superset
+    assert (cap_binds(sets["b"], share=0.2) >= cap_binds(sets["b"], share=0.1)).all()
+    # a cap above every answer binds nothing
+    assert not cap_binds(sets["a"], share=1.0, cap_tokens=spec.max_answer_len + 1).any()
+    with pytest.raises(ValueError, match="share"):
+        cap_binds(p, share=1.5)

@@ -105,3 +105,81 @@ def ablation_effects(
                 }
             )
     return pd.DataFrame(rows)
+
+
+def design_mde(
+    rl_sd: float,
+    n_pairs: int,
+    *,
+    level: float = 0.95,
+    power: float = 0.8,
+    paired_sd: float | None = None,
+) -> float:
+    """Minimum detectable effect of an ablation, from the design's noise, before it runs.
+
+    An ablation run shares its warm start (and so its R0) with a baseline run, so the
+    effect is estimated from ``n_pairs`` paired differences (variant - baseline) whose
+    standard deviation is ``sqrt(2) * rl_sd`` (two independent RL trajectories from
+    one policy) unless ``paired_sd`` is given. The MDE is the mean difference a
+    two-sided paired t-test at ``1 - level`` detects with probability ``power``
+    (statsmodels' :class:`~statsmodels.stats.power.TTestPower`, noncentral t), in the
+    metric's units.
+
+    Parameters
+    ----------
+    rl_sd
+        Run-to-run standard deviation of the metric (e.g. A) between RL seeds of one
+        warm start.
+    n_pairs
+        Paired differences: sizes x runs per size the ablation ran.
+    level, power
+        Confidence level of the test and the power asked for.
+    paired_sd
+        Standard deviation of the paired differences, if known (overrides ``rl_sd``).
+
+    Returns
+    -------
+    float
+        The effect detectable with ``power``; ``inf`` with fewer than 2 pairs.
+    """
+    from statsmodels.stats.power import TTestPower
+
+    if rl_sd < 0 or (paired_sd is not None and paired_sd < 0):
+        raise ValueError("design_mde: standard deviations must be >= 0")
+    if n_pairs < 2:
+        return float("inf")
+    sd = float(paired_sd) if paired_sd is not None else float(np.sqrt(2.0) * rl_sd)
+    d = TTestPower().solve_power(
+        effect_size=None, nobs=n_pairs, alpha=1.0 - level, power=power, alternative="two-sided"
+    )
+    return float(d) * sd
+
+
+def design_mdes(sweep, rl_sds: dict[str, float], *, baseline: str = "baseline") -> pd.DataFrame:
+    """:func:`design_mde` of every variant of ``sweep`` against the baseline, for each
+    assumed run-to-run noise in ``rl_sds`` (name -> standard deviation).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (variant, noise): ``variant``, ``sizes``, ``n_pairs``, ``noise``,
+        ``rl_sd``, ``mde``.
+    """
+    rows = []
+    for v in sweep.variants:
+        if v == baseline:
+            continue
+        sizes = sweep.runs_at(v)
+        n = len(sizes) * len(sweep.seeds)
+        for name, sd in rl_sds.items():
+            rows.append(
+                {
+                    "variant": v,
+                    "sizes": ",".join(sizes),
+                    "n_pairs": n,
+                    "noise": name,
+                    "rl_sd": sd,
+                    "mde": design_mde(sd, n),
+                }
+            )
+    return pd.DataFrame(rows)

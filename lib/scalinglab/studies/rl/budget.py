@@ -123,6 +123,15 @@ def costs_from_runs(ds, *, quantile: float = 0.25) -> dict:
     }
 
 
+def run_seconds(sweep, costs: dict, size: str, *, steps: int | None = None) -> float:
+    """Estimated seconds of one GRPO run of ``size`` (``steps``: the sweep's by default),
+    its evaluations included."""
+    steps = sweep.grpo.steps if steps is None else steps
+    c = costs["sizes"][size]
+    n_eval = len({0, *range(sweep.eval_every, steps + 1, sweep.eval_every), steps})
+    return steps * c["step_s"] + n_eval * c["eval_s"]
+
+
 def task_seconds(sweep, costs: dict) -> dict[str, list[float]]:
     """Estimated seconds of every task of ``sweep``, by stage.
 
@@ -135,12 +144,10 @@ def task_seconds(sweep, costs: dict) -> dict[str, list[float]]:
         ``{"warm-up": [...], "learning-rate stage": [...], "GRPO runs": [...]}``.
     """
     c = costs["sizes"]
-    seeds = sorted(set(sweep.seeds) | set(sweep.lr_seeds))
-    warm = [c[s.name]["warmup_s"] for s in sweep.sizes for _ in seeds]
+    warm = [c[s.name]["warmup_s"] for s in sweep.sizes for _ in sweep.warm_seeds()]
 
     def run_s(name: str, steps: int) -> float:
-        n_eval = len({0, *range(sweep.eval_every, steps + 1, sweep.eval_every), steps})
-        return steps * c[name]["step_s"] + n_eval * c[name]["eval_s"]
+        return run_seconds(sweep, costs, name, steps=steps)
 
     lr = [
         run_s(s.name, sweep.lr_steps)

@@ -73,6 +73,38 @@ class RLSweepConfig:
     lr_keep: float = 1.0  # < 1: the smallest stable multiplier within this share of the best gain
     plateau: PlateauRule | None = None
     variant_sizes: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # the v3 design: warm starts trained once per size, RL seeds from copies of them
+    warm_starts: int = 0  # > 0: seeds are a flat run index over warm starts x RL seeds
+    eval_seed: int | None = None  # one evaluation seed for every run (common random numbers)
+    warmup_fine: tuple[float, int] = (0.0, 0)  # from this check rate, check every n steps
+
+    def __post_init__(self) -> None:
+        if self.warm_starts and len(self.seeds) % self.warm_starts:
+            raise ValueError(
+                f"RLSweepConfig: {len(self.seeds)} seeds do not split into "
+                f"{self.warm_starts} warm starts"
+            )
+        if self.warm_starts and tuple(self.seeds) != tuple(range(len(self.seeds))):
+            raise ValueError("RLSweepConfig: with warm_starts, seeds must be 0..n-1 (run index)")
+
+    @property
+    def rl_seeds(self) -> int:
+        """RL seeds per warm start (1 when every seed has its own warm start)."""
+        return len(self.seeds) // self.warm_starts if self.warm_starts else 1
+
+    def warm_of(self, seed: int) -> int:
+        """The warm start (its seed) the run ``seed`` starts from."""
+        return seed // self.rl_seeds if self.warm_starts else seed
+
+    def rl_seed_of(self, seed: int) -> int:
+        """The run's RL seed within its warm start (its seed, without ``warm_starts``)."""
+        return seed % self.rl_seeds if self.warm_starts else seed
+
+    def warm_seeds(self) -> list[int]:
+        """Seeds of the warm-ups a size needs (each trained once)."""
+        if self.warm_starts:
+            return list(range(self.warm_starts))
+        return sorted(set(self.seeds) | set(self.lr_seeds))
 
     def to_dict(self) -> dict:
         return config_dict(self, engine_version=ENGINE_VERSION, omit_if_default=_REDESIGN_DEFAULTS)
@@ -99,7 +131,9 @@ class RLSweepConfig:
         )
         over = dict(self.variants[variant])
         lr = self.rule_lr(size) * lr_mult * over.pop("lr_scale", 1.0)
-        run_knobs = {k: over.pop(k) for k in ("train_pool", "max_new_tokens") if k in over}
+        run_knobs = {
+            k: over.pop(k) for k in ("train_pool", "max_new_tokens", "cap_share") if k in over
+        }
         grpo = dataclasses.replace(self.grpo, lr=lr, **over)
         return RLRunConfig(
             model=model,
@@ -113,6 +147,9 @@ class RLSweepConfig:
             eval_k=self.eval_k,
             data_seed=self.data_seed,
             plateau=self.plateau,
+            eval_seed=self.eval_seed,
+            warmup_fine_from=self.warmup_fine[0],
+            warmup_fine_every=self.warmup_fine[1],
             **run_knobs,
         )
 
@@ -126,7 +163,7 @@ class RLSweepConfig:
 
     def n_tasks(self) -> int:
         """Warm-ups, learning-rate-stage runs and main runs of the whole sweep."""
-        warm = len(self.sizes) * len(set(self.seeds) | set(self.lr_seeds))
+        warm = len(self.sizes) * len(self.warm_seeds())
         lr = len(self.sizes) * len(self.lr_grid) * len(self.lr_seeds)
         return warm + lr + sum(len(self.runs_at(v)) * len(self.seeds) for v in self.variants)
 
@@ -143,6 +180,9 @@ _REDESIGN_DEFAULTS = {
     "lr_keep": 1.0,
     "plateau": None,
     "variant_sizes": {},
+    "warm_starts": 0,
+    "eval_seed": None,
+    "warmup_fine": (0.0, 0),
 }
 
 
@@ -192,6 +232,24 @@ def sweep_config(compute_class: str = "small", **overrides) -> RLSweepConfig:
       stay reproducible: a 300-step learning-rate stage at 0.125-1x on 2 seeds, and
       main runs stopped by the plateau rule (``compute_class`` is "medium" in its
       config, so the config hash and data file are the ones it was run with).
+    - ``v3``: the design of issue 31 (``docs/studies/rl_scaling.md``, "The v3 design"):
+      sizes s/m/l/xl (25k-788k non-embedding parameters, 32x); warm-up stopped once the
+      pass rate on a slice of the RL prompts reaches 0.15 (R0 about 0.15-0.25, recorded
+      per warm start as ``r0``); 2 warm starts per size, each trained once, x 2 RL seeds
+      started from copies of it (``seed`` is the run index, ``warm_start(seed)`` and
+      ``rl_seed(seed)`` its coordinates), so base-model and RL spread separate; a
+      constant learning rate at the width rule (``baseline``) and at half of it
+      (``half_lr``) at every size; 4000 GRPO steps of 16 prompts x 8 completions, no
+      stopping rule; evaluation every 50 steps on one fixed set of 512 held-out
+      prompts x 4 samples with one evaluation seed for every run (common random
+      numbers across evaluations and runs); at sizes s and m two ablations at the
+      claims' scale: ``len_cap`` (a length cap on 10% of prompts, which binds the ~5%
+      whose sum has 4 digits, :func:`~scalinglab.studies.rl.tasks.cap_binds`) and
+      ``batch_norm`` (ScaleRL's batch-level advantage normalisation). Runs go size by
+      size in the baseline, then ``half_lr``, then the ablations. About 6 hours on one
+      idle core (:mod:`.budget`).
+    - ``tiny_v3``: the same design at ``tiny`` scale (2-digit addition, 2 sizes, 40 steps),
+      for the tests of its layout and resume logic (seconds).
     - ``large``: sizes s..xxl, 8 seeds, 2000 steps, 4-digit addition.
     """
     if compute_class == "tiny":
@@ -260,6 +318,8 @@ def sweep_config(compute_class: str = "small", **overrides) -> RLSweepConfig:
                 lr_keep=1.0,
                 plateau=PlateauRule(min_steps=400),
             )
+    elif compute_class in ("v3", "tiny_v3"):
+        cfg = _v3(compute_class)
     elif compute_class == "large":
         cfg = RLSweepConfig(
             compute_class="large",
@@ -276,6 +336,66 @@ def sweep_config(compute_class: str = "small", **overrides) -> RLSweepConfig:
         )
     else:
         raise ValueError(
-            f"unknown compute_class {compute_class!r}: tiny, small, medium, medium_v1, large"
+            f"unknown compute_class {compute_class!r}: "
+            "tiny, small, medium, medium_v1, v3, tiny_v3, large"
         )
     return dataclasses.replace(cfg, **overrides) if overrides else cfg
+
+
+def _v3(compute_class: str) -> RLSweepConfig:
+    """The ``v3`` design, or its ``tiny_v3`` miniature (same layout, seconds to run)."""
+    variants: dict[str, dict] = {
+        "baseline": {},
+        "half_lr": {"lr_scale": 0.5},
+        "len_cap": {"cap_share": 0.1},
+        "batch_norm": {"adv_norm": "batch"},
+    }
+    if compute_class == "tiny_v3":
+        return RLSweepConfig(
+            compute_class="tiny_v3",
+            sizes=(SizeSpec("s", 16, 1, 2), SizeSpec("m", 32, 1, 2)),
+            variants=variants,
+            variant_sizes={"len_cap": ("s",), "batch_norm": ("s",)},
+            seeds=(0, 1, 2, 3),
+            warm_starts=2,
+            eval_seed=2026,
+            task=TaskSpec(op="add", n_digits=2, reverse_answer=True),
+            warmup=WarmupConfig(
+                lr=3e-3,
+                max_steps=40,
+                check_every=10,
+                check_prompts=16,
+                check_k=1,
+                target_lo=0.15,
+                target_hi=0.25,
+            ),
+            grpo=GRPOConfig(steps=40, prompts_per_step=4, group_size=4),
+            n_sft=256,
+            n_train=160,
+            n_heldout=32,
+            eval_every=10,
+            eval_k=2,
+        )
+    steps, prompts = 4000, 16
+    return RLSweepConfig(
+        compute_class="v3",
+        sizes=(
+            SizeSpec("s", 32, 2),
+            SizeSpec("m", 48, 3),
+            SizeSpec("l", 64, 4),
+            SizeSpec("xl", 128, 4),
+        ),
+        variants=variants,
+        variant_sizes={"len_cap": ("s", "m"), "batch_norm": ("s", "m")},
+        seeds=(0, 1, 2, 3),
+        warm_starts=2,
+        eval_seed=2026,
+        warmup_fine=(0.05, 2),
+        task=TaskSpec(op="add", n_digits=3, reverse_answer=True),
+        warmup=WarmupConfig(target_lo=0.15, target_hi=0.25, check_every=10, check_prompts=256),
+        grpo=GRPOConfig(steps=steps, prompts_per_step=prompts, group_size=8),
+        n_train=steps * prompts,
+        n_heldout=512,
+        eval_every=50,
+        eval_k=4,
+    )

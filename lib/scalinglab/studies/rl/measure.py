@@ -145,10 +145,14 @@ def pass_rate(
     temperature: float = 1.0,
     batch_sequences: int = 1024,
     max_new_tokens: int = 0,
+    blocked: np.ndarray | None = None,
 ) -> np.ndarray:
     """Per-problem pass rate, mean over ``k`` sampled completions.
 
     ``max_new_tokens``: generation limit (EOS included); 0 = the longest answer + EOS.
+    ``blocked``: (len(problems),) bool, problems a length cap makes unanswerable
+    (:func:`~scalinglab.studies.rl.tasks.cap_binds`): their rate is 0. They are still
+    sampled, so the randomness of the others does not depend on the cap.
 
     Returns
     -------
@@ -169,4 +173,7 @@ def pass_rate(
             generator=gen,
         )
         out.append(score_completions(comp, problems.subset(slice(s, s + per)), repeats=k))
-    return np.concatenate(out).reshape(-1, k).mean(axis=1)
+    rates = np.concatenate(out).reshape(-1, k).mean(axis=1)
+    if blocked is not None:
+        rates = np.where(np.asarray(blocked, dtype=bool), 0.0, rates)
+    return rates

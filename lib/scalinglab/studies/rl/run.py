@@ -19,6 +19,13 @@ design variant, one seed):
    With a ``plateau`` rule (:mod:`scalinglab.studies.rl.stopping`) the run stops
    early once its held-out pass rate has plateaued.
 
+Design knobs of the ``v3`` sweep: ``eval_seed`` gives every evaluation of every run
+the same sampling randomness (common random numbers across runs, not only within
+one), and ``cap_share`` puts a length cap on a fixed share of prompts
+(:func:`~scalinglab.studies.rl.tasks.cap_binds`): those whose answer needs the
+longest length can never be answered (reward 0 in rollouts and evaluations), a
+positive control whose effect on the asymptote is the share it binds.
+
 Design knobs of the redesigned sweep: ``train_pool`` draws the RL prompts from the
 first ``train_pool`` problems of the RL set only (a fixed pool reused for several
 epochs, Tan et al.'s data-reuse question, against fresh prompts), and
@@ -49,7 +56,13 @@ from scalinglab.models.transformer import Transformer, TransformerConfig
 from scalinglab.studies.rl.grpo import GRPOConfig, completion_mask, grpo_update, sample_completions
 from scalinglab.studies.rl.measure import pass_rate, rl_step_flops, sync, torch_threads, train_flops
 from scalinglab.studies.rl.stopping import PlateauRule, should_stop
-from scalinglab.studies.rl.tasks import Problems, TaskSpec, sample_problems, score_completions
+from scalinglab.studies.rl.tasks import (
+    Problems,
+    TaskSpec,
+    cap_binds,
+    sample_problems,
+    score_completions,
+)
 
 
 @dataclass(frozen=True)
@@ -86,6 +99,10 @@ class RLRunConfig:
     train_pool: int = 0  # RL prompts from the first train_pool RL problems only (0: all)
     max_new_tokens: int = 0  # generation cap, rollouts and evals (0: the task's longest + EOS)
     plateau: PlateauRule | None = None  # stop early once the pass rate plateaus
+    eval_seed: int | None = None  # one evaluation seed for every run (None: from the run seed)
+    cap_share: float = 0.0  # share of prompts under a length cap (:func:`.tasks.cap_binds`)
+    warmup_fine_from: float = 0.0  # warm-up checks every warmup_fine_every steps from this rate
+    warmup_fine_every: int = 0  # (0: every warmup.check_every steps throughout)
 
     def __post_init__(self) -> None:
         if not 0 <= self.train_pool <= self.n_train:
@@ -95,6 +112,8 @@ class RLRunConfig:
             )
         if self.max_new_tokens < 0:
             raise ValueError(f"RLRunConfig: max_new_tokens must be >= 0, got {self.max_new_tokens}")
+        if not 0.0 <= self.cap_share <= 1.0:
+            raise ValueError(f"RLRunConfig: cap_share must be in [0, 1], got {self.cap_share}")
 
     @property
     def gen_len(self) -> int:
@@ -119,8 +138,14 @@ class RLRunConfig:
         }
         # the redesign's knobs appear only when used (older configs keep their dicts)
         d.update(
-            {k: getattr(self, k) for k in ("train_pool", "max_new_tokens") if getattr(self, k)}
+            {
+                k: getattr(self, k)
+                for k in ("train_pool", "max_new_tokens", "cap_share")
+                if getattr(self, k)
+            }
         )
+        if self.eval_seed is not None:
+            d["eval_seed"] = self.eval_seed
         if self.plateau is not None:
             d["plateau"] = self.plateau.to_dict()
         return d
@@ -155,9 +180,20 @@ class RunResult:
 
 
 def warm_up(
-    model: Transformer, sft: Problems, check: Problems, cfg: WarmupConfig, *, seed: int
+    model: Transformer,
+    sft: Problems,
+    check: Problems,
+    cfg: WarmupConfig,
+    *,
+    seed: int,
+    fine_from: float = 0.0,
+    fine_every: int = 0,
 ) -> dict:
     """Supervised warm-up until the pass rate on ``check`` reaches ``cfg.target_lo``.
+
+    ``fine_every`` > 0: once a check reaches ``fine_from``, check every ``fine_every``
+    steps instead of ``cfg.check_every`` (near take-off the pass rate can jump from 0.1
+    to 0.3 within 10 steps, past a band of 0.15-0.25).
 
     Returns
     -------
@@ -177,7 +213,8 @@ def warm_up(
     checks.append((0, rate))
     while rate < cfg.target_lo and steps < cfg.max_steps:
         model.train()
-        for _ in range(cfg.check_every):
+        every = fine_every if fine_every and rate >= fine_from else cfg.check_every
+        for _ in range(every):
             if pos + cfg.batch_size > len(order):
                 order, pos = torch.randperm(len(sft), generator=gen), 0
             idx = order[pos : pos + cfg.batch_size].to(dev)
@@ -240,7 +277,15 @@ def warm_start(
         sets = _problem_sets(cfg)
         check = sets["train"].subset(slice(0, cfg.warmup.check_prompts))
         model = Transformer(cfg.model, seed=s_init, device=torch.device(device))
-        w = warm_up(model, sets["sft"], check, cfg.warmup, seed=s_warm)
+        w = warm_up(
+            model,
+            sets["sft"],
+            check,
+            cfg.warmup,
+            seed=s_warm,
+            fine_from=cfg.warmup_fine_from,
+            fine_every=cfg.warmup_fine_every,
+        )
         state = {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
         return WarmStart(state, w["steps"], w["flops"], w["wall_s"], w["check"], w["checks"])
 
@@ -279,6 +324,8 @@ def run_rl(
     with torch_threads(num_threads):
         dev = torch.device(device)
         _, _, s_roll, s_eval = _seeds(seed)
+        if cfg.eval_seed is not None:
+            s_eval = int(cfg.eval_seed)
         if warm is None:
             warm = warm_start(cfg, seed=seed, device=device)
         sets = _problem_sets(cfg)
@@ -293,6 +340,8 @@ def run_rl(
         sampler = torch.Generator(device=dev).manual_seed(s_roll + 1)  # rollouts (on device)
         train_prompts = sets["train"].prompt_tensor(arithmetic_tokenizer()).to(dev)
         t_len, max_new, n_pool = cfg.task.prompt_len, cfg.gen_len, cfg.pool
+        train_blocked = cap_binds(sets["train"], share=cfg.cap_share)
+        held_blocked = cap_binds(sets["heldout"], share=cfg.cap_share)
         timing = dict.fromkeys(("rollout", "reward", "update", "eval"), 0.0)
         evals, per_step = [], []
         order, pos, flops, wall = torch.randperm(n_pool, generator=gen), 0, 0.0, 0.0
@@ -307,6 +356,7 @@ def run_rl(
                     k=cfg.eval_k,
                     seed=s_eval,
                     max_new_tokens=cfg.max_new_tokens,
+                    blocked=held_blocked if cfg.cap_share else None,
                 ).mean()
             )
             timing["eval"] += time.perf_counter() - t
@@ -331,6 +381,8 @@ def run_rl(
             rewards = score_completions(
                 comp, sets["train"].subset(pidx.numpy()), repeats=g.group_size
             )
+            if cfg.cap_share:  # the capped long answers cannot finish: reward 0
+                rewards[np.repeat(train_blocked[pidx.numpy()], g.group_size)] = 0.0
             t2 = time.perf_counter()
             prompts = train_prompts[pidx.to(dev)].repeat_interleave(g.group_size, dim=0)
             stats = grpo_update(model, opt, prompts, comp, rewards, g, generator=gen, ref_model=ref)

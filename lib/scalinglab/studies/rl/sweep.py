@@ -3,6 +3,10 @@
 A sweep has two or three stages, each mapped with :func:`scalinglab.sweeps.map_runs`:
 
 1. one warm-up per (model size, seed) (:func:`~scalinglab.studies.rl.run.warm_start`);
+   with ``warm_starts`` (the ``v3`` design) one per (model size, warm start), and the
+   ``seed`` of a main run is a run index over warm starts x RL seeds: every RL seed of
+   a warm start starts from a copy of the same weights (coordinates ``warm_start`` and
+   ``rl_seed`` of ``seed`` in the dataset);
 2. (``medium``) a short GRPO learning-rate sweep per size: ``lr_grid`` multipliers of
    the width rule (:mod:`~scalinglab.studies.rl.config`), ``lr_seeds`` seeds,
    ``lr_steps`` steps each; the multiplier chosen by
@@ -22,7 +26,9 @@ sweep config (which includes :data:`ENGINE_VERSION`) through
 GRPO run while the sweep runs, so an interrupted sweep resumes run by run.
 
 The sweep's config, its compute classes and the learning-rate rule:
-:mod:`scalinglab.studies.rl.config`.
+:mod:`scalinglab.studies.rl.config`. ``python -m scalinglab.studies.rl.sweep v3`` prints
+the budget and runs (or resumes) a sweep in this process with a progress bar and an ETA
+(:func:`main`, :mod:`~scalinglab.studies.rl.sweep_progress`).
 """
 
 from __future__ import annotations
@@ -30,17 +36,36 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import xarray as xr
 
-from scalinglab.compute import resolve_device
+from scalinglab.compute import resolve_device, resolve_scheduler
 from scalinglab.studies.rl.config import ENGINE_VERSION, STUDY, RLSweepConfig, sweep_config
 from scalinglab.studies.rl.config import SizeSpec as SizeSpec  # pickled configs name it here
 from scalinglab.studies.rl.lr_stage import lr_stage_dataset, select_lr
 from scalinglab.studies.rl.run import RunResult, WarmStart, run_rl, warm_start
 from scalinglab.sweeps import RunCache, cached_sweep, map_runs
+
+
+@dataclasses.dataclass
+class _Tracked:
+    """A task function that tells a :class:`~.progress.RunTracker` when each run ends
+    (in-process runs only: ``scheduler="sync"``)."""
+
+    fn: Callable[[Any], Any]
+    stage: str
+    tracker: Any
+
+    def __call__(self, item: tuple) -> Any:
+        t = time.perf_counter()
+        out = self.fn(item)
+        self.tracker.done(self.stage, item[0].sizes[item[1]].name, time.perf_counter() - t)
+        return out
 
 
 def _warm_task(item: tuple[RLSweepConfig, int, int]) -> WarmStart:
@@ -68,38 +93,82 @@ def execute_sweep(
     client=None,
     progress: bool = True,
     runs: RunCache | None = None,
+    tracker: Any = None,
+    shard: tuple[int, int] | None = None,
 ) -> xr.Dataset:
     """Run every task of ``sweep`` and assemble the dataset.
 
     ``runs``: the sweep's per-run cache (:func:`scalinglab.sweeps.cached_sweep`); warm-ups
     and GRPO runs found there are not run again, new ones are stored as they finish.
     None: no caching. Main runs go variant by variant, seed by seed, so an interrupted
-    sweep has whole seeds of the baseline at every size first.
+    sweep has whole seeds of the baseline at every size first; with ``warm_starts``
+    (``v3``) variant by variant, size by size, so whole (size, variant) cells land first.
+    ``tracker``: a :class:`~scalinglab.studies.rl.sweep_progress.RunTracker` told of every
+    planned run and of each as it ends (progress bar and ETA; ``scheduler="sync"``).
+    ``shard=(k, n)``: only the main runs at positions ``k, k + n, ...`` of the order (the
+    warm-ups all), so ``n`` processes sharing ``runs`` split the work; the Dataset then
+    holds only those runs (the others read "failed"): assemble with a call without it.
     """
     from scalinglab.compute import get_client
 
     sweep = dataclasses.replace(sweep, device=resolve_device(sweep.device))
     names = [s.name for s in sweep.sizes]
-    warm_seeds = sorted(set(sweep.seeds) | set(sweep.lr_seeds))
+    warm_seeds = sweep.warm_seeds()
     warm_items = [(sweep, i, s) for i in range(len(sweep.sizes)) for s in warm_seeds]
-    rl_keys = [
-        (i, v, s)
-        for v in sweep.variants
-        for s in sweep.seeds
-        for i in range(len(sweep.sizes))
-        if names[i] in sweep.runs_at(v)
-    ]
+    if sweep.warm_starts:  # v3: whole (size, variant) cells first
+        rl_keys = [
+            (i, v, s)
+            for v in sweep.variants
+            for i in range(len(sweep.sizes))
+            for s in sweep.seeds
+            if names[i] in sweep.runs_at(v)
+        ]
+    else:
+        rl_keys = [
+            (i, v, s)
+            for v in sweep.variants
+            for s in sweep.seeds
+            for i in range(len(sweep.sizes))
+            if names[i] in sweep.runs_at(v)
+        ]
+    if shard is not None:
+        k, n = shard
+        if not 0 <= k < n:
+            raise ValueError(f"execute_sweep: shard {k}/{n} needs 0 <= k < n")
+        rl_keys = rl_keys[k::n]
+    warm_keys = [["warm-up", sweep.sizes[i].name, s] for _, i, s in warm_items]
+    warm_fn: Callable[[Any], Any] = _warm_task
+    rl_fn: Callable[[Any], Any] = _rl_task
+    if tracker is not None:
+        if sweep.lr_grid:
+            raise ValueError("execute_sweep: a tracker does not cover a learning-rate stage")
+        if client is not None or resolve_scheduler(scheduler) != "sync":
+            raise ValueError("execute_sweep: a tracker needs scheduler='sync' (runs in process)")
+        cached = (
+            (lambda k: runs.path(k).exists())
+            if runs is not None and runs.enabled
+            else (lambda k: False)
+        )
+        for (_, i, _), k in zip(warm_items, warm_keys, strict=True):
+            tracker.add("warm-up", names[i], cached=cached(k))
+        for i, v, s in rl_keys:
+            tracker.add("GRPO", names[i], cached=cached(["grpo", names[i], v, s]))
+        tracker.start()
+        warm_fn, rl_fn = (
+            _Tracked(_warm_task, "warm-up", tracker),
+            _Tracked(_rl_task, "GRPO", tracker),
+        )
     own = client is None and scheduler != "sync"
     lr_results: dict = {}
     with get_client(scheduler) if own else contextlib.nullcontext(client) as cl:
         warms, wfail = map_runs(
-            _warm_task,
+            warm_fn,
             warm_items,
             runs=runs,
             scheduler=scheduler,
             client=cl,
             desc="warm-up",
-            keys=[["warm-up", sweep.sizes[i].name, s] for _, i, s in warm_items],
+            keys=warm_keys,
             progress=progress,
         )
         warm_of = {
@@ -137,11 +206,13 @@ def execute_sweep(
             }
             mult = {i: select_lr(sweep, lr_results, i) for i in range(len(sweep.sizes))}
         todo = [
-            (sweep, i, v, s, warm_of[(i, s)], mult[i]) for i, v, s in rl_keys if (i, s) not in werr
+            (sweep, i, v, s, warm_of[(i, sweep.warm_of(s))], mult[i])
+            for i, v, s in rl_keys
+            if (i, sweep.warm_of(s)) not in werr
         ]
         tagged = bool(sweep.lr_grid)  # the key names the selected learning rate
         results_, rfail = map_runs(
-            _rl_task,
+            rl_fn,
             todo,
             runs=runs,
             scheduler=scheduler,
@@ -160,7 +231,9 @@ def execute_sweep(
         if n not in failed
     }
     errors = {
-        (i, v, s): "warm-up failed:\n" + werr[(i, s)] for i, v, s in rl_keys if (i, s) in werr
+        (i, v, s): "warm-up failed:\n" + werr[(i, sweep.warm_of(s))]
+        for i, v, s in rl_keys
+        if (i, sweep.warm_of(s)) in werr
     }
     errors.update({(f.config[1], f.config[2], f.config[3]): f.error for f in rfail})
     for (i, v, s), err in errors.items():
@@ -237,17 +310,23 @@ def to_dataset(
         k: np.full((len(names), len(seeds)), np.nan)
         for k in ("warmup_steps", "warmup_flops", "warmup_wall_s", "warmup_check")
     }
-    for (i, s), w in warms.items():
-        if w is not None:
-            for k in warm_vars:
-                warm_vars[k][i, seeds.index(s)] = getattr(w, k.removeprefix("warmup_"))
+    for i in range(len(names)):
+        for n_s, s in enumerate(seeds):
+            w = warms.get((i, sweep.warm_of(s)))
+            if w is not None:
+                for k in warm_vars:
+                    warm_vars[k][i, n_s] = getattr(w, k.removeprefix("warmup_"))
     cfgs = [
         sweep.run_config(sz, variants[0], lr_mult=lr_mult.get(i, 1.0))
         for i, sz in enumerate(sweep.sizes)
     ]
     run_dims, ev_dims = ("model_size", "variant", "seed"), ("model_size", "variant", "seed", "eval")
+    v3_vars, v3_coords, v3_attrs = (
+        _warm_start_layout(sweep, arr["pass_rate"]) if sweep.warm_starts else ({}, {}, {})
+    )
     ds = xr.Dataset(
         {
+            **v3_vars,
             "pass_rate": (ev_dims, arr["pass_rate"], {"long_name": "held-out pass rate (mean@k)"}),
             **{k: (("model_size", "variant", "seed", "step"), v) for k, v in per.items()},
             **{k: (run_dims, v) for k, v in timing.items()},
@@ -305,6 +384,7 @@ def to_dataset(
                 else {}
             ),
             "variant_overrides": ("variant", [json.dumps(sweep.variants[v]) for v in variants]),
+            **v3_coords,
         },
         attrs={
             "study": STUDY,
@@ -312,9 +392,50 @@ def to_dataset(
             "device": sweep.device,
             "n_failed": int((status == "failed").sum()),
             "engine_version": ENGINE_VERSION,
+            **v3_attrs,
         },
     )
     return ds
+
+
+def _warm_start_layout(sweep: RLSweepConfig, pass_rate: np.ndarray) -> tuple[dict, dict, dict]:
+    """The ``v3`` layout's extras: ``r0`` (model_size, seed), the pass rate each run's
+    warm start reaches on the held-out set before RL (the first evaluation of a run
+    without a length cap: the same for both RL seeds of a warm start, as the evaluation
+    seed is shared); coordinates ``warm_start(seed)``, ``rl_seed(seed)`` and, per
+    variant, ``cap_share`` and the measured shares of held-out and RL prompts the
+    length cap binds (``cap_binds_heldout``, ``cap_binds_train``)."""
+    from scalinglab.studies.rl.run import _problem_sets
+    from scalinglab.studies.rl.tasks import cap_binds
+
+    variants = list(sweep.variants)
+    plain = [j for j, v in enumerate(variants) if not sweep.variants[v].get("cap_share")]
+    first = pass_rate[..., 0][:, plain, :]  # (model_size, plain variant, seed)
+    r0 = np.full((first.shape[0], first.shape[2]), np.nan)
+    for j in reversed(range(first.shape[1])):  # the first variant that ran wins
+        r0 = np.where(np.isfinite(first[:, j]), first[:, j], r0)
+    sets = _problem_sets(sweep.run_config(sweep.sizes[0], variants[0]))
+    share = [float(sweep.variants[v].get("cap_share", 0.0)) for v in variants]
+    binds = {
+        name: [float(cap_binds(sets[name], share=c).mean()) for c in share]
+        for name in ("heldout", "train")
+    }
+    seeds = list(sweep.seeds)
+    return (
+        {"r0": (("model_size", "seed"), r0, {"long_name": "held-out pass rate of the warm start"})},
+        {
+            "warm_start": ("seed", [sweep.warm_of(s) for s in seeds]),
+            "rl_seed": ("seed", [sweep.rl_seed_of(s) for s in seeds]),
+            "cap_share": ("variant", share),
+            "cap_binds_heldout": ("variant", binds["heldout"]),
+            "cap_binds_train": ("variant", binds["train"]),
+        },
+        {
+            "warm_starts": sweep.warm_starts,
+            "rl_seeds": sweep.rl_seeds,
+            "eval_seed": -1 if sweep.eval_seed is None else sweep.eval_seed,
+        },
+    )
 
 
 def run_sweep(
@@ -324,6 +445,7 @@ def run_sweep(
     client=None,
     rerun: bool = False,
     progress: bool = True,
+    tracker: Any = None,
 ) -> xr.Dataset:
     """The sweep's dataset, from ``data/rl_scaling/`` when its config is unchanged.
 
@@ -336,6 +458,9 @@ def run_sweep(
         cluster, ``"sync"`` in-process, or a scheduler address.
     rerun
         Recompute even when cached (runs of an interrupted attempt are still reused).
+    tracker
+        A :class:`~scalinglab.studies.rl.sweep_progress.RunTracker` (progress bar and ETA of
+        the runs still to do; ``scheduler="sync"``).
 
     Returns
     -------
@@ -350,7 +475,7 @@ def run_sweep(
         f"grpo-{sweep.compute_class}",
         sweep.to_dict(),
         lambda runs: execute_sweep(
-            sweep, scheduler=scheduler, client=client, progress=progress, runs=runs
+            sweep, scheduler=scheduler, client=client, progress=progress, runs=runs, tracker=tracker
         ),
         rerun=rerun,
     )
@@ -365,3 +490,81 @@ def rl_runs_folder(sweep: RLSweepConfig) -> Path:
     sweep = dataclasses.replace(sweep, device=resolve_device(sweep.device))
     path = dataset_path(STUDY, f"grpo-{sweep.compute_class}", sweep.to_dict())
     return path.parent / RUNS_DIR / path.stem
+
+
+def finished_run_files(sweep: RLSweepConfig, *, stage: str = "grpo") -> list[Path]:
+    """Stored files of the sweep's finished runs of ``stage`` ("grpo" or "warm-up"),
+    while the sweep runs (to commit them as they land: the GRPO runs are small, a
+    warm-up holds its policy's weights)."""
+    runs = RunCache(rl_runs_folder(sweep))
+    names = [s.name for s in sweep.sizes]
+    if stage == "warm-up":
+        keys = [["warm-up", n, w] for n in names for w in sweep.warm_seeds()]
+    else:
+        keys = [
+            ["grpo", n, v, s] for v in sweep.variants for n in sweep.runs_at(v) for s in sweep.seeds
+        ]
+    return [p for k in keys if (p := runs.path(k)).exists()]
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m scalinglab.studies.rl.sweep v3``: print the budget, then run (or resume)
+    the sweep in this process, one run at a time, with a progress bar and an ETA."""
+    import argparse
+    import sys
+
+    from scalinglab.compute import dataset_path
+    from scalinglab.studies.rl.budget import costs_from_runs, estimate_sweep
+    from scalinglab.studies.rl.sweep_progress import RunTracker
+
+    ap = argparse.ArgumentParser(description=main.__doc__)
+    ap.add_argument("compute_class")
+    ap.add_argument(
+        "--costs-from",
+        default="medium",
+        help="compute class whose committed dataset's recorded timings price the runs",
+    )
+    ap.add_argument("--list-runs", action="store_true", help="print finished GRPO run files")
+    ap.add_argument(
+        "--shard",
+        default="",
+        help="K/N: run only every N-th main run from the K-th (N processes share the "
+        "work; a call without --shard then assembles the Dataset)",
+    )
+    args = ap.parse_args(argv)
+    sweep = dataclasses.replace(sweep_config(args.compute_class), device="cpu")
+    if args.list_runs:
+        print("\n".join(str(p) for p in finished_run_files(sweep)))
+        return
+    src = sweep_config(args.costs_from)
+    with xr.open_dataset(
+        dataset_path(STUDY, f"grpo-{src.compute_class}", src.to_dict()), engine="h5netcdf"
+    ) as ds:
+        costs = costs_from_runs(ds.load())
+    est = estimate_sweep(sweep, costs, workers=1)
+    print(
+        f"budget of {args.compute_class} ({costs['source']}): {est['tasks']} tasks, "
+        f"{est['core_s']['total'] / 3600:.2f} core-hours, "
+        + ", ".join(f"{k} {v / 3600:.2f} h" for k, v in est["core_s"].items() if k != "total")
+        + f"; runs folder {rl_runs_folder(sweep)}",
+        file=sys.stderr,
+        flush=True,
+    )
+    tracker = RunTracker(sweep, costs)
+    if args.shard:
+        k, n = (int(x) for x in args.shard.split("/"))
+        execute_sweep(
+            sweep,
+            scheduler="sync",
+            progress=False,
+            runs=RunCache(rl_runs_folder(sweep)),
+            tracker=tracker,
+            shard=(k, n),
+        )
+        print(f"shard {k}/{n} done; run without --shard to assemble", file=sys.stderr)
+        return
+    run_sweep(sweep, scheduler="sync", tracker=tracker, progress=False)
+
+
+if __name__ == "__main__":
+    main()

@@ -248,3 +248,34 @@ def sample_problems(spec: TaskSpec, sizes: dict[str, int], *, seed: int) -> dict
         out[name] = Problems(spec, a[start : start + n], b[start : start + n])
         start += n
     return out
+
+
+def cap_binds(problems: Problems, *, share: float, cap_tokens: int = 0) -> np.ndarray:
+    """Which problems a length cap on a fixed ``share`` of prompts makes unanswerable.
+
+    A prompt is under the cap when a hash of its operands (the same for a problem
+    in any set, whatever the seed) falls below ``share``; the cap binds when the
+    answer plus EOS needs more than ``cap_tokens`` tokens (0: the longest answer's
+    digits, so only the longest answers cannot end). For 3-digit addition about half
+    the sums have 4 digits, so ``share = 0.1`` binds about 5% of prompts: a cap at the
+    scale of the claims' tolerances (a cap on every prompt binds half of them).
+
+    Returns
+    -------
+    numpy.ndarray
+        (len(problems),) bool.
+    """
+    if not 0.0 <= share <= 1.0:
+        raise ValueError(f"cap_binds: share must be in [0, 1], got {share}")
+    if share == 0.0:
+        return np.zeros(len(problems), dtype=bool)
+    cap = cap_tokens or problems.spec.max_answer_len
+    lo, hi = np.minimum(problems.a, problems.b), np.maximum(problems.a, problems.b)
+    x = (lo.astype(np.uint64) << np.uint64(32)) | hi.astype(np.uint64)
+    with np.errstate(over="ignore"):  # splitmix64's finaliser: wraps by design
+        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        x = x ^ (x >> np.uint64(31))
+    under = (x >> np.uint64(11)).astype(np.float64) / float(1 << 53) < share
+    long = np.array([len(s) + 1 for s in problems.answers]) > cap
+    return under & long
