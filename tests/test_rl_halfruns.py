@@ -190,3 +190,20 @@ def test_tan_findings_name_every_finding_even_without_a_held_out_comparison():
     assert not named["tan/sigmoid_wins_share"].identified
     assert named["tan/k_rise"].point == pytest.approx(0.15, abs=0.02)
     assert named["tan/k/s"].method == "Student t over 2 runs"
+
+
+def test_a_fit_with_no_midpoint_gives_no_multiple_rather_than_failing(monkeypatch):
+    """A flat fit (B = 0) can put C_mid at 0: the run has no multiple and is not eligible."""
+
+    class Flat:
+        params = {"A": 0.3, "B": 0.0, "C_mid": 0.0}
+
+        def predict(self, c):
+            return np.full(np.shape(c), 0.3)
+
+    monkeypatch.setattr(halfruns, "_fit", lambda c, y, r0: Flat())
+    runs = [("l", 1e5, "baseline", 0, lambda c: _sigmoid(c, a=0.3, b=0.0))]
+    r = halfruns.per_run_half_fits(_frame(runs))
+    assert np.isnan(r.loc[0, "multiple"]) and not r.loc[0, "C_mid_inside"]
+    assert r.loc[0, "error"] == ""
+    assert not halfruns.eligible(r).any()

@@ -127,19 +127,20 @@ def per_run_half_fits(
             rows.append(row | failed(str(exc)))
             continue
         a_f, a_h = float(full.params["A"]), float(hf.params["A"])
+        c_mid = float(full.params["C_mid"])  # 0 when B = 0: a flat fit, no midpoint
         pred = np.asarray(hf.predict(c[later]), dtype=float)
         rows.append(
             row
             | {
                 "A_full": a_f,
                 "B_full": float(full.params["B"]),
-                "C_mid_full": float(full.params["C_mid"]),
+                "C_mid_full": c_mid,
                 "A_half": a_h,
                 "A_error": a_h - a_f,
-                "multiple": fit_frac * cmax / float(full.params["C_mid"]),
+                "multiple": fit_frac * cmax / c_mid if c_mid > 0 else np.nan,
                 "rmse_later": float(np.sqrt(np.mean((pred - y[later]) ** 2))),
                 "A_full_on_bound": bool(a_f >= AT_ONE),
-                "C_mid_inside": bool(float(full.params["C_mid"]) >= c[c > 0].min()),
+                "C_mid_inside": bool(c_mid >= c[c > 0].min()),
                 "took_off": bool(a_f - r0 >= took_off),
                 "A_half_on_bound": bool(a_h >= AT_ONE),
             }
