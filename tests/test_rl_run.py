@@ -161,10 +161,10 @@ def test_plateau_rule_stops_a_run_early_and_a_pool_limits_the_prompts(monkeypatc
 def test_fine_warm_up_checks_and_a_shared_evaluation_seed():
     from scalinglab.models.transformer import Transformer
     from scalinglab.studies.rl.measure import pass_rate
-    from scalinglab.studies.rl.run import _problem_sets, warm_up
+    from scalinglab.studies.rl.run import problem_sets, warm_up
 
     cfg = _cfg(warmup=WarmupConfig(max_steps=12, check_every=6, check_prompts=8, target_lo=2.0))
-    sets = _problem_sets(cfg)
+    sets = problem_sets(cfg)
     check = sets["train"].subset(slice(0, 8))
     coarse = warm_up(Transformer(cfg.model, seed=0), sets["sft"], check, cfg.warmup, seed=0)
     assert [s for s, _ in coarse["checks"]] == [0, 6, 12]
@@ -184,7 +184,7 @@ def test_fine_warm_up_checks_and_a_shared_evaluation_seed():
     r = [run_rl(shared, seed=s, warm=warm).pass_rate[0] for s in (1, 2)]
     model = Transformer(shared.model, seed=0)
     model.load_state_dict(warm.state)
-    expect = pass_rate(model, _problem_sets(shared)["heldout"], k=shared.eval_k, seed=7).mean()
+    expect = pass_rate(model, problem_sets(shared)["heldout"], k=shared.eval_k, seed=7).mean()
     assert r[0] == r[1] == pytest.approx(expect)
     assert shared.to_dict()["eval_seed"] == 7 and "eval_seed" not in _cfg().to_dict()
 
@@ -192,10 +192,10 @@ def test_fine_warm_up_checks_and_a_shared_evaluation_seed():
 def test_blocked_problems_score_zero():
     from scalinglab.models.transformer import Transformer
     from scalinglab.studies.rl.measure import pass_rate
-    from scalinglab.studies.rl.run import _problem_sets
+    from scalinglab.studies.rl.run import problem_sets
 
     cfg = _cfg()
-    held = _problem_sets(cfg)["heldout"]
+    held = problem_sets(cfg)["heldout"]
     model = Transformer(cfg.model, seed=0)
     blocked = np.arange(len(held)) % 2 == 0
     free = pass_rate(model, held, k=2, seed=1)

@@ -255,7 +255,9 @@ def _seeds(seed: int) -> tuple[int, int, int, int]:
     return tuple(int(x) for x in np.random.SeedSequence(seed).generate_state(4))
 
 
-def _problem_sets(cfg: RLRunConfig) -> dict[str, Problems]:
+def problem_sets(cfg: RLRunConfig) -> dict[str, Problems]:
+    """The run's supervised, RL and held-out prompt sets (``sft``, ``train``, ``heldout``),
+    drawn from ``cfg.data_seed``: the same sets for every size, seed and variant."""
     return sample_problems(
         cfg.task,
         {"sft": cfg.n_sft, "train": cfg.n_train, "heldout": cfg.n_heldout},
@@ -274,7 +276,7 @@ def warm_start(
     """
     with torch_threads(num_threads):
         s_init, s_warm, _, _ = _seeds(seed)
-        sets = _problem_sets(cfg)
+        sets = problem_sets(cfg)
         check = sets["train"].subset(slice(0, cfg.warmup.check_prompts))
         model = Transformer(cfg.model, seed=s_init, device=torch.device(device))
         w = warm_up(
@@ -328,7 +330,7 @@ def run_rl(
             s_eval = int(cfg.eval_seed)
         if warm is None:
             warm = warm_start(cfg, seed=seed, device=device)
-        sets = _problem_sets(cfg)
+        sets = problem_sets(cfg)
         model = Transformer(cfg.model, seed=0, device=dev)
         model.load_state_dict(warm.state)
         g = cfg.grpo

@@ -405,7 +405,7 @@ def _warm_start_layout(sweep: RLSweepConfig, pass_rate: np.ndarray) -> tuple[dic
     seed is shared); coordinates ``warm_start(seed)``, ``rl_seed(seed)`` and, per
     variant, ``cap_share`` and the measured shares of held-out and RL prompts the
     length cap binds (``cap_binds_heldout``, ``cap_binds_train``)."""
-    from scalinglab.studies.rl.run import _problem_sets
+    from scalinglab.studies.rl.run import problem_sets
     from scalinglab.studies.rl.tasks import cap_binds
 
     variants = list(sweep.variants)
@@ -414,7 +414,7 @@ def _warm_start_layout(sweep: RLSweepConfig, pass_rate: np.ndarray) -> tuple[dic
     r0 = np.full((first.shape[0], first.shape[2]), np.nan)
     for j in reversed(range(first.shape[1])):  # the first variant that ran wins
         r0 = np.where(np.isfinite(first[:, j]), first[:, j], r0)
-    sets = _problem_sets(sweep.run_config(sweep.sizes[0], variants[0]))
+    sets = problem_sets(sweep.run_config(sweep.sizes[0], variants[0]))
     share = [float(sweep.variants[v].get("cap_share", 0.0)) for v in variants]
     binds = {
         name: [float(cap_binds(sets[name], share=c).mean()) for c in share]
