@@ -36,7 +36,7 @@ from scalinglab.stats.bootstrap import percentile_interval, resample_groups
 from scalinglab.sweeps import cached_dataset
 
 STUDY = "gemm_cost_model"
-SPREAD_VERSION = 1
+SPREAD_VERSION = 2
 
 
 def all_thread_peak(hw: HardwareRecord) -> HardwareRecord:

@@ -41,7 +41,7 @@ from scalinglab.sweeps import cached_sweep as _cached_sweep
 
 STUDY = "gemm_cost_model"
 #: Bump when the kernels or the sweep change what a timing means (part of the cache key).
-EXPERIMENT_VERSION = 4
+EXPERIMENT_VERSION = 5
 
 _SHAPES = {
     "tiny": [
