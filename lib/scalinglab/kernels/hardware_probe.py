@@ -44,12 +44,12 @@ def measure_hardware(*, quick: bool = False, seed: int = 0) -> HardwareRecord:
     Returns
     -------
     HardwareRecord
-        ``fma_flop_per_s`` is the higher of the all-thread FMA rate and the number of
-        threads times the one-thread rate (on a shared machine a parallel run is as
-        slow as its most-interrupted thread, while one thread's best run still shows
-        what a core can do); ``peak_flop_per_s`` is the higher of that and BLAS;
-        provenance holds both FMA rates, the settings, threads, load averages and
-        package versions.
+        ``fma_flop_per_s`` is the measured all-thread FMA rate (not the number of
+        threads times the one-thread rate: on a shared machine that doubles a burst
+        one core reached alone); ``peak_flop_per_s`` is the higher of that and BLAS
+        (both are achieved rates, so each is a lower bound of the peak); provenance
+        holds both FMA rates, the settings, threads, load averages and package
+        versions.
     """
     settings = (
         {"passes": 200, "blas_n": 512, "copy_bytes": 1 << 26, "repeats": 2}

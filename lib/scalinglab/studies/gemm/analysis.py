@@ -18,6 +18,8 @@ repeats inside one process do not show
   cannot).
 - :func:`max_tile_effect`: the largest (the paper's "up to") or median such ratio
   over shapes, re-selected per shape and per replicate in the same way.
+- :func:`tile_effect_change`: per shape, the tile effect of one sweep over another's
+  (e.g. the kernel before and after a change), both re-selected in every replicate.
 - :func:`speed_ratio`: one kernel's speed as a fraction of a baseline's.
 """
 
@@ -155,6 +157,82 @@ def max_tile_effect(
     lo, hi = selection_interval(point, reduce(boot, axis=1), level=level, floor=1.0)
     k = int(np.argmax(points))
     return point, (lo, hi), "x".join(map(str, cells[k][0]))
+
+
+def tile_effect_change(
+    timings: pd.DataFrame,
+    before: pd.DataFrame,
+    *,
+    reps: int = 2000,
+    level: float = 0.95,
+    seed: int = 0,
+    between_sigma: float = 0.0,
+) -> pd.DataFrame:
+    """Per shape: the tile effect of ``timings`` over that of ``before`` (an earlier sweep).
+
+    Only the (shape, tile) cells present in both are used, so both ratios pick their
+    best and worst tile from the same tiles. Each sweep's repeats are resampled on
+    their own (independent replicates, each with its between-process noise), the
+    best and worst tile re-selected in both, and the change is ``ratio / ratio_before``
+    with :func:`selection_interval` (no floor: a change can go either way).
+
+    Parameters
+    ----------
+    timings, before
+        Timed calls, one row per call (:data:`~.timings.TIMING_COLUMNS`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per shape in both: ``M, N, K, tiles, max_tile_k_over_K`` (how many times
+        the deepest tile exceeds ``K``), ``worst_tile, ratio, ratio_lo, ratio_hi``,
+        ``worst_tile_before, ratio_before, before_lo, before_hi``, ``change, change_lo,
+        change_hi``; sorted by ``K``.
+    """
+    keys = SHAPE + TILE
+    common = timings[keys].drop_duplicates().merge(before[keys].drop_duplicates(), on=keys)
+    if common.empty:
+        raise ValueError("the two sweeps share no (shape, tile) cell")
+    now = _bootstrap_cells(
+        timings.merge(common, on=keys), reps=reps, seed=seed, between_sigma=between_sigma
+    )
+    then = {
+        c[0]: c
+        for c in _bootstrap_cells(
+            before.merge(common, on=keys), reps=reps, seed=seed + 1, between_sigma=between_sigma
+        )
+    }
+    rows = []
+    for shape, labels, med, boot in now:
+        _, labels_b, med_b, boot_b = then[shape]
+        if len(labels) < 2:
+            continue
+        r, rb = med.max() / med.min(), med_b.max() / med_b.min()
+        rep, rep_b = boot.max(axis=1) / boot.min(axis=1), boot_b.max(axis=1) / boot_b.min(axis=1)
+        lo, hi = selection_interval(r, rep, level=level, floor=1.0)
+        blo, bhi = selection_interval(rb, rep_b, level=level, floor=1.0)
+        clo, chi = selection_interval(r / rb, rep / rep_b, level=level)
+        rows.append(
+            {
+                "M": shape[0],
+                "N": shape[1],
+                "K": shape[2],
+                "tiles": len(labels),
+                "max_tile_k_over_K": max(int(t.split("x")[2]) for t in labels) / shape[2],
+                "worst_tile": labels[int(np.argmax(med))],
+                "ratio": r,
+                "ratio_lo": lo,
+                "ratio_hi": hi,
+                "worst_tile_before": labels_b[int(np.argmax(med_b))],
+                "ratio_before": rb,
+                "before_lo": blo,
+                "before_hi": bhi,
+                "change": r / rb,
+                "change_lo": clo,
+                "change_hi": chi,
+            }
+        )
+    return pd.DataFrame(rows).sort_values(["K", "M", "N"]).reset_index(drop=True)
 
 
 def speed_ratio(

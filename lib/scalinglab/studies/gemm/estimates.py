@@ -40,17 +40,24 @@ def rerun_estimate(
     level: float,
     what: str = "values",
     upper: float | None = None,
+    note: str | None = None,
 ) -> Estimate:
     """A figure measured in one process, with the interval a re-run in a new process falls
     in (:func:`.machine.rerun_interval`); ``per_process`` ``(process,)``. ``upper``: the
-    figure's physical bound (1 for a fraction of peak); an interval reaching past it
-    ends at it, and the note says so."""
+    figure's physical bound (1 for a fraction of a true peak); a point past it is an
+    error (the figure is not what it claims to be), an interval reaching past it ends
+    at it, and the note says so. ``note``: a sentence kept with the estimate."""
+    if upper is not None and point > upper:
+        raise ValueError(
+            f"the point {point:.4g} is past the figure's physical bound {upper:g}: "
+            "record it as an unbounded ratio, or bound it by the right roof"
+        )
     lo, hi = machine.rerun_interval(point, per_process, level=level)
     n = int(np.asarray(per_process).size)
-    note = None
     if upper is not None and hi > upper:
-        note = f"the re-run interval reached {hi:.3g}, past the physical bound {upper:g}"
-        hi = max(float(upper), float(point))
+        clip = f"the re-run interval reached {hi:.3g}, past the physical bound {upper:g}"
+        note = f"{note}; {clip}" if note else clip
+        hi = float(upper)
     return Estimate(
         float(point),
         lo,

@@ -14,16 +14,28 @@ import pandas as pd
 from scalinglab.cost_model import HardwareRecord
 from scalinglab.estimate import Estimate
 from scalinglab.record import record
+from scalinglab.studies.gemm import analysis
 from scalinglab.studies.gemm import estimates as gest
+from scalinglab.studies.gemm.timings import MAX_REPEAT_SPREAD, repeat_spread
 
-__all__ = ["record_accuracy", "record_hardware", "record_tile_choice", "record_tile_effects"]
+__all__ = [
+    "record_accuracy",
+    "record_buffer_comparison",
+    "record_hardware",
+    "record_tile_choice",
+    "record_tile_effects",
+]
+
+#: A shape whose deepest tile is at least this many times ``K``: the old pack buffers,
+#: zero-filled at ``tile_k`` rows, were that many times what the shape needed.
+SMALL_K_OVERSIZE = 4.0
 
 
 def record_hardware(
     hw: HardwareRecord,
     *,
-    fma_per_process: np.ndarray,
-    blas_fraction_per_process: np.ndarray,
+    roof_per_process: np.ndarray,
+    blas_over_fma_per_process: np.ndarray,
     spread_ok: bool,
     spread_why: str,
     level: float,
@@ -31,26 +43,42 @@ def record_hardware(
     """Step 1: the roofs of the hardware record, with a re-run interval from the spread's
     processes when that spread applies to this machine (else without one, and why).
 
+    The arithmetic roof is the larger of the FMA probe and BLAS sgemm (both achieved
+    rates, so both are lower bounds of the peak; the record's ``peak_flop_per_s``,
+    :func:`.machine.all_thread_peak`). BLAS over the FMA probe is recorded as the ratio
+    of two measured rates, not as a fraction of a peak: above 1 it says the probe
+    under-read the peak (and the roof is BLAS's rate), so it has no upper bound of 1
+    and its interval is not clipped.
+
     Parameters
     ----------
     hw
         The study's hardware record.
-    fma_per_process, blas_fraction_per_process
-        Shape ``(processes,)``: each process's FMA peak and BLAS fraction of the peak.
+    roof_per_process, blas_over_fma_per_process
+        Shape ``(processes,)``: each process's roof (larger of its FMA probe and BLAS
+        rate) and its BLAS rate over its FMA probe (:func:`.machine.per_process`).
     spread_ok, spread_why
         :func:`.machine.spread_applies`'s verdict on the spread.
     """
+    fma = hw.fma_flop_per_s
+    blas = hw.blas_flop_per_s
+    which = (
+        "BLAS sgemm, which ran faster than the FMA probe"
+        if blas is not None and fma is not None and blas > fma
+        else "the all-thread FMA probe"
+    )
     record(
         "hardware/peak_gflops",
-        gest.rerun_estimate(
-            hw.peak_flop_per_s / 1e9, fma_per_process, level=level, what="FMA peaks"
-        )
+        gest.rerun_estimate(hw.peak_flop_per_s / 1e9, roof_per_process, level=level, what="roofs")
         if spread_ok
         else Estimate(
-            hw.peak_flop_per_s / 1e9, method="measured all-thread FMA rate", note=spread_why
+            hw.peak_flop_per_s / 1e9,
+            method="larger of the all-thread FMA probe and BLAS sgemm, one process",
+            note=spread_why,
         ),
         unit="GFLOP/s",
-        description=f"arithmetic roof ({hw.source}; measured: best of FMA micro-benchmark runs)",
+        description=f"arithmetic roof ({hw.source}): the larger of the all-thread FMA probe "
+        f"and BLAS sgemm (best of runs); here {which}",
     )
     record(
         "hardware/bandwidth_gbs",
@@ -58,20 +86,25 @@ def record_hardware(
         unit="GB/s",
         description="memory roof (streaming copy, read + write)",
     )
-    if hw.blas_fraction_of_peak is not None:
+    if blas is not None and fma is not None:
+        ratio = blas / fma
+        note = (
+            "BLAS ran faster than the FMA probe: the probe under-reads the peak, so the "
+            "roof is BLAS's rate"
+            if ratio > 1
+            else None
+        )
         record(
-            "hardware/blas_fraction_of_peak",
-            gest.rerun_estimate(
-                hw.blas_fraction_of_peak, blas_fraction_per_process, level=level, upper=1.0
-            )
+            "hardware/blas_over_fma_probe",
+            gest.rerun_estimate(ratio, blas_over_fma_per_process, level=level, note=note)
             if spread_ok
             else Estimate(
-                hw.blas_fraction_of_peak,
-                method="BLAS rate over the all-thread FMA rate, one process",
-                note=spread_why,
+                ratio,
+                method="BLAS rate over the all-thread FMA probe, one process",
+                note="; ".join(x for x in (note, spread_why) if x),
             ),
-            headline=spread_ok,  # a headline needs an interval
-            description="OpenBLAS sgemm (2048) as a fraction of the FMA peak",
+            description="OpenBLAS sgemm (2048) over the all-thread FMA probe (a ratio of "
+            "two measured rates, not a fraction of a peak: above 1 the probe under-reads)",
         )
 
 
@@ -83,6 +116,8 @@ def record_tile_effects(
     level: float,
     reps: int,
     seed: int,
+    all_calls: pd.DataFrame | None = None,
+    unstable: pd.DataFrame | None = None,
 ) -> str:
     """Step 2: the largest tile effect over shapes (no interval), the median over shapes,
     and every shape's own worst/best ratio (the largest shape's is the headline).
@@ -90,9 +125,14 @@ def record_tile_effects(
     Parameters
     ----------
     calls
-        The sweep's timed calls (:func:`.timings.timings_table`).
+        The timed calls the tile study uses: the sweep's stable cells
+        (:func:`.timings.stable_cells`) or all of them.
     effects
-        :func:`.analysis.tile_effects`'s table, one row per shape.
+        :func:`.analysis.tile_effects`'s table of ``calls``, one row per shape.
+    all_calls, unstable
+        With :func:`.timings.stable_cells`: every timed call, and the cells left out;
+        recorded are how many were left out and the largest effect over all cells
+        (no interval), beside the stable cells' findings.
 
     Returns
     -------
@@ -124,6 +164,37 @@ def record_tile_effects(
         unit="x",
         description="typical slowdown from the tile choice (median over shapes)",
     )
+    spread = repeat_spread(all_calls if all_calls is not None else calls)
+    record(
+        "tile/median_repeat_spread",
+        Estimate(
+            float(spread["spread"].median()),
+            method="median over cells of the slowest repeat's time over the fastest's",
+        ),
+        unit="x",
+        description=f"how far a typical cell's repeats range, over {len(spread)} cells",
+    )
+    if all_calls is not None and unstable is not None:
+        n_cells = len(spread)
+        record(
+            "tile/unstable_cells",
+            Estimate(float(len(unstable)), method="count of cells"),
+            description=f"cells left out of the tile study, of {n_cells}: repeats ranging "
+            f"more than {MAX_REPEAT_SPREAD:g}x (timed through a disturbance), or on a shape "
+            "with fewer than two stable tiles",
+        )
+        point, _, at = analysis.max_tile_effect(all_calls, reps=1, level=level, seed=seed)
+        record(
+            "tile/all_cells/max_worst_over_best",
+            Estimate(
+                point,
+                method="largest per-shape worst/best ratio of median times, every cell",
+                note="a maximum over shapes, reported without an interval",
+            ),
+            unit="x",
+            description=f"largest slowdown from the tile choice counting the unstable cells "
+            f"too (at {at})",
+        )
     for row in effects.itertuples():
         record(
             f"tile/worst_over_best/{row.M}x{row.N}x{row.K}",
@@ -133,6 +204,128 @@ def record_tile_effects(
             description=f"best tile {row.best_tile}, worst {row.worst_tile}",
         )
     return str(where)
+
+
+def record_buffer_comparison(
+    change: pd.DataFrame,
+    before: pd.DataFrame,
+    *,
+    sweep_name: str,
+    level: float,
+    reps: int,
+    seed: int,
+    between_sigma: float = 0.0,
+) -> dict:
+    """Step 2: does the old-buffer sweep's largest tile effect survive right-sized buffers?
+
+    Parameters
+    ----------
+    change
+        :func:`.analysis.tile_effect_change` of the sweep (right-sized buffers) over the
+        old-buffer sweep ``before``, one row per shape.
+    before
+        The old-buffer sweep's calls the comparison used (its stable cells).
+    sweep_name
+        The old sweep's file, named in the descriptions.
+
+    Returns
+    -------
+    dict
+        ``shape`` (the old sweep's largest effect), ``verdict`` (``"does not survive"``:
+        the change's interval lies below 1; ``"survives"``: it holds 1;
+        ``"grows"``: it lies above 1) and that shape's row of ``change``.
+
+    Findings: the old largest effect (no interval: a maximum), that shape's ratio under
+    the old and the right-sized buffers and their change (intervals); per group of
+    shapes (``small_k``: deepest tile at least :data:`SMALL_K_OVERSIZE` x ``K``, where
+    the old buffers were oversized; ``deep_k``: ``K`` at least the deepest tile, where
+    nothing changed) the median change over shapes and how many shapes' change
+    intervals lie below and above 1.
+    """
+    point, _, where = analysis.max_tile_effect(before, reps=1, level=level, seed=seed)
+    key = tuple(int(x) for x in where.split("x"))
+    match = change[(change["M"] == key[0]) & (change["N"] == key[1]) & (change["K"] == key[2])]
+    if match.empty:
+        raise ValueError(f"the old sweep's largest effect ({where}) is not in both sweeps")
+    row = match.iloc[0]
+    if row.change_hi < 1.0:
+        verdict = "does not survive"
+    elif row.change_lo > 1.0:
+        verdict = "grows"
+    else:
+        verdict = "survives"
+    record(
+        "tile/buffers/old_max_worst_over_best",
+        Estimate(
+            point,
+            method="largest per-shape worst/best ratio of median times (old pack buffers)",
+            note="a maximum over shapes, reported without an interval",
+        ),
+        unit="x",
+        description=f"the old-buffer sweep's ({sweep_name}) largest tile effect, at {where}",
+    )
+    for name, pt, lo, hi, what in (
+        ("old_buffers", row.ratio_before, row.before_lo, row.before_hi, "old pack buffers"),
+        ("right_sized", row.ratio, row.ratio_lo, row.ratio_hi, "right-sized pack buffers"),
+    ):
+        record(
+            f"tile/buffers/old_max_shape/{name}",
+            Estimate(
+                float(pt),
+                float(lo),
+                float(hi),
+                level=level,
+                method=gest.REPEATS + "; best and worst re-selected per replicate",
+                resamples=reps,
+            ),
+            unit="x",
+            description=f"worst/best at {where} with {what} (the cells stable in both sweeps)",
+        )
+    record(
+        "tile/buffers/old_max_shape/change",
+        Estimate(
+            float(row.change),
+            float(row.change_lo),
+            float(row.change_hi),
+            level=level,
+            method=gest.REPEATS + "; both sweeps resampled independently, best and worst "
+            "re-selected in each, ratio of the two effects, median-bias shifted",
+            resamples=reps,
+        ),
+        unit="x",
+        description=f"tile effect at {where} with right-sized over old pack buffers "
+        f"(< 1: the old effect was partly the buffers); {verdict}",
+    )
+    groups = {
+        "small_k": change["max_tile_k_over_K"] >= SMALL_K_OVERSIZE,
+        "deep_k": change["max_tile_k_over_K"] <= 1.0,
+    }
+    words = {
+        "small_k": f"shapes whose deepest tile is >= {SMALL_K_OVERSIZE:g}x K (old buffers "
+        "oversized)",
+        "deep_k": "shapes with K >= the deepest tile (buffers unchanged: the two runs' difference)",
+    }
+    for g, mask in groups.items():
+        sub = change[mask]
+        if len(sub) < 2:
+            continue
+        record(
+            f"tile/buffers/{g}/median_change",
+            gest.median_over_shapes(
+                sub["change"].to_numpy(float), level=level, reps=reps, seed=seed
+            ),
+            unit="x",
+            description=f"median over {len(sub)} {words[g]} of the tile effect with "
+            "right-sized over old pack buffers",
+        )
+        for side, hits in (("lower", sub["change_hi"] < 1.0), ("higher", sub["change_lo"] > 1.0)):
+            record(
+                f"tile/buffers/{g}/shapes_{side}",
+                Estimate(float(hits.sum()), method="count of shapes"),
+                description=f"of {len(sub)} {words[g]}, those whose change interval lies "
+                f"{'below' if side == 'lower' else 'above'} 1",
+            )
+    return {"shape": where, "verdict": verdict, "row": row}
 
 
 def record_accuracy(acc: pd.DataFrame, *, level: float, reps: int) -> None:

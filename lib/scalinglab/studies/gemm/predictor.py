@@ -291,8 +291,23 @@ def accuracy(
     return pd.DataFrame(rows)
 
 
-def tile_choice_regret(oof: pd.DataFrame, cells: pd.DataFrame, *, model: str) -> pd.DataFrame:
+def tile_choice_regret(
+    oof: pd.DataFrame, cells: pd.DataFrame, *, model: str, among: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """For unseen shapes: the tile the model would pick vs the measured best.
+
+    Parameters
+    ----------
+    oof
+        :func:`out_of_fold` output; its ``row`` indexes ``cells``.
+    cells
+        The cells the predictors were scored on (:func:`~.timings.cell_medians`).
+    among
+        Timed calls or cells (columns ``M, N, K, tile_m, tile_n, tile_k``) whose
+        measured times are trusted (:func:`~.timings.stable_cells`): the pick and the
+        best are taken among those tiles only (a cell timed through a disturbance
+        cannot say whether picking it was a mistake); a shape left with fewer than two
+        is skipped. None: every cell.
 
     Returns
     -------
@@ -301,9 +316,17 @@ def tile_choice_regret(oof: pd.DataFrame, cells: pd.DataFrame, *, model: str) ->
         picked tile over the best measured time; 1.0 = picked the best).
     """
     df = oof[(oof["protocol"] == "unseen_shapes") & (oof["model"] == model)]
-    tiles = cells.reset_index(drop=True)[TILE].astype(str).agg("x".join, axis=1).to_numpy()
+    keys = cells.reset_index(drop=True)[SHAPE + TILE]
+    tiles = keys[TILE].astype(str).agg("x".join, axis=1).to_numpy()
+    trusted = np.ones(len(keys), dtype=bool)
+    if among is not None:
+        ok = among[SHAPE + TILE].drop_duplicates().assign(_ok=True)
+        trusted = keys.merge(ok, on=SHAPE + TILE, how="left")["_ok"].notna().to_numpy()
     rows = []
     for shape, g in df.groupby("shape", sort=False):
+        g = g[trusted[g["row"].to_numpy(int)]]
+        if len(g) < 2:
+            continue
         picked = g.loc[g["predicted"].idxmin()]
         best = g.loc[g["seconds"].idxmin()]
         rows.append(
@@ -314,7 +337,7 @@ def tile_choice_regret(oof: pd.DataFrame, cells: pd.DataFrame, *, model: str) ->
                 "regret": float(picked["seconds"] / best["seconds"]),
             }
         )
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=["shape", "picked_tile", "best_tile", "regret"])
 
 
 def within_shape_r2(oof: pd.DataFrame, *, protocol: str = "unseen_shapes") -> pd.DataFrame:

@@ -9,7 +9,9 @@ other, so the sweep never runs on Dask workers); :func:`cached_sweep` stores the
 ``data/gemm_cost_model/`` keyed by the config, so a report regenerates without
 re-timing (through :func:`scalinglab.sweeps.cached_sweep`: the ordered cells are
 timed in runs of one shape's worth of cells, each kept as it finishes, so an
-interrupted sweep resumes where it stopped). Analyses work on a long table
+interrupted sweep resumes where it stopped); :func:`timing_positions` replays the run
+order of a stored sweep (cells timed close together share a disturbance). Analyses work
+on a long table
 (:func:`timings_table`, or a user's own file via :func:`load_timings`) with one row
 per timed call:
 ``M, N, K, tile_m, tile_n, tile_k, seconds``.
@@ -148,6 +150,60 @@ def sweep_config(compute_class: str, *, seed: int = 0, flush_mib: float = -1) ->
     )
 
 
+def _operands_and_order(cfg: SweepConfig) -> tuple[dict, np.ndarray]:
+    """The seeded operands of every shape and the order the cells are timed in (one
+    generator: the operands are drawn first, then the permutation of the shape-major
+    cells)."""
+    rng = np.random.default_rng(cfg.seed)
+    operands = {
+        s: (
+            rng.standard_normal((s[0], s[2]), dtype=np.float32),
+            rng.standard_normal((s[2], s[1]), dtype=np.float32),
+        )
+        for s in cfg.shapes
+    }
+    return operands, rng.permutation(len(cfg.shapes) * len(cfg.tiles))
+
+
+def timing_positions(ds: xr.Dataset) -> xr.DataArray:
+    """When each (shape, tile) cell of a sweep was timed: its position in the seeded run
+    order (0 = first), replayed from the config stored with the sweep.
+
+    Returns
+    -------
+    xarray.DataArray
+        ``(shape, tile)`` integer positions; cells timed close together share whatever
+        disturbed the machine then.
+    """
+    import json
+
+    if "config" not in ds.attrs:
+        raise ValueError("the sweep carries no config (attrs['config']): its run order is unknown")
+    stored = json.loads(ds.attrs["config"])
+    cfg = SweepConfig(
+        **{
+            **stored,
+            "shapes": tuple(tuple(s) for s in stored["shapes"]),
+            "tiles": tuple(tuple(t) for t in stored["tiles"]),
+        }
+    )
+    _, order = _operands_and_order(cfg)
+    pos = np.empty_like(order)
+    pos[order] = np.arange(order.size)
+    n_s, n_t = len(cfg.shapes), len(cfg.tiles)
+    if (ds.sizes["shape"], ds.sizes["tile"]) != (n_s, n_t):
+        raise ValueError(
+            f"the sweep holds {ds.sizes['shape']} x {ds.sizes['tile']} cells but its config "
+            f"{n_s} x {n_t}"
+        )
+    return xr.DataArray(
+        pos.reshape(n_s, n_t),
+        dims=("shape", "tile"),
+        coords={"shape": ds["shape"].values, "tile": ds["tile"].values},
+        name="timing_position",
+    )
+
+
 def run_sweep(
     cfg: SweepConfig, *, progress: bool = True, energy: bool = True, runs: RunCache | None = None
 ) -> xr.Dataset:
@@ -169,14 +225,7 @@ def run_sweep(
         on ``shape`` and ``tile_m, tile_n, tile_k`` on ``tile``; harness settings in attrs.
     """
     warm_up()
-    rng = np.random.default_rng(cfg.seed)
-    operands = {
-        s: (
-            rng.standard_normal((s[0], s[2]), dtype=np.float32),
-            rng.standard_normal((s[2], s[1]), dtype=np.float32),
-        )
-        for s in cfg.shapes
-    }
+    operands, order = _operands_and_order(cfg)
     first_tile = dict(zip(TILE, cfg.tiles[0], strict=True))
 
     def shape_of(case):
@@ -208,7 +257,6 @@ def run_sweep(
         for s in cfg.shapes
         for t in cfg.tiles
     ]
-    order = rng.permutation(len(cases))
     kernels = {"numba_tiled": tiled, "blas": blas, "numba_naive": naive}
     flusher = CacheFlusher(cfg.flush_bytes)
 

@@ -1,6 +1,7 @@
 """The GEMM sweep's timings as tables: every timed call (:func:`timings_table`) or a
 user's own timings file (:func:`load_timings`, errors naming file, column and row),
-the median per (shape, tile) cell, the tuned-library reference per shape and the
+the median per (shape, tile) cell, the cells whose repeats disagree (timed through a
+disturbance: :func:`stable_cells`), the tuned-library reference per shape and the
 roofline points (arithmetic intensity, achieved FLOP/s).
 
 Columns: ``M, N, K, tile_m, tile_n, tile_k, seconds`` (:data:`TIMING_COLUMNS`).
@@ -37,6 +38,23 @@ def timings_table(ds: xr.Dataset) -> pd.DataFrame:
     return df[cols].reset_index(drop=True)
 
 
+def sweep_timings(path: str | Path) -> tuple[xr.Dataset, pd.DataFrame]:
+    """A committed sweep file (``data/gemm_cost_model/sweep-*.nc``; a relative path is
+    taken from the repository root) and its :func:`timings_table`."""
+    from scalinglab.paths import repo_root
+
+    p = Path(path)
+    if not p.is_absolute():
+        p = repo_root() / p
+    if not p.exists():
+        raise InputError("no such sweep file", file=p)
+    with xr.open_dataset(p, engine="h5netcdf") as ds:
+        ds = ds.load()
+    if "tiled_seconds" not in ds:
+        raise InputError("not a GEMM sweep: no variable 'tiled_seconds'", file=p)
+    return ds, timings_table(ds)
+
+
 def load_timings(path: str | Path) -> pd.DataFrame:
     """A user's own GEMM timings (CSV, Parquet or netCDF), validated row by row.
 
@@ -63,6 +81,71 @@ def load_timings(path: str | Path) -> pd.DataFrame:
         out[c] = out[c].astype(np.int64)
     out["repeat"] = out.groupby(list(TIMING_COLUMNS[:-1])).cumcount()
     return out
+
+
+#: A cell whose repeats range wider than this (slowest over fastest) was disturbed while
+#: it was timed: repeats of one cell in one process agree within about 15% (the median
+#: cell of the committed sweeps), and a process-to-process change of a cell's median is
+#: about 5% (the re-run spread).
+MAX_REPEAT_SPREAD = 2.0
+
+
+def repeat_spread(timings: pd.DataFrame) -> pd.DataFrame:
+    """Per (shape, tile) cell: its repeats' slowest over fastest time.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``M, N, K, tile_m, tile_n, tile_k, n, fastest_s, median_s, slowest_s, spread``,
+        one row per cell.
+    """
+    g = timings.groupby(SHAPE + TILE)["seconds"]
+    out = pd.concat(
+        [
+            g.size().rename("n"),
+            g.min().rename("fastest_s"),
+            g.median().rename("median_s"),
+            g.max().rename("slowest_s"),
+        ],
+        axis=1,
+    ).reset_index()
+    out["spread"] = out["slowest_s"] / out["fastest_s"]
+    return out
+
+
+def stable_cells(
+    timings: pd.DataFrame, *, max_spread: float = MAX_REPEAT_SPREAD
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The timed calls of the cells whose repeats agree, and the cells left out.
+
+    A cell whose repeats range more than ``max_spread`` times (slowest over fastest)
+    measured whatever shared the machine while it ran, not its tile; a shape left with
+    fewer than two stable tiles is left out whole (it has no tile effect to measure).
+
+    Parameters
+    ----------
+    timings
+        One row per timed call (:data:`TIMING_COLUMNS`).
+    max_spread
+        Largest slowest/fastest ratio of a stable cell's repeats (> 1).
+
+    Returns
+    -------
+    (pandas.DataFrame, pandas.DataFrame)
+        The stable cells' calls (same columns as ``timings``), and
+        :func:`repeat_spread`'s rows of the cells left out (``spread > max_spread``,
+        or on a shape with fewer than two stable tiles), slowest first.
+    """
+    if not max_spread > 1.0:
+        raise ValueError(f"max_spread must be > 1, got {max_spread!r}")
+    spread = repeat_spread(timings)
+    ok = spread["spread"] <= max_spread
+    tiles_left = ok.groupby([spread[c] for c in SHAPE]).transform("sum")
+    ok &= tiles_left >= 2
+    keep = spread.loc[ok, SHAPE + TILE]
+    calls = timings.merge(keep, on=SHAPE + TILE, how="inner")
+    dropped = spread.loc[~ok].sort_values("spread", ascending=False).reset_index(drop=True)
+    return calls.reset_index(drop=True), dropped
 
 
 def cell_medians(timings: pd.DataFrame) -> pd.DataFrame:
