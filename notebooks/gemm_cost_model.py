@@ -28,6 +28,7 @@
 #     tiny:
 #       compute_class: tiny
 #       n_repeats: 5
+#       old_buffers_sweep: ''
 #       reps: 200
 #     title: 'GEMM kernels and cost models: tile sizes, the roofline and a learned runtime
 #       predictor'
@@ -95,6 +96,7 @@ n_splits: int = 5  # folds for CV and for the unseen-shape evaluation [≥ 2]
 published: str = ""  # "": this CPU's sweep; "gpperf": Liu & Halim's own tables {"", gpperf}
 remeasure_hardware: bool = False  # measure this machine's roofs now instead of the committed record
 processes: int = -1  # separate processes for the re-run spread (-1: class default, 6 small, 2 tiny)
+old_buffers_sweep: str = "data/gemm_cost_model/sweep-2bb85702c601.nc"  # the tile sweep timed with the old (tile_k-deep) pack buffers, compared in section 2 only ("": no comparison)
 n_repeats: int = 20  # random splits behind the repeated-split intervals (gpperf) [≥ 2]
 # fmt: on
 
@@ -127,8 +129,12 @@ CPU = published == ""
 # ## 1. The hardware record
 #
 # Measured by micro-benchmarks and committed with provenance in `data/hardware/`:
-# independent FMA chains on registers (the arithmetic peak), NumPy's float32 matmul at
-# 2048 (OpenBLAS), and a parallel streaming copy (bytes read + written). The study uses
+# independent FMA chains on registers on all threads, NumPy's float32 matmul at 2048
+# (OpenBLAS), and a parallel streaming copy (bytes read + written). Both FLOP rates are
+# achieved rates, so each is a lower bound of the arithmetic peak: the **roof** is the
+# larger of the two (when BLAS runs faster than the FMA probe, the probe under-reads the
+# peak), and BLAS over the FMA probe is reported as a ratio of two measurements, which may
+# exceed 1, not as a fraction of a peak. The study uses
 # the **committed** record (the machine the committed sweep ran on) unless
 # `remeasure_hardware=True`, so running it on another CPU does not silently change its
 # roofs. Measured while other work shares the machine, BLAS and bandwidth read low.
@@ -177,9 +183,10 @@ if CPU:
                 "machine": hw.name,
                 "source": hw.source,
                 "dtype": hw.dtype,
-                "peak GFLOP/s": hw.peak_flop_per_s / 1e9,
+                "FMA probe GFLOP/s (all threads)": (hw.fma_flop_per_s or float("nan")) / 1e9,
                 "BLAS sgemm GFLOP/s": (hw.blas_flop_per_s or float("nan")) / 1e9,
-                "BLAS / peak": hw.blas_fraction_of_peak,
+                "roof GFLOP/s (larger of the two)": hw.peak_flop_per_s / 1e9,
+                "BLAS / FMA probe": hw.blas_fraction_of_peak,
                 "copy GB/s": hw.mem_bytes_per_s / 1e9,
                 "ridge point FLOP/byte": hw.ridge_flop_per_byte,
                 "1-min load when measured": hw.provenance.get("load_before", [float("nan")])[0],
@@ -189,8 +196,8 @@ if CPU:
     )
     record_step.record_hardware(
         hw,
-        fma_per_process=spread["fma_flop_per_s"].values,
-        blas_fraction_per_process=per_proc["blas_fraction_of_peak"],
+        roof_per_process=per_proc["roof_flop_per_s"],
+        blas_over_fma_per_process=per_proc["blas_over_fma_probe"],
         spread_ok=spread_ok,
         spread_why=spread_why,
         level=level,
@@ -200,7 +207,11 @@ if CPU:
 # Do these intervals hold a re-run? Each pair of the spread's processes plays a report
 # and its re-run: the share of pairs in which the re-run's point lands inside the
 # report's interval, with one process's repeats alone (as before) and with the
-# between-process noise of the other processes (as computed here).
+# between-process noise of the other processes (as computed here). The roof's re-run
+# interval (its point times the other processes' spread) holds a re-run less often than
+# its level by construction: a re-run scatters as much as the report's own point does
+# (`machine.rerun_interval`). The ordered pairs of a handful of processes share their
+# processes, so a share here is a rough check of an interval's width, not a calibration.
 # (`benchmarks/bench_gemm.py --reruns 6` measures it on fresh processes.)
 
 # %% tags=["not-gpperf"]
@@ -251,8 +262,32 @@ if CPU:
     plt.show()
 
 # %% [markdown] tags=["not-gpperf"]
+# A cell whose repeats range more than 2x (slowest over fastest) was timed through a
+# disturbance: the median cell's repeats range {{ tile/median_repeat_spread | point }}, and
+# a new process moves a cell's median by the between-process noise of section 1. Such a
+# cell measures what shared the
+# machine, not its tile, so the tile study leaves it out (listed below with its place in
+# the run order: disturbed cells come in runs), and leaves out a shape with fewer than two
+# stable tiles. The runtime predictors of section 4 keep every cell.
+
+# %% tags=["not-gpperf"]
+if CPU:
+    stable, unstable = gtimes.stable_cells(calls)
+    if ds is not None and len(unstable):
+        pos = gemm.timing_positions(ds)
+        unstable["run_position"] = [
+            int(pos.sel(shape=f"{r.M}x{r.N}x{r.K}", tile=f"{r.tile_m}x{r.tile_n}x{r.tile_k}"))
+            for r in unstable.itertuples()
+        ]
+    print(
+        f"{len(unstable)} of {len(gtimes.repeat_spread(calls))} cells left out "
+        f"(repeats ranging more than {gtimes.MAX_REPEAT_SPREAD:g}x)"
+    )
+    display(unstable)
+
+# %% [markdown] tags=["not-gpperf"]
 # How much the tile size matters, per shape: the slowest tile's median time over the
-# fastest tile's (the paper's quantity). Its interval resamples every cell's repeats,
+# fastest tile's (the paper's quantity), over the stable cells. Its interval resamples every cell's repeats,
 # adds the between-process noise of section 1 to every cell, and **re-selects** the best
 # and worst tile in every replicate (a selection's bootstrap must select too); the
 # replicates are shifted by their median selection bias, so the interval holds the point
@@ -260,22 +295,61 @@ if CPU:
 # The largest ratio over shapes is reported without an interval (a bootstrap of a maximum
 # over shapes is not valid: it can end at the point or below one shape's own interval);
 # GEMM-1 is decided on that shape's own interval.
-#
-# **Caveat: the committed sweep was timed with the old pack buffers.** Until the kernel
-# sized its packed panels by `min(tile_k, K)`, a tile deeper than `K` zero-filled `tile_k`
-# rows per panel (up to 16x what `K = 48-64` needs), so on small-`K` shapes part of the
-# deep tiles' slowdown was that allocation, not the blocking. The committed timings have
-# not been re-run with right-sized buffers: the largest tile effects below, on small-`K`
-# shapes, are an upper bound on what the tile choice does there.
 
 # %% tags=["not-gpperf"]
 if CPU:
-    effects = gemm_analysis.tile_effects(calls, between_sigma=sigma, **BOOT)
+    effects = gemm_analysis.tile_effects(stable, between_sigma=sigma, **BOOT)
     display(effects)
     fig = plots.plot_tile_effects(effects, level=level)
     plt.show()
-    where = record_step.record_tile_effects(calls, effects, between_sigma=sigma, **BOOT)
+    where = record_step.record_tile_effects(
+        stable, effects, between_sigma=sigma, all_calls=calls, unstable=unstable, **BOOT
+    )
     display(effects["best_tile"].value_counts().rename("shapes won").to_frame())
+
+# %% [markdown] tags=["only-default", "not-tiny"]
+# ### Right-sized pack buffers against the old-buffer sweep
+#
+# Until the kernel sized its packed panels by `min(tile_k, K)`, a tile deeper than `K`
+# zero-filled `tile_k` rows per panel (`tile_k / K` times what the shape needs). The
+# old-buffer sweep (`old_buffers_sweep`: the same shapes, tiles, repeats and seed, timed
+# earlier on another VM of this machine type, whose detected last-level cache and so its
+# cache flush differed) put its largest tile effect,
+# {{ tile/buffers/old_max_worst_over_best | point }}, on a small-`K` shape with a deep
+# tile as its worst. Per shape, over the cells stable in both sweeps: each sweep's
+# worst/best ratio and their change (right-sized over old; both sweeps resampled, best
+# and worst re-selected in each). On that shape the effect was
+# {{ tile/buffers/old_max_shape/old_buffers }} with the old buffers and is
+# {{ tile/buffers/old_max_shape/right_sized }} with right-sized ones, a change of
+# {{ tile/buffers/old_max_shape/change }}. Over the shapes whose deepest tile is at least
+# 4x `K` (where the old buffers were oversized) the median change is
+# {{ tile/buffers/small_k/median_change }}, and
+# {{ tile/buffers/small_k/shapes_lower | point }} of them lose part of their effect (change
+# interval below 1); over the shapes with `K` at least the deepest tile (nothing changed
+# there but the run and the VM) it is {{ tile/buffers/deep_k/median_change }}, with
+# {{ tile/buffers/deep_k/shapes_lower | point }} lower and
+# {{ tile/buffers/deep_k/shapes_higher | point }} higher: the two runs differ by that much
+# where the buffers did not change.
+
+# %% tags=["not-gpperf"]
+if CPU and old_buffers_sweep and ds is not None:
+    _, old_calls = gtimes.sweep_timings(old_buffers_sweep)
+    old_stable, _ = gtimes.stable_cells(old_calls)
+    change = gemm_analysis.tile_effect_change(stable, old_stable, between_sigma=sigma, **BOOT)
+    display(change)
+    survival = record_step.record_buffer_comparison(
+        change, old_stable, sweep_name=old_buffers_sweep, between_sigma=sigma, **BOOT
+    )
+    r = survival["row"]
+    display(
+        Markdown(
+            f"**The old sweep's largest tile effect {survival['verdict']} right-sized "
+            f"buffers**: at {survival['shape']} the worst/best ratio goes from "
+            f"{r.ratio_before:.2f} (worst tile {r.worst_tile_before}) to {r.ratio:.2f} "
+            f"(worst tile {r.worst_tile}), a change of {r.change:.2f} "
+            f"[{r.change_lo:.2f}, {r.change_hi:.2f}]."
+        )
+    )
 
 # %% [markdown] tags=["not-gpperf"]
 # ### Against BLAS and the textbook loop
@@ -360,11 +434,14 @@ if CPU:
 # %% [markdown] tags=["not-gpperf"]
 # Would the predictor pick good tiles for a shape it has never seen? For each held-out
 # shape: the tile with the lowest predicted time, and its measured time over the best
-# measured tile's (1.0 = it picked the winner).
+# measured tile's (1.0 = it picked the winner), among the stable cells of section 2 (a
+# cell timed through a disturbance cannot say whether picking it was a mistake).
 
 # %% tags=["not-gpperf"]
 if CPU:
-    regret = predictor.tile_choice_regret(oof, cells, model="kernel_model_x_correction")
+    regret = predictor.tile_choice_regret(
+        oof, cells, model="kernel_model_x_correction", among=stable
+    )
     display(regret)
     within = predictor.within_shape_r2(oof).set_index("model")
     display(within)
