@@ -30,6 +30,7 @@ import xarray as xr
 from scalinglab.errors import InputError
 from scalinglab.estimate import Estimate
 from scalinglab.stats import passk as cv
+from scalinglab.stats.calibration import share_with_floor
 from scalinglab.stats.passk import INVALID, MISSING
 
 REQUIRED = ("problem", "sample", "correct")
@@ -199,9 +200,12 @@ class Curves:
         return np.nanquantile(x, q, axis=0), np.nanquantile(x, 1.0 - q, axis=0)
 
     def estimate(self, size: str, k: int) -> Estimate:
-        """Coverage of ``size`` at ``k`` samples with its interval over the prompt resamples."""
+        """Coverage of ``size`` at ``k`` samples with its interval over the prompt resamples;
+        where every prompt's pass@k is 1 (or 0), so that every resample gives the same
+        coverage, the Wilson interval of P (or 0) solved prompts out of P instead
+        (:func:`~scalinglab.stats.calibration.share_with_floor`)."""
         lo, hi = self.ci(self.cov_draws[size][:, k - 1])
-        return Estimate(
+        est = Estimate(
             float(self.cov[size][k - 1]),
             float(lo),
             float(hi),
@@ -209,6 +213,7 @@ class Curves:
             method=METHOD,
             resamples=len(self.draws),
         )
+        return share_with_floor(est, n=int(self.per_problem[size].shape[0]))
 
     def over_prompts(self, point: float, draws: np.ndarray) -> Estimate:
         """Any statistic's estimate from its ``(R,)`` values on these curves' prompt
