@@ -212,13 +212,17 @@ class Curves:
             level=self.level,
             method=METHOD,
             resamples=len(self.draws),
+            n=int(self.draws.shape[1]),
         )
         return share_with_floor(est, n=int(self.per_problem[size].shape[0]))
 
     def over_prompts(self, point: float, draws: np.ndarray) -> Estimate:
         """Any statistic's estimate from its ``(R,)`` values on these curves' prompt
-        resamples (NaN values left out): the percentile interval at the curves' level."""
-        return Estimate.from_draws(point, draws, level=self.level, method=METHOD)
+        resamples (NaN values left out): the percentile interval at the curves' level,
+        resting on ``n`` = the number of prompts (where a report reads its coverage)."""
+        return Estimate.from_draws(
+            point, draws, level=self.level, method=METHOD, n=int(self.draws.shape[1])
+        )
 
     def table(self, ks: np.ndarray) -> pd.DataFrame:
         """Coverage with its interval at ``ks``: one row per (size, k)."""
