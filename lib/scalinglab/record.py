@@ -283,7 +283,7 @@ def record(
         if refused:
             # the interval is refused, the number kept: a claim on it has no interval to
             # decide by, and it is no headline
-            interval = None
+            interval, mc_se = None, None
             note = f"{note}; {refused}" if note else refused
             if headline:
                 headline = False
