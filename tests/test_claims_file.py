@@ -173,3 +173,46 @@ def test_a_claim_stated_per_design_is_declared_for_the_notebooks_design(tmp_path
     p.write_text(p.read_text().replace('design = "gpperf"', 'design = "cpu"'))
     with pytest.raises(ClaimsFileError, match="repeated id in the same design"):
         read_claims_file(p)
+
+
+def test_claim_value_reads_a_claims_threshold_and_names_the_file_and_id(tmp_path):
+    from scalinglab.claims_file import ClaimsFileError, claim_value
+    from scalinglab.paths import notebooks_dir
+
+    tts = notebooks_dir() / "claims" / "test_time_scaling.toml"
+    specs = {s.id: s.raw for s in read_claims_file(tts)}
+    assert claim_value("test_time_scaling", "LLM-1") == float(specs["LLM-1"]["value"])
+    assert claim_value(tts, "LLM-5") == float(specs["LLM-5"]["value"])  # a path works too
+    with pytest.raises(ClaimsFileError, match=r"test_time_scaling\.toml: no claim 'NOPE-9'"):
+        claim_value("test_time_scaling", "NOPE-9")
+    with pytest.raises(ClaimsFileError, match=r"claim 'KIN-2'.*no 'value'"):
+        claim_value("test_time_scaling", "KIN-2")  # untested: no threshold
+    p = tmp_path / "c.toml"
+    p.write_text(
+        textwrap.dedent(
+            """
+            [[claim]]
+            id = "A"
+            source = "P"
+            statement = "s"
+            findings = ["x"]
+            expect = "greater"
+            value = 0.1
+            design = ["one"]
+
+            [[claim]]
+            id = "A"
+            source = "P"
+            statement = "s"
+            findings = ["x"]
+            expect = "between"
+            value = [0.2, 0.3]
+            design = ["two"]
+            """
+        )
+    )
+    assert claim_value(p, "A", design="one") == 0.1
+    with pytest.raises(ClaimsFileError, match="several designs.*pass design"):
+        claim_value(p, "A")
+    with pytest.raises(ClaimsFileError, match="not one number"):
+        claim_value(p, "A", design="two")

@@ -167,8 +167,11 @@ def test_estimates_carry_n_into_findings_and_results(tmp_path, monkeypatch):
 def test_a_refused_zero_width_interval_is_shown_as_no_interval_with_its_reason(tmp_path):
     rec.clear()
     try:
-        with pytest.warns(rec.ZeroWidthInterval):
-            f = rec.record("share", Estimate(0.0, 0.0, 0.0, level=0.95, method="bootstrap"))
+        f = rec.record(
+            "share",
+            Estimate(0.0, 0.0, 0.0, level=0.95, method="bootstrap"),
+            no_interval="every replicate gave 0",
+        )
         d = f.to_json()
         assert d["ci"] is None
         assert interval_text(d) == "no interval: [0, 0] refused: zero width, does not cover"

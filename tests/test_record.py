@@ -90,8 +90,8 @@ def test_point_on_an_interval_end_is_fine():
     with pytest.raises(ValueError, match="outside"):
         rec.record("d", 2.0001, ci=(1.0, 2.0), level=0.95)  # 5e-5 beyond: not round-off
     # a zero-width interval does not cover (issue 28): refused, see test_verdicts.py
-    with pytest.warns(rec.ZeroWidthInterval, match="zero width"):
-        assert rec.record("c", 247.4, ci=(247.4, 247.4), level=0.95).ci is None
+    with pytest.raises(rec.ZeroWidthInterval, match="zero width"):
+        rec.record("c", 247.4, ci=(247.4, 247.4), level=0.95)
 
 
 def test_thirteenth_headline_is_an_error_when_recorded():

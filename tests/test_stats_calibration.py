@@ -84,6 +84,20 @@ def test_a_zero_width_share_gets_wilsons_end_and_others_are_unchanged():
     assert cal.share_with_floor(ok, n=10) is ok
 
 
+def test_a_change_no_unit_shows_gets_wilsons_end_on_its_possible_sides():
+    zero = Estimate(0.0, 0.0, 0.0, level=0.95, method="bootstrap over prompts, percentile")
+    w = cal.proportion_estimate(0, 128).hi  # about 0.029
+    both = cal.change_with_floor(zero, n=128)
+    assert (both.lo, both.hi) == (-w, w) and both.n == 128 and both.mc_se is None
+    up = cal.change_with_floor(zero, n=128, signed=False)
+    assert (up.lo, up.hi) == (0.0, w) and "Wilson score over 128" in up.method
+    # a change some resample sees, or a constant nonzero one, is left as it is
+    ok = Estimate(0.01, 0.0, 0.02, level=0.95, method="b")
+    assert cal.change_with_floor(ok, n=128) is ok
+    flat = Estimate(0.5, 0.5, 0.5, level=0.95, method="b")
+    assert cal.change_with_floor(flat, n=128) is flat
+
+
 def test_seed_mean_coverage_on_a_studys_values_shows_the_shortfall_at_n_3():
     values = np.random.default_rng(3).gamma(4.0, size=60)  # per-run scores, mildly skewed
     table = cal.seed_mean_coverage(np.append(values, np.nan), ns=(3, 10), sims=1500)

@@ -50,28 +50,78 @@ def test_fit_needs_four_informative_points():
         tceil.fit_ceiling(np.array([1, 2, 4, 8]), np.array([0.5, 0.7, 0.8, 1.0]))
 
 
-def test_a_size_without_room_for_the_claimed_gain_is_not_identified():
-    from scalinglab.estimate import Estimate
+def _rates(rates, *, prompts=200, n=32, seed=0):
+    import xarray as xr
+
+    rng = np.random.default_rng(seed)
+    corr = np.stack([(rng.random((prompts, n)) < r).astype(np.int8) for r in rates.values()])
+    return xr.Dataset(
+        {
+            "correct": (("size", "prompt", "sample"), corr),
+            "answer": (("size", "prompt", "sample"), np.where(corr == 1, 1, 2)),
+        },
+        coords={"size": list(rates)},
+    )
+
+
+def test_slope_and_coverage_gain_carry_the_room_coverage_leaves_below_1():
     from scalinglab.studies.tts import analysis as tta
 
-    est = Estimate(0.001, 0.0, 0.002, level=0.95, method="bootstrap over prompts, percentile")
-    # pass@1 0.98 over 10 doublings: at most 0.002 per doubling, below LLM-1's 0.005
-    out = tta.saturated(est, room=0.02 / 10, need=0.005, what="slope per doubling of k")
-    assert not out.identified and "saturated" in out.note
-    assert (out.point, out.lo, out.hi) == (est.point, est.lo, est.hi)
-    # room enough: untouched, so a small slope there still decides the claim
-    assert tta.saturated(est, room=0.05, need=0.005, what="slope").identified
+    ds = _rates({"s": 0.02, "l": 0.9})
+    curves = tta.coverage_curves(ds, k_max=32, reps=50, seed=0)
+    for s in ("s", "l"):
+        slope = tta.loglinear_slope(curves, s)
+        assert slope.room == pytest.approx((1 - curves.cov[s][0]) / 5)  # log2 32 doublings
+        assert slope.point <= slope.room + 1e-12  # the bound the room states
+        gain = tta.plateau(tta.majority(ds, k_max=32, reps=4), curves, s)["cov_gain"]
+        assert gain.room == pytest.approx(1 - curves.cov[s][3])  # coverage at k_max / 8 = 4
+        assert gain.point <= gain.room + 1e-12
+    # l solves 90% of tries: coverage 1 by k = 4, no room for LLM-5's 0.02 gain
+    assert tta.plateau(tta.majority(ds, k_max=32, reps=4), curves, "l")["cov_gain"].room < 0.02
+    # coverage 1 on every prompt: no [1, 1] interval, the Wilson one of 200 of 200 prompts
+    assert curves.cov["l"][31] == 1.0
+    full = curves.estimate("l", 32)
+    assert full.hi == pytest.approx(1.0) and 0.97 < full.lo < 1.0
+    assert "Wilson score over 200" in full.method and full.n == 200
 
 
-def test_claim_value_reads_the_ledger_threshold():
-    from scalinglab.claims_file import read_claims_file
-    from scalinglab.paths import notebooks_dir
+def test_the_ledger_reads_a_saturated_size_not_identified_and_decides_the_others(tmp_path):
+    """LLM-1 and LLM-5 from the study's claims file on two sizes: one with room to grow
+    (decided), one saturated (not identified, naming the room and the minimum effect)."""
+    import scalinglab.record as rec
+    from scalinglab.claims_file import claim_value
     from scalinglab.studies.tts import analysis as tta
 
-    specs = {
-        s.id: s.raw for s in read_claims_file(notebooks_dir() / "claims" / "test_time_scaling.toml")
-    }
-    assert tta.claim_value("LLM-1") == float(specs["LLM-1"]["value"])
-    assert tta.claim_value("LLM-5") == float(specs["LLM-5"]["value"])
-    with pytest.raises(KeyError, match="no claim"):
-        tta.claim_value("NOPE-9")
+    ds = _rates({"s": 0.02, "l": 0.99})
+    curves = tta.coverage_curves(ds, k_max=32, reps=50, seed=0)
+    maj = tta.majority(ds, k_max=32, reps=4)
+    rec.clear()
+    try:
+        for s in ("s", "l"):
+            rec.record(f"loglinear/{s}/slope", tta.loglinear_slope(curves, s))
+            for what, est in tta.plateau(maj, curves, s).items():
+                rec.record(f"majority/{s}/{what}", est)
+        got = {
+            v.claim.id: v
+            for v in rec.claims_from(
+                "test_time_scaling", sizes=["s", "l"], steps=["l_vs_s"], data="user"
+            )
+        }
+        need = claim_value("test_time_scaling", "LLM-1")
+        for cid, name in (("LLM-1", "loglinear/l/slope"), ("LLM-5", "majority/l/cov_gain")):
+            v = got[cid]
+            assert v.verdict == "not identified", v.reason
+            assert f"{name} = " in v.reason and "saturated: room" in v.reason
+            assert "loglinear/s" not in v.reason and "majority/s" not in v.reason
+        assert f"minimum effect {need:g}" in got["LLM-1"].reason
+        # the small size alone has room and is decided by its interval
+        rec.clear()
+        rec.record("loglinear/s/slope", tta.loglinear_slope(curves, "s"))
+        for what, est in tta.plateau(maj, curves, "s").items():
+            rec.record(f"majority/s/{what}", est)
+        alone = {
+            v.claim.id: v for v in rec.claims_from("test_time_scaling", sizes=["s"], data="user")
+        }
+        assert alone["LLM-1"].verdict == "reproduces" and alone["LLM-5"].verdict == "reproduces"
+    finally:
+        rec.clear()

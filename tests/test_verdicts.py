@@ -182,20 +182,88 @@ def test_claim_states_what_would_contradict_it():
 # --- zero-width intervals ----------------------------------------------------------------
 
 
-def test_record_refuses_a_zero_width_interval_and_keeps_the_number_without_it():
-    with pytest.warns(rec.ZeroWidthInterval, match=r"record\('share'\).*zero width.*Wilson"):
-        f = rec.record(
-            "share", Estimate(0.0, 0.0, 0.0, level=0.95, method="bootstrap"), headline=True
-        )
+def test_record_refuses_a_zero_width_interval_unless_the_caller_says_why():
+    with pytest.raises(
+        rec.ZeroWidthInterval, match=r"record\('share'\).*zero width.*Wilson.*no_interval"
+    ):
+        rec.record("share", Estimate(0.0, 0.0, 0.0, level=0.95, method="bootstrap"))
+    with pytest.raises(rec.ZeroWidthInterval, match=r"record\('c'\)"):
+        rec.record("c", 247.4, ci=(247.4, 247.4), level=0.95)  # plain numbers too
+    assert rec.findings() == []  # nothing half-recorded
+    # a stated reason: the interval is dropped, the number kept with the reason
+    f = rec.record(
+        "share",
+        Estimate(0.0, 0.0, 0.0, level=0.95, method="bootstrap"),
+        headline=True,
+        no_interval="every run gave 0",
+    )
     assert f.ci is None and not f.headline
-    assert "refused: zero width" in f.note and f.note.startswith("not a headline")
+    assert "refused: zero width" in f.note and f.note.endswith("every run gave 0")
+    assert f.note.startswith("not a headline")
     v = rec.claim("c", paper=P, statement="s", finding="share", expect="less", value=0.1)
     assert v.verdict == "inconclusive" and "no interval" in v.reason
     saved = json.loads(open(rec.os.environ[rec.RESULTS_ENV]).read())["findings"][0]
     assert saved["ci"] is None and "zero width" in saved["note"]
-    rec.record("count", 3.0)  # exactly determined: no interval, no warning
+    # the reason may travel with the Estimate; it is unused where the interval has width
+    g = rec.record("g", Estimate(4.0, 4.0, 4.0, level=0.95, no_interval="on the grid"))
+    assert g.ci is None and "on the grid" in g.note
+    h = rec.record("h", Estimate(4.0, 2.0, 8.0, level=0.95, no_interval="on the grid"))
+    assert h.ci == (2.0, 8.0) and not h.note
+    # a not-identified estimate is pinned by its bound: that is its reason
+    b = rec.record("b", Estimate(1.0, 1.0, 1.0, level=0.95, identified=False, note="c at 1"))
+    assert b.ci is None and "pinned by its bound" in b.note
+    rec.record("count", 3.0)  # exactly determined: no interval, no error
     rec.record("share", Estimate(0.0, 0.0, 0.26, level=0.95, method="Wilson score over 12"))
     assert rec.findings()[0].ci == (0.0, 0.26)
+    with pytest.raises(ValueError, match="needs its reason"):
+        Estimate(1.0, no_interval=" ")
+
+
+# --- room left to a bound ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("expect", "value", "room", "ci", "verdict"),
+    [
+        ("greater", 0.005, 0.002, (0.0005, 0.0015), "not identified"),  # saturated
+        ("greater", 0.005, 0.002, (0.01, 0.02), "not identified"),  # whatever the interval
+        ("greater", 0.005, 0.05, (0.0005, 0.0015), "contradicts"),  # room: a real miss
+        ("greater", 0.005, 0.05, (0.01, 0.02), "reproduces"),
+        ("greater", 0.005, None, (0.0005, 0.0015), "contradicts"),  # unbounded
+        ("less", -0.1, 0.05, (-0.04, -0.02), "not identified"),  # a fall of 0.1 from 0.05
+        ("less", -0.1, 0.5, (-0.3, -0.2), "reproduces"),
+        ("greater", 0.0, 0.0, (0.0, 0.01), "inconclusive"),  # no minimum effect: no guard
+        ("equal", 0.0, 0.001, (-0.01, 0.01), "reproduces"),  # a band asks for no effect
+    ],
+)
+def test_a_bounded_finding_without_room_for_the_minimum_effect_is_not_identified(
+    expect, value, room, ci, verdict
+):
+    mid = (ci[0] + ci[1]) / 2
+    f = rec.record("x", Estimate(mid, *ci, level=0.95, room=room)).to_json()
+    kw = {"tolerance": 0.02} if expect == "equal" else {}
+    v = decide(_c(expect=expect, value=value, **kw), {"x": f})
+    assert v.verdict == verdict, v.reason
+    if verdict == "not identified":
+        need = abs(value)
+        assert f"saturated: room {room:.3g} < minimum effect {need:g}" in v.reason
+        assert v.evidence[0]["room"] == room
+
+
+def test_room_must_be_a_distance_to_the_bound():
+    from scalinglab.verdict_checks import minimum_effect, saturation
+
+    with pytest.raises(ValueError, match="room must be >= 0"):
+        Estimate(0.1, room=-0.01)
+    with pytest.raises(ValueError, match="room"):
+        rec.record("r", 0.1, room=-1.0)
+    with pytest.raises(TypeError, match="contradicts"):
+        rec.record("r", Estimate(0.1, room=0.2), room=0.3)
+    assert rec.record("r", 0.1, room=0.2).to_json()["room"] == 0.2
+    assert minimum_effect("greater", (0.02, math.inf)) == 0.02
+    assert minimum_effect("less", (-math.inf, -0.3)) == 0.3
+    assert minimum_effect("less", (-math.inf, 0.3)) is None
+    assert saturation("greater", (0.02, math.inf), 0.02) is None  # exactly enough room
 
 
 # --- Monte Carlo error -------------------------------------------------------------------
@@ -305,3 +373,48 @@ def test_a_family_of_claims_one_per_pair_is_holm_corrected(tmp_path):
     rec.record("poi/a3_vs_b3", Estimate(0.1, 0.05, 0.15, level=0.95))  # clearly below
     v = rec.claims()[3]
     assert v.verdict == "contradicts" and "Holm-adjusted p" in v.reason
+
+
+# --- a verdict says its interval's coverage ------------------------------------------------
+
+
+def test_a_decided_verdict_states_its_intervals_coverage_where_below_target():
+    from scalinglab.stats.method_coverage import COVERAGE_TARGET, measured_coverage
+
+    t3 = measured_coverage("student-t", 3)
+    assert t3.coverage < COVERAGE_TARGET  # about 0.92 (the committed table)
+    f = _finding("t", 1.0, 0.5, 1.5, method="Student t over 3 seeds", n=3)
+    v = decide(_c(findings=("t",)), {"t": f})
+    assert v.verdict == "reproduces"
+    assert v.reason.endswith(f"(its interval covers {t3.coverage:.2f} at n = 3)")
+    # contradicting: the same words
+    g = _finding("g", -1.0, -1.5, -0.5, method="Student t over 3 seeds", n=3)
+    assert f"covers {t3.coverage:.2f} at n = 3" in decide(_c(findings=("g",)), {"g": g}).reason
+    # an n between grid points is read at the grid n below it, and says so
+    f7 = _finding("t7", 1.0, 0.5, 1.5, method="Wilson score over 11", n=11)
+    w10 = measured_coverage("wilson", 10)
+    assert w10.coverage < COVERAGE_TARGET
+    assert f"covers {w10.coverage:.2f} at n = 11, as simulated at n = 10" in (
+        decide(_c(findings=("t7",)), {"t7": f7}).reason
+    )
+    # a method that covers at its n: no caveat
+    assert measured_coverage("clopper-pearson", 10).coverage >= COVERAGE_TARGET
+    cp = _finding("cp", 0.5, 0.2, 0.8, method="Clopper-Pearson over 10", n=10)
+    assert "covers" not in decide(_c(findings=("cp",)), {"cp": cp}).reason
+    # an undecided verdict needs none
+    wide = _finding("w", 0.1, -0.5, 1.5, method="Student t over 3 seeds", n=3)
+    assert "covers" not in decide(_c(findings=("w",)), {"w": wide}).reason
+
+
+def test_a_decided_verdict_says_when_its_coverage_is_not_measured():
+    no_n = _finding("a", 1.0, 0.5, 1.5, method="bootstrap over seeds, percentile")
+    v = decide(_c(findings=("a",)), {"a": no_n})
+    assert v.verdict == "reproduces"
+    assert "(its interval's coverage is not measured: its sample size is not recorded" in v.reason
+    odd = _finding("b", 1.0, 0.5, 1.5, method="a home-made interval", n=5)
+    assert "no simulation is registered for its method (a home-made interval)" in (
+        decide(_c(findings=("b",)), {"b": odd}).reason
+    )
+    # an outside-regime verdict keeps the caveat under its scale wording
+    w = decide(_c(findings=("b",), scope="paper", regime="outside: tiny"), {"b": odd})
+    assert w.verdict == "holds at our scale" and "coverage is not measured" in w.reason

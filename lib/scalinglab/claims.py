@@ -21,7 +21,9 @@ HTML and text renderings. The verdict is computed, never typed:
     ``se = half-width / z_{1-a/2}`` (80% power, two-sided level ``1 - a``).
 ``not identified``
     a deciding finding was recorded ``identified=False`` (its parameter sits on a
-    bound or cannot be told apart from it).
+    bound or cannot be told apart from it), or it is *saturated*: a bounded quantity
+    whose room left to its bound (``room``) is smaller than the claim's minimum
+    meaningful effect (:func:`scalinglab.verdict_checks.saturation`).
 ``untested``
     the claim is declared with ``untested="reason"``.
 
@@ -36,6 +38,9 @@ Before a verdict is signed (:mod:`scalinglab.verdict_checks`, :mod:`scalinglab.v
   (:class:`~scalinglab.verdict_checks.UnfalsifiableRule`);
 - a deciding bound within two Monte Carlo standard errors of its threshold gives
   ``inconclusive (Monte Carlo)``;
+- a decided verdict says its interval's coverage where that is below 0.93 at the
+  finding's ``n`` ("its interval covers 0.92 at n = 3") or not measured (method not
+  registered, ``n`` not recorded): :func:`scalinglab.stats.method_coverage.coverage_note`;
 - a paper's or benchmark's claim tested outside its regime reads ``holds at our scale``
   / ``differs at our scale``, on a proxy ``untested: proxy`` (never ``contradicts``);
   the ledger groups claims and counts verdicts by scope.
@@ -54,6 +59,7 @@ from scipy.stats import norm
 
 from scalinglab import verdict_checks as vc
 from scalinglab.findings_view import no_interval_reason
+from scalinglab.stats.method_coverage import coverage_note
 from scalinglab.textfmt import fmt_ci, fmt_num
 from scalinglab.verdict_scope import (
     SCALE_VERDICTS,
@@ -263,6 +269,13 @@ def _one(claim: Claim, f: Mapping[str, Any]) -> tuple[str, str]:
     if not f.get("identified", True):
         note = f.get("note") or "on a bound or unidentifiable"
         return "not identified", f"{name} is not identified: {note}"
+    sat = vc.saturation(str(claim.expect), claim.region(), f.get("room"))
+    if sat:
+        return "not identified", (
+            f"{name} = {fmt_num(f['point'])} is not identified ({sat}): its bound leaves "
+            "less room than the smallest effect the claim calls meaningful, so it cannot "
+            "test the claim"
+        )
     ci = f.get("ci")
     if not ci or any(c is None or math.isnan(float(c)) for c in ci):
         why = no_interval_reason(f)
@@ -282,10 +295,12 @@ def _one(claim: Claim, f: Mapping[str, Any]) -> tuple[str, str]:
         near = vc.mc_guard(str(claim.expect), (a, b), (lo, hi), f.get("mc_se"), v)
         if near:
             return vc.MC_INCONCLUSIVE, f"{shown} would {v[:-1]}, but {near}"
+    cov = coverage_note(f)
+    said = f" ({cov})" if cov else ""
     if inside:
-        return "reproduces", f"{shown} lies within {claim.rule}"
+        return "reproduces", f"{shown} lies within {claim.rule}{said}"
     if outside:
-        return "contradicts", f"{shown} excludes {claim.rule}"
+        return "contradicts", f"{shown} excludes {claim.rule}{said}"
     return "inconclusive", f"{shown} admits both sides of {claim.rule}"
 
 
@@ -417,6 +432,7 @@ def _decide(claim: Claim, findings: Mapping[str, Mapping[str, Any]]) -> Verdict:
             "mc_se": f.get("mc_se"),
             "verdict": v,
         }
+        | ({"room": f["room"]} if f.get("room") is not None else {})
         | ({"no_interval": no_interval_reason(f)} if no_interval_reason(f) else {})
         for v, _, f in rows
     ]

@@ -308,6 +308,59 @@ def claims_for(
     return [c for spec in specs for c in expand(spec, values, recorded)]
 
 
+def study_claims_path(study: str | Path) -> Path:
+    """Where a study's claims live: ``notebooks/claims/<study>.toml`` for a study's name,
+    ``study`` itself for a path (a :class:`~pathlib.Path` or a name ending ``.toml``)."""
+    if isinstance(study, Path) or str(study).endswith(".toml"):
+        return Path(study)
+    from scalinglab.paths import notebooks_dir
+
+    return notebooks_dir() / "claims" / f"{study}.toml"
+
+
+def claim_value(study: str | Path, claim_id: str, *, design: str | None = None) -> float:
+    """The number a claim states as its ``value`` (its threshold), read from the claims file,
+    so code that needs a claim's threshold reads the ledger's number rather than a copy.
+
+    Parameters
+    ----------
+    study
+        A study's name (its file is ``notebooks/claims/<study>.toml``) or a claims file.
+    claim_id
+        The claim's ``id`` as written in the file (templates unfilled).
+    design
+        For an id stated once per design: the design whose claim to read.
+
+    Raises
+    ------
+    ClaimsFileError
+        No claim ``claim_id`` in the file (naming the file, the id and the ids there are),
+        an id stated for several designs and no ``design`` to tell them apart, or a claim
+        whose ``value`` is absent or not one number (naming the file and the id).
+    """
+    path = study_claims_path(study)
+    specs = read_claims_file(path)
+    hits = [s for s in specs if s.id == claim_id]
+    if design is not None:
+        hits = [s for s in hits if not s.designs or str(design) in s.designs]
+    if not hits:
+        known = ", ".join(dict.fromkeys(s.id for s in specs))
+        raise ClaimsFileError(f"{path}: no claim {claim_id!r} (claims there: {known})")
+    if len(hits) > 1:
+        designs = sorted({d for s in hits for d in s.designs})
+        raise ClaimsFileError(
+            f"{path}, claim {claim_id!r}: stated for several designs ({', '.join(designs)}); "
+            "pass design=..."
+        )
+    spec = hits[0]
+    if "value" not in spec.raw:
+        raise spec.error("has no 'value' to read")
+    v = spec.raw["value"]
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        raise spec.error(f"its value {v!r} is not one number")
+    return float(v)
+
+
 def _rule(raw: Mapping[str, Any]) -> str:
     if "untested" in raw:
         return f"untested: {raw['untested']}"

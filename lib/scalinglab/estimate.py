@@ -107,6 +107,17 @@ class Estimate:
         The sample size the interval rests on (seeds, runs, repeats, draws of a share):
         the ``n`` at which a report states the method's simulated coverage
         (:mod:`scalinglab.stats.method_coverage`); None when not known.
+    room
+        For a bounded quantity (a share in ``[0, 1]``, a coverage that cannot pass 1, any
+        stated physical bound): the room left between its current level and the bound,
+        in this number's units, i.e. the largest effect it could still show (``>= 0``).
+        A claim whose minimum meaningful effect exceeds it reads "not identified
+        (saturated)" (:func:`scalinglab.verdict_checks.saturation`); None: unbounded.
+    no_interval
+        Why this number may come without an interval (e.g. a grid value every resample
+        lands on; a quantity at its bound): when its interval has zero width,
+        :func:`scalinglab.record.record` drops it and shows this reason. Without a
+        reason, a zero-width interval of an identified estimate is refused (an error).
     """
 
     point: float
@@ -121,6 +132,8 @@ class Estimate:
     side: str | None = None
     mc_se: tuple[float, float] | None = None
     n: int | None = None
+    room: float | None = None
+    no_interval: str | None = None
 
     def __post_init__(self) -> None:
         if (self.lo is None) != (self.hi is None):
@@ -143,6 +156,13 @@ class Estimate:
             object.__setattr__(self, "n", int(self.n))
         if self.mc_se is not None:
             object.__setattr__(self, "mc_se", (float(self.mc_se[0]), float(self.mc_se[1])))
+        if self.no_interval is not None and not str(self.no_interval).strip():
+            raise ValueError("Estimate: no_interval needs its reason")
+        if self.room is not None:
+            room = float(self.room)
+            if not room >= 0:
+                raise ValueError(f"Estimate: room must be >= 0 (room left to a bound), got {room}")
+            object.__setattr__(self, "room", room)
         object.__setattr__(self, "identified", bool(self.identified))
 
     @property

@@ -17,9 +17,11 @@ Rules a finding obeys (each raises ``ValueError`` when broken):
 - a headline finding has an interval, and a report has at most
   :data:`MAX_HEADLINES` headlines (the 13th raises);
 - a zero-width interval ``[x, x]`` (every resample gave the same value) does not cover:
-  it is refused with a :class:`ZeroWidthInterval` warning naming the finding, and the
-  finding is kept without an interval (a note says why; never a headline; a claim on it
-  is inconclusive);
+  it is refused with a :class:`ZeroWidthInterval` error naming the finding, unless the
+  caller states why there is none (``no_interval="reason"``, or an
+  :class:`~scalinglab.estimate.Estimate` carrying ``no_interval``) or the estimate is not
+  identified (pinned by its bound, which says why); the finding is then kept without
+  an interval (its note says why; never a headline; a claim on it is inconclusive);
 - a finding recorded ``identified=False`` (a fitted parameter on a bound, see
   :func:`scalinglab.fitting.identification`) is shown one-sided ("at bound 0,
   <= 0.016") and is never a headline: ``headline=True`` is dropped, with a note.
@@ -40,7 +42,7 @@ findings whenever ``results.json`` is written.
                    "description": str | null, "headline": bool,
                    "identified": bool, "note": str | null,
                    "bound": float | null, "side": "lower" | "upper" | null,
-                   "n": int | null}, ...],
+                   "n": int | null, "room": float | null}, ...],
      "claims": [{"id": str, "paper": str, "statement": str, "findings": [str],
                  "expect": str | null, "value": ..., "tolerance": float,
                  "rule": str, "untested": str | null, "verdict": str,
@@ -52,7 +54,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import warnings
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -60,7 +61,7 @@ from typing import Any
 
 from scalinglab import atomic
 from scalinglab.claims import Claim, Verdict, decide, decide_all
-from scalinglab.claims_file import claims_for
+from scalinglab.claims_file import claims_for, study_claims_path
 from scalinglab.estimate import Estimate
 from scalinglab.findings_view import findings_html
 from scalinglab.textfmt import fmt_ci, fmt_num, json_safe
@@ -94,6 +95,9 @@ class Finding:
     support: tuple[float, float] | None = None
     #: Sample size the interval rests on (seeds, runs, draws): where its coverage is read.
     n: int | None = None
+    #: Room left between a bounded quantity's level and its bound (the largest effect it
+    #: could still show): a claim asking more reads "not identified (saturated)".
+    room: float | None = None
 
     def to_json(self) -> dict:
         """The finding as strict JSON: a non-finite number becomes ``None`` and ``note``
@@ -146,6 +150,8 @@ def record(
     side: str | None = None,
     support: Sequence[float] | None = None,
     n: int | None = None,
+    room: float | None = None,
+    no_interval: str | None = None,
 ) -> Finding:
     """Record a finding (re-recording a name replaces it).
 
@@ -187,9 +193,22 @@ def record(
         The sample size the interval rests on (seeds, runs, draws), when the
         ``Estimate`` does not carry it: the report states the method's simulated
         coverage at this ``n`` (:mod:`scalinglab.stats.method_coverage`).
+    room
+        For a bounded quantity, when the ``Estimate`` does not carry it: the room left
+        between its level and its bound, in the finding's units (the largest effect it
+        could still show); a claim whose minimum meaningful effect exceeds it reads "not
+        identified (saturated)" (:func:`scalinglab.verdict_checks.saturation`).
+    no_interval
+        Why this finding may have no interval (also an ``Estimate``'s own
+        ``no_interval``): used only when the interval has zero width, which is then
+        dropped with this reason. A zero-width interval of an identified finding without
+        a reason is an error: choose a method that covers at this sample size, or say why
+        there is none.
 
     Raises
     ------
+    ZeroWidthInterval
+        A zero-width interval of an identified finding, with no ``no_interval`` reason.
     ValueError
         A bad interval, a point outside its interval, a headline without an
         interval, or a 13th headline.
@@ -236,7 +255,14 @@ def record(
             if n is not None and int(n) != est.n:
                 raise TypeError(f"record({name!r}): n={n} contradicts the Estimate's n={est.n}")
             n = est.n
+        if est.room is not None:
+            if room is not None and float(room) != est.room:
+                raise TypeError(
+                    f"record({name!r}): room={room} contradicts the Estimate's room={est.room}"
+                )
+            room = est.room
         identified = identified and est.identified
+        no_interval = no_interval or est.no_interval
         if est.note:
             note = f"{est.note}; {note}" if note else est.note
     else:
@@ -253,11 +279,11 @@ def record(
             raise ValueError(f"record({name!r}): a finding with a ci must state its level")
         interval = (lo, hi)
         _check_inside(name, p, lo, hi)
-        refused = _zero_width(name, lo, hi, method)
+        refused = _zero_width(name, lo, hi, method, no_interval, identified=bool(identified))
         if refused:
             # the interval is refused, the number kept: a claim on it has no interval to
             # decide by, and it is no headline
-            interval = None
+            interval, mc_se = None, None
             note = f"{note}; {refused}" if note else refused
             if headline:
                 headline = False
@@ -295,6 +321,7 @@ def record(
         mc_se=mc_se,
         support=None if support is None else _support(name, support),
         n=None if n is None else int(n),
+        room=None if room is None else _room(name, room),
     )
     _FINDINGS[name] = f
     _flush()
@@ -319,6 +346,13 @@ def _check_inside(name: str, point: float, lo: float, hi: float) -> None:
         )
 
 
+def _room(name: str, room: float) -> float:
+    r = _as_float(room, "room", name)
+    if not r >= 0:
+        raise ValueError(f"record({name!r}): room (left to the bound) must be >= 0, got {r}")
+    return r
+
+
 def _support(name: str, support: Sequence[float]) -> tuple[float, float]:
     if len(support) != 2:
         raise ValueError(f"record({name!r}): support must be (lo, hi), got {support!r}")
@@ -328,27 +362,38 @@ def _support(name: str, support: Sequence[float]) -> tuple[float, float]:
     return lo, hi
 
 
-def _zero_width(name: str, lo: float, hi: float, method: str | None) -> str | None:
-    """The refusal of a zero-width interval (with a warning naming the finding), or None.
+def _zero_width(
+    name: str, lo: float, hi: float, method: str | None, reason: str | None, *, identified: bool
+) -> str | None:
+    """The note of a zero-width interval dropped for a stated reason, None for an interval
+    of positive width; raise :class:`ZeroWidthInterval` when no reason is stated.
 
     A statistic with sampling error is never pinned exactly: every resample gave the same
-    value, so ``[x, x]`` does not cover. A number that is exactly determined (a count, a
-    deterministic computation) is recorded without an interval in the first place.
+    value, so ``[x, x]`` does not cover. Either the method is wrong for these data (use
+    one that covers at this sample size) or there is a reason the number has no interval
+    (a grid value every resample lands on; a quantity at its bound), which the caller
+    states (``no_interval``); a not-identified estimate is pinned by its bound, which is
+    its reason.
     """
     if math.isnan(lo) or math.isnan(hi) or lo != hi:
         return None
-    msg = (
-        f"interval [{lo:g}, {hi:g}] refused: zero width (method: {method or 'not stated'}), "
-        "so it does not cover; use a method that covers at this sample size (Wilson or "
-        "Clopper-Pearson for a share, scalinglab.stats.calibration.share_with_floor; a t "
-        "interval for a mean over seeds) or record an exactly determined number without one"
+    head = f"interval [{lo:g}, {hi:g}] refused: zero width"
+    if reason is not None and str(reason).strip():
+        return f"{head}, so none is shown: {reason}"
+    if not identified:
+        return f"{head}, so none is shown: not identified (pinned by its bound)"
+    raise ZeroWidthInterval(
+        f"record({name!r}): {head} (method: {method or 'not stated'}): every resample gave "
+        "the same value, so it does not cover. Use a method that covers at this sample size "
+        "(Wilson or Clopper-Pearson for a share at 0 or n successes, "
+        "scalinglab.stats.calibration.share_with_floor; a Student t interval for a mean over "
+        "seeds), or state why this number has no interval: "
+        "record(..., no_interval='reason') or Estimate(..., no_interval='reason')"
     )
-    warnings.warn(f"record({name!r}): {msg}", ZeroWidthInterval, stacklevel=3)
-    return msg
 
 
-class ZeroWidthInterval(UserWarning):
-    """A finding's interval had zero width and was refused (the finding is kept without it)."""
+class ZeroWidthInterval(ValueError):
+    """A finding's interval had zero width and the caller stated no reason for it."""
 
 
 def findings() -> list[Finding]:
@@ -427,9 +472,7 @@ def claim(
 
 def claims_file(study: str) -> Path:
     """Where ``study``'s claims live: ``notebooks/claims/<study>.toml``."""
-    from scalinglab.paths import notebooks_dir
-
-    return notebooks_dir() / "claims" / f"{study}.toml"
+    return study_claims_path(study)
 
 
 def claims_from(study: str | Path, **values: Any) -> list[Verdict]:
@@ -455,11 +498,7 @@ def claims_from(study: str | Path, **values: Any) -> list[Verdict]:
         A malformed file, a template naming a value not passed, or a claim decided by a
         finding that was never recorded (naming the file and the claim id).
     """
-    path = (
-        Path(study)
-        if isinstance(study, Path) or str(study).endswith(".toml")
-        else (claims_file(str(study)))
-    )
+    path = study_claims_path(study)
     current = {n: f.to_json() for n, f in _FINDINGS.items()}
     declared = claims_for(path, values, current)
     for c in declared:

@@ -1,6 +1,6 @@
 """Checks a verdict must pass before the ledger signs it.
 
-Three rules, each applied by :func:`scalinglab.claims.decide` (this module is pure: it
+Four rules, each applied by :func:`scalinglab.claims.decide` (this module is pure: it
 imports nothing from the package and works on plain numbers):
 
 **Falsifiable rules** (:func:`check_falsifiable`). A finding may declare its *support*:
@@ -11,6 +11,14 @@ that support, have no width: "gain > 0" on a gain that is ``>= 0`` could only be
 contradicted by a gain of exactly 0, so any data "reproduce" it. The claim must state
 the effect that would contradict it instead: a minimum meaningful effect ("gain >
 0.02") or an equivalence band.
+
+**Room left to a bound** (:func:`saturation`). A bounded quantity (a share or a
+probability in ``[0, 1]``, a coverage that cannot pass 1, any stated physical bound) can
+only move as far as its bound: a finding records that room (``room``, in its own units:
+the largest effect it could still show). When the claim's minimum meaningful effect (its
+threshold: ``greater`` than ``v > 0``, or ``less`` than ``v < 0``) exceeds the room, the
+data cannot test it whatever the system does: the verdict is ``not identified
+(saturated: room X < minimum effect Y)``, never a contradiction.
 
 **Monte Carlo error** (:func:`mc_guard`). A bootstrap bound is itself an estimate: with
 ``R`` resamples its Monte Carlo standard error is recorded next to it (``mc_se``). A
@@ -98,6 +106,46 @@ def check_falsifiable(
         "would contradict the rule. State the effect that would contradict it: a minimum "
         "meaningful effect (e.g. 'greater' than 0.02 rather than 0) or an equivalence band."
     )
+
+
+def minimum_effect(expect: str, region: tuple[float, float]) -> float | None:
+    """The smallest effect a rule calls meaningful, as a magnitude: ``v`` for
+    ``greater`` than ``v > 0``, ``-v`` for ``less`` than ``v < 0``; None for other rules
+    (an equivalence band, a threshold on the other side of 0), which ask for no effect."""
+    a, b = region
+    if expect == "greater" and a > 0:
+        return float(a)
+    if expect == "less" and b < 0:
+        return float(-b)
+    return None
+
+
+def saturation(expect: str, region: tuple[float, float], room: float | None) -> str | None:
+    """Why a bounded finding cannot test a rule, or None.
+
+    Parameters
+    ----------
+    expect, region
+        The rule (:meth:`scalinglab.claims.Claim.region`).
+    room
+        The finding's room left between its level and its bound, in its units (``>= 0``;
+        None: unbounded, never saturated).
+
+    Returns
+    -------
+    str or None
+        ``"saturated: room X < minimum effect Y"`` when the room is smaller than the
+        rule's minimum meaningful effect (:func:`minimum_effect`); None otherwise.
+    """
+    need = minimum_effect(expect, region)
+    if room is None or need is None:
+        return None
+    r = float(room)
+    if not r >= 0:
+        raise ValueError(f"room must be >= 0 (left to the bound), got {room!r}")
+    if r < need:
+        return f"saturated: room {r:.3g} < minimum effect {need:g}"
+    return None
 
 
 def deciding_bounds(

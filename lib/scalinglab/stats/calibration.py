@@ -175,6 +175,38 @@ def share_with_floor(est: Estimate, *, n: int) -> Estimate:
     )
 
 
+def change_with_floor(est: Estimate, *, n: int, signed: bool = True) -> Estimate:
+    """A resampled interval of a mean change over ``n`` units, each change in ``[-1, 1]``
+    (a gain in a share or a rate per unit), or, where every resample gives exactly 0 (no
+    unit changed), the interval ``[-w, w]`` (``[0, w]`` when the change cannot be
+    negative) with ``w`` the Wilson upper end of 0 changing units out of ``n``.
+
+    The mean change is at most the share of units that change, so a bound on that share
+    bounds it; an interval of positive width (or a nonzero point) is returned unchanged.
+
+    Parameters
+    ----------
+    est
+        The change's estimate.
+    n
+        Units the mean is over (e.g. prompts).
+    signed
+        Whether the change can be negative.
+    """
+    if est.lo is None or est.hi is None or est.lo != est.hi or est.point != 0:
+        return est
+    w = proportion_estimate(0, int(n), level=float(est.level or 0.95))
+    hi = float(w.hi)  # type: ignore[arg-type]
+    return est.replace(
+        lo=-hi if signed else 0.0,
+        hi=hi,
+        method=f"{est.method}; every replicate gave 0, so {'+/-' if signed else 'up to'} "
+        f"the {w.method} upper end for units that change",
+        mc_se=None,
+        n=int(n),
+    )
+
+
 # --- generators --------------------------------------------------------------------------
 
 

@@ -415,6 +415,63 @@ def report_coverage(findings: Sequence[Mapping]) -> list[CoverageRow]:
     return rows
 
 
+#: Coverage a deciding interval must reach for its verdict to go without a caveat: below
+#: it, the verdict's reason states the interval's measured coverage (issue 28: >= 0.93).
+COVERAGE_TARGET = 0.93
+
+
+def committed_coverage(key: str, n: int, *, level: float = 0.95) -> MethodCoverage | None:
+    """The committed table's coverage of ``key`` at the largest grid ``n`` not above
+    ``n`` (None off the table: another level, or ``n`` below the grid). Never simulates,
+    so it is cheap enough to call on every verdict."""
+    if level != 0.95 or n < GRID[0]:
+        return None
+    return _committed().get((key, max(g for g in GRID if g <= n)))
+
+
+def coverage_note(finding: Mapping, *, target: float = COVERAGE_TARGET) -> str | None:
+    """What a verdict decided by ``finding``'s interval must say about that interval's
+    coverage, or None when nothing.
+
+    Parameters
+    ----------
+    finding
+        A ``results.json`` finding dict (``ci``, ``level``, ``method``, ``n``).
+    target
+        Coverage below which the measured value is stated.
+
+    Returns
+    -------
+    str or None
+        ``"its interval covers 0.92 at n = 3"`` when the method's measured coverage at
+        the finding's ``n`` (:func:`committed_coverage`) is below ``target``;
+        ``"its interval's coverage is not measured: <why>"`` when the method is not
+        registered, the sample size is not recorded, or the table has no entry; None for
+        an interval that covers at least ``target``, or a finding without interval.
+    """
+    ci = finding.get("ci")
+    if not ci or finding.get("level") is None:
+        return None
+    not_measured = "its interval's coverage is not measured: "
+    reg = match_method(finding.get("method"))
+    if reg is None:
+        return (
+            not_measured
+            + f"no simulation is registered for its method ({finding.get('method') or 'not stated'})"
+        )
+    n = finding_n(finding)
+    if n is None:
+        return not_measured + f"its sample size is not recorded ({reg.label})"
+    level = float(finding["level"])
+    cov = committed_coverage(reg.key, n, level=level)
+    if cov is None:
+        return not_measured + f"no simulation of {reg.label} at level {level:g}, n = {n}"
+    if cov.coverage >= target:
+        return None
+    at = "" if cov.n == n else f", as simulated at n = {cov.n}"
+    return f"its interval covers {cov.coverage:.2f} at n = {n}{at}"
+
+
 if __name__ == "__main__":  # regenerate the committed table (a few minutes on 2 cores)
     TABLE_FILE.write_text(json.dumps(build_table(), indent=1) + "\n", encoding="utf-8")
     print(f"wrote {TABLE_FILE}")

@@ -30,6 +30,7 @@ import xarray as xr
 from scalinglab.errors import InputError
 from scalinglab.estimate import Estimate
 from scalinglab.stats import passk as cv
+from scalinglab.stats.calibration import share_with_floor
 from scalinglab.stats.passk import INVALID, MISSING
 
 REQUIRED = ("problem", "sample", "correct")
@@ -199,21 +200,29 @@ class Curves:
         return np.nanquantile(x, q, axis=0), np.nanquantile(x, 1.0 - q, axis=0)
 
     def estimate(self, size: str, k: int) -> Estimate:
-        """Coverage of ``size`` at ``k`` samples with its interval over the prompt resamples."""
+        """Coverage of ``size`` at ``k`` samples with its interval over the prompt resamples;
+        where every prompt's pass@k is 1 (or 0), so that every resample gives the same
+        coverage, the Wilson interval of P (or 0) solved prompts out of P instead
+        (:func:`~scalinglab.stats.calibration.share_with_floor`)."""
         lo, hi = self.ci(self.cov_draws[size][:, k - 1])
-        return Estimate(
+        est = Estimate(
             float(self.cov[size][k - 1]),
             float(lo),
             float(hi),
             level=self.level,
             method=METHOD,
             resamples=len(self.draws),
+            n=int(self.draws.shape[1]),
         )
+        return share_with_floor(est, n=int(self.per_problem[size].shape[0]))
 
     def over_prompts(self, point: float, draws: np.ndarray) -> Estimate:
         """Any statistic's estimate from its ``(R,)`` values on these curves' prompt
-        resamples (NaN values left out): the percentile interval at the curves' level."""
-        return Estimate.from_draws(point, draws, level=self.level, method=METHOD)
+        resamples (NaN values left out): the percentile interval at the curves' level,
+        resting on ``n`` = the number of prompts (where a report reads its coverage)."""
+        return Estimate.from_draws(
+            point, draws, level=self.level, method=METHOD, n=int(self.draws.shape[1])
+        )
 
     def table(self, ks: np.ndarray) -> pd.DataFrame:
         """Coverage with its interval at ``ks``: one row per (size, k)."""

@@ -39,6 +39,11 @@ PARAMETRIC = "parametric bootstrap: law-residual loss noise, AdamW refitted per 
 LOSS_OVER_SEEDS = "percentile bootstrap over seeds"
 RISING = "percentile bootstrap over seeds of the paired change"
 TAU_SEEDS = "percentile bootstrap over seeds (jointly for all optimizers)"
+#: Why a Kendall tau over the seeds can have no interval (used only when it has zero width).
+TAU_FIXED = (
+    "every seed resample gives the same two rankings: a Kendall tau over a few optimizers "
+    "takes a few values only, and resampling these seeds does not move it"
+)
 TAU_GAIN = "percentile bootstrap over seeds (both schedules resampled together)"
 STEP_TIMES = "percentile bootstrap over runs (separate processes)"
 #: Why a size's speedups are not identified.
@@ -486,6 +491,7 @@ class Rows:
                 headline=True,
                 description="Kendall tau between the ranking halfway through training and at "
                 "the end",
+                no_interval=TAU_FIXED,
             )
             for r in mid.itertuples()
         )

@@ -17,12 +17,10 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from scalinglab import paths
-from scalinglab.claims_file import read_claims_file
 from scalinglab.estimate import Estimate
 from scalinglab.fitting import coverage_law as tlaw
 from scalinglab.stats import passk as cv
-from scalinglab.stats.calibration import proportion_estimate, seed_mean_coverage
+from scalinglab.stats.calibration import change_with_floor, proportion_estimate, seed_mean_coverage
 from scalinglab.stats.samples import METHOD, Curves, coverage_curves, max_k, size_arrays
 from scalinglab.studies.tts import ceiling as tceil
 from scalinglab.studies.tts.policies import QualityOrder, quality_order
@@ -97,49 +95,34 @@ def extrapolation(curves: Curves, *, frac: int = 8, reps: int | None = None) -> 
     return out
 
 
-def loglinear_slope(curves: Curves, size: str, *, min_gain: float | None = None) -> Estimate:
+#: Why a coverage slope can have no interval (record() shows it if every resample agrees).
+FLAT = (
+    "every prompt is solved in all of its samples or in none, so coverage is flat in k "
+    "in every prompt resample"
+)
+#: Why the plateau k can have no interval.
+ON_GRID = (
+    "every prompt resample puts the plateau at the same k of the doubling grid: its "
+    "spread is below one grid step"
+)
+
+
+def loglinear_slope(curves: Curves, size: str) -> Estimate:
     """Slope of coverage against log2 k over the grid (coverage gained per doubling of k),
     by least squares over k = 1, 2, 4, ..., k_max, with its interval over the resamples.
 
-    With ``min_gain`` (the smallest slope a claim calls growth), a size whose coverage at
-    k = 1 leaves too little room for that slope is returned not identified: coverage
-    cannot exceed 1, so a rise from pass@1 to 1 by k_max has a least-squares slope of at
-    most ``(1 - pass@1) / log2 k_max``, and a size below ``min_gain`` on that bound is
-    saturated, not a counter-example.
+    Coverage cannot exceed 1, so a rise from pass@1 to 1 by k_max has a least-squares
+    slope of at most ``(1 - pass@1) / log2 k_max``: that is the estimate's ``room``, and
+    a claim asking for a larger slope reads "not identified (saturated)" for this size
+    (:func:`scalinglab.verdict_checks.saturation`), not a counter-example.
     """
     grid = cv.k_grid(len(curves.ks))
     u = np.log2(grid)
     u = (u - u.mean()) / np.sum((u - u.mean()) ** 2)
     point = float(curves.cov[size][grid - 1] @ u)
     est = curves.over_prompts(point, curves.cov_draws[size][:, grid - 1] @ u)
-    if min_gain is not None:
-        room = (1.0 - float(curves.cov[size][0])) / float(np.log2(grid[-1]))
-        est = saturated(est, room=room, need=min_gain, what="slope per doubling of k")
-    return est
-
-
-def claim_value(claim_id: str, *, study: str = "test_time_scaling") -> float:
-    """The threshold (``value``) claim ``claim_id`` states in ``notebooks/claims/<study>.toml``,
-    so a guard that depends on it reads the ledger's number rather than a copy."""
-    path = paths.notebooks_dir() / "claims" / f"{study}.toml"
-    for spec in read_claims_file(path):
-        if spec.id == claim_id:
-            if "value" not in spec.raw:
-                raise spec.error("has no 'value' to read")
-            return float(spec.raw["value"])
-    raise KeyError(f"{path}: no claim {claim_id!r}")
-
-
-def saturated(est: Estimate, *, room: float, need: float, what: str) -> Estimate:
-    """``est`` marked not identified when the most its quantity could reach (``room``)
-    is below what the claim asks (``need``): a ceiling, not evidence against the claim."""
-    if room >= need:
-        return est
-    return est.replace(
-        identified=False,
-        note=f"saturated: coverage leaves at most {room:.3g} for the {what}, below the "
-        f"{need:g} the claim asks, whatever the policy does",
-    )
+    room = max(1.0 - float(curves.cov[size][0]), 0.0) / float(np.log2(grid[-1]))
+    return est.replace(room=room, no_interval=FLAT)
 
 
 @dataclass
@@ -172,14 +155,7 @@ def majority(ds: xr.Dataset, *, k_max: int, reps: int = 32, seed: int = 0) -> Ma
     return Majority(ks, out)
 
 
-def plateau(
-    maj: Majority,
-    curves: Curves,
-    size: str,
-    *,
-    tol: float = 0.01,
-    min_cov_gain: float | None = None,
-) -> dict[str, Estimate]:
+def plateau(maj: Majority, curves: Curves, size: str, *, tol: float = 0.01) -> dict[str, Estimate]:
     """Where majority voting stops improving, and what coverage gains after it.
 
     Returns
@@ -188,9 +164,9 @@ def plateau(
         ``k_plateau``: the smallest grid k within ``tol`` of the majority accuracy at
         k_max; ``maj_gain``: majority accuracy at k_max minus at k_max / 8;
         ``cov_gain``: coverage at k_max minus at k_max / 8. Each with its interval over
-        the curves' prompt resamples. With ``min_cov_gain``, ``cov_gain`` is not
-        identified when coverage at k_max / 8 leaves less than that to gain
-        (:func:`saturated`).
+        the curves' prompt resamples. ``cov_gain`` carries its ``room``, ``1 -``
+        coverage at k_max / 8 (coverage cannot pass 1): a claim asking for a larger gain
+        reads "not identified (saturated)" (:func:`scalinglab.verdict_checks.saturation`).
     """
     ks = maj.ks
     k8 = int(ks[-1] // 8)
@@ -200,14 +176,18 @@ def plateau(
     cov_gain = curves.over_prompts(
         float(c_pt[ks[-1] - 1] - c_pt[k8 - 1]), c_dr[:, ks[-1] - 1] - c_dr[:, k8 - 1]
     )
-    if min_cov_gain is not None:
-        room = 1.0 - float(c_pt[k8 - 1])
-        cov_gain = saturated(cov_gain, room=room, need=min_cov_gain, what="coverage gain")
+    # no prompt's coverage or majority accuracy moves from k_max / 8 to k_max in any
+    # resample: a gain of 0 with no spread, bounded by the share of prompts that gain
+    n_p = int(curves.per_problem[size].shape[0])
+    cov_gain = change_with_floor(cov_gain, n=n_p, signed=False)
+    cov_gain = cov_gain.replace(room=max(1.0 - float(c_pt[k8 - 1]), 0.0))
     return {
         "k_plateau": curves.over_prompts(
             cv.plateau_k(m_pt, ks, tol=tol), np.array([cv.plateau_k(d, ks, tol=tol) for d in m_dr])
+        ).replace(no_interval=ON_GRID),
+        "maj_gain": change_with_floor(
+            curves.over_prompts(float(m_pt[-1] - m_pt[j8]), m_dr[:, -1] - m_dr[:, j8]), n=n_p
         ),
-        "maj_gain": curves.over_prompts(float(m_pt[-1] - m_pt[j8]), m_dr[:, -1] - m_dr[:, j8]),
         "cov_gain": cov_gain,
     }
 
