@@ -174,14 +174,15 @@ def test_a_refused_zero_width_interval_is_shown_as_no_interval_with_its_reason(t
         )
         d = f.to_json()
         assert d["ci"] is None
-        assert interval_text(d) == "no interval: [0, 0] refused: zero width, does not cover"
-        assert "no interval: [0, 0] refused" in findings_html([f])
+        # the caller's stated reason is what the reader sees
+        assert interval_text(d) == "no interval: every replicate gave 0"
+        assert "no interval: every replicate gave 0" in findings_html([f])
         verdict = rec.claim(
             "c", paper="p", statement="s", finding="share", expect="less", value=0.5
         )
         assert verdict.verdict == "inconclusive"
-        assert "no interval ([0, 0] refused: zero width" in verdict.reason
-        assert rec.claims()[0].to_json()["evidence"][0]["no_interval"].startswith("[0, 0]")
+        assert "no interval (every replicate gave 0)" in verdict.reason
+        assert rec.claims()[0].to_json()["evidence"][0]["no_interval"] == "every replicate gave 0"
     finally:
         rec.clear()
     # a point estimate by design (no method of an interval) keeps its plain dash

@@ -36,16 +36,21 @@ def point_text(d: dict) -> str:
 
 
 #: The note :func:`scalinglab.record.record` writes when it refuses a zero-width interval.
-_ZERO_WIDTH = re.compile(r"interval (\[[^\]]*\]) refused: zero width")
+_ZERO_WIDTH = re.compile(
+    r"interval (\[[^\]]*\]) refused: zero width(?:, so none is shown: ([^;]+))?"
+)
 
 
 def no_interval_reason(d: Mapping[str, Any]) -> str | None:
     """Why a finding that was made with an interval method has none, in a few words
     (``"[0, 0] refused: zero width, does not cover"``), or None (it has one, or it is a
-    point estimate by design)."""
+    point estimate by design). When the caller stated why there is none
+    (``record(..., no_interval=...)``), that reason is shown instead."""
     if d.get("ci"):
         return None
     m = _ZERO_WIDTH.search(str(d.get("note") or ""))
+    if m and m.group(2):
+        return m.group(2).strip()
     if m:
         return f"{m.group(1)} refused: zero width, does not cover"
     return None
