@@ -18,6 +18,7 @@
 #       Tan et al.''s k(N), reward-trajectory phases, and two design ablations.'
 #     reports:
 #     - default
+#     - small
 #     - medium
 #     - medium_v2
 #     tiny:
@@ -32,6 +33,8 @@
 #         compute_class: medium_v1
 #       medium_v2:
 #         compute_class: medium
+#       small:
+#         compute_class: small
 # ---
 
 # %% [markdown]
@@ -71,7 +74,7 @@
 # %% tags=["parameters"]
 # fmt: off
 seed: int = 0  # seed of the bootstrap resampling (the sweep's seeds are in its config) [≥ 0]
-compute_class: str = "small"  # tiny (tests), small (default report), medium, medium_v1 (its first design), large {tiny, small, medium, medium_v1, large}
+compute_class: str = "v3"  # v3 (default report), tiny and tiny_v3 (tests), small, medium, medium_v1 (its first design), large {v3, tiny, tiny_v3, small, medium, medium_v1, large}
 scheduler: str = ""  # "": local Dask cluster, "sync": in-process, or a scheduler address
 runs: str = ""  # your RL logs (CSV/Parquet: model_size, seed, compute or step, pass_rate); "": our sweep [file]
 rerun: bool = False  # recompute the sweep even if a cached result exists
@@ -106,7 +109,7 @@ from scalinglab.studies.rl import (
     phases,
     plots,
     predict,
-    progress,
+    cost_table,
     sound_findings,
     spread,
     tanlaw,
@@ -490,7 +493,7 @@ sound_findings.mde_table(effects, [v.to_json() for v in claims()])
 # run under `data/rl_scaling/.runs/grpo-medium-<hash>/` and resumes there; below: its progress.
 
 # %% tags=["only-medium", "only-medium_v2"]
-per_size, lines = progress.sweep_cost("medium", timings_from="medium_v1")
+per_size, lines = cost_table.sweep_cost("medium", timings_from="medium_v1")
 print("\n".join(lines))
 per_size
 
