@@ -360,8 +360,8 @@ def seed_spread(
     dict
         ``sd`` (standard deviation over seeds, ``ddof=1``, averaged over sizes),
         ``ci`` (bootstrap over seeds within each size), ``at_bound`` (share of
-        per-run fits with ``A`` on its bound 1; the spread then measures the bound)
-        and ``per_size``.
+        per-run fits with ``A`` on its bound 1; the spread then measures the bound),
+        ``per_size`` and ``n_runs`` (size -> runs with a finite value).
     """
     base = per_seed[per_seed["variant"] == per_seed["variant"].iloc[0]]
     vals = {s: g[metric].dropna().to_numpy() for s, g in base.groupby("model_size", sort=False)}
@@ -381,4 +381,5 @@ def seed_spread(
         "ci_extended": bool(point < lo or point > hi),
         "at_bound": float(np.mean(allv >= _AT_ONE)) if metric == "A" else 0.0,
         "per_size": {k: float(v.std(ddof=1)) for k, v in vals.items()},
+        "n_runs": {k: int(v.size) for k, v in vals.items()},
     }
