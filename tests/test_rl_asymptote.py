@@ -126,3 +126,31 @@ def test_p_improve_of_zero_gets_a_wilson_interval_and_every_effect_its_n():
     assert p.lo == 0.0 and p.hi > 0 and p.n == 4
     assert named["ablation/len_cap/delta_A"].n == 4
     assert named["scalerl/A_seed_sd"].n == 4
+
+
+def test_a_pooled_phase_point_outside_its_resampled_interval_is_not_identified():
+    row = {
+        "model_size": "m",
+        "R0": 0.2,
+        "Rmax": 0.9,
+        "rise_resolved": True,
+        "bend_inside": True,
+        "eval_dt": 0.05,
+        "t90_early": 0.5,
+        "early_fail_share": 0.0,
+        "t90_error": 0.01,
+        "t90_error_lo": -0.02,
+        "t90_error_hi": 0.03,
+    }
+    for name, point, lo, hi in (("t10", 0.316, 0.321, 0.365), ("t50", 0.4, 0.35, 0.45)):
+        row |= {name: point, f"{name}_lo": lo, f"{name}_hi": hi}
+    row |= {"t90": 0.6, "t90_lo": 0.55, "t90_hi": 0.65}
+    named = {
+        n.name: n.estimate
+        for n in rlf.phase_findings(
+            pd.DataFrame([row]), largest="m", early_frac=0.3, level=0.95, reps=50, n=4
+        )
+    }
+    bad, good = named["phases/m/t10"], named["phases/m/t50"]
+    assert bad.ci is None and not bad.identified and "outside its resampled interval" in bad.note
+    assert good.ci == (0.35, 0.45) and good.identified and good.n == 4

@@ -61,9 +61,17 @@ class Named:
 
 
 def record_all(items: Iterable[Named]) -> list[Finding]:
-    """Record every item with :func:`scalinglab.record.record`, in order."""
+    """Record every item with :func:`scalinglab.record.record`, in order; a headline
+    whose estimate has no interval on these data (too few runs, a degenerate interval
+    dropped by :func:`_est`) is recorded as an ordinary finding, with its note."""
     return [
-        record(n.name, n.estimate, description=n.description, unit=n.unit, headline=n.headline)
+        record(
+            n.name,
+            n.estimate,
+            description=n.description,
+            unit=n.unit,
+            headline=n.headline and n.estimate.ci is not None,
+        )
         for n in items
     ]
 
@@ -427,6 +435,25 @@ def phase_notes(r: Any, *, early_frac: float) -> dict[str, str | None]:
     return notes
 
 
+def _unstable_fit(
+    point: float, ci: tuple[float, float], note: str | None
+) -> tuple[tuple[float, float] | None, str | None]:
+    """``(ci, note)`` of a pooled fit's number; a point outside its own resampled interval
+    (the fit changes when whole runs are resampled: few runs, or runs that disagree) has
+    no interval and is not identified, with the reason."""
+    lo, hi = ci
+    if not (np.isfinite(point) and np.isfinite(lo) and np.isfinite(hi)):
+        return ci, note
+    slack = 1e-6 * max(abs(lo), abs(hi), abs(point), 1e-300)
+    if lo - slack <= point <= hi + slack:
+        return ci, note
+    why = (
+        f"the point {point:.3g} lies outside its resampled interval [{lo:.3g}, {hi:.3g}]: "
+        "the pooled fit is not stable when whole runs are resampled"
+    )
+    return None, "; ".join(x for x in (note, why) if x)
+
+
 def phase_findings(
     ph: pd.DataFrame,
     *,
@@ -444,29 +471,30 @@ def phase_findings(
         s = r["model_size"]
         notes = phase_notes(r, early_frac=early_frac)
         for name, what in PHASES:
+            ci, why = _unstable_fit(r[name], _ci(r, name), notes[name])
             out.append(
                 Named(
                     f"phases/{s}/{name}",
                     _est(
                         r[name],
-                        _ci(r, name),
+                        ci,
                         level=level,
                         method=OVER_SEEDS,
                         resamples=reps,
                         n=n,
-                        identified=notes[name] is None,
-                        note=notes[name],
+                        identified=why is None,
+                        note=why,
                     ),
                     f"{what} (fraction of the size's step budget)",
                 )
             )
-        note = notes["t90_early_error"]
+        ci, note = _unstable_fit(r["t90_error"], _ci(r, "t90_error"), notes["t90_early_error"])
         out.append(
             Named(
                 f"phases/{s}/t90_early_error",
                 _est(
                     r["t90_error"],
-                    _ci(r, "t90_error"),
+                    ci,
                     level=level,
                     method=OVER_SEEDS,
                     resamples=reps,

@@ -199,7 +199,7 @@ def _phase_stats(
     early = t <= early_frac
     t90_early = np.nan
     res_e = None
-    if early.sum() >= 5:
+    if np.unique(t[early]).size >= 5:  # the logistic's 4 parameters need 5 distinct steps
         res_e = _progress_fit(t[early], y[early], se)
         q = res_e.params
         t90_early = q["t0"] + LN9 / q["kappa"]
