@@ -107,13 +107,13 @@ from scalinglab.studies.rl import (
     ablations,
     analysis,
     asymptote,
+    cost_table,
     findings,
     halfruns,
     kn,
     phases,
     plots,
     predict,
-    cost_table,
     sound_findings,
     spread,
     tanlaw,
@@ -228,7 +228,7 @@ if redesign:
     plots.lr_stage(lr_table, grid)
     plt.show()
 else:
-    print("no learning-rate stage in this design (lr = lr_base * 32 / d_model; v3: half_lr at half)")
+    print("no learning-rate stage here (lr = lr_base * 32 / d_model; v3: half_lr at half)")
 
 # %% [markdown]
 # ## ScaleRL sigmoid per model size

@@ -110,12 +110,17 @@ def _est(
         note="; ".join(x for x in notes if x) or None,
         **kw,
     )
-    if est.lo is None or est.hi is None or est.lo != est.hi:
+    if est.lo is None or est.hi is None or est.hi - est.lo > 1e-12 * max(1.0, abs(est.point)):
         return est
     if share_n and 0 <= est.point <= 1:
         return share_with_floor(est, n=int(share_n))
-    why = f"every resample gave {est.lo:.6g}: a zero-width interval cannot cover, so none is shown"
-    return est.replace(lo=None, hi=None, mc_se=None, note="; ".join(x for x in (est.note, why) if x))
+    why = (
+        f"every resample gave {est.point:.6g} (interval [{est.lo:.6g}, {est.hi:.6g}]): a "
+        "zero-width interval cannot cover, so none is shown"
+    )
+    return est.replace(
+        lo=None, hi=None, mc_se=None, note="; ".join(x for x in (est.note, why) if x)
+    )
 
 
 def _reinterval(est: Estimate, **changes: Any) -> Estimate:
@@ -314,12 +319,7 @@ def half_compute_findings(
 
 
 def kn_findings(
-    kn: Mapping[str, Any],
-    *,
-    level: float,
-    reps: int,
-    per_size: bool = True,
-    n: int | None = None,
+    kn: Mapping[str, Any], *, level: float, reps: int, per_size: bool = True, n: int | None = None
 ) -> list[Named]:
     """Tan et al.'s joint k(N) fit (:func:`.kn.fit_kn`): Kmax, N0 (with its
     identification), the per-size slopes, the rise of k over sizes (headline) and the
@@ -560,7 +560,7 @@ def run_phase_findings(
             f"have their plateau onset predicted within 0.1 from their first {early_frac:.0%}",
         ),
     )
-    kw = dict(level=level, method=RUNS_WITHIN_SIZE, resamples=reps)
+    kw: dict[str, Any] = dict(level=level, method=RUNS_WITHIN_SIZE, resamples=reps)
     out = []
     for name, what in whats:
         sh = shares[name]
