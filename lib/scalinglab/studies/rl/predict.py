@@ -165,6 +165,11 @@ def half_compute(
             note = f"A of the half fit = {point[1]:.3f}, on its bound 1 in the point fit"
         elif share_half >= SHARE:
             note = f"A of the half fit on its bound 1 in {100 * share_half:.0f}% of refits"
+        elif point[0] >= _AT_ONE or share_full >= SHARE:  # nothing to predict: A of the
+            note = (  # full run is not identified at this size
+                f"A of the full fit = {point[0]:.3f}, on its bound 1"
+                + ("" if point[0] >= _AT_ONE else f" in {100 * share_full:.0f}% of refits")
+            )
         else:
             note = ""
         row = {
