@@ -80,7 +80,7 @@ seed: int = 0  # seed of the bootstrap resampling (the sweep's seeds are in its 
 compute_class: str = "v3"  # v3 (default report), tiny and tiny_v3 (tests), small, medium, medium_v1 (its first design), large {v3, tiny, tiny_v3, small, medium, medium_v1, large}
 scheduler: str = ""  # "": local Dask cluster, "sync": in-process, or a scheduler address
 runs: str = ""  # your RL logs (CSV/Parquet: model_size, seed, compute or step, pass_rate); "": our sweep [file]
-rerun: bool = False  # recompute the sweep even if a cached result exists
+rerun: bool = False  # recompute a short sweep (tiny, small) even if a cached result exists
 device: str = "cpu"  # cpu, cuda or auto {cpu, cuda, auto}
 reps: int = 1000  # bootstrap resamples (over seeds) for the sigmoid and phase fits [≥ 1]
 kn_reps: int = 200  # bootstrap resamples for k(N) (each refits the joint law) [≥ 1]
@@ -120,8 +120,8 @@ from scalinglab.studies.rl import (
 )
 from scalinglab.studies.rl.config import sweep_config
 from scalinglab.studies.rl.findings import record_all
+from scalinglab.studies.rl.report_data import load_sweep
 from scalinglab.studies.rl.stopping import EquivalenceRule, gain_after_plateau, run_outcomes
-from scalinglab.studies.rl.sweep import run_sweep
 
 use_style()
 pd.set_option("display.precision", 4, "display.width", 160)
@@ -132,7 +132,7 @@ if runs:
     print(f"read {len(curves)} evaluations from {runs}")
 else:
     sweep = sweep_config(compute_class, device=device)
-    ds = run_sweep(sweep, scheduler=scheduler, rerun=rerun)
+    ds = load_sweep(sweep, scheduler=scheduler, rerun=rerun)  # a long design: stored only
     failed = ds.status == "failed"
     if failed.any():
         print(f"{int(failed.sum())} run(s) FAILED and are left out:")

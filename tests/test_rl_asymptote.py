@@ -154,3 +154,27 @@ def test_a_pooled_phase_point_outside_its_resampled_interval_is_not_identified()
     bad, good = named["phases/m/t10"], named["phases/m/t50"]
     assert bad.ci is None and not bad.identified and "outside its resampled interval" in bad.note
     assert good.ci == (0.35, 0.45) and good.identified and good.n == 4
+
+
+def test_a_report_never_starts_a_long_sweep(tmp_path, monkeypatch):
+    from scalinglab.errors import StudyError
+    from scalinglab.studies.rl import report_data
+    from scalinglab.studies.rl.config import sweep_config
+
+    monkeypatch.setenv("SCALINGLAB_ROOT", str(tmp_path))
+    calls = []
+    monkeypatch.setattr(report_data, "run_sweep", lambda sweep, **kw: calls.append(sweep) or "ds")
+    with pytest.raises(StudyError, match=r"no stored Dataset for the v3 sweep.*sweep v3"):
+        report_data.load_sweep(sweep_config("v3"))
+    with pytest.raises(StudyError, match="not re-run inside a report"):
+        report_data.load_sweep(sweep_config("v3"), rerun=True)
+    assert calls == []
+    # a short design runs in the report; a long one whose Dataset is stored is read
+    assert report_data.load_sweep(sweep_config("tiny_v3")) == "ds"
+    from scalinglab.compute import dataset_path
+
+    v3 = sweep_config("v3", device="cpu")
+    path = dataset_path("rl_scaling", "grpo-v3", v3.to_dict())
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"")
+    assert report_data.load_sweep(v3) == "ds" and len(calls) == 2

@@ -17,6 +17,7 @@ Reproduces ``docs/studies/rl_scaling.md``.
 - :mod:`.halfruns`: ScaleRL's half-compute test run by run, its error against the C_mid multiple
 - :mod:`.tanlaw`: Tan et al.'s line run by run, held out against the sigmoid
 - :mod:`.spread`: base-model (warm start) against RL-seed spread, a nested ANOVA within sizes
+- :mod:`.report_data`: the Dataset a report reads (a long design's stored one only, never hours of training)
 - :mod:`.cost_table`: the medium sweep's cost per size and the runs it has finished, as the report shows them
 - :mod:`.sound_findings`: Student t findings over runs and seeds (ablations, Tan's k, coverage)
 - :mod:`.findings`: each analysis result as named :class:`~scalinglab.estimate.Estimate` findings
