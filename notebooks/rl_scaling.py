@@ -251,11 +251,9 @@ plt.show()
 
 # %% [markdown]
 # **Is the asymptote identified?** Size by size: the pooled fit's $A$, whether it sits on
-# its bound (in the point fit, or in at least 20% of the refits: `share_refits_at_bound`)
-# and how many runs have their own $A$ off the bound. A size whose $A$ is on its bound
-# says only that the asymptote is high, not where: every claim that rests on its $A$ is
-# not identified there. The design aims at $A$ off its bound for at least 3 of 4 sizes
-# (`scalerl/A_identified_sizes`).
+# its bound (point fit, or >= 20% of refits) and the runs whose own $A$ is off it. An $A$
+# on its bound says only that the asymptote is high: the claims on it are not identified
+# at that size. The design aims at 3 of 4 sizes off the bound (`scalerl/A_identified_sizes`).
 
 # %%
 per_seed = analysis.per_seed_sigmoids(curves, transient_frac=transient_frac)
@@ -269,10 +267,9 @@ a_bound
 # ScaleRL's test: refit each size's sigmoid on each run's evaluations up to `fit_frac`
 # (half) of its final compute, then compare (1) the asymptote it predicts with the full
 # fit's, $A_{half} - A_{full}$, and (2) the final pass rate it predicts with the observed
-# one (mean over runs). ScaleRL's noise floor on $A$ is about $\pm 0.02$. `rmse` is the
-# full fit's error against the seed-mean curve (does a sigmoid describe the runs at all).
-# The held-out MAE of the half fit over the second half is kept for comparison with the
-# earlier reports.
+# one (judged run by run below). ScaleRL's noise floor on $A$ is about $\pm 0.02$.
+# `rmse` is the full fit's error against the seed-mean curve (does a sigmoid describe the
+# runs at all); the held-out MAE of the half fit over the second half is kept.
 
 # %%
 half = predict.half_compute(
@@ -290,11 +287,11 @@ record_all(
         level=level,
         pred_reps=pred_reps,
         reps=reps,
+        final=False,
     )
 )
 half_cols = ["A_full", "A_half", "A_error", "A_error_lo", "A_error_hi", "A_half_identified"]
-half_cols += ["final_error", "final_error_lo", "final_error_hi", "rmse"]
-half.set_index("model_size")[half_cols].join(
+half.set_index("model_size")[[*half_cols, "rmse"]].join(
     extra.set_index("model_size")[["mae", "mae_lo", "mae_hi"]]
 )
 
@@ -303,10 +300,10 @@ half.set_index("model_size")[half_cols].join(
 # a half that ends before the curve bends holds no asymptote (ScaleRL's half sits at
 # about 20x $C_{mid}$). Each run is fitted alone on all of its compute and on its first
 # half; the error of $A$ against the multiple of $C_{mid}$ the half reaches shows where
-# the test means something. SCALERL-2 is decided on the runs whose half reaches
-# `min_multiple` x $C_{mid}$ (with $A$ off its bound, a take-off and no decline): the
-# mean $|A_{half} - A_{full}|$, Student t over those runs; with fewer than 3, not
-# identified.
+# the test means something. SCALERL-2: the mean $|A_{half} - A_{full}|$ (Student t) over
+# the runs whose half reaches `min_multiple` x $C_{mid}$ with $A$ off its bound, a
+# take-off and no decline (fewer than 3: not identified). SCALERL-2-final (the table
+# after the figure): each stable run's half fit against its last evaluation, per size.
 
 # %%
 half_runs = halfruns.per_run_half_fits(curves, fit_frac=fit_frac, transient_frac=transient_frac)
@@ -315,6 +312,9 @@ record_all(sound_findings.half_run_findings(decision, min_multiple=min_multiple)
 display(halfruns.error_by_multiple(half_runs))
 plots.half_fit_errors(half_runs, min_multiple=min_multiple)
 plt.show()
+finals = halfruns.final_error_by_size(half_runs, variant=base, level=level)
+record_all(sound_findings.final_error_findings(finals, level=level, fit_frac=fit_frac))
+finals
 
 # %% [markdown]
 # ## Tan et al.: learning rate in compute, $k(N)$

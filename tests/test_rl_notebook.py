@@ -52,8 +52,12 @@ def test_tiny_study_runs_our_own_sweep(lab):
     assert "tan/holdout_k_error" not in found  # two sizes: nothing to hold out
     assert "ablation/batch_norm/p_improve_A" in found
     for size in ("s", "m"):
-        for name in ("A_pred_error", "final_pred_error", "rmse"):
+        for name in ("A_pred_error", "rmse"):
             assert found[f"scalerl/{size}/{name}"]["ci"] is not None
+        # SCALERL-2-final run by run: Student t over the stable runs, or why not
+        fin = found[f"scalerl/{size}/final_pred_error"]
+        assert fin["method"].startswith("Student t over")
+        assert fin["ci"] is not None or (not fin["identified"] and "need 2" in fin["note"])
         assert f"phases/{size}/t90_early_error" in found
     share = found["phases/runs/slow_start_share"]
     assert 0.0 <= share["point"] <= 1.0 and share["ci"] is not None

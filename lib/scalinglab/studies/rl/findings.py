@@ -240,11 +240,13 @@ def half_compute_findings(
     level: float,
     pred_reps: int,
     reps: int,
+    final: bool = True,
 ) -> list[Named]:
     """ScaleRL's half-compute test per size (:func:`.predict.half_compute`): the error of
     A and of the final pass rate predicted from the first ``fit_frac`` (headlines at the
     ``largest`` size), the full fit's RMSE, then the held-out MAE of
-    :func:`.analysis.extrapolate_scalerl` (``extra``)."""
+    :func:`.analysis.extrapolate_scalerl` (``extra``). ``final=False`` leaves the final
+    pass rate to the runs one by one (:func:`.sound_findings.final_error_findings`)."""
     out = []
     seeds = half["n_seeds"] if "n_seeds" in half else pd.Series(0, index=half.index)
     seeds_of = dict(zip(half["model_size"], seeds, strict=True))
@@ -268,22 +270,23 @@ def half_compute_findings(
                 headline=big,
             )
         )
-        out.append(
-            Named(
-                f"scalerl/{s}/final_pred_error",
-                _est(
-                    r["final_error"],
-                    _ci(r, "final_error"),
-                    level=level,
-                    method=OVER_SEEDS,
-                    resamples=pred_reps,
-                    n=n_of,
-                ),
-                f"final pass rate predicted from the first {fit_frac:.0%} of compute "
-                "minus observed (mean over runs)",
-                headline=big,
+        if final:
+            out.append(
+                Named(
+                    f"scalerl/{s}/final_pred_error",
+                    _est(
+                        r["final_error"],
+                        _ci(r, "final_error"),
+                        level=level,
+                        method=OVER_SEEDS,
+                        resamples=pred_reps,
+                        n=n_of,
+                    ),
+                    f"final pass rate predicted from the first {fit_frac:.0%} of compute "
+                    "minus observed (mean over runs)",
+                    headline=big,
+                )
             )
-        )
         lo, hi = min(r["rmse_lo"], r["rmse"]), max(r["rmse_hi"], r["rmse"])
         out.append(
             Named(
