@@ -288,7 +288,7 @@ def half_fit_decision(
 
     def t_est(x: np.ndarray) -> Estimate:
         lo, hi = t_interval(x, level=level)
-        return Estimate(float(x.mean()), float(lo), float(hi), level=level, method=method)
+        return Estimate(float(x.mean()), float(lo), float(hi), level=level, method=method, n=n)
 
     return {
         "estimate": t_est(np.abs(err)),

@@ -128,6 +128,7 @@ def tan_findings(
                         float(r[f"{col}_hi"]) if ok else None,
                         level=level if ok else None,
                         method=method,
+                        n=int(r["runs"]) or None,
                     ),
                     what + " (mean over runs)",
                 )
