@@ -230,7 +230,9 @@ def test_final_error_run_by_run_is_a_t_mean_over_stable_runs_per_size():
     s, big = tab.loc["s"], tab.loc["l"]
     assert s["runs"] == 3 and s["unstable"] == 1  # the falling run is left out
     assert abs(s["final_error"]) < 0.01 and s["final_error_lo"] < s["final_error_hi"]
-    ok = r[(r["model_size"] == "s") & (r["variant"] == "baseline") & ~r["unstable"]]
+    ok = r.loc[
+        (r["model_size"] == "s") & (r["variant"] == "baseline") & ~r["unstable"].astype(bool)
+    ]
     lo, hi = sps.t.interval(0.95, 2, loc=ok["final_error"].mean(), scale=sps.sem(ok["final_error"]))
     assert (s["final_error_lo"], s["final_error_hi"]) == pytest.approx((lo, hi))
     assert big["runs"] == 2 and big["final_error_hi"] - big["final_error_lo"] > 0.1
