@@ -21,7 +21,7 @@
 #     - medium
 #     - medium_v2
 #     tiny:
-#       compute_class: tiny
+#       compute_class: tiny_v3
 #       kn_reps: 10
 #       poi_reps: 200
 #       reps: 40
@@ -32,6 +32,8 @@
 #         compute_class: medium_v1
 #       medium_v2:
 #         compute_class: medium
+#       v3:
+#         compute_class: v3
 # ---
 
 # %% [markdown]
@@ -58,11 +60,14 @@
 # generated token, 6N per trained token, plus attention).
 #
 # **Designs.** Each report reads one design (`compute_class`; the table in the study's
-# doc lists them): the default `small` (3 sizes, 3 seeds, 500 steps, minutes), and longer
-# sweeps on 2 cores, resumable run by run (`medium_v1`, report `medium`; `medium`, report
-# `medium_v2`). The **claims ledger** says claim by claim what the design decides, and
-# why a claim is not identified or untested; *Reading the results* at the end reads the
-# design's own results.
+# doc lists them): the default `v3` (4 sizes over 30x in parameters, warm-up to
+# $R_0 \approx 0.15$-$0.25$, 2 warm starts x 2 RL seeds per size, 4,000 GRPO steps at
+# the width rule's learning rate and at half of it, a length cap and batch normalisation
+# at `s` and `m`; about 4 hours on 2 cores, resumable run by run), and the earlier
+# `small` (report `small`: 3 sizes, 3 seeds, 500 steps), `medium_v1` (report `medium`)
+# and `medium` (report `medium_v2`). The **claims ledger** says claim by claim what the
+# design decides, and why a claim is not identified or untested; *Reading the results*
+# at the end reads the design's own results.
 #
 # The facts this study reproduces (papers, claims with their ids, formulas, protocols and
 # published numbers) are in
@@ -71,10 +76,10 @@
 # %% tags=["parameters"]
 # fmt: off
 seed: int = 0  # seed of the bootstrap resampling (the sweep's seeds are in its config) [≥ 0]
-compute_class: str = "small"  # tiny (tests), small (default report), medium, medium_v1 (its first design), large {tiny, small, medium, medium_v1, large}
+compute_class: str = "small"  # small (default report until v3 is complete), v3, tiny and tiny_v3 (tests), medium, medium_v1 (its first design), large {v3, tiny, tiny_v3, small, medium, medium_v1, large}
 scheduler: str = ""  # "": local Dask cluster, "sync": in-process, or a scheduler address
 runs: str = ""  # your RL logs (CSV/Parquet: model_size, seed, compute or step, pass_rate); "": our sweep [file]
-rerun: bool = False  # recompute the sweep even if a cached result exists
+rerun: bool = False  # recompute a short sweep (tiny, small) even if a cached result exists
 device: str = "cpu"  # cpu, cuda or auto {cpu, cuda, auto}
 reps: int = 1000  # bootstrap resamples (over seeds) for the sigmoid and phase fits [≥ 1]
 kn_reps: int = 200  # bootstrap resamples for k(N) (each refits the joint law) [≥ 1]
@@ -100,21 +105,22 @@ from scalinglab.stats.calibration import seed_mean_coverage
 from scalinglab.studies.rl import (
     ablations,
     analysis,
+    asymptote,
+    cost_table,
     findings,
     halfruns,
     kn,
     phases,
     plots,
     predict,
-    progress,
     sound_findings,
     spread,
     tanlaw,
 )
 from scalinglab.studies.rl.config import sweep_config
 from scalinglab.studies.rl.findings import record_all
+from scalinglab.studies.rl.report_data import load_sweep
 from scalinglab.studies.rl.stopping import EquivalenceRule, gain_after_plateau, run_outcomes
-from scalinglab.studies.rl.sweep import run_sweep
 
 use_style()
 pd.set_option("display.precision", 4, "display.width", 160)
@@ -125,7 +131,7 @@ if runs:
     print(f"read {len(curves)} evaluations from {runs}")
 else:
     sweep = sweep_config(compute_class, device=device)
-    ds = run_sweep(sweep, scheduler=scheduler, rerun=rerun)
+    ds = load_sweep(sweep, scheduler=scheduler, rerun=rerun)  # a long design: stored only
     failed = ds.status == "failed"
     if failed.any():
         print(f"{int(failed.sum())} run(s) FAILED and are left out:")
@@ -136,6 +142,8 @@ sizes = list(curves.drop_duplicates("model_size").sort_values("n_params")["model
 variants = list(curves["variant"].unique())
 base = variants[0]
 redesign = ds is not None and "lr_score" in ds  # the medium design: learning-rate stage etc.
+# runs per size of the baseline (v3: 2 warm starts x 2 RL seeds): the n of the intervals
+n_used = int(curves[curves["variant"] == base].groupby("model_size")["seed"].nunique().min())
 
 # %% [markdown]
 # ## The runs
@@ -198,14 +206,12 @@ plt.show()
 # %% [markdown]
 # ## The learning rate of each size (`medium`)
 #
-# The `small` design's learning rate follows the width ($lr \propto 1/d_{model}$) untuned.
-# The redesign first runs every size at several multiples of that rule from the same
-# warmed-up policies as the main runs (`medium`: 0.25, 0.5 and 1x, 3 seeds, 600 steps;
-# `medium_v1`: 0.125-1x, 2 seeds, 300 steps; a first start at 0.5-4x drove GRPO from
-# $R_0 \approx 0.03$ to zero reward at 1x and above) and keeps, per size, the multiplier
-# with the highest held-out pass rate over the last evaluations (`lr_score`), leaving out
-# (in `medium`) any multiplier under which a run collapsed (`lr_collapsed`: its end below
-# half its $R_0$). A choice on the edge of the grid is flagged: the optimum may lie beyond.
+# `small` and `v3` follow the width rule ($lr \propto 1/d_{model}$; `v3` also runs every
+# size at half of it, `half_lr`). The `medium` designs first run every size at several
+# multiples of that rule (`medium`: 0.25-1x, 3 seeds, 600 steps; `medium_v1`: 0.125-1x)
+# and keep the multiplier with the highest held-out pass rate at the end (`lr_score`),
+# leaving out (in `medium`) any under which a run collapsed; a choice on the grid's edge
+# is flagged.
 
 # %%
 if redesign:
@@ -221,7 +227,7 @@ if redesign:
     plots.lr_stage(lr_table, grid)
     plt.show()
 else:
-    print("no learning-rate stage in this design (small/tiny: lr = lr_base * 32 / d_model)")
+    print("no learning-rate stage here (lr = lr_base * 32 / d_model; v3: half_lr at half)")
 
 # %% [markdown]
 # ## ScaleRL sigmoid per model size
@@ -243,15 +249,26 @@ plots.sigmoid_fits(curves, fits, sizes, base=base)
 plt.show()
 
 # %% [markdown]
+# **Is the asymptote identified?** Size by size: the pooled fit's $A$, whether it sits on
+# its bound (point fit, or >= 20% of refits) and the runs whose own $A$ is off it. An $A$
+# on its bound says only that the asymptote is high: the claims on it are not identified
+# at that size. The design aims at 3 of 4 sizes off the bound (`scalerl/A_identified_sizes`).
+
+# %%
+per_seed = analysis.per_seed_sigmoids(curves, transient_frac=transient_frac)
+a_bound = asymptote.bound_table(table, fits, per_seed, base=base)
+record_all(asymptote.bound_findings(a_bound, base=base))
+a_bound
+
+# %% [markdown]
 # ## Predicting the asymptote and the end of training from the first half
 #
 # ScaleRL's test: refit each size's sigmoid on each run's evaluations up to `fit_frac`
 # (half) of its final compute, then compare (1) the asymptote it predicts with the full
 # fit's, $A_{half} - A_{full}$, and (2) the final pass rate it predicts with the observed
-# one (mean over runs). ScaleRL's noise floor on $A$ is about $\pm 0.02$. `rmse` is the
-# full fit's error against the seed-mean curve (does a sigmoid describe the runs at all).
-# The held-out MAE of the half fit over the second half is kept for comparison with the
-# earlier reports.
+# one (judged run by run below). ScaleRL's noise floor on $A$ is about $\pm 0.02$.
+# `rmse` is the full fit's error against the seed-mean curve (does a sigmoid describe the
+# runs at all); the held-out MAE of the half fit over the second half is kept.
 
 # %%
 half = predict.half_compute(
@@ -269,11 +286,11 @@ record_all(
         level=level,
         pred_reps=pred_reps,
         reps=reps,
+        final=False,
     )
 )
 half_cols = ["A_full", "A_half", "A_error", "A_error_lo", "A_error_hi", "A_half_identified"]
-half_cols += ["final_error", "final_error_lo", "final_error_hi", "rmse"]
-half.set_index("model_size")[half_cols].join(
+half.set_index("model_size")[[*half_cols, "rmse"]].join(
     extra.set_index("model_size")[["mae", "mae_lo", "mae_hi"]]
 )
 
@@ -282,10 +299,10 @@ half.set_index("model_size")[half_cols].join(
 # a half that ends before the curve bends holds no asymptote (ScaleRL's half sits at
 # about 20x $C_{mid}$). Each run is fitted alone on all of its compute and on its first
 # half; the error of $A$ against the multiple of $C_{mid}$ the half reaches shows where
-# the test means something. SCALERL-2 is decided on the runs whose half reaches
-# `min_multiple` x $C_{mid}$ (with $A$ off its bound, a take-off and no decline): the
-# mean $|A_{half} - A_{full}|$, Student t over those runs; with fewer than 3, not
-# identified.
+# the test means something. SCALERL-2: the mean $|A_{half} - A_{full}|$ (Student t) over
+# the runs whose half reaches `min_multiple` x $C_{mid}$ with $A$ off its bound, a
+# take-off and no decline (fewer than 3: not identified). SCALERL-2-final (the table
+# after the figure): each stable run's half fit against its last evaluation, per size.
 
 # %%
 half_runs = halfruns.per_run_half_fits(curves, fit_frac=fit_frac, transient_frac=transient_frac)
@@ -294,6 +311,9 @@ record_all(sound_findings.half_run_findings(decision, min_multiple=min_multiple)
 display(halfruns.error_by_multiple(half_runs))
 plots.half_fit_errors(half_runs, min_multiple=min_multiple)
 plt.show()
+finals = halfruns.final_error_by_size(half_runs, variant=base, level=level)
+record_all(sound_findings.final_error_findings(finals, level=level, fit_frac=fit_frac))
+finals
 
 # %% [markdown]
 # ## Tan et al.: learning rate in compute, $k(N)$
@@ -309,7 +329,7 @@ plt.show()
 
 # %%
 kn_fit = kn.fit_kn(curves, reps=kn_reps, seed=seed, level=level)
-record_all(findings.kn_findings(kn_fit, level=level, reps=kn_reps, per_size=False))
+record_all(findings.kn_findings(kn_fit, level=level, reps=kn_reps, per_size=False, n=n_used))
 laws = tanlaw.per_run_power_laws(curves, fit_frac=fit_frac, transient_frac=transient_frac)
 k_tab = tanlaw.k_by_size(laws, sizes, variant=base, level=level)
 comp = tanlaw.heldout_comparison(laws, half_runs)
@@ -344,7 +364,7 @@ alt = phases.pooled_phases(curves, early_frac=early_frac, reps=1, seed=seed)
 ph = ph.merge(alt[["model_size", "rmse_logistic", "rmse_exp"]], on="model_size")
 record_all(
     findings.phase_findings(
-        ph, largest=sizes[-1], early_frac=early_frac, level=level, reps=pred_reps
+        ph, largest=sizes[-1], early_frac=early_frac, level=level, reps=pred_reps, n=n_used
     )
 )
 findings.phase_table(ph, early_frac=early_frac)
@@ -386,14 +406,14 @@ per_run.set_index(["model_size", "seed"])[
 # $\log_{10} C_{mid}$ over the sizes it ran at (Student t over seeds: a percentile
 # bootstrap over 3-5 seeds under-covers, see the coverage table), the probability of
 # improvement $P(X > Y)$ over runs, and the minimum detectable effect (`mde`, 80% power
-# at this number of seeds), shown beside each verdict after the ledger. `sample_agg` (per-sample loss aggregation) and `batch_norm`
-# (batch-level advantage normalisation) are ScaleRL's kind of design choice; in `medium`,
-# `len_cap` (generation cap below the 4-digit sums) must lower $A$ and `half_lr` must
-# cost efficiency (a larger $C_{mid}$): if they do not, the design cannot see such effects.
-# `reuse` is the data-reuse comparison below.
+# at this number of seeds), shown beside each verdict after the ledger. `sample_agg`
+# (per-sample loss aggregation) and `batch_norm` (batch-level advantage normalisation) are
+# ScaleRL's kind of design choice. The positive controls: `len_cap` (a generation cap
+# that truncates the answers of a share of the prompts: 10% in `v3`, half in `medium`)
+# must lower $A$, and `half_lr` must cost efficiency (a larger $C_{mid}$): if they do
+# not, the design cannot see such effects. `reuse` is the data-reuse comparison below.
 
 # %%
-per_seed = analysis.per_seed_sigmoids(curves, transient_frac=transient_frac)
 effects = ablations.ablation_effects(per_seed, baseline=base, reps=poi_reps, seed=seed, level=level)
 effects = sound_findings.t_effects(per_seed, effects, baseline=base, level=level)
 a_sd = predict.seed_spread(per_seed, reps=poi_reps, seed=seed, level=level)
@@ -410,7 +430,6 @@ effects
 # at the $n$ of this design (`n_used`) and at 3 and 5 seeds.
 
 # %%
-n_used = int(curves[curves["variant"] == base].groupby("model_size")["seed"].nunique().min())
 cov = seed_mean_coverage(
     per_seed.loc[per_seed["variant"] == base, "A"], ns=sorted({3, 5, n_used}), seed=seed
 )
@@ -490,64 +509,61 @@ sound_findings.mde_table(effects, [v.to_json() for v in claims()])
 # run under `data/rl_scaling/.runs/grpo-medium-<hash>/` and resumes there; below: its progress.
 
 # %% tags=["only-medium", "only-medium_v2"]
-per_size, lines = progress.sweep_cost("medium", timings_from="medium_v1")
+per_size, lines = cost_table.sweep_cost("medium", timings_from="medium_v1")
 print("\n".join(lines))
 per_size
 
 # %% [markdown]
 # ## Reading the results
 #
-# * **Sigmoids.** An $A$ on its bound 1 means the run ended before the curve bent.
-# * **Half compute.** Decided run by run on the runs whose half reaches `min_multiple`
-#   x $C_{mid}$; the figure shows how the error of $A$ falls with that multiple.
-# * **Tan et al.** $k > 0$ holds for any run that improves; the law's content is the line,
-#   tested by its curvature and by its held-out error against the sigmoid. $k$ rising
-#   with $N$ needs `tan/k_rise` > 0 with $N_0$ identified.
-# * **Phases and plateau.** $t_{10} > 0$ and $t_{90} < 1$ put the slow start and the
-#   plateau inside training; a plateau is a gain *shown* to be below 0.02, and runs that
-#   fall back are unstable, not plateaued.
-# * **Spread.** Base-model and RL spread are reported apart where the design nests RL
-#   seeds in warm starts; elsewhere the seed spread mixes them.
-# * **Ablations.** Moving $A$ changes what RL can reach; moving only $B$ or $C_{mid}$, how
-#   fast. An interval within $\pm$ its `mde` of zero rules out an effect that large.
+# Moving $A$ changes what RL can reach; moving only $B$ or $C_{mid}$, how fast. A
+# parameter on its bound, a plateau not *shown* to gain less than 0.02, or an ablation
+# interval wider than its `mde` decides nothing; each section above says how its test
+# can fail. Below, the design's own reading.
+
+# %% [markdown] tags=["only-v3"]
+# **What the `v3` design decides** (the baseline at 4 sizes, 2 warm starts x 2 RL seeds
+# each, 4,000 GRPO steps; the ledger gives each verdict).
+#
+# * *The asymptote.* $A$ is off its bound at {{ scalerl/A_identified_sizes | point }} of
+#   the sizes (the design's aim: 3 of 4); at a size where it sits on its bound the claims
+#   on that size's $A$ are not identified. {{ runs/unstable | point }} baseline runs end
+#   more than 0.1 below their peak: unstable, outside ScaleRL's scope, reported apart.
+# * *Half compute (SCALERL-2).* The furthest half window reaches
+#   {{ scalerl/half_runs/max_multiple | point }}x $C_{mid}$;
+#   {{ scalerl/half_runs/n_eligible | point }} runs reach `min_multiple`, and on them
+#   $|A_{half} - A_{full}|$ is {{ scalerl/half_runs/A_abs_error }}.
+# * *Tan et al.* Held out, the line's RMSE exceeds the sigmoid's by
+#   {{ tan/heldout_rmse_delta }} (TAN-1); $k$ of the largest size minus the smallest's is
+#   {{ tan/k_rise }}, with $N_0$ {{ tan/N0 }} (TAN-2, TAN-3).
+# * *Base model or RL (SCALERL-3).* The SD of the per-run $A$ across warm starts is
+#   {{ spread/A/warm_start_sd }}, across the RL seeds of one warm start
+#   {{ spread/A/rl_sd }}; of the final pass rate {{ spread/final/warm_start_sd }} and
+#   {{ spread/final/rl_sd }}.
+# * *Controls and ablations.* The length cap moves $A$ by {{ ablation/len_cap/delta_A }}
+#   (CONTROL-A), half the learning rate $\log_{10} C_{mid}$ by
+#   {{ ablation/half_lr/delta_log10_C_mid }} (CONTROL-B), batch normalisation $A$ by
+#   {{ ablation/batch_norm/delta_A }} (SCALERL-4; detectable effects: after the ledger).
 
 # %% [markdown] tags=["only-default"]
-# **What the `small` design (3 sizes, 3 seeds, 500 GRPO steps) can and cannot decide.**
-# The sigmoid describes every size's mean curve (RMSE {{ scalerl/s/rmse }},
-# {{ scalerl/m/rmse }}, {{ scalerl/l/rmse }} at `s`, `m`, `l`), but the papers' central
-# claims are out of reach:
-#
-# * *Confound (TAN-2, TAN-3).* The learning rate falls with width and every size runs the
-#   same 500 steps, so the largest policy learns less per unit of compute ($k$
-#   {{ tan/k/l }} at `l` against {{ tan/k/s }} at `s`; `tan/k_rise` {{ tan/k_rise }}) and
-#   $N_0$ lands on its bound ({{ tan/N0 }}): an untuned learning rate, not a refutation.
-# * *No asymptote (SCALERL-2).* The furthest half window reaches
-#   {{ scalerl/half_runs/max_multiple | point }}x $C_{mid}$
-#   ({{ scalerl/half_runs/n_eligible | point }} reach `min_multiple`); pooled, `l`'s
-#   half-fit $A$ misses by
-#   {{ scalerl/l/A_pred_error }}.
-# * *Tan's line.* Held out, its RMSE exceeds the sigmoid's by {{ tan/heldout_rmse_delta }}
-#   (TAN-1); the sigmoid predicts {{ tan/sigmoid_wins_share | pct }} of the runs better.
-# * *No slow start (GRPOLAW-1).* The warm-up ends where GRPO already climbs
-#   ($t_{10}$ {{ phases/s/t10 }} at `s`); {{ phases/runs/slow_start_share | pct }} of the
-#   runs have one.
-# * *No power (SCALERL-3, SCALERL-4).* Each seed re-warms its model, so base-model and RL
-#   spread are confounded; the ablations' effects on $A$ are within their detectable
-#   effect (the table after the ledger), with no positive control.
+# **What the `small` design (3 sizes, 3 seeds, 500 GRPO steps) cannot decide.** The
+# learning rate falls with width and every size runs 500 steps, so the largest policy
+# learns less per unit of compute (`tan/k_rise` {{ tan/k_rise }}, $N_0$ {{ tan/N0 }}:
+# TAN-2, TAN-3); the furthest half window reaches
+# {{ scalerl/half_runs/max_multiple | point }}x $C_{mid}$ (SCALERL-2); each seed re-warms
+# its model, so base-model and RL spread are confounded (SCALERL-3); the warm-up ends
+# where GRPO already climbs ({{ phases/runs/slow_start_share | pct }} of the runs have a
+# slow start, GRPOLAW-1).
 
 # %% [markdown] tags=["only-medium"]
-# **What the `medium_v1` design shows: a design that still cannot decide, and why.** The
-# learning-rate stage, the low warm-up and the positive controls worked (CONTROL-A's
-# $\Delta A$ {{ ablation/len_cap/delta_A }}; half the learning rate,
-# $\Delta \log_{10} B$ {{ ablation/half_lr/delta_log10_B }}). But its plateau rule
-# stopped runs that were still rising or already falling ({{ runs/unstable | point }} of
-# the baseline ended more than 0.1 below their peak), runs of unequal length pool into
-# curves that rise and fall (RMSE {{ scalerl/s/rmse | point }} to
-# {{ scalerl/xl/rmse | point }}, SCALERL-1), and GRPO is unstable at the two larger sizes
-# ({{ runs/collapsed | point }} collapse, {{ runs/not_taken_off | point }} never take
-# off): $N_0$ lands on its bound ({{ tan/N0 }}; TAN-2, TAN-3). In `medium_v1` the rule
-# stopped every run it fired on, so GRPOLAW-2 is not identified. `medium_v2` re-runs
-# every run to 2000 steps and judges the plateau afterwards.
+# **What the `medium_v1` design shows.** The learning-rate stage and the positive
+# controls worked (CONTROL-A's $\Delta A$ {{ ablation/len_cap/delta_A }}; half the
+# learning rate, $\Delta \log_{10} B$ {{ ablation/half_lr/delta_log10_B }}), but its
+# plateau rule stopped runs still rising or already falling ({{ runs/unstable | point }}
+# unstable), pooled curves of unequal length rise and fall (RMSE up to
+# {{ scalerl/xl/rmse | point }}, SCALERL-1), GRPO is unstable at the larger sizes
+# ({{ runs/collapsed | point }} collapse) and $N_0$ lands on its bound ({{ tan/N0 }}).
+# `medium_v2` runs every run to 2000 steps and judges the plateau afterwards.
 
 # %% [markdown] tags=["only-medium_v2"]
 # **What the `medium_v2` design decides** (70 runs of 2000 steps: the baseline at 4 sizes
@@ -564,7 +580,7 @@ per_size
 #   reaches {{ scalerl/half_runs/max_multiple | point }}x $C_{mid}$ (ScaleRL's: about
 #   20x); of the runs, {{ scalerl/half_runs/n_eligible | point }} reach `min_multiple`,
 #   and on them $|A_{half} - A_{full}|$ is {{ scalerl/half_runs/A_abs_error }}
-#   (SCALERL-2). The table and figure give the error by the multiple reached.
+#   (SCALERL-2).
 # * *Tan et al.'s line is curved.* $\log_{10} L$ bends in $\log_{10} C$ (quadratic term
 #   {{ tan/s/curvature }} at `s`, {{ tan/xl/curvature }} at `xl`; TAN-1-linear) and,
 #   held out, the line's RMSE exceeds the sigmoid's by {{ tan/heldout_rmse_delta }}
@@ -575,13 +591,9 @@ per_size
 #   {{ phases/runs/t10_seed_sd }} of the run; GRPOLAW-3); each seed re-warms its model, so
 #   the seed SD of $A$ ({{ scalerl/A_seed_sd }}) mixes base models with RL noise and
 #   SCALERL-3 is not identified.
-# * *Plateaus.* Shown as an equivalence (the gain's upper bound below 0.02), the plateau
-#   fires in {{ plateau/n_plateau | point }} (stable); they gained
-#   {{ plateau/gain_after }} after it (GRPOLAW-2).
+# * *Plateaus.* Shown as an equivalence, the plateau fires in
+#   {{ plateau/n_plateau | point }}; they gained {{ plateau/gain_after }} after it.
 # * *ScaleRL's "B, not A".* Sample aggregation leaves $A$ within
 #   {{ ablation/sample_agg/delta_A }} of the baseline; batch normalisation may lower it
-#   ({{ ablation/batch_norm/delta_A }}); the table after the ledger gives each effect's
-#   detectable size. Reuse: {{ reuse/delta_pass_rate }} in pass rate (TAN-4).
-#
-# `scalinglab reports diff rl_scaling/medium/latest rl_scaling/medium_v2/latest` lists what
-# changed from `medium_v1`, claim by claim.
+#   ({{ ablation/batch_norm/delta_A }}). Reuse: {{ reuse/delta_pass_rate }} in pass rate
+#   (TAN-4).

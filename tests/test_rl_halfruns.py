@@ -207,3 +207,40 @@ def test_a_fit_with_no_midpoint_gives_no_multiple_rather_than_failing(monkeypatc
     assert np.isnan(r.loc[0, "multiple"]) and not r.loc[0, "C_mid_inside"]
     assert r.loc[0, "error"] == ""
     assert not halfruns.eligible(r).any()
+
+
+def test_final_error_run_by_run_is_a_t_mean_over_stable_runs_per_size():
+    def falls(c):
+        y = _sigmoid(c, c_mid=8e10)
+        return np.where(c > 3e12, y - 0.3, y)
+
+    bent = [
+        ("s", 1e4, "baseline", sd, lambda c, m=m: _sigmoid(c, c_mid=m))
+        for sd, m in enumerate((6e10, 8e10, 1e11))
+    ]
+    # "l" bends after its half (C_mid 3e12 and 3.5e12): its two half fits disagree
+    late = [
+        ("l", 1e5, "baseline", sd, lambda c, m=m: _sigmoid(c, a=0.9, c_mid=m))
+        for sd, m in enumerate((3e12, 3.5e12))
+    ]
+    other = [("s", 1e4, "half_lr", 0, lambda c: _sigmoid(c, c_mid=2e12))]
+    r = halfruns.per_run_half_fits(_frame([*bent, ("s", 1e4, "baseline", 3, falls), *late, *other]))
+    tab = halfruns.final_error_by_size(r, variant="baseline")
+    assert list(tab.index) == ["s", "l"]
+    s, big = tab.loc["s"], tab.loc["l"]
+    assert s["runs"] == 3 and s["unstable"] == 1  # the falling run is left out
+    assert abs(s["final_error"]) < 0.01 and s["final_error_lo"] < s["final_error_hi"]
+    ok = r.loc[
+        (r["model_size"] == "s") & (r["variant"] == "baseline") & ~r["unstable"].astype(bool)
+    ]
+    lo, hi = sps.t.interval(0.95, 2, loc=ok["final_error"].mean(), scale=sps.sem(ok["final_error"]))
+    assert (s["final_error_lo"], s["final_error_hi"]) == pytest.approx((lo, hi))
+    assert big["runs"] == 2 and big["final_error_hi"] - big["final_error_lo"] > 0.1
+    named = {n.name: n for n in sound_findings.final_error_findings(tab, level=0.95, fit_frac=0.5)}
+    e = named["scalerl/s/final_pred_error"].estimate
+    assert e.n == 3 and e.method.startswith("Student t over 3 runs") and e.identified
+    assert named["scalerl/l/final_pred_error"].headline  # the largest size
+    # one stable run: no interval, not identified, with the reason
+    one = halfruns.final_error_by_size(r[r["seed"] != 1], variant="baseline")
+    e1 = sound_findings.final_error_findings(one.loc[["l"]], level=0.95, fit_frac=0.5)[0]
+    assert e1.estimate.ci is None and not e1.estimate.identified and "need 2" in e1.estimate.note

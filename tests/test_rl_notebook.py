@@ -1,4 +1,5 @@
-"""The rl_scaling study end to end: the tiny sweep, and a user's own logs."""
+"""The rl_scaling study end to end: the tiny sweep (``tiny_v3``, the default ``v3``
+design in miniature), and a user's own logs."""
 
 from __future__ import annotations
 
@@ -40,16 +41,23 @@ def test_tiny_study_runs_our_own_sweep(lab):
     res = run_study("rl_scaling", variant="tiny", overrides=TINY_PRED)
     assert res.status == "ok", res.error
     found = _findings(res)
-    for size in ("s", "m", "l"):
+    for size in ("s", "m"):
         for p in ("A", "B", "C_mid"):
             f = found[f"scalerl/{size}/{p}"]
             assert f["ci"] is not None and f["level"] == 0.95, f
+            assert f["n"] == 4, f  # 2 warm starts x 2 RL seeds: the interval's n is stated
         assert f"extrapolation/{size}/mae" in found and f"tan/k/{size}" in found
-    assert {"tan/Kmax", "tan/N0", "tan/holdout_k_error"} <= set(found)
-    assert "ablation/sample_agg/p_improve_A" in found
-    for size in ("s", "m", "l"):
-        for name in ("A_pred_error", "final_pred_error", "rmse"):
+        assert f"scalerl/{size}/A_runs_off_bound" in found
+    assert {"tan/Kmax", "tan/N0", "scalerl/A_identified_sizes"} <= set(found)
+    assert "tan/holdout_k_error" not in found  # two sizes: nothing to hold out
+    assert "ablation/batch_norm/p_improve_A" in found
+    for size in ("s", "m"):
+        for name in ("A_pred_error", "rmse"):
             assert found[f"scalerl/{size}/{name}"]["ci"] is not None
+        # SCALERL-2-final run by run: Student t over the stable runs, or why not
+        fin = found[f"scalerl/{size}/final_pred_error"]
+        assert fin["method"].startswith("Student t over")
+        assert fin["ci"] is not None or (not fin["identified"] and "need 2" in fin["note"])
         assert f"phases/{size}/t90_early_error" in found
     share = found["phases/runs/slow_start_share"]
     assert 0.0 <= share["point"] <= 1.0 and share["ci"] is not None
@@ -59,9 +67,13 @@ def test_tiny_study_runs_our_own_sweep(lab):
         found
     )
     assert {"coverage/t_at_n", "coverage/percentile_at_n", "tan/s/curvature"} <= set(found)
-    # the tiny sweep re-warms every seed: base-model and RL spread are not separated
-    assert not found["spread/A/rl_sd"]["identified"]
-    assert "confounded" in found["spread/A/rl_sd"]["note"]
+    # tiny_v3 nests 2 RL seeds in each warm start: base-model and RL spread are separated
+    for part in ("warm_start", "rl"):
+        f = found[f"spread/final/{part}_sd"]
+        assert f["ci"] is not None and "confounded" not in (f["note"] or ""), f
+    # no zero-width interval reaches the report
+    for f in found.values():
+        assert f["ci"] is None or f["ci"][0] < f["ci"][1], f
     ledger = {
         c["id"]: c for c in json.loads((Path(res.run_dir) / "results.json").read_text())["claims"]
     }
@@ -87,10 +99,11 @@ def test_tiny_study_runs_our_own_sweep(lab):
         "CONTROL-B-slope",
     ):
         assert cid in ledger, cid
-    # the tiny design has no reuse variant and no positive control: untested, with the reason
+    # no reuse variant and two sizes: untested, with the reason; the controls are run
     assert ledger["TAN-4"]["verdict"] == "untested" and ledger["TAN-4"]["untested"]
-    assert ledger["CONTROL-A"]["verdict"] == "untested"
-    assert ledger["SCALERL-4"]["findings"] == ["ablation/sample_agg/delta_A"]
+    assert ledger["TAN-3"]["verdict"] == "untested"
+    assert ledger["CONTROL-A"]["verdict"] != "untested"
+    assert ledger["SCALERL-4"]["findings"] == ["ablation/batch_norm/delta_A"]
     # claims as data: every paper claim is tested outside its paper's regime
     assert ledger["TAN-1"]["scope"] == "paper"
     assert ledger["TAN-1"]["regime"].startswith("outside: ")
@@ -98,10 +111,11 @@ def test_tiny_study_runs_our_own_sweep(lab):
     assert ledger["CONTROL-A"]["scope"] == "project"
     # the default design's reading is kept (tiny runs it) with its {{ }} references filled
     html = (Path(res.run_dir) / "report.html").read_text()
-    assert "What the `small` design" in html or "What the <code>small</code> design" in html
+    assert "What the `v3` design" in html or "What the <code>v3</code> design" in html
     assert "{{" not in html and "only-medium" not in html
     assert "What the <code>medium_v2</code> design decides" not in html
-    assert list(lab.glob("data/**/grpo-tiny-*.nc"))  # data/.cache/ for tiny runs
+    assert "What the <code>small</code> design" not in html
+    assert list(lab.glob("data/**/grpo-tiny_v3-*.nc"))  # data/.cache/ for tiny runs
 
 
 def test_user_logs_give_the_same_analyses(lab):

@@ -49,10 +49,21 @@ def test_half_compute_predicts_a_bent_curve_and_flags_an_unbent_one():
         {
             "s": (1e4, lambda c: _sigmoid(c, c_mid=2e11)),
             "l": (1e5, lambda c: _sigmoid(c, a=0.9, b=1.2, c_mid=2e12)),
+            # bends at 0.8 in the first half, then climbs on to 1: the half fit finds an A,
+            # the full run's A sits on its bound, so there is no asymptote to compare with
+            "m": (
+                3e4,
+                lambda c: np.minimum(
+                    _sigmoid(c, a=0.8, c_mid=1e11) + 0.6 * np.clip(c / C[-1] - 0.5, 0, None), 1.0
+                ),
+            ),
         }
     )
     h = rlp.half_compute(df, reps=20, seed=0).set_index("model_size")
     s, big = h.loc["s"], h.loc["l"]
+    assert h.loc["m", "A_half"] < 0.9 and h.loc["m", "A_full"] == pytest.approx(1.0)
+    assert not bool(h.loc["m", "A_half_identified"])
+    assert "full fit" in h.loc["m", "A_half_note"]
     assert s["A_full"] == pytest.approx(0.7, abs=0.02)
     assert abs(s["A_error"]) < 0.03 and abs(s["final_error"]) < 0.03
     assert s["A_error_lo"] <= s["A_error"] <= s["A_error_hi"]

@@ -277,7 +277,7 @@ def test_v3_is_the_design_of_issue_31():
 def test_v3_layout_order_and_resume_run_by_run(tmp_path, monkeypatch):
     import io
 
-    from scalinglab.studies.rl.sweep_progress import RunTracker
+    from scalinglab.studies.rl.sweep_tracker import RunTracker
     from scalinglab.sweeps import RunCache
 
     sweep = _tiny_v3()

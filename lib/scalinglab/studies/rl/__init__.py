@@ -9,7 +9,7 @@ Reproduces ``docs/studies/rl_scaling.md``.
 - :mod:`.sweep`: sizes x seeds x variants on Dask, cached under ``data/rl_scaling/``
 - :mod:`.lr_stage`: the per-size GRPO learning-rate stage and its selection rule
 - :mod:`.budget`: measured cost per size, extrapolated to a whole sweep
-- :mod:`.sweep_progress`: a long sweep's progress bar and ETA, weighted by each run's estimated cost
+- :mod:`.sweep_tracker`: a long sweep's progress bar and ETA, weighted by each run's estimated cost
 - :mod:`.analysis`: sigmoid and k(N) fits, phases, ablation deltas (uses :mod:`scalinglab.fitting`,
   :mod:`scalinglab.stats`)
 - :mod:`.predict`: the papers' predictions with intervals over seeds (half compute -> A and the
@@ -17,7 +17,8 @@ Reproduces ``docs/studies/rl_scaling.md``.
 - :mod:`.halfruns`: ScaleRL's half-compute test run by run, its error against the C_mid multiple
 - :mod:`.tanlaw`: Tan et al.'s line run by run, held out against the sigmoid
 - :mod:`.spread`: base-model (warm start) against RL-seed spread, a nested ANOVA within sizes
-- :mod:`.progress`: the medium sweep's cost and progress as the report shows them
+- :mod:`.report_data`: the Dataset a report reads (a long design's stored one only, never hours of training)
+- :mod:`.cost_table`: the medium sweep's cost per size and the runs it has finished, as the report shows them
 - :mod:`.sound_findings`: Student t findings over runs and seeds (ablations, Tan's k, coverage)
 - :mod:`.findings`: each analysis result as named :class:`~scalinglab.estimate.Estimate` findings
   (the notebook records them with one call) and the values ``notebooks/claims/rl_scaling.toml`` names

@@ -12,6 +12,7 @@ report prints is written once, here.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -25,7 +26,10 @@ from scalinglab.record import Finding, record
 from scalinglab.stats.calibration import share_with_floor
 
 #: Intervals that resample whole seeds of a size (sigmoid, half compute, k(N), phases).
-OVER_SEEDS = "bootstrap over seeds, percentile"
+#: A seed is one run; in the ``v3`` design the runs of a size are 2 warm starts x 2 RL
+#: seeds, resampled as if independent (the ``n`` recorded is the number of runs, so the
+#: report's coverage table states the percentile bootstrap's simulated coverage there).
+OVER_SEEDS = "bootstrap over seeds (whole runs), percentile"
 OVER_RUNS = "bootstrap over runs, percentile"
 RUNS_WITHIN_SIZE = "stratified bootstrap over runs (within size), percentile"
 PAIRED = "paired bootstrap over seeds"
@@ -57,9 +61,17 @@ class Named:
 
 
 def record_all(items: Iterable[Named]) -> list[Finding]:
-    """Record every item with :func:`scalinglab.record.record`, in order."""
+    """Record every item with :func:`scalinglab.record.record`, in order; a headline
+    whose estimate has no interval on these data (too few runs, a degenerate interval
+    dropped by :func:`_est`) is recorded as an ordinary finding, with its note."""
     return [
-        record(n.name, n.estimate, description=n.description, unit=n.unit, headline=n.headline)
+        record(
+            n.name,
+            n.estimate,
+            description=n.description,
+            unit=n.unit,
+            headline=n.headline and n.estimate.ci is not None,
+        )
         for n in items
     ]
 
@@ -68,9 +80,53 @@ def _ci(row: Any, col: str) -> tuple[float, float]:
     return float(row[f"{col}_lo"]), float(row[f"{col}_hi"])
 
 
-def _est(point: float, ci: Sequence[float] | None, **kw: Any) -> Estimate:
+def _est(
+    point: float,
+    ci: Sequence[float] | None,
+    *,
+    n: int | None = None,
+    share_n: int | None = None,
+    **kw: Any,
+) -> Estimate:
+    """An estimate with interval ``ci`` (or none) over ``n`` seeds or runs: the sample
+    size at which the report states the method's coverage (None: not recorded; an
+    interval then reads "sample size not recorded" in the coverage table).
+
+    No degenerate interval leaves here: ends that are not finite give no interval; an
+    interval of zero width (every resample gave the same value) is, for a share counted
+    over ``share_n`` draws, widened to the Wilson interval of that share
+    (:func:`~scalinglab.stats.calibration.share_with_floor`), and otherwise dropped, with
+    the reason in the note (the point is then shown without an interval)."""
     lo, hi = (None, None) if ci is None else (float(ci[0]), float(ci[1]))
-    return Estimate(float(point), lo, hi, **kw)
+    notes = [kw.pop("note", None)]
+    if lo is not None and hi is not None and not (np.isfinite(lo) and np.isfinite(hi)):
+        lo = hi = None
+        notes.append("no finite resampled interval")
+    est = Estimate(
+        float(point),
+        lo,
+        hi,
+        n=None if n is None or n < 1 else int(n),
+        note="; ".join(x for x in notes if x) or None,
+        **kw,
+    )
+    if est.lo is None or est.hi is None or est.hi - est.lo > 1e-12 * max(1.0, abs(est.point)):
+        return est
+    if share_n and 0 <= est.point <= 1:
+        return share_with_floor(est, n=int(share_n))
+    why = (
+        f"every resample gave {est.point:.6g} (interval [{est.lo:.6g}, {est.hi:.6g}]): a "
+        "zero-width interval cannot cover, so none is shown"
+    )
+    return est.replace(
+        lo=None, hi=None, mc_se=None, note="; ".join(x for x in (est.note, why) if x)
+    )
+
+
+def _reinterval(est: Estimate, **changes: Any) -> Estimate:
+    """``est`` with ``changes``, passed through :func:`_est` (no degenerate interval)."""
+    fields = {k: v for k, v in dataclasses.asdict(est).items() if k not in ("point", "lo", "hi")}
+    return _est(est.point, est.ci, **{**fields, **changes})
 
 
 def run_outcome_findings(base_out: pd.DataFrame, *, base: str) -> list[Named]:
@@ -110,6 +166,7 @@ def plateau_findings(after: Mapping[str, Any], *, level: float) -> list[Named]:
         after["ci"] if finite else None,
         level=level,
         method=f"Student t over {n_runs} runs",
+        n=n_runs,
         identified=n_runs >= 3,
         note=(
             f"only {n_runs} of {n_total} runs continued past a plateau (the rule fired in "
@@ -154,13 +211,18 @@ def sigmoid_findings(table: pd.DataFrame, fits: Mapping, *, base: str) -> list[N
     """ScaleRL's A, B and C_mid per size of the baseline (:func:`.analysis.fit_scalerl`);
     A is a headline."""
     out = []
-    for size in table.loc[table["variant"] == base, "model_size"]:
-        res = fits[(base, size)]
+    for _, row in table.loc[table["variant"] == base].iterrows():
+        size, res = row["model_size"], fits[(base, row["model_size"])]
         for p in ("A", "B", "C_mid"):
+            est = param_estimate(res, p)
+            if est.ci is not None:  # the groups of the fit's bootstrap are the seeds
+                est = _reinterval(
+                    est, method=f"{OVER_SEEDS} ({est.resamples} refits)", n=int(row["n_seeds"])
+                )
             out.append(
                 Named(
                     f"scalerl/{size}/{p}",
-                    param_estimate(res, p),
+                    est,
                     f"ScaleRL {p}, model {size}",
                     unit="FLOPs" if p == "C_mid" else None,
                     headline=p == "A",
@@ -178,14 +240,19 @@ def half_compute_findings(
     level: float,
     pred_reps: int,
     reps: int,
+    final: bool = True,
 ) -> list[Named]:
     """ScaleRL's half-compute test per size (:func:`.predict.half_compute`): the error of
     A and of the final pass rate predicted from the first ``fit_frac`` (headlines at the
     ``largest`` size), the full fit's RMSE, then the held-out MAE of
-    :func:`.analysis.extrapolate_scalerl` (``extra``)."""
+    :func:`.analysis.extrapolate_scalerl` (``extra``). ``final=False`` leaves the final
+    pass rate to the runs one by one (:func:`.sound_findings.final_error_findings`)."""
     out = []
+    seeds = half["n_seeds"] if "n_seeds" in half else pd.Series(0, index=half.index)
+    seeds_of = dict(zip(half["model_size"], seeds, strict=True))
     for _, r in half.iterrows():
         s, big = r["model_size"], r["model_size"] == largest
+        n_of = int(seeds_of[s]) or None
         out.append(
             Named(
                 f"scalerl/{s}/A_pred_error",
@@ -195,6 +262,7 @@ def half_compute_findings(
                     level=level,
                     method=OVER_SEEDS,
                     resamples=pred_reps,
+                    n=n_of,
                     identified=bool(r["A_half_identified"]),
                     note=r["A_half_note"] or None,
                 ),
@@ -202,21 +270,23 @@ def half_compute_findings(
                 headline=big,
             )
         )
-        out.append(
-            Named(
-                f"scalerl/{s}/final_pred_error",
-                _est(
-                    r["final_error"],
-                    _ci(r, "final_error"),
-                    level=level,
-                    method=OVER_SEEDS,
-                    resamples=pred_reps,
-                ),
-                f"final pass rate predicted from the first {fit_frac:.0%} of compute "
-                "minus observed (mean over runs)",
-                headline=big,
+        if final:
+            out.append(
+                Named(
+                    f"scalerl/{s}/final_pred_error",
+                    _est(
+                        r["final_error"],
+                        _ci(r, "final_error"),
+                        level=level,
+                        method=OVER_SEEDS,
+                        resamples=pred_reps,
+                        n=n_of,
+                    ),
+                    f"final pass rate predicted from the first {fit_frac:.0%} of compute "
+                    "minus observed (mean over runs)",
+                    headline=big,
+                )
             )
-        )
         lo, hi = min(r["rmse_lo"], r["rmse"]), max(r["rmse_hi"], r["rmse"])
         out.append(
             Named(
@@ -228,6 +298,7 @@ def half_compute_findings(
                     method=OVER_SEEDS + " (extended to the point: resampled mean curves "
                     "are noisier)",
                     resamples=pred_reps,
+                    n=n_of,
                 ),
                 "RMSE of the full sigmoid fit against the seed-mean curve",
             )
@@ -242,6 +313,7 @@ def half_compute_findings(
                     level=level,
                     method="held-out MAE, bootstrap over seeds",
                     resamples=reps,
+                    n=int(seeds_of.get(r["model_size"], 0)) or None,
                 ),
                 f"MAE of the sigmoid fitted on the first {fit_frac:.0%} of compute",
             )
@@ -250,7 +322,7 @@ def half_compute_findings(
 
 
 def kn_findings(
-    kn: Mapping[str, Any], *, level: float, reps: int, per_size: bool = True
+    kn: Mapping[str, Any], *, level: float, reps: int, per_size: bool = True, n: int | None = None
 ) -> list[Named]:
     """Tan et al.'s joint k(N) fit (:func:`.kn.fit_kn`): Kmax, N0 (with its
     identification), the per-size slopes, the rise of k over sizes (headline) and the
@@ -258,11 +330,12 @@ def kn_findings(
     slopes and the rise are left to :func:`.sound_findings.tan_findings` (Student t over
     runs). The held-out error is not identified when either fit's N0 (all sizes, or the
     smaller ones) sits on a bound of its range: a law whose k does not rise with N has
-    no N0 to extrapolate by."""
+    no N0 to extrapolate by. ``n``: the seeds per size the bootstrap resamples (the
+    fewest of any size), recorded as each interval's sample size."""
 
     def est(pair: Any, **kw: Any) -> Estimate:
         point, ci = pair
-        return _est(point, ci, level=level, method=OVER_SEEDS, resamples=reps, **kw)
+        return _est(point, ci, level=level, method=OVER_SEEDS, resamples=reps, n=n, **kw)
 
     sizes = list(kn["sizes"])
     n0_ok, n0_why = kn["N0_identified"]
@@ -365,42 +438,70 @@ def phase_notes(r: Any, *, early_frac: float) -> dict[str, str | None]:
     return notes
 
 
+def _unstable_fit(
+    point: float, ci: tuple[float, float], note: str | None
+) -> tuple[tuple[float, float] | None, str | None]:
+    """``(ci, note)`` of a pooled fit's number; a point outside its own resampled interval
+    (the fit changes when whole runs are resampled: few runs, or runs that disagree) has
+    no interval and is not identified, with the reason."""
+    lo, hi = ci
+    if not (np.isfinite(point) and np.isfinite(lo) and np.isfinite(hi)):
+        return ci, note
+    slack = 1e-6 * max(abs(lo), abs(hi), abs(point), 1e-300)
+    if lo - slack <= point <= hi + slack:
+        return ci, note
+    why = (
+        f"the point {point:.3g} lies outside its resampled interval [{lo:.3g}, {hi:.3g}]: "
+        "the pooled fit is not stable when whole runs are resampled"
+    )
+    return None, "; ".join(x for x in (note, why) if x)
+
+
 def phase_findings(
-    ph: pd.DataFrame, *, largest: str, early_frac: float, level: float, reps: int
+    ph: pd.DataFrame,
+    *,
+    largest: str,
+    early_frac: float,
+    level: float,
+    reps: int,
+    n: int | None = None,
 ) -> list[Named]:
     """The pooled logistic's phase points per size (:func:`.predict.phase_predictions`)
     and the error of the plateau onset predicted from the first ``early_frac`` (headline
-    at the ``largest`` size)."""
+    at the ``largest`` size); ``n``: the seeds per size the bootstrap resamples."""
     out = []
     for _, r in ph.iterrows():
         s = r["model_size"]
         notes = phase_notes(r, early_frac=early_frac)
         for name, what in PHASES:
+            ci, why = _unstable_fit(r[name], _ci(r, name), notes[name])
             out.append(
                 Named(
                     f"phases/{s}/{name}",
                     _est(
                         r[name],
-                        _ci(r, name),
+                        ci,
                         level=level,
                         method=OVER_SEEDS,
                         resamples=reps,
-                        identified=notes[name] is None,
-                        note=notes[name],
+                        n=n,
+                        identified=why is None,
+                        note=why,
                     ),
                     f"{what} (fraction of the size's step budget)",
                 )
             )
-        note = notes["t90_early_error"]
+        ci, note = _unstable_fit(r["t90_error"], _ci(r, "t90_error"), notes["t90_early_error"])
         out.append(
             Named(
                 f"phases/{s}/t90_early_error",
                 _est(
                     r["t90_error"],
-                    _ci(r, "t90_error"),
+                    ci,
                     level=level,
                     method=OVER_SEEDS,
                     resamples=reps,
+                    n=n,
                     identified=note is None,
                     note=note,
                 ),
@@ -462,7 +563,7 @@ def run_phase_findings(
             f"have their plateau onset predicted within 0.1 from their first {early_frac:.0%}",
         ),
     )
-    kw = dict(level=level, method=RUNS_WITHIN_SIZE, resamples=reps)
+    kw: dict[str, Any] = dict(level=level, method=RUNS_WITHIN_SIZE, resamples=reps)
     out = []
     for name, what in whats:
         sh = shares[name]
@@ -470,7 +571,7 @@ def run_phase_findings(
             Named(
                 f"phases/runs/{name}_share",
                 # a share of 0 (or 1) in every resample: the Wilson interval over the runs
-                share_with_floor(_est(sh["value"], sh["ci"], **kw), n=int(sh["n_runs"])),
+                _est(sh["value"], sh["ci"], n=int(sh["n_runs"]), share_n=int(sh["n_runs"]), **kw),
                 f"share of the {sh['n_runs']} {base} runs that {what}",
                 headline=name == "three_phases",
             )
@@ -498,7 +599,14 @@ def run_phase_findings(
         out.append(
             Named(
                 f"phases/runs/{name}",
-                _est(v["value"], v["ci"], identified=ok, note=no_start, **kw),
+                _est(
+                    v["value"],
+                    v["ci"],
+                    n=int(shares["slow_start"]["n_runs"]),
+                    identified=ok,
+                    note=no_start,
+                    **kw,
+                ),
                 desc,
             )
         )
@@ -535,6 +643,7 @@ def ablation_findings(
                     level=level,
                     method=method,
                     resamples=reps if method == PAIRED else None,
+                    n=int(r["n_seeds"]),
                     identified=bool(r["identified"]),
                     note=r["note"] or None,
                 ),
@@ -553,6 +662,8 @@ def ablation_findings(
                         level=level,
                         method=RLIABLE,
                         resamples=reps,
+                        n=int(r["n_seeds"]),
+                        share_n=int(r["n_seeds"]),  # P = 0 or 1 in every resample: Wilson
                     ),
                     f"P({v} > {base}) on {m}",
                 )
@@ -568,6 +679,7 @@ def ablation_findings(
                 method="bootstrap over seeds within sizes, percentile"
                 + (" (extended to the point)" if spread["ci_extended"] else ""),
                 resamples=reps,
+                n=min(spread["n_runs"].values()) if spread.get("n_runs") else None,
                 identified=identified_by_share(at_bound),
                 note=(
                     f"A on its bound 1 in {100 * at_bound:.0f}% of the per-run fits"
@@ -587,7 +699,14 @@ def reuse_findings(reuse: Mapping[str, Any], *, level: float, reps: int) -> list
     return [
         Named(
             "reuse/delta_pass_rate",
-            _est(reuse["delta"], reuse["ci"], level=level, method=PAIRED, resamples=reps),
+            _est(
+                reuse["delta"],
+                reuse["ci"],
+                level=level,
+                method=PAIRED,
+                resamples=reps,
+                n=int(reuse["n_seeds"]),
+            ),
             f"pass rate, reused pool minus fresh prompts at equal compute "
             f"(sizes {', '.join(reuse['sizes'])}, {reuse['n_seeds']} seeds)",
             headline=True,

@@ -16,7 +16,10 @@ the claim is decided only on the runs whose half reaches ``min_multiple`` (4) x
 Student-t interval; fewer than 3 such runs: not identified, with the reason).
 
 The half fit's error on the later evaluations (``rmse_later``) is kept for the model
-comparison with Tan et al.'s power law (:mod:`.tanlaw`).
+comparison with Tan et al.'s power law (:mod:`.tanlaw`); its error on the run's last
+evaluation (``final_error``) decides SCALERL-2-final size by size, a Student-t mean over
+the size's stable runs (:func:`final_error_by_size`), in place of a percentile bootstrap
+of the pooled fit over 3-5 seeds (which covers about 0.7-0.8 at a nominal 0.95).
 """
 
 from __future__ import annotations
@@ -39,7 +42,17 @@ MULTIPLE_BINS = (1.0, 2.0, 4.0, 8.0, np.inf)
 def failed(reason: str) -> dict:
     """The columns of a run whose fits could not be made, with ``reason`` as its error."""
     return dict.fromkeys(
-        ["A_full", "B_full", "C_mid_full", "A_half", "A_error", "multiple", "rmse_later"], np.nan
+        [
+            "A_full",
+            "B_full",
+            "C_mid_full",
+            "A_half",
+            "A_error",
+            "multiple",
+            "rmse_later",
+            "final_error",
+        ],
+        np.nan,
     ) | {
         "A_full_on_bound": False,
         "A_half_on_bound": False,
@@ -89,7 +102,8 @@ def per_run_half_fits(
         evaluation after step 0: a rise before any evaluation is not pinned),
         ``took_off``,
         ``unstable``, ``rmse_later`` (the half fit's RMSE on the evaluations after the
-        half), ``n_half``, ``n_later`` and ``error`` (why a fit failed; "" otherwise,
+        half), ``final_error`` (the half fit's prediction at the run's final compute minus
+        its last evaluation), ``n_half``, ``n_later`` and ``error`` (why a fit failed; "" otherwise,
         the numbers then NaN).
     """
     if not 0.0 < fit_frac < 1.0:
@@ -139,6 +153,7 @@ def per_run_half_fits(
                 "A_error": a_h - a_f,
                 "multiple": fit_frac * cmax / c_mid if c_mid > 0 else np.nan,
                 "rmse_later": float(np.sqrt(np.mean((pred - y[later]) ** 2))),
+                "final_error": float(pred[-1] - y[later][-1]),
                 "A_full_on_bound": bool(a_f >= AT_ONE),
                 "C_mid_inside": bool(c_mid >= c[c > 0].min()),
                 "took_off": bool(a_f - r0 >= took_off),
@@ -163,6 +178,7 @@ def per_run_half_fits(
         "took_off",
         "unstable",
         "rmse_later",
+        "final_error",
         "n_half",
         "n_later",
         "error",
@@ -272,7 +288,7 @@ def half_fit_decision(
 
     def t_est(x: np.ndarray) -> Estimate:
         lo, hi = t_interval(x, level=level)
-        return Estimate(float(x.mean()), float(lo), float(hi), level=level, method=method)
+        return Estimate(float(x.mean()), float(lo), float(hi), level=level, method=method, n=n)
 
     return {
         "estimate": t_est(np.abs(err)),
@@ -282,3 +298,49 @@ def half_fit_decision(
         "n_unstable": n_unstable,
         "max_multiple": reach,
     }
+
+
+def final_error_by_size(
+    runs: pd.DataFrame, *, variant: str, level: float = 0.95, min_runs: int = 2
+) -> pd.DataFrame:
+    """SCALERL-2-final run by run: per size, the mean over ``variant``'s stable runs of
+    the half fit's error on the final pass rate, with a Student-t interval over runs.
+
+    Parameters
+    ----------
+    runs
+        :func:`per_run_half_fits`.
+    variant
+        The variant judged (the baseline).
+    level
+        Two-sided level of the interval.
+    min_runs
+        Fewest stable fitted runs for an interval (NaN ends below it).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by ``model_size`` (in ``runs``' order): ``n_params``, ``final_error``,
+        ``final_error_lo``, ``final_error_hi``, ``runs`` (stable fitted runs used) and
+        ``unstable`` (runs left out as unstable: outside ScaleRL's scope).
+    """
+    rows = []
+    for size, g in runs[runs["variant"] == variant].groupby("model_size", sort=False):
+        ok = g["final_error"].notna() & ~g["unstable"].astype(bool)
+        x = g.loc[ok, "final_error"].to_numpy(float)
+        lo = hi = np.nan
+        if x.size >= min_runs:
+            lo, hi = (float(v) for v in t_interval(x, level=level))
+        rows.append(
+            {
+                "model_size": size,
+                "n_params": float(g["n_params"].iloc[0]),
+                "final_error": float(x.mean()) if x.size else np.nan,
+                "final_error_lo": lo,
+                "final_error_hi": hi,
+                "runs": int(x.size),
+                "unstable": int(g["unstable"].astype(bool).sum()),
+            }
+        )
+    cols = ["n_params", "final_error", "final_error_lo", "final_error_hi", "runs", "unstable"]
+    return pd.DataFrame(rows, columns=["model_size", *cols]).set_index("model_size")

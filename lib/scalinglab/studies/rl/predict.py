@@ -165,6 +165,11 @@ def half_compute(
             note = f"A of the half fit = {point[1]:.3f}, on its bound 1 in the point fit"
         elif share_half >= SHARE:
             note = f"A of the half fit on its bound 1 in {100 * share_half:.0f}% of refits"
+        elif point[0] >= _AT_ONE or share_full >= SHARE:  # nothing to predict: A of the
+            note = (  # full run is not identified at this size
+                f"A of the full fit = {point[0]:.3f}, on its bound 1"
+                + ("" if point[0] >= _AT_ONE else f" in {100 * share_full:.0f}% of refits")
+            )
         else:
             note = ""
         row = {
@@ -199,7 +204,7 @@ def _phase_stats(
     early = t <= early_frac
     t90_early = np.nan
     res_e = None
-    if early.sum() >= 5:
+    if np.unique(t[early]).size >= 5:  # the logistic's 4 parameters need 5 distinct steps
         res_e = _progress_fit(t[early], y[early], se)
         q = res_e.params
         t90_early = q["t0"] + LN9 / q["kappa"]
@@ -360,8 +365,8 @@ def seed_spread(
     dict
         ``sd`` (standard deviation over seeds, ``ddof=1``, averaged over sizes),
         ``ci`` (bootstrap over seeds within each size), ``at_bound`` (share of
-        per-run fits with ``A`` on its bound 1; the spread then measures the bound)
-        and ``per_size``.
+        per-run fits with ``A`` on its bound 1; the spread then measures the bound),
+        ``per_size`` and ``n_runs`` (size -> runs with a finite value).
     """
     base = per_seed[per_seed["variant"] == per_seed["variant"].iloc[0]]
     vals = {s: g[metric].dropna().to_numpy() for s, g in base.groupby("model_size", sort=False)}
@@ -381,4 +386,5 @@ def seed_spread(
         "ci_extended": bool(point < lo or point > hi),
         "at_bound": float(np.mean(allv >= _AT_ONE)) if metric == "A" else 0.0,
         "per_size": {k: float(v.std(ddof=1)) for k, v in vals.items()},
+        "n_runs": {k: int(v.size) for k, v in vals.items()},
     }

@@ -66,6 +66,38 @@ def half_run_findings(dec: Mapping[str, Any], *, min_multiple: float) -> list[Na
     ]
 
 
+def final_error_findings(tab: pd.DataFrame, *, level: float, fit_frac: float) -> list[Named]:
+    """SCALERL-2-final per size from the runs one by one
+    (:func:`.halfruns.final_error_by_size`): the half fit's error on the final pass rate,
+    a Student-t mean over the size's stable runs (headline at the largest size, by
+    ``n_params``); not identified with fewer than 2 such runs."""
+    largest = tab["n_params"].idxmax() if len(tab) else None
+    out = []
+    for size, r in tab.iterrows():
+        n, ok = int(r["runs"]), bool(np.isfinite(r["final_error_lo"]))
+        left = f"; {int(r['unstable'])} unstable run(s) left out" if r["unstable"] else ""
+        out.append(
+            Named(
+                f"scalerl/{size}/final_pred_error",
+                Estimate(
+                    float(r["final_error"]),
+                    float(r["final_error_lo"]) if ok else None,
+                    float(r["final_error_hi"]) if ok else None,
+                    level=level if ok else None,
+                    method=f"Student t over {n} runs (each fitted alone)",
+                    n=n if n else None,
+                    identified=ok,
+                    note=None if ok else f"{n} stable run(s) with a half fit (need 2){left}",
+                ),
+                f"final pass rate predicted by each run's sigmoid fitted on its first "
+                f"{fit_frac:.0%} of compute minus its last evaluation, mean over the "
+                f"{n} stable runs{left}",
+                headline=size == largest,
+            )
+        )
+    return out
+
+
 def tan_findings(
     k_table: pd.DataFrame, rise: Estimate, comp: pd.DataFrame, comp_est: Estimate, *, level: float
 ) -> list[Named]:
@@ -96,6 +128,7 @@ def tan_findings(
                         float(r[f"{col}_hi"]) if ok else None,
                         level=level if ok else None,
                         method=method,
+                        n=int(r["runs"]) or None,
                     ),
                     what + " (mean over runs)",
                 )

@@ -144,6 +144,7 @@ def variance_components(
             note="truncated at 0: the warm starts differ less than the RL seeds within them"
             if ws == 0
             else None,
+            n=k_ws,
         ),
         "rl": Estimate(
             float(np.sqrt(ms_w)),
@@ -151,5 +152,6 @@ def variance_components(
             float(np.sqrt(rl_hi)),
             level=level,
             method=f"nested ANOVA, chi-square interval (df {df_w})",
+            n=int(nsum),
         ),
     }

@@ -28,7 +28,7 @@ GRPO run while the sweep runs, so an interrupted sweep resumes run by run.
 The sweep's config, its compute classes and the learning-rate rule:
 :mod:`scalinglab.studies.rl.config`. ``python -m scalinglab.studies.rl.sweep v3`` prints
 the budget and runs (or resumes) a sweep in this process with a progress bar and an ETA
-(:func:`main`, :mod:`~scalinglab.studies.rl.sweep_progress`).
+(:func:`main`, :mod:`~scalinglab.studies.rl.sweep_tracker`).
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ from scalinglab.sweeps import RunCache, cached_sweep, map_runs
 
 @dataclasses.dataclass
 class _Tracked:
-    """A task function that tells a :class:`~.progress.RunTracker` when each run ends
+    """A task function that tells a :class:`~.sweep_tracker.RunTracker` when each run ends
     (in-process runs only: ``scheduler="sync"``)."""
 
     fn: Callable[[Any], Any]
@@ -103,7 +103,7 @@ def execute_sweep(
     None: no caching. Main runs go variant by variant, seed by seed, so an interrupted
     sweep has whole seeds of the baseline at every size first; with ``warm_starts``
     (``v3``) variant by variant, size by size, so whole (size, variant) cells land first.
-    ``tracker``: a :class:`~scalinglab.studies.rl.sweep_progress.RunTracker` told of every
+    ``tracker``: a :class:`~scalinglab.studies.rl.sweep_tracker.RunTracker` told of every
     planned run and of each as it ends (progress bar and ETA; ``scheduler="sync"``).
     ``shard=(k, n)``: only the main runs at positions ``k, k + n, ...`` of the order (the
     warm-ups all), so ``n`` processes sharing ``runs`` split the work; the Dataset then
@@ -459,7 +459,7 @@ def run_sweep(
     rerun
         Recompute even when cached (runs of an interrupted attempt are still reused).
     tracker
-        A :class:`~scalinglab.studies.rl.sweep_progress.RunTracker` (progress bar and ETA of
+        A :class:`~scalinglab.studies.rl.sweep_tracker.RunTracker` (progress bar and ETA of
         the runs still to do; ``scheduler="sync"``).
 
     Returns
@@ -515,7 +515,7 @@ def main(argv: list[str] | None = None) -> None:
 
     from scalinglab.compute import dataset_path
     from scalinglab.studies.rl.budget import costs_from_runs, estimate_sweep
-    from scalinglab.studies.rl.sweep_progress import RunTracker
+    from scalinglab.studies.rl.sweep_tracker import RunTracker
 
     ap = argparse.ArgumentParser(description=main.__doc__)
     ap.add_argument("compute_class")

@@ -139,7 +139,12 @@ def k_rise(
     half = float(sps.t.ppf(0.5 + level / 2, df)) * se
     d = float(a.mean() - b.mean())
     return Estimate(
-        d, d - half, d + half, level=level, method=f"Welch t over {a.size} and {b.size} runs"
+        d,
+        d - half,
+        d + half,
+        level=level,
+        method=f"Welch t over {a.size} and {b.size} runs",
+        n=int(min(a.size, b.size)),
     )
 
 
@@ -181,5 +186,10 @@ def comparison_estimate(comp: pd.DataFrame, *, level: float = 0.95) -> Estimate:
         )
     lo, hi = t_interval(d, level=level)
     return Estimate(
-        float(d.mean()), float(lo), float(hi), level=level, method=f"Student t over {d.size} runs"
+        float(d.mean()),
+        float(lo),
+        float(hi),
+        level=level,
+        method=f"Student t over {d.size} runs",
+        n=int(d.size),
     )

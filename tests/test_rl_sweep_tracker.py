@@ -7,7 +7,7 @@ import io
 import pytest
 
 from scalinglab.studies.rl.config import sweep_config
-from scalinglab.studies.rl.sweep_progress import RunTracker
+from scalinglab.studies.rl.sweep_tracker import RunTracker
 
 
 def test_eta_scales_the_estimated_rest_by_the_measured_pace():
