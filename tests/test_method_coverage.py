@@ -39,7 +39,8 @@ from scalinglab.stats import method_coverage as mc
         ("parametric bootstrap: law-residual loss noise, AdamW refitted per replicate", None),
         ("group bootstrap, percentile (1000 refits); least squares", None),
         ("stratified bootstrap over runs, BCa", None),
-        ("median and range over 3 separate timing runs", None),
+        # the range of n values as a distribution-free interval for their median
+        ("median and range over 3 separate timing runs", "range-median"),
         (None, None),
     ],
 )
@@ -61,7 +62,8 @@ def test_committed_table_is_what_the_simulation_gives():
         committed = mc._committed()[(key, n)]
         assert mc.simulate_coverage(key, n) == committed
     keys = {k for k, _ in mc._committed()}
-    assert keys == {m.key for m in mc.REGISTRY}  # every registered method is in the file
+    # every simulated method is in the file; a closed-form one is read from its formula
+    assert keys == {m.key for m in mc.REGISTRY if m.exact is None}
 
 
 def test_coverage_at_three_seeds_separates_t_from_the_percentile_bootstrap():
@@ -89,6 +91,26 @@ def test_the_median_simulation_targets_the_median_not_the_mean():
     # cover about 0.7
     c = mc.simulate_coverage("bootstrap-percentile-median", 75, sims=600)
     assert c.coverage > 0.88, c
+
+
+@pytest.mark.parametrize("n", [2, 3, 5])
+def test_the_range_of_n_values_covers_their_median_as_its_formula_says(n):
+    exact = mc.measured_coverage("range-median", n)
+    assert exact.coverage == 1 - 2.0 ** (1 - n) and exact.se == 0 and exact.generator == mc.EXACT
+    # the same at any level (the range's level is its coverage), in the verdict's lookup
+    assert mc.committed_coverage("range-median", n, level=0.75).coverage == exact.coverage
+    sim = mc.simulate_coverage("range-median", n, sims=3000)  # normal and skewed generators
+    assert abs(sim.coverage - exact.coverage) < 4 * math.sqrt(
+        exact.coverage * (1 - exact.coverage) / 3000
+    )
+
+
+def test_a_timing_range_over_three_runs_reads_its_coverage_in_the_verdict():
+    f = _finding("t", "median and range over 3 separate timing runs: distribution-free", n=3)
+    f["level"] = 0.75
+    assert mc.coverage_note(f) == "its interval covers 0.75 at n = 3"
+    f["n"] = 6  # 1 - 2^-5 = 0.97: nothing to say
+    assert mc.coverage_note(f) is None
 
 
 def test_an_n_between_grid_points_is_read_below_and_above_the_grid_at_its_end():

@@ -96,7 +96,9 @@ def test_speedups_say_how_their_intervals_were_made(seeded, paper):
     # paper's one run per cell resamples no units, so its n stays unknown
     assert many.seeds == 3 and one.seeds is None
     assert all(r["point"].n == 3 for r in with_ci + per if r["point"].ci is not None)
-    assert all(r["point"].n is None for r in rows.per_size(analysis.speedup_by_size(one.result), one))
+    assert all(
+        r["point"].n is None for r in rows.per_size(analysis.speedup_by_size(one.result), one)
+    )
 
 
 def test_seed_count_is_the_fewest_seeds_of_any_cell(seeded):

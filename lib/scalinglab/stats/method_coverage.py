@@ -19,6 +19,12 @@ for "a mean of n values" that a study applies to another statistic resampled ove
 units (a fitted parameter, a median) is simulated as the mean: the row says so, and a
 statistic that is less regular than the mean usually covers worse.
 
+A distribution-free method whose coverage is known in closed form (the range of ``n``
+values as an interval for their median: ``1 - 2^(1 - n)`` for any continuous
+distribution) is registered with that formula (``RegisteredMethod.exact``): its coverage
+is read from the formula at any ``n`` and level, with no Monte Carlo error, and the tests
+check the formula against its simulation.
+
 The simulations are deterministic (seeded by method, ``n`` and generator). At the nominal
 level 0.95 they are computed once, for every registered method on the grid :data:`GRID`,
 and committed as ``method_coverage.json`` beside this module (a percentile bootstrap at
@@ -93,6 +99,16 @@ def _basic(x: np.ndarray, level: float, rng: np.random.Generator) -> tuple:
     return 2 * point - q_hi, 2 * point - q_lo
 
 
+def _range(x: np.ndarray, level: float, rng: np.random.Generator) -> tuple:
+    return x.min(axis=-1), x.max(axis=-1)
+
+
+def _range_coverage(n: int) -> float:
+    """``[min, max]`` of ``n`` i.i.d. continuous values holds their median unless all
+    ``n`` fall on one side of it: ``1 - 2 (1/2)^n``."""
+    return 1.0 - 2.0 ** (1 - int(n))
+
+
 def _bc(x: np.ndarray, level: float, rng: np.random.Generator) -> tuple:
     import warnings
 
@@ -123,6 +139,11 @@ class RegisteredMethod:
         What the simulation computes, in words (shown next to the coverage).
     exclude
         Method texts matching this are not this method (e.g. a *stratified* bootstrap).
+    exact
+        ``n -> coverage`` for a distribution-free method whose coverage is known in
+        closed form for every continuous distribution (its nominal level is that
+        coverage); such a method is not in the committed table, and :func:`simulate`
+        checks the formula in the tests.
     """
 
     key: str
@@ -132,6 +153,7 @@ class RegisteredMethod:
     simulate: Simulated
     simulated_as: str
     exclude: str | None = None
+    exact: Callable[[int], float] | None = None
 
     def matches(self, text: str) -> bool:
         """Whether ``text`` (a finding's method) names this method."""
@@ -197,6 +219,15 @@ REGISTRY: tuple[RegisteredMethod, ...] = (
         exclude=_NOT_IID + r"|\bbca\b|ratio|noise|shifted|range",
     ),
     RegisteredMethod(
+        "range-median",
+        "range of n values as an interval for their median",
+        r"\bmedian and range over\b",
+        "median",
+        _range,
+        "the median of n values (distribution-free: exact for any continuous distribution)",
+        exact=_range_coverage,
+    ),
+    RegisteredMethod(
         "bootstrap-percentile",
         "percentile bootstrap",
         r"percentile.*bootstrap|bootstrap.*percentile",
@@ -256,12 +287,28 @@ def measured_coverage(key: str, n: int, *, level: float = 0.95) -> MethodCoverag
     KeyError, ValueError
         As :func:`simulate_coverage`.
     """
+    exact = _exact(key, n, level)
+    if exact is not None:
+        return exact
     if level == 0.95 and n >= GRID[0]:
         grid_n = max(g for g in GRID if g <= n)
         hit = _committed().get((key, grid_n))
         if hit is not None:
             return hit
     return simulate_coverage(key, int(n), level=level)
+
+
+def _exact(key: str, n: int, level: float) -> MethodCoverage | None:
+    """The closed-form coverage of a distribution-free method (``exact``), else None."""
+    method = next((m for m in REGISTRY if m.key == key), None)
+    if method is None or method.exact is None or int(n) < 2:
+        return None
+    cover = float(method.exact(int(n)))
+    return MethodCoverage(key, int(n), level, cover, 0.0, EXACT, 0)
+
+
+#: The ``generator`` of a closed-form coverage (no simulation, no Monte Carlo error).
+EXACT = "any continuous distribution (exact)"
 
 
 @functools.lru_cache(maxsize=256)
@@ -315,7 +362,7 @@ def build_table(*, grid: Sequence[int] = GRID, sims: int = SIMS) -> dict:
         asdict(simulate_coverage(m.key, int(n), level=0.95, sims=sims))
         for m in REGISTRY
         for n in grid
-        if n >= (1 if m.kind == "proportion" else 2)
+        if n >= (1 if m.kind == "proportion" else 2) and m.exact is None
     ]
     return {"sims": sims, "resamples": RESAMPLES, "coverage": rows}
 
@@ -424,6 +471,9 @@ def committed_coverage(key: str, n: int, *, level: float = 0.95) -> MethodCovera
     """The committed table's coverage of ``key`` at the largest grid ``n`` not above
     ``n`` (None off the table: another level, or ``n`` below the grid). Never simulates,
     so it is cheap enough to call on every verdict."""
+    exact = _exact(key, n, level)
+    if exact is not None:
+        return exact
     if level != 0.95 or n < GRID[0]:
         return None
     return _committed().get((key, max(g for g in GRID if g <= n)))
