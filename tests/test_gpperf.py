@@ -121,6 +121,11 @@ def test_unseen_shapes_cannot_borrow_from_a_shapes_other_tiles():
     assert r2["random_split"] > 0.9 and r2["unseen_shapes"] < 0.5
     assert (acc["lo"] <= acc["point"]).all() and (acc["point"] <= acc["hi"]).all()
     assert set(preds["protocol"]) == {"random_split", "unseen_shapes"}
+    # each bootstrap states the units it resamples (test rows, shapes); the spread of
+    # single-split scores resamples none
+    units = acc[acc["metric"] == "r2_log"].set_index("protocol")["n_units"]
+    assert units["random_split"] == 24 and units["unseen_shapes"] == 30
+    assert units[["random_split_repeated", "unseen_shapes_repeated"]].isna().all()
 
 
 def test_scores_known_values():
