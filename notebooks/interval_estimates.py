@@ -244,7 +244,7 @@ print(f"left out: {few.attrs['skipped']}" if few.attrs["skipped"] else "no algor
 fig = plots.plot_few_run_spread(few["estimate"], few["full"], rank_metric="iqm")
 
 # %%
-record_step.record_few_run_rates(few, few_runs=few_runs, few_draws=few_draws)
+record_step.record_few_run_rates(few, few_runs=few_runs, few_draws=few_draws, scores=data)
 few[["point", "lo", "hi", "mc_se"]].to_dataframe().round(3)
 
 # %% [markdown]
@@ -381,7 +381,7 @@ ratio = ci_width_ratio(
     level=confidence,
     rng=rng_ratio,
 )
-record_step.record_width_ratio(ratio)
+record_step.record_width_ratio(ratio, scores=data)
 ratio.to_dataframe().round(3)
 
 # %% [markdown]

@@ -20,6 +20,7 @@ import xarray as xr
 from scalinglab.estimate import Estimate
 from scalinglab.record import claims_from, record
 from scalinglab.stats.calibration import share_with_floor
+from scalinglab.studies.intervals.orderings import fewest_runs
 
 __all__ = [
     "decide_claims",
@@ -50,7 +51,15 @@ FEW_RUN_RATES = {
 }
 
 
-def record_few_run_rates(few: xr.Dataset, *, few_runs: int, few_draws: int) -> None:
+def _runs(cell: xr.Dataset) -> dict[str, int]:
+    """``{"n": runs}`` from a cell's ``n_runs`` (the fewest runs per task its stratified
+    bootstrap resampled), else ``{}``."""
+    return {"n": int(cell["n_runs"])} if "n_runs" in cell else {}
+
+
+def record_few_run_rates(
+    few: xr.Dataset, *, few_runs: int, few_draws: int, scores: xr.DataArray | None = None
+) -> None:
     """Step 2: IE-1's rates (IQM and median) with their Monte Carlo errors, and each
     algorithm's spread of few-run medians.
 
@@ -61,7 +70,11 @@ def record_few_run_rates(few: xr.Dataset, *, few_runs: int, few_draws: int) -> N
         ``statistic, metric``; ``spread`` over ``algorithm, metric``).
     few_runs, few_draws
         Runs per task of a few-run evaluation, and the draws behind each rate.
+    scores
+        The scores ``few`` was computed on: the fewest runs per task of the algorithms
+        it kept is the ``n`` of the outer stratified bootstrap (None: not recorded).
     """
+    runs = {} if scores is None else {"n": fewest_runs(scores, few.algorithm.values)}
     for stat, (stem, text) in FEW_RUN_RATES.items():
         for metric in ("iqm", "median"):
             cell = few.sel(statistic=stat, metric=metric)
@@ -69,6 +82,7 @@ def record_few_run_rates(few: xr.Dataset, *, few_runs: int, few_draws: int) -> N
                 cell,
                 note=f"Monte Carlo standard error of the point ({few_draws} draws): "
                 f"{float(cell['mc_se']):.3f}",
+                **runs,
             )
             record(
                 f"{stem}/few_runs" + ("" if metric == "iqm" else f"/{metric}"),
@@ -135,9 +149,17 @@ def record_aggregates(ci: xr.Dataset, algorithms: Sequence[str]) -> str:
     return best
 
 
-def record_width_ratio(ratio: xr.Dataset) -> None:
-    """Step 4: the median's CI width over the IQM's, overall (headline) and per algorithm."""
+def record_width_ratio(ratio: xr.Dataset, *, scores: xr.DataArray | None = None) -> None:
+    """Step 4: the median's CI width over the IQM's, overall (headline) and per algorithm.
+    ``scores``: the scores the ratio was computed on, whose fewest runs per task (of the
+    algorithm, or of all for the overall ratio) is the outer stratified bootstrap's ``n``
+    (None: not recorded)."""
     for label in ratio.algorithm.values:
+        runs = (
+            {}
+            if scores is None
+            else {"n": fewest_runs(scores, None if label == "(all)" else [str(label)])}
+        )
         name = (
             "ci_width_ratio/median_over_iqm"
             if label == "(all)"
@@ -145,7 +167,7 @@ def record_width_ratio(ratio: xr.Dataset) -> None:
         )
         record(
             name,
-            Estimate.from_cell(ratio.sel(algorithm=label)),
+            Estimate.from_cell(ratio.sel(algorithm=label), **runs),
             description="median CI width / IQM CI width"
             + (" (mean widths over algorithms)" if label == "(all)" else f" for {label}"),
             headline=label == "(all)",
@@ -172,7 +194,11 @@ def record_iqm_differences(iqm_diff: xr.Dataset) -> None:
     for pair in iqm_diff.pair.values:
         cell = iqm_diff.sel(pair=pair)
         x, y = str(cell["x"].item()), str(cell["y"].item())
-        record(f"iqm_diff/{x}_vs_{y}", Estimate.from_cell(cell), description=f"IQM({x}) - IQM({y})")
+        record(
+            f"iqm_diff/{x}_vs_{y}",
+            Estimate.from_cell(cell, **_runs(cell)),
+            description=f"IQM({x}) - IQM({y})",
+        )
 
 
 def record_separated_flips(
@@ -202,7 +228,7 @@ def record_top_share(share: xr.Dataset, ci: xr.Dataset, algorithms: Sequence[str
         cell = share.sel(algorithm=alg)
         record(
             f"mean_top_share/{alg}",
-            Estimate.from_cell(cell),
+            Estimate.from_cell(cell, **_runs(cell)),
             description=f"share of {alg}'s mean score from its top {k} of {n_tasks} tasks "
             f"({', '.join(map(str, cell['top_tasks'].values))}; equal shares: "
             f"{k / n_tasks:.2f})",
