@@ -294,7 +294,7 @@ ci = interval_estimates(data, reps=reps, level=confidence, method=method, rng=rn
 fig = plots.plot_interval_estimates(ci)
 
 # %%
-best = record_step.record_aggregates(ci, algorithms)
+best = record_step.record_aggregates(ci, algorithms, scores=data)
 wide_table(ci)
 
 # %% [markdown]
@@ -448,7 +448,7 @@ fig = plots.plot_probability_of_improvement(poi.isel(pair=slice(0, len(board_pai
 
 # %%
 # Wilson's n for a P(X > Y) of 0 or 1: the runs per task
-record_step.record_poi(poi, adjacent=len(board_pairs), runs=int(data.sizes["run"]))
+record_step.record_poi(poi, adjacent=len(board_pairs), runs=int(data.sizes["run"]), scores=data)
 poi.to_dataframe().round(3)
 
 # %% [markdown]

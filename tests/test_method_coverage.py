@@ -80,7 +80,7 @@ def test_committed_table_is_what_the_simulation_gives():
         ("wilson", 5),
         ("bootstrap-percentile", 3),
         ("stratified-bootstrap", 2),
-        ("cluster-bootstrap-r2", 2),
+        ("cluster-bootstrap-r2", 5),
     ):
         committed = mc._committed()[(key, n)]
         assert mc.simulate_coverage(key, n) == committed

@@ -82,8 +82,15 @@ def test_stratified_intervals_record_the_fewest_runs_per_task_as_n():
         rng=np.random.default_rng(7),
     )
     iv_findings.record_few_run_rates(few, few_runs=3, few_draws=20, scores=data)
+    poi = pairwise_probability_of_improvement(
+        data, [("c", "b"), ("b", "a")], reps=30, rng=np.random.default_rng(8)
+    )
+    iv_findings.record_poi(poi, adjacent=2, runs=6, scores=data)
     got = {f.name: f for f in rec.findings()}
     assert got["iqm_diff/c_vs_b"].n == 4 and got["iqm_diff/b_vs_a"].n == 6
+    for pair, n in (("c_vs_b", 4), ("b_vs_a", 6)):  # Wilson's floor counts the 6 runs
+        poi_n = got[f"poi/{pair}"]
+        assert poi_n.n == (6 if "Wilson" in poi_n.method else n)
     assert [got[f"mean_top_share/{a}"].n for a in "abc"] == [6, 6, 4]
     rate = got["rank_flip_rate/few_runs"]
     # the outer bootstrap's n: the fewest runs of the algorithms it kept, unless the

@@ -273,6 +273,9 @@ class RegisteredMethod:
         Method texts matching this are not this method (e.g. a *stratified* bootstrap).
     sims
         Simulated data sets per generator in the committed table (0: :data:`SIMS`).
+    grid
+        The ``n`` of the committed table (:data:`GRID` unless the method is dear to
+        simulate); an ``n`` off it is read at the largest grid ``n`` below it.
     exact
         ``n -> coverage`` for a distribution-free method whose coverage is known in
         closed form for every continuous distribution (its nominal level is that
@@ -289,6 +292,7 @@ class RegisteredMethod:
     exclude: str | None = None
     exact: Callable[[int], float] | None = None
     sims: int = 0
+    grid: tuple[int, ...] = GRID
 
     @property
     def n_sims(self) -> int:
@@ -343,6 +347,7 @@ REGISTRY: tuple[RegisteredMethod, ...] = (
         f"the R^2 of predictions over n shapes x {CLUSTER_CELLS} tiles, shapes resampled "
         "(a MAPE over the same resamples is read here too)",
         sims=1000,
+        grid=(5, 10, 20, 30, 50),
     ),
     RegisteredMethod(
         "student-t",
@@ -474,12 +479,8 @@ def measured_coverage(key: str, n: int, *, level: float = 0.95) -> MethodCoverag
     exact = _exact(key, n, level)
     if exact is not None:
         return exact
-    if level == 0.95 and n >= GRID[0]:
-        grid_n = max(g for g in GRID if g <= n)
-        hit = _committed().get((key, grid_n))
-        if hit is not None:
-            return hit
-    return simulate_coverage(key, int(n), level=level)
+    hit = committed_coverage(key, n, level=level)
+    return hit if hit is not None else simulate_coverage(key, int(n), level=level)
 
 
 def _exact(key: str, n: int, level: float) -> MethodCoverage | None:
@@ -543,13 +544,15 @@ def simulate_coverage(
 
 
 def build_table(
-    *, grid: Sequence[int] = GRID, sims: int | None = None, keys: Sequence[str] | None = None
+    *, grid: Sequence[int] | None = None, sims: int | None = None, keys: Sequence[str] | None = None
 ) -> dict:
     """Registered methods' coverage at level 0.95 on ``grid``: the committed table's
     content (``{"sims": ..., "coverage": [MethodCoverage as dict, ...]}``).
 
     Parameters
     ----------
+    grid
+        Sample sizes (None: each method's own, ``RegisteredMethod.grid``).
     sims
         Simulated data sets per generator (None: each method's own, ``n_sims``).
     keys
@@ -559,7 +562,7 @@ def build_table(
         asdict(simulate_coverage(m.key, int(n), level=0.95, sims=sims))
         for m in REGISTRY
         if keys is None or m.key in keys
-        for n in grid
+        for n in (m.grid if grid is None else grid)
         if n >= (1 if m.kind == "proportion" else 2) and m.exact is None
     ]
     return {"sims": SIMS if sims is None else sims, "resamples": RESAMPLES, "coverage": rows}
@@ -683,9 +686,11 @@ def committed_coverage(key: str, n: int, *, level: float = 0.95) -> MethodCovera
     exact = _exact(key, n, level)
     if exact is not None:
         return exact
-    if level != 0.95 or n < GRID[0]:
+    method = next((m for m in REGISTRY if m.key == key), None)
+    grid = GRID if method is None else method.grid
+    if level != 0.95 or n < grid[0]:
         return None
-    return _committed().get((key, max(g for g in GRID if g <= n)))
+    return _committed().get((key, max(g for g in grid if g <= n)))
 
 
 def coverage_note(finding: Mapping, *, target: float = COVERAGE_TARGET) -> str | None:

@@ -133,16 +133,21 @@ def record_coverage(coverage: pd.DataFrame | None, *, method: str, confidence: f
         )
 
 
-def record_aggregates(ci: xr.Dataset, algorithms: Sequence[str]) -> str:
+def record_aggregates(
+    ci: xr.Dataset, algorithms: Sequence[str], *, scores: xr.DataArray | None = None
+) -> str:
     """Step 3: every (metric, algorithm) interval; the best algorithm by IQM is the
-    headline. Returns that algorithm."""
+    headline. Returns that algorithm. ``scores``: the scores ``ci`` was computed on, whose
+    fewest runs per task of each algorithm is its stratified bootstrap's ``n`` (None:
+    not recorded)."""
     ranked = list(ci["point"].sel(metric="iqm").to_series().sort_values(ascending=False).index)
     best = str(ranked[0])
     for alg in algorithms:
+        runs = {} if scores is None else {"n": fewest_runs(scores, [alg])}
         for metric in ci.metric.values:
             record(
                 f"{metric}/{alg}",
-                Estimate.from_cell(ci.sel(algorithm=alg, metric=metric)),
+                Estimate.from_cell(ci.sel(algorithm=alg, metric=metric), **runs),
                 description=f"{metric} normalized score of {alg}",
                 headline=(metric == "iqm" and alg == best),
             )
@@ -174,16 +179,20 @@ def record_width_ratio(ratio: xr.Dataset, *, scores: xr.DataArray | None = None)
         )
 
 
-def record_poi(poi: xr.Dataset, *, adjacent: int, runs: int) -> None:
+def record_poi(
+    poi: xr.Dataset, *, adjacent: int, runs: int, scores: xr.DataArray | None = None
+) -> None:
     """Step 6: P(X > Y) of every compared pair; the first ``adjacent`` (the leaderboard's
     adjacent pairs) are headlines. Every run of X above every run of Y gets Wilson's end
-    over the ``runs`` per task, not ``[1, 1]``."""
+    over the ``runs`` per task, not ``[1, 1]``. ``scores``: the fewest runs per task of X
+    and Y there is the stratified bootstrap's ``n`` (None: not recorded)."""
     for i, pair in enumerate(poi.pair.values):
         cell = poi.sel(pair=pair)
         x, y = str(cell["x"].item()), str(cell["y"].item())
+        n = {} if scores is None else {"n": fewest_runs(scores, [x, y])}
         record(
             f"poi/{x}_vs_{y}",
-            share_with_floor(Estimate.from_cell(cell), n=runs),
+            share_with_floor(Estimate.from_cell(cell, **n), n=runs),
             description=f"P({x} > {y}) on a random task",
             headline=i < adjacent,
         )
