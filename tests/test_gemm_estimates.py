@@ -73,3 +73,7 @@ def test_shape_bootstraps_carry_the_shapes_they_resample_as_n():
     assert [e.n for e in got] == [120, None] and [e.resamples for e in got] == [100, 20]
     summary = pd.Series({"point": 0.5, "lo": 0.3, "hi": 0.7, "n_shapes": 39})
     assert gest.gpperf_tile_summary(summary, level=0.95, reps=100).n == 39
+    share = gest.gpperf_tile_summary(
+        pd.Series({**summary, "interval": "Wilson score over 39 shapes"}), level=0.95, reps=100
+    )
+    assert share.method == "Wilson score over 39 shapes" and share.resamples is None

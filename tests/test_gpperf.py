@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from scalinglab.errors import InputError
+from scalinglab.stats import calibration
 from scalinglab.studies.gemm import gpperf
 from scalinglab.studies.gemm import gpperf_predictor as gp
 
@@ -76,6 +77,11 @@ def test_tile_effects_reselect_best_and_worst_per_shape():
     assert np.isnan(summ.loc["max_ratio", "lo"]) and np.isnan(summ.loc["max_ratio", "hi"])
     assert summ.loc["median_ratio", "lo"] <= summ.loc["median_ratio", "point"]
     assert summ.loc["share_best_16", "point"] == 1.0
+    # a share of shapes gets Wilson's interval over them: below 1 even when 16 always wins
+    share = summ.loc["share_best_16"]
+    assert share["interval"] == "Wilson score over 2 shapes" and 0 < share["lo"] < 1
+    assert (share["lo"], share["hi"]) == pytest.approx([float(v) for v in calibration.wilson(2, 2)])
+    assert "median over shapes" in summ.loc["median_ratio", "interval"]
 
 
 def test_power_saving_against_the_baseline_tile():

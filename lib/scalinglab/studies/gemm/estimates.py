@@ -170,15 +170,18 @@ def gpperf_accuracy(row: Any, *, level: float, reps: int, n_repeats: int) -> Est
 
 
 def gpperf_tile_summary(row: Any, *, level: float, reps: int) -> Estimate:
-    """One row (``point, lo, hi``, ``n_shapes``) of :func:`.gpperf.tile_effect_summary`;
-    ``n`` is the number of shapes resampled."""
+    """One row (``point, lo, hi``, ``n_shapes``, ``interval``) of
+    :func:`.gpperf.tile_effect_summary`: its method is the row's ``interval``
+    (:data:`SHAPES_RESELECT` without one); ``n`` is the number of shapes."""
+    how = getattr(row, "interval", None)
+    method = SHAPES_RESELECT if how is None or pd.isna(how) else str(how)
     return Estimate(
         float(row.point),
         float(row.lo),
         float(row.hi),
         level=level,
-        method=SHAPES_RESELECT,
-        resamples=reps,
+        method=method,
+        resamples=reps if "bootstrap" in method else None,
         n=_units(row, "n_shapes"),
     )
 
