@@ -244,7 +244,7 @@ print(f"left out: {few.attrs['skipped']}" if few.attrs["skipped"] else "no algor
 fig = plots.plot_few_run_spread(few["estimate"], few["full"], rank_metric="iqm")
 
 # %%
-record_step.record_few_run_rates(few, few_runs=few_runs, few_draws=few_draws)
+record_step.record_few_run_rates(few, few_runs=few_runs, few_draws=few_draws, scores=data)
 few[["point", "lo", "hi", "mc_se"]].to_dataframe().round(3)
 
 # %% [markdown]
@@ -294,7 +294,7 @@ ci = interval_estimates(data, reps=reps, level=confidence, method=method, rng=rn
 fig = plots.plot_interval_estimates(ci)
 
 # %%
-best = record_step.record_aggregates(ci, algorithms)
+best = record_step.record_aggregates(ci, algorithms, scores=data)
 wide_table(ci)
 
 # %% [markdown]
@@ -381,7 +381,7 @@ ratio = ci_width_ratio(
     level=confidence,
     rng=rng_ratio,
 )
-record_step.record_width_ratio(ratio)
+record_step.record_width_ratio(ratio, scores=data)
 ratio.to_dataframe().round(3)
 
 # %% [markdown]
@@ -448,7 +448,7 @@ fig = plots.plot_probability_of_improvement(poi.isel(pair=slice(0, len(board_pai
 
 # %%
 # Wilson's n for a P(X > Y) of 0 or 1: the runs per task
-record_step.record_poi(poi, adjacent=len(board_pairs), runs=int(data.sizes["run"]))
+record_step.record_poi(poi, adjacent=len(board_pairs), runs=int(data.sizes["run"]), scores=data)
 poi.to_dataframe().round(3)
 
 # %% [markdown]

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from scalinglab.errors import InputError
+from scalinglab.stats import calibration
 from scalinglab.studies.gemm import gpperf
 from scalinglab.studies.gemm import gpperf_predictor as gp
 
@@ -76,6 +77,11 @@ def test_tile_effects_reselect_best_and_worst_per_shape():
     assert np.isnan(summ.loc["max_ratio", "lo"]) and np.isnan(summ.loc["max_ratio", "hi"])
     assert summ.loc["median_ratio", "lo"] <= summ.loc["median_ratio", "point"]
     assert summ.loc["share_best_16", "point"] == 1.0
+    # a share of shapes gets Wilson's interval over them: below 1 even when 16 always wins
+    share = summ.loc["share_best_16"]
+    assert share["interval"] == "Wilson score over 2 shapes" and 0 < share["lo"] < 1
+    assert (share["lo"], share["hi"]) == pytest.approx([float(v) for v in calibration.wilson(2, 2)])
+    assert "median over shapes" in summ.loc["median_ratio", "interval"]
 
 
 def test_power_saving_against_the_baseline_tile():
@@ -121,6 +127,11 @@ def test_unseen_shapes_cannot_borrow_from_a_shapes_other_tiles():
     assert r2["random_split"] > 0.9 and r2["unseen_shapes"] < 0.5
     assert (acc["lo"] <= acc["point"]).all() and (acc["point"] <= acc["hi"]).all()
     assert set(preds["protocol"]) == {"random_split", "unseen_shapes"}
+    # each bootstrap states the units it resamples (test rows, shapes); the spread of
+    # single-split scores resamples none
+    units = acc[acc["metric"] == "r2_log"].set_index("protocol")["n_units"]
+    assert units["random_split"] == 24 and units["unseen_shapes"] == 30
+    assert units[["random_split_repeated", "unseen_shapes_repeated"]].isna().all()
 
 
 def test_scores_known_values():

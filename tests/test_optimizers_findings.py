@@ -92,6 +92,22 @@ def test_speedups_say_how_their_intervals_were_made(seeded, paper):
     per = rows.per_size(analysis.speedup_by_size(many.result), many)
     heads = {r["name"] for r in per if r.get("headline")}
     assert heads <= {"speedup_mean/muon/130m", "speedup_mean/muon/300m"}
+    # the intervals rest on the 3 seeds (where a report reads their coverage); the
+    # paper's one run per cell resamples no units, so its n stays unknown
+    assert many.seeds == 3 and one.seeds is None
+    assert all(r["point"].n == 3 for r in with_ci + per if r["point"].ci is not None)
+    assert all(
+        r["point"].n is None for r in rows.per_size(analysis.speedup_by_size(one.result), one)
+    )
+
+
+def test_seed_count_is_the_fewest_seeds_of_any_cell(seeded):
+    assert findings.seed_count(seeded) == 3
+    assert findings.seed_count(seeded.iloc[1:]) == 2
+    assert findings.seed_count(seeded.iloc[:0]) is None
+    final = findings.final_losses(seeded, reps=50, level=0.95, seed=0)
+    rows = findings.Rows(level=0.95, reps=50, baseline="adamw").losses(final)
+    assert rows and all(r["point"].n == 3 for r in rows)
 
 
 def test_rows_record_as_they_are(seeded):

@@ -10,7 +10,7 @@ import pytest
 import xarray as xr
 
 from scalinglab.estimate import Estimate
-from scalinglab.stats import calibration
+from scalinglab.stats import calibration, method_coverage
 from scalinglab.studies.sparsity import findings as sf
 from scalinglab.studies.sparsity import seed_means
 
@@ -30,6 +30,9 @@ def test_welch_t_of_one_model_is_the_one_sample_t_interval():
     lo, hi = calibration.t_interval(np.array(v), level=0.9)
     assert est.ci == pytest.approx((float(lo), float(hi)))
     assert est.method.startswith(seed_means.WELCH_T) and "3 seeds per model" in est.method
+    assert est.n == 3  # where the verdict reads the Student t interval's coverage
+    mixed = seed_means.stratified_mean(_per_run({"a": v, "b": [0.2, 0.3, 0.1, 0.4, 0.2]}), "v")
+    assert "3-5 seeds per model" in mixed.method and mixed.n == 3  # the fewest seeds
 
 
 def test_a_model_with_one_seed_or_no_spread_gets_no_interval():
@@ -153,6 +156,10 @@ def test_committed_timings_give_the_median_and_range_at_their_stated_level():
     assert numba.point == pytest.approx(1 / 0.21)
     assert numba.ci == pytest.approx((1 / 0.22, 1 / 0.2))
     assert numba.level == pytest.approx(0.75)  # [min, max] of 3 covers the median w.p. 3/4
+    # n = 3 runs: the verdict states that coverage (the range's closed-form 0.75)
+    assert numba.n == 3
+    finding = {"ci": list(numba.ci), "level": numba.level, "method": numba.method, "n": numba.n}
+    assert method_coverage.coverage_note(finding) == "its interval covers 0.75 at n = 3"
     assert step.extra["deciding"] == ["kernel/offline/sparse_numba/F2048/speedup_at_0.065"]
     one = sf.kernel_offline(_timings(1))
     assert one.extra["deciding"] == [] and all(n.estimate.ci is None for n in one.findings)
@@ -188,7 +195,7 @@ def test_live_timings_give_the_median_and_range_over_processes():
     est = {n.name: n.estimate for n in step.findings}
     numba = est["kernel/sparse_numba/speedup_at_0.02"]
     assert numba.ci == (10.0, 13.0) and numba.level == pytest.approx(1 - 2.0**-3)
-    assert "4 separate processes" in numba.method
+    assert "4 separate processes" in numba.method and numba.n == 4
     # dense and sparse break even between the two ratios timed
     assert 0.02 < est["kernel/sparse_numba/crossover_ratio"].point < 1.0
 

@@ -10,10 +10,12 @@ import pytest
 import xarray as xr
 
 from scalinglab import record as rec
+from scalinglab.stats import method_coverage as mc
 from scalinglab.stats.few_run_flips import few_run_flip_rates
 from scalinglab.stats.improvement import pairwise_probability_of_improvement
 from scalinglab.studies.gemm import findings as gemm_findings
 from scalinglab.studies.intervals import findings as iv_findings
+from scalinglab.studies.intervals import orderings
 
 
 @pytest.fixture(autouse=True)
@@ -53,6 +55,51 @@ def test_few_run_rates_are_recorded_with_a_wilson_floor_where_every_replicate_ga
     assert "Wilson score over 50" in winner.method and winner.n == 50
     assert "Monte Carlo standard error" in winner.note
     assert {f"few_run_spread/{a}/median" for a in "abc"} <= set(got)
+
+
+def test_stratified_intervals_record_the_fewest_runs_per_task_as_n():
+    # a, b: 6 runs per task; c loses two runs on one task (NaN = absent run)
+    data = _scores(np.random.default_rng(4), gaps=(0.0, 0.3, 0.6))
+    data[2, 4:, 1] = np.nan
+    assert orderings.fewest_runs(data) == 4 and orderings.fewest_runs(data, ["a", "b"]) == 6
+    diff = orderings.metric_difference(
+        data, [("c", "b"), ("b", "a")], reps=50, rng=np.random.default_rng(5)
+    )
+    iv_findings.record_iqm_differences(diff)
+    share = orderings.top_task_share(data, k=1, reps=30, rng=np.random.default_rng(6))
+    ci = xr.Dataset(
+        {"point": (("algorithm", "metric"), np.ones((3, 1)))},
+        coords={"algorithm": ["a", "b", "c"], "metric": ["mean"]},
+    )
+    iv_findings.record_top_share(share, ci, ["a", "b", "c"])
+    few = few_run_flip_rates(
+        data,
+        n_runs=3,
+        draws=20,
+        reps=10,
+        inner_draws=5,
+        metrics=("iqm", "median"),
+        rng=np.random.default_rng(7),
+    )
+    iv_findings.record_few_run_rates(few, few_runs=3, few_draws=20, scores=data)
+    poi = pairwise_probability_of_improvement(
+        data, [("c", "b"), ("b", "a")], reps=30, rng=np.random.default_rng(8)
+    )
+    iv_findings.record_poi(poi, adjacent=2, runs=6, scores=data)
+    got = {f.name: f for f in rec.findings()}
+    assert got["iqm_diff/c_vs_b"].n == 4 and got["iqm_diff/b_vs_a"].n == 6
+    for pair, n in (("c_vs_b", 4), ("b_vs_a", 6)):  # Wilson's floor counts the 6 runs
+        poi_n = got[f"poi/{pair}"]
+        assert poi_n.n == (6 if "Wilson" in poi_n.method else n)
+    assert [got[f"mean_top_share/{a}"].n for a in "abc"] == [6, 6, 4]
+    rate = got["rank_flip_rate/few_runs"]
+    # the outer bootstrap's n: the fewest runs of the algorithms it kept, unless the
+    # Wilson floor over the draws replaced its interval
+    assert rate.n == (20 if "Wilson" in rate.method else 4)
+    # a stratified bootstrap's coverage is read at that n
+    f = {"ci": [0.0, 1.0], "level": 0.95, "method": got["iqm_diff/c_vs_b"].method, "n": 4}
+    assert mc.match_method(f["method"]).key == "stratified-bootstrap"
+    assert mc.coverage_note(f).startswith("its interval covers 0.")
 
 
 def test_poi_headlines_are_the_adjacent_pairs_and_a_certain_pair_keeps_an_interval():

@@ -142,6 +142,12 @@ def test_tiny_benchmark_through_the_runner(tmp_path):
         verdict = claims[cid]["verdict"]
         assert (verdict == "reproduces") == (diff["ci"][0] > 0)
         assert (verdict == "contradicts") == (diff["ci"][1] < 0)
+        # the interval records the fewest runs per task it resampled, and a decided
+        # verdict states the stratified bootstrap's measured coverage there
+        assert diff["n"] >= 2 and "stratified" in diff["method"]
+        if verdict in ("reproduces", "contradicts"):
+            assert "its interval covers 0." in claims[cid]["reason"], claims[cid]
+            assert f"at n = {diff['n']}" in claims[cid]["reason"]
     assert claims["few-run-flips"]["findings"] == ["rank_flip_rate/few_runs/median"]
     # sgd is far behind: its ordering below the others is supported by the intervals
     assert claims[next(c for c in orderings if c.endswith(">sgd"))]["verdict"] == "reproduces"
@@ -159,6 +165,13 @@ def test_tiny_benchmark_through_the_runner(tmp_path):
     )
     for name in ("rank_flip_rate/few_runs", "pair_flip_rate/few_runs"):
         assert 0.0 <= by_name[name]["ci"][0] and by_name[name]["ci"][1] <= 1.0
+    # every interval that decides a claim records its n (runs per task, or the draws of a
+    # Wilson floor), so no verdict says "sample size is not recorded"
+    for c in claims.values():
+        for name in c["findings"]:
+            if by_name.get(name, {}).get("ci"):
+                assert by_name[name]["n"], name
+        assert "sample size is not recorded" not in c["reason"], c
     html = (run_dir / "report.html").read_text()
     assert "rank_flip_rate/few_runs" in html and "<img" in html
     manifest = json.loads((run_dir / "manifest.json").read_text())

@@ -19,6 +19,26 @@ for "a mean of n values" that a study applies to another statistic resampled ove
 units (a fitted parameter, a median) is simulated as the mean: the row says so, and a
 statistic that is less regular than the mean usually covers worse.
 
+Two resampling schemes the studies use on structured data have their own generators: a
+**stratified bootstrap** (runs resampled within each task, rliable's scheme; ``n`` = runs
+per task) is simulated as the IQM of :data:`STRAT_TASKS` tasks whose means differ 20-fold
+(log-normal, sigma 1), runs normal (sd 0.3 of the task's mean) or log-normal (sigma 0.5)
+around them; with ``n`` runs per task it sees ``(n - 1) / n`` of the sampling variance,
+which is what makes it undercover at 3-5 runs whatever the statistic, so the row stands
+for the study's other stratified statistics (an IQM difference, a top-task share, a
+few-run flip rate) as the mean's row does for a fitted parameter. A **percentile
+bootstrap over shapes of out-of-fold predictions** (the GEMM predictors' R^2 and MAPE;
+``n`` = shapes) is simulated as the R^2 of :data:`CLUSTER_CELLS` tiles per shape, with a
+shape part in the prediction error (normal, R^2 0.90; Student t with 3 df, R^2 0.98). These
+two take fewer simulated data sets (``RegisteredMethod.sims``: 1500 and 1000, MC standard
+error about 0.006-0.011), the rows say so.
+
+A distribution-free method whose coverage is known in closed form (the range of ``n``
+values as an interval for their median: ``1 - 2^(1 - n)`` for any continuous
+distribution) is registered with that formula (``RegisteredMethod.exact``): its coverage
+is read from the formula at any ``n`` and level, with no Monte Carlo error, and the tests
+check the formula against its simulation.
+
 The simulations are deterministic (seeded by method, ``n`` and generator). At the nominal
 level 0.95 they are computed once, for every registered method on the grid :data:`GRID`,
 and committed as ``method_coverage.json`` beside this module (a percentile bootstrap at
@@ -93,6 +113,134 @@ def _basic(x: np.ndarray, level: float, rng: np.random.Generator) -> tuple:
     return 2 * point - q_hi, 2 * point - q_lo
 
 
+def _range(x: np.ndarray, level: float, rng: np.random.Generator) -> tuple:
+    return x.min(axis=-1), x.max(axis=-1)
+
+
+def _range_coverage(n: int) -> float:
+    """``[min, max]`` of ``n`` i.i.d. continuous values holds their median unless all
+    ``n`` fall on one side of it: ``1 - 2 (1/2)^n``."""
+    return 1.0 - 2.0 ** (1 - int(n))
+
+
+#: Tasks of the stratified generator: a small benchmark (DMC has 6, Procgen 16, Atari 26).
+STRAT_TASKS = 10
+#: Simulated benchmarks per generator for the stratified bootstrap (MC SE about 0.006).
+STRAT_SIMS = 1500
+
+
+def _task_scales() -> np.ndarray:
+    """``(STRAT_TASKS,)`` mean scores of the stratified generator's tasks: log-normal
+    (sigma 1, a fixed draw), tasks as unlike as normalized scores across a benchmark's
+    games (a 20-fold range)."""
+    return np.sort(np.random.default_rng(2811).lognormal(0.0, 1.0, STRAT_TASKS))
+
+
+def _runs(noise: str) -> Callable[[np.random.Generator, tuple[int, ...]], np.ndarray]:
+    """Run-to-run variation within a task, multiplying its scale (mean 1)."""
+    if noise == "normal":
+        return lambda rng, size: 1.0 + 0.3 * rng.standard_normal(size)
+    return lambda rng, size: rng.lognormal(-0.125, 0.5, size)  # mean exp(-1/8 + 1/8) = 1
+
+
+def _iqm_last(v: np.ndarray) -> np.ndarray:
+    """Interquartile mean along the last axis (as :func:`scalinglab.stats.metrics.iqm`:
+    ``floor(P / 4)`` dropped from each end)."""
+    size = v.shape[-1]
+    cut = size // 4
+    return np.sort(v, axis=-1)[..., cut : size - cut].mean(axis=-1)
+
+
+def _stratified_sampler(noise: str) -> tuple[cal.Sampler, float]:
+    """``(sims, STRAT_TASKS * n)`` scores, task-major (each task's ``n`` runs together),
+    and the truth: the IQM of the pooled population (tasks weighing the same), from
+    200,000 runs per task (its error is negligible next to any ``n``-run interval)."""
+    scales, runs = _task_scales(), _runs(noise)
+
+    def sample(rng: np.random.Generator, sims: int, n: int) -> np.ndarray:
+        return (scales[None, :, None] * runs(rng, (sims, STRAT_TASKS, n))).reshape(sims, -1)
+
+    big = scales[:, None] * runs(
+        np.random.default_rng(zlib.crc32(noise.encode())), (STRAT_TASKS, 200_000)
+    )
+    return sample, float(_iqm_last(big.ravel()))
+
+
+def _stratified_iqm(x: np.ndarray, level: float, rng: np.random.Generator) -> tuple:
+    """Percentile interval of the IQM, runs resampled within each task (rliable's
+    stratified bootstrap); ``x`` ``(sims, STRAT_TASKS * n)`` task-major."""
+    sims = x.shape[0]
+    n = x.shape[1] // STRAT_TASKS
+    tasks = x.reshape(sims, STRAT_TASKS, n)
+    lo, hi = np.empty(sims), np.empty(sims)
+    step = max(1, 20_000_000 // (RESAMPLES * STRAT_TASKS * n))
+    q = [(1 - level) / 2, (1 + level) / 2]
+    for a in range(0, sims, step):
+        rows = tasks[a : a + step]
+        idx = rng.integers(0, n, size=(rows.shape[0], RESAMPLES, STRAT_TASKS, n))
+        reps = np.take_along_axis(rows[:, None], idx, axis=3).reshape(rows.shape[0], RESAMPLES, -1)
+        lo[a : a + step], hi[a : a + step] = np.quantile(_iqm_last(reps), q, axis=1)
+    return lo, hi
+
+
+#: Cells (tiles) per shape of the clustered-prediction generator.
+CLUSTER_CELLS = 6
+
+
+def _cluster_sampler(errors: str) -> tuple[cal.Sampler, float]:
+    """Measured and predicted log times of ``n`` shapes x :data:`CLUSTER_CELLS` tiles,
+    packed ``(sims, 2 * n * CLUSTER_CELLS)`` (measured, then predicted, shape-major), and
+    the truth: the population R^2 ``1 - E[e^2] / Var(y)``.
+
+    ``y`` = shape effect (sd 1.5) + tile effect (sd 0.5); the prediction error has a
+    shape part and a tile part (a model that misjudges a shape misjudges its tiles
+    alike): ``"normal"`` sd 0.45 and 0.2 (R^2 about 0.90, this project's unseen-shape
+    predictors), ``"t3"`` Student t with 3 df scaled 0.12 and 0.05 (R^2 about 0.98, heavy
+    tails: a few shapes far off)."""
+    shape_sd, cell_sd = (0.45, 0.2) if errors == "normal" else (0.12, 0.05)
+    var_y = 1.5**2 + 0.5**2
+    var_e = shape_sd**2 + cell_sd**2 if errors == "normal" else 3 * (shape_sd**2 + cell_sd**2)
+
+    def err(rng: np.random.Generator, size: tuple[int, ...], sd: float) -> np.ndarray:
+        z = rng.standard_normal(size) if errors == "normal" else rng.standard_t(3, size)
+        return sd * z
+
+    def sample(rng: np.random.Generator, sims: int, n: int) -> np.ndarray:
+        shp, cell = (sims, n, 1), (sims, n, CLUSTER_CELLS)
+        y = 1.5 * rng.standard_normal(shp) + 0.5 * rng.standard_normal(cell)
+        p = y + err(rng, shp, shape_sd) + err(rng, cell, cell_sd)
+        return np.concatenate([y.reshape(sims, -1), p.reshape(sims, -1)], axis=1)
+
+    return sample, 1.0 - var_e / var_y
+
+
+def _r2(y: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """R^2 along the last axis."""
+    sse = ((y - p) ** 2).sum(axis=-1)
+    sst = ((y - y.mean(axis=-1, keepdims=True)) ** 2).sum(axis=-1)
+    return 1.0 - sse / sst
+
+
+def _cluster_r2(x: np.ndarray, level: float, rng: np.random.Generator) -> tuple:
+    """Percentile interval of R^2, whole shapes (their tiles together) resampled; ``x`` as
+    :func:`_cluster_sampler` packs it."""
+    sims = x.shape[0]
+    n = x.shape[1] // (2 * CLUSTER_CELLS)
+    y = x[:, : n * CLUSTER_CELLS].reshape(sims, n, CLUSTER_CELLS)
+    p = x[:, n * CLUSTER_CELLS :].reshape(sims, n, CLUSTER_CELLS)
+    lo, hi = np.empty(sims), np.empty(sims)
+    step = max(1, 10_000_000 // (RESAMPLES * n * CLUSTER_CELLS))
+    q = [(1 - level) / 2, (1 + level) / 2]
+    for a in range(0, sims, step):
+        b = min(step, sims - a)
+        idx = rng.integers(0, n, size=(b, RESAMPLES, n))
+        rows = np.arange(a, a + b)[:, None, None]
+        ys = y[rows, idx].reshape(b, RESAMPLES, -1)
+        ps = p[rows, idx].reshape(b, RESAMPLES, -1)
+        lo[a : a + b], hi[a : a + b] = np.quantile(_r2(ys, ps), q, axis=1)
+    return lo, hi
+
+
 def _bc(x: np.ndarray, level: float, rng: np.random.Generator) -> tuple:
     import warnings
 
@@ -123,6 +271,16 @@ class RegisteredMethod:
         What the simulation computes, in words (shown next to the coverage).
     exclude
         Method texts matching this are not this method (e.g. a *stratified* bootstrap).
+    sims
+        Simulated data sets per generator in the committed table (0: :data:`SIMS`).
+    grid
+        The ``n`` of the committed table (:data:`GRID` unless the method is dear to
+        simulate); an ``n`` off it is read at the largest grid ``n`` below it.
+    exact
+        ``n -> coverage`` for a distribution-free method whose coverage is known in
+        closed form for every continuous distribution (its nominal level is that
+        coverage); such a method is not in the committed table, and :func:`simulate`
+        checks the formula in the tests.
     """
 
     key: str
@@ -132,6 +290,15 @@ class RegisteredMethod:
     simulate: Simulated
     simulated_as: str
     exclude: str | None = None
+    exact: Callable[[int], float] | None = None
+    sims: int = 0
+    grid: tuple[int, ...] = GRID
+
+    @property
+    def n_sims(self) -> int:
+        """Simulated data sets per generator for the committed table (:data:`SIMS`
+        unless the method sets fewer: a stratified bootstrap of 10 tasks is ~10x dearer)."""
+        return self.sims or SIMS
 
     def matches(self, text: str) -> bool:
         """Whether ``text`` (a finding's method) names this method."""
@@ -160,6 +327,27 @@ REGISTRY: tuple[RegisteredMethod, ...] = (
         "proportion",
         lambda x, level, rng: cal.clopper_pearson(x.sum(axis=-1), x.shape[-1], level=level),
         "a share of n 0/1 draws",
+    ),
+    RegisteredMethod(
+        "stratified-bootstrap",
+        "stratified percentile bootstrap (runs resampled within tasks)",
+        r"stratified bootstrap",
+        "stratified",
+        _stratified_iqm,
+        f"the IQM of {STRAT_TASKS} tasks x n runs each (n: runs per task)",
+        exclude=r"\bbca\b|parametric|block",
+        sims=STRAT_SIMS,
+    ),
+    RegisteredMethod(
+        "cluster-bootstrap-r2",
+        "percentile bootstrap over shapes of out-of-fold predictions",
+        r"bootstrap over shapes \((?:grouped )?out-of-fold predictions\)",
+        "clustered-r2",
+        _cluster_r2,
+        f"the R^2 of predictions over n shapes x {CLUSTER_CELLS} tiles, shapes resampled "
+        "(a MAPE over the same resamples is read here too)",
+        sims=1000,
+        grid=(5, 10, 20, 30, 50),
     ),
     RegisteredMethod(
         "student-t",
@@ -197,6 +385,15 @@ REGISTRY: tuple[RegisteredMethod, ...] = (
         exclude=_NOT_IID + r"|\bbca\b|ratio|noise|shifted|range",
     ),
     RegisteredMethod(
+        "range-median",
+        "range of n values as an interval for their median",
+        r"\bmedian and range over\b",
+        "median",
+        _range,
+        "the median of n values (distribution-free: exact for any continuous distribution)",
+        exact=_range_coverage,
+    ),
+    RegisteredMethod(
         "bootstrap-percentile",
         "percentile bootstrap",
         r"percentile.*bootstrap|bootstrap.*percentile",
@@ -216,6 +413,29 @@ _GENERATORS: dict[str, dict[str, tuple[cal.Sampler, float]]] = {
     },
     "proportion": {f"Bernoulli p={p:g}": cal.bernoulli(p) for p in (0.05, 0.2, 0.5)},
 }
+
+
+@functools.lru_cache(maxsize=1)
+def _stratified_generators() -> dict[str, tuple[cal.Sampler, float]]:
+    return {
+        f"{STRAT_TASKS} log-normal tasks x normal runs (sd 0.3)": _stratified_sampler("normal"),
+        f"{STRAT_TASKS} log-normal tasks x log-normal runs (sigma 0.5)": _stratified_sampler(
+            "lognormal"
+        ),
+    }
+
+
+def _generators(kind: str) -> dict[str, tuple[cal.Sampler, float]]:
+    if kind == "stratified":
+        return _stratified_generators()
+    if kind == "clustered-r2":
+        return {
+            f"{CLUSTER_CELLS} tiles per shape, normal errors (R^2 0.90)": _cluster_sampler(
+                "normal"
+            ),
+            f"{CLUSTER_CELLS} tiles per shape, t3 errors (R^2 0.98)": _cluster_sampler("t3"),
+        }
+    return _GENERATORS[kind]
 
 
 def match_method(text: str | None) -> RegisteredMethod | None:
@@ -256,16 +476,30 @@ def measured_coverage(key: str, n: int, *, level: float = 0.95) -> MethodCoverag
     KeyError, ValueError
         As :func:`simulate_coverage`.
     """
-    if level == 0.95 and n >= GRID[0]:
-        grid_n = max(g for g in GRID if g <= n)
-        hit = _committed().get((key, grid_n))
-        if hit is not None:
-            return hit
-    return simulate_coverage(key, int(n), level=level)
+    exact = _exact(key, n, level)
+    if exact is not None:
+        return exact
+    hit = committed_coverage(key, n, level=level)
+    return hit if hit is not None else simulate_coverage(key, int(n), level=level)
+
+
+def _exact(key: str, n: int, level: float) -> MethodCoverage | None:
+    """The closed-form coverage of a distribution-free method (``exact``), else None."""
+    method = next((m for m in REGISTRY if m.key == key), None)
+    if method is None or method.exact is None or int(n) < 2:
+        return None
+    cover = float(method.exact(int(n)))
+    return MethodCoverage(key, int(n), level, cover, 0.0, EXACT, 0)
+
+
+#: The ``generator`` of a closed-form coverage (no simulation, no Monte Carlo error).
+EXACT = "any continuous distribution (exact)"
 
 
 @functools.lru_cache(maxsize=256)
-def simulate_coverage(key: str, n: int, *, level: float = 0.95, sims: int = SIMS) -> MethodCoverage:
+def simulate_coverage(
+    key: str, n: int, *, level: float = 0.95, sims: int | None = None
+) -> MethodCoverage:
     """Simulated coverage of registered method ``key`` at sample size ``n``: the lowest
     over its generators, with its Monte Carlo standard error ``sqrt(c (1 - c) / sims)``.
 
@@ -279,7 +513,7 @@ def simulate_coverage(key: str, n: int, *, level: float = 0.95, sims: int = SIMS
     level
         Nominal two-sided level.
     sims
-        Simulated data sets per generator.
+        Simulated data sets per generator (None: the method's, :attr:`RegisteredMethod.n_sims`).
 
     Raises
     ------
@@ -293,9 +527,10 @@ def simulate_coverage(key: str, n: int, *, level: float = 0.95, sims: int = SIMS
         raise KeyError(f"no registered interval method {key!r}: {[m.key for m in REGISTRY]}")
     if n < (1 if method.kind == "proportion" else 2):
         raise ValueError(f"coverage of {method.label} needs n >= 2, got {n}")
+    sims = method.n_sims if sims is None else int(sims)
     n_sim = min(int(n), MAX_N)
     worst: MethodCoverage | None = None
-    for name, (sampler, truth) in _GENERATORS[method.kind].items():
+    for name, (sampler, truth) in _generators(method.kind).items():
         seed = [zlib.crc32(f"{key}|{name}".encode()), n_sim, int(round(level * 1e6))]
         rng = np.random.default_rng(seed)
         x = sampler(rng, sims, n_sim)
@@ -308,16 +543,40 @@ def simulate_coverage(key: str, n: int, *, level: float = 0.95, sims: int = SIMS
     return worst
 
 
-def build_table(*, grid: Sequence[int] = GRID, sims: int = SIMS) -> dict:
-    """Every registered method's coverage at level 0.95 on ``grid``: the committed table's
-    content (``{"sims": ..., "coverage": [MethodCoverage as dict, ...]}``)."""
+def build_table(
+    *, grid: Sequence[int] | None = None, sims: int | None = None, keys: Sequence[str] | None = None
+) -> dict:
+    """Registered methods' coverage at level 0.95 on ``grid``: the committed table's
+    content (``{"sims": ..., "coverage": [MethodCoverage as dict, ...]}``).
+
+    Parameters
+    ----------
+    grid
+        Sample sizes (None: each method's own, ``RegisteredMethod.grid``).
+    sims
+        Simulated data sets per generator (None: each method's own, ``n_sims``).
+    keys
+        Only these methods (None: every simulated one).
+    """
     rows = [
         asdict(simulate_coverage(m.key, int(n), level=0.95, sims=sims))
         for m in REGISTRY
-        for n in grid
-        if n >= (1 if m.kind == "proportion" else 2)
+        if keys is None or m.key in keys
+        for n in (m.grid if grid is None else grid)
+        if n >= (1 if m.kind == "proportion" else 2) and m.exact is None
     ]
-    return {"sims": sims, "resamples": RESAMPLES, "coverage": rows}
+    return {"sims": SIMS if sims is None else sims, "resamples": RESAMPLES, "coverage": rows}
+
+
+def update_table(keys: Sequence[str]) -> dict:
+    """The committed table with the rows of ``keys`` simulated afresh (the other rows as
+    committed): for adding or changing one method without re-simulating the others."""
+    fresh = build_table(keys=keys)  # first: the file is read as it is once that is done
+    old = json.loads(TABLE_FILE.read_text(encoding="utf-8")) if TABLE_FILE.is_file() else {}
+    kept = [r for r in old.get("coverage", []) if r["key"] not in set(keys)]
+    order = {m.key: i for i, m in enumerate(REGISTRY)}
+    rows = sorted(kept + fresh["coverage"], key=lambda r: (order.get(r["key"], 99), r["n"]))
+    return {**fresh, **{k: v for k, v in old.items() if k != "coverage"}, "coverage": rows}
 
 
 _N_IN_TEXT = re.compile(
@@ -424,9 +683,14 @@ def committed_coverage(key: str, n: int, *, level: float = 0.95) -> MethodCovera
     """The committed table's coverage of ``key`` at the largest grid ``n`` not above
     ``n`` (None off the table: another level, or ``n`` below the grid). Never simulates,
     so it is cheap enough to call on every verdict."""
-    if level != 0.95 or n < GRID[0]:
+    exact = _exact(key, n, level)
+    if exact is not None:
+        return exact
+    method = next((m for m in REGISTRY if m.key == key), None)
+    grid = GRID if method is None else method.grid
+    if level != 0.95 or n < grid[0]:
         return None
-    return _committed().get((key, max(g for g in GRID if g <= n)))
+    return _committed().get((key, max(g for g in grid if g <= n)))
 
 
 def coverage_note(finding: Mapping, *, target: float = COVERAGE_TARGET) -> str | None:
@@ -472,6 +736,10 @@ def coverage_note(finding: Mapping, *, target: float = COVERAGE_TARGET) -> str |
     return f"its interval covers {cov.coverage:.2f} at n = {n}{at}"
 
 
-if __name__ == "__main__":  # regenerate the committed table (a few minutes on 2 cores)
-    TABLE_FILE.write_text(json.dumps(build_table(), indent=1) + "\n", encoding="utf-8")
+if __name__ == "__main__":  # regenerate the committed table (minutes on 2 cores)
+    import sys
+
+    # ``python -m scalinglab.stats.method_coverage [KEY ...]``: only those methods' rows
+    table = update_table(sys.argv[1:]) if sys.argv[1:] else build_table()
+    TABLE_FILE.write_text(json.dumps(table, indent=1) + "\n", encoding="utf-8")
     print(f"wrote {TABLE_FILE}")

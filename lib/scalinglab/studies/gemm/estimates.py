@@ -123,8 +123,16 @@ def speed_ratio(
     return Estimate(point, lo, hi, level=level, method=SPEED_RATIO, resamples=reps)
 
 
+def _units(row: Any, column: str) -> int | None:
+    """A row's count of resampled units (``column``), None where absent or missing."""
+    v = getattr(row, column, None)
+    return None if v is None or pd.isna(v) else int(v)
+
+
 def accuracy(row: Any, *, level: float, reps: int) -> dict[str, Estimate]:
-    """``{"r2_log": ..., "mape": ...}`` of one row of :func:`.predictor.accuracy`."""
+    """``{"r2_log": ..., "mape": ...}`` of one row of :func:`.predictor.accuracy`; ``n``
+    is the number of shapes resampled."""
+    n = _units(row, "n_shapes")
     return {
         "r2_log": Estimate(
             float(row.r2_log),
@@ -133,6 +141,7 @@ def accuracy(row: Any, *, level: float, reps: int) -> dict[str, Estimate]:
             level=level,
             method=SHAPES,
             resamples=reps,
+            n=n,
         ),
         "mape": Estimate(
             float(row.mape),
@@ -141,6 +150,7 @@ def accuracy(row: Any, *, level: float, reps: int) -> dict[str, Estimate]:
             level=level,
             method=SHAPES,
             resamples=reps,
+            n=n,
         ),
     }
 
@@ -155,18 +165,24 @@ def gpperf_accuracy(row: Any, *, level: float, reps: int, n_repeats: int) -> Est
         level=level,
         method=str(row.interval),
         resamples=reps if "bootstrap" in str(row.interval) else n_repeats,
+        n=_units(row, "n_units"),
     )
 
 
 def gpperf_tile_summary(row: Any, *, level: float, reps: int) -> Estimate:
-    """One row (``point, lo, hi``) of :func:`.gpperf.tile_effect_summary`."""
+    """One row (``point, lo, hi``, ``n_shapes``, ``interval``) of
+    :func:`.gpperf.tile_effect_summary`: its method is the row's ``interval``
+    (:data:`SHAPES_RESELECT` without one); ``n`` is the number of shapes."""
+    how = getattr(row, "interval", None)
+    method = SHAPES_RESELECT if how is None or pd.isna(how) else str(how)
     return Estimate(
         float(row.point),
         float(row.lo),
         float(row.hi),
         level=level,
-        method=SHAPES_RESELECT,
-        resamples=reps,
+        method=method,
+        resamples=reps if "bootstrap" in method else None,
+        n=_units(row, "n_shapes"),
     )
 
 

@@ -75,7 +75,9 @@ def scores(y: np.ndarray, p: np.ndarray) -> np.ndarray:
     return np.array([r2, r2_log, np.mean(np.abs(p - y) / y)])
 
 
-def _row(target, model, protocol, point, lo, hi, n_test, how) -> list[dict]:
+def _row(target, model, protocol, point, lo, hi, n_test, how, units=None) -> list[dict]:
+    """One row per metric; ``units``: how many units the interval resamples (test rows,
+    shapes; None for the spread of single-split scores, which resamples none)."""
     return [
         {
             "target": target,
@@ -87,6 +89,7 @@ def _row(target, model, protocol, point, lo, hi, n_test, how) -> list[dict]:
             "hi": float(hi[i]),
             "n_test": n_test,
             "interval": how,
+            "n_units": units,
         }
         for i, m in enumerate(METRICS)
     ]
@@ -116,7 +119,8 @@ def predictor_accuracy(
     -------
     (accuracy, predictions)
         ``accuracy``: ``target, model, protocol, metric, point, lo, hi, n_test,
-        interval``; ``predictions``: ``model, protocol, shape, tile, measured,
+        interval, n_units`` (the units a bootstrap resamples: test rows or shapes; None
+        for the repeated splits); ``predictions``: ``model, protocol, shape, tile, measured,
         predicted`` for the paper's split and the grouped out-of-fold predictions.
     """
     df = df.reset_index(drop=True)
@@ -140,6 +144,7 @@ def predictor_accuracy(
             hi,
             len(te),
             "percentile bootstrap over the test rows of the paper's split",
+            len(te),
         )
         preds.append(
             pd.DataFrame(
@@ -174,6 +179,7 @@ def predictor_accuracy(
             hi,
             len(y),
             "percentile bootstrap over shapes (grouped out-of-fold predictions)",
+            len(labels),
         )
         preds.append(
             pd.DataFrame(

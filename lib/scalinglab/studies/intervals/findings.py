@@ -20,6 +20,7 @@ import xarray as xr
 from scalinglab.estimate import Estimate
 from scalinglab.record import claims_from, record
 from scalinglab.stats.calibration import share_with_floor
+from scalinglab.studies.intervals.orderings import fewest_runs
 
 __all__ = [
     "decide_claims",
@@ -50,7 +51,15 @@ FEW_RUN_RATES = {
 }
 
 
-def record_few_run_rates(few: xr.Dataset, *, few_runs: int, few_draws: int) -> None:
+def _runs(cell: xr.Dataset) -> dict[str, int]:
+    """``{"n": runs}`` from a cell's ``n_runs`` (the fewest runs per task its stratified
+    bootstrap resampled), else ``{}``."""
+    return {"n": int(cell["n_runs"])} if "n_runs" in cell else {}
+
+
+def record_few_run_rates(
+    few: xr.Dataset, *, few_runs: int, few_draws: int, scores: xr.DataArray | None = None
+) -> None:
     """Step 2: IE-1's rates (IQM and median) with their Monte Carlo errors, and each
     algorithm's spread of few-run medians.
 
@@ -61,7 +70,11 @@ def record_few_run_rates(few: xr.Dataset, *, few_runs: int, few_draws: int) -> N
         ``statistic, metric``; ``spread`` over ``algorithm, metric``).
     few_runs, few_draws
         Runs per task of a few-run evaluation, and the draws behind each rate.
+    scores
+        The scores ``few`` was computed on: the fewest runs per task of the algorithms
+        it kept is the ``n`` of the outer stratified bootstrap (None: not recorded).
     """
+    runs = {} if scores is None else {"n": fewest_runs(scores, few.algorithm.values)}
     for stat, (stem, text) in FEW_RUN_RATES.items():
         for metric in ("iqm", "median"):
             cell = few.sel(statistic=stat, metric=metric)
@@ -69,6 +82,7 @@ def record_few_run_rates(few: xr.Dataset, *, few_runs: int, few_draws: int) -> N
                 cell,
                 note=f"Monte Carlo standard error of the point ({few_draws} draws): "
                 f"{float(cell['mc_se']):.3f}",
+                **runs,
             )
             record(
                 f"{stem}/few_runs" + ("" if metric == "iqm" else f"/{metric}"),
@@ -119,25 +133,38 @@ def record_coverage(coverage: pd.DataFrame | None, *, method: str, confidence: f
         )
 
 
-def record_aggregates(ci: xr.Dataset, algorithms: Sequence[str]) -> str:
+def record_aggregates(
+    ci: xr.Dataset, algorithms: Sequence[str], *, scores: xr.DataArray | None = None
+) -> str:
     """Step 3: every (metric, algorithm) interval; the best algorithm by IQM is the
-    headline. Returns that algorithm."""
+    headline. Returns that algorithm. ``scores``: the scores ``ci`` was computed on, whose
+    fewest runs per task of each algorithm is its stratified bootstrap's ``n`` (None:
+    not recorded)."""
     ranked = list(ci["point"].sel(metric="iqm").to_series().sort_values(ascending=False).index)
     best = str(ranked[0])
     for alg in algorithms:
+        runs = {} if scores is None else {"n": fewest_runs(scores, [alg])}
         for metric in ci.metric.values:
             record(
                 f"{metric}/{alg}",
-                Estimate.from_cell(ci.sel(algorithm=alg, metric=metric)),
+                Estimate.from_cell(ci.sel(algorithm=alg, metric=metric), **runs),
                 description=f"{metric} normalized score of {alg}",
                 headline=(metric == "iqm" and alg == best),
             )
     return best
 
 
-def record_width_ratio(ratio: xr.Dataset) -> None:
-    """Step 4: the median's CI width over the IQM's, overall (headline) and per algorithm."""
+def record_width_ratio(ratio: xr.Dataset, *, scores: xr.DataArray | None = None) -> None:
+    """Step 4: the median's CI width over the IQM's, overall (headline) and per algorithm.
+    ``scores``: the scores the ratio was computed on, whose fewest runs per task (of the
+    algorithm, or of all for the overall ratio) is the outer stratified bootstrap's ``n``
+    (None: not recorded)."""
     for label in ratio.algorithm.values:
+        runs = (
+            {}
+            if scores is None
+            else {"n": fewest_runs(scores, None if label == "(all)" else [str(label)])}
+        )
         name = (
             "ci_width_ratio/median_over_iqm"
             if label == "(all)"
@@ -145,23 +172,27 @@ def record_width_ratio(ratio: xr.Dataset) -> None:
         )
         record(
             name,
-            Estimate.from_cell(ratio.sel(algorithm=label)),
+            Estimate.from_cell(ratio.sel(algorithm=label), **runs),
             description="median CI width / IQM CI width"
             + (" (mean widths over algorithms)" if label == "(all)" else f" for {label}"),
             headline=label == "(all)",
         )
 
 
-def record_poi(poi: xr.Dataset, *, adjacent: int, runs: int) -> None:
+def record_poi(
+    poi: xr.Dataset, *, adjacent: int, runs: int, scores: xr.DataArray | None = None
+) -> None:
     """Step 6: P(X > Y) of every compared pair; the first ``adjacent`` (the leaderboard's
     adjacent pairs) are headlines. Every run of X above every run of Y gets Wilson's end
-    over the ``runs`` per task, not ``[1, 1]``."""
+    over the ``runs`` per task, not ``[1, 1]``. ``scores``: the fewest runs per task of X
+    and Y there is the stratified bootstrap's ``n`` (None: not recorded)."""
     for i, pair in enumerate(poi.pair.values):
         cell = poi.sel(pair=pair)
         x, y = str(cell["x"].item()), str(cell["y"].item())
+        n = {} if scores is None else {"n": fewest_runs(scores, [x, y])}
         record(
             f"poi/{x}_vs_{y}",
-            share_with_floor(Estimate.from_cell(cell), n=runs),
+            share_with_floor(Estimate.from_cell(cell, **n), n=runs),
             description=f"P({x} > {y}) on a random task",
             headline=i < adjacent,
         )
@@ -172,7 +203,11 @@ def record_iqm_differences(iqm_diff: xr.Dataset) -> None:
     for pair in iqm_diff.pair.values:
         cell = iqm_diff.sel(pair=pair)
         x, y = str(cell["x"].item()), str(cell["y"].item())
-        record(f"iqm_diff/{x}_vs_{y}", Estimate.from_cell(cell), description=f"IQM({x}) - IQM({y})")
+        record(
+            f"iqm_diff/{x}_vs_{y}",
+            Estimate.from_cell(cell, **_runs(cell)),
+            description=f"IQM({x}) - IQM({y})",
+        )
 
 
 def record_separated_flips(
@@ -202,7 +237,7 @@ def record_top_share(share: xr.Dataset, ci: xr.Dataset, algorithms: Sequence[str
         cell = share.sel(algorithm=alg)
         record(
             f"mean_top_share/{alg}",
-            Estimate.from_cell(cell),
+            Estimate.from_cell(cell, **_runs(cell)),
             description=f"share of {alg}'s mean score from its top {k} of {n_tasks} tasks "
             f"({', '.join(map(str, cell['top_tasks'].values))}; equal shares: "
             f"{k / n_tasks:.2f})",

@@ -20,7 +20,9 @@ intervals, for any scores with dims ``(algorithm, run, task)``:
   unlike all runs, with an outer-bootstrap interval (claim 1 on the pairs that
   matter, rather than on near-ties);
 - :func:`top_task_share`: the share of the mean contributed by the highest
-  ``k`` tasks, with an interval (the mean's sensitivity to outliers).
+  ``k`` tasks, with an interval (the mean's sensitivity to outliers);
+- :func:`fewest_runs`: the fewest runs of any (algorithm, task) cell, the ``n`` a
+  stratified bootstrap rests on (where a report reads its coverage).
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ MEANINGFUL_POI = 0.75
 
 __all__ = [
     "MEANINGFUL_POI",
+    "fewest_runs",
     "leaderboard_pairs",
     "metric_difference",
     "ordering_reading",
@@ -54,6 +57,20 @@ __all__ = [
     "separated_pairs",
     "top_task_share",
 ]
+
+
+def fewest_runs(scores: xr.DataArray, algorithms: Sequence[str] | None = None) -> int:
+    """The fewest present runs of any (algorithm, task) cell of ``scores`` (dims
+    ``(algorithm, run, task)``, NaN = absent run), over ``algorithms`` (None: all).
+
+    A stratified bootstrap resamples each task's runs: with ``n`` runs per task its
+    variance is ``(n - 1) / n`` of the sampling variance, so its coverage is a function
+    of ``n`` (:mod:`scalinglab.stats.method_coverage`), and the fewest runs is where it
+    covers least.
+    """
+    sub = scores if algorithms is None else scores.sel(algorithm=list(algorithms))
+    counts = np.isfinite(sub.transpose("algorithm", "run", "task").values).sum(axis=1)
+    return int(counts.min())
 
 
 def _points(scores: xr.DataArray, metric: str) -> dict[str, float]:
@@ -110,8 +127,9 @@ def metric_difference(
     Returns
     -------
     xarray.Dataset
-        ``point``, ``lo``, ``hi`` with dim ``pair`` (labels ``"X:Y"``, coords
-        ``x``, ``y``); attrs ``metric``, ``reps``, ``level``, ``method``.
+        ``point``, ``lo``, ``hi``, ``n_runs`` (the fewest runs per task of X and Y:
+        the interval's ``n``) with dim ``pair`` (labels ``"X:Y"``, coords ``x``,
+        ``y``); attrs ``metric``, ``reps``, ``level``, ``method``.
     """
     checked = check_scores(scores)
     names = [str(a) for a in checked.algorithm.values]
@@ -130,8 +148,14 @@ def metric_difference(
         point.append(points[x] - points[y])
         lo.append(float(a))
         hi.append(float(b))
+    runs = [fewest_runs(checked, (x, y)) for x, y in pairs]
     return xr.Dataset(
-        {"point": ("pair", point), "lo": ("pair", lo), "hi": ("pair", hi)},
+        {
+            "point": ("pair", point),
+            "lo": ("pair", lo),
+            "hi": ("pair", hi),
+            "n_runs": ("pair", runs),
+        },
         coords={
             "pair": [f"{x}:{y}" for x, y in pairs],
             "x": ("pair", [x for x, _ in pairs]),
@@ -368,7 +392,8 @@ def top_task_share(
     Returns
     -------
     xarray.Dataset
-        ``point``, ``lo``, ``hi`` with dim ``algorithm``, ``top_tasks`` with dims
+        ``point``, ``lo``, ``hi``, ``n_runs`` (the fewest runs on any task: the
+        interval's ``n``) with dim ``algorithm``, ``top_tasks`` with dims
         ``(algorithm, rank)`` (the k tasks, highest first); attrs ``k``,
         ``tasks``, ``uniform_share`` (``k / M``).
     """
@@ -393,6 +418,10 @@ def top_task_share(
         {
             **{v: ("algorithm", res[v]) for v in ("point", "lo", "hi", "mc_se_lo", "mc_se_hi")},
             "top_tasks": (("algorithm", "rank"), tasks),
+            "n_runs": (
+                "algorithm",
+                [fewest_runs(checked, [str(a)]) for a in checked.algorithm.values],
+            ),
         },
         coords={"algorithm": [str(a) for a in checked.algorithm.values], "rank": np.arange(k)},
         attrs={

@@ -199,7 +199,8 @@ def ranking_agreement(
     Returns
     -------
     pandas.DataFrame
-        model_size, data_multiple, step, tokens_seen, tau, lo, hi (tau 1: same order).
+        model_size, data_multiple, step, tokens_seen, tau, lo, hi (tau 1: same order),
+        seeds (the seeds resampled: the interval's ``n``).
     """
     loss = ds["loss"].transpose("optimizer", "model_size", "data_multiple", "seed", "step").values
     n_seed = loss.shape[3]
@@ -229,6 +230,7 @@ def ranking_agreement(
                         "tau": tau,
                         "lo": lo,
                         "hi": hi,
+                        "seeds": int(n_seed),
                     }
                 )
     return pd.DataFrame(rows)

@@ -109,7 +109,8 @@ def schedule_control(
     -------
     pandas.DataFrame
         model_size, data_multiple, step (the mid-run evaluation, ``last // 2``),
-        tau_main, tau_control, diff (control - main), lo, hi (of diff), schedule;
+        tau_main, tau_control, diff (control - main), lo, hi (of diff), schedule, seeds
+        (the seeds resampled: the interval's ``n``);
         with two or more control cells a last row ``model_size="pooled"`` (data_multiple
         NaN, step -1) holds the means over the cells, its interval from the same seed
         resamples in every cell (tau moves in steps of ``2 / (O (O - 1))`` per cell, so
@@ -155,6 +156,7 @@ def schedule_control(
                     "lo": lo,
                     "hi": hi,
                     "schedule": ds.attrs.get("control_schedule", ""),
+                    "seeds": int(n_seed),
                 }
             )
             draws.append(None if r_main is None or r_ctrl is None else r_ctrl - r_main)
@@ -174,6 +176,7 @@ def schedule_control(
                 "lo": lo,
                 "hi": hi,
                 "schedule": rows[0]["schedule"],
+                "seeds": min(int(r["seeds"]) for r in rows),
             }
         )
     return pd.DataFrame(rows)

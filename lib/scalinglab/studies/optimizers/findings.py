@@ -70,6 +70,10 @@ class Speedups:
         True when every cell holds one run (no seeds to resample).
     sigma, sigma_dof
         The law-residual loss noise and its degrees of freedom (one run per cell only).
+    seeds
+        The interval's ``n``: the fewest seeds of any (optimizer, size, multiple) cell,
+        the units the bootstrap resamples (None for one run per cell: the parametric
+        bootstrap resamples no units, and its coverage is not simulated).
     """
 
     result: SpeedupResult
@@ -78,6 +82,15 @@ class Speedups:
     one_run: bool
     sigma: float | None = None
     sigma_dof: int | None = None
+    seeds: int | None = None
+
+
+def seed_count(table: pd.DataFrame) -> int | None:
+    """The fewest runs (seeds) of any (optimizer, model_size, data_multiple) cell of
+    ``table``: the ``n`` a bootstrap over seeds rests on (None for an empty table)."""
+    if not len(table):
+        return None
+    return int(table.groupby(["optimizer", "model_size", "data_multiple"]).size().min())
 
 
 def speedups(table: pd.DataFrame, *, baseline: str, reps: int, level: float, seed: int) -> Speedups:
@@ -97,7 +110,9 @@ def speedups(table: pd.DataFrame, *, baseline: str, reps: int, level: float, see
         )
         return Speedups(res, published.e_identified(res, at_bound), PARAMETRIC, True, sigma, dof)
     res = compute_speedups(table, baseline=baseline, bootstrap=reps, level=level, seed=seed)
-    return Speedups(res, published.e_identified(res, None), OVER_SEEDS, False)
+    return Speedups(
+        res, published.e_identified(res, None), OVER_SEEDS, False, seeds=seed_count(table)
+    )
 
 
 def final_losses(table: pd.DataFrame, *, reps: int, level: float, seed: int) -> pd.DataFrame:
@@ -266,10 +281,19 @@ class Rows:
         self.baseline = baseline
 
     def row(
-        self, name: str, point: Any, lo: Any = None, hi: Any = None, *, method: str, **kw: Any
+        self,
+        name: str,
+        point: Any,
+        lo: Any = None,
+        hi: Any = None,
+        *,
+        method: str,
+        n: int | None = None,
+        **kw: Any,
     ) -> Row | None:
-        """One row: ``point`` with its interval ``[lo, hi]`` made by ``method``; None for a
-        point that is missing or not finite."""
+        """One row: ``point`` with its interval ``[lo, hi]`` made by ``method`` over ``n``
+        units (seeds; None: not known, or no units resampled); None for a point that is
+        missing or not finite."""
         if point is None or not np.isfinite(point):
             return None
         ok = lo is not None and hi is not None and bool(np.isfinite([lo, hi]).all())
@@ -280,7 +304,13 @@ class Rows:
             est = Estimate(float(point))
         else:
             est = Estimate(
-                float(point), lo, hi, level=self.level, method=method, resamples=self.reps
+                float(point),
+                lo,
+                hi,
+                level=self.level,
+                method=method,
+                resamples=self.reps,
+                n=None if n is None or int(n) < 1 else int(n),
             )
         return {"name": name, "point": est, **kw}
 
@@ -298,6 +328,7 @@ class Rows:
                 r["delta_lo"],
                 r["delta_hi"],
                 method=RISING,
+                n=len(r["seed_deltas"]),
                 unit="nats/token",
                 description=f"cause: {r['cause']}; per seed "
                 + ", ".join(f"{x:+.3f}" for x in r["seed_deltas"])
@@ -316,6 +347,7 @@ class Rows:
                 r.lo,
                 r.hi,
                 method=LOSS_OVER_SEEDS,
+                n=r.seeds,
                 unit="nats/byte",
                 description="final held-out loss, "
                 + ("mean over seeds" if r.seeds > 1 else "one run"),
@@ -330,6 +362,7 @@ class Rows:
                 f"baseline_fit/E/{s}",
                 f["E"],
                 method=sp.method,
+                n=sp.seeds,
                 identified=sp.identified[s],
                 unit="nats",
                 note=None if sp.identified[s] else E_AT_BOUND,
@@ -349,6 +382,7 @@ class Rows:
                 r.lo,
                 r.hi,
                 method=sp.method,
+                n=sp.seeds,
                 unit="x",
                 identified=sp.identified[r.model_size],
                 description=f"data-efficiency speedup over {self.baseline} (D_eff / D)",
@@ -363,6 +397,7 @@ class Rows:
                 f"noise/mde/{r.model_size}",
                 r.mde,
                 method=sp.method,
+                n=sp.seeds,
                 unit="x",
                 identified=sp.identified[r.model_size],
                 description=f"minimum detectable speedup (80% power) from {self.baseline}'s "
@@ -381,6 +416,7 @@ class Rows:
                 r.lo,
                 r.hi,
                 method=sp.method,
+                n=sp.seeds,
                 unit="x",
                 identified=sp.identified[r.model_size],
                 headline=r.optimizer == "muon" and sp.identified[r.model_size],
@@ -408,6 +444,7 @@ class Rows:
                 r.lo,
                 r.hi,
                 method=sp.method,
+                n=sp.seeds,
                 headline=r.optimizer == "muon",
                 identified=identified,
                 note=None if identified else "rests on a size whose E is not identified",
@@ -427,6 +464,7 @@ class Rows:
                 r.lo,
                 r.hi,
                 method=sp.method,
+                n=sp.seeds,
                 unit="x",
                 headline=r.model_size in (sizes[0], sizes[-1]),
                 identified=sp.identified[r.model_size],
@@ -448,6 +486,7 @@ class Rows:
                 r.lo,
                 r.hi,
                 method=sp.method,
+                n=sp.seeds,
                 unit="x",
                 identified=sp.identified[r.model_size],
                 description=f"SOAP's speedup relative to Muon's at {high:g}x over the same at "
@@ -466,6 +505,7 @@ class Rows:
                 r.lo,
                 r.hi,
                 method=sp.method,
+                n=sp.seeds,
                 unit="x",
                 identified=sp.identified[r.model_size],
                 description=f"geo-mean speedup with {self.baseline}'s lr and weight decay over "
@@ -488,6 +528,7 @@ class Rows:
                 r.lo,
                 r.hi,
                 method=TAU_SEEDS,
+                n=getattr(r, "seeds", None),
                 headline=True,
                 description="Kendall tau between the ranking halfway through training and at "
                 "the end",
@@ -510,6 +551,7 @@ class Rows:
                 r.lo,
                 r.hi,
                 method=TAU_GAIN,
+                n=getattr(r, "seeds", None),
                 description=f"Kendall tau halfway vs end under the {r.schedule} schedule minus "
                 "the same under the main schedule",
             )
@@ -538,6 +580,7 @@ class Rows:
                     r.wallclock_lo,
                     r.wallclock_hi,
                     method=sp.method,
+                    n=sp.seeds,
                     unit="x",
                     identified=sp.identified[r.model_size],
                     description="token speedup / step-time ratio (replicates paired)",

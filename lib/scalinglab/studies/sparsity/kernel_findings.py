@@ -49,6 +49,7 @@ def kernel_offline(runs: Sequence[xr.Dataset] | None) -> Step:
             method=f"median and range over {n} separate timing runs (committed "
             "data/sparsity_laws/kernel-timings-*.nc): the range is a distribution-free "
             "interval for the median",
+            n=n,
         )
         out.findings.append(
             Named(
@@ -77,6 +78,7 @@ def _over_processes(row: Mapping[str, Any], col: str, *, processes: int, what: s
         level=1 - 2.0 ** (1 - n),
         method=f"median and range over {n} separate processes ({what}): the range is a "
         "distribution-free interval for the median",
+        n=n,
     )
 
 

@@ -56,7 +56,9 @@ def welch_estimate(
     Returns
     -------
     Estimate
-        With no interval (and a note) when a model has fewer than 2 seeds or the
+        ``n``: the fewest seeds of any model (where a report reads the Student t
+        interval's coverage). With no interval (and a note) when a model has fewer than
+        2 seeds or the
         seeds do not vary at all (a zero-width interval does not cover).
     """
     arrs = [np.asarray(g, dtype=float).ravel() for g in groups]
@@ -89,6 +91,7 @@ def welch_estimate(
         method=f"{method}, {int(n.min())}-{int(n.max())} seeds per model"
         if n.min() != n.max()
         else f"{method}, {int(n[0])} seeds per model",
+        n=int(n.min()),
     )
 
 
