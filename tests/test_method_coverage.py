@@ -292,3 +292,11 @@ def test_a_row_says_where_its_simulation_n_differs_from_the_findings_n():
     assert "(simulated at n = 10, the nearest simulated n below 11)" in page
     exact = mc.report_coverage([_finding("c", "Wilson score over 10")])
     assert exact[0].at is None
+
+
+def test_a_closed_form_coverage_is_shown_as_exact_not_as_a_simulation():
+    f = _finding("t", "median and range over 3 separate timing runs: distribution-free", n=3)
+    f["level"] = 0.75
+    page = coverage_html(mc.report_coverage([f]))
+    assert "0.750 (exact)" in page
+    assert "data sets" not in page and "± 0.000" not in page

@@ -152,11 +152,18 @@ def coverage_html(rows: Sequence[Any]) -> str:
         else:
             at = f" ({esc(r.at)})" if getattr(r, "at", None) else ""
             short = " sl-undercover" if c.coverage + 2 * c.se < c.level else ""
-            cov = (
-                f'<span class="sl-cov{short}">{c.coverage:.3f} ± {c.se:.3f}</span>{at}'
-                f"<br><small>{esc(r.registered or '')}, simulated for {esc(r.simulated_as or '')}"
-                f"; lowest over generators: {esc(c.generator)}, {c.sims:,} data sets</small>"
-            )
+            if c.sims:
+                cov = (
+                    f'<span class="sl-cov{short}">{c.coverage:.3f} ± {c.se:.3f}</span>{at}'
+                    f"<br><small>{esc(r.registered or '')}, simulated for "
+                    f"{esc(r.simulated_as or '')}; lowest over generators: "
+                    f"{esc(c.generator)}, {c.sims:,} data sets</small>"
+                )
+            else:  # a closed-form coverage: no simulation, no Monte Carlo error
+                cov = (
+                    f'<span class="sl-cov{short}">{c.coverage:.3f} (exact)</span>{at}'
+                    f"<br><small>{esc(r.registered or '')}: {esc(c.generator)}</small>"
+                )
         out.append(
             f"<tr><td>{esc(r.method)}</td><td>{level}</td><td>{n}</td>"
             f"<td>{r.findings}</td><td>{cov}</td></tr>"
