@@ -18,6 +18,7 @@
 #       Tan et al.''s k(N), reward-trajectory phases, and two design ablations.'
 #     reports:
 #     - default
+#     - small
 #     - medium
 #     - medium_v2
 #     tiny:
@@ -32,8 +33,8 @@
 #         compute_class: medium_v1
 #       medium_v2:
 #         compute_class: medium
-#       v3:
-#         compute_class: v3
+#       small:
+#         compute_class: small
 # ---
 
 # %% [markdown]
@@ -76,7 +77,7 @@
 # %% tags=["parameters"]
 # fmt: off
 seed: int = 0  # seed of the bootstrap resampling (the sweep's seeds are in its config) [≥ 0]
-compute_class: str = "small"  # small (default report until v3 is complete), v3, tiny and tiny_v3 (tests), medium, medium_v1 (its first design), large {v3, tiny, tiny_v3, small, medium, medium_v1, large}
+compute_class: str = "v3"  # v3 (default report), tiny and tiny_v3 (tests), small, medium, medium_v1 (its first design), large {v3, tiny, tiny_v3, small, medium, medium_v1, large}
 scheduler: str = ""  # "": local Dask cluster, "sync": in-process, or a scheduler address
 runs: str = ""  # your RL logs (CSV/Parquet: model_size, seed, compute or step, pass_rate); "": our sweep [file]
 rerun: bool = False  # recompute a short sweep (tiny, small) even if a cached result exists
@@ -521,7 +522,7 @@ per_size
 # interval wider than its `mde` decides nothing; each section above says how its test
 # can fail. Below, the design's own reading.
 
-# %% [markdown] tags=["only-v3"]
+# %% [markdown] tags=["only-default"]
 # **What the `v3` design decides** (the baseline at 4 sizes, 2 warm starts x 2 RL seeds
 # each, 4,000 GRPO steps; the ledger gives each verdict).
 #
@@ -545,7 +546,7 @@ per_size
 #   {{ ablation/half_lr/delta_log10_C_mid }} (CONTROL-B), batch normalisation $A$ by
 #   {{ ablation/batch_norm/delta_A }} (SCALERL-4; detectable effects: after the ledger).
 
-# %% [markdown] tags=["only-default"]
+# %% [markdown] tags=["only-small"]
 # **What the `small` design (3 sizes, 3 seeds, 500 GRPO steps) cannot decide.** The
 # learning rate falls with width and every size runs 500 steps, so the largest policy
 # learns less per unit of compute (`tan/k_rise` {{ tan/k_rise }}, $N_0$ {{ tan/N0 }}:
