@@ -70,6 +70,26 @@ def test_a_papers_claim_outside_its_regime_or_on_a_proxy_never_contradicts(
     assert v.to_json()["scope"] == scope and v.to_json()["regime"] == regime
 
 
+def test_evidence_rows_of_a_claim_outside_its_regime_never_read_contradicts():
+    # one size not identified keeps the claim "not identified"; the other size's row,
+    # entirely outside the band, reads as the claim would: differs at our scale
+    pinned = rec.record(
+        "s", Estimate(1.0, 1.0, 1.0, level=0.95, identified=False, bound=1.0, side="upper")
+    ).to_json()
+    away = _finding("m", 0.56, 0.49, 0.65)
+    claim = _c(
+        findings=("s", "m"),
+        expect="between",
+        value=(0.38, 0.41),
+        scope="paper",
+        regime="outside: our small models",
+    )
+    v = decide(claim, {"s": pinned, "m": away})
+    assert v.verdict == "not identified"
+    rows = {e["name"]: e["verdict"] for e in v.to_json()["evidence"]}
+    assert rows["m"] == "differs at our scale" and "contradicts" not in rows.values()
+
+
 def test_unknown_scope_or_regime_is_refused():
     with pytest.raises(ScopeError, match="scope must be one of"):
         _c(scope="paper's")

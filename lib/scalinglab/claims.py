@@ -349,8 +349,8 @@ def decide(claim: Claim, findings: Mapping[str, Mapping[str, Any]]) -> Verdict:
     """
     v = _decide(claim, findings)
     verdict, reason = scoped_verdict(v.verdict, v.reason, claim.scope, claim.regime)
-    if verdict == v.verdict:
-        return v
+    # the evidence rows are scoped too, also when the claim's own verdict is not (a claim
+    # "not identified" on one size must not show another size's row as "contradicts")
     evidence = tuple(
         {**e, "verdict": scoped_verdict(e["verdict"], "", claim.scope, claim.regime)[0]}
         for e in v.evidence
