@@ -209,9 +209,10 @@ def tile_effect_summary(
         in words; None for the maximum).
     """
     ratio = effects["ratio"].to_numpy(float)
-    out = {}
     n = len(effects)
-    out = {"max_ratio": (float(np.max(ratio)), np.nan, np.nan, None)}
+    out: dict[str, tuple[float, float, float, str | None]] = {
+        "max_ratio": (float(np.max(ratio)), np.nan, np.nan, None)
+    }
     point, (lo, hi) = _over_shapes(ratio, np.median, reps=reps, level=level, seed=seed)
     out["median_ratio"] = (point, lo, hi, MEDIAN_RATIO)
     best = effects["best_tile"].to_numpy()
