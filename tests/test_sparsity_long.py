@@ -27,14 +27,14 @@ def _micro(**kw):
     return sweep_config("tiny", **{**base, **kw})
 
 
-def test_long_design_trains_two_sizes_to_500_tokens_per_parameter_with_3_seeds():
+def test_long_design_trains_two_sizes_to_2000_tokens_per_parameter_with_5_seeds():
     cfgs = long_configs("small")
     assert list(cfgs) == ["size-s", "size-m"]
     grids = []
     for cfg in cfgs.values():
         n = cfg.model_config(cfg.models[0], "relu").n_params()
-        assert cfg.tokens / n == pytest.approx(500, rel=1e-3)
-        assert len(cfg.seeds) >= 3 and set(cfg.activations) == {"relu", "silu"}
+        assert cfg.tokens / n == pytest.approx(2000, rel=1e-3)
+        assert len(cfg.seeds) == 5 and set(cfg.activations) == {"relu", "silu"}
         grids.append(np.array(cfg.checkpoint_steps()) * cfg.batch_size * cfg.seq_len / n)
     np.testing.assert_allclose(grids[0], grids[1], rtol=0.02)  # one tokens-per-parameter grid
     cuda = long_configs("small", device="cuda")["size-m"]

@@ -255,9 +255,15 @@ def matched_configs(
     return out
 
 
-#: Tokens per non-embedding parameter of the long design (the paper's curves reach
-#: their limits by then; the issue asks for at least 500).
-LONG_TOKENS_PER_PARAM = 500.0
+#: Tokens per non-embedding parameter of the long design. The issue asks for at least
+#: 500; at 500 the SiLU ratio of size s still rose about 0.18 per decade and the law left
+#: its limit on a bound at three of four (size, activation) groups, so the design runs
+#: 4x longer (its first version, 500 with 3 seeds, is in the repository's history).
+LONG_TOKENS_PER_PARAM = 2000.0
+
+#: Seeds of the long design at ``small``: stacked on a GPU, 5 seeds cost about what 3 do,
+#: and a 5-run bootstrap or t interval covers better than a 3-run one.
+LONG_SEEDS = (0, 1, 2, 3, 4)
 
 
 def long_configs(
@@ -270,14 +276,16 @@ def long_configs(
 
     One config per size (``size-<model>``, cached on its own), every size at the same
     ``tokens_per_param`` (rounded to whole steps), so their checkpoints share one
-    tokens-per-parameter grid (16 checkpoints, geometric from 2 tokens per parameter);
+    tokens-per-parameter grid (20 checkpoints, 16 at ``tiny``, geometric from 2 tokens per
+    parameter);
     the main sweep's recipe on the horizon probe's corpus.
 
-    - ``small``: sizes s and m (25k, 83k non-embedding parameters) to 500 tokens per
-      parameter (12.5M and 41.5M tokens: 6.1k and 20.3k steps), ReLU and SiLU, 3 seeds:
-      12 runs. On one core of the shared 2-core machine a step of s takes about 38 ms
-      and of m about 73 ms (the horizon probe's timings and a profile), so s's 6 runs
-      are about 25 core-minutes and m's about 150.
+    - ``small``: sizes s and m (25k, 83k non-embedding parameters) to 2000 tokens per
+      parameter (50M and 166M tokens: 24.6k and 81.3k steps, 3.7 and 12.3 passes over
+      the 13.5M-token corpus), ReLU and SiLU, 5 seeds (:data:`LONG_SEEDS`): 20 runs, 20
+      checkpoints. On one core of the shared 2-core machine a step of s takes about
+      38 ms and of m about 73 ms, so this design is for a GPU: there a stacked step took
+      about 3.9 ms at either size (the 500-token version, 3 seeds, on an H200).
     - ``tiny``: the tiny sizes to 20 tokens per parameter, 2 seeds (seconds).
 
     ``device`` goes into the config (so into its cache key and the Dataset's attrs):
@@ -292,7 +300,7 @@ def long_configs(
             tokens_per_param = 20.0
         corpus = base.corpus
     elif compute_class == "small":
-        base, seeds, corpus = sweep_config("small"), (0, 1, 2), _LONG_CORPUS
+        base, seeds, corpus = sweep_config("small"), LONG_SEEDS, _LONG_CORPUS
     else:
         raise ValueError(
             f"unknown compute_class {compute_class!r} for the long design: tiny, small"
@@ -308,7 +316,7 @@ def long_configs(
             models=(dataclasses.replace(m, family="size"),),
             seeds=seeds,
             tokens=steps * step_tokens,
-            n_checkpoints=16,
+            n_checkpoints=16 if compute_class == "tiny" else 20,
             first_checkpoint=2.0 / tokens_per_param,
             corpus=corpus,
             device=device,
