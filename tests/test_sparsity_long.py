@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
 import xarray as xr
 
 from scalinglab.studies.sparsity import long_runs, stacked, time_kernel
-from scalinglab.studies.sparsity.config import LONG_HORIZONS, long_configs
+from scalinglab.studies.sparsity.config import LONG_HORIZONS, long_configs, long_extra_configs
 from scalinglab.studies.sparsity.sweep import ModelSpec, sweep_config, train_run
 from scalinglab.sweeps import RunCache
 
@@ -141,3 +143,24 @@ def test_the_cached_long_design_is_found_whatever_device_trained_it(tmp_path, mo
     assert list(got) == ["size-m"]
     np.testing.assert_array_equal(got["size-m"]["x"].values, [0.0, 1.0, 2.0])
     assert long_runs.cached_long("small", devices=("cpu",)) == {}
+
+
+def test_a_later_seed_block_is_read_with_the_first_and_keeps_its_provenance():
+    extra = long_extra_configs("small", device="cuda")
+    first = long_configs("small", device="cuda")
+    for name, cfg in extra.items():
+        assert set(cfg.seeds).isdisjoint(first[name].seeds)
+        assert long_runs.sweep_key(cfg) != long_runs.sweep_key(first[name])
+    a = xr.Dataset({"x": ("seed", [1.0, 2.0])}, coords={"seed": [0, 1]})
+    a.attrs.update(config_hash="aaa", train_machine="gpu-a", n_failed=0)
+    b = xr.Dataset({"x": ("seed", [3.0])}, coords={"seed": [2]})
+    b.attrs.update(config_hash="bbb", train_machine="gpu-b", n_failed=1)
+    got = long_runs.join_seed_blocks(a, b)
+    np.testing.assert_array_equal(got["seed"].values, [0, 1, 2])
+    np.testing.assert_array_equal(got["x"].values, [1.0, 2.0, 3.0])
+    blocks = json.loads(got.attrs["seed_blocks"])
+    assert [b["config_hash"] for b in blocks] == ["aaa", "bbb"]
+    assert [b["train_machine"] for b in blocks] == ["gpu-a", "gpu-b"]
+    assert got.attrs["n_failed"] == 1
+    with pytest.raises(ValueError, match="overlap"):
+        long_runs.join_seed_blocks(a, a)

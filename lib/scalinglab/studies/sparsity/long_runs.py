@@ -55,7 +55,12 @@ from scalinglab.compute import dataset_path, resolve_device
 from scalinglab.models import corpus as corpus_mod
 from scalinglab.paths import repo_root
 from scalinglab.studies.sparsity import stacked, sweep, sweep_dataset
-from scalinglab.studies.sparsity.config import STUDY, SparsitySweepConfig, long_configs
+from scalinglab.studies.sparsity.config import (
+    STUDY,
+    SparsitySweepConfig,
+    long_configs,
+    long_extra_configs,
+)
 from scalinglab.sweeps import RUNS_DIR, RunCache, cached_sweep
 
 #: File beside a run folder's pickles describing the machine that trained them.
@@ -133,7 +138,9 @@ def run_long(
     rerun: bool = False,
     progress: bool = True,
 ) -> dict[str, xr.Dataset]:
-    """The long design's Datasets, ``{"size-<model>": Dataset}``, cached (resumable).
+    """The long design's Datasets, ``{"size-<model>": Dataset}``, cached (resumable);
+    a size's later seed block (:func:`~scalinglab.studies.sparsity.config.long_extra_configs`)
+    as ``"size-<model>/later"``, a Dataset of its own.
 
     A size whose Dataset is not cached trains its missing runs here: on the CPU as tasks
     of :func:`~scalinglab.studies.sparsity.sweep.run_sweep` (``scheduler`` as there), on
@@ -141,7 +148,11 @@ def run_long(
     soon as its runs are done.
     """
     out = {}
-    for name, cfg in long_configs(compute_class, device=device).items():
+    blocks = [(n, c) for n, c in long_configs(compute_class, device=device).items()]
+    blocks += [
+        (f"{n}/later", c) for n, c in long_extra_configs(compute_class, device=device).items()
+    ]
+    for name, cfg in blocks:
         cfg = dataclasses.replace(cfg, device=resolve_device(cfg.device))
         if cfg.device == "cpu":
             out[name] = sweep.run_sweep(cfg, scheduler=scheduler, rerun=rerun, progress=progress)
@@ -167,16 +178,48 @@ def cached_long(
     """
     from scalinglab.compute import load_dataset
 
-    out = {}
-    for device in devices:
-        for name, cfg in long_configs(compute_class, device=device).items():
-            if name in out:
-                continue
-            key = sweep_key(cfg)
-            ds = load_dataset(dataset_path(STUDY, f"sweep-{cfg.compute_class}", key), key)
-            if ds is not None:
-                out[name] = ds
+    def find(configs) -> dict[str, xr.Dataset]:
+        found: dict[str, xr.Dataset] = {}
+        for device in devices:
+            for name, cfg in configs(compute_class, device=device).items():
+                if name in found:
+                    continue
+                key = sweep_key(cfg)
+                ds = load_dataset(dataset_path(STUDY, f"sweep-{cfg.compute_class}", key), key)
+                if ds is not None:
+                    found[name] = ds
+        return found
+
+    out, later = find(long_configs), find(long_extra_configs)
+    for name, extra in later.items():
+        if name in out:
+            out[name] = join_seed_blocks(out[name], extra)
     return {name: out[name] for name in long_configs(compute_class) if name in out}
+
+
+def join_seed_blocks(first: xr.Dataset, later: xr.Dataset) -> xr.Dataset:
+    """One size's seed blocks as one Dataset (concatenated along ``seed``).
+
+    The first block's attrs are kept; ``seed_blocks`` records every block's seeds,
+    config hash and training machine (JSON), so each seed's provenance stays readable.
+    """
+    blocks = [
+        {
+            "seeds": [int(v) for v in ds["seed"].values],
+            "config_hash": ds.attrs.get("config_hash"),
+            "train_machine": ds.attrs.get("train_machine"),
+            "git_commit": ds.attrs.get("git_commit"),
+        }
+        for ds in (first, later)
+    ]
+    if set(blocks[0]["seeds"]) & set(blocks[1]["seeds"]):
+        raise ValueError(f"seed blocks overlap: {blocks[0]['seeds']} and {blocks[1]['seeds']}")
+    out = xr.concat([first, later], dim="seed", combine_attrs="override")
+    out.attrs["seed_blocks"] = json.dumps(blocks, sort_keys=True)
+    out.attrs["n_failed"] = int(first.attrs.get("n_failed", 0)) + int(
+        later.attrs.get("n_failed", 0)
+    )
+    return out
 
 
 # ----------------------------------------------------------------------------- elsewhere
@@ -342,6 +385,7 @@ def main(argv: list[str] | None = None) -> int:
     g.add_argument("--activation", required=True)
     g.add_argument("--corpus", type=Path)
     g.add_argument("--no-graph", action="store_true", help="train eagerly on a GPU")
+    g.add_argument("--later", action="store_true", help="the size's later seed block")
     r = sub.add_parser("run", help="train the missing runs here and save the Datasets")
     r.add_argument("--scheduler", default="", help="'' a local cluster, 'sync' in-process")
     b = sub.add_parser("bundle", help="the package, corpus and provenance for another machine")
@@ -364,7 +408,8 @@ def main(argv: list[str] | None = None) -> int:
         torch.set_num_threads(1)
         if args.corpus:
             use_corpus(args.corpus)
-        cfg = long_configs(args.compute_class, device=args.device)[args.size]
+        configs = long_extra_configs if args.later else long_configs
+        cfg = configs(args.compute_class, device=args.device)[args.size]
         errors = train_group(
             cfg, args.activation, runs=RunCache(runs_folder(cfg)), cuda_graph=not args.no_graph
         )
