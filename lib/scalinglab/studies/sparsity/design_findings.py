@@ -296,6 +296,24 @@ def long_design(
                 "why": est.note,
             }
         )
+    for model, g in ldf.groupby("model", sort=False):
+        out.findings += [
+            Named(
+                f"long/{model}/tokens_per_param",
+                Estimate(
+                    float(g["tokens_per_param"].max()),
+                    method="the runs' last checkpoint (the design's horizon for this size)",
+                ),
+                f"model {model}: tokens per non-embedding parameter its runs reach",
+                unit="tokens per parameter",
+            ),
+            Named(
+                f"long/{model}/seeds",
+                Estimate(float(g["seed"].nunique()), method="seeds with finished runs"),
+                f"model {model}: seeds per activation",
+                unit="seeds",
+            ),
+        ]
     for act, g in ldf.groupby("activation", sort=False):
         try:
             est = slim.last_decade_trend(g, level=level)
