@@ -576,8 +576,9 @@ elif OURS:
 #   a rising trend, which the ReLU law cannot express: those limits are `not identified`.
 #   On the long design the ReLU law leaves `alpha` on a bound at both sizes. ReLU at size
 #   s is flat over its last decade within the minimum effect, so its limit is the
-#   plateau {{ long/relu/s/A0 }}, well above the paper's 6-8%; at size m ReLU still rises
-#   over its last decade and its limit is `not identified` ({{ long/relu/m/A0 }}). SiLU at
+#   plateau {{ long/relu/s/A0 }}, well above the paper's 6-8%; at size m, with 3 seeds,
+#   ReLU is not shown flat over its shorter last decade (its trend's interval reaches past
+#   the minimum effect) and its limit is `not identified` ({{ long/relu/m/A0 }}). SiLU at
 #   size m has a law-identified limit ({{ long/silu/m/A0 }}), above the paper's 38-41%;
 #   at size s SiLU still rises ({{ long/silu/s/trend/relative_last_decade | pct }} of its
 #   level per decade) and its law puts `A0` on its bound, which the rule does not read

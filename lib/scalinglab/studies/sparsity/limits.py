@@ -343,7 +343,13 @@ def decide_limit(
                 )
                 method = f"{PLATEAU_METHOD}: {est.method}"
                 return dataclasses.replace(est, method=method, note=note), "plateau"
-            direction = "still rising" if flat.point > 0 else "still falling"
+            direction = (
+                "still rising"
+                if lo > 0
+                else "still falling"
+                if hi < 0
+                else "not shown flat (its interval reaches past the minimum effect)"
+            )
             why_flat = f"{direction}: last-decade relative trend {shown}, not inside +-{delta:.3g}"
     point = np.nan if law is None else law.point
     note = f"route: none; {why_law}; no plateau: {why_flat}"
