@@ -133,8 +133,9 @@ def relative_trend(
     """Slope per decade of ``x`` relative to the level, mean over models, t over seeds.
 
     Per run: the OLS slope of ``value`` against ``log10 x`` (usable checkpoints with
-    ``x >= min_x``; ``x="tokens_per_param"`` picks the same window in every size) divided
-    by the run's mean ``value`` there; then the mean over models of the seed means
+    ``x >= min_x``: one window for every size; sizes trained to different horizons each
+    need their own, :func:`last_decade_trend`) divided by the run's mean ``value`` there;
+    then the mean over models of the seed means
     (:func:`~scalinglab.studies.sparsity.seed_means.stratified_mean`).
 
     Raises
