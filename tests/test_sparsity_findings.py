@@ -176,6 +176,22 @@ def test_sweep_claim_values_use_the_longest_runs_there_are():
         cal, sf.Step(extra={"deciding": ["k"]}), recorded=["long/relu/trend/relative_last_decade"]
     )
     assert got["trend"] == "long" and got["kernel"] == ["k"] and got["relu_min"] == 0.1
+    # without runs, each size's horizon and seeds come from the design's configs
+    assert got["horizons"] == "s to 2000 tokens per parameter (5 seeds), m to 500 (3 seeds)"
+    assert got["horizons"] in got["trend_runs"] and "own last decade" in got["trend_runs"]
+
+
+def test_horizons_are_read_from_the_runs_per_size():
+    rows = [
+        {"model": m, "seed": s, "tokens_per_param": t, "n_params": n}
+        for m, n, tpp, seeds in (("m", 8e4, 40.0, 2), ("s", 2.5e4, 80.0, 4))
+        for s in range(seeds)
+        for t in (2.0, tpp)
+    ]
+    ldf = pd.DataFrame(rows)
+    # smallest size first, whatever the rows' order; the runs win over the configs
+    got = sf.horizons_text(ldf, {"s": (2000.0, 5)})
+    assert got == "s to 80 tokens per parameter (4 seeds), m to 40 (2 seeds)"
 
 
 def test_live_timings_give_the_median_and_range_over_processes():

@@ -117,3 +117,102 @@ def test_residual_block_bootstrap_covers_the_limit_of_a_noisy_relu_curve():
     assert draws.shape == (60,) and np.isfinite(draws).mean() > 0.5
     assert lo <= res.params["A0"] <= hi and hi - lo < 0.01
     assert abs(0.5 * (lo + hi) - 0.07) < 0.003
+
+
+def _group(slope: float, *, level: float = 0.2, noise: float = 1e-3, seeds: int = 5, end=1e8):
+    """One ReLU size whose ratio moves ``slope`` per decade of tokens (7 checkpoints from
+    1e6 to ``end``), with independent noise per seed and checkpoint."""
+    rng = np.random.default_rng(3)
+    rows = []
+    for s in range(seeds):
+        for t in np.geomspace(1e6, end, 7):
+            rows.append(
+                {
+                    "activation": "relu",
+                    "model": "s",
+                    "seed": s,
+                    "run": f"s/relu/{s}",
+                    "tokens": t,
+                    "tokens_per_param": t / 1e4,
+                    "n_params": 1e4,
+                    "activation_ratio": level + slope * np.log10(t / 1e6) + noise * rng.normal(),
+                    "loss": 2.0 - 0.1 * np.log10(t / 1e6),
+                    "usable": True,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def test_each_size_keeps_its_own_last_decade():
+    a = _group(0.0, end=1e8)
+    b = _group(0.0, end=1e7).assign(model="m")
+    late = lm.own_last_decade(pd.concat([a, b]))
+    got = late.groupby("model")["tokens"].agg(["min", "max"])
+    assert got.loc["s", "min"] == pytest.approx(1e7) and got.loc["s", "max"] == pytest.approx(1e8)
+    # size m ends a decade earlier: its window is 1e6..1e7, not size s's
+    assert got.loc["m", "min"] == pytest.approx(1e6) and got.loc["m", "max"] == pytest.approx(1e7)
+
+
+def test_a_flat_curve_gets_a_plateau_limit():
+    g = _group(0.0)
+    est, route = lm.decide_limit(None, g, delta=0.05, level=0.95)
+    levels = lm.plateau_levels(g)
+    assert route == "plateau" and est.identified and est.note.startswith("route: plateau")
+    assert lm.PLATEAU_METHOD in est.method and "Student t over 5 seeds" in est.method
+    assert est.point == pytest.approx(levels.mean()) and est.n == 5
+    assert est.lo < 0.2 < est.hi and est.hi - est.lo < 0.01
+
+
+def test_a_rising_curve_gets_no_limit_even_with_a_law_a0_on_its_bound():
+    g = _group(0.02)  # +0.02 per decade at a level near 0.2: about +10% per decade
+    res = fit(
+        "relu_sparsity",
+        g["tokens"].to_numpy(float),
+        g["activation_ratio"].to_numpy(float),
+        groups=g["run"].to_numpy(),
+        bootstrap=20,
+        seed=0,
+    )
+    est, route = lm.decide_limit(res, g, delta=0.05)
+    assert route == "none" and not est.identified
+    assert "still rising" in est.note and "not inside +-0.05" in est.note
+    # the same curve passes once the minimum effect is wider than its trend
+    _, loose = lm.decide_limit(res, g, delta=0.5)
+    assert loose == "plateau"
+    with pytest.raises(ValueError, match="delta"):
+        lm.decide_limit(res, g, delta=0.0)
+
+
+def test_a_law_identified_limit_keeps_the_laws_a0():
+    rng = np.random.default_rng(0)
+    D = np.tile(np.geomspace(1e5, 1e8, 12), 3)
+    runs = np.repeat(["a", "b", "c"], 12)
+    y = np.exp(-0.5 * (D / 1e5) ** 0.4 - 1.0) + 0.07 + 0.002 * rng.normal(size=D.size)
+    res = fit("relu_sparsity", D, y, groups=runs, bootstrap=40, seed=0)
+    g = pd.DataFrame(
+        {
+            "activation": "relu",
+            "model": "s",
+            "seed": runs,
+            "run": runs,
+            "tokens": D,
+            "tokens_per_param": D / 1e4,
+            "activation_ratio": y,
+            "usable": True,
+        }
+    )
+    est, route = lm.decide_limit(res, g, delta=0.05)
+    assert route == "law" and est.identified and est.note.startswith("route: law")
+    assert est.point == res.params["A0"] and est.ci == tuple(res.ci["A0"])
+
+
+def test_plateau_scale_slope_is_welch_t_over_the_sizes_seeds():
+    small, large = ([0.20, 0.21, 0.22], 1e4), ([0.24, 0.25, 0.26, 0.25], 1e5)
+    est = lm.plateau_scale_slope(small, large, level=0.9)
+    assert est.point == pytest.approx((0.25 - 0.21) / 0.23)
+    assert est.lo < est.point < est.hi and est.method.startswith(lm.PLATEAU_SCALE_CI) and est.n == 3
+    # two sizes whose plateaus differ by noise only: the interval holds zero
+    same = lm.plateau_scale_slope(([0.2, 0.22, 0.21], 1e4), ([0.21, 0.2, 0.22], 1e5))
+    assert same.lo < 0 < same.hi
+    with pytest.raises(ValueError, match="more parameters"):
+        lm.plateau_scale_slope(large, small)

@@ -126,6 +126,18 @@ def test_tiny_study_through_the_runner(tmp_path):
             assert {e["name"] for e in c["evidence"]} == {f"long/{act}/scale/A0_relative_slope"}
         lim = claims[f"{act}-limit"]
         assert lim["verdict"] != "untested", lim
+        # each size's horizon and seeds, read from the runs, in the claim's regime
+        assert "s to 20 tokens per parameter (2 seeds), m to 20 (2 seeds)" in lim["regime"]
+        # every limit names the route of the limit rule that decided it
+        for model in ("s", "m"):
+            a0 = findings[f"long/{act}/{model}/A0"]
+            assert a0["note"].split(";")[0].split(" (")[0] in (
+                "route: law",
+                "route: plateau",
+                "route: none",
+            ), a0
+            assert (a0["note"].startswith("route: none")) == (not a0["identified"]), a0
+            assert f"long/{act}/{model}/loss_change_last_decade" in findings
         # both ratios, per size, and the trend thresholds from half of the paper's curves
         assert f"ratios/main/{act}/m/ppl1/slope_per_decade" in findings
         assert findings[f"calibration/{act}/min_relative_trend"]["point"] > 0

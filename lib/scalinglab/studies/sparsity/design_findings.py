@@ -7,17 +7,22 @@ the long design's identified limits (8d). Intervals over seeds are Student t
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
+import numpy as np
 import pandas as pd
 import xarray as xr
 
 from scalinglab.estimate import Estimate
-from scalinglab.fitting import FitResult
+from scalinglab.stats import calibration
 from scalinglab.studies.sparsity import analysis as sa
 from scalinglab.studies.sparsity import limits as slim
 from scalinglab.studies.sparsity import matched as sm
 from scalinglab.studies.sparsity import seed_means
 from scalinglab.studies.sparsity.steps import PAPER_SIGN, Named, Step
+
+#: The law each activation's limit comes from.
+LAW_OF = sa.LAWS
 
 
 def long_frame(long: Mapping[str, xr.Dataset], *, min_ffn_gain: float) -> pd.DataFrame | None:
@@ -182,39 +187,136 @@ def ratios(frames: Mapping[str, pd.DataFrame], *, level: float) -> Step:
     return out
 
 
-def long_design(ldf: pd.DataFrame, *, reps: int, level: float, seed: int) -> Step:
-    """Section 8d: the long design's laws per size, their identified limits, the
-    relative last-decade trends and the limit's change from size s to m."""
+def horizons_text(ldf: pd.DataFrame | None, fallback: Mapping[str, tuple[float, int]]) -> str:
+    """Each size's horizon and seeds in words, from the long design's runs (``ldf``), else
+    from ``fallback`` (``{model: (tokens per parameter, seeds)}``, the design's configs):
+    e.g. ``"s to 2000 tokens per parameter (5 seeds), m to 500 (3 seeds)"``."""
+    if ldf is not None and not ldf.empty:
+        g = ldf.groupby("model", sort=False)
+        have = {
+            m: (
+                float(g.get_group(m)["tokens_per_param"].max()),
+                int(g.get_group(m)["seed"].nunique()),
+            )
+            for m in g.groups
+        }
+        order = ldf.groupby("model")["n_params"].first().sort_values().index
+        items = [(m, *have[m]) for m in order]
+    else:
+        items = [(m, *v) for m, v in fallback.items()]
+    parts = [
+        f"{m} to {tpp:.0f}" + (" tokens per parameter" if k == 0 else "") + f" ({n} seeds)"
+        for k, (m, tpp, n) in enumerate(items)
+    ]
+    return ", ".join(parts)
+
+
+def long_design(
+    ldf: pd.DataFrame, *, min_trend: Mapping[str, float], reps: int, level: float, seed: int
+) -> Step:
+    """Section 8d: the long design's laws per size, each limit by the limit rule
+    (:func:`.limits.decide_limit`: the law's identified ``A0``, else a plateau shown flat
+    over the size's own last decade by an equivalence test at ``min_trend[activation]``,
+    else not identified), each size's relative last-decade trend and their mean, the
+    held-out loss change over each size's last decade, and the limit's change from s to m.
+
+    ``extra["limits"]``: one row per (activation, model) with the route and its reasons.
+    """
     out = Step()
     table, fits = sa.fit_laws(ldf, reps=reps, level=level, seed=seed)
-    identified: dict[tuple[str, str], tuple[FitResult, float]] = {}
-    for row in table.to_dict("records"):
-        act, model = row["activation"], row["model"]
-        if isinstance(row.get("error"), str):
-            out.messages.append(f"{act}/{model}: no fit ({row['error']})")
-            continue
-        g = ldf[(ldf["activation"] == act) & (ldf["model"] == model)]
+    decided: dict[tuple[str, str], tuple[str, Any, float]] = {}
+    rows = []
+    by_row = {(r["activation"], r["model"]): r for r in table.to_dict("records")}
+    for (act, model), g in ldf.groupby(["activation", "model"], sort=False):
+        act, model = str(act), str(model)
+        row = by_row.get((act, model), {})
         tpp_end = float(g["tokens_per_param"].max())
-        late = sa.run_slopes(g, x="tokens_per_param", min_x=tpp_end / 10)
-        trend = None if late.empty else seed_means.stratified_mean(late, "slope", level=level)
-        res = fits[(act, model, row["law"])]
-        est = sa.law_limit(res, trend=trend)
+        n_seeds = int(g["seed"].nunique())
+        late = slim.own_last_decade(g)
+        raw = sa.run_slopes(late, x="tokens_per_param")
+        trend = None if raw.empty else seed_means.stratified_mean(raw, "slope", level=level)
+        res = None
+        if isinstance(row.get("error"), str) or not row:
+            out.messages.append(f"{act}/{model}: no fit ({row.get('error', 'no usable rows')})")
+        else:
+            res = fits[(act, model, row["law"])]
+        est, route = slim.decide_limit(res, g, delta=min_trend[act], trend=trend, level=level)
         out.findings.append(
             Named(
                 f"long/{act}/{model}/A0",
                 est,
-                f"{row['law']} limit, model {model} to {tpp_end:.0f} tokens per parameter, "
-                f"{row['n_runs']} runs",
+                f"{LAW_OF[act]} limit, model {model} to {tpp_end:.0f} tokens per parameter, "
+                f"{n_seeds} seeds; route: {route} (law, plateau over the last decade, or none)",
                 unit="activation ratio",
             )
         )
-        if est.identified:
-            identified[(act, model)] = (res, float(g["n_params"].iloc[0]))
+        n_params = float(g["n_params"].iloc[0])
+        if route == "law":
+            decided[(act, model)] = (route, res, n_params)
+        elif route == "plateau":
+            decided[(act, model)] = (route, slim.plateau_levels(g).to_numpy(float), n_params)
+        try:
+            own = slim.last_decade_trend(g, level=level)
+        except ValueError as err:
+            out.messages.append(f"long/{act}/{model}: no last-decade trend ({err})")
+            own = None
+        if own is not None:
+            out.findings.append(
+                Named(
+                    f"long/{act}/{model}/trend/relative_last_decade",
+                    own,
+                    f"{act}, model {model}: slope over its own last decade ("
+                    f"{float(late['tokens_per_param'].min()):.0f}-{tpp_end:.0f} tokens per "
+                    "parameter) over the run's mean ratio there",
+                    unit="fraction of the level per 10x tokens",
+                )
+            )
+        loss = _loss_change(late, level=level)
+        if loss is not None:
+            out.findings.append(
+                Named(
+                    f"long/{act}/{model}/loss_change_last_decade",
+                    loss,
+                    f"{act}, model {model}: held-out loss at {tpp_end:.0f} minus at "
+                    f"{float(late['tokens_per_param'].min()):.0f} tokens per parameter "
+                    "(negative: still learning; positive: repetition of the corpus hurts)",
+                    unit="nats/token",
+                )
+            )
+        rows.append(
+            {
+                "activation": act,
+                "model": model,
+                "tokens_per_param": tpp_end,
+                "seeds": n_seeds,
+                "route": route,
+                "A0": str(est),
+                "last-decade trend": "" if own is None else str(own),
+                "min effect": min_trend[act],
+                "why": est.note,
+            }
+        )
+    for model, g in ldf.groupby("model", sort=False):
+        out.findings += [
+            Named(
+                f"long/{model}/tokens_per_param",
+                Estimate(
+                    float(g["tokens_per_param"].max()),
+                    method="the runs' last checkpoint (the design's horizon for this size)",
+                ),
+                f"model {model}: tokens per non-embedding parameter its runs reach",
+                unit="tokens per parameter",
+            ),
+            Named(
+                f"long/{model}/seeds",
+                Estimate(float(g["seed"].nunique()), method="seeds with finished runs"),
+                f"model {model}: seeds per activation",
+                unit="seeds",
+            ),
+        ]
     for act, g in ldf.groupby("activation", sort=False):
         try:
-            est = slim.relative_trend(
-                g, x="tokens_per_param", min_x=float(g["tokens_per_param"].max()) / 10, level=level
-            )
+            est = slim.last_decade_trend(g, level=level)
         except ValueError as err:
             out.messages.append(f"long/{act}: no last-decade trend ({err})")
             continue
@@ -222,29 +324,57 @@ def long_design(ldf: pd.DataFrame, *, reps: int, level: float, seed: int) -> Ste
             Named(
                 f"long/{act}/trend/relative_last_decade",
                 est,
-                f"{act}: slope over the last decade of tokens per parameter over the run's "
-                "mean ratio there, mean over sizes",
+                f"{act}: slope over each size's own last decade of tokens per parameter "
+                "over the run's mean ratio there, mean over sizes (each size's window is its "
+                "own last decade, so sizes with different horizons average different windows)",
                 unit="fraction of the level per 10x tokens",
             )
         )
     for act in ("relu", "silu"):
-        if (act, "s") in identified and (act, "m") in identified:
+        if (act, "s") in decided and (act, "m") in decided:
+            (ra, va, na), (rb, vb, nb) = decided[(act, "s")], decided[(act, "m")]
+            if ra == rb == "law":
+                est = slim.limit_scale_slope((va, na), (vb, nb), level=level)
+            elif ra == rb == "plateau":
+                est = slim.plateau_scale_slope((va, na), (vb, nb), level=level)
+            else:
+                out.messages.append(
+                    f"long/{act}: the limits of s ({ra}) and m ({rb}) come by different "
+                    "routes; no joint interval, the size claim stays untested"
+                )
+                continue
             out.findings.append(
                 Named(
                     f"long/{act}/scale/A0_relative_slope",
-                    slim.limit_scale_slope(
-                        identified[(act, "s")], identified[(act, "m")], level=level
-                    ),
-                    f"{act}: change of the identified limit from s to m over its mean",
+                    est,
+                    f"{act}: change of the identified limit from s ({ra}) to m ({rb}) over "
+                    "its mean; the sizes' horizons differ ("
+                    + horizons_text(ldf[ldf["activation"] == act], {})
+                    + ")",
                     unit="fraction of the limit per 10x parameters",
                 )
             )
     out.table = sa.laws_display(table)
+    out.extra["limits"] = pd.DataFrame(rows)
     return out
+
+
+def _loss_change(late: pd.DataFrame, *, level: float) -> Estimate | None:
+    """Per seed, the held-out loss at the last checkpoint minus at the first of the
+    window; their mean with a Student-t interval (None with fewer than 2 seeds)."""
+    diffs = []
+    for _, r in late.groupby("seed"):
+        r = r.sort_values("tokens")
+        if len(r) >= 2:
+            diffs.append(float(r["loss"].iloc[-1] - r["loss"].iloc[0]))
+    if len(diffs) < 2:
+        return None
+    return calibration.mean_estimate(np.array(diffs), level=level)
 
 
 __all__ = [
     "horizon",
+    "horizons_text",
     "long_design",
     "long_frame",
     "long_provenance",

@@ -28,6 +28,7 @@ from scalinglab.studies.sparsity import analysis as sa
 from scalinglab.studies.sparsity import seed_means
 from scalinglab.studies.sparsity.design_findings import (
     horizon,
+    horizons_text,
     long_design,
     long_frame,
     long_provenance,
@@ -47,7 +48,12 @@ from scalinglab.studies.sparsity.kernel_findings import (
     time_live,
     time_masks,
 )
-from scalinglab.studies.sparsity.paper_findings import calibration, paper_late, paper_laws
+from scalinglab.studies.sparsity.paper_findings import (
+    calibration,
+    min_effects,
+    paper_late,
+    paper_laws,
+)
 from scalinglab.studies.sparsity.steps import PAPER_SIGN, Named, Step, record_all
 
 
@@ -256,24 +262,44 @@ def coverage(slopes: pd.DataFrame, *, level: float, seed: int, sims: int = 2000)
 
 
 def sweep_claim_values(
-    cal: Step, kernel: Step, *, recorded: Iterable[str] | None = None
+    cal: Step,
+    kernel: Step,
+    *,
+    long: pd.DataFrame | None = None,
+    compute_class: str = "small",
+    recorded: Iterable[str] | None = None,
 ) -> dict[str, Any]:
     """What the claims file's ``sweep`` design names: the calibration values, the
-    longest runs there are (the long design, else the horizon probe) and the committed
-    kernel timings' deciding findings (a missing name leaves the claim untested).
+    longest runs there are (the long design, else the horizon probe), each long-design
+    size's horizon and seeds (``horizons``: from its runs ``long``, else from the design's
+    configs) and the committed kernel timings' deciding findings (a missing name leaves
+    the claim untested).
 
     ``recorded``: the finding names recorded so far (default: this process's,
     :func:`scalinglab.record.findings`)."""
     from scalinglab.record import findings
+    from scalinglab.studies.sparsity.config import long_configs
 
     have = set(recorded if recorded is not None else (f.name for f in findings()))
     trend = "long" if "long/relu/trend/relative_last_decade" in have else "horizon"
+    planned = {}
+    for cfg in long_configs(compute_class).values():
+        (spec,) = cfg.models
+        tpp = cfg.tokens / cfg.model_config(spec, "relu").n_params()
+        planned[spec.name] = (tpp, len(cfg.seeds))
+    horizons = horizons_text(long, planned)
     return {
         **cal.extra["values"],
         "trend": trend,
         "trend_runs": "our longest runs ("
-        + ("the long design, sizes s and m" if trend == "long" else "horizon probe, model s")
+        + (
+            f"the long design: {horizons}; each size over its own last decade, then the "
+            "mean over sizes"
+            if trend == "long"
+            else "horizon probe, model s"
+        )
         + ")",
+        "horizons": horizons,
         "sizes": ["s", "m"],
         "kernel": kernel.extra.get("deciding") or ["kernel/offline/none"],
     }
@@ -299,6 +325,7 @@ __all__ = [
     "calibration",
     "coverage",
     "horizon",
+    "horizons_text",
     "kernel_live",
     "kernel_masks",
     "kernel_offline",
@@ -309,6 +336,7 @@ __all__ = [
     "live_summary",
     "long_frame",
     "long_provenance",
+    "min_effects",
     "mask_table",
     "masks_summary",
     "paper_claim_values",

@@ -9,8 +9,24 @@
   claim needs an effect of a stated minimum size, taken from *one half* of the paper's
   released curves (every other size), so the other half can test the rule without having
   set it; likewise :func:`scale_tolerance` for "weak dependence on size";
-- :func:`limit_scale_slope`: the relative change of an identified limit ``A0`` per 10x
-  parameters between two sizes, from the law fits' bootstrap draws.
+- :func:`own_last_decade` and :func:`last_decade_trend`: each size's **own** last decade
+  of tokens per parameter (sizes trained to different horizons have different windows);
+- :func:`decide_limit`: **the limit rule**, stated before the long design's 2000-token
+  data were read. A law's ``A0`` counts when
+  :func:`~scalinglab.studies.sparsity.analysis.law_identification` identifies it (route
+  ``law``). Otherwise the limit is read as the curve's **plateau** only when an
+  equivalence test shows the curve flat over the size's last decade: the last-decade
+  relative trend's 90% Student-t interval over seeds lies inside ``+-delta`` per decade,
+  ``delta`` the calibrated minimum trend effect (``calibration/<act>/min_relative_trend``,
+  set on the held-apart half of the paper's curves, the same that decides
+  ``relu-decreasing``/``silu-increasing``). Then ``A0`` is the mean ratio over that
+  decade with its Student-t interval over seeds (route ``plateau``). Otherwise the limit
+  is not identified, with the reason (route ``none``). A law ``A0`` on its bound is
+  never read as a plateau unless the test passes;
+- :func:`limit_scale_slope` and :func:`plateau_scale_slope`: the relative change of an
+  identified limit ``A0`` per 10x parameters between two sizes, from the law fits'
+  bootstrap draws (route ``law``) or from the seeds' plateau levels (route ``plateau``,
+  Welch t).
 
 The paper's laws are stated for the PPL-1% activation ratio (its Section 3 defines
 "activation sparsity" through PPL-p% sparsity, because for SiLU no unit is exactly zero);
@@ -20,6 +36,7 @@ opposite directions.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 import numpy as np
@@ -27,8 +44,9 @@ import pandas as pd
 
 from scalinglab.estimate import Estimate
 from scalinglab.fitting import FitResult
-from scalinglab.studies.sparsity.analysis import run_slopes
-from scalinglab.studies.sparsity.seed_means import stratified_mean
+from scalinglab.stats import calibration
+from scalinglab.studies.sparsity.analysis import law_limit, run_slopes
+from scalinglab.studies.sparsity.seed_means import stratified_mean, welch_estimate
 
 METRICS = {"activation_ratio": "PPL-1% ratio", "natural_ratio": "nonzero ratio"}
 
@@ -115,8 +133,9 @@ def relative_trend(
     """Slope per decade of ``x`` relative to the level, mean over models, t over seeds.
 
     Per run: the OLS slope of ``value`` against ``log10 x`` (usable checkpoints with
-    ``x >= min_x``; ``x="tokens_per_param"`` picks the same window in every size) divided
-    by the run's mean ``value`` there; then the mean over models of the seed means
+    ``x >= min_x``: one window for every size; sizes trained to different horizons each
+    need their own, :func:`last_decade_trend`) divided by the run's mean ``value`` there;
+    then the mean over models of the seed means
     (:func:`~scalinglab.studies.sparsity.seed_means.stratified_mean`).
 
     Raises
@@ -225,9 +244,180 @@ def limit_scale_slope(
     return Estimate.from_draws(point, draws, level=level, method=LIMIT_SCALE_CI, resamples=n)
 
 
+# ----------------------------------------------------------------------------- the limit rule
+#: Level of the equivalence test's trend interval (two one-sided 5% tests: a 90% interval).
+PLATEAU_TREND_LEVEL = 0.90
+#: How a limit was identified, as the first words of its note.
+ROUTES = ("law", "plateau", "none")
+#: The plateau route's method (its interval: Student t over seeds).
+PLATEAU_METHOD = "plateau (equivalence over the last decade)"
+
+
+def own_last_decade(
+    curves: pd.DataFrame, *, x: str = "tokens_per_param", window: float = 10.0
+) -> pd.DataFrame:
+    """The usable rows of each (activation, model) within its own last ``window``-fold of
+    ``x`` (``x >= max x / window`` of that size), so sizes trained to different horizons
+    each keep their own last decade."""
+    use = curves[curves["usable"]]
+    end = use.groupby(["activation", "model"])[x].transform("max")
+    return use[use[x] >= end / window]
+
+
+def last_decade_trend(
+    curves: pd.DataFrame, *, x: str = "tokens_per_param", level: float = 0.95
+) -> Estimate:
+    """:func:`relative_trend` over each (activation, model)'s own last decade of ``x``
+    (:func:`own_last_decade`); over several sizes, the mean of each size's own trend.
+
+    Raises
+    ------
+    ValueError
+        No run has 3 usable checkpoints in its last decade.
+    """
+    return relative_trend(own_last_decade(curves, x=x), x=x, level=level)
+
+
+def plateau_levels(group: pd.DataFrame, *, x: str = "tokens_per_param") -> pd.Series:
+    """Per seed, the mean ratio over the size's own last decade (one activation and
+    model), indexed by seed."""
+    return own_last_decade(group, x=x).groupby("seed")["activation_ratio"].mean()
+
+
+def decide_limit(
+    res: FitResult | None,
+    group: pd.DataFrame,
+    *,
+    delta: float,
+    trend: Estimate | None = None,
+    x: str = "tokens_per_param",
+    level: float = 0.95,
+) -> tuple[Estimate, str]:
+    """The limit ``A0`` of one (activation, size) by the limit rule (module docstring).
+
+    Parameters
+    ----------
+    res
+        The law fit of the group (None when the law did not fit).
+    group
+        :func:`~scalinglab.studies.sparsity.analysis.curves_frame` rows of one activation
+        and model, every seed.
+    delta
+        The minimum trend effect, as a fraction of the level per 10x ``x`` (``> 0``).
+    trend
+        The data's trend the law is checked against (as
+        :func:`~scalinglab.studies.sparsity.analysis.law_limit`).
+    level
+        Level of the plateau limit's Student-t interval.
+
+    Returns
+    -------
+    (Estimate, route)
+        ``route`` is one of :data:`ROUTES`; the estimate's note starts with
+        ``"route: <route>"`` and gives the reasons; a ``none`` limit is not identified.
+    """
+    if not delta > 0:
+        raise ValueError(f"the minimum trend effect delta must be > 0, got {delta}")
+    law = None if res is None else law_limit(res, trend=trend)
+    if law is not None and law.identified:
+        note = "; ".join(v for v in ("route: law (the law fit identifies A0)", law.note) if v)
+        return dataclasses.replace(law, note=note), "law"
+    why_law = "no law fit" if law is None else f"law A0 not identified ({law.note})"
+    try:
+        flat = last_decade_trend(group, x=x, level=PLATEAU_TREND_LEVEL)
+    except ValueError as err:
+        flat = None
+        why_flat = f"no last-decade trend ({err})"
+    if flat is not None:
+        if flat.ci is None:
+            why_flat = f"the last-decade trend {flat.point:+.3g} per decade has no interval"
+        else:
+            lo, hi = flat.ci
+            shown = f"{flat.point:+.3g} [{lo:+.3g}, {hi:+.3g}] (90% t over seeds) per decade"
+            if -delta < lo and hi < delta:
+                levels = plateau_levels(group, x=x)
+                est = calibration.mean_estimate(levels.to_numpy(float), level=level)
+                note = (
+                    f"route: plateau; {why_law}; last-decade relative trend {shown} inside "
+                    f"+-{delta:.3g}; A0 = the mean ratio over the last decade "
+                    f"(x >= {float(own_last_decade(group, x=x)[x].min()):.0f})"
+                )
+                method = f"{PLATEAU_METHOD}: {est.method}"
+                return dataclasses.replace(est, method=method, note=note), "plateau"
+            direction = (
+                "still rising"
+                if lo > 0
+                else "still falling"
+                if hi < 0
+                else "not shown flat (its interval reaches past the minimum effect)"
+            )
+            why_flat = f"{direction}: last-decade relative trend {shown}, not inside +-{delta:.3g}"
+    point = np.nan if law is None else law.point
+    note = f"route: none; {why_law}; no plateau: {why_flat}"
+    return (
+        Estimate(
+            point,
+            method="not identified by the law or the plateau rule",
+            identified=False,
+            note=note,
+            bound=None if law is None else law.bound,
+            side=None if law is None else law.side,
+        ),
+        "none",
+    )
+
+
+#: How :func:`plateau_scale_slope` makes its interval.
+PLATEAU_SCALE_CI = (
+    "Welch t over the two sizes' per-seed plateau levels (delta method, Welch-Satterthwaite df)"
+)
+
+
+def plateau_scale_slope(
+    small: tuple[Sequence[float], float],
+    large: tuple[Sequence[float], float],
+    *,
+    level: float = 0.95,
+) -> Estimate:
+    """Relative change of a plateau limit per 10x parameters between two sizes.
+
+    Parameters
+    ----------
+    small, large
+        ``(per-seed plateau levels, n_params)`` of each size (:func:`plateau_levels`);
+        the sizes' seeds are different runs, so independent.
+
+    Returns
+    -------
+    Estimate
+        ``(A_large - A_small) / mean(A) / log10(n_large / n_small)`` of the seed means,
+        with its delta-method Welch t interval
+        (:func:`~scalinglab.studies.sparsity.seed_means.welch_estimate`).
+    """
+    (va, na), (vb, nb) = small, large
+    decades = float(np.log10(nb / na))
+    if decades <= 0:
+        raise ValueError("large must have more parameters than small")
+
+    def rel(m: np.ndarray) -> float:
+        return float((m[1] - m[0]) / (0.5 * (m[0] + m[1])) / decades)
+
+    arrs = [np.asarray(va, dtype=float), np.asarray(vb, dtype=float)]
+    return welch_estimate(arrs, rel, level=level, method=PLATEAU_SCALE_CI)
+
+
 __all__ = [
     "LIMIT_SCALE_CI",
     "METRICS",
+    "PLATEAU_METHOD",
+    "PLATEAU_SCALE_CI",
+    "PLATEAU_TREND_LEVEL",
+    "ROUTES",
+    "decide_limit",
+    "last_decade_trend",
+    "own_last_decade",
+    "plateau_levels",
+    "plateau_scale_slope",
     "both_ratios",
     "calibration_halves",
     "limit_scale_slope",

@@ -105,6 +105,19 @@ def paper_late(curves: pd.DataFrame, *, reps: int, level: float, seed: int) -> S
     return out
 
 
+def min_effects(pcurves: pd.DataFrame) -> dict[str, float]:
+    """The minimum trend effect per activation, as :func:`calibration` sets it
+    (``calibration/<act>/min_relative_trend``: half the weakest last-decade trend of the
+    calibration half of the paper's curves), for steps that run before section 9b. It
+    reads the curves' point slopes only (no bootstrap)."""
+    late, _ = pub.late_trends(pcurves, reps=1, seed=0)
+    out = {}
+    for act in ("relu", "silu"):
+        cal_m, _ = slim.calibration_halves(late[late["activation"] == act]["model"].unique())
+        out[act] = slim.min_trend_effect(late, activation=act, models=cal_m)
+    return out
+
+
 def calibration(
     pcurves: pd.DataFrame, *, test_half: bool, reps: int, level: float, seed: int
 ) -> Step:
@@ -166,4 +179,4 @@ def calibration(
     return out
 
 
-__all__ = ["calibration", "paper_late", "paper_laws"]
+__all__ = ["calibration", "min_effects", "paper_late", "paper_laws"]

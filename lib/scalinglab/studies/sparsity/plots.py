@@ -258,17 +258,20 @@ def width_depth_families(families: Mapping[str, pd.DataFrame], *, level: float) 
 
 
 def both_ratios(both: pd.DataFrame, *, design: str, ppl_budget: float) -> Any:
-    """The PPL-p% ratio (solid) and the nonzero ratio (dashed, ReLU) per model."""
+    """The PPL-p% ratio (solid) and the nonzero ratio (dashed, ReLU) per model, its seeds
+    in the legend; for the long design a dotted line where each size's own last decade
+    (the window of its trend and plateau) starts."""
     fig, axes = plt.subplots(1, 2, figsize=(12, 3.6))
     for ax, (act, g) in zip(axes, both.groupby("activation", sort=False), strict=False):
         for k, (model, gm) in enumerate(g.groupby("model", sort=False)):
+            name = f"{model} ({int(gm['n_seeds'].max())} seeds)"
             ax.plot(
                 gm["tokens_per_param"],
                 gm["ppl1_ratio"],
                 "-o",
                 ms=3,
                 color=f"C{k}",
-                label=f"{model}: PPL-{ppl_budget:g}%",
+                label=f"{name}: PPL-{ppl_budget:g}%",
             )
             if act == "relu":
                 ax.plot(
@@ -276,8 +279,10 @@ def both_ratios(both: pd.DataFrame, *, design: str, ppl_budget: float) -> Any:
                     gm["nonzero_ratio"],
                     "--",
                     color=f"C{k}",
-                    label=f"{model}: nonzero",
+                    label=f"{name}: nonzero",
                 )
+            if design == "long":  # where each size's own last decade starts
+                ax.axvline(float(gm["tokens_per_param"].max()) / 10, color=f"C{k}", lw=0.6, ls=":")
         ax.set(
             xscale="log",
             xlabel="tokens per parameter",
