@@ -83,7 +83,8 @@
 
 # %% tags=["parameters"]
 # fmt: off
-seed: int = 0  # RNG seed: operands, bootstrap resamples, forests, fold shuffling [≥ 0]
+seed: int = 0  # analysis seed: bootstrap resamples, forests, fold shuffles (verify --seeds changes it) [≥ 0]
+data_seed: int = 0  # experiment seed: the sweep's and spread's operands and timing order (part of their cache keys) [≥ 0]
 compute_class: str = "small"  # tiny (the tests' size) or small (minutes on 2 CPU cores) {tiny, small}
 scheduler: str = ""  # unused: timings must run alone, so the sweep never goes to Dask
 timings: str = ""  # your own timing table (csv/parquet/nc); "": this study's sweep [file]
@@ -153,7 +154,9 @@ if CPU:
         hardware, remeasure=remeasure_hardware or rerun, quick=compute_class == "tiny"
     )
     spread = machine.cached_spread(
-        machine.spread_config(compute_class, seed=seed, processes=processes, flush_mib=flush_mib),
+        machine.spread_config(
+            compute_class, seed=data_seed, processes=processes, flush_mib=flush_mib
+        ),
         rerun=rerun,
     )
     per_proc = machine.per_process(spread)
@@ -242,7 +245,7 @@ if CPU:
         block = (predictor.MR, predictor.NR)
     else:
         sweep_cfg, block = machine.committed_sweep_config(
-            compute_class, seed=seed, flush_mib=flush_mib, rerun=rerun
+            compute_class, seed=data_seed, flush_mib=flush_mib, rerun=rerun
         )
         ds = gemm.cached_sweep(sweep_cfg, rerun=rerun)
         calls = gtimes.timings_table(ds)
