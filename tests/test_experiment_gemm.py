@@ -292,7 +292,7 @@ def test_notebook_tiny_runs_through_the_runner(tmp_path, monkeypatch):
     found = {f["name"]: f for f in load_results(result.run_dir / "results.json")}
     tile = found["tile/max_worst_over_best"]
     # a maximum over shapes: no interval (a bootstrap of it ends at the point or below a
-    # component's); GEMM-1 is decided on the largest shape's own interval
+    # component's); GEMM-1 is decided on the largest true effect's simultaneous interval
     assert tile["point"] >= 1.0 and tile["ci"] is None
     per_shape = [f for n, f in found.items() if n.startswith("tile/worst_over_best/")]
     assert tile["point"] == pytest.approx(max(f["point"] for f in per_shape))
@@ -329,7 +329,11 @@ def test_notebook_tiny_runs_through_the_runner(tmp_path, monkeypatch):
     } <= set(claims)
     assert claims["GEMM-2/power-r2"] == "untested"
     gemm1 = {c["id"]: c for c in load_results_claims(result.run_dir)}["GEMM-1"]
-    assert gemm1["findings"][0].startswith("tile/worst_over_best/")
+    assert gemm1["findings"] == ["tile/largest_effect"]
+    largest = found["tile/largest_effect"]
+    assert largest["point"] == pytest.approx(tile["point"])
+    # its upper end is the largest per-shape upper end, never below any shape's
+    assert largest["ci"][1] >= max(f["ci"][1] for f in per_shape) - 1e-12
     # the sweep and the spread were cached with provenance under the (temporary) data/ folder
     assert list((tmp_path / "data").rglob("sweep-*.nc"))
     assert list((tmp_path / "data").rglob("spread-*.nc"))

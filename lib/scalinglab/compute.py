@@ -240,6 +240,41 @@ TINY_CACHE = ".cache"
 TINY_ENV = "SCALINGLAB_TINY_DATA"
 
 
+#: Set (to ``1``) by ``scalinglab verify`` for its re-runs: computing or saving an
+#: experiment's dataset is then refused (:func:`refuse_experiment`), so a re-run reads the
+#: committed results or fails, and never writes new data under ``data/``.
+NO_EXPERIMENTS_ENV = "SCALINGLAB_NO_EXPERIMENTS"
+
+
+def refuse_experiment(path: Path, config: dict) -> None:
+    """Raise :class:`~scalinglab.errors.ExperimentRefused` when experiments are refused
+    (``$SCALINGLAB_NO_EXPERIMENTS`` is ``1``) and ``path`` would now be computed.
+
+    Parameters
+    ----------
+    path
+        The dataset that is not there for ``config`` (``data/<study>/<name>-<hash>.nc``).
+    config
+        The experiment's config (its hash is the cache key); the seed-like entries are
+        named in the message, since a changed seed is the usual cause.
+    """
+    if os.environ.get(NO_EXPERIMENTS_ENV) != "1":
+        return
+    from scalinglab.errors import ExperimentRefused
+
+    seeds = {k: v for k, v in config.items() if "seed" in str(k).lower()}
+    try:
+        shown = path.relative_to(data_dir().parent)
+    except ValueError:
+        shown = path
+    raise ExperimentRefused(
+        f"refused to run an experiment: {shown} (config {config_hash(config)}"
+        + (f", {', '.join(f'{k}={v!r}' for k, v in seeds.items())}" if seeds else "")
+        + ") is not committed, so this run would compute it; a verify re-run only reads "
+        "committed results (a parameter it changed is part of the experiment's key)"
+    )
+
+
 def dataset_path(study: str, name: str, config: dict) -> Path:
     """``data/<study>/<name>-<confighash>.nc``; a ``tiny*`` compute class (in the config, or
     a notebook run with ``$SCALINGLAB_TINY_DATA`` set) goes to the git-ignored
@@ -273,6 +308,7 @@ def save_dataset(
     (:func:`scalinglab.provenance.provenance_attrs`), so a commit made while a long
     sweep runs is not credited with its results; default: taken now.
     """
+    refuse_experiment(path, config)
     ds = ds.copy()
     ds.attrs.update(provenance or provenance_attrs(config))
     with atomic.replacing(path, suffix=".nc") as tmp:

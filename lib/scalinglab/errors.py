@@ -57,6 +57,12 @@ class StudyError(ScalingLabError):
     """A study notebook is missing or malformed, or its run failed."""
 
 
+class ExperimentRefused(StudyError):
+    """An experiment would run where only committed results may be read (``scalinglab
+    verify`` sets :data:`scalinglab.compute.NO_EXPERIMENTS_ENV`); the message names the
+    study's dataset that would have been computed and its config."""
+
+
 class StorageError(StudyError):
     """A run could not be written (the disk is full, read-only or over quota).
 

@@ -39,7 +39,14 @@ from typing import Any
 import xarray as xr
 
 from scalinglab import atomic
-from scalinglab.compute import TaskFailure, dataset_path, load_dataset, map_tasks, save_dataset
+from scalinglab.compute import (
+    TaskFailure,
+    dataset_path,
+    load_dataset,
+    map_tasks,
+    refuse_experiment,
+    save_dataset,
+)
 from scalinglab.provenance import config_hash, provenance_attrs
 
 #: Folder (under ``data/<study>/``) of the per-run caches of unfinished sweeps.
@@ -180,6 +187,8 @@ def map_runs(
         )
     if not todo:
         return results, []
+    if runs.folder is not None:  # under ``verify``: runs not stored are not computed
+        refuse_experiment(runs.folder, {"runs_to_compute": len(todo)})
     res, fails = map_tasks(
         fn,
         [items[i] for i in todo],
@@ -230,6 +239,7 @@ def cached_sweep(
         cached = load_dataset(path, config)
         if cached is not None:
             return cached
+    refuse_experiment(path, config)  # under ``verify``: read committed results only
     runs = RunCache(path.parent / RUNS_DIR / path.stem)
     provenance = runs.provenance(config)  # the code and commit the computation started from
     ds = execute(runs)

@@ -17,6 +17,11 @@ verdict (with the findings that differ, if any), for scripts.
 With ``--seeds``, the analysis is re-run once per seed (the parameter ``seed``, or
 ``--seed-param``), everything else as recorded, and every claim whose verdict changes is
 listed (:mod:`scalinglab.runner.seeds`); exit status 0 when none changes.
+
+Neither form runs an experiment: the re-runs read the committed results under ``data/``.
+A re-run that would compute a dataset (one that is missing, or keyed by the parameter
+``--seeds`` changes: a training or timing seed rather than an analysis seed) is refused
+before anything is computed, with exit status 2 and a message naming the dataset.
 """
 
 from __future__ import annotations

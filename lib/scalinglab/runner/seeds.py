@@ -9,6 +9,13 @@ experiment data (committed runs, cached benchmarks) are inputs and are kept: onl
 resampling changes, so a verdict that moves is decided by Monte Carlo noise, not by the
 data, and should read ``inconclusive (Monte Carlo)`` or rest on more resamples.
 
+The re-runs never run an experiment (:func:`scalinglab.runner.verify.experiments_refused`):
+a parameter that is part of an experiment's cache key (a training or timing seed, not an
+analysis seed) would make the re-run compute new data, so that re-run is refused before
+anything is computed and :func:`seed_robustness` raises a
+:class:`~scalinglab.errors.StudyError` naming the study, the parameter and the dataset it
+would have recomputed; nothing is written under ``data/``.
+
 :func:`seed_robustness` takes the re-run as a function, so the comparison is tested
 without a kernel; :func:`rerun_claims` is the real one
 (:func:`~scalinglab.runner.pipeline.run_study`).
@@ -27,7 +34,7 @@ from scalinglab.errors import ParameterError, StudyError
 from scalinglab.runner import store
 from scalinglab.runner.pipeline import run_study
 from scalinglab.runner.store import RunStatus
-from scalinglab.runner.verify import unverifiable
+from scalinglab.runner.verify import experiments_refused, refused_experiment, unverifiable
 from scalinglab.textfmt import format_table
 
 #: ``(manifest, overrides) -> (status, error, claims)``: one re-run with other parameters.
@@ -134,7 +141,7 @@ def rerun_claims(
 ) -> tuple[str, str | None, list[dict]]:
     """Run the manifest's study/variant with ``overrides`` into a temporary reports root
     and read back its claims."""
-    with tempfile.TemporaryDirectory(prefix="scalinglab-seeds-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="scalinglab-seeds-") as tmp, experiments_refused():
         result = run_study(
             manifest["study"],
             variant=manifest["variant"],
@@ -175,8 +182,10 @@ def seed_robustness(
     Raises
     ------
     StudyError
-        No readable manifest, a run that did not finish well, or a study without
-        parameter ``param``.
+        No readable manifest, a run that did not finish well, a study without
+        parameter ``param``, or a ``param`` that keys an experiment: a re-run with
+        another value would compute a dataset that is not committed (refused before
+        anything is computed; the message names the dataset).
     """
     manifest = store.read_manifest(run_dir)
     if not manifest.get("study"):
@@ -202,6 +211,14 @@ def seed_robustness(
     reruns: dict[str, list[dict]] = {}
     for s in out.seeds:
         status, error, claims = do(manifest, {**params, param: int(s)})
+        refusal = refused_experiment(error)
+        if refusal:
+            raise StudyError(
+                f"verify --seeds refused for {manifest['study']}/{manifest['variant']}: "
+                f"parameter {param!r} is not an analysis seed: with {param}={s} the re-run "
+                f"would run an experiment ({refusal}). Name the study's analysis seed with "
+                "--seed-param, or give the experiment a seed parameter of its own"
+            )
         if status != RunStatus.OK:
             out.failures.append(f"{param}={s}: {status}: {error}")
             continue

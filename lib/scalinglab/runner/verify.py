@@ -8,21 +8,59 @@ code did: the source and library hashes are compared too and reported).
 Before anything runs, the recorded run is checked (:func:`scalinglab.runner.store.check_run`):
 a corrupt ``manifest.json`` or ``results.json`` (unreadable, or not the SHA-256 the
 manifest recorded) is refused as corrupt, naming the file.
+
+A re-run never runs an experiment (:func:`experiments_refused`): it reads the committed
+results under ``data/`` or fails. A dataset that is not there for the re-run's parameters
+(deleted, or keyed by a parameter the re-run changed) is refused with
+:class:`~scalinglab.errors.ExperimentRefused` before anything is computed, and
+:func:`verify_run` reports it as a :class:`~scalinglab.errors.StudyError` naming the
+dataset, instead of re-timing or re-training into ``data/``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
+import os
+import re
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from scalinglab.compute import NO_EXPERIMENTS_ENV
 from scalinglab.errors import StudyError
 from scalinglab.runner import store
 from scalinglab.runner.pipeline import run_study
 from scalinglab.runner.store import RunStatus
 from scalinglab.textfmt import fmt_ci, fmt_num, format_table
+
+#: The message of :func:`scalinglab.compute.refuse_experiment`, as a re-run's error holds it.
+_REFUSED = re.compile(r"ExperimentRefused: (refused to run an experiment: [^\n]*)")
+
+
+@contextlib.contextmanager
+def experiments_refused() -> Iterator[None]:
+    """While inside, computing or saving an experiment's dataset raises
+    :class:`~scalinglab.errors.ExperimentRefused` (in this process and in the kernels it
+    starts, which inherit the environment): a re-run reads committed results only."""
+    before = os.environ.get(NO_EXPERIMENTS_ENV)
+    os.environ[NO_EXPERIMENTS_ENV] = "1"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(NO_EXPERIMENTS_ENV, None)
+        else:
+            os.environ[NO_EXPERIMENTS_ENV] = before
+
+
+def refused_experiment(error: str | None) -> str | None:
+    """The refusal in a failed re-run's error text (``"refused to run an experiment:
+    data/<study>/<name>-<hash>.nc (...) ..."``), or None when it failed otherwise."""
+    found = _REFUSED.findall(error or "")  # the last: the traceback may quote the code
+    return found[-1].strip() if found else None
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -141,7 +179,8 @@ def verify_run(
         A corrupt run (an unreadable ``manifest.json`` or ``results.json``, or a
         ``results.json`` that differs from the SHA-256 in the manifest), no readable
         manifest, or a run that did not finish with status ``ok``
-        (:func:`unverifiable`): refused before anything runs.
+        (:func:`unverifiable`): refused before anything runs. Also a re-run that would
+        have run an experiment (a committed dataset is missing; nothing is computed).
     """
     integrity = store.check_run(Path(run_dir))
     if integrity.corrupt:
@@ -157,7 +196,7 @@ def verify_run(
     if refusal:
         raise StudyError(refusal)
     label = f"{manifest['study']}/{manifest['variant']}/{manifest['run_id']}"
-    with tempfile.TemporaryDirectory(prefix="scalinglab-verify-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="scalinglab-verify-") as tmp, experiments_refused():
         result = run_study(
             manifest["study"],
             variant=manifest["variant"],
@@ -168,6 +207,12 @@ def verify_run(
             command=command,
         )
         rerun = store.read_manifest(result.run_dir) if result.run_dir else {}
+    refusal = refused_experiment(result.error)
+    if refusal:
+        raise StudyError(
+            f"cannot verify {label}: its re-run with the recorded parameters would run an "
+            f"experiment ({refusal}); restore the committed data (git checkout data/) first"
+        )
     out = VerifyResult(
         label,
         result.status,

@@ -90,6 +90,38 @@ def max_tile_effect(
     return Estimate(point, lo, hi, level=level, method=REPEATS + how, resamples=reps), where
 
 
+#: The largest true tile effect over shapes (:func:`.analysis.largest_effect`).
+LARGEST = (
+    "largest true effect over shapes, no bootstrap of the maximum: upper end the largest "
+    "per-shape upper end, lower end the largest per-shape lower end at a Bonferroni-"
+    "adjusted level over the shapes (per-shape intervals: " + REPEATS + ", best and worst "
+    "re-selected, median-bias shifted)"
+)
+
+
+def largest_effect(
+    timings: pd.DataFrame, *, reps: int, level: float, seed: int, between_sigma: float = 0.0
+) -> tuple[Estimate, dict, pd.DataFrame]:
+    """:func:`.analysis.largest_effect` as an estimate (the point is the largest observed
+    ratio; the interval is for the largest true one), its summary and per-shape table."""
+    s, table = analysis.largest_effect(
+        timings, reps=reps, level=level, seed=seed, between_sigma=between_sigma
+    )
+    est = Estimate(
+        s["point"],
+        s["lo"],
+        s["hi"],
+        level=level,
+        method=LARGEST,
+        resamples=s["reps"],
+        mc_se=s["mc_se"],
+        n=s["shapes"],
+        note=f"lower end from {s['lo_shape']} (at {s['adjusted_level']:.4f} per shape), "
+        f"upper end from {s['hi_shape']}",
+    )
+    return est, s, table
+
+
 def tile_effect(row: Any, *, level: float, reps: int) -> Estimate:
     """One row of :func:`.analysis.tile_effects` (``ratio``, ``ratio_lo``, ``ratio_hi``)."""
     return Estimate(
@@ -183,6 +215,40 @@ def gpperf_tile_summary(row: Any, *, level: float, reps: int) -> Estimate:
         method=method,
         resamples=reps if "bootstrap" in method else None,
         n=_units(row, "n_shapes"),
+    )
+
+
+#: A median over a few shapes: the distribution-free interval from order statistics.
+MEDIAN_ORDER_STATS = (
+    "median over shapes, distribution-free order-statistic interval (binomial, "
+    "scipy.stats.quantile_test; covers at least its level at any number of shapes)"
+)
+
+
+def median_exact(values: np.ndarray, *, level: float) -> Estimate:
+    """The median of per-shape values ``(shapes,)`` with the distribution-free interval of
+    a median (order statistics ``x_(j) .. x_(n+1-j)``, coverage at least ``level`` for any
+    continuous distribution). A percentile bootstrap of a median over 7 shapes spans about
+    ``x_(2) .. x_(6)``, which covers 0.875 at a nominal 0.95. Too few shapes for any such
+    interval at ``level`` (5 or fewer at 0.95): the median without one, and why."""
+    from scipy.stats import quantile_test
+
+    v = np.asarray(values, float)
+    v = v[np.isfinite(v)]
+    if v.size == 0:
+        raise ValueError("no finite per-shape values")
+    point = float(np.median(v))
+    ci = quantile_test(v, q=point, p=0.5).confidence_interval(level)
+    if not (np.isfinite(ci.low) and np.isfinite(ci.high)):
+        return Estimate(
+            point,
+            method="median over shapes",
+            n=int(v.size),
+            note=f"{v.size} shapes are too few for a distribution-free {level:.0%} interval "
+            "of a median",
+        )
+    return Estimate(
+        point, float(ci.low), float(ci.high), level=level, method=MEDIAN_ORDER_STATS, n=v.size
     )
 
 

@@ -1,8 +1,9 @@
 """The GEMM sweep's timings as tables: every timed call (:func:`timings_table`) or a
 user's own timings file (:func:`load_timings`, errors naming file, column and row),
 the median per (shape, tile) cell, the cells whose repeats disagree (timed through a
-disturbance: :func:`stable_cells`), the tuned-library reference per shape and the
-roofline points (arithmetic intensity, achieved FLOP/s).
+disturbance: :func:`stable_cells`; the reference cells by the same rule:
+:func:`unstable_references`), the tuned-library reference per shape and the roofline
+points (arithmetic intensity, achieved FLOP/s), both over the undisturbed cells.
 
 Columns: ``M, N, K, tile_m, tile_n, tile_k, seconds`` (:data:`TIMING_COLUMNS`).
 """
@@ -154,8 +155,45 @@ def cell_medians(timings: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([g.median().rename("seconds"), g.size().rename("n")], axis=1).reset_index()
 
 
-def reference_table(ds: xr.Dataset, *, hw_peak_flop_per_s: float) -> pd.DataFrame:
-    """Per shape: median seconds and GFLOP/s of BLAS, the best tile and the textbook loop.
+def unstable_references(ds: xr.Dataset, *, max_spread: float = MAX_REPEAT_SPREAD) -> pd.DataFrame:
+    """The reference cells (BLAS, the textbook loop) timed through a disturbance: the same
+    rule as the tiled cells' (:func:`stable_cells`), repeats ranging more than
+    ``max_spread`` times.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``impl, shape, spread`` (slowest over fastest repeat), one row per disturbed
+        reference cell, slowest first (cells not run, all NaN, are not listed).
+    """
+    if not max_spread > 1.0:
+        raise ValueError(f"max_spread must be > 1, got {max_spread!r}")
+    t = ds["ref_seconds"]
+    spread = (t.max("repeat") / t.min("repeat")).to_series().dropna()
+    out = spread[spread > max_spread].rename("spread").reset_index()
+    return out.sort_values("spread", ascending=False).reset_index(drop=True)
+
+
+def screened_references(ds: xr.Dataset, *, max_spread: float = MAX_REPEAT_SPREAD) -> xr.DataArray:
+    """``ref_seconds`` ``(impl, shape, repeat)`` with every disturbed reference cell
+    (:func:`unstable_references`) set to NaN."""
+    t = ds["ref_seconds"]
+    return t.where(t.max("repeat") / t.min("repeat") <= max_spread)
+
+
+def screened_tiled(ds: xr.Dataset, *, max_spread: float = MAX_REPEAT_SPREAD) -> xr.DataArray:
+    """``tiled_seconds`` ``(shape, tile, repeat)`` with every cell whose repeats range more
+    than ``max_spread`` times set to NaN (the cell rule of :func:`stable_cells`)."""
+    t = ds["tiled_seconds"]
+    return t.where(t.max("repeat") / t.min("repeat") <= max_spread)
+
+
+def reference_table(
+    ds: xr.Dataset, *, hw_peak_flop_per_s: float, max_spread: float = MAX_REPEAT_SPREAD
+) -> pd.DataFrame:
+    """Per shape: median seconds and GFLOP/s of BLAS, the best tile and the textbook loop,
+    over the cells not timed through a disturbance (:func:`screened_references`,
+    :func:`screened_tiled`: NaN where a shape has none).
 
     Returns
     -------
@@ -164,8 +202,8 @@ def reference_table(ds: xr.Dataset, *, hw_peak_flop_per_s: float) -> pd.DataFram
         tiled_fraction_of_blas, blas_fraction_of_peak``.
     """
     flops = 2.0 * ds["M"] * ds["N"] * ds["K"]
-    ref = ds["ref_seconds"].median("repeat")
-    best = ds["tiled_seconds"].median("repeat").min("tile")
+    ref = screened_references(ds, max_spread=max_spread).median("repeat")
+    best = screened_tiled(ds, max_spread=max_spread).median("repeat").min("tile")
     out = pd.DataFrame(
         {
             "shape": ds["shape"].values,
@@ -182,8 +220,9 @@ def reference_table(ds: xr.Dataset, *, hw_peak_flop_per_s: float) -> pd.DataFram
     return out
 
 
-def roofline_points(ds: xr.Dataset) -> pd.DataFrame:
-    """Achieved FLOP/s of every kernel on every shape, at its minimum-traffic intensity.
+def roofline_points(ds: xr.Dataset, *, max_spread: float = MAX_REPEAT_SPREAD) -> pd.DataFrame:
+    """Achieved FLOP/s of every kernel on every shape, at its minimum-traffic intensity,
+    over the cells not timed through a disturbance.
 
     Returns
     -------
@@ -193,12 +232,13 @@ def roofline_points(ds: xr.Dataset) -> pd.DataFrame:
     """
     flops = np.asarray(gemm_flops(ds["M"].values, ds["N"].values, ds["K"].values))
     intensity = flops / np.asarray(gemm_min_bytes(ds["M"].values, ds["N"].values, ds["K"].values))
-    tiled = ds["tiled_seconds"].median("repeat")
+    tiled = screened_tiled(ds, max_spread=max_spread).median("repeat")
+    ref = screened_references(ds, max_spread=max_spread).median("repeat")
     series = {
-        "blas": ds["ref_seconds"].sel(impl="blas").median("repeat").values,
+        "blas": ref.sel(impl="blas").values,
         "numba_tiled (best tile)": tiled.min("tile").values,
         "numba_tiled (worst tile)": tiled.max("tile").values,
-        "numba_naive": ds["ref_seconds"].sel(impl="numba_naive").median("repeat").values,
+        "numba_naive": ref.sel(impl="numba_naive").values,
     }
     frames = [
         pd.DataFrame(
