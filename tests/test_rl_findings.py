@@ -328,3 +328,25 @@ def test_coverage_findings_state_the_coverage_at_the_n_used():
     assert got["coverage/t_at_n"].point == t3
     # the percentile bootstrap under-covers at 3 values; the t interval less so
     assert got["coverage/percentile_at_n"].point < got["coverage/t_at_n"].point
+
+
+def test_a_zero_width_interval_reaches_record_with_its_reason_and_is_dropped_there():
+    """``_est`` does not drop a degenerate interval itself: it hands ``record`` the reason
+    (``no_interval``), and ``record`` drops the interval and demotes the headline."""
+    flat = findings._est(0.5, (0.5, 0.5 + 1e-15), level=0.95, method=findings.OVER_SEEDS, n=4)
+    assert flat.ci == (0.5, 0.5) and "every resample gave 0.5" in flat.no_interval
+    rec.clear()
+    try:
+        (got,) = findings.record_all([findings.Named("x/flat", flat, "a flat one", headline=True)])
+        assert got.ci is None and not got.headline
+        assert "zero width" in got.note and "every resample gave 0.5" in got.note
+        # the same interval without the reason is refused by record (one path for all)
+        with pytest.raises(rec.ZeroWidthInterval):
+            rec.record("x/bare", flat.replace(no_interval=None))
+    finally:
+        rec.clear()
+    # _reinterval goes through the same check (Estimate.replace, then _checked)
+    again = findings._reinterval(flat.replace(no_interval=None), method="m2")
+    assert again.method == "m2" and again.no_interval is not None
+    wide = findings._reinterval(findings._est(0.3, (0.1, 0.5), level=0.95), n=7)
+    assert wide.ci == (0.1, 0.5) and wide.n == 7 and wide.no_interval is None

@@ -21,7 +21,7 @@ import pandas as pd
 
 from scalinglab.estimate import Estimate
 from scalinglab.fitting import identification
-from scalinglab.studies.rl.findings import Named
+from scalinglab.studies.rl.named import Named
 
 #: A per-run A within this of 1 sits on its bound (the fitting library's relative tolerance).
 RUN_BOUND_TOL = 1e-3
