@@ -90,17 +90,25 @@ DESIGN_CHOICES = ("sample_agg", "batch_norm")
 
 
 def claim_values(
-    sizes: Sequence[str], variants: Sequence[str], *, early_frac: float, user_data: bool = False
+    sizes: Sequence[str],
+    variants: Sequence[str],
+    *,
+    early_frac: float,
+    user_data: bool = False,
+    scalerl_scope: str = "stable runs (ScaleRL's scope)",
 ) -> dict:
     """What ``notebooks/claims/rl_scaling.toml``'s templates name, for
     :func:`scalinglab.record.claims_from`: the sizes, the design ablations the sweep ran
     (all of them, so that SCALERL-4 reads untested, when it ran none), the early window
-    as a percentage, and ``data="user"`` for a user's own logs (no claim of the file is
-    about them: the ledger is then empty)."""
+    as a percentage, ``data="user"`` for a user's own logs (no claim of the file is
+    about them: the ledger is then empty) and ``scalerl_scope``, the regime phrase of the
+    claims decided on ScaleRL's pooled fits (:func:`.scope.regime_text`: the stable runs
+    per size)."""
     ran = [v for v in DESIGN_CHOICES if v in variants]
     return {
         "sizes": list(sizes),
         "design_choices": ran or list(DESIGN_CHOICES),
         "early_pct": f"{early_frac:.0%}",
         "data": "user" if user_data else "sweep",
+        "scalerl_scope": scalerl_scope,
     }

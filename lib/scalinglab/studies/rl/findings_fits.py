@@ -4,7 +4,7 @@ leave-the-largest-out check)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -14,13 +14,24 @@ from scalinglab.fitting import param_estimate
 from scalinglab.studies.rl.named import OVER_SEEDS, Named, _ci, _est, _reinterval
 
 
-def sigmoid_findings(table: pd.DataFrame, fits: Mapping, *, base: str) -> list[Named]:
-    """ScaleRL's A, B and C_mid per size of the baseline (:func:`.analysis.fit_scalerl`);
-    A is a headline."""
+def sigmoid_findings(
+    table: pd.DataFrame,
+    fits: Mapping,
+    *,
+    base: str,
+    prefix: str = "scalerl",
+    params: Sequence[str] = ("A", "B", "C_mid"),
+    headline: bool = True,
+    what: str = "",
+) -> list[Named]:
+    """ScaleRL's A, B and C_mid per size of the variant ``base``
+    (:func:`.analysis.fit_scalerl`), named ``<prefix>/<size>/<param>``; A is a headline
+    unless ``headline`` is False (a secondary arm, a sensitivity). ``what`` is added to
+    the description (e.g. ", stable runs")."""
     out = []
     for _, row in table.loc[table["variant"] == base].iterrows():
         size, res = row["model_size"], fits[(base, row["model_size"])]
-        for p in ("A", "B", "C_mid"):
+        for p in params:
             est = param_estimate(res, p)
             if est.ci is not None:  # the groups of the fit's bootstrap are the seeds
                 est = _reinterval(
@@ -28,11 +39,11 @@ def sigmoid_findings(table: pd.DataFrame, fits: Mapping, *, base: str) -> list[N
                 )
             out.append(
                 Named(
-                    f"scalerl/{size}/{p}",
+                    f"{prefix}/{size}/{p}",
                     est,
-                    f"ScaleRL {p}, model {size}",
+                    f"ScaleRL {p}, model {size} ({base}{what}, {int(row['n_seeds'])} runs)",
                     unit="FLOPs" if p == "C_mid" else None,
-                    headline=p == "A",
+                    headline=headline and p == "A",
                 )
             )
     return out
