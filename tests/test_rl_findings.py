@@ -55,6 +55,24 @@ def test_half_compute_findings_carry_method_headline_and_identification():
     assert r.ci == (0.02, 0.05) and "extended to the point" in r.method
     assert out["extrapolation/s/mae"].estimate.resamples == 11
     assert "50%" in out["extrapolation/s/mae"].description
+    # a point outside its own resampled interval (two runs: the point is one of three
+    # distinct resamples, refitted to 1e-7) gets no interval, not identified, with why
+    two = {**_half_row("xl"), "A_error": 0.0595789178, "A_error_hi": 0.0595787914}
+    out = {
+        n.name: n.estimate
+        for n in findings.half_compute_findings(
+            pd.DataFrame([two]),
+            extra.iloc[:0],
+            largest="xl",
+            fit_frac=0.5,
+            level=0.95,
+            pred_reps=7,
+            reps=11,
+        )
+    }
+    bad = out["scalerl/xl/A_pred_error"]
+    assert bad.ci is None and not bad.identified and "outside its resampled" in bad.note
+    assert out["scalerl/xl/final_pred_error"].ci == (-0.05, 0.0)
 
 
 def _phase_row(size="s", **kw):

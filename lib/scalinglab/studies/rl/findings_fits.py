@@ -11,7 +11,7 @@ import pandas as pd
 
 from scalinglab.estimate import Estimate
 from scalinglab.fitting import param_estimate
-from scalinglab.studies.rl.named import OVER_SEEDS, Named, _ci, _est, _reinterval
+from scalinglab.studies.rl.named import OVER_SEEDS, Named, _ci, _est, _reinterval, _unstable_fit
 
 
 def sigmoid_findings(
@@ -71,34 +71,40 @@ def half_compute_findings(
     for _, r in half.iterrows():
         s, big = r["model_size"], r["model_size"] == largest
         n_of = int(seeds_of[s]) or None
+        # a point outside its own resampled interval (few runs: at 2, three distinct
+        # resamples) gets no interval and is not identified (:func:`._unstable_fit`)
+        a_ci, a_why = _unstable_fit(r["A_error"], _ci(r, "A_error"), None)
         out.append(
             Named(
                 f"scalerl/{s}/A_pred_error",
                 _est(
                     r["A_error"],
-                    _ci(r, "A_error"),
+                    a_ci,
                     level=level,
                     method=OVER_SEEDS,
                     resamples=pred_reps,
                     n=n_of,
-                    identified=bool(r["A_half_identified"]),
-                    note=r["A_half_note"] or None,
+                    identified=bool(r["A_half_identified"]) and a_why is None,
+                    note="; ".join(x for x in (r["A_half_note"], a_why) if x) or None,
                 ),
                 f"A fitted on the first {fit_frac:.0%} of compute minus A of the full run",
                 headline=big,
             )
         )
         if final:
+            f_ci, f_why = _unstable_fit(r["final_error"], _ci(r, "final_error"), None)
             out.append(
                 Named(
                     f"scalerl/{s}/final_pred_error",
                     _est(
                         r["final_error"],
-                        _ci(r, "final_error"),
+                        f_ci,
                         level=level,
                         method=OVER_SEEDS,
                         resamples=pred_reps,
                         n=n_of,
+                        identified=f_why is None,
+                        note=f_why,
                     ),
                     f"final pass rate predicted from the first {fit_frac:.0%} of compute "
                     "minus observed (mean over runs)",

@@ -11,7 +11,14 @@ import numpy as np
 import pandas as pd
 
 from scalinglab.estimate import identified_by_share
-from scalinglab.studies.rl.named import OVER_SEEDS, RUNS_WITHIN_SIZE, Named, _ci, _est
+from scalinglab.studies.rl.named import (
+    OVER_SEEDS,
+    RUNS_WITHIN_SIZE,
+    Named,
+    _ci,
+    _est,
+    _unstable_fit,
+)
 
 PHASES = (
     ("t10", "end of the slow start"),
@@ -58,25 +65,6 @@ def phase_notes(r: Any, *, early_frac: float) -> dict[str, str | None]:
     else:
         notes["t90_early_error"] = step_note
     return notes
-
-
-def _unstable_fit(
-    point: float, ci: tuple[float, float], note: str | None
-) -> tuple[tuple[float, float] | None, str | None]:
-    """``(ci, note)`` of a pooled fit's number; a point outside its own resampled interval
-    (the fit changes when whole runs are resampled: few runs, or runs that disagree) has
-    no interval and is not identified, with the reason."""
-    lo, hi = ci
-    if not (np.isfinite(point) and np.isfinite(lo) and np.isfinite(hi)):
-        return ci, note
-    slack = 1e-6 * max(abs(lo), abs(hi), abs(point), 1e-300)
-    if lo - slack <= point <= hi + slack:
-        return ci, note
-    why = (
-        f"the point {point:.3g} lies outside its resampled interval [{lo:.3g}, {hi:.3g}]: "
-        "the pooled fit is not stable when whole runs are resampled"
-    )
-    return None, "; ".join(x for x in (note, why) if x)
 
 
 def phase_findings(

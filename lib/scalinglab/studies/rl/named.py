@@ -78,6 +78,25 @@ def _ci(row: Any, col: str) -> tuple[float, float]:
     return float(row[f"{col}_lo"]), float(row[f"{col}_hi"])
 
 
+def _unstable_fit(
+    point: float, ci: tuple[float, float], note: str | None
+) -> tuple[tuple[float, float] | None, str | None]:
+    """``(ci, note)`` of a pooled fit's number; a point outside its own resampled interval
+    (the fit changes when whole runs are resampled: few runs, or runs that disagree) has
+    no interval and is not identified, with the reason."""
+    lo, hi = ci
+    if not (np.isfinite(point) and np.isfinite(lo) and np.isfinite(hi)):
+        return ci, note
+    slack = 1e-6 * max(abs(lo), abs(hi), abs(point), 1e-300)
+    if lo - slack <= point <= hi + slack:
+        return ci, note
+    why = (
+        f"the point {point:.3g} lies outside its resampled interval [{lo:.3g}, {hi:.3g}]: "
+        "the pooled fit is not stable when whole runs are resampled"
+    )
+    return None, "; ".join(x for x in (note, why) if x)
+
+
 def _est(
     point: float,
     ci: Sequence[float] | None,
