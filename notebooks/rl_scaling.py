@@ -619,12 +619,13 @@ per_size
 # **What the `v3` design decides** (the baseline at 4 sizes, 2 warm starts x 2 RL seeds
 # each, 4,000 GRPO steps; the ledger gives each verdict).
 #
-# * *The asymptote.* {{ runs/unstable | point }} baseline runs end more than 0.1 below
-#   their peak (a share of {{ unstable/baseline/share }}; of the `half_lr` runs
-#   {{ unstable/half_lr/share }}): unstable, outside ScaleRL's scope by the rule,
-#   left out of the pooled fits. On the stable runs of the primary arm (the width rule's
-#   learning rate), $A$ is off its bound at {{ scalerl/A_identified_sizes | point }} of
-#   the sizes (the design's aim: 3 of 4); at `s` the runs saturate near 1 and $A$ sits
+# * *The asymptote.* Baseline runs that end more than 0.1 below their peak:
+#   {{ runs/unstable | point }} (a share of {{ unstable/baseline/share }}; of the
+#   `half_lr` runs {{ unstable/half_lr/share }}): unstable, outside ScaleRL's scope by
+#   the rule, left out of the pooled fits. On the stable runs of the primary arm
+#   (the width rule's learning rate), $A$ is off its bound at
+#   {{ scalerl/A_identified_sizes | point }} (the design's aim: 3 of its 4 sizes); at
+#   `s` the runs saturate near 1 and $A$ sits
 #   on its bound 1 (the task saturates there: a limit of the design at that size), and a
 #   size with fewer than 2 stable runs is not fitted. With every run, unstable ones
 #   included, the count would be {{ scalerl/all_runs/A_identified_sizes | point }}; the
@@ -633,7 +634,7 @@ per_size
 #   size's reason.
 # * *Half compute (SCALERL-2).* The furthest half window reaches
 #   {{ scalerl/half_runs/max_multiple | point }}x $C_{mid}$;
-#   {{ scalerl/half_runs/n_eligible | point }} runs reach `min_multiple`, and on them
+#   {{ scalerl/half_runs/n_eligible | point }} reach `min_multiple`, and on them
 #   $|A_{half} - A_{full}|$ is {{ scalerl/half_runs/A_abs_error }}.
 # * *Tan et al.* Held out, the line's RMSE exceeds the sigmoid's by
 #   {{ tan/heldout_rmse_delta }} (TAN-1); $k$ of the largest size minus the smallest's is

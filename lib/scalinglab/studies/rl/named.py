@@ -137,10 +137,7 @@ def _checked(est: Estimate, *, share_n: int | None = None) -> Estimate:
         return est
     if share_n and 0 <= est.point <= 1:
         return share_with_floor(est, n=int(share_n))
-    why = (
-        f"every resample gave {est.point:.6g} (interval [{lo:.6g}, {hi:.6g}]): a "
-        "zero-width interval cannot cover"
-    )
+    why = "every resample gave the same value"
     return est.replace(lo=est.point, hi=est.point, mc_se=None, no_interval=why)
 
 
