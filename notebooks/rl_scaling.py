@@ -237,9 +237,9 @@ else:
 # The rule stated with the design (issue 31), before its data: a run whose last
 # evaluation is more than 0.1 below its peak is *unstable*, outside ScaleRL's scope. The
 # pooled sigmoids below (the asymptote per size, SCALERL-1's RMSE, the per-size
-# half-compute fits) use each (variant, size)'s stable runs only; one with fewer than 2
-# stable runs is not fitted ("not identified (too few stable runs)"), never fitted on one
-# run. The unstable runs are reported here, per size and learning-rate arm (the width
+# half-compute fits) use each (variant, size)'s stable runs only; one with fewer than 3
+# stable runs is not fitted ("not identified (too few stable runs)"): a bootstrap over
+# two runs has three distinct resamples and cannot cover. The unstable runs are reported here, per size and learning-rate arm (the width
 # rule's `baseline` and `half_lr`), with their peak and end.
 
 # %%
@@ -627,7 +627,7 @@ per_size
 #   {{ scalerl/A_identified_sizes | point }} (the design's aim: 3 of its 4 sizes); at
 #   `s` the runs saturate near 1 and $A$ sits
 #   on its bound 1 (the task saturates there: a limit of the design at that size), and a
-#   size with fewer than 2 stable runs is not fitted. With every run, unstable ones
+#   size with fewer than 3 stable runs is not fitted. With every run, unstable ones
 #   included, the count would be {{ scalerl/all_runs/A_identified_sizes | point }}; the
 #   `half_lr` arm, a secondary arm decided by the same rule, has $A$ off its bound at
 #   {{ scalerl/half_lr/A_identified_sizes | point }}. The findings' notes give each

@@ -1,6 +1,6 @@
 """ScaleRL's scope (studies/rl/scope.py): the issue's rule that a run ending more than 0.1
 below its peak is unstable; the pooled sigmoids use the stable runs only, a size with
-fewer than 2 stable runs is not fitted, and the unstable runs are counted apart."""
+fewer than 3 stable runs is not fitted, and the unstable runs are counted apart."""
 
 from __future__ import annotations
 

@@ -9,7 +9,9 @@ SCALERL-1's RMSE, the per-size half-compute fits, A against size) are therefore 
 the stable runs of each (variant, size) only; a (variant, size) with fewer than
 :data:`MIN_STABLE` stable runs is not fitted at all ("not identified (too few stable
 runs)"): a sigmoid through one run has no spread over runs to give it an interval, and
-its seeds cannot be resampled.
+a bootstrap over two runs has three distinct resamples (both copies of one run, or the
+pair), so its percentile interval cannot cover at any stated level. Three runs is the
+least from which a between-run interval is read anywhere in this project.
 
 The rule is applied to every variant alike (the primary arm at the width rule's learning
 rate, ``half_lr`` and the ablations); which arm is the headline is decided by the design,
@@ -30,7 +32,7 @@ from scalinglab.stats.calibration import proportion_estimate
 from scalinglab.studies.rl.named import Named
 
 #: Fewest stable runs a (variant, size) needs for its pooled sigmoid.
-MIN_STABLE = 2
+MIN_STABLE = 3
 #: The issue's rule: a run that ends more than this below its peak is unstable.
 DROP = 0.1
 #: Keys of a run.
