@@ -114,6 +114,7 @@ from scalinglab.studies.rl import (
     phases,
     plots,
     predict,
+    scope,
     sound_findings,
     spread,
     tanlaw,
@@ -231,9 +232,28 @@ else:
     print("no learning-rate stage here (lr = lr_base * 32 / d_model; v3: half_lr at half)")
 
 # %% [markdown]
+# ## ScaleRL's scope: the stable runs
+#
+# The rule stated with the design (issue 31), before its data: a run whose last
+# evaluation is more than 0.1 below its peak is *unstable*, outside ScaleRL's scope. The
+# pooled sigmoids below (the asymptote per size, SCALERL-1's RMSE, the per-size
+# half-compute fits) use each (variant, size)'s stable runs only; one with fewer than 3
+# stable runs is not fitted ("not identified (too few stable runs)"): a bootstrap over
+# two runs has three distinct resamples and cannot cover. The unstable runs are reported here, per size and learning-rate arm (the width
+# rule's `baseline` and `half_lr`), with their peak and end.
+
+# %%
+run_scope = scope.run_scope(outcomes)
+stable = scope.stable_curves(curves, outcomes)
+arms = [v for v in (base, "half_lr") if v in variants]
+record_all(scope.unstable_findings(run_scope, arms=arms, level=level))
+display(run_scope.loc[arms])
+scope.unstable_table(outcomes)
+
+# %% [markdown]
 # ## ScaleRL sigmoid per model size
 #
-# $R_0$ is held at the measured pre-RL pass rate; points before `transient_frac` of a
+# Fitted on the stable runs (above). $R_0$ is held at the measured pre-RL pass rate; points before `transient_frac` of a
 # run's compute are excluded as the early transient (ScaleRL excluded about 1.5k of
 # 50-100k GPU-hours; our first evaluations are noisier relative to the gain). The
 # intervals resample whole seeds. $A$ is bounded by its physical range $[0, 1]$; an $A$
@@ -241,30 +261,91 @@ else:
 # identified: the run ended before the curve bent.
 
 # %%
-table, fits = analysis.fit_scalerl(curves, transient_frac=transient_frac, reps=reps, seed=seed)
-record_all(findings.sigmoid_findings(table, fits, base=base))
+table, fits = analysis.fit_scalerl(stable, transient_frac=transient_frac, reps=reps, seed=seed)
+record_all(findings.sigmoid_findings(table, fits, base=base, what=", stable runs"))
+record_all(scope.not_fitted_findings(run_scope, variant=base))
 table
 
 # %%
-plots.sigmoid_fits(curves, fits, sizes, base=base)
+plots.sigmoid_fits(stable, fits, sizes, base=base)
 plt.show()
 
 # %% [markdown]
 # **Is the asymptote identified?** Size by size: the pooled fit's $A$, whether it sits on
-# its bound (point fit, or >= 20% of refits) and the runs whose own $A$ is off it. An $A$
-# on its bound says only that the asymptote is high: the claims on it are not identified
-# at that size. The design aims at 3 of 4 sizes off the bound (`scalerl/A_identified_sizes`).
+# its bound (point fit, or >= 20% of refits) and the stable runs whose own $A$ is off it.
+# An $A$ on its bound says only that the asymptote is high: the claims on it are not
+# identified at that size. The design aims at 3 of 4 sizes off the bound
+# (`scalerl/A_identified_sizes`), counted on the primary arm, the width rule's learning
+# rate (`baseline`; chosen with the design, before the data). Beside it, decided by the
+# same rule: the `half_lr` arm, a secondary design arm reported as such
+# (`scalerl/half_lr/...`), never a choice of arm per size; and the same count with every
+# run, unstable ones included (`scalerl/all_runs/...`), to show what the rule changed.
 
 # %%
 per_seed = analysis.per_seed_sigmoids(curves, transient_frac=transient_frac)
-a_bound = asymptote.bound_table(table, fits, per_seed, base=base)
-record_all(asymptote.bound_findings(a_bound, base=base))
-a_bound
+per_seed_stable = scope.stable_rows(per_seed, outcomes)
+a_bound = asymptote.bound_table(table, fits, per_seed_stable, base=base, scope=run_scope)
+record_all(asymptote.bound_findings(a_bound, base=base, what=" (stable runs)"))
+a_tables = {"primary (stable runs)": a_bound}
+if "half_lr" in variants:
+    half_lr = "half LR, secondary design arm, stable runs"
+    record_all(
+        findings.sigmoid_findings(
+            table,
+            fits,
+            base="half_lr",
+            prefix="scalerl/half_lr",
+            params=("A",),
+            headline=False,
+            what=f", {half_lr}",
+        )
+    )
+    record_all(
+        scope.not_fitted_findings(
+            run_scope, variant="half_lr", prefix="scalerl/half_lr", params=("A",), pooled=False
+        )
+    )
+    a_tables["half_lr (stable runs)"] = asymptote.bound_table(
+        table, fits, per_seed_stable, base="half_lr", scope=run_scope
+    )
+    record_all(
+        asymptote.bound_findings(
+            a_tables["half_lr (stable runs)"],
+            base="half_lr",
+            prefix="scalerl/half_lr",
+            what=f" ({half_lr})",
+        )
+    )
+table_all, fits_all = analysis.fit_scalerl(
+    curves[curves["variant"] == base], transient_frac=transient_frac, reps=reps, seed=seed
+)
+a_tables["primary (all runs)"] = asymptote.bound_table(table_all, fits_all, per_seed, base=base)
+record_all(
+    asymptote.bound_findings(
+        a_tables["primary (all runs)"],
+        base=base,
+        prefix="scalerl/all_runs",
+        what=" on all runs, unstable ones included (sensitivity)",
+        per_size=False,
+    )
+)
+record_all(
+    findings.sigmoid_findings(
+        table_all,
+        fits_all,
+        base=base,
+        prefix="scalerl/all_runs",
+        params=("A",),
+        headline=False,
+        what=", all runs (sensitivity)",
+    )
+)
+pd.concat(a_tables, names=["fit"])
 
 # %% [markdown]
 # ## Predicting the asymptote and the end of training from the first half
 #
-# ScaleRL's test: refit each size's sigmoid on each run's evaluations up to `fit_frac`
+# ScaleRL's test, on the stable runs: refit each size's sigmoid on each run's evaluations up to `fit_frac`
 # (half) of its final compute, then compare (1) the asymptote it predicts with the full
 # fit's, $A_{half} - A_{full}$, and (2) the final pass rate it predicts with the observed
 # one (judged run by run below). ScaleRL's noise floor on $A$ is about $\pm 0.02$.
@@ -272,11 +353,17 @@ a_bound
 # runs at all); the held-out MAE of the half fit over the second half is kept.
 
 # %%
+stable_base = stable[stable["variant"] == base]  # the stable runs of the sizes fitted
 half = predict.half_compute(
-    curves, fit_frac=fit_frac, transient_frac=transient_frac, reps=pred_reps, seed=seed, level=level
+    stable_base,
+    fit_frac=fit_frac,
+    transient_frac=transient_frac,
+    reps=pred_reps,
+    seed=seed,
+    level=level,
 )
 extra = analysis.extrapolate_scalerl(
-    curves, fit_frac=fit_frac, transient_frac=transient_frac, reps=reps, seed=seed
+    stable_base, fit_frac=fit_frac, transient_frac=transient_frac, reps=reps, seed=seed
 )
 record_all(
     findings.half_compute_findings(
@@ -490,7 +577,13 @@ else:
 # %%
 claims_from(
     "rl_scaling",
-    **findings.claim_values(sizes, variants, early_frac=early_frac, user_data=bool(runs)),
+    **findings.claim_values(
+        sizes,
+        variants,
+        early_frac=early_frac,
+        user_data=bool(runs),
+        scalerl_scope=scope.regime_text(run_scope, variant=base, sizes=sizes),
+    ),
 )
 
 # %% [markdown]
@@ -526,13 +619,22 @@ per_size
 # **What the `v3` design decides** (the baseline at 4 sizes, 2 warm starts x 2 RL seeds
 # each, 4,000 GRPO steps; the ledger gives each verdict).
 #
-# * *The asymptote.* $A$ is off its bound at {{ scalerl/A_identified_sizes | point }} of
-#   the sizes (the design's aim: 3 of 4); at a size where it sits on its bound the claims
-#   on that size's $A$ are not identified. {{ runs/unstable | point }} baseline runs end
-#   more than 0.1 below their peak: unstable, outside ScaleRL's scope, reported apart.
+# * *The asymptote.* Baseline runs that end more than 0.1 below their peak:
+#   {{ runs/unstable | point }} (a share of {{ unstable/baseline/share }}; of the
+#   `half_lr` runs {{ unstable/half_lr/share }}): unstable, outside ScaleRL's scope by
+#   the issue's rule, left out of the pooled fits. On the stable runs of the primary arm
+#   (the width rule's learning rate), $A$ is off its bound at
+#   {{ scalerl/A_identified_sizes | point }} (the design's aim: 3 of its 4 sizes); at
+#   `s` the runs saturate near 1 and $A$ sits
+#   on its bound 1 (the task saturates there: a limit of the design at that size), and a
+#   size with fewer than 3 stable runs is not fitted. With every run, unstable ones
+#   included, the count would be {{ scalerl/all_runs/A_identified_sizes | point }}; the
+#   `half_lr` arm, a secondary arm decided by the same rule, has $A$ off its bound at
+#   {{ scalerl/half_lr/A_identified_sizes | point }}. The findings' notes give each
+#   size's reason.
 # * *Half compute (SCALERL-2).* The furthest half window reaches
 #   {{ scalerl/half_runs/max_multiple | point }}x $C_{mid}$;
-#   {{ scalerl/half_runs/n_eligible | point }} runs reach `min_multiple`, and on them
+#   {{ scalerl/half_runs/n_eligible | point }} reach `min_multiple`, and on them
 #   $|A_{half} - A_{full}|$ is {{ scalerl/half_runs/A_abs_error }}.
 # * *Tan et al.* Held out, the line's RMSE exceeds the sigmoid's by
 #   {{ tan/heldout_rmse_delta }} (TAN-1); $k$ of the largest size minus the smallest's is

@@ -90,7 +90,7 @@ def test_est_records_n_and_never_a_degenerate_interval():
     assert share.lo == 0.0 and share.hi > 0.3 and "Wilson" in share.method
     # any other zero-width interval is dropped, with the reason
     flat = rlf._est(247.4, (247.4, 247.4), level=0.95, method=rlf.OVER_SEEDS, note="on bound")
-    assert flat.ci is None and "zero-width" in flat.note and flat.note.startswith("on bound")
+    assert flat.ci == (247.4, 247.4) and "same value" in flat.no_interval and flat.note == "on bound"
     # non-finite ends: no interval
     nan = rlf._est(0.1, (np.nan, np.nan), level=0.95, method=rlf.OVER_SEEDS)
     assert nan.ci is None and "no finite" in nan.note

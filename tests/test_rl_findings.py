@@ -55,6 +55,24 @@ def test_half_compute_findings_carry_method_headline_and_identification():
     assert r.ci == (0.02, 0.05) and "extended to the point" in r.method
     assert out["extrapolation/s/mae"].estimate.resamples == 11
     assert "50%" in out["extrapolation/s/mae"].description
+    # a point outside its own resampled interval (two runs: the point is one of three
+    # distinct resamples, refitted to 1e-7) gets no interval, not identified, with why
+    two = {**_half_row("xl"), "A_error": 0.0595789178, "A_error_hi": 0.0595787914}
+    out = {
+        n.name: n.estimate
+        for n in findings.half_compute_findings(
+            pd.DataFrame([two]),
+            extra.iloc[:0],
+            largest="xl",
+            fit_frac=0.5,
+            level=0.95,
+            pred_reps=7,
+            reps=11,
+        )
+    }
+    bad = out["scalerl/xl/A_pred_error"]
+    assert bad.ci is None and not bad.identified and "outside its resampled" in bad.note
+    assert out["scalerl/xl/final_pred_error"].ci == (-0.05, 0.0)
 
 
 def _phase_row(size="s", **kw):
@@ -328,3 +346,25 @@ def test_coverage_findings_state_the_coverage_at_the_n_used():
     assert got["coverage/t_at_n"].point == t3
     # the percentile bootstrap under-covers at 3 values; the t interval less so
     assert got["coverage/percentile_at_n"].point < got["coverage/t_at_n"].point
+
+
+def test_a_zero_width_interval_reaches_record_with_its_reason_and_is_dropped_there():
+    """``_est`` does not drop a degenerate interval itself: it hands ``record`` the reason
+    (``no_interval``), and ``record`` drops the interval and demotes the headline."""
+    flat = findings._est(0.5, (0.5, 0.5 + 1e-15), level=0.95, method=findings.OVER_SEEDS, n=4)
+    assert flat.ci == (0.5, 0.5) and flat.no_interval == "every resample gave the same value"
+    rec.clear()
+    try:
+        (got,) = findings.record_all([findings.Named("x/flat", flat, "a flat one", headline=True)])
+        assert got.ci is None and not got.headline
+        assert "zero width" in got.note and "every resample gave the same value" in got.note
+        # the same interval without the reason is refused by record (one path for all)
+        with pytest.raises(rec.ZeroWidthInterval):
+            rec.record("x/bare", flat.replace(no_interval=None))
+    finally:
+        rec.clear()
+    # _reinterval goes through the same check (Estimate.replace, then _checked)
+    again = findings._reinterval(flat.replace(no_interval=None), method="m2")
+    assert again.method == "m2" and again.no_interval is not None
+    wide = findings._reinterval(findings._est(0.3, (0.1, 0.5), level=0.95), n=7)
+    assert wide.ci == (0.1, 0.5) and wide.n == 7 and wide.no_interval is None

@@ -100,9 +100,13 @@ def sigmoid_fits(
     curves: pd.DataFrame, fits: Mapping[Any, Any], sizes: Sequence[str], *, base: str
 ) -> Figure:
     """The seed-mean curves with each size's ScaleRL sigmoid and its band, extended 4x
-    (``fits[(base, size)]`` from :func:`.analysis.fit_scalerl`)."""
+    (``fits[(base, size)]`` from :func:`.analysis.fit_scalerl`); a size without a fit
+    (too few stable runs, :mod:`.scope`) is left out and named in the title."""
     fig, ax = plt.subplots(figsize=(7, 4))
+    missing = [s for s in sizes if (base, s) not in fits]
     for i, size in enumerate(sizes):
+        if size in missing:
+            continue
         mean = _mean_curve(curves, size, base)
         ax.scatter(mean["compute"], mean["pass_rate"], color=f"C{i}", s=12)
         pos = mean["compute"][mean["compute"] > 0]
@@ -116,7 +120,8 @@ def sigmoid_fits(
         xscale="log",
         xlabel="RL compute (FLOPs)",
         ylabel="held-out pass rate",
-        title="ScaleRL sigmoid fits (band: CI over seeds), extended 4x",
+        title="ScaleRL sigmoid fits (band: CI over seeds), extended 4x"
+        + (f"\nnot fitted (too few stable runs): {', '.join(missing)}" if missing else ""),
     )
     ax.legend()
     return fig

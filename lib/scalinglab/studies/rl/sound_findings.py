@@ -20,7 +20,7 @@ from scipy import stats as sps
 
 from scalinglab.estimate import BOUND_SHARE, Estimate
 from scalinglab.stats.calibration import proportion_estimate
-from scalinglab.studies.rl.findings import Named
+from scalinglab.studies.rl.named import Named
 
 #: The method of the ablations' paired intervals (:func:`t_effects`).
 PAIRED_T = "paired Student t over seeds (Welch-Satterthwaite df over sizes)"

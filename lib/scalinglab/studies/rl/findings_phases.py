@@ -1,0 +1,223 @@
+"""Findings on the reward trajectory's phases: the pooled logistic's t10, t50, t90 per
+size and the plateau onset predicted early (:func:`phase_findings`, shown by
+:func:`phase_table`), and the phases judged run by run (:func:`run_phase_findings`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from scalinglab.estimate import identified_by_share
+from scalinglab.studies.rl.named import (
+    OVER_SEEDS,
+    RUNS_WITHIN_SIZE,
+    Named,
+    _ci,
+    _est,
+    _unstable_fit,
+)
+
+PHASES = (
+    ("t10", "end of the slow start"),
+    ("t50", "middle of the rapid gain"),
+    ("t90", "plateau onset"),
+)
+
+
+def phase_notes(r: Any, *, early_frac: float) -> dict[str, str | None]:
+    """Why each of a size's pooled-logistic phase points is not identified (None when it
+    is): ``t10``, ``t50``, ``t90`` and ``t90_early_error``, for one row of
+    :func:`.predict.phase_predictions`."""
+    step_note = (
+        None
+        if r["rise_resolved"]
+        else f"the logistic rises within one evaluation interval ({r['eval_dt']:.3f} of the "
+        "run): a step, its phases are not resolved"
+    )
+    if not r["bend_inside"]:
+        step_note = (
+            f"the logistic's midpoint t50 = {r['t50']:.2f} lies outside training: the seeds' "
+            "mean curve has no bend to place the phases by (see the runs one by one)"
+        )
+    notes: dict[str, str | None] = {name: step_note for name, _ in PHASES}
+    if r["R0"] < 0 and r["bend_inside"]:
+        notes["t10"] = (
+            f"the logistic's R0 = {r['R0']:.3f} < 0: the curve already climbs at "
+            "step 0, the data hold no slow start"
+        )
+    early_ok = (
+        np.isfinite(r["t90_early"])
+        and identified_by_share(r["early_fail_share"])
+        and bool(r["bend_inside"])
+    )
+    if early_ok:
+        notes["t90_early_error"] = None
+    elif r["bend_inside"]:
+        seen = (
+            "point fit"
+            if not np.isfinite(r["t90_early"])
+            else f"{100 * r['early_fail_share']:.0f}% of refits"
+        )
+        notes["t90_early_error"] = f"the fit on the first {early_frac:.0%} sees no plateau ({seen})"
+    else:
+        notes["t90_early_error"] = step_note
+    return notes
+
+
+def phase_findings(
+    ph: pd.DataFrame,
+    *,
+    largest: str,
+    early_frac: float,
+    level: float,
+    reps: int,
+    n: int | None = None,
+) -> list[Named]:
+    """The pooled logistic's phase points per size (:func:`.predict.phase_predictions`)
+    and the error of the plateau onset predicted from the first ``early_frac`` (headline
+    at the ``largest`` size); ``n``: the seeds per size the bootstrap resamples."""
+    out = []
+    for _, r in ph.iterrows():
+        s = r["model_size"]
+        notes = phase_notes(r, early_frac=early_frac)
+        for name, what in PHASES:
+            ci, why = _unstable_fit(r[name], _ci(r, name), notes[name])
+            out.append(
+                Named(
+                    f"phases/{s}/{name}",
+                    _est(
+                        r[name],
+                        ci,
+                        level=level,
+                        method=OVER_SEEDS,
+                        resamples=reps,
+                        n=n,
+                        identified=why is None,
+                        note=why,
+                    ),
+                    f"{what} (fraction of the size's step budget)",
+                )
+            )
+        ci, note = _unstable_fit(r["t90_error"], _ci(r, "t90_error"), notes["t90_early_error"])
+        out.append(
+            Named(
+                f"phases/{s}/t90_early_error",
+                _est(
+                    r["t90_error"],
+                    ci,
+                    level=level,
+                    method=OVER_SEEDS,
+                    resamples=reps,
+                    n=n,
+                    identified=note is None,
+                    note=note,
+                ),
+                f"plateau onset predicted from the first {early_frac:.0%} minus full fit",
+                headline=s == largest,
+            )
+        )
+    return out
+
+
+def phase_table(ph: pd.DataFrame, *, early_frac: float) -> pd.DataFrame:
+    """The pooled phase fits per size for display, with a column ``identified`` that
+    flags the fits the data do not pin (an R0 below 0 or an Rmax above 1, a midpoint
+    outside training, a step within one evaluation): their numbers are blanked (NaN),
+    not read as phases (the reason is in the findings' notes); the two RMSEs stay."""
+    cols = [
+        "R0",
+        "Rmax",
+        "t10",
+        "t50",
+        "t90",
+        "t90_lo",
+        "t90_hi",
+        "t90_early",
+        "t90_error",
+        "early_fail_share",
+        "rmse_logistic",
+        "rmse_exp",
+    ]
+    out = ph.set_index("model_size")[[c for c in cols if c in ph]].copy()
+    flags = []
+    for _, r in ph.iterrows():
+        notes = phase_notes(r, early_frac=early_frac)
+        bad = [n for n in ("t10", "t50", "t90") if notes[n] is not None]
+        if r["Rmax"] > 1 or r["R0"] < 0:
+            bad.append("R0/Rmax outside [0, 1]")
+        flags.append("yes" if not bad else "not identified: " + ", ".join(dict.fromkeys(bad)))
+    out["identified"] = flags
+    # a fit the data do not pin prints no numbers (R0 = -259, Rmax = 2.4e4 read as results)
+    blank = [c for c in out.columns if c not in ("identified", "rmse_logistic", "rmse_exp")]
+    out.loc[out["identified"] != "yes", blank] = np.nan
+    return out
+
+
+def run_phase_findings(
+    shares: Mapping[str, Any], *, base: str, early_frac: float, level: float, reps: int
+) -> list[Named]:
+    """Phases judged run by run (:func:`.phases.phase_shares`): the shares of runs with
+    each phase (the three-phase share a headline), the seed spread of t10 and its rank
+    correlation with the starting pass rate (not identified when no run has a slow
+    start: every t10 is then clipped to 0 and their spread is an artefact). A share
+    whose resampled interval has zero width (0 of n runs) gets the Wilson interval."""
+    whats = (
+        ("slow_start", "show a slow start (>= 2 evaluations before t10)"),
+        ("plateau", "reach a plateau inside training (>= 2 evaluations after t90)"),
+        ("three_phases", "show all three phases"),
+        (
+            "predicted",
+            f"have their plateau onset predicted within 0.1 from their first {early_frac:.0%}",
+        ),
+    )
+    kw: dict[str, Any] = dict(level=level, method=RUNS_WITHIN_SIZE, resamples=reps)
+    out = []
+    for name, what in whats:
+        sh = shares[name]
+        out.append(
+            Named(
+                f"phases/runs/{name}_share",
+                # a share of 0 (or 1) in every resample: the Wilson interval over the runs
+                _est(sh["value"], sh["ci"], n=int(sh["n_runs"]), share_n=int(sh["n_runs"]), **kw),
+                f"share of the {sh['n_runs']} {base} runs that {what}",
+                headline=name == "three_phases",
+            )
+        )
+    no_start = (
+        None
+        if shares["slow_start"]["value"] > 0
+        else "no run has a slow start (every t10 is at or before step 0): when runs take "
+        "off cannot vary"
+    )
+    for name, desc in (
+        (
+            "t10_seed_sd",
+            "standard deviation of t10 (end of the slow start) across the seeds of a "
+            "size, mean over sizes (fraction of the run)",
+        ),
+        (
+            "t10_start_rho",
+            "Spearman correlation of t10 with the run's starting pass rate within a "
+            "size, mean over sizes (< 0: runs that start higher take off sooner)",
+        ),
+    ):
+        v = shares[name]
+        ok = bool(np.isfinite(v["value"])) and no_start is None
+        out.append(
+            Named(
+                f"phases/runs/{name}",
+                _est(
+                    v["value"],
+                    v["ci"],
+                    n=int(shares["slow_start"]["n_runs"]),
+                    identified=ok,
+                    note=no_start,
+                    **kw,
+                ),
+                desc,
+            )
+        )
+    return out

@@ -1,0 +1,195 @@
+"""ScaleRL's scope: the stable runs its pooled sigmoids are fitted on, the unstable ones
+reported apart.
+
+Issue 31 states the rule before the ``v3`` data: a run whose last evaluation lies more
+than 0.1 below its peak is *unstable* and outside ScaleRL's scope (ScaleRL's laws are
+about runs that keep what they learn; :func:`.stopping.run_outcomes` flags them). The
+pooled per-size sigmoids that decide the ScaleRL claims (the asymptote's identification,
+SCALERL-1's RMSE, the per-size half-compute fits, A against size) are therefore fitted on
+the stable runs of each (variant, size) only; a (variant, size) with fewer than
+:data:`MIN_STABLE` stable runs is not fitted at all ("not identified (too few stable
+runs)"): a sigmoid through one run has no spread over runs to give it an interval, and
+a bootstrap over two runs has three distinct resamples (both copies of one run, or the
+pair), so its percentile interval cannot cover at any stated level. Three runs is the
+least from which a between-run interval is read anywhere in this project.
+
+The rule is applied to every variant alike (the primary arm at the width rule's learning
+rate, ``half_lr`` and the ablations); which arm is the headline is decided by the design,
+not by which arm's runs are more stable. The same fit on all runs stays in the report as a
+sensitivity (:func:`.asymptote.bound_findings` with ``prefix="scalerl/all_runs"``), so a
+reader sees what the rule changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from scalinglab.estimate import Estimate
+from scalinglab.stats.calibration import proportion_estimate
+from scalinglab.studies.rl.named import Named
+
+#: Fewest stable runs a (variant, size) needs for its pooled sigmoid.
+MIN_STABLE = 3
+#: The issue's rule: a run that ends more than this below its peak is unstable.
+DROP = 0.1
+#: Keys of a run.
+RUN = ["model_size", "variant", "seed"]
+
+
+def run_scope(outcomes: pd.DataFrame, *, min_stable: int = MIN_STABLE) -> pd.DataFrame:
+    """Per (variant, size): how many runs are stable and whether the size is fitted.
+
+    Parameters
+    ----------
+    outcomes
+        :func:`.stopping.run_outcomes` (one row per run, with ``unstable``).
+    min_stable
+        Fewest stable runs for a pooled fit.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by (``variant``, ``model_size``) in ``outcomes``' order: ``runs``,
+        ``stable``, ``unstable``, ``fitted`` (``stable >= min_stable``) and ``why``
+        (the reason a (variant, size) is not fitted, else None).
+
+    Raises
+    ------
+    KeyError
+        When ``outcomes`` lacks the ``unstable`` column.
+    """
+    if "unstable" not in outcomes:
+        raise KeyError("run_scope: outcomes need an 'unstable' column (stopping.run_outcomes)")
+    g = outcomes.assign(unstable=outcomes["unstable"].astype(bool)).groupby(
+        ["variant", "model_size"], sort=False
+    )
+    tab = pd.DataFrame({"runs": g.size(), "unstable": g["unstable"].sum().astype(int)})
+    tab["stable"] = tab["runs"] - tab["unstable"]
+    tab["fitted"] = tab["stable"] >= min_stable
+    why = [
+        None
+        if ok
+        else f"not identified (too few stable runs: {s} of {n}, a pooled fit needs "
+        f"{min_stable}; {n - s} end more than {DROP:g} below their peak)"
+        for ok, s, n in zip(tab["fitted"], tab["stable"], tab["runs"], strict=True)
+    ]
+    tab["why"] = pd.Series(why, index=tab.index, dtype=object)
+    return tab[["runs", "stable", "unstable", "fitted", "why"]]
+
+
+def stable_curves(
+    curves: pd.DataFrame, outcomes: pd.DataFrame, *, min_stable: int = MIN_STABLE
+) -> pd.DataFrame:
+    """The evaluations of the stable runs of every (variant, size) with at least
+    ``min_stable`` of them (``curves``: one row per evaluation; ``outcomes``:
+    :func:`.stopping.run_outcomes` of the same curves)."""
+    scope = run_scope(outcomes, min_stable=min_stable)
+    keep = outcomes.loc[~outcomes["unstable"].astype(bool), RUN]
+    fitted = scope.index[scope["fitted"]]
+    keep = keep[pd.MultiIndex.from_frame(keep[["variant", "model_size"]]).isin(fitted)]
+    return curves.merge(keep, on=RUN, how="inner")
+
+
+def stable_rows(table: pd.DataFrame, outcomes: pd.DataFrame) -> pd.DataFrame:
+    """The rows of a per-run ``table`` (columns ``model_size, variant, seed``, e.g.
+    :func:`.analysis.per_seed_sigmoids`) that belong to stable runs."""
+    keep = outcomes.loc[~outcomes["unstable"].astype(bool), RUN]
+    return table.merge(keep, on=RUN, how="inner")
+
+
+def unstable_table(outcomes: pd.DataFrame) -> pd.DataFrame:
+    """The unstable runs one by one: ``model_size, variant, seed, R0, peak, peak_step,
+    final`` and ``drop`` (peak minus final), sorted by variant and size as given."""
+    u = outcomes[outcomes["unstable"].astype(bool)]
+    cols = ["model_size", "variant", "seed", "R0", "peak", "peak_step", "final"]
+    return u[cols].assign(drop=u["peak"] - u["final"]).reset_index(drop=True)
+
+
+def unstable_findings(
+    scope: pd.DataFrame, *, arms: Sequence[str], level: float = 0.95
+) -> list[Named]:
+    """Per arm (a variant, e.g. the width-rule learning rate and ``half_lr``): the share
+    of its runs that are unstable (Wilson interval over the runs: a count of k of n) and
+    per size the number of unstable runs, with how many stay in ScaleRL's scope."""
+    out = []
+    for arm in arms:
+        if arm not in scope.index.get_level_values("variant"):
+            continue
+        t = scope.loc[arm]
+        k, n = int(t["unstable"].sum()), int(t["runs"].sum())
+        share = proportion_estimate(k, n, level=level)
+        out.append(
+            Named(
+                f"unstable/{arm}/share",
+                share,
+                f"share of the {n} {arm} runs whose last evaluation is more than {DROP:g} "
+                f"below their peak (unstable: outside ScaleRL's scope, left out of its fits)",
+            )
+        )
+        for size, r in t.iterrows():
+            out.append(
+                Named(
+                    f"unstable/{arm}/{size}/runs",
+                    Estimate(float(r["unstable"])),
+                    f"unstable {arm} runs at {size}, of {int(r['runs'])} ({int(r['stable'])} "
+                    "stable runs in ScaleRL's scope)",
+                    unit="runs",
+                )
+            )
+    return out
+
+
+def not_fitted_findings(
+    scope: pd.DataFrame,
+    *,
+    variant: str,
+    prefix: str = "scalerl",
+    params: Sequence[str] = ("A", "B", "C_mid"),
+    pooled: bool = True,
+) -> list[Named]:
+    """The findings of each size of ``variant`` that has too few stable runs to fit: the
+    sigmoid's ``params`` and, with ``pooled``, the pooled half-compute fit's
+    ``A_pred_error``, ``rmse`` and held-out MAE, each NaN and not identified with the
+    reason (so a claim on them reads not identified, and never a fit on one run)."""
+    out: list[Named] = []
+    if variant not in scope.index.get_level_values("variant"):
+        return out
+    for size, r in scope.loc[variant].iterrows():
+        if r["fitted"]:
+            continue
+        why = str(r["why"])
+        names = [(f"{prefix}/{size}/{p}", f"ScaleRL {p}, model {size}") for p in params]
+        if pooled:
+            names += [
+                (f"{prefix}/{size}/A_pred_error", "A of the half fit minus A of the full run"),
+                (f"{prefix}/{size}/rmse", "RMSE of the full sigmoid fit"),
+                (f"extrapolation/{size}/mae", "MAE of the sigmoid fitted on the first half"),
+            ]
+        for name, desc in names:
+            out.append(
+                Named(
+                    name,
+                    Estimate(np.nan, identified=False, note=why),
+                    f"{desc} ({variant}; {why})",
+                    unit="FLOPs" if name.endswith("C_mid") else None,
+                )
+            )
+    return out
+
+
+def regime_text(scope: pd.DataFrame, *, variant: str, sizes: Sequence[str]) -> str:
+    """The claims' regime phrase for ScaleRL's pooled fits, e.g. ``"stable runs
+    (ScaleRL's scope), s 4 of 4, l 1 of 4 (not fitted)"``."""
+    if variant not in scope.index.get_level_values("variant"):
+        return "stable runs (ScaleRL's scope)"
+    t = scope.loc[variant]
+    parts = [
+        f"{s} {int(t.loc[s, 'stable'])} of {int(t.loc[s, 'runs'])}"
+        + ("" if t.loc[s, "fitted"] else " (not fitted)")
+        for s in sizes
+        if s in t.index
+    ]
+    return "stable runs (ScaleRL's scope), n stable of N per size: " + ", ".join(parts)
