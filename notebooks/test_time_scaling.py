@@ -178,12 +178,22 @@ for s in sizes:
 # %% tags=["not-user"]
 order = None if samples else tta.ordering(curves)  # a user's models have no size order
 ordered = bool(order is not None and order.extremes_ordered)  # the pair LLM-6, KIN-3 compare
+# per-prompt values of the findings that decide ORDER-1, LLM-6 and KIN-3: each interval's
+# coverage is simulated on them and stated in its method (the verdict repeats it if low)
+per_prompt, prompt_coverage = {}, []
 if order is not None:
+    for name in {**order.gains, order.extremes[0]: None}:
+        bigger, smaller = name.split("_vs_")
+        per_prompt[f"quality/{name}/pass1_gain"] = (
+            curves.per_problem[bigger][:, 0] - curves.per_problem[smaller][:, 0]
+        )
+    prompt_coverage.append(tta.interval_coverage(per_prompt, level=level, seed=seed))
     for name, est in {**order.gains, order.extremes[0]: order.extremes[1]}.items():
         bigger, smaller = name.split("_vs_")
+        key = f"quality/{name}/pass1_gain"
         record(
-            f"quality/{name}/pass1_gain",
-            est,
+            key,
+            tta.state_coverage(est, prompt_coverage[-1], key),
             description=f"pass@1 of size {bigger} minus size {smaller}",
         )
     print(order.message())
@@ -191,14 +201,6 @@ if order is not None:
         f"largest against smallest ({order.extremes[0]}): "
         + ("ordered" if ordered else "not ordered, its interval is not above 0")
     )
-# per-prompt values of the findings that decide ORDER-1, LLM-6 and KIN-3 (coverage check)
-per_prompt = {}
-if order is not None:
-    for name in {**order.gains, order.extremes[0]: None}:
-        bigger, smaller = name.split("_vs_")
-        per_prompt[f"quality/{name}/pass1_gain"] = (
-            curves.per_problem[bigger][:, 0] - curves.per_problem[smaller][:, 0]
-        )
 
 # %% [markdown]
 # ## The exponentiated power law, and extrapolation from k <= k_max / 8
@@ -443,25 +445,39 @@ if cost_ok:
         c = costs[costs["size"] == large].set_index("k")["flops"]
         up = ttc.matched("flops", costs, curves.cov, curves.cov_draws, np.array([float(c.loc[1])]))
         gain, gain_d, k_up = ttc.equal_cost_upsample(up, small, large)
-        record(
-            "ordered/flops_upsample_small_vs_large_k1",
-            curves.over_prompts(gain, gain_d),
-            description=f"coverage of {small} at k={k_up} minus {large} at k=1, equal FLOPs",
-        )
         adv_e, adv_ed = ttc.advantage_small(matched["eflops"], small, large)
-        record(
-            "ordered/eflops_adv_small_vs_large",
-            curves.over_prompts(float(np.nanmean(adv_e)), np.nanmean(adv_ed, axis=1)),
-            description=f"coverage of {small} minus {large} at equal eFLOPs, mean over the "
-            "common budgets (sizes ordered by quality)",
-        )
         pp_s, pp_l = curves.per_problem[small], curves.per_problem[large]
-        per_prompt["ordered/flops_upsample_small_vs_large_k1"] = pp_s[:, k_up - 1] - pp_l[:, 0]
         me = matched["eflops"]
         i_s, i_l = me.sizes.index(small), me.sizes.index(large)
         both = (me.k[i_s] > 0) & (me.k[i_l] > 0)
-        per_prompt["ordered/eflops_adv_small_vs_large"] = np.mean(
-            pp_s[:, me.k[i_s, both] - 1] - pp_l[:, me.k[i_l, both] - 1], axis=1
+        deciding = {
+            "ordered/flops_upsample_small_vs_large_k1": pp_s[:, k_up - 1] - pp_l[:, 0],
+            "ordered/eflops_adv_small_vs_large": np.mean(
+                pp_s[:, me.k[i_s, both] - 1] - pp_l[:, me.k[i_l, both] - 1], axis=1
+            ),
+        }
+        per_prompt.update(deciding)
+        prompt_coverage.append(
+            tta.interval_coverage(deciding, level=level, seed=seed + len(per_prompt))
+        )
+        record(
+            "ordered/flops_upsample_small_vs_large_k1",
+            tta.state_coverage(
+                curves.over_prompts(gain, gain_d),
+                prompt_coverage[-1],
+                "ordered/flops_upsample_small_vs_large_k1",
+            ),
+            description=f"coverage of {small} at k={k_up} minus {large} at k=1, equal FLOPs",
+        )
+        record(
+            "ordered/eflops_adv_small_vs_large",
+            tta.state_coverage(
+                curves.over_prompts(float(np.nanmean(adv_e)), np.nanmean(adv_ed, axis=1)),
+                prompt_coverage[-1],
+                "ordered/eflops_adv_small_vs_large",
+            ),
+            description=f"coverage of {small} minus {large} at equal eFLOPs, mean over the "
+            "common budgets (sizes ordered by quality)",
         )
     else:
         why = order.message() if order is not None else "a user's table has no size order"
@@ -477,11 +493,15 @@ else:
 # skewed and its intervals can under-cover, so the table
 # simulates, for each finding that decides ORDER-1, LLM-6 or KIN-3, how often the
 # percentile bootstrap and the Student-t interval of a mean of this many prompts,
-# drawn from the observed per-prompt values, contain the truth (their mean).
+# drawn from the observed per-prompt values, contain the truth (their mean), over 2000
+# simulated data sets (standard error about 0.006). Each deciding finding's method
+# states its percentile interval's coverage from this table, and its verdict repeats it
+# where it is below 0.93 (the generic coverage table, read at 100 units for these 256
+# prompts, would not show it).
 
 # %% tags=["not-user"]
-if per_prompt:
-    print(tta.interval_coverage(per_prompt, level=level, seed=seed).to_string(index=False))
+if prompt_coverage:
+    print(pd.concat(prompt_coverage, ignore_index=True).to_string(index=False))
 
 # %% [markdown]
 # ## Claims ledger

@@ -88,9 +88,11 @@ def test_a_change_no_unit_shows_gets_wilsons_end_on_its_possible_sides():
     zero = Estimate(0.0, 0.0, 0.0, level=0.95, method="bootstrap over prompts, percentile")
     w = cal.proportion_estimate(0, 128).hi  # about 0.029
     both = cal.change_with_floor(zero, n=128)
-    assert (both.lo, both.hi) == (-w, w) and both.n == 128 and both.mc_se is None
+    assert both.lo == pytest.approx(-w, abs=1e-12) and both.hi == pytest.approx(w, abs=1e-12)
+    assert both.n == 128 and both.mc_se is None
     up = cal.change_with_floor(zero, n=128, signed=False)
-    assert (up.lo, up.hi) == (0.0, w) and "Wilson score over 128" in up.method
+    assert up.lo == 0.0 and up.hi == pytest.approx(w, abs=1e-12)
+    assert "Wilson score over 128" in up.method
     # a change some resample sees, or a constant nonzero one, is left as it is
     ok = Estimate(0.01, 0.0, 0.02, level=0.95, method="b")
     assert cal.change_with_floor(ok, n=128) is ok
@@ -104,3 +106,33 @@ def test_seed_mean_coverage_on_a_studys_values_shows_the_shortfall_at_n_3():
     at3 = table[table.n == 3].set_index("method")
     assert at3.loc["Student t", "coverage"] - at3.loc["percentile bootstrap", "coverage"] > 0.1
     assert list(table.columns) == ["method", "n", "coverage", "se", "sims"]
+
+
+@pytest.mark.parametrize("n", [1, 3, 10, 128, 1000])
+@pytest.mark.parametrize("level", [0.9, 0.95, 0.99])
+def test_wilson_upper_end_at_zero_successes_is_statsmodels_wilson_and_its_closed_form(n, level):
+    from scipy.stats import norm
+
+    w = cal.wilson_upper_at_zero(n, level=level)
+    _, hi = cal.wilson(0, n, level=level)
+    assert w == pytest.approx(float(hi), abs=1e-12)
+    z2 = norm.ppf(0.5 + level / 2) ** 2
+    assert w == pytest.approx(z2 / (n + z2), rel=1e-12) and 0.0 < w < 1.0
+    lo, _ = cal.wilson(n, n, level=level)  # the same end, mirrored, at n of n
+    assert 1.0 - w == pytest.approx(float(lo), abs=1e-12)
+
+
+def test_wilson_upper_end_at_zero_refuses_no_draws_or_a_bad_level():
+    with pytest.raises(ValueError, match="n >= 1"):
+        cal.wilson_upper_at_zero(0)
+    with pytest.raises(ValueError, match="level"):
+        cal.wilson_upper_at_zero(10, level=1.0)
+
+
+def test_both_floors_use_the_one_wilson_end_at_zero():
+    w = cal.wilson_upper_at_zero(40)
+    zero = Estimate(0.0, 0.0, 0.0, level=0.95, method="b")
+    assert cal.share_with_floor(zero, n=40).hi == w
+    assert cal.share_with_floor(Estimate(1.0, 1.0, 1.0, level=0.95, method="b"), n=40).lo == 1 - w
+    assert cal.change_with_floor(zero, n=40).hi == w
+    assert cal.change_with_floor(zero, n=40).lo == -w

@@ -73,10 +73,14 @@ def test_tiny_study_and_own_table(tmp_path, optimizer_tiny_sweep):
     assert "ranking/tau_gain_constant/xs2/2x" in by
     assert any(n.startswith("transfer_ratio/") and n.endswith("/xs") for n in by)
     assert any(n.startswith("noise/mde/") for n in by)
+    # the claims' deciding findings: t over the seeds, AdamW fitted per seed (seed_t)
+    assert "t/speedup_mean/muon/xs2" in by and "t/matrix_over_scalar/xs2" in by
+    assert by["t/speedup_mean/muon/xs2"]["method"].startswith("Student t over 2 seeds")
     for f in findings:
         assert np.isfinite(f["point"]), f
         if f["ci"] is not None:
-            assert f["level"] == 0.95 and f["method"] and f["resamples"] == 200, f
+            t_interval = f["method"].startswith("Student t")  # no resamples: a formula
+            assert f["level"] == 0.95 and f["resamples"] == (None if t_interval else 200), f
             assert f["ci"][0] <= f["ci"][1], f
     cached = list((root / "data" / TINY_CACHE / STUDY).glob("sweep-tiny-*.nc"))  # git-ignored
     # the notebook's tiny sweep is the session's: found under its config hash, not retrained

@@ -125,3 +125,90 @@ def test_the_ledger_reads_a_saturated_size_not_identified_and_decides_the_others
         assert alone["LLM-1"].verdict == "reproduces" and alone["LLM-5"].verdict == "reproduces"
     finally:
         rec.clear()
+
+
+def test_a_ceiling_never_lies_below_a_coverage_the_policy_reached():
+    """The fit leaves out points at coverage 1; without the floor it could put c under
+    them (the medium report's ceiling/l/c [0.99965, 1] while coverage reached 1)."""
+    rng = np.random.default_rng(3)
+    p = rng.beta(8.0, 1.0, size=300)  # an almost saturated policy: every prompt solvable
+    n = 256
+    c = rng.binomial(n, p)
+    c[c == 0] = 1  # every prompt solved at least once: coverage reaches 1 at k = n
+    ks = cv.k_grid(n)
+    per = cv.pass_at_k(np.full(len(p), n), c, ks)
+    assert per.mean(axis=0)[-1] == 1.0
+    fit = tceil.fit_ceiling_bootstrap(ks, per, cv.prompt_draws(len(p), reps=40, seed=0))
+    assert fit.top == 1.0 and fit.top_draws.shape == (40,)
+    assert np.all(fit.ceilings()[np.isfinite(fit.ceilings())] >= fit.top_draws - 1e-15)
+    est = fit.ceiling(level=0.95, method="refits")
+    assert est.point == 1.0 and not est.identified
+    assert est.lo is None or est.lo >= float(np.min(fit.top_draws)) - 1e-15
+    # a fit that put c below the coverage reached (as at the medium report's size l)
+    from types import SimpleNamespace
+
+    draws = np.column_stack([np.full(5, -1.0), np.full(5, -0.5), np.linspace(0.9995, 0.9999, 5)])
+    low = tceil.CeilingFit(SimpleNamespace(params={"c": 0.9997}), draws, 1.0, np.ones(5))
+    e = low.ceiling(level=0.95, method="refits")
+    assert e.point == 1.0 and not e.identified and "reaches 1" in e.note
+    assert low.share_at_bound() == 1.0 and e.lo >= 1.0 - 1e-12
+    # a ceiling above the coverage reached is left as fitted
+    high = tceil.CeilingFit(
+        SimpleNamespace(params={"c": 0.97}), draws * [1, 1, 0.97], 0.95, np.full(5, 0.95)
+    )
+    assert high.ceiling(level=0.95, method="refits").point == 0.97
+
+
+def test_extrapolation_and_majority_gain_carry_their_room_and_round_float_noise():
+    from scalinglab.studies.tts import analysis as tta
+
+    ds = _rates({"s": 0.05, "l": 0.95}, prompts=200, n=64)
+    curves = tta.coverage_curves(ds, k_max=64, reps=40, seed=0)
+    maj = tta.majority(ds, k_max=64, reps=4)
+    extra = tta.extrapolation(curves, reps=40)
+    k_fit = tta.extrapolation_k(64)
+    for s, est in extra.items():
+        assert est.room >= 1 - curves.cov[s][k_fit - 1] - 1e-12
+        assert abs(est.point) <= est.room + 1e-12  # the bound the room states
+    # l is solved within a few samples: its majority gain cannot rise by LLM-4's 0.02
+    g = tta.plateau(maj, curves, "l")["maj_gain"]
+    assert g.room < 0.02 and g.point <= g.room + 1e-12
+    assert tta.plateau(maj, curves, "s")["maj_gain"].room > 0.5
+    x = tta._denoise(np.array([-2.5e-12, 3e-10, 1e-6, np.nan]))
+    assert x[0] == 0.0 and x[1] == 0.0 and x[2] == 1e-6 and np.isnan(x[3])
+
+
+def test_the_ledger_reads_llm3_and_llm4_not_identified_on_a_saturated_size():
+    """An equivalence band (LLM-3 within 0.03, LLM-4 within 0.02) that a size's bound
+    keeps its finding inside cannot be failed there: not identified (saturated)."""
+    import scalinglab.record as rec
+    from scalinglab.estimate import Estimate
+
+    rec.clear()
+    try:
+        pinned = Estimate(-6e-7, -1e-4, 0.0, level=0.95, method="b", n=256, room=2e-4)
+        other = Estimate(0.5, 0.4, 0.6, level=0.95, method="b", n=256)  # LLM-1, LLM-5
+
+        def record_all(extra: Estimate) -> None:
+            rec.record("loglinear/l/slope", other)
+            rec.record("majority/l/cov_gain", other)
+            rec.record("extrapolation/l/error", extra)
+            rec.record("majority/l/maj_gain", pinned.replace(point=5e-4, lo=0.0, hi=1.5e-3))
+
+        record_all(pinned)
+        got = {
+            v.claim.id: v
+            for v in rec.claims_from("test_time_scaling", sizes=["l"], steps=[], data="user")
+        }
+        for cid in ("LLM-3", "LLM-4"):
+            assert got[cid].verdict == "not identified", got[cid].reason
+            assert "saturated: room 0.0002 < the band's half-width" in got[cid].reason
+        rec.clear()  # with room to leave the band the same interval reproduces
+        record_all(pinned.replace(room=0.5))
+        got = {
+            v.claim.id: v
+            for v in rec.claims_from("test_time_scaling", sizes=["l"], steps=[], data="user")
+        }
+        assert got["LLM-3"].verdict == "reproduces", got["LLM-3"].reason
+    finally:
+        rec.clear()

@@ -135,3 +135,24 @@ def test_interval_coverage_simulates_each_finding_at_its_number_of_prompts():
     # a mean carried by two prompts in 200 is often resampled without them: no method
     # covers (the table is there to say so)
     assert (sparse < 0.9).all()
+
+
+def test_a_deciding_finding_states_its_coverage_on_the_prompts_and_the_verdict_repeats_it():
+    import numpy as np
+    import pytest
+
+    from scalinglab.estimate import Estimate
+    from scalinglab.stats.method_coverage import coverage_note, stated_on_data
+    from scalinglab.studies.tts import analysis as tta
+
+    values = {"sparse": np.r_[np.zeros(198), 1.0, 1.0]}
+    t = tta.interval_coverage(values, sims=300, resamples=200, seed=0)
+    est = Estimate(0.01, 0.0, 0.025, level=0.95, method="bootstrap over prompts, percentile", n=200)
+    got = tta.state_coverage(est, t, "sparse")
+    c, n, se = stated_on_data(got.method)
+    want = float(t[(t.finding == "sparse") & (t.method == "percentile bootstrap")].coverage.iloc[0])
+    assert n == 200 and c == pytest.approx(want, abs=5e-4) and se > 0
+    note = coverage_note({"ci": [0.0, 0.025], "level": 0.95, "method": got.method, "n": 200})
+    assert note is not None and note.startswith(f"its interval covers {c:.3f} at n = 200")
+    with pytest.raises(KeyError, match="no percentile"):
+        tta.state_coverage(est, t, "smooth")

@@ -253,7 +253,12 @@ def test_record_refuses_a_zero_width_interval_unless_the_caller_says_why():
         ("less", -0.1, 0.05, (-0.04, -0.02), "not identified"),  # a fall of 0.1 from 0.05
         ("less", -0.1, 0.5, (-0.3, -0.2), "reproduces"),
         ("greater", 0.0, 0.0, (0.0, 0.01), "inconclusive"),  # no minimum effect: no guard
-        ("equal", 0.0, 0.001, (-0.01, 0.01), "reproduces"),  # a band asks for no effect
+        # an equivalence band (half-width 0.02): a finding pinned within it by its bound
+        # (room 0.001 from the claim's value) cannot leave it, so it cannot test the claim
+        ("equal", 0.0, 0.001, (-0.01, 0.01), "not identified"),
+        ("equal", 0.0, 0.05, (-0.01, 0.01), "reproduces"),  # room to leave the band
+        ("equal", 0.0, 0.05, (0.03, 0.04), "contradicts"),
+        ("equal", 0.0, None, (-0.01, 0.01), "reproduces"),  # unbounded
     ],
 )
 def test_a_bounded_finding_without_room_for_the_minimum_effect_is_not_identified(
@@ -265,8 +270,10 @@ def test_a_bounded_finding_without_room_for_the_minimum_effect_is_not_identified
     v = decide(_c(expect=expect, value=value, **kw), {"x": f})
     assert v.verdict == verdict, v.reason
     if verdict == "not identified":
-        need = abs(value)
-        assert f"saturated: room {room:.3g} < minimum effect {need:g}" in v.reason
+        if expect == "equal":
+            assert f"saturated: room {room:.3g} < the band's half-width 0.02" in v.reason
+        else:
+            assert f"saturated: room {room:.3g} < minimum effect {abs(value):g}" in v.reason
         assert v.evidence[0]["room"] == room
 
 

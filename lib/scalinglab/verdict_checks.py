@@ -129,7 +129,10 @@ def saturation(expect: str, region: tuple[float, float], room: float | None) -> 
         The rule (:meth:`scalinglab.claims.Claim.region`).
     room
         The finding's room left between its level and its bound, in its units (``>= 0``;
-        None: unbounded, never saturated).
+        None: unbounded, never saturated). For an equivalence band (``"equal"``) it is
+        the largest departure from the claim's value the finding could still show, and
+        the band's half-width is what it must exceed (a finding pinned within the band
+        by its bound cannot contradict the claim).
 
     Returns
     -------
@@ -137,14 +140,21 @@ def saturation(expect: str, region: tuple[float, float], room: float | None) -> 
         ``"saturated: room X < minimum effect Y"`` when the room is smaller than the
         rule's minimum meaningful effect (:func:`minimum_effect`); None otherwise.
     """
+    a, b = region
     need = minimum_effect(expect, region)
+    what = "minimum effect"
+    if expect == "equal" and math.isfinite(a) and math.isfinite(b):
+        # an equivalence band: only a departure from the claim's value by more than the
+        # band's half-width contradicts it, so a finding that can depart by less (its
+        # room, read from the claim's value) cannot fail it
+        need, what = (b - a) / 2, "the band's half-width"
     if room is None or need is None:
         return None
     r = float(room)
     if not r >= 0:
         raise ValueError(f"room must be >= 0 (left to the bound), got {room!r}")
     if r < need:
-        return f"saturated: room {r:.3g} < minimum effect {need:g}"
+        return f"saturated: room {r:.3g} < {what} {need:g}"
     return None
 
 

@@ -9,7 +9,9 @@ module holds the methods that cover at small ``n`` and the check:
   (exact for normal data, close for moderately skewed data at ``n >= 3``);
 - :func:`wilson` / :func:`clopper_pearson` / :func:`proportion_estimate`: intervals of a
   proportion that never collapse to ``[0, 0]`` or ``[1, 1]`` at 0 or ``n`` successes
-  (``statsmodels`` ``proportion_confint``);
+  (``statsmodels`` ``proportion_confint``); :func:`wilson_upper_at_zero`, the bound
+  :func:`share_with_floor` and :func:`change_with_floor` put on a share or a change that
+  every resample gives as exactly 0;
 - :func:`percentile_bootstrap_mean`: the percentile bootstrap, kept as the method to
   compare against (do not use it for 3-10 seeds);
 - :func:`coverage` / :func:`coverage_table`: simulated coverage of any interval method at
@@ -147,13 +149,38 @@ def proportion_estimate(k: int, n: int, *, level: float = 0.95, method: str = "w
     return Estimate(k / n, float(lo), float(hi), level=level, method=f"{name} over {n}", n=n)
 
 
+def wilson_upper_at_zero(n: int, *, level: float = 0.95) -> float:
+    """The Wilson score upper end of 0 successes out of ``n``: the honest bound on a share
+    (or on a mean change per unit) when no unit of ``n`` shows it.
+
+    In closed form ``z^2 / (n + z^2)`` with ``z`` the normal quantile at ``(1 + level) / 2``
+    (about ``3.84 / n`` at 95%); by symmetry ``1 -`` it is Wilson's lower end at ``n`` of
+    ``n``. The one helper :func:`share_with_floor` and :func:`change_with_floor` build
+    their floors from.
+
+    Parameters
+    ----------
+    n
+        Draws (units), ``n >= 1``.
+    level
+        Two-sided level, in ``(0, 1)``.
+    """
+    if int(n) < 1:
+        raise ValueError(f"wilson_upper_at_zero: needs n >= 1, got {n}")
+    if not 0 < level < 1:
+        raise ValueError(f"wilson_upper_at_zero: level must be in (0, 1), got {level}")
+    z2 = float(sps.norm.ppf(0.5 + level / 2)) ** 2
+    return z2 / (int(n) + z2)
+
+
 def share_with_floor(est: Estimate, *, n: int) -> Estimate:
     """A resampled interval of a share, or the Wilson interval of the share over ``n``
     draws where the resampled one has zero width.
 
     An outer bootstrap of a rate that is 0 (or 1) in every replicate gives ``[0, 0]``,
     which cannot cover; the Wilson interval of ``round(point * n)`` successes out of the
-    ``n`` draws the rate was counted over keeps an honest upper (lower) end. An interval
+    ``n`` draws the rate was counted over keeps an honest upper (lower) end: at 0 (or
+    ``n``) successes that is :func:`wilson_upper_at_zero` (or one minus it). An interval
     of positive width is returned unchanged.
 
     Parameters
@@ -165,11 +192,19 @@ def share_with_floor(est: Estimate, *, n: int) -> Estimate:
     """
     if est.lo is None or est.hi is None or est.lo != est.hi or not 0 <= est.point <= 1:
         return est
-    w = proportion_estimate(int(round(est.point * n)), int(n), level=float(est.level or 0.95))
+    level = float(est.level or 0.95)
+    k = int(round(est.point * n))
+    if k in (0, int(n)):
+        w = wilson_upper_at_zero(int(n), level=level)
+        lo, hi = (0.0, w) if k == 0 else (1.0 - w, 1.0)
+        how = f"Wilson score over {int(n)}"
+    else:
+        p = proportion_estimate(k, int(n), level=level)
+        lo, hi, how = float(p.lo), float(p.hi), str(p.method)  # type: ignore[arg-type]
     return est.replace(
-        lo=min(est.lo, w.lo),  # type: ignore[type-var]
-        hi=max(est.hi, w.hi),  # type: ignore[type-var]
-        method=f"{est.method}; every replicate gave {est.point:g}, so {w.method}",
+        lo=min(est.lo, lo),
+        hi=max(est.hi, hi),
+        method=f"{est.method}; every replicate gave {est.point:g}, so {how}",
         mc_se=None,
         n=int(n),
     )
@@ -195,13 +230,12 @@ def change_with_floor(est: Estimate, *, n: int, signed: bool = True) -> Estimate
     """
     if est.lo is None or est.hi is None or est.lo != est.hi or est.point != 0:
         return est
-    w = proportion_estimate(0, int(n), level=float(est.level or 0.95))
-    hi = float(w.hi)  # type: ignore[arg-type]
+    hi = wilson_upper_at_zero(int(n), level=float(est.level or 0.95))
     return est.replace(
         lo=-hi if signed else 0.0,
         hi=hi,
         method=f"{est.method}; every replicate gave 0, so {'+/-' if signed else 'up to'} "
-        f"the {w.method} upper end for units that change",
+        f"the Wilson score over {int(n)} upper end for units that change",
         mc_se=None,
         n=int(n),
     )

@@ -32,6 +32,7 @@ __all__ = [
     "ceiling_estimates",
     "fit_ceilings",
     "interval_coverage",
+    "state_coverage",
     "ordering",
     "coverage_curves",
     "extrapolation",
@@ -78,12 +79,32 @@ def law_estimates(fits: dict[str, tlaw.BootstrapFit], curves: Curves) -> dict[st
     }
 
 
+#: Differences of coverage smaller than this are floating-point noise (the law's
+#: ``exp(a k^b)`` a hair below 1), not a prediction error: they are set to 0 at the source.
+COVERAGE_TOL = 1e-9
+
+
+def _denoise(x: np.ndarray | float) -> np.ndarray:
+    """``x`` with every ``|value| <`` :data:`COVERAGE_TOL` set to 0 (NaN kept)."""
+    v = np.asarray(x, dtype=float)
+    return np.where(np.abs(v) < COVERAGE_TOL, 0.0, v)
+
+
 def extrapolation(curves: Curves, *, frac: int = 8, reps: int | None = None) -> dict[str, Estimate]:
     """Per size: fit on k <= :func:`extrapolation_k`, predict k_max; the error (predicted
     minus observed coverage) with its interval over the refits that succeeded (a size
-    with fewer than 3 points below coverage 1 up to that k is left out)."""
+    with fewer than 3 points below coverage 1 up to that k is left out).
+
+    Errors below :data:`COVERAGE_TOL` in size are 0. Coverage cannot pass 1, so once a
+    size's observed coverage at the fit's last k is near 1 its error is pinned near 0:
+    predicted and observed coverage at k_max both lie between the lower of (observed
+    coverage at k_fit, predicted coverage at k_max) and 1. That span is the estimate's
+    ``room``; a claim whose band is wider than it reads "not identified (saturated)"
+    (:func:`scalinglab.verdict_checks.saturation`), not a reproduction.
+    """
     grid = cv.k_grid(len(curves.ks))
     k_fit = extrapolation_k(len(curves.ks), frac=frac)
+    k_max = int(grid[-1])
     draws = curves.draws[:reps]
     out = {}
     for s in curves.sizes:
@@ -91,7 +112,11 @@ def extrapolation(curves: Curves, *, frac: int = 8, reps: int | None = None) -> 
             err, ed = tlaw.extrapolate(grid, curves.per_problem[s][:, grid - 1], draws, k_fit=k_fit)
         except ValueError:  # too few points below 1 up to k_fit: left out
             continue
-        out[s] = curves.over_prompts(err, ed)
+        err = float(_denoise(err))
+        est = curves.over_prompts(err, _denoise(ed))
+        observed_fit = float(curves.cov[s][k_fit - 1])
+        predicted_max = err + float(curves.cov[s][k_max - 1])
+        out[s] = est.replace(room=max(1.0 - min(observed_fit, predicted_max), 0.0))
     return out
 
 
@@ -167,6 +192,11 @@ def plateau(maj: Majority, curves: Curves, size: str, *, tol: float = 0.01) -> d
         the curves' prompt resamples. ``cov_gain`` carries its ``room``, ``1 -``
         coverage at k_max / 8 (coverage cannot pass 1): a claim asking for a larger gain
         reads "not identified (saturated)" (:func:`scalinglab.verdict_checks.saturation`).
+        ``maj_gain`` carries ``1 -`` majority accuracy at k_max / 8, the most it could
+        still rise: a size already voting right on nearly every prompt shows a plateau
+        whatever the claim, so a plateau band wider than that reads "not identified
+        (saturated)" (a fall is not bounded so, but is not what the plateau claim
+        contrasts with coverage's rise).
     """
     ks = maj.ks
     k8 = int(ks[-1] // 8)
@@ -181,13 +211,15 @@ def plateau(maj: Majority, curves: Curves, size: str, *, tol: float = 0.01) -> d
     n_p = int(curves.per_problem[size].shape[0])
     cov_gain = change_with_floor(cov_gain, n=n_p, signed=False)
     cov_gain = cov_gain.replace(room=max(1.0 - float(c_pt[k8 - 1]), 0.0))
+    maj_gain = change_with_floor(
+        curves.over_prompts(float(m_pt[-1] - m_pt[j8]), m_dr[:, -1] - m_dr[:, j8]), n=n_p
+    )
     return {
         "k_plateau": curves.over_prompts(
             cv.plateau_k(m_pt, ks, tol=tol), np.array([cv.plateau_k(d, ks, tol=tol) for d in m_dr])
         ).replace(no_interval=ON_GRID),
-        "maj_gain": change_with_floor(
-            curves.over_prompts(float(m_pt[-1] - m_pt[j8]), m_dr[:, -1] - m_dr[:, j8]), n=n_p
-        ),
+        # the most majority accuracy could still rise: a plateau forced by a ceiling of 1
+        "maj_gain": maj_gain.replace(room=max(1.0 - float(m_pt[j8]), 0.0)),
         "cov_gain": cov_gain,
     }
 
@@ -291,7 +323,7 @@ def interval_coverage(
     per_prompt: dict[str, np.ndarray],
     *,
     level: float = 0.95,
-    sims: int = 400,
+    sims: int = 2000,
     resamples: int = 400,
     seed: int = 0,
 ) -> pd.DataFrame:
@@ -299,7 +331,9 @@ def interval_coverage(
     a mean over prompts, drawing prompts with replacement from the observed per-prompt
     values of each finding (:func:`scalinglab.stats.calibration.seed_mean_coverage`):
     whether the prompt bootstrap's percentile interval covers for values as skewed as
-    these (most prompts contribute 0 to a gain near saturation).
+    these (most prompts contribute 0 to a gain near saturation). With 2000 simulated data
+    sets the standard error of a coverage near 0.93 is about 0.006 (400 left it at 0.013,
+    too coarse to say whether 0.93 was reached).
 
     Parameters
     ----------
@@ -320,3 +354,31 @@ def interval_coverage(
         rows.append(t.assign(finding=name))
     cols = ["finding", "method", "n", "coverage", "se", "sims"]
     return pd.concat(rows, ignore_index=True)[cols] if rows else pd.DataFrame(columns=cols)
+
+
+def state_coverage(est: Estimate, table: pd.DataFrame, finding: str) -> Estimate:
+    """``est`` with its method text stating the coverage :func:`interval_coverage`
+    simulated for its own method (the percentile bootstrap over prompts) on these
+    prompts' values (:func:`scalinglab.stats.method_coverage.measured_on_data`), so a
+    verdict it decides states that coverage when below the target.
+
+    Parameters
+    ----------
+    table
+        :func:`interval_coverage`'s table.
+    finding
+        The finding's name in it.
+
+    Raises
+    ------
+    KeyError
+        ``table`` has no percentile-bootstrap row for ``finding``.
+    """
+    from scalinglab.stats.method_coverage import measured_on_data
+
+    row = table[(table.finding == finding) & (table.method == "percentile bootstrap")]
+    if not len(row):
+        raise KeyError(f"state_coverage: no percentile-bootstrap coverage of {finding!r}")
+    r = row.iloc[0]
+    said = measured_on_data(float(r.coverage), int(r.n), se=float(r.se))
+    return est.replace(method=f"{est.method}; {said}")

@@ -8,7 +8,10 @@ with that ceiling as a third parameter, in log space like ``exp_power``::
 
     log coverage = log c + a k^b,   a in [-50, 0], b in [-5, 0], c in [C_MIN, 1]
 
-and says whether the data identify the ceiling: ``c`` on its upper bound 1 (no ceiling)
+and says whether the data identify the ceiling. Coverage never exceeds the ceiling, so
+``c`` is raised to the highest coverage observed (the fit leaves out points at coverage
+1 and could otherwise put ``c`` below a coverage the policy reached, an interval that
+excludes what was seen). ``c`` on its upper bound 1 (no ceiling)
 in the point fit, or in at least :data:`scalinglab.estimate.BOUND_SHARE` of the prompt
 resamples' refits, is **not identified** (the curve is still rising at ``k_max`` and
 cannot tell a ceiling below 1 from a slow approach to 1). A ceiling off its bound is an
@@ -131,20 +134,41 @@ class CeilingFit:
 
     point: FitResult
     draws: np.ndarray
+    #: The highest coverage observed on the grid (all prompts), and per resample ``(R,)``:
+    #: coverage never exceeds the ceiling, so ``c`` is at least these (None: not known).
+    top: float | None = None
+    top_draws: np.ndarray | None = None
+
+    def ceilings(self) -> np.ndarray:
+        """``(R,)`` refitted ``c``, each raised to its resample's highest observed
+        coverage (a ceiling below a coverage the policy reached is impossible: the fit
+        leaves out the points at coverage 1, so by itself it can put ``c`` under them)."""
+        c = self.draws[:, 2]
+        if self.top_draws is not None:
+            c = np.where(np.isfinite(c), np.fmax(c, self.top_draws), c)
+        return c
 
     def share_at_bound(self) -> float:
-        """Share of the refits that succeeded with ``c`` on its bound 1."""
-        c = self.draws[:, 2][np.isfinite(self.draws[:, 2])]
+        """Share of the refits that succeeded with ``c`` on its bound 1 (after raising
+        each to its resample's highest observed coverage)."""
+        c = self.ceilings()
+        c = c[np.isfinite(c)]
         return float(on_ceiling_bound(c).mean()) if c.size else math.nan
 
     def ceiling(self, *, level: float, method: str) -> Estimate:
         """The ceiling ``c`` with its percentile interval over the refits; not identified
         when on its bound 1 in the point fit or in :data:`BOUND_SHARE` of the refits."""
         v = float(self.point.params["c"])
-        c = self.draws[:, 2][np.isfinite(self.draws[:, 2])]
+        raised = self.top is not None and float(self.top) > v
+        if raised:
+            v = float(self.top)  # type: ignore[arg-type]
+        c = self.ceilings()
+        c = c[np.isfinite(c)]
         share = self.share_at_bound()
         if bool(on_ceiling_bound(v)):
             ok, note = False, "c at its bound 1 (no ceiling) in the point fit"
+            if raised:
+                note += " (the coverage observed reaches 1, so no ceiling lies below it)"
         elif not identified_by_share(share):
             ok, note = False, bound_share_note("c", share, 1)
         else:
@@ -175,13 +199,16 @@ def fit_ceiling_bootstrap(ks: np.ndarray, per_problem: np.ndarray, draws: np.nda
     """
     point = fit_ceiling(ks, per_problem.mean(axis=0))
     out = np.full((len(draws), 3), np.nan)
+    top = np.full(len(draws), np.nan)
     for r, idx in enumerate(draws):
+        cov = per_problem[idx].mean(axis=0)
+        top[r] = float(np.max(cov))
         try:
-            f = fit_ceiling(ks, per_problem[idx].mean(axis=0))
+            f = fit_ceiling(ks, cov)
         except ValueError:
             continue
         out[r] = f.params["a"], f.params["b"], f.params["c"]
-    return CeilingFit(point, out)
+    return CeilingFit(point, out, float(np.max(per_problem.mean(axis=0))), top)
 
 
 def never_solved(correct: np.ndarray) -> float:
