@@ -84,6 +84,18 @@ def test_not_identified_finding_gives_not_identified():
     assert v.verdict == "not identified" and "alpha at its lower bound" in v.reason
 
 
+def test_one_finding_that_excludes_the_claim_decides_it_whatever_the_others_read():
+    rec.record("size/s", 0.5, ci=(0.45, 0.55), level=0.95)
+    rec.record("size/l", 1.0, identified=False, note="on its bound 1")
+    rec.record("size/m", 0.95, ci=(0.93, 0.97), level=0.95)
+    v = _claim("all", ["size/s", "size/l"], expect="greater", value=0.9)
+    assert v.verdict == "contradicts" and "size/s" in v.reason
+    assert [e["verdict"] for e in v.evidence] == ["contradicts", "not identified"]
+    # with no finding excluding it, the unidentified size leaves the claim open
+    v = _claim("open", ["size/m", "size/l"], expect="greater", value=0.9)
+    assert v.verdict == "not identified" and "on its bound" in v.reason
+
+
 def test_untested_claim_keeps_its_reason():
     v = rec.claim(
         "power",

@@ -71,8 +71,9 @@ def test_a_papers_claim_outside_its_regime_or_on_a_proxy_never_contradicts(
 
 
 def test_evidence_rows_of_a_claim_outside_its_regime_never_read_contradicts():
-    # one size not identified keeps the claim "not identified"; the other size's row,
-    # entirely outside the band, reads as the claim would: differs at our scale
+    # one size not identified, the other entirely outside the band: the claim (which
+    # must hold at every size) and that size's row read differs at our scale, never
+    # contradicts, and the unidentified size's row stays not identified
     pinned = rec.record(
         "s", Estimate(1.0, 1.0, 1.0, level=0.95, identified=False, bound=1.0, side="upper")
     ).to_json()
@@ -85,9 +86,10 @@ def test_evidence_rows_of_a_claim_outside_its_regime_never_read_contradicts():
         regime="outside: our small models",
     )
     v = decide(claim, {"s": pinned, "m": away})
-    assert v.verdict == "not identified"
+    assert v.verdict == "differs at our scale"
     rows = {e["name"]: e["verdict"] for e in v.to_json()["evidence"]}
     assert rows["m"] == "differs at our scale" and "contradicts" not in rows.values()
+    assert rows["s"] == "not identified"
 
 
 def test_unknown_scope_or_regime_is_refused():

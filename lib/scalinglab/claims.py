@@ -29,8 +29,10 @@ HTML and text renderings. The verdict is computed, never typed:
 
 With several deciding findings the claim must hold for all of them: all
 ``reproduces`` reproduce it; one ``contradicts`` contradicts it only if it still
-excludes the claim after Holm's correction over the claim's findings; anything else
-is ``inconclusive``.
+excludes the claim after Holm's correction over the claim's findings, and then whatever
+the other findings read (a size that is not identified does not rescue a size that
+excludes the claim); else one ``not identified`` leaves it not identified; anything
+else is ``inconclusive``.
 
 Before a verdict is signed (:mod:`scalinglab.verdict_checks`, :mod:`scalinglab.verdict_scope`):
 
@@ -437,7 +439,9 @@ def _decide(claim: Claim, findings: Mapping[str, Mapping[str, Any]]) -> Verdict:
         for v, _, f in rows
     ]
     kinds = [v for v, _, _ in rows]
-    for want in ("not identified", "contradicts"):
+    # a claim must hold for every deciding finding, so one that excludes it (after Holm)
+    # decides it whatever the others are; otherwise an unidentified one leaves it open
+    for want in ("contradicts", "not identified"):
         if want in kinds:
             return Verdict(
                 claim, want, "; ".join(w for v, w, _ in rows if v == want), tuple(evidence)
