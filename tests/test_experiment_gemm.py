@@ -281,6 +281,7 @@ def test_notebook_tiny_runs_through_the_runner(tmp_path, monkeypatch):
     """The study at compute_class=tiny through ``scalinglab run`` (jupytext -> papermill)."""
     from scalinglab.record import load_results
     from scalinglab.runner.pipeline import run_study
+    from scalinglab.stats.method_coverage import stated_on_data
 
     for sub in ("notebooks", "data", "reports"):
         (tmp_path / sub).mkdir()
@@ -334,6 +335,12 @@ def test_notebook_tiny_runs_through_the_runner(tmp_path, monkeypatch):
     assert largest["point"] == pytest.approx(tile["point"])
     # its upper end is the largest per-shape upper end, never below any shape's
     assert largest["ci"][1] >= max(f["ci"][1] for f in per_shape) - 1e-12
+    # the per-shape intervals' coverage, simulated at the sweep's repeats on its own
+    # repeats, is recorded and stated in the deciding interval's method (for the verdict)
+    cov = found["tile/per_shape_coverage"]
+    assert 0.0 <= cov["point"] <= 1.0
+    assert stated_on_data(largest["method"])[0] == pytest.approx(cov["point"], abs=5e-4)
+    assert all(stated_on_data(f["method"]) is not None for f in per_shape)
     # the sweep and the spread were cached with provenance under the (temporary) data/ folder
     assert list((tmp_path / "data").rglob("sweep-*.nc"))
     assert list((tmp_path / "data").rglob("spread-*.nc"))

@@ -90,13 +90,31 @@ def max_tile_effect(
     return Estimate(point, lo, hi, level=level, method=REPEATS + how, resamples=reps), where
 
 
+#: A per-shape worst/best ratio (:func:`.analysis.tile_effects`): re-selected, centred
+#: on the bias-corrected ratio (the point-centred interval covered 0.89, :mod:`.coverage`).
+PER_SHAPE = (
+    REPEATS + "; best and worst re-selected per replicate, replicates shifted by twice "
+    "their median selection bias (bias-corrected), widened to hold the point"
+)
 #: The largest true tile effect over shapes (:func:`.analysis.largest_effect`).
 LARGEST = (
     "largest true effect over shapes, no bootstrap of the maximum: upper end the largest "
     "per-shape upper end, lower end the largest per-shape lower end at a Bonferroni-"
-    "adjusted level over the shapes (per-shape intervals: " + REPEATS + ", best and worst "
-    "re-selected, median-bias shifted)"
+    "adjusted level over the shapes (per-shape intervals: " + PER_SHAPE + ")"
 )
+
+
+def with_coverage(est: Estimate, coverage: dict | None) -> Estimate:
+    """``est`` with its method text stating the per-shape intervals' coverage measured by
+    :func:`.coverage.tile_effect_coverage` (``coverage``, its dict) at the sweep's
+    repeats (:func:`scalinglab.stats.method_coverage.measured_on_data`), so a verdict it
+    decides states that coverage when below the target; ``est`` unchanged without one."""
+    if coverage is None:
+        return est
+    from scalinglab.stats.method_coverage import measured_on_data
+
+    said = measured_on_data(coverage["coverage"], coverage["n"], se=coverage["se"])
+    return est.replace(method=f"{est.method}; per-shape {said}")
 
 
 def largest_effect(
@@ -129,7 +147,7 @@ def tile_effect(row: Any, *, level: float, reps: int) -> Estimate:
         float(row.ratio_lo),
         float(row.ratio_hi),
         level=level,
-        method=REPEATS + "; best and worst re-selected per replicate",
+        method=PER_SHAPE,
         resamples=reps,
     )
 
