@@ -165,14 +165,15 @@ def test_claim_values_choose_design_and_deciding_findings():
     v = _values(
         ["s", "m"],
         recorded=[
-            "ranking/tau_gain_constant/s/4x",
-            "ranking/tau_gain_constant/pooled",
+            "t/tau_gain_constant/s/4x",
+            "t/tau_gain_constant/pooled",
+            "ranking/tau_gain_constant/pooled",  # percentile: decides nothing
             "t/transfer_ratio/muon/s",
             "t/transfer_ratio/muon/m",
             "transfer_ratio/muon/l",  # a percentile finding decides nothing
         ],
     )
-    assert v["tau_gain"] == "ranking/tau_gain_constant/pooled"
+    assert v["tau_gain"] == "t/tau_gain_constant/pooled"
     assert (v["transfer"], v["transfer_size"]) == ("t/transfer_ratio/muon/m", "m")
     assert _values(["130m", "1.2b"], sweep=False, ranked=None)["design"] == "paper"
     assert _values(["1000", "2000"], sweep=False, ranked=None)["design"] == "table"

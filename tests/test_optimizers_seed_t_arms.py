@@ -121,3 +121,22 @@ def test_midrun_interval_is_clipped_to_tau_range_and_widens_with_spread():
     ds.loss.loc[{"model_size": "s", "data_multiple": 2.0, "seed": 1}] = np.nan
     only = _rows(seed_t_arms.midrun(ds, ranked=None, sims=100))["t/tau_midrun/all"]
     assert only.point == pytest.approx(2 / 3)
+
+
+def test_schedule_gain_is_the_per_seed_tau_difference_with_a_t_interval():
+    main = _ds({("s", 4.0): [ONE, TWO, TWO], ("m", 4.0): [ONE, ONE, TWO]})
+    ctrl = _ds({("s", 4.0): [SAME, SAME, ONE], ("m", 4.0): [SAME, ONE, SAME]})
+    ds = main.assign(control_loss=ctrl.loss)
+    ds.attrs["control_schedule"] = "constant"
+    rows = _rows(seed_t_arms.schedule_gain(ds, sims=200))
+    cell = np.array([1 / 3, 2 / 3, 1 / 3])  # control tau minus main tau per seed at s
+    est = rows["t/tau_gain_constant/s/4x"]
+    lo, hi = calibration.t_interval(cell)
+    assert est.point == pytest.approx(cell.mean()) and (est.lo, est.hi) == pytest.approx((lo, hi))
+    pooled = (cell + np.array([1 / 3, 0.0, 2 / 3])) / 2
+    est = rows["t/tau_gain_constant/pooled"]
+    lo, hi = calibration.t_interval(pooled)
+    assert est.point == pytest.approx(pooled.mean()) and (est.lo, est.hi) == pytest.approx((lo, hi))
+    assert est.method.startswith("Student t over 3 seeds") and "coverage/t_tau_gain/n3" in rows
+    # without a control arm: nothing
+    assert seed_t_arms.schedule_gain(main, sims=50)[0] == []

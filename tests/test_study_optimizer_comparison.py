@@ -86,6 +86,7 @@ def test_tiny_study_and_own_table(tmp_path, optimizer_tiny_sweep):
         ), f
     assert by["t/transfer_ratio/lion/xs"]["ci"] is not None
     assert {"coverage/t_tau/n3", "coverage/t_transfer/n3"} <= set(by)
+    assert by["t/tau_gain_constant/xs2/2x"]["method"].startswith("Student t over 2 seeds")
     for f in findings:
         assert np.isfinite(f["point"]), f
         if f["ci"] is not None:
