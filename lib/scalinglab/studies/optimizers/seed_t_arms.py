@@ -1,5 +1,5 @@
-"""Mid-run rankings and hyperparameter transfer of the sweep design, seed by seed, with
-Student-t intervals over the seeds (FPO-5 and FPO-7).
+"""Mid-run rankings, the schedule control and hyperparameter transfer of the sweep design,
+seed by seed, with Student-t intervals over the seeds (FPO-5, FPO-5b and FPO-7).
 
 The percentile bootstraps of :func:`.analysis.ranking_agreement` and
 :func:`.controls.transfer_effect` resample 3 seeds and cover about 0.71 of the time at a
@@ -17,6 +17,9 @@ per-seed deviations (:func:`.seedwise.deviation_coverage`), stated in its method
   interval); ``t/tau_midrun/<size>/<m>x`` is the ranked cell alone. Intervals are clipped
   to tau's range ``[-1, 1]``. ``coverage/t_tau/n3`` and ``coverage/percentile_tau/n3``:
   simulated on the per-cell tau deviations.
+- :func:`schedule_gain`: the same tau under the control schedule minus under the main
+  one, per control cell and seed, and its per-seed mean over the cells
+  (``t/tau_gain_<schedule>/pooled``, clipped to ``[-2, 2]``).
 - :func:`transfer`: the optimizer's log speedup with AdamW's lr and weight decay minus its
   log speedup at its own optimum, AdamW's law fitted per seed (:func:`.seedwise.per_seed`,
   paired within the seed), mean over the budgets both ran, per seed:
