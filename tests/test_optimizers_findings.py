@@ -165,14 +165,16 @@ def test_claim_values_choose_design_and_deciding_findings():
     v = _values(
         ["s", "m"],
         recorded=[
-            "ranking/tau_gain_constant/s/4x",
-            "ranking/tau_gain_constant/pooled",
-            "transfer_ratio/muon/s",
-            "transfer_ratio/muon/m",
+            "t/tau_gain_constant/s/4x",
+            "t/tau_gain_constant/pooled",
+            "ranking/tau_gain_constant/pooled",  # percentile: decides nothing
+            "t/transfer_ratio/muon/s",
+            "t/transfer_ratio/muon/m",
+            "transfer_ratio/muon/l",  # a percentile finding decides nothing
         ],
     )
-    assert v["tau_gain"] == "ranking/tau_gain_constant/pooled"
-    assert (v["transfer"], v["transfer_size"]) == ("transfer_ratio/muon/m", "m")
+    assert v["tau_gain"] == "t/tau_gain_constant/pooled"
+    assert (v["transfer"], v["transfer_size"]) == ("t/transfer_ratio/muon/m", "m")
     assert _values(["130m", "1.2b"], sweep=False, ranked=None)["design"] == "paper"
     assert _values(["1000", "2000"], sweep=False, ranked=None)["design"] == "table"
 
@@ -195,14 +197,16 @@ def test_claims_file_decides_every_claim_in_each_design(design):
             f"{t}matrix_over_scalar/{small}",
             f"{t}size_slope/muon",
             f"{t}catch_up/soap_vs_muon/{small}",
-            "ranking/tau_midrun/l/8x",
+            "t/tau_midrun/all" if design == "sweep" else "ranking/tau_midrun/l/8x",
         ]
     }
     claims = claims_for(CLAIMS, v, recorded)
     if design == "sweep":  # the percentile findings alone decide none of them any more
         old = {n.removeprefix("t/"): e for n, e in recorded.items()}
+        old["ranking/tau_midrun/l/8x"] = est
+        old["transfer_ratio/muon/l"] = est
         stale = {c.id for c in claims_for(CLAIMS, v, old) if c.untested}
-        assert {"FPO-1", "FPO-2", "FPO-2b", "FPO-3", "FPO-3b", "FPO-4", "FPO-6"} <= stale
+        assert {"FPO-1", "FPO-2", "FPO-2b", "FPO-3", "FPO-3b", "FPO-4", "FPO-5", "FPO-6"} <= stale
     ids = [c.id for c in claims]
     assert ids == [
         "FPO-1",

@@ -76,6 +76,17 @@ def test_tiny_study_and_own_table(tmp_path, optimizer_tiny_sweep):
     # the claims' deciding findings: t over the seeds, AdamW fitted per seed (seed_t)
     assert "t/speedup_mean/muon/xs2" in by and "t/matrix_over_scalar/xs2" in by
     assert by["t/speedup_mean/muon/xs2"]["method"].startswith("Student t over 2 seeds")
+    # FPO-5 and FPO-7 too: tau per seed over every cell, Muon's transfer ratio per seed
+    assert by["t/tau_midrun/all"]["method"].startswith("Student t over 2 seeds")
+    assert -1 <= by["t/tau_midrun/all"]["ci"][0] <= by["t/tau_midrun/all"]["ci"][1] <= 1
+    for o in ("muon", "lion"):  # a t interval, or a point that says why it has none
+        f = by[f"t/transfer_ratio/{o}/xs"]
+        assert (f["ci"] is None and "no interval" in f["note"]) or f["method"].startswith(
+            "Student t over 2 seeds"
+        ), f
+    assert by["t/transfer_ratio/lion/xs"]["ci"] is not None
+    assert {"coverage/t_tau/n3", "coverage/t_transfer/n3"} <= set(by)
+    assert by["t/tau_gain_constant/xs2/2x"]["method"].startswith("Student t over 2 seeds")
     for f in findings:
         assert np.isfinite(f["point"]), f
         if f["ci"] is not None:

@@ -10,6 +10,8 @@ Reproduces ``docs/studies/optimizer_comparison.md``.
 - :mod:`.analysis`: speedups per size, size slopes, rankings mid-run vs final
 - :mod:`.controls`: the arms' analyses and the noise floor (minimum detectable speedup)
 - :mod:`.findings`: every analysis as record rows (estimates), the claims file's values
+- :mod:`.seedwise`, :mod:`.seed_t`, :mod:`.seed_t_arms`: the deciding statistics computed
+  per seed, Student t over the seeds, their coverage simulated on the data's deviations
 - :mod:`.plots`: the notebook's figures
 
 Shared rooms used: ``training`` (optimizers, the pretraining loop), ``models`` (transformer,

@@ -629,10 +629,12 @@ def claim_values(
         that decides FPO-5b and FPO-7, or a name never recorded: then untested).
     """
     names = set(recorded)
-    gain = sorted(n for n in names if n.startswith("ranking/tau_gain_"))
+    # per seed with a t interval (:mod:`.seed_t_arms`); the percentile ones decide nothing
+    gain = sorted(n for n in names if n.startswith("t/tau_gain_"))
     pooled = [n for n in gain if n.endswith("/pooled")]
-    # the largest size at which Muon's transfer ratio was recorded
-    moved = [f"transfer_ratio/muon/{s}" for s in sizes if f"transfer_ratio/muon/{s}" in names]
+    # the largest size at which Muon's transfer ratio was recorded per seed with a t
+    # interval (:mod:`.seed_t_arms`; the percentile one over 3 seeds decides nothing)
+    moved = [f"t/transfer_ratio/muon/{s}" for s in sizes if f"t/transfer_ratio/muon/{s}" in names]
     if sweep:
         design = "sweep"
     elif set(sizes) <= set(published.PAPER_PARAMS):
@@ -649,8 +651,8 @@ def claim_values(
         "high": f"{multiples[-1]:g}",
         "big": big,
         "most": f"{most:g}",
-        "tau_gain": (pooled or gain or ["ranking/tau_gain (no schedule control)"])[-1],
-        "transfer": (moved or ["transfer_ratio/muon (no transfer arm)"])[-1],
+        "tau_gain": (pooled or gain or ["t/tau_gain (no schedule control)"])[-1],
+        "transfer": (moved or ["t/transfer_ratio/muon (no transfer arm)"])[-1],
         "transfer_size": moved[-1].split("/")[-1] if moved else "",
     }
     return {**out, **matched} if matched is not None else out

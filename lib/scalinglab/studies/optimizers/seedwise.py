@@ -248,9 +248,23 @@ def coverage(
         many values the generator resamples); empty with fewer than two cells of at
         least two finite seeds.
     """
-    dev = []
-    for _, g in ps.groupby(["optimizer", "model_size", "data_multiple"], sort=False):
-        v = g.log_speedup.to_numpy(float)
+    cells = [
+        g.log_speedup.to_numpy(float)
+        for _, g in ps.groupby(["optimizer", "model_size", "data_multiple"], sort=False)
+    ]
+    return deviation_coverage(cells, level=level, sims=sims, seed=seed)
+
+
+def deviation_coverage(
+    cells: Sequence[np.ndarray], *, level: float = 0.95, sims: int = 4000, seed: int = 0
+) -> pd.DataFrame:
+    """:func:`coverage` on any per-seed statistic: ``cells`` holds, per cell, the
+    statistic's values over seeds ``(n_seeds,)`` (NaN dropped). Each cell with at least
+    two finite values is centred on its mean and scaled by ``sqrt(n / (n - 1))``; the
+    pooled deviations are the generator. Empty with fewer than 4 deviations."""
+    dev: list[float] = []
+    for c in cells:
+        v = np.asarray(c, dtype=float)
         v = v[np.isfinite(v)]
         if v.size >= 2:
             dev.extend((v - v.mean()) * math.sqrt(v.size / (v.size - 1)))
