@@ -111,9 +111,7 @@ def test_median_over_few_shapes_covers_where_the_percentile_bootstrap_does_not()
     sims = rng.standard_normal((400, 7))
     exact = [gest.median_exact(s, level=0.95) for s in sims]
     hit_exact = np.mean([e.lo <= 0.0 <= e.hi for e in exact])
-    boot = [
-        gest.median_over_shapes(s, reps=400, level=0.95, seed=i) for i, s in enumerate(sims)
-    ]
+    boot = [gest.median_over_shapes(s, reps=400, level=0.95, seed=i) for i, s in enumerate(sims)]
     hit_boot = np.mean([b.lo <= 0.0 <= b.hi for b in boot])
     assert hit_exact >= 0.95 and hit_boot < 0.93 < hit_exact
 

@@ -83,16 +83,20 @@ def test_bound_findings_count_every_size_off_its_bound():
 
 
 def test_est_records_n_and_never_a_degenerate_interval():
-    e = rlf._est(0.3, (0.1, 0.5), level=0.95, method=rlf.OVER_SEEDS, n=4)
+    e = rlf.estimate_of(0.3, (0.1, 0.5), level=0.95, method=rlf.OVER_SEEDS, n=4)
     assert e.ci == (0.1, 0.5) and e.n == 4
     # a share that is 0 in every resample: the Wilson interval over its draws
-    share = rlf._est(0.0, (0.0, 0.0), level=0.95, method=rlf.RLIABLE, n=5, share_n=5)
+    share = rlf.estimate_of(0.0, (0.0, 0.0), level=0.95, method=rlf.RLIABLE, n=5, share_n=5)
     assert share.lo == 0.0 and share.hi > 0.3 and "Wilson" in share.method
     # any other zero-width interval is dropped, with the reason
-    flat = rlf._est(247.4, (247.4, 247.4), level=0.95, method=rlf.OVER_SEEDS, note="on bound")
-    assert flat.ci == (247.4, 247.4) and "same value" in flat.no_interval and flat.note == "on bound"
+    flat = rlf.estimate_of(
+        247.4, (247.4, 247.4), level=0.95, method=rlf.OVER_SEEDS, note="on bound"
+    )
+    assert (
+        flat.ci == (247.4, 247.4) and "same value" in flat.no_interval and flat.note == "on bound"
+    )
     # non-finite ends: no interval
-    nan = rlf._est(0.1, (np.nan, np.nan), level=0.95, method=rlf.OVER_SEEDS)
+    nan = rlf.estimate_of(0.1, (np.nan, np.nan), level=0.95, method=rlf.OVER_SEEDS)
     assert nan.ci is None and "no finite" in nan.note
 
 

@@ -349,9 +349,11 @@ def test_coverage_findings_state_the_coverage_at_the_n_used():
 
 
 def test_a_zero_width_interval_reaches_record_with_its_reason_and_is_dropped_there():
-    """``_est`` does not drop a degenerate interval itself: it hands ``record`` the reason
+    """``estimate_of`` does not drop a degenerate interval itself: it hands ``record`` the reason
     (``no_interval``), and ``record`` drops the interval and demotes the headline."""
-    flat = findings._est(0.5, (0.5, 0.5 + 1e-15), level=0.95, method=findings.OVER_SEEDS, n=4)
+    flat = findings.estimate_of(
+        0.5, (0.5, 0.5 + 1e-15), level=0.95, method=findings.OVER_SEEDS, n=4
+    )
     assert flat.ci == (0.5, 0.5) and flat.no_interval == "every resample gave the same value"
     rec.clear()
     try:
@@ -363,8 +365,8 @@ def test_a_zero_width_interval_reaches_record_with_its_reason_and_is_dropped_the
             rec.record("x/bare", flat.replace(no_interval=None))
     finally:
         rec.clear()
-    # _reinterval goes through the same check (Estimate.replace, then _checked)
-    again = findings._reinterval(flat.replace(no_interval=None), method="m2")
+    # reinterval goes through the same check (Estimate.replace, then checked)
+    again = findings.reinterval(flat.replace(no_interval=None), method="m2")
     assert again.method == "m2" and again.no_interval is not None
-    wide = findings._reinterval(findings._est(0.3, (0.1, 0.5), level=0.95), n=7)
+    wide = findings.reinterval(findings.estimate_of(0.3, (0.1, 0.5), level=0.95), n=7)
     assert wide.ci == (0.1, 0.5) and wide.n == 7 and wide.no_interval is None

@@ -238,9 +238,7 @@ def test_corrupt_results_and_manifest_are_reported_as_corrupt(lab, good_run, cap
             err = capsys.readouterr().err
             assert "corrupt" in err and str(path) in err, err
             index = collect()
-            (variant,) = [
-                v for v in index["studies"][0]["variants"] if v["variant"] == "default"
-            ]
+            (variant,) = [v for v in index["studies"][0]["variants"] if v["variant"] == "default"]
             (run,) = [r for r in variant["runs"] if r["run_id"] == good_run.name]
             assert run["status"] == "corrupt", what
             assert str(path) in run["error"], (what, run["error"])

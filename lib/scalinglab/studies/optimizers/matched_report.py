@@ -119,7 +119,7 @@ def matched_cells(ds: xr.Dataset, *, tune_multiple: float, baseline: str = "adam
     return pd.DataFrame(rows)
 
 
-def _tau_per_seed(loss: np.ndarray) -> np.ndarray:
+def tau_per_seed(loss: np.ndarray) -> np.ndarray:
     """Kendall tau between the ranking at the mid evaluation and at the last, per seed.
 
     ``loss`` ``(optimizers, seeds, steps)``; NaN for a seed without complete curves.
@@ -136,7 +136,7 @@ def _tau_per_seed(loss: np.ndarray) -> np.ndarray:
     return out
 
 
-def _seed_estimate(
+def seed_estimate(
     values: np.ndarray, *, level: float, support: tuple[float, float]
 ) -> Estimate | None:
     """Mean over seeds with its t interval, clipped to the values the statistic can take
@@ -367,7 +367,7 @@ def analyse(
             loss = ds.loss.sel(model_size=s, data_multiple=m).transpose(*dims).values
             add(
                 f"t/tau_midrun/{s}/{m:g}x",
-                _seed_estimate(_tau_per_seed(loss), level=level, support=(-1.0, 1.0)),
+                seed_estimate(tau_per_seed(loss), level=level, support=(-1.0, 1.0)),
                 [],
                 f"Kendall tau between the ranking halfway through training and at the end at "
                 f"{s}, {m:g}x (per seed, mean over seeds)",
@@ -380,10 +380,10 @@ def analyse(
                 if not np.isfinite(ctrl).any():
                     continue
                 main = ds.loss.sel(model_size=s, data_multiple=m).transpose(*dims).values
-                gain = _tau_per_seed(ctrl) - _tau_per_seed(main)
+                gain = tau_per_seed(ctrl) - tau_per_seed(main)
                 add(
                     f"t/tau_gain/{s}/{m:g}x",
-                    _seed_estimate(gain, level=level, support=(-2.0, 2.0)),
+                    seed_estimate(gain, level=level, support=(-2.0, 2.0)),
                     [],
                     f"Kendall tau halfway vs end under the {ds.attrs.get('control_schedule', 'control')} "
                     f"schedule minus under the main one at {s}, {m:g}x (per seed)",

@@ -39,7 +39,7 @@ import xarray as xr
 from scalinglab.estimate import Estimate
 from scalinglab.stats.method_coverage import measured_on_data
 from scalinglab.studies.optimizers import seedwise
-from scalinglab.studies.optimizers.matched_report import _seed_estimate, _tau_per_seed
+from scalinglab.studies.optimizers.matched_report import seed_estimate, tau_per_seed
 
 Row = dict[str, Any]
 
@@ -87,7 +87,7 @@ def tau_cells(ds: xr.Dataset) -> dict[tuple[str, float], np.ndarray]:
     out = {}
     for s in map(str, ds.model_size.values):
         for m in map(float, ds.data_multiple.values):
-            tau = _tau_per_seed(ds.loss.sel(model_size=s, data_multiple=m).transpose(*dims).values)
+            tau = tau_per_seed(ds.loss.sel(model_size=s, data_multiple=m).transpose(*dims).values)
             if np.isfinite(tau).all():
                 out[(s, m)] = tau
     return out
@@ -128,7 +128,7 @@ def midrun(
         {
             "name": "t/tau_midrun/all",
             "point": _with_coverage(
-                _seed_estimate(mean, level=level, support=(-1.0, 1.0)), mean, stated
+                seed_estimate(mean, level=level, support=(-1.0, 1.0)), mean, stated
             ),
             "unit": "",
             "description": "Kendall tau between the ranking halfway through training and at the "
@@ -142,7 +142,7 @@ def midrun(
             {
                 "name": f"t/tau_midrun/{s}/{m:g}x",
                 "point": _with_coverage(
-                    _seed_estimate(cells[(s, m)], level=level, support=(-1.0, 1.0)),
+                    seed_estimate(cells[(s, m)], level=level, support=(-1.0, 1.0)),
                     cells[(s, m)],
                     stated,
                 ),
@@ -258,7 +258,7 @@ def schedule_gain(
             if not np.isfinite(ctrl).any():
                 continue
             main = ds.loss.sel(model_size=s, data_multiple=m).transpose(*dims).values
-            gain = _tau_per_seed(ctrl) - _tau_per_seed(main)
+            gain = tau_per_seed(ctrl) - tau_per_seed(main)
             if np.isfinite(gain).all():
                 cells[(s, m)] = gain
     if not cells:
@@ -268,7 +268,7 @@ def schedule_gain(
     rows: list[Row] = []
 
     def add(name: str, values: np.ndarray, where: str) -> None:
-        est = _seed_estimate(values, level=level, support=(-2.0, 2.0))
+        est = seed_estimate(values, level=level, support=(-2.0, 2.0))
         rows.append(
             {
                 "name": name,

@@ -49,10 +49,10 @@ from scalinglab.studies.rl.named import (
     RLIABLE,
     RUNS_WITHIN_SIZE,
     Named,
-    _checked,
-    _est,
-    _reinterval,
+    checked,
+    estimate_of,
     record_all,
+    reinterval,
 )
 
 __all__ = [
@@ -65,9 +65,9 @@ __all__ = [
     "RLIABLE",
     "RUNS_WITHIN_SIZE",
     "Named",
-    "_checked",
-    "_est",
-    "_reinterval",
+    "checked",
+    "estimate_of",
+    "reinterval",
     "ablation_findings",
     "claim_values",
     "half_compute_findings",

@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 
 from scalinglab.estimate import BOUND_SHARE, identified_by_share
-from scalinglab.studies.rl.named import PAIRED, RLIABLE, Named, _ci, _est
+from scalinglab.studies.rl.named import PAIRED, RLIABLE, Named, ci_of, estimate_of
 
 #: The ablation findings that are headlines: the positive controls' effects.
 ABLATION_HEADLINES = frozenset({("len_cap", "A"), ("half_lr", "log10_C_mid")})
@@ -36,9 +36,9 @@ def ablation_findings(
         out.append(
             Named(
                 f"ablation/{v}/delta_{m}",
-                _est(
+                estimate_of(
                     r["delta"],
-                    _ci(r, "delta"),
+                    ci_of(r, "delta"),
                     level=level,
                     method=method,
                     resamples=reps if method == PAIRED else None,
@@ -55,7 +55,7 @@ def ablation_findings(
             out.append(
                 Named(
                     f"ablation/{v}/p_improve_{m}",
-                    _est(
+                    estimate_of(
                         r["p_improve"],
                         (r["p_lo"], r["p_hi"]),
                         level=level,
@@ -71,7 +71,7 @@ def ablation_findings(
     out.append(
         Named(
             "scalerl/A_seed_sd",
-            _est(
+            estimate_of(
                 spread["sd"],
                 spread["ci"],
                 level=level,
@@ -98,7 +98,7 @@ def reuse_findings(reuse: Mapping[str, Any], *, level: float, reps: int) -> list
     return [
         Named(
             "reuse/delta_pass_rate",
-            _est(
+            estimate_of(
                 reuse["delta"],
                 reuse["ci"],
                 level=level,

@@ -11,7 +11,14 @@ import pandas as pd
 
 from scalinglab.estimate import Estimate
 from scalinglab.fitting import param_estimate
-from scalinglab.studies.rl.named import OVER_SEEDS, Named, _ci, _est, _reinterval, _unstable_fit
+from scalinglab.studies.rl.named import (
+    OVER_SEEDS,
+    Named,
+    ci_of,
+    estimate_of,
+    reinterval,
+    unstable_fit,
+)
 
 
 def sigmoid_findings(
@@ -34,7 +41,7 @@ def sigmoid_findings(
         for p in params:
             est = param_estimate(res, p)
             if est.ci is not None:  # the groups of the fit's bootstrap are the seeds
-                est = _reinterval(
+                est = reinterval(
                     est, method=f"{OVER_SEEDS} ({est.resamples} refits)", n=int(row["n_seeds"])
                 )
             out.append(
@@ -72,12 +79,12 @@ def half_compute_findings(
         s, big = r["model_size"], r["model_size"] == largest
         n_of = int(seeds_of[s]) or None
         # a point outside its own resampled interval (few runs: at 2, three distinct
-        # resamples) gets no interval and is not identified (:func:`._unstable_fit`)
-        a_ci, a_why = _unstable_fit(r["A_error"], _ci(r, "A_error"), None)
+        # resamples) gets no interval and is not identified (:func:`.unstable_fit`)
+        a_ci, a_why = unstable_fit(r["A_error"], ci_of(r, "A_error"), None)
         out.append(
             Named(
                 f"scalerl/{s}/A_pred_error",
-                _est(
+                estimate_of(
                     r["A_error"],
                     a_ci,
                     level=level,
@@ -92,11 +99,11 @@ def half_compute_findings(
             )
         )
         if final:
-            f_ci, f_why = _unstable_fit(r["final_error"], _ci(r, "final_error"), None)
+            f_ci, f_why = unstable_fit(r["final_error"], ci_of(r, "final_error"), None)
             out.append(
                 Named(
                     f"scalerl/{s}/final_pred_error",
-                    _est(
+                    estimate_of(
                         r["final_error"],
                         f_ci,
                         level=level,
@@ -115,7 +122,7 @@ def half_compute_findings(
         out.append(
             Named(
                 f"scalerl/{s}/rmse",
-                _est(
+                estimate_of(
                     r["rmse"],
                     (lo, hi),
                     level=level,
@@ -131,9 +138,9 @@ def half_compute_findings(
         out.append(
             Named(
                 f"extrapolation/{r['model_size']}/mae",
-                _est(
+                estimate_of(
                     r["mae"],
-                    _ci(r, "mae"),
+                    ci_of(r, "mae"),
                     level=level,
                     method="held-out MAE, bootstrap over seeds",
                     resamples=reps,
@@ -159,7 +166,7 @@ def kn_findings(
 
     def est(pair: Any, **kw: Any) -> Estimate:
         point, ci = pair
-        return _est(point, ci, level=level, method=OVER_SEEDS, resamples=reps, n=n, **kw)
+        return estimate_of(point, ci, level=level, method=OVER_SEEDS, resamples=reps, n=n, **kw)
 
     sizes = list(kn["sizes"])
     n0_ok, n0_why = kn["N0_identified"]

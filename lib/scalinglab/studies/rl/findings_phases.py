@@ -15,9 +15,9 @@ from scalinglab.studies.rl.named import (
     OVER_SEEDS,
     RUNS_WITHIN_SIZE,
     Named,
-    _ci,
-    _est,
-    _unstable_fit,
+    ci_of,
+    estimate_of,
+    unstable_fit,
 )
 
 PHASES = (
@@ -84,11 +84,11 @@ def phase_findings(
         s = r["model_size"]
         notes = phase_notes(r, early_frac=early_frac)
         for name, what in PHASES:
-            ci, why = _unstable_fit(r[name], _ci(r, name), notes[name])
+            ci, why = unstable_fit(r[name], ci_of(r, name), notes[name])
             out.append(
                 Named(
                     f"phases/{s}/{name}",
-                    _est(
+                    estimate_of(
                         r[name],
                         ci,
                         level=level,
@@ -101,11 +101,11 @@ def phase_findings(
                     f"{what} (fraction of the size's step budget)",
                 )
             )
-        ci, note = _unstable_fit(r["t90_error"], _ci(r, "t90_error"), notes["t90_early_error"])
+        ci, note = unstable_fit(r["t90_error"], ci_of(r, "t90_error"), notes["t90_early_error"])
         out.append(
             Named(
                 f"phases/{s}/t90_early_error",
-                _est(
+                estimate_of(
                     r["t90_error"],
                     ci,
                     level=level,
@@ -181,7 +181,9 @@ def run_phase_findings(
             Named(
                 f"phases/runs/{name}_share",
                 # a share of 0 (or 1) in every resample: the Wilson interval over the runs
-                _est(sh["value"], sh["ci"], n=int(sh["n_runs"]), share_n=int(sh["n_runs"]), **kw),
+                estimate_of(
+                    sh["value"], sh["ci"], n=int(sh["n_runs"]), share_n=int(sh["n_runs"]), **kw
+                ),
                 f"share of the {sh['n_runs']} {base} runs that {what}",
                 headline=name == "three_phases",
             )
@@ -209,7 +211,7 @@ def run_phase_findings(
         out.append(
             Named(
                 f"phases/runs/{name}",
-                _est(
+                estimate_of(
                     v["value"],
                     v["ci"],
                     n=int(shares["slow_start"]["n_runs"]),

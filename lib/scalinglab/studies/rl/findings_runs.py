@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from scalinglab.estimate import Estimate
-from scalinglab.studies.rl.named import Named, _est
+from scalinglab.studies.rl.named import Named, estimate_of
 
 
 def run_outcome_findings(base_out: pd.DataFrame, *, base: str) -> list[Named]:
@@ -46,7 +46,7 @@ def plateau_findings(after: Mapping[str, Any], *, level: float) -> list[Named]:
     Student t over runs); not identified with fewer than 3 runs that continued past it."""
     n_runs, n_total = int(after["n_runs"]), int(after["n_total"])
     finite = bool(np.isfinite(after["mean"]))
-    gain = _est(
+    gain = estimate_of(
         after["mean"],
         after["ci"] if finite else None,
         level=level,

@@ -1,6 +1,6 @@
 """The RL study's findings before they are recorded: :class:`Named` (a name, an
 :class:`~scalinglab.estimate.Estimate` and how it is shown), :func:`record_all`, the
-interval methods the findings modules name, and :func:`_est`, the one place an RL
+interval methods the findings modules name, and :func:`estimate_of`, the one place an RL
 estimate is made from a point and an interval.
 
 The findings themselves live by concept: :mod:`.findings_runs` (how runs ended, the
@@ -61,7 +61,7 @@ def record_all(items: Iterable[Named]) -> list[Finding]:
     """Record every item with :func:`scalinglab.record.record`, in order; a headline
     whose estimate has no interval on these data (too few runs) is recorded as an
     ordinary finding, with its note (a zero-width interval with its ``no_interval``
-    reason, from :func:`_checked`, is dropped and demoted by ``record`` itself)."""
+    reason, from :func:`checked`, is dropped and demoted by ``record`` itself)."""
     return [
         record(
             n.name,
@@ -74,11 +74,11 @@ def record_all(items: Iterable[Named]) -> list[Finding]:
     ]
 
 
-def _ci(row: Any, col: str) -> tuple[float, float]:
+def ci_of(row: Any, col: str) -> tuple[float, float]:
     return float(row[f"{col}_lo"]), float(row[f"{col}_hi"])
 
 
-def _unstable_fit(
+def unstable_fit(
     point: float, ci: tuple[float, float], note: str | None
 ) -> tuple[tuple[float, float] | None, str | None]:
     """``(ci, note)`` of a pooled fit's number; a point outside its own resampled interval
@@ -97,7 +97,7 @@ def _unstable_fit(
     return None, "; ".join(x for x in (note, why) if x)
 
 
-def _est(
+def estimate_of(
     point: float,
     ci: Sequence[float] | None,
     *,
@@ -108,13 +108,13 @@ def _est(
     """An estimate with interval ``ci`` (or none) over ``n`` seeds or runs: the sample
     size at which the report states the method's coverage (None: not recorded; an
     interval then reads "sample size not recorded" in the coverage table). The interval
-    then passes :func:`_checked`; ``share_n`` as there."""
+    then passes :func:`checked`; ``share_n`` as there."""
     lo, hi = (None, None) if ci is None else (float(ci[0]), float(ci[1]))
     est = Estimate(float(point), lo, hi, n=None if n is None or n < 1 else int(n), **kw)
-    return _checked(est, share_n=share_n)
+    return checked(est, share_n=share_n)
 
 
-def _checked(est: Estimate, *, share_n: int | None = None) -> Estimate:
+def checked(est: Estimate, *, share_n: int | None = None) -> Estimate:
     """``est`` with its one degenerate-interval check.
 
     Ends that are not finite give no interval (the reason in the note). An interval of
@@ -141,7 +141,7 @@ def _checked(est: Estimate, *, share_n: int | None = None) -> Estimate:
     return est.replace(lo=est.point, hi=est.point, mc_se=None, no_interval=why)
 
 
-def _reinterval(est: Estimate, **changes: Any) -> Estimate:
+def reinterval(est: Estimate, **changes: Any) -> Estimate:
     """``est`` with ``changes`` (:meth:`~scalinglab.estimate.Estimate.replace`), then its
-    degenerate-interval check (:func:`_checked`)."""
-    return _checked(est.replace(**changes))
+    degenerate-interval check (:func:`checked`)."""
+    return checked(est.replace(**changes))
