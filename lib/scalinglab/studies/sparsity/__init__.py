@@ -11,7 +11,7 @@ Reproduces ``docs/studies/sparsity_laws.md``.
 - :mod:`.masks`: a trained ReLU model's FFN activation masks (per layer, per token), bit-packed
 - :mod:`.mask_kernel`: the sparse FFN timed on those masks next to matched random masks
 - :mod:`.stacked`: several seeds of a run trained as one vmapped model (a GPU's engine)
-- :mod:`.long_runs`: the long design (two sizes to 500 tokens per parameter), run and cached
+- :mod:`.long_runs`: the long design (two sizes to 2000 tokens per parameter), run and cached
 - :mod:`.limits`: both ratios, trend sizes calibrated on half the paper's curves, limits by size
 - :mod:`.time_kernel`: the sparse FFN timed offline into committed data (one launch, one file)
 

@@ -148,7 +148,7 @@ def run_long(
     soon as its runs are done.
     """
     out = {}
-    blocks = [(n, c) for n, c in long_configs(compute_class, device=device).items()]
+    blocks = list(long_configs(compute_class, device=device).items())
     blocks += [
         (f"{n}/later", c) for n, c in long_extra_configs(compute_class, device=device).items()
     ]
@@ -287,9 +287,19 @@ def check_graph(device: str = "cuda", *, steps: int = 40, tol: float = 1e-3) -> 
 
 
 def run_device(
-    compute_class: str, corpus: Path, out: Path, *, deadline_s: float, device: str = "cuda"
+    compute_class: str,
+    corpus: Path,
+    out: Path,
+    *,
+    deadline_s: float,
+    device: str = "cuda",
+    sizes: tuple[str, ...] = (),
+    later: bool = False,
 ) -> int:
     """Every (size, activation) group in its own process; stop them at ``deadline_s``.
+
+    ``sizes`` (e.g. ``("size-m",)``) limits it to those sizes (default: every size);
+    ``later`` trains the sizes' later seed blocks (:func:`long_extra_configs`) instead.
 
     The CUDA-graph step is checked against the eager one first
     (:func:`check_graph`, on the tiny corpus); the groups use it only when they agree.
@@ -305,7 +315,7 @@ def run_device(
     use_corpus(corpus)
     root = repo_root()
     procs, folders = [], []
-    for name, cfg in long_configs(compute_class, device=device).items():
+    for name, cfg in design_blocks(compute_class, device=device, sizes=sizes, later=later).items():
         folder = runs_folder(cfg)
         folder.mkdir(parents=True, exist_ok=True)
         info = {**_device_info(), "cuda_graph": graph_ok}
@@ -317,6 +327,7 @@ def run_device(
             cmd += ["--size", name, "--activation", a, "--corpus", str(corpus)]
             cmd += ["--device", device]
             cmd += [] if graph_ok else ["--no-graph"]
+            cmd += ["--later"] if later else []
             env = {**os.environ, "OMP_NUM_THREADS": "1"}
             procs.append(
                 (
@@ -344,12 +355,30 @@ def run_device(
     return unfinished
 
 
+def design_blocks(
+    compute_class: str, *, device: str = "cuda", sizes: tuple[str, ...] = (), later: bool = False
+) -> dict[str, SparsitySweepConfig]:
+    """The design's configs by size (``sizes`` only, when given), first or later blocks.
+
+    Raises ``ValueError`` naming the sizes the block has when one of ``sizes`` is not
+    among them.
+    """
+    configs = (long_extra_configs if later else long_configs)(compute_class, device=device)
+    unknown = [s for s in sizes if s not in configs]
+    if unknown:
+        block = "later seed blocks" if later else "sizes"
+        raise ValueError(
+            f"the {compute_class} long design has no {unknown}: its {block} are {list(configs)}"
+        )
+    return {n: c for n, c in configs.items() if not sizes or n in sizes}
+
+
 def make_bundle(compute_class: str, dest: Path, *, device: str = "cuda") -> None:
     """What another machine needs to train the design, in ``dest`` (a repository root there).
 
     ``dest/lib/scalinglab`` (this package), ``dest/.device/corpus-<class>.pkl.gz`` and the
     tiny one (:func:`export_corpus`; the graph check's corpus is built there), and each
-    size's run folder ``dest/data/sparsity_laws/.runs/<name>-<hash>/`` holding the
+    size's (and later seed block's) run folder ``dest/data/sparsity_laws/.runs/<name>-<hash>/`` holding the
     provenance of *this* checkout (code and commit), which the assembled Dataset keeps.
     """
     import shutil
@@ -364,7 +393,9 @@ def make_bundle(compute_class: str, dest: Path, *, device: str = "cuda") -> None
         ignore=shutil.ignore_patterns("__pycache__"),
     )
     export_corpus(compute_class, dest / ".device" / f"corpus-{compute_class}.pkl.gz")
-    for cfg in long_configs(compute_class, device=device).values():
+    blocks = [*long_configs(compute_class, device=device).values()]
+    blocks += long_extra_configs(compute_class, device=device).values()
+    for cfg in blocks:
         key = sweep_key(cfg)
         folder = dest / runs_folder(cfg).relative_to(repo_root())
         folder.mkdir(parents=True, exist_ok=True)
@@ -380,6 +411,8 @@ def main(argv: list[str] | None = None) -> int:
     d.add_argument("--corpus", type=Path, required=True)
     d.add_argument("--out", type=Path, required=True)
     d.add_argument("--deadline", type=float, default=330.0, help="seconds")
+    d.add_argument("--size", action="append", default=[], help="only this size (repeatable)")
+    d.add_argument("--later", action="store_true", help="the sizes' later seed blocks")
     g = sub.add_parser("group", help="train one (size, activation) group's missing seeds")
     g.add_argument("--size", required=True)
     g.add_argument("--activation", required=True)
@@ -400,7 +433,13 @@ def main(argv: list[str] | None = None) -> int:
         make_bundle(args.compute_class, args.dest, device=args.device)
     elif args.cmd == "device":
         return run_device(
-            args.compute_class, args.corpus, args.out, deadline_s=args.deadline, device=args.device
+            args.compute_class,
+            args.corpus,
+            args.out,
+            deadline_s=args.deadline,
+            device=args.device,
+            sizes=tuple(args.size),
+            later=args.later,
         )
     elif args.cmd == "group":
         import torch
@@ -408,8 +447,10 @@ def main(argv: list[str] | None = None) -> int:
         torch.set_num_threads(1)
         if args.corpus:
             use_corpus(args.corpus)
-        configs = long_extra_configs if args.later else long_configs
-        cfg = configs(args.compute_class, device=args.device)[args.size]
+        blocks = design_blocks(
+            args.compute_class, device=args.device, sizes=(args.size,), later=args.later
+        )
+        cfg = blocks[args.size]
         errors = train_group(
             cfg, args.activation, runs=RunCache(runs_folder(cfg)), cuda_graph=not args.no_graph
         )
