@@ -81,6 +81,43 @@ def test_a_group_resumes_run_by_run(tmp_path, monkeypatch):
     assert ds.attrs["train_engine"].startswith("stacked")
 
 
+def test_a_stopped_group_resumes_from_its_saved_state_bit_for_bit(tmp_path):
+    cfg = _micro()
+    spec = cfg.models[0]
+    straight = stacked.train_stacked(cfg, spec, "relu", (0, 1))
+    state = tmp_path / "state.pt"
+    stops = []
+    for _ in range(30):  # a stop_at in the past stops after one step, every call
+        try:
+            resumed = stacked.train_stacked(
+                cfg, spec, "relu", (0, 1), state_path=state, stop_at=0.0
+            )
+            break
+        except stacked.Stopped as stop:
+            stops.append(stop.step)
+    assert stops == list(range(1, cfg.steps))  # one step a call, across every checkpoint
+    for seed in (0, 1):
+        a, b = straight[seed], resumed[seed]
+        assert not isinstance(a, str) and not isinstance(b, str)
+        np.testing.assert_array_equal(a.steps, b.steps)
+        for name in ("train_loss", "loss", "activation_ratio", "layer_ratio", "natural_ratio"):
+            np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+        assert a.baseline_ratio == b.baseline_ratio
+    with pytest.raises(ValueError, match=r"state\.pt holds the state of another run"):
+        stacked.train_stacked(cfg, spec, "silu", (0, 1), state_path=state)
+
+
+def test_a_group_stopped_at_its_deadline_keeps_its_state_until_it_finishes(tmp_path):
+    cfg = _micro()
+    runs = RunCache(tmp_path)
+    msg = long_runs.train_group(cfg, "relu", runs=runs, progress=False, stop_at=0.0)
+    path = long_runs.state_file(runs, "relu", (0, 1))
+    assert msg == [f"a/relu: stopped at step 1 of {cfg.steps}; state saved to {path}"]
+    assert path.exists() and not runs.load(["a", "relu", 0])[0]
+    assert long_runs.train_group(cfg, "relu", runs=runs, progress=False) == []
+    assert runs.load(["a", "relu", 0])[0] and not path.exists()
+
+
 def test_bytes_proxy_is_the_union_fraction_of_the_weights():
     dense = time_kernel._bytes_read(1024, 8192, 1.0, 1.0, 3)
     sparse = time_kernel._bytes_read(1024, 8192, 0.1, 1.0, 3)

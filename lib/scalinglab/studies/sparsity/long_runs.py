@@ -86,25 +86,48 @@ def train_group(
     runs: RunCache,
     progress: bool = True,
     cuda_graph: bool = True,
+    stop_at: float | None = None,
 ) -> list[str]:
     """Train the seeds of ``cfg``'s single model with ``activation`` not yet in ``runs``.
 
-    Returns the error messages of failed seeds (the others are stored in ``runs``).
+    Returns the error messages of failed seeds (the others are stored in ``runs``). With
+    ``stop_at`` (a ``time.time()``), the group stops there and saves its state in the run
+    folder (:func:`state_file`), returning one message saying so; the next call resumes.
     """
     (spec,) = cfg.models
     todo = tuple(s for s in cfg.seeds if not runs.load([spec.name, activation, s])[0])
     if not todo:
         return []
-    out = stacked.train_stacked(
-        cfg, spec, activation, todo, progress=progress, cuda_graph=cuda_graph
-    )
+    path = state_file(runs, activation, todo)
+    try:
+        out = stacked.train_stacked(
+            cfg,
+            spec,
+            activation,
+            todo,
+            progress=progress,
+            cuda_graph=cuda_graph,
+            state_path=path,
+            stop_at=stop_at,
+        )
+    except stacked.Stopped as stop:
+        return [f"{spec.name}/{activation}: {stop}"]
     errors = []
     for s, res in out.items():
         if isinstance(res, str):
             errors.append(res)
         else:
             runs.save([spec.name, activation, s], res)
+    if path is not None:
+        path.unlink(missing_ok=True)
     return errors
+
+
+def state_file(runs: RunCache, activation: str, seeds: tuple[int, ...]) -> Path | None:
+    """Where a (size, activation) group's stopped state is kept: its run folder."""
+    if runs.folder is None:
+        return None
+    return runs.folder / f"state-{activation}-seeds{'-'.join(map(str, seeds))}.pt"
 
 
 def execute_stacked(
@@ -286,6 +309,10 @@ def check_graph(device: str = "cuda", *, steps: int = 40, tol: float = 1e-3) -> 
     return worst <= tol
 
 
+#: Seconds before a device call's deadline at which its groups stop and save their state.
+_SAVE_MARGIN_S = 25.0
+
+
 def run_device(
     compute_class: str,
     corpus: Path,
@@ -300,6 +327,8 @@ def run_device(
 
     ``sizes`` (e.g. ``("size-m",)``) limits it to those sizes (default: every size);
     ``later`` trains the sizes' later seed blocks (:func:`long_extra_configs`) instead.
+    Each group stops :data:`_SAVE_MARGIN_S` before the deadline and saves its state in
+    its run folder (it travels in the tar), so the next call resumes it.
 
     The CUDA-graph step is checked against the eager one first
     (:func:`check_graph`, on the tiny corpus); the groups use it only when they agree.
@@ -328,6 +357,7 @@ def run_device(
             cmd += ["--device", device]
             cmd += [] if graph_ok else ["--no-graph"]
             cmd += ["--later"] if later else []
+            cmd += ["--stop-at", f"{t0 + deadline_s - _SAVE_MARGIN_S:.0f}"]
             env = {**os.environ, "OMP_NUM_THREADS": "1"}
             procs.append(
                 (
@@ -419,6 +449,7 @@ def main(argv: list[str] | None = None) -> int:
     g.add_argument("--corpus", type=Path)
     g.add_argument("--no-graph", action="store_true", help="train eagerly on a GPU")
     g.add_argument("--later", action="store_true", help="the size's later seed block")
+    g.add_argument("--stop-at", type=float, default=None, help="time.time() to stop and save")
     r = sub.add_parser("run", help="train the missing runs here and save the Datasets")
     r.add_argument("--scheduler", default="", help="'' a local cluster, 'sync' in-process")
     b = sub.add_parser("bundle", help="the package, corpus and provenance for another machine")
@@ -452,7 +483,11 @@ def main(argv: list[str] | None = None) -> int:
         )
         cfg = blocks[args.size]
         errors = train_group(
-            cfg, args.activation, runs=RunCache(runs_folder(cfg)), cuda_graph=not args.no_graph
+            cfg,
+            args.activation,
+            runs=RunCache(runs_folder(cfg)),
+            cuda_graph=not args.no_graph,
+            stop_at=args.stop_at,
         )
         print(*errors, sep="\n")
         return 1 if errors else 0

@@ -21,14 +21,23 @@ The loss summed over seeds has, for each seed's parameters, that seed's gradient
 runs are mathematically those of :func:`train_run`; numerically they differ by float
 rounding (other kernels, other summation order), as any run on another device does. Each
 seed's ``train_s`` is the stacked run's training time (shared by its K seeds).
+
+A run longer than one call on a lent machine stops at ``stop_at`` between two steps and
+saves its whole state (stacked parameters, AdamW moments, each seed's data generator, the
+rows measured so far, the step) to ``state_path``; the next call resumes from it. On the
+CPU a resumed run is the uninterrupted one bit for bit (tested); on a GPU the steps just
+after a resume run eagerly before the graph is captured again, so they differ by float
+rounding, as the graph and eager steps do.
 """
 
 from __future__ import annotations
 
 import copy
+import os
 import sys
 import time
 import warnings
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -58,6 +67,14 @@ _ALL_SDPA = [
 ]
 
 
+class Stopped(Exception):
+    """A stacked run stopped at its ``stop_at`` time; its state is in ``path``."""
+
+    def __init__(self, step: int, steps: int, path: Path) -> None:
+        super().__init__(f"stopped at step {step} of {steps}; state saved to {path}")
+        self.step, self.steps, self.path = step, steps, path
+
+
 def train_stacked(
     cfg: SparsitySweepConfig,
     spec: ModelSpec,
@@ -66,6 +83,8 @@ def train_stacked(
     *,
     progress: bool = False,
     cuda_graph: bool = True,
+    state_path: Path | None = None,
+    stop_at: float | None = None,
 ) -> dict[int, RunResult | str]:
     """Train ``spec`` with ``activation`` for every seed of ``seeds`` at once on ``cfg.device``.
 
@@ -83,6 +102,13 @@ def train_stacked(
         clipping, AdamW with ``capturable=True``) as a CUDA graph after
         ``_EAGER_STEPS`` eager steps and replay it (the step's ~1,000 kernel launches
         become one); when the capture fails it says so and trains eagerly.
+    state_path
+        Where the run's state is saved when it stops at ``stop_at``, and resumed from
+        when the file exists (it must be this run's: same config, model, activation and
+        seeds, else ``ValueError`` names the file).
+    stop_at
+        A ``time.time()`` after which the run saves its state to ``state_path`` and
+        raises :class:`Stopped` (checked between steps, after at least one step).
 
     Returns
     -------
@@ -92,6 +118,9 @@ def train_stacked(
     """
     if len(set(seeds)) != len(seeds) or not seeds:
         raise ValueError(f"seeds must be distinct and non-empty: {seeds}")
+    if stop_at is not None and state_path is None:
+        raise ValueError("stop_at needs a state_path to save the run's state to")
+    t_start = time.time()
     pc = pretrain_config(cfg, spec, activation)
     if pc.sampler != "uniform":
         raise ValueError(f"train_stacked draws uniform batches; the recipe asks {pc.sampler!r}")
@@ -157,10 +186,78 @@ def train_stacked(
         opt.step()
         return losses.detach()
 
+    identity = repr((cfg.to_dict(), spec, activation, tuple(seeds)))
+    first = 0
+    if state_path is not None and state_path.exists():
+        saved = torch.load(state_path, map_location="cpu", weights_only=False)
+        if saved["identity"] != identity:
+            raise ValueError(
+                f"{state_path} holds the state of another run (config, model, activation or "
+                f"seeds differ); remove it to train {spec.name}/{activation} {seeds} afresh"
+            )
+        with torch.no_grad():
+            for name, p in params.items():
+                p.copy_(saved["params"][name])
+        own = [{k: v for k, v in g.items() if k != "params"} for g in opt.param_groups]
+        opt.load_state_dict(saved["opt"])
+        for g, settings in zip(opt.param_groups, own, strict=True):
+            g.update(settings)  # this call's lr tensor (graph-safe, on device) and capturable
+        for g, st in zip(gens, saved["gens"], strict=True):
+            g.set_state(st)
+        first, rows, baselines, failed = (
+            saved["step"],
+            saved["rows"],
+            saved["baselines"],
+            saved["failed"],
+        )
+        ck_acc, ck_n, train_s, measure_s = (
+            saved["ck_acc"],
+            saved["ck_n"],
+            saved["train_s"],
+            saved["measure_s"],
+        )
+        if progress:
+            print(
+                f"{spec.name}/{activation}: resumed at step {first} from {state_path}",
+                file=sys.stderr,
+                flush=True,
+            )
+
+    def save_state(step: int) -> None:
+        assert state_path is not None
+        state = {
+            "identity": identity,
+            "step": step,
+            "params": {n: p.detach().cpu() for n, p in params.items()},
+            "opt": opt.state_dict(),
+            "gens": [g.get_state() for g in gens],
+            "rows": rows,
+            "baselines": baselines,
+            "failed": failed,
+            "ck_acc": ck_acc,
+            "ck_n": ck_n,
+            "train_s": train_s,
+            "measure_s": measure_s,
+        }
+        tmp = state_path.with_name(state_path.name + ".tmp")
+        torch.save(state, tmp)
+        os.replace(tmp, state_path)  # a stop during the write keeps the previous state
+
     graph: torch.cuda.CUDAGraph | None = None
     graph_losses = torch.zeros(k)
     side = torch.cuda.Stream() if use_graph else None
-    for step in range(steps):
+    t_loop = time.time()
+    if progress:
+        print(
+            f"{spec.name}/{activation}: set up in {t_loop - t_start:.1f} s",
+            file=sys.stderr,
+            flush=True,
+        )
+    for step in range(first, steps):
+        if stop_at is not None and step > first and time.time() >= stop_at:
+            assert state_path is not None
+            save_state(step)
+            raise Stopped(step, steps, state_path)
         xs, ys = zip(
             *(sample_batch(corpus.train, cfg.batch_size, cfg.seq_len, generator=g) for g in gens),
             strict=True,
@@ -181,7 +278,7 @@ def train_stacked(
                 g["lr"].fill_(lr * factor)
             else:
                 g["lr"] = lr * factor
-        if use_graph and graph is None and step >= _EAGER_STEPS:
+        if use_graph and graph is None and step - first >= _EAGER_STEPS:
             graph, graph_losses = _capture(train_step, opt)
             if graph is None:  # capture failed: go on eagerly (still correct)
                 use_graph = False
@@ -213,11 +310,13 @@ def train_stacked(
                 baselines[i] = base_i or baselines[i]
                 measure_s[i] += time.perf_counter() - t1
                 if progress:
+                    wall = (time.time() - t_loop) / (step + 1 - first)  # per step, all in
                     print(
                         f"{spec.name}/{activation}/seed{seeds[i]} step {step + 1}/{steps}: "
                         f"loss {row['loss']:.3f} ratio {row['ratio']:.3f} "
-                        f"({train_s / (step + 1) * 1e3:.1f} ms/step, "
-                        f"ETA {(steps - step - 1) * train_s / (step + 1):.0f} s)",
+                        f"(training {train_s / (step + 1) * 1e3:.1f} ms/step, "
+                        f"wall {wall * 1e3:.1f} ms/step, "
+                        f"ETA {(steps - step - 1) * wall:.0f} s, {time.strftime('%H:%M:%S')})",
                         file=sys.stderr,
                         flush=True,
                     )
@@ -291,4 +390,4 @@ def _unstack(model_cfg, params: dict, i: int, *, seed: int, device: str) -> Tran
     return model
 
 
-__all__ = ["train_stacked"]
+__all__ = ["Stopped", "train_stacked"]
