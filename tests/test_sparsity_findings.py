@@ -177,7 +177,7 @@ def test_sweep_claim_values_use_the_longest_runs_there_are():
     )
     assert got["trend"] == "long" and got["kernel"] == ["k"] and got["relu_min"] == 0.1
     # without runs, each size's horizon and seeds come from the design's configs
-    assert got["horizons"] == "s to 2000 tokens per parameter (5 seeds), m to 500 (3 seeds)"
+    assert got["horizons"] == "s to 2000 tokens per parameter (5 seeds), m to 2000 (3 seeds)"
     assert got["horizons"] in got["trend_runs"] and "own last decade" in got["trend_runs"]
 
 
@@ -192,6 +192,11 @@ def test_horizons_are_read_from_the_runs_per_size():
     # smallest size first, whatever the rows' order; the runs win over the configs
     got = sf.horizons_text(ldf, {"s": (2000.0, 5)})
     assert got == "s to 80 tokens per parameter (4 seeds), m to 40 (2 seeds)"
+    # a size read at the horizon its design extends says so
+    got = sf.horizons_text(ldf, {}, design={"s": (80.0, 4), "m": (160.0, 3)})
+    assert got == (
+        "s to 80 tokens per parameter (4 seeds), m to 40 (2 seeds; the design's 160 not yet trained)"
+    )
 
 
 def test_live_timings_give_the_median_and_range_over_processes():

@@ -211,3 +211,29 @@ def test_a_device_call_trains_only_the_sizes_named_and_names_the_ones_it_knows()
         long_runs.design_blocks("small", sizes=("size-x",))
     with pytest.raises(ValueError, match="later seed blocks are"):
         long_runs.design_blocks("small", sizes=("size-s",), later=True)
+
+
+def test_a_size_whose_design_is_not_trained_is_read_at_the_horizon_it_extends(
+    tmp_path, monkeypatch
+):
+    monkeypatch.setenv("SCALINGLAB_ROOT", str(tmp_path))
+    from scalinglab.compute import dataset_path, save_dataset
+
+    def store(cfg, x):
+        key = long_runs.sweep_key(cfg)
+        ds = xr.Dataset({"x": ("seed", [x] * len(cfg.seeds))}, coords={"seed": list(cfg.seeds)})
+        save_dataset(
+            ds, dataset_path("sparsity_laws", f"sweep-{cfg.compute_class}", key), config=key
+        )
+
+    old = long_configs("small", device="cuda", previous=True)["size-m"]
+    assert old.tokens < long_configs("small")["size-m"].tokens  # m's design extends 500
+    store(old, 1.0)
+    store(long_extra_configs("small", device="cuda", previous=True)["size-m"], 2.0)
+    got = long_runs.cached_long("small")["size-m"]
+    assert got["seed"].values.tolist() == [0, 1, 2, 3, 4]
+    assert got.attrs["design_tokens_per_param"] == 2000
+    # once the design's own first block is there, it is read instead
+    store(long_configs("small", device="cuda")["size-m"], 9.0)
+    got = long_runs.cached_long("small")["size-m"]
+    assert got["x"].values.tolist() == [9.0] * 3 and "design_tokens_per_param" not in got.attrs

@@ -265,6 +265,10 @@ class LongHorizon:
     #: Seeds trained later, as a block of their own (own cache key and provenance), and
     #: read together with ``seeds`` (:func:`long_extra_configs`).
     later_seeds: tuple[int, ...] = ()
+    #: The horizon this one extends: its committed runs are read while this one's first
+    #: seed block is not trained (``previous=True`` in :func:`long_configs`); each reading
+    #: states the horizon it read, from the data.
+    previous: LongHorizon | None = None
 
 
 #: The long design at ``small``, by size. The issue asks for at least 500 tokens per
@@ -273,13 +277,21 @@ class LongHorizon:
 #: activation) groups, so size s was trained 4x longer with 5 seeds on a lent H100
 #: (stacked: 5 seeds cost about what 3 do). Size m at 500 tokens per parameter (5 seeds)
 #: left ReLU still rising over its last decade, so m is trained to 2000 as well, stated
-#: here before those runs: a stacked step of m costs about 0.8 ms per (seed, activation)
-#: on an H100, so seeds 0-2 (about 6.5 minutes) are one lease's call and seeds 3-4 a
-#: later block of their own. Every reading of the design states each size's horizon and
-#: seeds from the data.
+#: here before those runs. On an H100 two groups of 3 seeds (ReLU, SiLU) share the GPU at
+#: about 6.7 ms of wall time a step, so seeds 0-2 take about 9 minutes, over calls that
+#: save and resume their state (:mod:`~scalinglab.studies.sparsity.stacked`); seeds 3-4
+#: are a later block of their own. Every reading of the design states each size's horizon and
+#: seeds from the data. Until m's 2000-token runs are trained, its 500-token runs (5 seeds:
+#: 0-2 on an H200, 3-4 on an H100) are read, and the readings say so.
 LONG_HORIZONS: dict[str, LongHorizon] = {
     "s": LongHorizon(2000.0, (0, 1, 2, 3, 4), 20),
-    "m": LongHorizon(2000.0, (0, 1, 2), 20, later_seeds=(3, 4)),
+    "m": LongHorizon(
+        2000.0,
+        (0, 1, 2),
+        20,
+        later_seeds=(3, 4),
+        previous=LongHorizon(500.0, (0, 1, 2), 16, later_seeds=(3, 4)),
+    ),
 }
 
 #: The tiny design (tests): every size to 20 tokens per parameter, 2 seeds.
@@ -287,7 +299,11 @@ _TINY_HORIZON = LongHorizon(20.0, (0, 1), 16)
 
 
 def long_configs(
-    compute_class: str = "small", *, tokens_per_param: float | None = None, device: str = "cpu"
+    compute_class: str = "small",
+    *,
+    tokens_per_param: float | None = None,
+    device: str = "cpu",
+    previous: bool = False,
 ) -> dict[str, SparsitySweepConfig]:
     """Length over breadth: two sizes trained far enough that the limit ``A0`` is identified.
 
@@ -307,6 +323,9 @@ def long_configs(
       sharing an H100).
     - ``tiny``: the tiny sizes to 20 tokens per parameter, 2 seeds (seconds).
 
+    ``previous``: each size at the horizon it extends (:attr:`LongHorizon.previous`),
+    where it has one (the runs read until the design's own are trained).
+
     ``device`` goes into the config (so into its cache key and the Dataset's attrs):
     ``"cpu"`` runs each run as a task of the sweep
     (:func:`~scalinglab.studies.sparsity.sweep.run_sweep`), ``"cuda"`` trains the seeds of
@@ -325,6 +344,7 @@ def long_configs(
     out: dict[str, SparsitySweepConfig] = {}
     for m in [m for m in base.models if m.family in ("size", "both")][:2]:
         h = _TINY_HORIZON if compute_class == "tiny" else LONG_HORIZONS[m.name]
+        h = h.previous if previous and h.previous is not None else h
         tpp = h.tokens_per_param if tokens_per_param is None else tokens_per_param
         n = base.model_config(m, "relu").n_params()
         steps = max(1, round(tpp * n / step_tokens))
@@ -343,20 +363,23 @@ def long_configs(
 
 
 def long_extra_configs(
-    compute_class: str = "small", *, device: str = "cpu"
+    compute_class: str = "small", *, device: str = "cpu", previous: bool = False
 ) -> dict[str, SparsitySweepConfig]:
     """The seed blocks trained after a size's first block (:attr:`LongHorizon.later_seeds`).
 
     Same keys as :func:`long_configs` (only the sizes that have such a block), each the
     size's config with ``seeds`` replaced: its own cache key, Dataset and provenance,
     concatenated with the first block along ``seed`` when read
-    (:func:`~scalinglab.studies.sparsity.long_runs.cached_long`).
+    (:func:`~scalinglab.studies.sparsity.long_runs.cached_long`). ``previous`` as for
+    :func:`long_configs`.
     """
     if compute_class == "tiny":
         return {}
     out = {}
-    for name, cfg in long_configs(compute_class, device=device).items():
-        later = LONG_HORIZONS[cfg.models[0].name].later_seeds
+    for name, cfg in long_configs(compute_class, device=device, previous=previous).items():
+        h = LONG_HORIZONS[cfg.models[0].name]
+        h = h.previous if previous and h.previous is not None else h
+        later = h.later_seeds
         if later:
             out[name] = dataclasses.replace(cfg, seeds=later)
     return out

@@ -187,10 +187,17 @@ def ratios(frames: Mapping[str, pd.DataFrame], *, level: float) -> Step:
     return out
 
 
-def horizons_text(ldf: pd.DataFrame | None, fallback: Mapping[str, tuple[float, int]]) -> str:
+def horizons_text(
+    ldf: pd.DataFrame | None,
+    fallback: Mapping[str, tuple[float, int]],
+    *,
+    design: Mapping[str, tuple[float, int]] | None = None,
+) -> str:
     """Each size's horizon and seeds in words, from the long design's runs (``ldf``), else
     from ``fallback`` (``{model: (tokens per parameter, seeds)}``, the design's configs):
-    e.g. ``"s to 2000 tokens per parameter (5 seeds), m to 500 (3 seeds)"``."""
+    e.g. ``"s to 2000 tokens per parameter (5 seeds), m to 500 (3 seeds)"``. A size whose
+    runs stop short of its horizon in ``design`` (same form) says so: the runs read are
+    those of the horizon the design extends, until its own are trained."""
     if ldf is not None and not ldf.empty:
         g = ldf.groupby("model", sort=False)
         have = {
@@ -204,10 +211,13 @@ def horizons_text(ldf: pd.DataFrame | None, fallback: Mapping[str, tuple[float, 
         items = [(m, *have[m]) for m in order]
     else:
         items = [(m, *v) for m, v in fallback.items()]
-    parts = [
-        f"{m} to {tpp:.0f}" + (" tokens per parameter" if k == 0 else "") + f" ({n} seeds)"
-        for k, (m, tpp, n) in enumerate(items)
-    ]
+    parts = []
+    for k, (m, tpp, n) in enumerate(items):
+        text = f"{m} to {tpp:.0f}" + (" tokens per parameter" if k == 0 else "") + f" ({n} seeds"
+        target = (design or {}).get(m)
+        if target is not None and tpp < 0.99 * target[0]:
+            text += f"; the design's {target[0]:.0f} not yet trained"
+        parts.append(text + ")")
     return ", ".join(parts)
 
 

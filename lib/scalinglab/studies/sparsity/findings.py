@@ -287,7 +287,7 @@ def sweep_claim_values(
         (spec,) = cfg.models
         tpp = cfg.tokens / cfg.model_config(spec, "relu").n_params()
         planned[spec.name] = (tpp, len(cfg.seeds))
-    horizons = horizons_text(long, planned)
+    horizons = horizons_text(long, planned, design=planned)
     return {
         **cal.extra["values"],
         "trend": trend,

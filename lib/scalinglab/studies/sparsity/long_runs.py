@@ -28,10 +28,13 @@ Python builds it, the provenance of this checkout):
     # here: unpack the tar at the repository root, then assemble (no training)
     python -m scalinglab.studies.sparsity.long_runs run --device cuda
 
-(The device tool sends the session's checkout, which must be under 64 MiB: with the
-committed reports it is not, so this route has not run yet.)
+A group still training 25 s before the deadline saves its state in its run folder and
+exits; the next ``device`` call, with that folder carried, resumes it
+(``stacked.train_stacked``'s ``state_path``). ``--size size-m`` limits a call to one size,
+``--later`` trains the sizes' later seed blocks.
 
-Each group prints its step, ms per step and ETA at every checkpoint.
+Each group prints its step, its training and wall ms per step, a wall-time ETA and the
+clock at every checkpoint.
 """
 
 from __future__ import annotations
@@ -197,14 +200,18 @@ def cached_long(
 
     A config's ``device`` is in its cache key, so each size is looked up once per device
     in ``devices``, in order, and the first cached one is kept: a design trained on a GPU
-    (committed from a lent machine) is read as well as one trained here.
+    (committed from a lent machine) is read as well as one trained here. A size whose
+    design horizon has no cached first block is read at the horizon it extends
+    (:attr:`~scalinglab.studies.sparsity.config.LongHorizon.previous`), when that one is
+    cached; its Dataset then carries ``design_tokens_per_param`` (the horizon not yet
+    trained), so a reading can say so.
     """
     from scalinglab.compute import load_dataset
 
     def find(configs) -> dict[str, xr.Dataset]:
         found: dict[str, xr.Dataset] = {}
         for device in devices:
-            for name, cfg in configs(compute_class, device=device).items():
+            for name, cfg in configs(device).items():
                 if name in found:
                     continue
                 key = sweep_key(cfg)
@@ -213,11 +220,23 @@ def cached_long(
                     found[name] = ds
         return found
 
-    out, later = find(long_configs), find(long_extra_configs)
-    for name, extra in later.items():
-        if name in out:
-            out[name] = join_seed_blocks(out[name], extra)
-    return {name: out[name] for name in long_configs(compute_class) if name in out}
+    def read(previous: bool) -> dict[str, xr.Dataset]:
+        out = find(lambda d: long_configs(compute_class, device=d, previous=previous))
+        later = find(lambda d: long_extra_configs(compute_class, device=d, previous=previous))
+        for name, extra in later.items():
+            if name in out:
+                out[name] = join_seed_blocks(out[name], extra)
+        return out
+
+    out = read(previous=False)
+    design = long_configs(compute_class)
+    for name, ds in read(previous=True).items():
+        if name not in out:
+            cfg = design[name]
+            n = cfg.model_config(cfg.models[0], "relu").n_params()
+            ds.attrs["design_tokens_per_param"] = round(cfg.tokens / n)
+            out[name] = ds
+    return {name: out[name] for name in design if name in out}
 
 
 def join_seed_blocks(first: xr.Dataset, later: xr.Dataset) -> xr.Dataset:
