@@ -326,7 +326,6 @@ def test_a_bound_within_two_mc_errors_of_its_threshold_is_inconclusive_monte_car
     assert decide(_c(), {"x": _finding("x", -0.3, -0.6, -0.03)}).verdict == "contradicts"
 
 
-
 def test_an_undecided_bound_within_two_mc_errors_of_its_threshold_is_inconclusive_monte_carlo():
     # IE-1 on Atari 200M: the lower end sat on the threshold (0.05) under one seed and
     # 0.01 above it under another, with a Monte Carlo error of 0.01: both must read alike

@@ -230,7 +230,9 @@ def few_run_flip_rates(
     # end can sit on a verdict's threshold under one seed and past it under another)
     tail = (1.0 - level) / 2.0
     se_lo, se_hi = (
-        np.apply_along_axis(lambda d, q=q: quantile_mc_se(d[np.isfinite(d)], q), 1, outer)
+        np.array(
+            [[quantile_mc_se(d[np.isfinite(d)], q) for d in per_stat.T] for per_stat in outer]
+        )  # (3, K): outer is (3, B, K)
         for q in (tail, 1.0 - tail)
     )
     q_lo, q_hi = np.quantile(est, [0.025, 0.975], axis=0)
