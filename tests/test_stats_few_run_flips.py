@@ -82,3 +82,29 @@ def test_same_seed_same_numbers_and_algorithm_streams_are_keyed():
     np.testing.assert_array_equal(
         c["estimate"].sel(algorithm="A"), a["estimate"].sel(algorithm="A")
     )
+
+
+def test_interval_ends_carry_their_monte_carlo_error_into_the_estimate():
+    from scalinglab.estimate import Estimate
+
+    rng = np.random.default_rng(3)
+    base = rng.normal(size=(3, 12, 6)) * 0.1
+    base[0] += 10.0
+    s = scores(base, ["A", "B", "C"])
+    few = few_run_flip_rates(s, n_runs=3, draws=200, reps=20, inner_draws=100, rng=rng)
+    many = few_run_flip_rates(
+        s, n_runs=3, draws=200, reps=400, inner_draws=100, rng=np.random.default_rng(3)
+    )
+    cell = ("ranking_change_rate", "iqm")
+    se = [float(few[k].sel(statistic=cell[0], metric=cell[1])) for k in ("mc_se_lo", "mc_se_hi")]
+    assert all(v > 0 for v in se)
+    # the ends' Monte Carlo error shrinks with the outer replicates
+    se_many = float(many["mc_se_lo"].sel(statistic=cell[0], metric=cell[1]))
+    assert se_many < se[0]
+    est = Estimate.from_cell(few.sel(statistic=cell[0], metric=cell[1]))
+    assert est.mc_se == (pytest.approx(se[0]), pytest.approx(se[1]))
+    # a rate that is 0 in every replicate (A always wins) sits on one grid value: its
+    # ends' error is still half the grid's step, 1 / (2 * inner_draws)
+    winner = few.sel(statistic="winner_change_rate", metric="iqm")
+    assert float(winner["hi"]) == 0.0
+    assert float(winner["mc_se_hi"]) == pytest.approx(0.5 / 100)

@@ -326,6 +326,33 @@ def test_a_bound_within_two_mc_errors_of_its_threshold_is_inconclusive_monte_car
     assert decide(_c(), {"x": _finding("x", -0.3, -0.6, -0.03)}).verdict == "contradicts"
 
 
+def test_an_undecided_bound_within_two_mc_errors_of_its_threshold_is_inconclusive_monte_carlo():
+    # IE-1 on Atari 200M: the lower end sat on the threshold (0.05) under one seed and
+    # 0.01 above it under another, with a Monte Carlo error of 0.01: both must read alike
+    on = _finding("x", 0.3, 0.05, 0.84, mc_se=(0.01, 0.01))
+    claim = _c(value=0.05)
+    v = decide(claim, {"x": on})
+    assert v.verdict == "inconclusive (Monte Carlo)"
+    assert "admits both sides" in v.reason and "could decide it" in v.reason
+    above = _finding("x", 0.3, 0.06, 0.84, mc_se=(0.01, 0.01))
+    assert decide(claim, {"x": above}).verdict == "inconclusive (Monte Carlo)"
+    # an upper end just above the threshold could contradict under another seed
+    v = decide(claim, {"x": _finding("x", 0.0, -0.3, 0.06, mc_se=(0.01, 0.01))})
+    assert v.verdict == "inconclusive (Monte Carlo)" and "upper bound" in v.reason
+    # far from both thresholds (5 SE), or without Monte Carlo errors: plainly inconclusive
+    assert decide(claim, {"x": _finding("x", 0.1, -0.2, 0.6, mc_se=(0.02, 0.02))}).verdict == (
+        "inconclusive"
+    )
+    assert decide(claim, {"x": _finding("x", 0.3, 0.05, 0.84)}).verdict == "inconclusive"
+    # a band: either end near either edge
+    band = _c(expect="equal", value=1.0, tolerance=0.1)
+    v = decide(band, {"x": _finding("x", 1.0, 0.95, 1.12, mc_se=(0.02, 0.02))})
+    assert v.verdict == "inconclusive (Monte Carlo)"
+    assert decide(band, {"x": _finding("x", 1.0, 0.7, 1.3, mc_se=(0.02, 0.02))}).verdict == (
+        "inconclusive"
+    )
+
+
 # --- multiplicity ------------------------------------------------------------------------
 
 

@@ -39,7 +39,8 @@ Before a verdict is signed (:mod:`scalinglab.verdict_checks`, :mod:`scalinglab.v
 - a rule that no value of its finding's declared ``support`` could fail is refused
   (:class:`~scalinglab.verdict_checks.UnfalsifiableRule`);
 - a deciding bound within two Monte Carlo standard errors of its threshold gives
-  ``inconclusive (Monte Carlo)``;
+  ``inconclusive (Monte Carlo)``, and so does an undecided one whose bound lies that close
+  to a threshold it would decide by (the verdict is then the same under any seed);
 - a decided verdict says its interval's coverage where that is below 0.93 at the
   finding's ``n`` ("its interval covers 0.92 at n = 3") or not measured (method not
   registered, ``n`` not recorded): :func:`scalinglab.stats.method_coverage.coverage_note`;
@@ -303,6 +304,9 @@ def _one(claim: Claim, f: Mapping[str, Any]) -> tuple[str, str]:
         return "reproduces", f"{shown} lies within {claim.rule}{said}"
     if outside:
         return "contradicts", f"{shown} excludes {claim.rule}{said}"
+    near = vc.mc_guard(str(claim.expect), (a, b), (lo, hi), f.get("mc_se"), "inconclusive")
+    if near:
+        return vc.MC_INCONCLUSIVE, f"{shown} admits both sides of {claim.rule}, but {near}"
     return "inconclusive", f"{shown} admits both sides of {claim.rule}"
 
 

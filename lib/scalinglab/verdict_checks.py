@@ -24,7 +24,9 @@ data cannot test it whatever the system does: the verdict is ``not identified
 ``R`` resamples its Monte Carlo standard error is recorded next to it (``mc_se``). A
 verdict whose deciding bound lies within :data:`MC_SE_MULTIPLE` Monte Carlo standard
 errors of the rule's threshold would flip with the resampling seed; it reads
-``inconclusive (Monte Carlo)``.
+``inconclusive (Monte Carlo)``. So does an undecided verdict with a bound that close to
+a threshold it would decide by (another seed could decide it), so that the verdict is the
+same under every resampling seed.
 
 **Multiplicity** (:func:`holm_contradictions`). A claim decided by several findings (one
 per size, one per pair) *reproduces* only when every interval lies on the claim's side
@@ -194,7 +196,7 @@ def mc_guard(
     *,
     multiple: float = MC_SE_MULTIPLE,
 ) -> str | None:
-    """Why a decided verdict is within Monte Carlo error of flipping, or None.
+    """Why a verdict is within Monte Carlo error of flipping, or None.
 
     Parameters
     ----------
@@ -203,11 +205,24 @@ def mc_guard(
     mc_se
         Monte Carlo standard errors of ``(lo, hi)`` (None: not a resampled bound).
     verdict
-        ``"reproduces"`` or ``"contradicts"`` (others pass through: None).
+        ``"reproduces"`` or ``"contradicts"`` (the bounds that decided it), or
+        ``"inconclusive"`` (the bounds that would decide it either way: another seed
+        moving one of them past its threshold decides the claim); others pass through:
+        None.
     """
     if not mc_se:
         return None
-    for end, threshold in deciding_bounds(expect, region, ci, verdict):
+    if verdict == "inconclusive":
+        a, b = region
+        near = deciding_bounds(expect, region, ci, "reproduces") + (
+            deciding_bounds(expect, region, ci, "contradicts")
+            if expect in ("greater", "less")
+            else [(1, a), (0, b)]
+        )
+        bounds = list(dict.fromkeys(near))
+    else:
+        bounds = deciding_bounds(expect, region, ci, verdict)
+    for end, threshold in bounds:
         se = mc_se[end]
         if se is None or not math.isfinite(float(se)) or not math.isfinite(threshold):
             continue
@@ -217,7 +232,8 @@ def mc_guard(
             return (
                 f"its {which} bound {float(ci[end]):.4g} lies {gap:.2g} from the threshold "
                 f"{threshold:.4g}, within {multiple:g} Monte Carlo standard errors "
-                f"({float(se):.2g} each): another resampling seed could flip it"
+                f"({float(se):.2g} each): another resampling seed could "
+                + ("decide it" if verdict == "inconclusive" else "flip it")
             )
     return None
 

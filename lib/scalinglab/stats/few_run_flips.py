@@ -39,6 +39,7 @@ import numpy as np
 import xarray as xr
 
 from scalinglab.errors import InputError
+from scalinglab.estimate import quantile_mc_se
 from scalinglab.stats.bootstrap import (
     compact_runs,
     keyed_generators,
@@ -170,7 +171,10 @@ def few_run_flip_rates(
     Returns
     -------
     xarray.Dataset
-        ``point``, ``lo``, ``hi``, ``mc_se`` dims ``(statistic, metric)`` with
+        ``point``, ``lo``, ``hi``, ``mc_se`` (of the point), ``mc_se_lo``,
+        ``mc_se_hi`` (of the interval's ends over the ``reps`` outer replicates,
+        :func:`scalinglab.estimate.quantile_mc_se`, at least half the rates' step
+        ``1 / inner_draws``) dims ``(statistic, metric)`` with
         statistic in :data:`FLIP_RATES`; ``estimate`` dims ``(draw, algorithm,
         metric)`` (the few-run point estimates), ``full`` dims ``(algorithm,
         metric)``, ``spread`` dims ``(algorithm, metric)``: (97.5% - 2.5%
@@ -223,6 +227,23 @@ def few_run_flip_rates(
     mc_se = np.nanstd(per_draw, axis=1, ddof=1) / np.sqrt(draws) if draws > 1 else point * np.nan
     outer = np.nanmean(_rates(outer_est, outer_full, sign), axis=2)  # (3, B, K)
     lo, hi = percentile_interval(outer, level=level, axis=1)
+    # each end's Monte Carlo error (the outer rates move in steps of 1 / inner_draws, so an
+    # end can sit on a verdict's threshold under one seed and past it under another). On
+    # that grid an end sitting inside one value's run of order statistics gets an
+    # order-statistic error of 0, yet another seed moves it to the next value as readily:
+    # the error is at least half a step (the spread of an end that falls on either of two
+    # neighbouring values)
+    tail = (1.0 - level) / 2.0
+    step = 0.5 / inner_draws
+    se_lo, se_hi = (
+        np.maximum(
+            np.array(
+                [[quantile_mc_se(d[np.isfinite(d)], q) for d in per_stat.T] for per_stat in outer]
+            ),  # (3, K): outer is (3, B, K)
+            step,
+        )
+        for q in (tail, 1.0 - tail)
+    )
     q_lo, q_hi = np.quantile(est, [0.025, 0.975], axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
         spread = (q_hi - q_lo) / np.abs(full)
@@ -233,6 +254,8 @@ def few_run_flip_rates(
             "lo": (dims, np.asarray(lo)),
             "hi": (dims, np.asarray(hi)),
             "mc_se": (dims, mc_se),
+            "mc_se_lo": (dims, np.asarray(se_lo, dtype=float)),
+            "mc_se_hi": (dims, np.asarray(se_hi, dtype=float)),
             "estimate": (("draw", "algorithm", "metric"), est, {"n_runs": int(n_runs)}),
             "full": (("algorithm", "metric"), full),
             "spread": (("algorithm", "metric"), spread),

@@ -9,6 +9,7 @@ notebook records each result with one call and never re-types them.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -207,7 +208,10 @@ def accuracy(row: Any, *, level: float, reps: int) -> dict[str, Estimate]:
 
 def gpperf_accuracy(row: Any, *, level: float, reps: int, n_repeats: int) -> Estimate:
     """One row of :func:`.gpperf_predictor.predictor_accuracy` (its ``interval`` says how):
-    ``reps`` resamples for a bootstrap, else ``n_repeats`` random splits."""
+    ``reps`` resamples for a bootstrap, else ``n_repeats`` random splits; the ends' Monte
+    Carlo errors (``mc_se_lo``, ``mc_se_hi``) where the row has them, so a verdict within
+    their reach of its threshold reads inconclusive (Monte Carlo)."""
+    se = (getattr(row, "mc_se_lo", math.nan), getattr(row, "mc_se_hi", math.nan))
     return Estimate(
         float(row.point),
         float(row.lo),
@@ -216,6 +220,7 @@ def gpperf_accuracy(row: Any, *, level: float, reps: int, n_repeats: int) -> Est
         method=str(row.interval),
         resamples=reps if "bootstrap" in str(row.interval) else n_repeats,
         n=_units(row, "n_units"),
+        mc_se=None if all(math.isnan(float(v)) for v in se) else (float(se[0]), float(se[1])),
     )
 
 

@@ -32,6 +32,7 @@ from sklearn.linear_model import LinearRegression
 from sklearn.model_selection import GroupKFold, GroupShuffleSplit, train_test_split
 
 from scalinglab.cost_model import gemm_flops, gemm_min_bytes
+from scalinglab.estimate import quantile_mc_se
 from scalinglab.stats.bootstrap import percentile_interval, resample_groups
 from scalinglab.studies.gemm.gpperf import SHAPE, shape_label
 
@@ -75,9 +76,23 @@ def scores(y: np.ndarray, p: np.ndarray) -> np.ndarray:
     return np.array([r2, r2_log, np.mean(np.abs(p - y) / y)])
 
 
-def _row(target, model, protocol, point, lo, hi, n_test, how, units=None) -> list[dict]:
+def _ends_mc_se(draws: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
+    """Monte Carlo standard errors ``(lo, hi)``, each shape ``(len(METRICS),)``, of the
+    percentile ends of ``draws`` (shape ``(R, len(METRICS))``): the resampling seed moves
+    them, and R^2 of a raw runtime, dominated by a few large shapes, has a lumpy tail."""
+    tail = (1.0 - level) / 2.0
+    lo, hi = (
+        np.array([quantile_mc_se(c[np.isfinite(c)], q) for c in np.asarray(draws, float).T])
+        for q in (tail, 1.0 - tail)
+    )
+    return lo, hi
+
+
+def _row(target, model, protocol, point, lo, hi, n_test, how, units=None, se=None) -> list[dict]:
     """One row per metric; ``units``: how many units the interval resamples (test rows,
-    shapes; None for the spread of single-split scores, which resamples none)."""
+    shapes; None for the spread of single-split scores, which resamples none); ``se``:
+    the Monte Carlo errors of the ends (:func:`_ends_mc_se`)."""
+    se_lo, se_hi = (np.full(len(METRICS), np.nan),) * 2 if se is None else se
     return [
         {
             "target": target,
@@ -90,6 +105,8 @@ def _row(target, model, protocol, point, lo, hi, n_test, how, units=None) -> lis
             "n_test": n_test,
             "interval": how,
             "n_units": units,
+            "mc_se_lo": float(se_lo[i]),
+            "mc_se_hi": float(se_hi[i]),
         }
         for i, m in enumerate(METRICS)
     ]
@@ -105,6 +122,7 @@ def predictor_accuracy(
     level: float = 0.95,
     seed: int = 0,
     n_splits: int = 5,
+    forest_draws: int = 10,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Scores of every model under the four protocols (module docstring).
 
@@ -114,13 +132,20 @@ def predictor_accuracy(
         ``M, N, K, tile`` and the ``target`` column (``ms`` or ``watts``), one row per cell.
     n_repeats
         Random splits for the ``*_repeated`` protocols.
+    forest_draws
+        On the paper's split, forests refitted with other seeds (same test rows, same
+        resamples): the spread of the interval's ends over them is the part of their Monte
+        Carlo error the forest's own randomness adds (50 trees; R^2 of the raw runtime
+        hangs on a few large shapes, so its upper end moves by several hundredths from one
+        forest to the next). Below 2: not measured.
 
     Returns
     -------
     (accuracy, predictions)
         ``accuracy``: ``target, model, protocol, metric, point, lo, hi, n_test,
         interval, n_units`` (the units a bootstrap resamples: test rows or shapes; None
-        for the repeated splits); ``predictions``: ``model, protocol, shape, tile, measured,
+        for the repeated splits), ``mc_se_lo, mc_se_hi`` (the Monte Carlo errors of the
+        interval's ends over the resamples or splits drawn); ``predictions``: ``model, protocol, shape, tile, measured,
         predicted`` for the paper's split and the grouped out-of-fold predictions.
     """
     df = df.reset_index(drop=True)
@@ -132,9 +157,22 @@ def predictor_accuracy(
         # the paper's split, bootstrap over test rows
         tr, te = train_test_split(np.arange(len(y)), test_size=0.2, random_state=PAPER_SPLIT_SEED)
         p = _fit_predict(model, x[tr], y[tr], x[te], seed=seed)
-        rng = np.random.default_rng(seed)
-        boot = np.array([scores(y[te][i], p[i]) for i in resample_groups(rng, len(te), reps)])
+        draws = list(resample_groups(np.random.default_rng(seed), len(te), reps))
+        boot = np.array([scores(y[te][i], p[i]) for i in draws])
         lo, hi = percentile_interval(boot, level=level)
+        se = _ends_mc_se(boot, level)
+        if model == "random_forest" and forest_draws >= 2:
+            others = np.random.default_rng([seed, 1]).integers(2**31 - 1, size=forest_draws)
+            ends = []
+            for s_k in others:
+                p_k = _fit_predict(model, x[tr], y[tr], x[te], seed=int(s_k))
+                ends.append(
+                    percentile_interval(
+                        np.array([scores(y[te][i], p_k[i]) for i in draws]), level=level
+                    )
+                )
+            sd = np.std(np.array(ends, float), axis=0, ddof=1)  # (2, metrics)
+            se = (np.hypot(se[0], sd[0]), np.hypot(se[1], sd[1]))
         rows += _row(
             target,
             model,
@@ -145,6 +183,7 @@ def predictor_accuracy(
             len(te),
             "percentile bootstrap over the test rows of the paper's split",
             len(te),
+            se,
         )
         preds.append(
             pd.DataFrame(
@@ -180,6 +219,7 @@ def predictor_accuracy(
             len(y),
             "percentile bootstrap over shapes (grouped out-of-fold predictions)",
             len(labels),
+            _ends_mc_se(np.array(boot), level),
         )
         preds.append(
             pd.DataFrame(
@@ -224,5 +264,6 @@ def predictor_accuracy(
                 hi,
                 int(round(0.2 * len(y))),
                 f"central {level:.0%} of {n_repeats} single-split scores",
+                se=_ends_mc_se(s, level),
             )
     return pd.DataFrame(rows), pd.concat(preds, ignore_index=True)
