@@ -153,3 +153,19 @@ def test_a_rise_within_one_evaluation_interval_is_not_resolved():
     df = _frame({"s": (1e4, lambda c: _logistic(c / C[-1], kappa=2000.0, t0=0.51))}, noise=0.001)
     ph = rlp.phase_predictions(df, early_frac=0.3, reps=5, seed=0).iloc[0]
     assert not ph["rise_resolved"]
+
+
+@pytest.mark.slow
+def test_phases_over_three_runs_use_the_exact_bootstrap_whatever_the_seed():
+    # 3 runs have 10 distinct resamples: a Monte Carlo bootstrap's ends moved with the
+    # analysis seed (a verdict flipped); the exact one has no seed
+    df = _frame({"s": (1e4, lambda c: _logistic(c / C[-1]))}, seeds=3, noise=0.01)
+    a = rlp.phase_predictions(df, early_frac=0.3, reps=200, seed=0).iloc[0]
+    b = rlp.phase_predictions(df, early_frac=0.3, reps=200, seed=7).iloc[0]
+    assert a["bootstrap"] == "exact"
+    for name in ("t10", "t90", "t90_error"):
+        assert a[f"{name}_lo"] == b[f"{name}_lo"] and a[f"{name}_hi"] == b[f"{name}_hi"]
+        assert a[f"{name}_lo"] <= a[f"{name}_hi"]
+    # more distinct resamples than reps: Monte Carlo, as before
+    many = rlp.phase_predictions(df, early_frac=0.3, reps=5, seed=0).iloc[0]
+    assert many["bootstrap"] == "Monte Carlo (5)"

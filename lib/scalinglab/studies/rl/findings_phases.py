@@ -83,6 +83,9 @@ def phase_findings(
     for _, r in ph.iterrows():
         s = r["model_size"]
         notes = phase_notes(r, early_frac=early_frac)
+        exact = r.get("bootstrap") == "exact"  # every distinct resample once: no MC error
+        method = f"{OVER_SEEDS}, exact (every distinct resample once)" if exact else OVER_SEEDS
+        n_draws = None if exact else reps
         for name, what in PHASES:
             ci, why = unstable_fit(r[name], ci_of(r, name), notes[name])
             out.append(
@@ -92,8 +95,8 @@ def phase_findings(
                         r[name],
                         ci,
                         level=level,
-                        method=OVER_SEEDS,
-                        resamples=reps,
+                        method=method,
+                        resamples=n_draws,
                         n=n,
                         identified=why is None,
                         note=why,
@@ -109,8 +112,8 @@ def phase_findings(
                     r["t90_error"],
                     ci,
                     level=level,
-                    method=OVER_SEEDS,
-                    resamples=reps,
+                    method=method,
+                    resamples=n_draws,
                     n=n,
                     identified=note is None,
                     note=note,

@@ -26,6 +26,11 @@ import pandas as pd
 from scalinglab.estimate import BOUND_SHARE
 from scalinglab.fitting import fit
 from scalinglab.stats.bootstrap import percentile_interval, resample_groups
+from scalinglab.stats.exact_bootstrap import (
+    exact_group_resamples,
+    exact_percentile_interval,
+    n_distinct_resamples,
+)
 from scalinglab.stats.group_means import mean_of_group_means
 
 LN9 = float(np.log(9.0))
@@ -240,7 +245,10 @@ def phase_predictions(
         from ``t10`` to ``t90`` spans at least one evaluation interval; if not, the
         logistic is a step between two evaluations and its phases are not resolved)
         and ``bend_inside`` (the midpoint ``t50`` lies in ``[0, 1]``; if not, the
-        logistic's bend is an extrapolation and so are its phases).
+        logistic's bend is an extrapolation and so are its phases); ``bootstrap``:
+        ``"exact"`` when the size's runs have at most ``reps`` distinct resamples (every
+        one fitted once with its probability, :mod:`scalinglab.stats.exact_bootstrap`:
+        no Monte Carlo error, no seed), else ``"Monte Carlo (reps)"``.
     """
     rng = np.random.default_rng(seed)
     names = ["R0", "Rmax", "t10", "t50", "t90", "t90_early", "t90_error"]
@@ -250,8 +258,14 @@ def phase_predictions(
         every = np.arange(len(runs))
         point, (full, early) = _phase_stats(runs, every, early_frac=early_frac, t_end=t_end)
         starts = (_warm(full), None if early is None else _warm(early))
-        draws = np.full((reps, len(names)), np.nan)
-        for b, pick in enumerate(resample_groups(rng, len(runs), reps)):
+        exact = n_distinct_resamples(len(runs)) <= reps  # few runs: every resample once
+        if exact:
+            picks, weights = exact_group_resamples(len(runs))
+        else:
+            picks = resample_groups(rng, len(runs), reps)
+            weights = np.full(reps, 1.0 / reps)
+        draws = np.full((len(picks), len(names)), np.nan)
+        for b, pick in enumerate(picks):
             try:
                 draws[b] = _phase_stats(
                     runs, pick, early_frac=early_frac, t_end=t_end, starts=starts
@@ -259,7 +273,10 @@ def phase_predictions(
             except Exception:  # a failed refit is a NaN replicate
                 continue
         with np.errstate(all="ignore"):
-            lo, hi = percentile_interval(draws, level=level)
+            if exact:
+                lo, hi = exact_percentile_interval(draws, weights, level=level)
+            else:
+                lo, hi = percentile_interval(draws, level=level)
         fitted = ~np.isnan(draws[:, 4])
         dt = (
             float(
@@ -276,7 +293,12 @@ def phase_predictions(
             "rise_resolved": bool(point[4] - point[2] >= dt),
             # a midpoint outside training: the mean curve has no bend to place phases by
             "bend_inside": bool(0.0 <= point[3] <= 1.0),
-            "early_fail_share": float(np.mean(np.isnan(draws[fitted, 5]))) if fitted.any() else 1.0,
+            "early_fail_share": (
+                float(np.average(np.isnan(draws[fitted, 5]), weights=weights[fitted]))
+                if fitted.any()
+                else 1.0
+            ),
+            "bootstrap": "exact" if exact else f"Monte Carlo ({reps})",
         }
         for k, name in enumerate(names):
             row[name], row[f"{name}_lo"], row[f"{name}_hi"] = point[k], lo[k], hi[k]
