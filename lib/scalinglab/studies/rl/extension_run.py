@@ -95,14 +95,10 @@ def check_warm(base_ds: xr.Dataset, size: str, warm: int, got) -> None:
 
 
 def _plan(blocks: dict[str, RLSweepConfig]) -> list[tuple[str, str, int]]:
-    """(block name, variant, seed) of every GRPO run, in :data:`.extension.ORDER`."""
-    by_size = {b.sizes[0].name: n for n, b in blocks.items()}
-    return [
-        (by_size[size], v, s)
-        for v, size in extension.ORDER
-        if size in by_size
-        for s in blocks[by_size[size]].seeds
-    ]
+    """(block name, variant, seed) of every GRPO run, in :data:`.extension.ORDER` (whose
+    sizes name the blocks in the order of :data:`.extension.EXTRA_RUNS`)."""
+    names = dict(zip(extension.EXTRA_RUNS, blocks, strict=True))
+    return [(names[size], v, s) for v, size in extension.ORDER for s in blocks[names[size]].seeds]
 
 
 def run_extension(
