@@ -197,3 +197,26 @@ def runs_by_block(outcomes: pd.DataFrame, block_of: pd.Series) -> pd.DataFrame:
     )
     g = o.groupby(["variant", "model_size", "block"], sort=False)
     return pd.DataFrame({"runs": g.size(), "stable": g["stable"].sum().astype(int)})
+
+
+def design_runs_text(
+    curves: pd.DataFrame, block_of: pd.Series | None, *, variant: str, sizes: list[str]
+) -> str:
+    """The claims' phrase for runs per size and block of ``variant``, e.g. ``"; runs
+    per size and block (baseline): s 4, l 16 [v3 4, ext-l 12]"``; empty for a design
+    read without later blocks (its claims read as before)."""
+    if block_of is None or block_of.nunique() < 2:
+        return ""
+    runs = curves.loc[curves["variant"] == variant, ["model_size", "seed"]].drop_duplicates()
+    runs = runs.assign(block=block_of.reindex(runs["seed"].to_numpy()).to_numpy())
+    parts = []
+    for s in sizes:
+        r = runs[runs["model_size"] == s]
+        if r.empty:
+            continue
+        each = r.groupby("block", sort=False).size()
+        part = f"{s} {len(r)}"
+        if len(each) > 1:
+            part += " [" + ", ".join(f"{b} {n}" for b, n in each.items()) + "]"
+        parts.append(part)
+    return f"; runs per size and block ({variant}): " + ", ".join(parts)
