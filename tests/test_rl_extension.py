@@ -171,6 +171,12 @@ def test_extension_runs_resume_and_join_the_base_design(tmp_path, monkeypatch):
     assert f"s {k_v3 + k_ext} of 7" in text
     assert f"[v3 {k_v3} of 4, ext-s {k_ext} of 3]" in text and "m 4 of 4" in text
 
+    runs_text = blocks.design_runs_text(
+        curves, joined.block.to_series(), variant="baseline", sizes=["s", "m"]
+    )
+    assert runs_text == "; runs per size and block (baseline): s 7 [v3 4, ext-s 3], m 4"
+    assert blocks.design_runs_text(curves, None, variant="baseline", sizes=["s"]) == ""
+
     # resume: stored warm-ups and runs are not trained again; the next runs in order are
     from scalinglab.studies.rl import sweep as rl_sweep
 
