@@ -116,7 +116,7 @@ def run_extension(
     list (default: :func:`.budget.costs_from_runs` of ``base_ds``).
     """
     from scalinglab.studies.rl.budget import costs_from_runs
-    from scalinglab.studies.rl.sweep import _rl_task, _warm_task
+    from scalinglab.studies.rl.sweep import rl_task, warm_task
     from scalinglab.studies.rl.sweep_tracker import RunTracker
 
     blocks = extension.extension_blocks() if blocks is None else blocks
@@ -154,7 +154,7 @@ def run_extension(
     for n, w in todo_warm:
         b, size = blocks[n], blocks[n].sizes[0].name
         t = time.perf_counter()
-        warm = _warm_task((b, 0, w))
+        warm = warm_task((b, 0, w))
         check_warm(base_ds, size, w, warm)
         caches[n].save(["warm-up", size, w], warm)
         tracker.done("warm-up", size, time.perf_counter() - t)
@@ -166,7 +166,7 @@ def run_extension(
             raise RuntimeError(f"{n}: warm start {b.warm_of(s)} at {size} is not stored")
         t = time.perf_counter()
         try:
-            res = _rl_task((b, 0, v, s, warm, 1.0))
+            res = rl_task((b, 0, v, s, warm, 1.0))
         except Exception:  # logged; retried on the next start
             print(f"FAILED {n} {v} seed {s}:\n{traceback.format_exc()}", file=file, flush=True)
             continue
