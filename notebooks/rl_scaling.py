@@ -16,6 +16,9 @@
 #     description: 'Real GRPO runs of small character-level transformers on multi-digit
 #       addition: ScaleRL sigmoids per model size with extrapolation from half the compute,
 #       Tan et al.''s k(N), reward-trajectory phases, and two design ablations.'
+#     inputs:
+#     - data/rl_scaling/grpo-*.nc
+#     - data/rl_scaling/.runs/grpo-v3-ext-*/*.pkl
 #     reports:
 #     - default
 #     - small
