@@ -16,6 +16,9 @@
 #     description: 'Real GRPO runs of small character-level transformers on multi-digit
 #       addition: ScaleRL sigmoids per model size with extrapolation from half the compute,
 #       Tan et al.''s k(N), reward-trajectory phases, and two design ablations.'
+#     inputs:
+#     - data/rl_scaling/grpo-*.nc
+#     - data/rl_scaling/.runs/grpo-v3-ext-*/*.pkl
 #     reports:
 #     - default
 #     - small
@@ -107,6 +110,7 @@ from scalinglab.studies.rl import (
     ablations,
     analysis,
     asymptote,
+    blocks,
     cost_table,
     findings,
     halfruns,
@@ -241,6 +245,11 @@ else:
 # stable runs is not fitted ("not identified (too few stable runs)"): a bootstrap over
 # two runs has three distinct resamples and cannot cover. The unstable runs are reported here, per size and learning-rate arm (the width
 # rule's `baseline` and `half_lr`), with their peak and end.
+#
+# `v3` is read with its seed extension (`studies/rl/extension.py`, stated before its
+# runs: 12 more RL seeds at l and 4 at xl from the same warm starts, both arms), as one
+# design, with whatever extension runs are finished; when any are, the table of runs and
+# stable runs per size and block follows, and the claims' regimes state them.
 
 # %%
 run_scope = scope.run_scope(outcomes)
@@ -248,6 +257,10 @@ stable = scope.stable_curves(curves, outcomes)
 arms = [v for v in (base, "half_lr") if v in variants]
 record_all(scope.unstable_findings(run_scope, arms=arms, level=level))
 display(run_scope.loc[arms])
+seed_block = ds.block.to_series() if ds is not None and "block" in ds.coords else None
+by_block = None if seed_block is None else blocks.runs_by_block(outcomes, seed_block)
+if by_block is not None:
+    display(by_block.loc[arms])
 scope.unstable_table(outcomes)
 
 # %% [markdown]
@@ -582,7 +595,8 @@ claims_from(
         variants,
         early_frac=early_frac,
         user_data=bool(runs),
-        scalerl_scope=scope.regime_text(run_scope, variant=base, sizes=sizes),
+        scalerl_scope=scope.regime_text(run_scope, variant=base, sizes=sizes, by_block=by_block),
+        design_runs=blocks.design_runs_text(curves, seed_block, variant=base, sizes=sizes),
     ),
 )
 

@@ -84,21 +84,41 @@ class RLSweepConfig:
                 f"RLSweepConfig: {len(self.seeds)} seeds do not split into "
                 f"{self.warm_starts} warm starts"
             )
-        if self.warm_starts and tuple(self.seeds) != tuple(range(len(self.seeds))):
-            raise ValueError("RLSweepConfig: with warm_starts, seeds must be 0..n-1 (run index)")
+        if self.warm_starts:
+            k0 = min(self.seeds)
+            if tuple(self.seeds) != tuple(range(k0, k0 + len(self.seeds))) or k0 % self.warm_starts:
+                raise ValueError(
+                    "RLSweepConfig: with warm_starts, seeds must be a run index k0..k0+n-1 "
+                    f"with k0 a multiple of warm_starts ({self.warm_starts}); got {self.seeds}"
+                )
 
     @property
     def rl_seeds(self) -> int:
-        """RL seeds per warm start (1 when every seed has its own warm start)."""
+        """RL seeds per warm start in this block (1 when every seed has its own warm start)."""
         return len(self.seeds) // self.warm_starts if self.warm_starts else 1
 
+    @property
+    def rl_seed_start(self) -> int:
+        """The first RL seed of this block: 0 for a design whose run index starts at 0
+        (``v3``); ``k0 // warm_starts`` for a later seed block whose run index starts at
+        ``k0`` (:mod:`.extension`: its RL seeds follow the earlier block's)."""
+        return min(self.seeds) // self.warm_starts if self.warm_starts else 0
+
     def warm_of(self, seed: int) -> int:
-        """The warm start (its seed) the run ``seed`` starts from."""
-        return seed // self.rl_seeds if self.warm_starts else seed
+        """The warm start (its seed) the run ``seed`` starts from.
+
+        With ``warm_starts`` the block's run index ``k0..k0+n-1`` is warm-start major:
+        ``(seed - k0) // rl_seeds`` (``v3``, ``k0 = 0``: ``seed // 2``)."""
+        if not self.warm_starts:
+            return seed
+        return (seed - min(self.seeds)) // self.rl_seeds
 
     def rl_seed_of(self, seed: int) -> int:
-        """The run's RL seed within its warm start (its seed, without ``warm_starts``)."""
-        return seed % self.rl_seeds if self.warm_starts else seed
+        """The run's RL seed within its warm start (its seed, without ``warm_starts``):
+        ``rl_seed_start + (seed - k0) % rl_seeds``."""
+        if not self.warm_starts:
+            return seed
+        return self.rl_seed_start + (seed - min(self.seeds)) % self.rl_seeds
 
     def warm_seeds(self) -> list[int]:
         """Seeds of the warm-ups a size needs (each trained once)."""

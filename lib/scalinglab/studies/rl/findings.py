@@ -96,6 +96,7 @@ def claim_values(
     early_frac: float,
     user_data: bool = False,
     scalerl_scope: str = "stable runs (ScaleRL's scope)",
+    design_runs: str = "",
 ) -> dict:
     """What ``notebooks/claims/rl_scaling.toml``'s templates name, for
     :func:`scalinglab.record.claims_from`: the sizes, the design ablations the sweep ran
@@ -103,7 +104,8 @@ def claim_values(
     as a percentage, ``data="user"`` for a user's own logs (no claim of the file is
     about them: the ledger is then empty) and ``scalerl_scope``, the regime phrase of the
     claims decided on ScaleRL's pooled fits (:func:`.scope.regime_text`: the stable runs
-    per size)."""
+    per size), and ``design_runs``, the runs per size and seed block of a design read
+    with later blocks (:func:`.blocks.design_runs_text`; empty without them)."""
     ran = [v for v in DESIGN_CHOICES if v in variants]
     return {
         "sizes": list(sizes),
@@ -111,4 +113,5 @@ def claim_values(
         "early_pct": f"{early_frac:.0%}",
         "data": "user" if user_data else "sweep",
         "scalerl_scope": scalerl_scope,
+        "design_runs": design_runs,
     }

@@ -180,16 +180,28 @@ def not_fitted_findings(
     return out
 
 
-def regime_text(scope: pd.DataFrame, *, variant: str, sizes: Sequence[str]) -> str:
+def regime_text(
+    scope: pd.DataFrame, *, variant: str, sizes: Sequence[str], by_block: pd.DataFrame | None = None
+) -> str:
     """The claims' regime phrase for ScaleRL's pooled fits, e.g. ``"stable runs
-    (ScaleRL's scope), s 4 of 4, l 1 of 4 (not fitted)"``."""
+    (ScaleRL's scope), s 4 of 4, l 1 of 4 (not fitted)"``.
+
+    ``by_block`` (:func:`.blocks.runs_by_block`, a design read with later seed blocks):
+    a size whose runs come from more than one block states them block by block, e.g.
+    ``"l 3 of 16 [v3 1 of 4, ext-l 2 of 12]"``."""
     if variant not in scope.index.get_level_values("variant"):
         return "stable runs (ScaleRL's scope)"
     t = scope.loc[variant]
-    parts = [
-        f"{s} {int(t.loc[s, 'stable'])} of {int(t.loc[s, 'runs'])}"
-        + ("" if t.loc[s, "fitted"] else " (not fitted)")
-        for s in sizes
-        if s in t.index
-    ]
+    parts = []
+    for s in sizes:
+        if s not in t.index:
+            continue
+        part = f"{s} {int(t.loc[s, 'stable'])} of {int(t.loc[s, 'runs'])}"
+        if by_block is not None:
+            b = by_block.reset_index()
+            b = b[(b["variant"] == variant) & (b["model_size"] == s)]
+            if len(b) > 1:
+                each = [f"{r.block} {int(r.stable)} of {int(r.runs)}" for r in b.itertuples()]
+                part += " [" + ", ".join(each) + "]"
+        parts.append(part + ("" if t.loc[s, "fitted"] else " (not fitted)"))
     return "stable runs (ScaleRL's scope), n stable of N per size: " + ", ".join(parts)

@@ -80,6 +80,18 @@ def _rl_task(item: tuple[RLSweepConfig, int, str, int, WarmStart, float]) -> Run
     return run_rl(cfg, seed=seed, device=sweep.device, num_threads=1, warm=warm)
 
 
+def warm_task(item: tuple[RLSweepConfig, int, int]) -> WarmStart:
+    """One warm-up as the sweep makes it: ``(sweep, size index, warm-start seed)``, one
+    thread (the later seed blocks of :mod:`.extension_run` re-make theirs with it)."""
+    return _warm_task(item)
+
+
+def rl_task(item: tuple[RLSweepConfig, int, str, int, WarmStart, float]) -> RunResult:
+    """One GRPO run as the sweep runs it: ``(sweep, size index, variant, seed, warm start,
+    lr multiplier)``, one thread."""
+    return _rl_task(item)
+
+
 def _lr_task(item: tuple[RLSweepConfig, int, float, int, WarmStart]) -> RunResult:
     sweep, size_i, lr_mult, seed, warm = item
     cfg = sweep.lr_config(sweep.sizes[size_i], lr_mult)
