@@ -381,7 +381,10 @@ def test_notebook_gpperf_variant_reads_the_published_tables(tmp_path, monkeypatc
     # tables are a proxy, so they never reproduce or contradict them
     for cid, verdict in claims.items():
         if cid.startswith("GEMM-2/"):
-            assert verdict in ("untested: proxy", "inconclusive"), (cid, verdict)
+            assert verdict in ("untested: proxy", "inconclusive", "inconclusive (Monte Carlo)"), (
+                cid,
+                verdict,
+            )
     assert "untested: proxy" in claims.values()
     # the published tables' max tile effect (tile 1 vs the best, 255x) is a maximum over
     # shapes: resampling shapes cannot exceed it, so it is reported without an interval and

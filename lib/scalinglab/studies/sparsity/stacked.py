@@ -33,7 +33,6 @@ rounding, as the graph and eager steps do.
 from __future__ import annotations
 
 import copy
-import os
 import sys
 import time
 import warnings
@@ -45,6 +44,7 @@ import torch.nn.functional as F
 from torch.func import functional_call, stack_module_state, vmap
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
+from scalinglab import atomic
 from scalinglab.models.corpus import build_corpus, eval_windows, sample_batch
 from scalinglab.models.transformer import Transformer
 from scalinglab.studies.sparsity.config import ModelSpec, SparsitySweepConfig
@@ -239,9 +239,8 @@ def train_stacked(
             "train_s": train_s,
             "measure_s": measure_s,
         }
-        tmp = state_path.with_name(state_path.name + ".tmp")
-        torch.save(state, tmp)
-        os.replace(tmp, state_path)  # a stop during the write keeps the previous state
+        with atomic.replacing(state_path, suffix=".pt") as tmp:  # a failed write keeps the old
+            torch.save(state, tmp)
 
     graph: torch.cuda.CUDAGraph | None = None
     graph_losses = torch.zeros(k)
