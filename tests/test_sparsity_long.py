@@ -105,6 +105,11 @@ def test_a_stopped_group_resumes_from_its_saved_state_bit_for_bit(tmp_path):
         assert a.baseline_ratio == b.baseline_ratio
     with pytest.raises(ValueError, match=r"state\.pt holds the state of another run"):
         stacked.train_stacked(cfg, spec, "silu", (0, 1), state_path=state)
+    bad = tmp_path / "bad.pt"
+    bad.write_bytes(b"junk")
+    with pytest.raises(ValueError, match=r"bad\.pt is not a readable saved state"):
+        stacked.train_stacked(cfg, spec, "relu", (0, 1), state_path=bad)
+    assert bad.read_bytes() == b"junk"  # nothing written over it
 
 
 def test_a_group_stopped_at_its_deadline_keeps_its_state_until_it_finishes(tmp_path):

@@ -189,7 +189,13 @@ def train_stacked(
     identity = repr((cfg.to_dict(), spec, activation, tuple(seeds)))
     first = 0
     if state_path is not None and state_path.exists():
-        saved = torch.load(state_path, map_location="cpu", weights_only=False)
+        try:
+            saved = torch.load(state_path, map_location="cpu", weights_only=False)
+        except Exception as err:  # a truncated or foreign file: say which, keep it
+            raise ValueError(
+                f"{state_path} is not a readable saved state ({type(err).__name__}: {err}); "
+                f"remove it to train {spec.name}/{activation} {seeds} afresh"
+            ) from err
         if saved["identity"] != identity:
             raise ValueError(
                 f"{state_path} holds the state of another run (config, model, activation or "
