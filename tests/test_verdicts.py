@@ -353,6 +353,33 @@ def test_an_undecided_bound_within_two_mc_errors_of_its_threshold_is_inconclusiv
     )
 
 
+def test_the_bounds_that_would_decide_an_undecided_verdict_are_both_sides_thresholds():
+    from scalinglab.verdict_checks import deciding_bounds
+
+    ci = (-0.1, 0.4)
+    assert deciding_bounds("greater", (0.0, math.inf), ci, "inconclusive") == [(0, 0.0), (1, 0.0)]
+    assert deciding_bounds("less", (-math.inf, 0.0), ci, "inconclusive") == [(1, 0.0), (0, 0.0)]
+    # a band: inside needs both ends in, outside either end past the far edge
+    band = deciding_bounds("equal", (0.9, 1.1), (0.95, 1.2), "inconclusive")
+    assert band == [(0, 0.9), (1, 1.1), (1, 0.9), (0, 1.1)]
+    assert deciding_bounds("greater", (0.0, math.inf), ci, "not identified") == []
+
+
+def test_a_claim_kept_undecided_by_a_plain_finding_is_plainly_inconclusive_whatever_the_other():
+    # one finding's lower end sits within Monte Carlo error of the threshold (another seed
+    # could make it reproduce), the other finding admits both sides by far: the claim needs
+    # every finding on its side, so no resampling seed can decide it, and the label says so
+    claim = _c(findings=("x", "y"))
+    near = _finding("x", 0.3, 0.01, 0.6, mc_se=(0.02, 0.02))
+    plain = _finding("y", 0.1, -0.5, 0.7, mc_se=(0.02, 0.02))
+    v = decide(claim, {"x": near, "y": plain})
+    assert v.verdict == "inconclusive"
+    assert "Monte Carlo" in v.reason  # the near finding is still named with its reason
+    # with the other finding on the claim's side instead, a seed could decide it
+    on_side = _finding("y", 0.5, 0.3, 0.7, mc_se=(0.02, 0.02))
+    assert decide(claim, {"x": near, "y": on_side}).verdict == "inconclusive (Monte Carlo)"
+
+
 # --- multiplicity ------------------------------------------------------------------------
 
 

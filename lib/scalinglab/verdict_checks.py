@@ -25,8 +25,11 @@ data cannot test it whatever the system does: the verdict is ``not identified
 verdict whose deciding bound lies within :data:`MC_SE_MULTIPLE` Monte Carlo standard
 errors of the rule's threshold would flip with the resampling seed; it reads
 ``inconclusive (Monte Carlo)``. So does an undecided verdict with a bound that close to
-a threshold it would decide by (another seed could decide it), so that the verdict is the
-same under every resampling seed.
+a threshold it would decide by (another seed could decide it; :func:`deciding_bounds`
+with ``"inconclusive"`` names those ends), so that the verdict is the same under every
+resampling seed. A claim with several findings reads it only when some seed could decide
+the claim: one finding that admits both sides far from every threshold keeps the claim
+plainly ``inconclusive`` under any seed (the near finding's reason is still given).
 
 **Multiplicity** (:func:`holm_contradictions`). A claim decided by several findings (one
 per size, one per pair) *reproduces* only when every interval lies on the claim's side
@@ -165,10 +168,18 @@ def deciding_bounds(
 ) -> list[tuple[int, float]]:
     """Which interval ends decide a verdict, each with the threshold it is compared to.
 
+    Parameters
+    ----------
+    verdict
+        ``"reproduces"`` or ``"contradicts"``: the ends that decided it;
+        ``"inconclusive"``: the ends that *would* decide it either way (another
+        resampling seed moving one of them past its threshold decides the claim).
+
     Returns
     -------
     list of (end, threshold)
-        ``end`` 0 for ``lo``, 1 for ``hi``; empty for verdicts no bound decided.
+        ``end`` 0 for ``lo``, 1 for ``hi``, without repeats; empty for verdicts no bound
+        decides.
     """
     a, b = region
     hi = float(ci[1])
@@ -184,6 +195,14 @@ def deciding_bounds(
         if expect == "less":
             return [(0, b)]
         return [(1, a)] if hi < a else [(0, b)]
+    if verdict == "inconclusive":
+        # a band is contradicted past either edge, whichever side the interval is on now
+        against = (
+            deciding_bounds(expect, region, ci, "contradicts")
+            if expect in ("greater", "less")
+            else [(1, a), (0, b)]
+        )
+        return list(dict.fromkeys(deciding_bounds(expect, region, ci, "reproduces") + against))
     return []
 
 
@@ -205,24 +224,12 @@ def mc_guard(
     mc_se
         Monte Carlo standard errors of ``(lo, hi)`` (None: not a resampled bound).
     verdict
-        ``"reproduces"`` or ``"contradicts"`` (the bounds that decided it), or
-        ``"inconclusive"`` (the bounds that would decide it either way: another seed
-        moving one of them past its threshold decides the claim); others pass through:
-        None.
+        ``"reproduces"``, ``"contradicts"`` or ``"inconclusive"``: the ends
+        :func:`deciding_bounds` names for it are checked; others pass through: None.
     """
     if not mc_se:
         return None
-    if verdict == "inconclusive":
-        a, b = region
-        near = deciding_bounds(expect, region, ci, "reproduces") + (
-            deciding_bounds(expect, region, ci, "contradicts")
-            if expect in ("greater", "less")
-            else [(1, a), (0, b)]
-        )
-        bounds = list(dict.fromkeys(near))
-    else:
-        bounds = deciding_bounds(expect, region, ci, verdict)
-    for end, threshold in bounds:
+    for end, threshold in deciding_bounds(expect, region, ci, verdict):
         se = mc_se[end]
         if se is None or not math.isfinite(float(se)) or not math.isfinite(threshold):
             continue
