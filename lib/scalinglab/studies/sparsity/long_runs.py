@@ -63,6 +63,7 @@ from scalinglab.studies.sparsity.config import (
     SparsitySweepConfig,
     long_configs,
     long_extra_configs,
+    long_horizons,
 )
 from scalinglab.sweeps import RUNS_DIR, RunCache, cached_sweep
 from scalinglab.sweeps import join_seed_blocks as join_blocks
@@ -231,11 +232,10 @@ def cached_long(
 
     out = read(previous=False)
     design = long_configs(compute_class)
+    horizons = long_horizons(compute_class)  # by model name
     for name, ds in read(previous=True).items():
         if name not in out:
-            cfg = design[name]
-            n = cfg.model_config(cfg.models[0], "relu").n_params()
-            ds.attrs["design_tokens_per_param"] = round(cfg.tokens / n)
+            ds.attrs["design_tokens_per_param"] = round(horizons[design[name].models[0].name])
             out[name] = ds
     return {name: out[name] for name in design if name in out}
 
