@@ -38,6 +38,10 @@ PAIRED = (
     "paired percentile bootstrap over seeds within sizes "
     "(mean over sizes of each size's mean difference)"
 )
+#: The same paired differences with a Student-t interval, Welch-Satterthwaite degrees
+#: of freedom over sizes (:func:`scalinglab.stats.group_means.mean_of_group_means_t`):
+#: it covers at 3-5 seeds a size where the bootstrap above does not.
+PAIRED_T = "paired Student t over seeds (Welch-Satterthwaite df over sizes)"
 RLIABLE = "stratified bootstrap (rliable)"
 
 
