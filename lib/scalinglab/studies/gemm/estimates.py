@@ -214,13 +214,16 @@ def gpperf_accuracy(row: Any, *, level: float, reps: int, n_repeats: int) -> Est
     """One row of :func:`.gpperf_predictor.predictor_accuracy` (its ``interval`` says how):
     ``reps`` resamples for a bootstrap, else ``n_repeats`` random splits; the ends' Monte
     Carlo errors (``mc_se_lo``, ``mc_se_hi``) where the row has them, so a verdict within
-    their reach of its threshold reads inconclusive (Monte Carlo)."""
+    their reach of its threshold reads inconclusive (Monte Carlo); the row's own
+    ``level`` where it has one (the exact coverage of a range of split scores), else
+    ``level``."""
     se = (getattr(row, "mc_se_lo", math.nan), getattr(row, "mc_se_hi", math.nan))
+    own = getattr(row, "level", None)
     return Estimate(
         float(row.point),
         float(row.lo),
         float(row.hi),
-        level=level,
+        level=level if own is None or pd.isna(own) else float(own),
         method=str(row.interval),
         resamples=reps if "bootstrap" in str(row.interval) else n_repeats,
         n=_units(row, "n_units"),
