@@ -321,7 +321,7 @@ if CPU:
 
 # %% tags=["not-gpperf"]
 if CPU:
-    effects = gemm_analysis.tile_effects(stable, between_sigma=sigma, **BOOT)
+    effects = gemm_analysis.tile_effects(stable, between_sigma=sigma, simultaneous=True, **BOOT)
     display(effects)
     fig = plots.plot_tile_effects(effects, level=level)
     plt.show()

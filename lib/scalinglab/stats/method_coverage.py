@@ -137,6 +137,27 @@ def _range_coverage(n: int) -> float:
     return 1.0 - 2.0 ** (1 - int(n))
 
 
+def _next_draw_in_range(x: np.ndarray) -> tuple:
+    """``[min, max]`` of each row's ``n`` values (``x`` ``(sims, n)``) as an interval for
+    one more draw of their distribution, which holds it with probability
+    ``(n - 1) / (n + 1)`` for exchangeable continuous values (the new draw is equally
+    likely to take any of the ``n + 1`` ranks). The new draw is the next row's first
+    value (rows are independent draws of one generator); a hit is returned as
+    ``(-inf, inf)`` and a miss as ``(nan, nan)``, so that the registry's
+    ``lo <= truth <= hi`` counts the hits whatever the generator's truth."""
+    new = np.roll(x[:, 0], -1)
+    hit = (x.min(axis=-1) <= new) & (new <= x.max(axis=-1))
+    return np.where(hit, -np.inf, np.nan), np.where(hit, np.inf, np.nan)
+
+
+def _next_draw_coverage(n: int) -> float:
+    """``[min, max]`` of ``n`` exchangeable continuous values holds one more unless it
+    takes the lowest or the highest of the ``n + 1`` ranks: ``(n - 1) / (n + 1)`` (the
+    ``k``-th to ``(n + 1 - k)``-th order statistics: ``(n + 1 - 2k) / (n + 1)``, here
+    ``k = 1``)."""
+    return (int(n) - 1) / (int(n) + 1)
+
+
 #: Tasks of the stratified generator: a small benchmark (DMC has 6, Procgen 16, Atari 26).
 STRAT_TASKS = 10
 #: Simulated benchmarks per generator for the stratified bootstrap (MC SE about 0.006).
@@ -521,6 +542,16 @@ REGISTRY: tuple[RegisteredMethod, ...] = (
         _range,
         "the median of n values (distribution-free: exact for any continuous distribution)",
         exact=_range_coverage,
+    ),
+    RegisteredMethod(
+        "range-next-draw",
+        "range of n values as a prediction interval for one more",
+        r"prediction interval for one more\b",
+        "median",
+        lambda x, level, rng: _next_draw_in_range(x),
+        "one more draw of the n values' distribution (distribution-free: exact for any "
+        "continuous distribution)",
+        exact=_next_draw_coverage,
     ),
     RegisteredMethod(
         "bootstrap-percentile",
