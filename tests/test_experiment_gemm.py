@@ -299,7 +299,13 @@ def test_notebook_tiny_runs_through_the_runner(tmp_path, monkeypatch):
     assert tile["point"] == pytest.approx(max(f["point"] for f in per_shape))
     assert "predictor/unseen_shapes/tile_choice_regret_max" in found
     regret = found["predictor/unseen_shapes/tile_choice_regret_median"]
-    assert regret["point"] >= 1.0 and regret["ci"] is not None
+    assert regret["point"] >= 1.0
+    # the tiny sweep is timed live, so how many unseen shapes keep a finite regret varies
+    # with the machine's load: a distribution-free 95% interval of a median needs 6 or more
+    if regret["n"] >= 6:
+        assert regret["ci"] is not None or "zero width" in (regret.get("note") or "")
+    else:
+        assert regret["ci"] is None and "too few" in regret["note"]
     assert found["predictor/unseen_shapes/tile_choice_regret_max"]["point"] >= regret["point"]
     within = found["predictor/unseen_shapes/kernel_model_x_correction/r2_within_shape"]
     assert within["point"] <= 1.0

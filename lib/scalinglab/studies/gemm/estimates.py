@@ -278,7 +278,14 @@ def median_exact(values: np.ndarray, *, level: float) -> Estimate:
             "of a median",
         )
     return Estimate(
-        point, float(ci.low), float(ci.high), level=level, method=MEDIAN_ORDER_STATS, n=v.size
+        point,
+        float(ci.low),
+        float(ci.high),
+        level=level,
+        method=MEDIAN_ORDER_STATS,
+        n=v.size,
+        no_interval="the order statistics that bound it are tied (e.g. many shapes at a "
+        "regret of exactly 1)",
     )
 
 
