@@ -380,6 +380,45 @@ def test_a_claim_kept_undecided_by_a_plain_finding_is_plainly_inconclusive_whate
     assert decide(claim, {"x": near, "y": on_side}).verdict == "inconclusive (Monte Carlo)"
 
 
+def test_what_another_resampling_seed_could_decide_a_finding_to_be():
+    from scalinglab.verdict_checks import reachable
+
+    g = (0.0, math.inf)
+    assert reachable("greater", g, (0.01, 0.6), (0.02, 0.02)) == {"reproduces"}
+    assert reachable("greater", g, (-0.03, 0.6), (0.02, 0.02)) == {"reproduces"}
+    assert reachable("greater", g, (-0.3, 0.03), (0.02, 0.02)) == {"contradicts"}
+    assert reachable("greater", g, (-0.3, 0.6), (0.02, 0.02)) == set()
+    assert reachable("greater", g, (-0.03, 0.6), None) == set()  # no MC error: ends stay
+    band = (0.38, 0.41)
+    # the lower end on the upper edge: it could exclude the band, never lie inside it
+    assert reachable("equal", band, (0.4098, 0.4268), (0.0005, 0.0005)) == {"contradicts"}
+    assert reachable("equal", band, (0.392, 0.4102), (0.0007, 0.0007)) == {"reproduces"}
+
+
+def test_a_claim_no_seed_could_decide_is_plainly_inconclusive_after_holm():
+    # sparsity's silu-limit on the paper's curves: one size's lower end sits on the band's
+    # upper edge (another seed could exclude the band there, but one exclusion among five
+    # sizes does not survive Holm, and that size can never lie inside the band); another
+    # size's upper end sits on the edge from inside; the rest reproduce. No seed decides it
+    claim = _c(expect="equal", value=0.395, tolerance=0.015, findings=tuple("abcde"))
+    fs = {
+        "a": _finding("a", 0.4177, 0.4098, 0.4268, mc_se=(0.0005, 0.0005)),
+        "b": _finding("b", 0.395, 0.385, 0.405, mc_se=(0.0005, 0.0005)),
+        "c": _finding("c", 0.395, 0.385, 0.405, mc_se=(0.0005, 0.0005)),
+        "d": _finding("d", 0.395, 0.385, 0.405, mc_se=(0.0005, 0.0005)),
+        "e": _finding("e", 0.3991, 0.392, 0.4102, mc_se=(0.0007, 0.0007)),
+    }
+    v = decide(claim, fs)
+    assert v.verdict == "inconclusive", v.reason
+    assert "Monte Carlo" in v.reason  # the near ends are still named
+    # with one finding alone, the same near end could decide it: Monte Carlo
+    alone = _c(expect="equal", value=0.395, tolerance=0.015, findings=("a",))
+    assert decide(alone, {"a": fs["a"]}).verdict == "inconclusive (Monte Carlo)"
+    # and if "a" could lie inside the band too, every size could reproduce: Monte Carlo
+    fs["a"] = _finding("a", 0.405, 0.3995, 0.4104, mc_se=(0.0005, 0.0005))
+    assert decide(claim, fs).verdict == "inconclusive (Monte Carlo)"
+
+
 # --- multiplicity ------------------------------------------------------------------------
 
 

@@ -245,6 +245,71 @@ def mc_guard(
     return None
 
 
+def reachable(
+    expect: str,
+    region: tuple[float, float],
+    ci: Sequence[float],
+    mc_se: Sequence[float | None] | None,
+    *,
+    multiple: float = MC_SE_MULTIPLE,
+) -> set[str]:
+    """The decided verdicts a finding's interval gives under another resampling seed.
+
+    Each end may move by up to ``multiple`` of its Monte Carlo standard errors, either
+    way (an end without one stays put).
+
+    Returns
+    -------
+    set of str
+        A subset of ``{"reproduces", "contradicts"}``; empty for an interval that admits
+        both sides of the rule however its ends move within their Monte Carlo error.
+    """
+    a, b = region
+    lo, hi = float(ci[0]), float(ci[1])
+    se = [
+        float(x) if x is not None and math.isfinite(float(x)) else 0.0
+        for x in (mc_se or (None, None))
+    ]
+    d_lo, d_hi = multiple * se[0], multiple * se[1]
+    out = set()
+    if expect == "greater":
+        inside, outside = lo + d_lo > a, hi - d_hi <= a
+    elif expect == "less":
+        inside, outside = hi - d_hi < b, lo + d_lo >= b
+    else:
+        inside, outside = lo + d_lo >= a and hi - d_hi <= b, hi - d_hi < a or lo + d_lo > b
+    if inside:
+        out.add("reproduces")
+    if outside:
+        out.add("contradicts")
+    return out
+
+
+def pushed_out(
+    expect: str,
+    region: tuple[float, float],
+    point: float,
+    ci: Sequence[float],
+    mc_se: Sequence[float | None] | None,
+    *,
+    multiple: float = MC_SE_MULTIPLE,
+) -> tuple[float, float]:
+    """The interval with its end on the threshold's side moved ``multiple`` Monte Carlo
+    standard errors away from the claimed region: the most contradicting interval another
+    resampling seed plausibly gives (for :func:`contradiction_p`)."""
+    a, b = region
+    lo, hi = float(ci[0]), float(ci[1])
+    se = [
+        float(x) if x is not None and math.isfinite(float(x)) else 0.0
+        for x in (mc_se or (None, None))
+    ]
+    if expect == "greater" or (expect not in ("greater", "less") and point < a):
+        return lo, hi - multiple * se[1]
+    if expect == "less" or point > b:
+        return lo + multiple * se[0], hi
+    return lo, hi
+
+
 def contradiction_p(
     expect: str, region: tuple[float, float], point: float, ci: Sequence[float], level: float
 ) -> float:
