@@ -28,8 +28,11 @@ errors of the rule's threshold would flip with the resampling seed; it reads
 a threshold it would decide by (another seed could decide it; :func:`deciding_bounds`
 with ``"inconclusive"`` names those ends), so that the verdict is the same under every
 resampling seed. A claim with several findings reads it only when some seed could decide
-the claim: one finding that admits both sides far from every threshold keeps the claim
-plainly ``inconclusive`` under any seed (the near finding's reason is still given).
+the claim (:func:`reachable`): every finding could reproduce, or one finding's
+contradiction, its end pushed out by its Monte Carlo error (:func:`pushed_out`), would
+survive Holm's correction. Otherwise (one finding admits both sides far from every
+threshold; a near exclusion among several findings that Holm would not keep) the claim is
+plainly ``inconclusive`` under any seed, the near finding's reason still given.
 
 **Multiplicity** (:func:`holm_contradictions`). A claim decided by several findings (one
 per size, one per pair) *reproduces* only when every interval lies on the claim's side
