@@ -57,6 +57,7 @@ def _c(**kw):
         ((-0.5, -0.1), "benchmark", "outside", "differs at our scale"),
         ((-0.5, -0.1), "paper", "proxy: a public GEMM table", "untested: proxy"),
         ((0.1, 0.5), "paper", "proxy", "untested: proxy"),
+        ((-0.5, 0.5), "paper", "proxy", "untested: proxy"),  # undecided on it: untested too
         ((-0.5, 0.5), "paper", "outside", "inconclusive"),
         ((-0.5, -0.1), "project", "outside", "contradicts"),  # our own check: no paper regime
     ],
