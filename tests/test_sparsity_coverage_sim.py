@@ -179,3 +179,19 @@ def test_a_law_route_limit_of_our_runs_carries_its_runs_and_measured_coverage():
     got = stated_on_data(a0.method)
     assert got is not None and got[1] == 5 and a0.n == 5
     assert "whole runs' residual curves" in a0.method
+
+
+def test_the_published_test_half_findings_state_their_measured_coverage():
+    from scalinglab.studies.sparsity.paper_findings import calibration
+
+    table = cs.read_table()
+    step = calibration(pub.load_curves(), test_half=True, reps=50, level=0.95, seed=0)
+    got = {f.name: f.estimate for f in step.findings if f.name.endswith("test_half")}
+    assert len(got) == 4
+    for name, est in got.items():
+        c = table[name]
+        assert stated_on_data(est.method) == (round(c.coverage, 3), c.n, round(c.se, 3))
+        assert est.n == c.n
+    # the default variant's calibration has no test half and reads no table
+    plain = calibration(pub.load_curves(), test_half=False, reps=50, level=0.95, seed=0)
+    assert not any(stated_on_data(f.estimate.method) for f in plain.findings)

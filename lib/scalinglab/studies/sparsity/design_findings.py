@@ -228,7 +228,7 @@ def long_design(
     reps: int,
     level: float,
     seed: int,
-    coverage_sims: int = 200,
+    coverage_sims: int | None = None,
 ) -> Step:
     """Section 8d: the long design's laws per size, each limit by the limit rule
     (:func:`.limits.decide_limit`: the law's identified ``A0``, else a plateau shown flat
@@ -238,7 +238,8 @@ def long_design(
 
     A limit by the law route states its number of runs as ``n`` and the coverage of its
     group bootstrap over runs, simulated on these runs (:func:`.coverage_sim.group_coverage`,
-    ``coverage_sims`` simulated experiments of ``min(reps, 200)`` refits each).
+    ``coverage_sims`` simulated experiments (default ``min(reps, 200)``) of ``min(reps, 200)``
+    refits each).
 
     ``extra["limits"]``: one row per (activation, model) with the route and its reasons.
     """
@@ -263,7 +264,12 @@ def long_design(
         est, route = slim.decide_limit(res, g, delta=min_trend[act], trend=trend, level=level)
         if route == "law" and res is not None and est.ci is not None:
             cov = coverage_sim.group_coverage(
-                g[g["usable"]], res, sims=coverage_sims, reps=min(reps, 200), level=level, seed=seed
+                g[g["usable"]],
+                res,
+                sims=coverage_sims or min(reps, 200),
+                reps=min(reps, 200),
+                level=level,
+                seed=seed,
             )
             est = est.replace(method=f"{est.method}; {cov.said()}", n=cov.n)
         out.findings.append(
