@@ -409,11 +409,11 @@ def residual_block_bootstrap(
     )
 
 
-#: How :func:`residual_block_bootstrap` makes its interval, its coverage stated.
+#: How :func:`residual_block_bootstrap` makes its interval (its coverage, simulated on the
+#: curve's own fit and residuals by :mod:`.coverage_sim`, is appended by the findings).
 RESIDUAL_CI = (
     "moving-block residual bootstrap (blocks of {L} residuals, every checkpoint kept), "
-    "refits from the point fit, percentile; one run per curve, so its coverage is not "
-    "simulated here (nominal)"
+    "refits from the point fit, percentile"
 )
 
 
