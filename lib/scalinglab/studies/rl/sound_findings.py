@@ -279,8 +279,9 @@ def t_effects(
         if not groups:
             continue
         est, _ = mean_of_group_means_t(groups, level=level)
-        out.loc[i, ["delta", "delta_lo", "delta_hi"]] = [est.point, *est.ci]
-        out.loc[i, "mde"] = minimum_detectable_effect(est.ci, level)
+        lo, hi = float(est.lo), float(est.hi)  # type: ignore[arg-type]
+        out.loc[i, ["delta", "delta_lo", "delta_hi"]] = [est.point, lo, hi]
+        out.loc[i, "mde"] = minimum_detectable_effect((lo, hi), level)
     out["method"] = PAIRED_T
     return out
 
