@@ -15,7 +15,9 @@ deviation (``sum of squared residuals / sum of residual degrees of freedom``, 1-
 curve) is the loss noise ``sigma``. A parametric bootstrap then adds independent
 ``N(0, sigma^2)`` noise to every loss, refits the baseline per size and recomputes every
 speedup, so an interval reflects both the baseline fit's and the cell's uncertainty. The
-estimate is conservative where curvature the law does not capture is read as noise.
+estimate is conservative where curvature the law does not capture is read as noise. How
+often these intervals cover is simulated on the table's own fitted laws
+(:mod:`.published_coverage`).
 
 Refits are warm-started least squares from the point fit (``scipy.optimize.least_squares``
 with the law's bounds), as the fitting engine's own bootstrap warm-starts its refits:
