@@ -85,8 +85,8 @@ def paper() -> pd.DataFrame:
 
 
 def test_committed_measurement_is_for_the_papers_table(paper):
-    saved = json.loads(pc.COMMITTED.read_text(encoding="utf-8"))
-    assert saved["table_sha256"] == pc.table_hash(paper)
+    saved = json.loads(published.COVERAGE_FILE.read_text(encoding="utf-8"))
+    assert saved["table_sha256"] == published.table_hash(paper)
     assert set(saved["by_generator"]) == set(pc.GENERATORS)
     for name, low in saved["lowest"].items():
         rows = [r for g in saved["by_generator"].values() for r in g if r["name"] == name]
@@ -100,7 +100,7 @@ def test_committed_measurement_is_for_the_papers_table(paper):
 
 def test_papers_findings_state_the_coverage_measured_on_its_data(paper):
     sp = findings.speedups(paper, baseline="adamw", reps=20, level=0.95, seed=0)
-    saved = json.loads(pc.COMMITTED.read_text(encoding="utf-8"))["lowest"]
+    saved = json.loads(published.COVERAGE_FILE.read_text(encoding="utf-8"))["lowest"]
     rows = findings.Rows(level=0.95, reps=20, baseline="adamw")
     res = sp.result
     per, trend = analysis.size_trend(
@@ -143,10 +143,10 @@ def test_papers_findings_state_the_coverage_measured_on_its_data(paper):
 
 def test_another_table_or_level_reads_no_measurement(paper):
     moved = paper.assign(loss=paper.loss + np.where(np.arange(len(paper)) == 0, 1e-3, 0.0))
-    assert pc.table_hash(moved) != pc.table_hash(paper)
-    assert pc.on_data_methods(moved, method="m", level=0.95) == {}
-    assert pc.on_data_methods(paper, method="m", level=0.9) == {}
-    said = pc.on_data_methods(paper, method="m", level=0.95)
+    assert published.table_hash(moved) != published.table_hash(paper)
+    assert published.on_data_methods(moved, method="m", level=0.95) == {}
+    assert published.on_data_methods(paper, method="m", level=0.9) == {}
+    said = published.on_data_methods(paper, method="m", level=0.95)
     assert said and all(t.startswith("m; coverage ") for t in said.values())
     # the same losses in another row order are the same table
-    assert pc.table_hash(paper.iloc[::-1]) == pc.table_hash(paper)
+    assert published.table_hash(paper.iloc[::-1]) == published.table_hash(paper)

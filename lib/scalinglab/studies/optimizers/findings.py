@@ -78,7 +78,7 @@ class Speedups:
         instead, :mod:`.published_coverage`).
     on_data
         ``finding name -> method text`` for the findings whose interval's coverage was
-        simulated on this table (:func:`.published_coverage.on_data_methods`: the
+        simulated on this table (:func:`.published.on_data_methods`: the
         paper's table, where a measurement is committed); empty otherwise.
     """
 
@@ -120,9 +120,7 @@ def speedups(table: pd.DataFrame, *, baseline: str, reps: int, level: float, see
         res, at_bound = published.noise_bootstrap(
             table, sigma=sigma, baseline=baseline, reps=reps, seed=seed, level=level
         )
-        from scalinglab.studies.optimizers.published_coverage import on_data_methods
-
-        on_data = on_data_methods(table, method=PARAMETRIC, level=level)
+        on_data = published.on_data_methods(table, method=PARAMETRIC, level=level)
         ident = published.e_identified(res, at_bound)
         return Speedups(res, ident, PARAMETRIC, True, sigma, dof, on_data=on_data)
     res = compute_speedups(table, baseline=baseline, bootstrap=reps, level=level, seed=seed)

@@ -32,8 +32,8 @@ from the table itself:
 A full measurement (:data:`SIMS` tables for each generator at :data:`REPS` replicates)
 takes about 30 minutes on one core, too slow for every render, so it is computed once with
 ``python -m scalinglab.studies.optimizers.published_coverage`` and committed as
-:data:`COMMITTED` with its provenance (the table's hash, seed, sizes of the simulation).
-:func:`on_data_methods` reads it back only for a table with the same hash, and the
+:data:`.published.COVERAGE_FILE` with its provenance (the table's hash, seed, sizes of the simulation).
+:func:`.published.on_data_methods` reads it back only for a table with the same hash, and the
 findings' method texts then state the lower of the two generators' coverages
 (:func:`scalinglab.stats.method_coverage.measured_on_data`), so every verdict decided on
 them says how often its interval covers when that is below the target.
@@ -41,7 +41,6 @@ them says how often its interval covers when that is below the target.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -52,7 +51,7 @@ import pandas as pd
 
 from scalinglab.errors import InputError
 from scalinglab.fitting.speedup import compute_speedups
-from scalinglab.stats.method_coverage import measured_on_data
+from scalinglab.paths import data_dir
 from scalinglab.studies.optimizers import analysis, findings, matching, published
 
 #: Simulated tables per generator in the committed measurement (MC s.e. about 0.011 at 0.95).
@@ -61,21 +60,8 @@ SIMS = 400
 REPS = 200
 #: The generators: the bootstrap's own normal noise, and the table's own residuals.
 GENERATORS = ("normal", "residuals")
-#: The committed measurement on the paper's table.
-COMMITTED = (
-    Path(__file__).resolve().parents[4]
-    / "data"
-    / "optimizer_comparison"
-    / "published_coverage.json"
-)
 #: The paper's table the committed measurement is made on.
-PAPER_TABLE = (
-    Path(__file__).resolve().parents[4]
-    / "data"
-    / "published"
-    / "fantastic_optimizers"
-    / "final_losses.csv"
-)
+PAPER_TABLE = data_dir() / "published" / "fantastic_optimizers" / "final_losses.csv"
 #: The findings measured: those the claims FPO-1 to FPO-4 and FPO-6 read, at every size.
 MEASURED = (
     "speedup_mean/muon/",
@@ -84,18 +70,6 @@ MEASURED = (
     "matrix_over_scalar/",
     "catch_up/",
 )
-
-_COLS = ["optimizer", "model_size", "data_multiple", "loss"]
-
-
-def table_hash(table: pd.DataFrame) -> str:
-    """SHA-256 of ``table``'s cells (optimizer, model_size, data_multiple, loss in full
-    precision, sorted): the same losses give the same hash whatever file they came from."""
-    t = table[_COLS].sort_values(_COLS[:3]).reset_index(drop=True)
-    text = "\n".join(
-        f"{o},{s},{float(m)!r},{float(v)!r}" for o, s, m, v in t.itertuples(index=False)
-    )
-    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def truth_table(table: pd.DataFrame, *, min_points: int = 4) -> tuple[pd.DataFrame, np.ndarray]:
@@ -337,7 +311,7 @@ def summarize(
     return {
         "what": "coverage of the parametric-bootstrap intervals of the one-run-per-cell table "
         "(scalinglab.studies.optimizers.published_coverage)",
-        "table_sha256": table_hash(table),
+        "table_sha256": published.table_hash(table),
         "seed": seed,
         "seeds": {g: seed + i for i, g in enumerate(per)},
         "sims": sims,
@@ -351,30 +325,10 @@ def summarize(
     }
 
 
-def on_data_methods(
-    table: pd.DataFrame, *, method: str, level: float, path: Path = COMMITTED
-) -> dict[str, str]:
-    """``finding name -> method text`` stating the committed coverage measured on this
-    table (:func:`scalinglab.stats.method_coverage.measured_on_data`, the lower of the two
-    generators, ``n = 1`` run per cell); empty when nothing is committed for a table with
-    these losses at this level."""
-    if not path.exists():
-        return {}
-    saved = json.loads(path.read_text(encoding="utf-8"))
-    if saved.get("table_sha256") != table_hash(table) or float(saved.get("level", -1)) != level:
-        return {}
-    low: Mapping[str, Mapping[str, Any]] = saved["lowest"]
-    return {
-        name: f"{method}; " + measured_on_data(float(v["coverage"]), 1, se=float(v["se"]))
-        for name, v in low.items()
-        if np.isfinite(v["coverage"])
-    }
-
-
 def _main(argv: Sequence[str]) -> None:
     """``run GENERATOR START STOP FILE``: append simulated tables ``START..STOP-1`` of the
     paper's table to ``FILE`` (JSON lines, one per table, written as they finish);
-    ``write FILE_NORMAL FILE_RESIDUALS SECONDS``: summarize both into :data:`COMMITTED`."""
+    ``write FILE_NORMAL FILE_RESIDUALS SECONDS``: summarize both into :data:`.published.COVERAGE_FILE`."""
     table = published.read_runs(str(PAPER_TABLE))
     if argv[0] == "run":
         noise, a, b, path = argv[1], int(argv[2]), int(argv[3]), Path(argv[4])
@@ -396,8 +350,8 @@ def _main(argv: Sequence[str]) -> None:
             sims.append(len(hits))
         out = summarize(table, per, sims=min(sims), reps=REPS, seed=0, seconds=float(argv[3]))
         out["command"] = "python -m scalinglab.studies.optimizers.published_coverage run|write"
-        COMMITTED.write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
-        print(f"wrote {COMMITTED}")
+        published.COVERAGE_FILE.write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
+        print(f"wrote {published.COVERAGE_FILE}")
         return
     raise SystemExit(f"unknown command {argv[0]!r}: run or write")
 
