@@ -446,3 +446,16 @@ def test_rl_verdicts_state_the_measured_coverage_of_their_intervals():
     )
     boot = mc.measured_coverage("paired-bootstrap-sizes", 5).coverage
     assert mc.coverage_note(f(paired, 5)) == f"its interval covers {boot:.2f} at n = 5"
+
+
+def test_the_coverage_table_reads_a_coverage_simulated_on_the_studys_own_data():
+    from scalinglab.findings_view import coverage_html
+
+    text = "parametric bootstrap: law-residual noise; " + mc.measured_on_data(0.906, 1, se=0.016)
+    f = {"name": "x", "point": 1.2, "ci": [1.1, 1.3], "level": 0.95, "method": text, "n": 1}
+    (row,) = mc.report_coverage([f])
+    assert row.coverage is not None and row.coverage.coverage == pytest.approx(0.906)
+    assert row.coverage.se == pytest.approx(0.016) and row.reason is None
+    page = coverage_html([row])
+    assert "0.906 ± 0.016" in page and "own data" in page and "not measured" not in page
+    assert "sl-undercover" in page  # 0.906 + 2 x 0.016 < 0.95

@@ -770,6 +770,12 @@ def finding_n(finding: Mapping) -> int | None:
     return int(m.group(1).replace(",", "")) if m else None
 
 
+#: :attr:`MethodCoverage.key` of a coverage a study simulated on its own data
+#: (:func:`measured_on_data`), and the label its coverage-table row shows.
+ON_DATA = "on-data"
+ON_DATA_LABEL = "simulated on this study's own data"
+
+
 @dataclass(frozen=True)
 class CoverageRow:
     """One interval method a report uses at one ``n``: its coverage, or why it has none."""
@@ -814,6 +820,23 @@ def report_coverage(findings: Sequence[Mapping]) -> list[CoverageRow]:
         groups[key] = groups.get(key, 0) + 1
     rows = []
     for (text, level, n), count in groups.items():
+        on_data = stated_on_data(text)
+        if on_data is not None:  # the study simulated it on its own data: that measurement
+            c, n_sim, se = on_data
+            rows.append(
+                CoverageRow(
+                    text,
+                    level,
+                    n,
+                    count,
+                    ON_DATA_LABEL,
+                    MethodCoverage(ON_DATA, n_sim, level, c, se, "these data's own spread", 0),
+                    "data sets drawn from the study's own fitted model (the method says how)",
+                    None,
+                    None if n is None or n_sim == n else f"simulated at n = {n_sim}",
+                )
+            )
+            continue
         reg = match_method(text)
         cov, reason, at = None, None, None
         reference: tuple[MethodCoverage, ...] = ()
