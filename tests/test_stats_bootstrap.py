@@ -225,3 +225,9 @@ def test_an_all_nan_column_has_no_interval_and_no_warning():
         warnings.simplefilter("error")  # a warning would print into a report
         lo, hi = B.percentile_interval(reps, level=0.9)
     assert lo[0] == pytest.approx(5.0) and np.isnan(lo[1]) and np.isnan(hi[1])
+    # refits run to infinity: an end between two infinite replicates, silently
+    inf = np.concatenate([np.arange(10.0), np.full(91, np.inf)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        lo, hi = B.percentile_interval(inf, level=0.9)
+    assert lo == pytest.approx(5.0) and not np.isfinite(hi)
