@@ -123,10 +123,7 @@ def residual_noise(
     resid = np.asarray(resid, float)
     n = resid.size
     if generator == "blocks":
-        L = pub.block_length(n)
-        first = rng.integers(0, n - L + 1, size=(sims, -(-n // L)))
-        idx = (first[:, :, None] + np.arange(L)).reshape(sims, -1)[:, :n]
-        return resid[idx]
+        return resid[pub.moving_block_indices(rng, n, pub.block_length(n), (sims,))]
     if generator == "ar1":
         phi = float(np.clip(np.corrcoef(resid[:-1], resid[1:])[0, 1], -0.9, 0.9))
         sd = float(resid.std())
