@@ -99,7 +99,7 @@ published: str = ""  # "": this CPU's sweep; "gpperf": Liu & Halim's own tables 
 remeasure_hardware: bool = False  # measure this machine's roofs now instead of the committed record
 processes: int = -1  # separate processes for the re-run spread (-1: class default, 6 small, 2 tiny)
 old_buffers_sweep: str = "data/gemm_cost_model/sweep-2bb85702c601.nc"  # the tile sweep timed with the old (tile_k-deep) pack buffers, compared in section 2 only ("": no comparison)
-n_repeats: int = 20  # random splits behind the repeated-split intervals (gpperf) [≥ 2]
+n_repeats: int = 39  # random splits behind the repeated-split ranges (gpperf; their range covers one more split with probability (n - 1) / (n + 1): 0.95 at 39) [≥ 2]
 coverage_sims: int = 200  # simulated sweeps measuring the per-shape tile-effect intervals' coverage (about 0.2 s each) [≥ 2]
 # fmt: on
 
@@ -321,7 +321,7 @@ if CPU:
 
 # %% tags=["not-gpperf"]
 if CPU:
-    effects = gemm_analysis.tile_effects(stable, between_sigma=sigma, **BOOT)
+    effects = gemm_analysis.tile_effects(stable, between_sigma=sigma, simultaneous=True, **BOOT)
     display(effects)
     fig = plots.plot_tile_effects(effects, level=level)
     plt.show()

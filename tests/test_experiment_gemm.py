@@ -299,7 +299,13 @@ def test_notebook_tiny_runs_through_the_runner(tmp_path, monkeypatch):
     assert tile["point"] == pytest.approx(max(f["point"] for f in per_shape))
     assert "predictor/unseen_shapes/tile_choice_regret_max" in found
     regret = found["predictor/unseen_shapes/tile_choice_regret_median"]
-    assert regret["point"] >= 1.0 and regret["ci"] is not None
+    assert regret["point"] >= 1.0
+    # the tiny sweep is timed live, so how many unseen shapes keep a finite regret varies
+    # with the machine's load: a distribution-free 95% interval of a median needs 6 or more
+    if regret["n"] >= 6:
+        assert regret["ci"] is not None or "zero width" in (regret.get("note") or "")
+    else:
+        assert regret["ci"] is None and "too few" in regret["note"]
     assert found["predictor/unseen_shapes/tile_choice_regret_max"]["point"] >= regret["point"]
     within = found["predictor/unseen_shapes/kernel_model_x_correction/r2_within_shape"]
     assert within["point"] <= 1.0
@@ -333,15 +339,15 @@ def test_notebook_tiny_runs_through_the_runner(tmp_path, monkeypatch):
     assert gemm1["findings"] == ["tile/largest_effect"]
     largest = found["tile/largest_effect"]
     assert largest["point"] == pytest.approx(tile["point"])
-    # its upper end is the largest per-shape upper end, never below any shape's. The
-    # per-shape intervals are a separate bootstrap with fewer draws (``resamples``), so
-    # the two agree up to Monte Carlo error: the largest's upper-end error (recorded),
-    # scaled to the per-shape draws, bounds the gap at 4 standard errors. (One set of
-    # draws for both would make them equal; until then a report can show a shape's upper
-    # end a little above the largest's.)
-    top = max(per_shape, key=lambda f: f["ci"][1])
-    mc = largest["mc_se"][1] * np.sqrt(largest["resamples"] / top["resamples"])
-    assert largest["ci"][1] >= top["ci"][1] - 4 * mc
+    # one set of draws for the per-shape intervals and the largest's: its upper end is the
+    # largest per-shape upper end, never below any shape's; its lower end (the largest
+    # Bonferroni-adjusted one, a lower quantile of that shape's draws) never above the
+    # own lower end of the shape it comes from
+    assert {f["resamples"] for f in per_shape} == {largest["resamples"]}
+    assert all(f["ci"][1] <= largest["ci"][1] for f in per_shape)
+    assert max(f["ci"][1] for f in per_shape) == largest["ci"][1]
+    lo_shape = largest["note"].split("lower end from ")[1].split(" ")[0]
+    assert largest["ci"][0] <= found[f"tile/worst_over_best/{lo_shape}"]["ci"][0]
     # the per-shape intervals' coverage, simulated at the sweep's repeats on its own
     # repeats, is recorded and stated in the deciding interval's method (for the verdict)
     cov = found["tile/per_shape_coverage"]

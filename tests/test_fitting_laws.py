@@ -205,3 +205,15 @@ def test_a_user_law_in_a_few_lines_fits_without_touching_the_engine():
     assert abs(res.params["alpha"] - 0.7) < 0.02
     assert abs(res.params["A"] - 5.0) < 0.3
     assert res.ci["alpha"][0] < res.params["alpha"] < res.ci["alpha"][1]
+
+
+def test_a_log_parameter_past_the_float_range_reads_inf_without_a_warning():
+    import warnings
+
+    from scalinglab.fitting.laws import Param
+
+    p = Param("A", transform="log")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a warning would print into a report
+        out = p.to_reported(np.array([0.0, 1000.0]))
+    assert out[0] == 1.0 and np.isinf(out[1])

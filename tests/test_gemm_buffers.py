@@ -149,7 +149,7 @@ def test_tile_findings_leave_out_unstable_cells_and_report_the_all_cells_maximum
     hit = (calls["M"] == 64) & (calls["tile_k"] == 1024)
     calls.loc[hit & (calls["repeat"] < 4), "seconds"] *= 10.0
     stable, unstable = gtimes.stable_cells(calls)
-    effects = analysis.tile_effects(stable, reps=200)
+    effects = analysis.tile_effects(stable, reps=200, simultaneous=True)
     table = gemm_findings.record_tile_effects(
         stable,
         effects,
@@ -167,6 +167,21 @@ def test_tile_findings_leave_out_unstable_cells_and_report_the_all_cells_maximum
     largest = got["tile/largest_effect"]
     assert largest.point == pytest.approx(2.0, rel=0.1) and largest.ci[1] < 5.0
     assert largest.ci[0] <= largest.point <= largest.ci[1] and largest.headline
+    # one set of draws: every shape's interval is drawn with the largest's resamples, and
+    # no shape's upper end passes the largest's
+    per_shape = [f for n, f in got.items() if n.startswith("tile/worst_over_best/")]
+    assert {f.resamples for f in per_shape} == {largest.resamples} and largest.resamples > 200
+    assert max(f.ci[1] for f in per_shape) == largest.ci[1]
+    # a table drawn without the adjusted tail is refused, naming the fix
+    with pytest.raises(ValueError, match="simultaneous=True"):
+        gemm_findings.record_tile_effects(
+            stable,
+            analysis.tile_effects(stable, reps=200),
+            between_sigma=0.0,
+            level=0.95,
+            reps=200,
+            seed=0,
+        )
     assert got["tile/unstable_cells"].point == 1.0
     assert got["tile/all_cells/max_worst_over_best"].point > 5.0
     assert got["tile/max_worst_over_best"].point == pytest.approx(2.0, rel=0.1)

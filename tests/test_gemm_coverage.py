@@ -76,7 +76,8 @@ def test_the_bias_corrected_interval_holds_the_point_and_stays_above_one():
 @pytest.mark.parametrize("cov, says", [(0.885, True), (0.95, False)])
 def test_largest_effects_method_states_the_measured_coverage_for_the_verdict(cov, says):
     calls = _calls(seed=5)
-    est, _, _ = gest.largest_effect(calls, reps=200, level=0.95, seed=0)
+    eff = analysis.tile_effects(calls, reps=200, level=0.95, seed=0, simultaneous=True)
+    est, _, _ = gest.largest_effect(eff, level=0.95)
     c = {"coverage": cov, "n": 5, "se": 0.005}
     stated = gest.with_coverage(est, c)
     assert stated_on_data(stated.method) == (cov, 5, 0.005)

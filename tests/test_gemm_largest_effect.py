@@ -31,19 +31,40 @@ def _calls(true_ratio: dict[int, float], *, seed: int, noise: float = 0.1, n: in
 
 def test_interval_bounds_the_per_shape_intervals_and_raises_the_resamples():
     calls = _calls({m: 1.5 + 0.1 * i for i, m in enumerate(range(10, 18))}, seed=0)
-    s, table = analysis.largest_effect(calls, reps=500, level=0.95, seed=0)
-    effects = analysis.tile_effects(calls, reps=4000, level=0.95, seed=0)
+    effects = analysis.tile_effects(calls, reps=500, level=0.95, seed=0, simultaneous=True)
+    s, table = analysis.largest_effect(effects)
     assert s["shapes"] == 8 and len(table) == 8
     assert s["reps"] >= 25 / (0.05 / 16)  # the adjusted tail holds >= 25 replicates
+    assert (effects["reps"] == s["reps"]).all()  # every shape drawn with those resamples
     assert s["lo"] <= s["point"] <= s["hi"]
     assert s["point"] == pytest.approx(effects["ratio"].max())
-    # the upper end is the largest per-shape upper end (no adjustment needed there) ...
-    assert s["hi"] == pytest.approx(table["hi"].max())
-    assert s["hi"] == pytest.approx(effects["ratio_hi"].max(), rel=0.03)
-    # ... the lower end is adjusted: below the top shape's own 95% lower end
+    # one set of draws: the upper end IS the largest per-shape upper end (no adjustment
+    # needed there), so no shape's upper end is above it ...
+    assert s["hi"] == effects["ratio_hi"].max() == table["hi"].max()
+    assert (effects["ratio_hi"] <= s["hi"]).all()
+    # ... the lower end is the largest adjusted one: no shape's adjusted lower end is
+    # above it, each is at most the shape's own 95% lower end (a lower quantile of the
+    # same draws), and it lies below the top shape's own 95% lower end
+    assert (effects["lo_adjusted"] <= s["lo"]).all()
+    assert (effects["lo_adjusted"] <= effects["ratio_lo"]).all()
+    assert s["lo"] <= effects.set_index(["M", "N", "K"])["ratio_lo"].max()
     top = effects.iloc[0]
     assert s["lo"] < top["ratio_lo"]
     assert all(np.isfinite(s["mc_se"])) and max(s["mc_se"]) < 0.05 * s["hi"]
+    # the Monte Carlo errors are those of the shapes the ends come from
+    hi_row = effects.loc[effects["ratio_hi"].idxmax()]
+    assert s["mc_se"][1] == hi_row["mc_se_hi"]
+
+
+def test_the_same_seed_and_resamples_give_the_per_shape_intervals_of_the_plain_table():
+    calls = _calls({m: 1.5 + 0.1 * i for i, m in enumerate(range(10, 14))}, seed=2)
+    sim = analysis.tile_effects(calls, reps=100, level=0.9, seed=3, simultaneous=True)
+    plain = analysis.tile_effects(calls, reps=int(sim["reps"].iloc[0]), level=0.9, seed=3)
+    cols = ["ratio", "ratio_lo", "ratio_hi", "mc_se_lo", "mc_se_hi", "best_share"]
+    pd.testing.assert_frame_equal(sim[cols], plain[cols])
+    assert "lo_adjusted" not in plain
+    with pytest.raises(ValueError, match="simultaneous=True"):
+        analysis.largest_effect(plain)
 
 
 def test_the_largest_true_effect_is_covered_where_the_selected_shapes_interval_is_not():
@@ -52,8 +73,10 @@ def test_the_largest_true_effect_is_covered_where_the_selected_shapes_interval_i
     hits_sim, hits_sel = [], []
     for sim in range(12):
         calls = _calls({m: 2.0 for m in range(10, 22)}, seed=100 + sim, noise=0.15)
-        s, _ = analysis.largest_effect(calls, reps=300, level=0.9, seed=sim, tail_draws=10)
-        eff = analysis.tile_effects(calls, reps=1000, level=0.9, seed=sim)
+        eff = analysis.tile_effects(
+            calls, reps=300, level=0.9, seed=sim, simultaneous=True, tail_draws=10
+        )
+        s, _ = analysis.largest_effect(eff)
         hits_sim.append(s["lo"] <= 2.0 <= s["hi"])
         hits_sel.append(eff.iloc[0]["ratio_lo"] <= 2.0 <= eff.iloc[0]["ratio_hi"])
     assert np.mean(hits_sim) >= 0.9
@@ -66,7 +89,8 @@ def test_the_largest_true_effect_is_covered_where_the_selected_shapes_interval_i
 )
 def test_gemm1_rule_can_reproduce_and_can_fail(truth, verdict):
     calls = _calls(truth, seed=1, noise=0.02)
-    est, _, _ = gest.largest_effect(calls, reps=500, level=0.95, seed=0)
+    eff = analysis.tile_effects(calls, reps=500, level=0.95, seed=0, simultaneous=True)
+    est, _, _ = gest.largest_effect(eff, level=0.95)
     claim = Claim(
         "GEMM-1",
         paper="GPPERF",

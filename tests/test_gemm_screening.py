@@ -114,6 +114,13 @@ def test_median_over_few_shapes_covers_where_the_percentile_bootstrap_does_not()
     boot = [gest.median_over_shapes(s, reps=400, level=0.95, seed=i) for i, s in enumerate(sims)]
     hit_boot = np.mean([b.lo <= 0.0 <= b.hi for b in boot])
     assert hit_exact >= 0.95 and hit_boot < 0.93 < hit_exact
+    # ties (most unseen shapes at a regret of exactly 1): the bounding order statistics
+    # coincide, and the zero-width interval is dropped with the reason, not refused
+    import scalinglab.record as rec_mod
+
+    tied = gest.median_exact(np.array([1.0] * 11 + [1.3]), level=0.95)
+    f = rec_mod.record("m", tied).to_json()
+    assert f["ci"] is None and "tied" in f["note"] and f["n"] == 12
 
 
 def test_all_cells_accuracy_is_recorded_for_the_forest_only():

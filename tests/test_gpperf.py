@@ -127,11 +127,17 @@ def test_unseen_shapes_cannot_borrow_from_a_shapes_other_tiles():
     assert r2["random_split"] > 0.9 and r2["unseen_shapes"] < 0.5
     assert (acc["lo"] <= acc["point"]).all() and (acc["point"] <= acc["hi"]).all()
     assert set(preds["protocol"]) == {"random_split", "unseen_shapes"}
-    # each bootstrap states the units it resamples (test rows, shapes); the spread of
-    # single-split scores resamples none
-    units = acc[acc["metric"] == "r2_log"].set_index("protocol")["n_units"]
+    # each bootstrap states the units it resamples (test rows, shapes); the repeated
+    # splits' interval is the range of their 3 scores, a prediction interval for one
+    # more split's score at its exact coverage (3 - 1) / (3 + 1)
+    r2log = acc[acc["metric"] == "r2_log"].set_index("protocol")
+    units = r2log["n_units"]
     assert units["random_split"] == 24 and units["unseen_shapes"] == 30
-    assert units[["random_split_repeated", "unseen_shapes_repeated"]].isna().all()
+    repeated = ["random_split_repeated", "unseen_shapes_repeated"]
+    assert (units[repeated] == 3).all()
+    assert (r2log.loc[repeated, "level"] == 0.5).all()
+    assert r2log[["level"]].drop(repeated).isna().all().all()
+    assert all("prediction interval for one more" in t for t in r2log.loc[repeated, "interval"])
 
 
 def test_scores_known_values():

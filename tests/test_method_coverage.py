@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+from scipy import stats as sps
 
 from scalinglab import record as rec
 from scalinglab.estimate import Estimate
@@ -300,3 +301,161 @@ def test_a_closed_form_coverage_is_shown_as_exact_not_as_a_simulation():
     page = coverage_html(mc.report_coverage([f]))
     assert "0.750 (exact)" in page
     assert "data sets" not in page and "± 0.000" not in page
+
+
+# --- the RL study's Welch t, chi-square SD and paired-within-size bootstrap --------------
+
+
+def _rl_method_texts():
+    import pandas as pd
+
+    from scalinglab.studies.rl import named, spread, tanlaw
+
+    laws = pd.DataFrame(
+        {"model_size": ["s"] * 3 + ["l"] * 3, "variant": "b", "k": [0.3, 0.35, 0.28, 0.5, 0.4, 0.6]}
+    )
+    rise = tanlaw.k_rise(laws, ["s", "l"], variant="b")
+    rows = [
+        {"model_size": f"s{s}", "warm_start": w, "rl_seed": r, "seed": 3 * w + r, "A": v}
+        for s in range(2)
+        for w in range(2)
+        for r, v in enumerate(np.random.default_rng(s * 2 + w).normal(0.5, 0.05, 3))
+    ]
+    comps = spread.variance_components(pd.DataFrame(rows), "A")
+    return rise, comps, named.PAIRED
+
+
+def test_the_rl_method_texts_match_their_simulations():
+    rise, comps, paired = _rl_method_texts()
+    assert rise.method == "Welch t over 3 and 3 runs" and rise.n == 3
+    assert mc.match_method(rise.method).key == "welch-t"
+    assert mc.match_method("Welch t over 5 and 4 runs").key == "welch-t"
+    # the RL SD rests on its within-warm-start degrees of freedom: 4 warm starts x (3 - 1)
+    assert comps["rl"].method == "nested ANOVA, chi-square interval (df 8)"
+    assert comps["rl"].n == 8 and mc.match_method(comps["rl"].method).key == "chi-square-sd"
+    assert mc.match_method(comps["warm_start"].method) is None  # Graybill-Wang: not simulated
+    assert mc.match_method(paired).key == "paired-bootstrap-sizes"
+    from scalinglab.studies.rl import named
+    from scalinglab.studies.rl.findings_ablations import reuse_findings
+
+    reuse = {"delta": 0.01, "ci": (-0.05, 0.07), "n_seeds": 5, "sizes": ["s", "m"]}
+    (item,) = reuse_findings(reuse, level=0.95)
+    # reuse is a paired Student t (the bootstrap above undercovers at 5 seeds)
+    assert item.estimate.method == named.PAIRED_T and item.estimate.n == 5
+    assert mc.match_method(named.PAIRED_T).key == "student-t"
+    # another study's delta-method Welch interval of a ratio is not this simulation
+    assert (
+        mc.match_method(
+            "Welch t over the two sizes' per-seed plateau levels (delta method, "
+            "Welch-Satterthwaite df)"
+        )
+        is None
+    )
+    for key, n in (("welch-t", 3), ("chi-square-sd", 15), ("paired-bootstrap-sizes", 5)):
+        assert mc.simulate_coverage(key, n) == mc._committed()[(key, n)]
+
+
+def test_the_welch_simulation_is_the_interval_k_rise_computes():
+    import pandas as pd
+
+    from scalinglab.studies.rl import tanlaw
+
+    sample, truth = mc._two_sample_sampler("log-normal", 2.0)
+    assert truth == pytest.approx(-np.exp(0.125))
+    x = sample(np.random.default_rng(3), 5, 4)
+    lo, hi = mc._welch(x, 0.95, np.random.default_rng(0))
+    for i in range(5):
+        a, b = x[i, :4], x[i, 4:]
+        laws = pd.DataFrame({"model_size": ["l"] * 4 + ["s"] * 4, "variant": "v", "k": [*a, *b]})
+        est = tanlaw.k_rise(laws, ["s", "l"], variant="v")
+        ref = sps.ttest_ind(a, b, equal_var=False).confidence_interval(0.95)
+        assert (lo[i], hi[i]) == pytest.approx((est.lo, est.hi)) == (ref.low, ref.high)
+
+
+def test_welch_covers_at_three_runs_a_side_and_the_chi_square_sd_does_not_on_heavy_tails():
+    welch = mc.measured_coverage("welch-t", 3)
+    assert welch.coverage >= mc.COVERAGE_TARGET + 2 * welch.se
+    chi = mc.measured_coverage("chi-square-sd", 15)
+    assert chi.generator == "Laplace" and chi.coverage < 0.88
+    # on normal values the chi-square interval is exact: a fresh small simulation
+    sample, truth = mc._sd_sampler("normal")
+    x = sample(np.random.default_rng(5), 3000, 15)
+    assert x.shape == (3000, 16) and truth == 1.0
+    lo, hi = mc._chi2_sd(x, 0.95, np.random.default_rng(0))
+    c = float(((lo <= 1.0) & (1.0 <= hi)).mean())
+    assert abs(c - 0.95) < 4 * math.sqrt(0.95 * 0.05 / 3000)
+    lap, _ = mc._sd_sampler("laplace")
+    assert np.std(lap(np.random.default_rng(6), 1, 200_000)) == pytest.approx(1.0, rel=0.01)
+
+
+def test_the_nested_anova_covers_at_least_the_single_sample_reading_of_its_df():
+    # the RL SD pools deviations within warm starts of 3 RL seeds: with Laplace errors it
+    # covers at least what one sample of the same df does (the registry's conservative
+    # reading), within Monte Carlo error
+    import pandas as pd
+
+    from scalinglab.studies.rl import spread
+
+    rng = np.random.default_rng(7)
+    sims, hits = 600, 0
+    cells = [(s, w, r) for s in range(4) for w in range(2) for r in range(3)]  # df 16
+    for _ in range(sims):
+        base = rng.normal(0.0, 0.05, (4, 2))
+        e = rng.laplace(0.0, 0.03 / np.sqrt(2.0), len(cells))
+        t = pd.DataFrame(
+            [
+                {"model_size": s, "warm_start": w, "rl_seed": r, "seed": r, "A": base[s, w] + ei}
+                for (s, w, r), ei in zip(cells, e, strict=True)
+            ]
+        )
+        rl = spread.variance_components(t, "A")["rl"]
+        hits += rl.lo <= 0.03 <= rl.hi
+    reading = mc.measured_coverage("chi-square-sd", 16)  # read at 15, the grid below
+    assert hits / sims > reading.coverage - 3 * math.sqrt(0.15 / sims)
+
+
+def test_the_paired_simulation_is_the_mean_of_group_means_bootstrap():
+    # the study's own interval (mean_of_group_means, seeds resampled within size) on fresh
+    # data sets of the simulation's generator covers as the committed entry says
+    from scalinglab.stats.group_means import mean_of_group_means
+
+    sample, truth = mc._paired_sizes_sampler("lognormal")
+    rng = np.random.default_rng(11)
+    x = sample(rng, 400, 5)
+    hits = 0
+    for row in x:
+        est, _ = mean_of_group_means([row[:5], row[5:]], rng=rng, reps=1000, level=0.95)
+        hits += est.lo <= truth <= est.hi
+    entry = mc.measured_coverage("paired-bootstrap-sizes", 5)
+    assert "log-normal" in entry.generator
+    assert abs(hits / 400 - entry.coverage) < 4 * math.sqrt(entry.coverage * 0.15 / 400) + 0.01
+    assert entry.coverage < 0.9  # sees (n - 1) / n of the variance within each size
+
+
+def test_rl_verdicts_state_the_measured_coverage_of_their_intervals():
+    rise, comps, paired = _rl_method_texts()
+
+    def f(method, n):
+        return {"ci": [0.1, 0.2], "level": 0.95, "method": method, "n": n}
+
+    # TAN-2 in `small`: Welch t over 3 and 3 runs covers >= 0.93, nothing to add
+    assert mc.coverage_note(f("Welch t over 3 and 3 runs", 3)) is None
+    chi = mc.measured_coverage("chi-square-sd", 15).coverage
+    assert mc.coverage_note(f("nested ANOVA, chi-square interval (df 15)", 15)) == (
+        f"its interval covers {chi:.2f} at n = 15"
+    )
+    boot = mc.measured_coverage("paired-bootstrap-sizes", 5).coverage
+    assert mc.coverage_note(f(paired, 5)) == f"its interval covers {boot:.2f} at n = 5"
+
+
+def test_the_coverage_table_reads_a_coverage_simulated_on_the_studys_own_data():
+    from scalinglab.findings_view import coverage_html
+
+    text = "parametric bootstrap: law-residual noise; " + mc.measured_on_data(0.906, 1, se=0.016)
+    f = {"name": "x", "point": 1.2, "ci": [1.1, 1.3], "level": 0.95, "method": text, "n": 1}
+    (row,) = mc.report_coverage([f])
+    assert row.coverage is not None and row.coverage.coverage == pytest.approx(0.906)
+    assert row.coverage.se == pytest.approx(0.016) and row.reason is None
+    page = coverage_html([row])
+    assert "0.906 ± 0.016" in page and "own data" in page and "not measured" not in page
+    assert "sl-undercover" in page  # 0.906 + 2 x 0.016 < 0.95

@@ -106,7 +106,7 @@ def test_matched_compute_delta_pairs_runs_at_the_shorter_end():
     base = _frame({"s": (1e4, lambda c: _sigmoid(c))}, noise=0.0)
     var = _frame({"s": (1e4, lambda c: _sigmoid(c) - 0.05)}, noise=0.0, variant="reuse")
     var = var[var["step"] <= 600]  # stopped early: compared over the compute both reached
-    d = rlp.matched_compute_delta(pd.concat([base, var]), "reuse", reps=50)
+    d = rlp.matched_compute_delta(pd.concat([base, var]), "reuse")
     assert d["delta"] == pytest.approx(-0.05, abs=1e-9) and d["sizes"] == ["s"]
     assert d["ci"][0] <= d["delta"] <= d["ci"][1] and d["n_seeds"] == 5
     with pytest.raises(ValueError, match="no run paired"):

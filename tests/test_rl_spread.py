@@ -42,6 +42,10 @@ def test_components_recover_known_spreads_with_many_groups():
     assert c["warm_start"].point == pytest.approx(0.1, rel=0.15)
     assert c["rl"].point == pytest.approx(0.02, rel=0.15)
     assert c["rl"].lo < 0.02 < c["rl"].hi and c["warm_start"].lo < 0.1 < c["warm_start"].hi
+    # the RL interval rests on the within-warm-start degrees of freedom, 240 x (3 - 1):
+    # the n at which the report reads its coverage (the chi-square SD simulation)
+    assert c["rl"].n == 480 and c["rl"].method == "nested ANOVA, chi-square interval (df 480)"
+    assert c["warm_start"].n == 240
 
 
 @pytest.mark.parametrize("sd_ws", [0.0, 0.03, 0.1])

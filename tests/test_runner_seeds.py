@@ -39,6 +39,20 @@ def test_compare_verdicts_marks_changes_and_missing_claims():
     assert rows["c"]["changed"] and rows["c"]["recorded"] is None
 
 
+def test_an_undecided_claim_whose_label_alone_moves_is_listed_apart_not_as_a_change():
+    mc = "inconclusive (Monte Carlo)"
+    recorded = [{"id": "w", "verdict": "inconclusive"}, {"id": "d", "verdict": mc}]
+    reruns = {
+        "1": [{"id": "w", "verdict": "inconclusive"}, {"id": "d", "verdict": mc}],
+        "2": [{"id": "w", "verdict": mc}, {"id": "d", "verdict": "reproduces"}],
+    }
+    rows = {r["id"]: r for r in compare_verdicts(recorded, reruns)}
+    # undecided under every seed: the decision holds, only the label moves
+    assert not rows["w"]["changed"] and rows["w"]["label_only"]
+    # decided under one seed: a real change, whatever the other labels
+    assert rows["d"]["changed"] and not rows["d"]["label_only"]
+
+
 def _fake_run(tmp_path, params, claims, status="ok"):
     d = tmp_path / "s" / "default" / "r1"
     d.mkdir(parents=True)

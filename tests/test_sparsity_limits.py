@@ -113,7 +113,8 @@ def test_residual_block_bootstrap_covers_the_limit_of_a_noisy_relu_curve():
     res = fit("relu_sparsity", D, y)
     draws, est = pub.residual_block_bootstrap(res, D[::-1], y[::-1], reps=60, seed=2)
     lo, hi = est.ci
-    assert est.point == res.params["A0"] and "coverage is not simulated" in est.method
+    assert est.point == res.params["A0"]
+    assert est.method == pub.RESIDUAL_CI.format(L=pub.block_length(D.size))
     assert draws.shape == (60,) and np.isfinite(draws).mean() > 0.5
     assert lo <= res.params["A0"] <= hi and hi - lo < 0.01
     assert abs(0.5 * (lo + hi) - 0.07) < 0.003

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from scalinglab.paths import PACKAGE_DIR
+from scalinglab.stats.method_coverage import stated_on_data
 
 pytestmark = pytest.mark.slow
 
@@ -137,6 +138,10 @@ def test_tiny_study_through_the_runner(tmp_path):
                 "route: none",
             ), a0
             assert (a0["note"].startswith("route: none")) == (not a0["identified"]), a0
+            if a0["note"].startswith("route: law") and a0["ci"]:
+                # its group bootstrap's coverage, simulated on these runs, with its runs
+                said = stated_on_data(a0["method"])
+                assert said is not None and said[1] == a0["n"] == 2, a0
             assert f"long/{act}/{model}/loss_change_last_decade" in findings
         # both ratios, per size, and the trend thresholds from half of the paper's curves
         assert f"ratios/main/{act}/m/ppl1/slope_per_decade" in findings

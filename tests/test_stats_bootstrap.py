@@ -215,3 +215,19 @@ def test_bc_is_the_bias_corrected_percentile_interval():
     mid = np.array([float(np.median(reps[:, 0]))])
     mlo, mhi = B.bc_interval(reps, mid, level=0.9)
     assert (mlo[0], mhi[0]) == pytest.approx((plo[0], phi[0]), rel=1e-3)
+
+
+def test_an_all_nan_column_has_no_interval_and_no_warning():
+    import warnings
+
+    reps = np.column_stack([np.arange(101.0), np.full(101, np.nan)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a warning would print into a report
+        lo, hi = B.percentile_interval(reps, level=0.9)
+    assert lo[0] == pytest.approx(5.0) and np.isnan(lo[1]) and np.isnan(hi[1])
+    # refits run to infinity: an end between two infinite replicates, silently
+    inf = np.concatenate([np.arange(10.0), np.full(91, np.inf)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        lo, hi = B.percentile_interval(inf, level=0.9)
+    assert lo == pytest.approx(5.0) and not np.isfinite(hi)

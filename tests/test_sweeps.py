@@ -185,3 +185,26 @@ def test_makespan_packs_longest_first():
     assert makespan([], workers=2) == 0
     with pytest.raises(ValueError):
         makespan([1.0], workers=0)
+
+
+def _block(seeds, *, failed=0, h="h"):
+    ds = xr.Dataset({"loss": ("seed", np.arange(len(seeds), dtype=float))}, coords={"seed": seeds})
+    ds.attrs.update(config_hash=h, n_failed=failed)
+    return ds
+
+
+def test_seed_blocks_join_along_seed_with_each_blocks_provenance():
+    import json
+
+    blocks = {"a": _block([0, 1], failed=1, h="ha"), "b": _block([2], failed=2, h="hb")}
+    out = sweeps.join_seed_blocks(
+        blocks, info=lambda n, d: {"block": n, "h": d.attrs["config_hash"]}
+    )
+    assert list(out.seed.values) == [0, 1, 2]
+    assert json.loads(out.attrs["seed_blocks"]) == [
+        {"block": "a", "h": "ha"},
+        {"block": "b", "h": "hb"},
+    ]
+    assert out.attrs["n_failed"] == 3 and out.attrs["config_hash"] == "ha"
+    with pytest.raises(ValueError, match=r"seed blocks overlap: c repeats seeds \[1\] of \['a'\]"):
+        sweeps.join_seed_blocks({**blocks, "c": _block([1, 5])}, info=lambda n, d: {})

@@ -57,6 +57,7 @@ def _c(**kw):
         ((-0.5, -0.1), "benchmark", "outside", "differs at our scale"),
         ((-0.5, -0.1), "paper", "proxy: a public GEMM table", "untested: proxy"),
         ((0.1, 0.5), "paper", "proxy", "untested: proxy"),
+        ((-0.5, 0.5), "paper", "proxy", "untested: proxy"),  # undecided on it: untested too
         ((-0.5, 0.5), "paper", "outside", "inconclusive"),
         ((-0.5, -0.1), "project", "outside", "contradicts"),  # our own check: no paper regime
     ],
@@ -351,6 +352,72 @@ def test_an_undecided_bound_within_two_mc_errors_of_its_threshold_is_inconclusiv
     assert decide(band, {"x": _finding("x", 1.0, 0.7, 1.3, mc_se=(0.02, 0.02))}).verdict == (
         "inconclusive"
     )
+
+
+def test_the_bounds_that_would_decide_an_undecided_verdict_are_both_sides_thresholds():
+    from scalinglab.verdict_checks import deciding_bounds
+
+    ci = (-0.1, 0.4)
+    assert deciding_bounds("greater", (0.0, math.inf), ci, "inconclusive") == [(0, 0.0), (1, 0.0)]
+    assert deciding_bounds("less", (-math.inf, 0.0), ci, "inconclusive") == [(1, 0.0), (0, 0.0)]
+    # a band: inside needs both ends in, outside either end past the far edge
+    band = deciding_bounds("equal", (0.9, 1.1), (0.95, 1.2), "inconclusive")
+    assert band == [(0, 0.9), (1, 1.1), (1, 0.9), (0, 1.1)]
+    assert deciding_bounds("greater", (0.0, math.inf), ci, "not identified") == []
+
+
+def test_a_claim_kept_undecided_by_a_plain_finding_is_plainly_inconclusive_whatever_the_other():
+    # one finding's lower end sits within Monte Carlo error of the threshold (another seed
+    # could make it reproduce), the other finding admits both sides by far: the claim needs
+    # every finding on its side, so no resampling seed can decide it, and the label says so
+    claim = _c(findings=("x", "y"))
+    near = _finding("x", 0.3, 0.01, 0.6, mc_se=(0.02, 0.02))
+    plain = _finding("y", 0.1, -0.5, 0.7, mc_se=(0.02, 0.02))
+    v = decide(claim, {"x": near, "y": plain})
+    assert v.verdict == "inconclusive"
+    assert "Monte Carlo" in v.reason  # the near finding is still named with its reason
+    # with the other finding on the claim's side instead, a seed could decide it
+    on_side = _finding("y", 0.5, 0.3, 0.7, mc_se=(0.02, 0.02))
+    assert decide(claim, {"x": near, "y": on_side}).verdict == "inconclusive (Monte Carlo)"
+
+
+def test_what_another_resampling_seed_could_decide_a_finding_to_be():
+    from scalinglab.verdict_checks import reachable
+
+    g = (0.0, math.inf)
+    assert reachable("greater", g, (0.01, 0.6), (0.02, 0.02)) == {"reproduces"}
+    assert reachable("greater", g, (-0.03, 0.6), (0.02, 0.02)) == {"reproduces"}
+    assert reachable("greater", g, (-0.3, 0.03), (0.02, 0.02)) == {"contradicts"}
+    assert reachable("greater", g, (-0.3, 0.6), (0.02, 0.02)) == set()
+    assert reachable("greater", g, (-0.03, 0.6), None) == set()  # no MC error: ends stay
+    band = (0.38, 0.41)
+    # the lower end on the upper edge: it could exclude the band, never lie inside it
+    assert reachable("equal", band, (0.4098, 0.4268), (0.0005, 0.0005)) == {"contradicts"}
+    assert reachable("equal", band, (0.392, 0.4102), (0.0007, 0.0007)) == {"reproduces"}
+
+
+def test_a_claim_no_seed_could_decide_is_plainly_inconclusive_after_holm():
+    # sparsity's silu-limit on the paper's curves: one size's lower end sits on the band's
+    # upper edge (another seed could exclude the band there, but one exclusion among five
+    # sizes does not survive Holm, and that size can never lie inside the band); another
+    # size's upper end sits on the edge from inside; the rest reproduce. No seed decides it
+    claim = _c(expect="equal", value=0.395, tolerance=0.015, findings=tuple("abcde"))
+    fs = {
+        "a": _finding("a", 0.4177, 0.4098, 0.4268, mc_se=(0.0005, 0.0005)),
+        "b": _finding("b", 0.395, 0.385, 0.405, mc_se=(0.0005, 0.0005)),
+        "c": _finding("c", 0.395, 0.385, 0.405, mc_se=(0.0005, 0.0005)),
+        "d": _finding("d", 0.395, 0.385, 0.405, mc_se=(0.0005, 0.0005)),
+        "e": _finding("e", 0.3991, 0.392, 0.4102, mc_se=(0.0007, 0.0007)),
+    }
+    v = decide(claim, fs)
+    assert v.verdict == "inconclusive", v.reason
+    assert "Monte Carlo" in v.reason  # the near ends are still named
+    # with one finding alone, the same near end could decide it: Monte Carlo
+    alone = _c(expect="equal", value=0.395, tolerance=0.015, findings=("a",))
+    assert decide(alone, {"a": fs["a"]}).verdict == "inconclusive (Monte Carlo)"
+    # and if "a" could lie inside the band too, every size could reproduce: Monte Carlo
+    fs["a"] = _finding("a", 0.405, 0.3995, 0.4104, mc_se=(0.0005, 0.0005))
+    assert decide(claim, fs).verdict == "inconclusive (Monte Carlo)"
 
 
 # --- multiplicity ------------------------------------------------------------------------

@@ -336,6 +336,41 @@ def _holm(claim: Claim, rows: list[list[Any]]) -> None:
             r[1] += f" (Holm-adjusted p = {padj:.2g} over {len(rows)} findings)"
 
 
+def _seed_could_decide(claim: Claim, rows: list[list[Any]], before_holm: list[str]) -> bool:
+    """Whether another resampling seed could decide an undecided claim: every finding can
+    reach "reproduces" with its ends moved within their Monte Carlo error, or some
+    finding's contradiction, its end pushed out by that much, survives Holm's correction
+    over the claim's findings (:func:`scalinglab.verdict_checks.reachable`,
+    :func:`~scalinglab.verdict_checks.pushed_out`). A finding without Monte Carlo errors
+    reaches only the verdict it has."""
+    expect, region = str(claim.expect), claim.region()
+    reach = []
+    for (_, _, f), first in zip(rows, before_holm, strict=True):
+        ci = f.get("ci")
+        if ci and f.get("mc_se") and not any(c is None or math.isnan(float(c)) for c in ci):
+            reach.append(vc.reachable(expect, region, ci, f["mc_se"]))
+        else:
+            reach.append({first} & {"reproduces", "contradicts"})
+    if all("reproduces" in r for r in reach):
+        return True
+    level = min(float(f.get("level") or 0.95) for _, _, f in rows)
+    now = [
+        vc.contradiction_p(expect, region, float(f["point"]), f["ci"], level)
+        if first == "contradicts"
+        else 1.0
+        for (_, _, f), first in zip(rows, before_holm, strict=True)
+    ]
+    for j, (r, (_, _, f)) in enumerate(zip(reach, rows, strict=True)):
+        if "contradicts" not in r:
+            continue
+        out = vc.pushed_out(expect, region, float(f["point"]), f["ci"], f.get("mc_se"))
+        p = list(now)
+        p[j] = vc.contradiction_p(expect, region, float(f["point"]), out, level)
+        if vc.holm_contradictions(p, alpha=1 - level)[0][j]:
+            return True
+    return False
+
+
 def decide(claim: Claim, findings: Mapping[str, Mapping[str, Any]]) -> Verdict:
     """Compute a claim's verdict from recorded findings.
 
@@ -427,6 +462,7 @@ def _decide(claim: Claim, findings: Mapping[str, Mapping[str, Any]]) -> Verdict:
         f = findings[name]
         v, why = _one(claim, f)
         rows.append([v, why, f])
+    before_holm = [r[0] for r in rows]
     _holm(claim, rows)
     evidence = [
         {
@@ -452,7 +488,7 @@ def _decide(claim: Claim, findings: Mapping[str, Mapping[str, Any]]) -> Verdict:
             )
     if all(k == "reproduces" for k in kinds):
         return Verdict(claim, "reproduces", "; ".join(w for _, w, _ in rows), tuple(evidence))
-    if all(k in ("reproduces", vc.MC_INCONCLUSIVE) for k in kinds):
+    if vc.MC_INCONCLUSIVE in kinds and _seed_could_decide(claim, rows, before_holm):
         return Verdict(
             claim,
             vc.MC_INCONCLUSIVE,

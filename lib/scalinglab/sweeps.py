@@ -32,7 +32,7 @@ import json
 import pickle
 import shutil
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -283,3 +283,49 @@ def makespan(durations: Sequence[float], *, workers: int) -> float:
     for d in sorted(durations, reverse=True):
         loads[loads.index(min(loads))] += d
     return max(loads)
+
+
+def join_seed_blocks(
+    blocks: Mapping[str, xr.Dataset], *, info: Callable[[str, xr.Dataset], dict], **concat: Any
+) -> xr.Dataset:
+    """One design's seed blocks as one Dataset along ``seed``.
+
+    A design may be trained in blocks of seeds (a first block, then later ones, each
+    with its own cache key and provenance); this joins them.
+
+    Parameters
+    ----------
+    blocks
+        ``{block name: Dataset}`` in order, each with a ``seed`` dimension; the first
+        block's attrs are kept.
+    info
+        ``(name, block) -> dict``: what ``seed_blocks`` records of each block (its
+        seeds, config hash, machine...), so each seed's provenance stays readable.
+    **concat
+        Further keyword arguments of :func:`xarray.concat` (how to align the blocks).
+
+    Returns
+    -------
+    xarray.Dataset
+        The blocks concatenated along ``seed``; attrs ``seed_blocks`` (JSON list of
+        ``info`` per block) and ``n_failed`` (summed over blocks).
+
+    Raises
+    ------
+    ValueError
+        When a block repeats another block's seeds (named).
+    """
+    seen: dict[int, str] = {}
+    for name, ds in blocks.items():
+        dup = sorted(int(s) for s in ds["seed"].values if int(s) in seen)
+        if dup:
+            raise ValueError(
+                f"seed blocks overlap: {name} repeats seeds {dup} of "
+                f"{sorted({seen[d] for d in dup})}"
+            )
+        seen.update({int(s): name for s in ds["seed"].values})
+    parts = list(blocks.values())
+    out = xr.concat(parts, dim="seed", combine_attrs="override", **concat)
+    out.attrs["seed_blocks"] = json.dumps([info(n, b) for n, b in blocks.items()], sort_keys=True)
+    out.attrs["n_failed"] = sum(int(b.attrs.get("n_failed", 0)) for b in parts)
+    return out

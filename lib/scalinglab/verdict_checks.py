@@ -25,8 +25,14 @@ data cannot test it whatever the system does: the verdict is ``not identified
 verdict whose deciding bound lies within :data:`MC_SE_MULTIPLE` Monte Carlo standard
 errors of the rule's threshold would flip with the resampling seed; it reads
 ``inconclusive (Monte Carlo)``. So does an undecided verdict with a bound that close to
-a threshold it would decide by (another seed could decide it), so that the verdict is the
-same under every resampling seed.
+a threshold it would decide by (another seed could decide it; :func:`deciding_bounds`
+with ``"inconclusive"`` names those ends), so that the verdict is the same under every
+resampling seed. A claim with several findings reads it only when some seed could decide
+the claim (:func:`reachable`): every finding could reproduce, or one finding's
+contradiction, its end pushed out by its Monte Carlo error (:func:`pushed_out`), would
+survive Holm's correction. Otherwise (one finding admits both sides far from every
+threshold; a near exclusion among several findings that Holm would not keep) the claim is
+plainly ``inconclusive`` under any seed, the near finding's reason still given.
 
 **Multiplicity** (:func:`holm_contradictions`). A claim decided by several findings (one
 per size, one per pair) *reproduces* only when every interval lies on the claim's side
@@ -165,10 +171,18 @@ def deciding_bounds(
 ) -> list[tuple[int, float]]:
     """Which interval ends decide a verdict, each with the threshold it is compared to.
 
+    Parameters
+    ----------
+    verdict
+        ``"reproduces"`` or ``"contradicts"``: the ends that decided it;
+        ``"inconclusive"``: the ends that *would* decide it either way (another
+        resampling seed moving one of them past its threshold decides the claim).
+
     Returns
     -------
     list of (end, threshold)
-        ``end`` 0 for ``lo``, 1 for ``hi``; empty for verdicts no bound decided.
+        ``end`` 0 for ``lo``, 1 for ``hi``, without repeats; empty for verdicts no bound
+        decides.
     """
     a, b = region
     hi = float(ci[1])
@@ -184,6 +198,14 @@ def deciding_bounds(
         if expect == "less":
             return [(0, b)]
         return [(1, a)] if hi < a else [(0, b)]
+    if verdict == "inconclusive":
+        # a band is contradicted past either edge, whichever side the interval is on now
+        against = (
+            deciding_bounds(expect, region, ci, "contradicts")
+            if expect in ("greater", "less")
+            else [(1, a), (0, b)]
+        )
+        return list(dict.fromkeys(deciding_bounds(expect, region, ci, "reproduces") + against))
     return []
 
 
@@ -205,24 +227,12 @@ def mc_guard(
     mc_se
         Monte Carlo standard errors of ``(lo, hi)`` (None: not a resampled bound).
     verdict
-        ``"reproduces"`` or ``"contradicts"`` (the bounds that decided it), or
-        ``"inconclusive"`` (the bounds that would decide it either way: another seed
-        moving one of them past its threshold decides the claim); others pass through:
-        None.
+        ``"reproduces"``, ``"contradicts"`` or ``"inconclusive"``: the ends
+        :func:`deciding_bounds` names for it are checked; others pass through: None.
     """
     if not mc_se:
         return None
-    if verdict == "inconclusive":
-        a, b = region
-        near = deciding_bounds(expect, region, ci, "reproduces") + (
-            deciding_bounds(expect, region, ci, "contradicts")
-            if expect in ("greater", "less")
-            else [(1, a), (0, b)]
-        )
-        bounds = list(dict.fromkeys(near))
-    else:
-        bounds = deciding_bounds(expect, region, ci, verdict)
-    for end, threshold in bounds:
+    for end, threshold in deciding_bounds(expect, region, ci, verdict):
         se = mc_se[end]
         if se is None or not math.isfinite(float(se)) or not math.isfinite(threshold):
             continue
@@ -236,6 +246,71 @@ def mc_guard(
                 + ("decide it" if verdict == "inconclusive" else "flip it")
             )
     return None
+
+
+def reachable(
+    expect: str,
+    region: tuple[float, float],
+    ci: Sequence[float],
+    mc_se: Sequence[float | None] | None,
+    *,
+    multiple: float = MC_SE_MULTIPLE,
+) -> set[str]:
+    """The decided verdicts a finding's interval gives under another resampling seed.
+
+    Each end may move by up to ``multiple`` of its Monte Carlo standard errors, either
+    way (an end without one stays put).
+
+    Returns
+    -------
+    set of str
+        A subset of ``{"reproduces", "contradicts"}``; empty for an interval that admits
+        both sides of the rule however its ends move within their Monte Carlo error.
+    """
+    a, b = region
+    lo, hi = float(ci[0]), float(ci[1])
+    se = [
+        float(x) if x is not None and math.isfinite(float(x)) else 0.0
+        for x in (mc_se or (None, None))
+    ]
+    d_lo, d_hi = multiple * se[0], multiple * se[1]
+    out = set()
+    if expect == "greater":
+        inside, outside = lo + d_lo > a, hi - d_hi <= a
+    elif expect == "less":
+        inside, outside = hi - d_hi < b, lo + d_lo >= b
+    else:
+        inside, outside = lo + d_lo >= a and hi - d_hi <= b, hi - d_hi < a or lo + d_lo > b
+    if inside:
+        out.add("reproduces")
+    if outside:
+        out.add("contradicts")
+    return out
+
+
+def pushed_out(
+    expect: str,
+    region: tuple[float, float],
+    point: float,
+    ci: Sequence[float],
+    mc_se: Sequence[float | None] | None,
+    *,
+    multiple: float = MC_SE_MULTIPLE,
+) -> tuple[float, float]:
+    """The interval with its end on the threshold's side moved ``multiple`` Monte Carlo
+    standard errors away from the claimed region: the most contradicting interval another
+    resampling seed plausibly gives (for :func:`contradiction_p`)."""
+    a, b = region
+    lo, hi = float(ci[0]), float(ci[1])
+    se = [
+        float(x) if x is not None and math.isfinite(float(x)) else 0.0
+        for x in (mc_se or (None, None))
+    ]
+    if expect == "greater" or (expect not in ("greater", "less") and point < a):
+        return lo, hi - multiple * se[1]
+    if expect == "less" or point > b:
+        return lo + multiple * se[0], hi
+    return lo, hi
 
 
 def contradiction_p(

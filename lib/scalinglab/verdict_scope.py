@@ -18,7 +18,8 @@ regime (:data:`REGIMES`)
 A paper's (or benchmark's) claim tested ``outside`` its regime can never be
 ``contradicts``: a finding there says what happens *at our scale*, so its verdict reads
 ``differs at our scale`` (or ``holds at our scale``). One tested on a ``proxy`` reads
-``untested: proxy`` (the proxy's result stays in the reason). A claim of any paper or
+``untested: proxy`` whatever the proxy gives, decided or not (the proxy's verdict and
+reason stay in the reason), so a proxy's verdict never flickers in the ledger. A claim of any paper or
 benchmark on ``user data`` is no claim about the user's data at all:
 :func:`user_data_claims` keeps only the project's own checks for such runs.
 
@@ -89,15 +90,18 @@ def scoped_verdict(
     (verdict, reason)
         Unchanged for the project's own checks and for tests on the paper's data or in
         its regime; ``holds at our scale`` / ``differs at our scale`` for a paper's or
-        benchmark's claim tested ``outside`` its regime; ``untested: proxy`` on a proxy.
+        benchmark's claim tested ``outside`` its regime; ``untested: proxy`` on a proxy,
+        whatever the proxy gives (its verdict kept in the reason).
     """
     kw = parse_regime(regime)
     if scope not in ("paper", "benchmark") or kw not in ("outside", "proxy"):
         return verdict, reason
+    if kw == "proxy" and verdict not in SCALE_VERDICTS and not verdict.startswith("untested"):
+        # whatever the proxy says (decided or not), the paper's claim is not tested by it
+        said = f"; on the proxy it reads {verdict}: {reason}" if reason else ""
+        return "untested: proxy", f"tested on a proxy ({regime}), so it decides nothing{said}"
     if verdict not in ("reproduces", "contradicts"):
         return verdict, reason
-    if kw == "proxy":
-        return "untested: proxy", f"tested on a proxy ({regime}), so it decides nothing: {reason}"
     new = "holds at our scale" if verdict == "reproduces" else "differs at our scale"
     return new, f"tested outside the claim's regime ({regime}): {reason}"
 

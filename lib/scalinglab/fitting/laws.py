@@ -98,9 +98,14 @@ class Param:
         return v
 
     def to_reported(self, value: np.ndarray | float) -> np.ndarray:
-        """Internal value(s) -> reported value(s)."""
+        """Internal value(s) -> reported value(s); an internal value past the float range
+        (an optimizer's trial step) reads ``inf``, silently: the fit rejects it, and a
+        warning would only print into a report."""
         v = np.asarray(value, dtype=float)
-        return np.exp(v) if self.transform == "log" else v
+        if self.transform == "log":
+            with np.errstate(over="ignore"):
+                return np.exp(v)
+        return v
 
     def internal_bounds(self, x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
         """Bounds in internal units on data ``x`` (n, k), ``y`` (n,); +-inf if unbounded."""

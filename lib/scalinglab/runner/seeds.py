@@ -7,7 +7,11 @@ another), once per seed, each into a temporary reports folder (the real ``report
 untouched), and compares every claim's verdict with the recorded one. A study's
 experiment data (committed runs, cached benchmarks) are inputs and are kept: only the
 resampling changes, so a verdict that moves is decided by Monte Carlo noise, not by the
-data, and should read ``inconclusive (Monte Carlo)`` or rest on more resamples.
+data, and should read ``inconclusive (Monte Carlo)`` or rest on more resamples. A claim
+undecided under every seed whose label alone moves between ``inconclusive`` and
+``inconclusive (Monte Carlo)`` (a bound about 2 Monte Carlo errors from its threshold,
+which no finite number of resamples keeps on one side for every seed) decides nothing
+under any seed: it is listed apart (``label_only``), not as a change.
 
 The re-runs never run an experiment (:func:`scalinglab.runner.verify.experiments_refused`):
 a parameter that is part of an experiment's cache key (a training or timing seed, not an
@@ -77,6 +81,12 @@ class SeedResult:
         return [r for r in self.rows if r["changed"]]
 
     @property
+    def label_only(self) -> list[dict]:
+        """The rows undecided under every seed whose label alone moves (see
+        :data:`UNDECIDED`): not a decision by resampling noise."""
+        return [r for r in self.rows if r.get("label_only")]
+
+    @property
     def stable(self) -> bool:
         return not self.failures and not self.changed
 
@@ -89,6 +99,7 @@ class SeedResult:
             "stable": self.stable,
             "claims": self.rows,
             "changed": [r["id"] for r in self.changed],
+            "label_only": [r["id"] for r in self.label_only],
             "failures": self.failures,
         }
 
@@ -97,12 +108,21 @@ class SeedResult:
             f"{self.param}={s}" for s in self.seeds
         ]
         rows = [
-            [("* " if r["changed"] else "  ") + r["id"], r["recorded"]]
+            [
+                ("* " if r["changed"] else "~ " if r.get("label_only") else "  ") + r["id"],
+                r["recorded"],
+            ]
             + [r["verdicts"].get(str(s)) or "(missing)" for s in self.seeds]
             for r in self.rows
         ]
         lines = [f"run: {self.run}", format_table(head, rows)]
         lines += [f"re-run failed: {f}" for f in self.failures]
+        if self.label_only:
+            lines.append(
+                f"{len(self.label_only)} claim(s) undecided under every seed (marked ~): only "
+                "the label moves between inconclusive and inconclusive (Monte Carlo), a bound "
+                "about 2 Monte Carlo errors from its threshold"
+            )
         n = len(self.changed)
         lines.append(
             "every verdict is stable under these seeds"
@@ -115,9 +135,17 @@ class SeedResult:
         return "\n".join(lines)
 
 
+#: Verdicts that decide nothing. A claim that reads one of them under every seed is
+#: undecided under every seed: its label moving between them (a bound about 2 Monte Carlo
+#: errors from a threshold, :data:`scalinglab.verdict_checks.MC_SE_MULTIPLE`) is listed
+#: apart, not as a verdict that changes.
+UNDECIDED = frozenset({"inconclusive", "inconclusive (Monte Carlo)"})
+
+
 def compare_verdicts(recorded: Sequence[dict], reruns: Mapping[str, Sequence[dict]]) -> list[dict]:
     """One row per claim id (recorded first, then ids only a re-run has): its recorded
-    verdict, its verdict per seed, and whether any differs."""
+    verdict, its verdict per seed, whether any differs (``changed``), and whether only an
+    undecided label moves (``label_only``: undecided under every seed, :data:`UNDECIDED`)."""
     ids = [c["id"] for c in recorded]
     for claims in reruns.values():
         ids += [c["id"] for c in claims if c["id"] not in ids]
@@ -125,12 +153,15 @@ def compare_verdicts(recorded: Sequence[dict], reruns: Mapping[str, Sequence[dic
     rows = []
     for cid in ids:
         per = {s: {c["id"]: c["verdict"] for c in claims}.get(cid) for s, claims in reruns.items()}
+        differs = any(v != rec.get(cid) for v in per.values())
+        undecided = {rec.get(cid), *per.values()} <= UNDECIDED
         rows.append(
             {
                 "id": cid,
                 "recorded": rec.get(cid),
                 "verdicts": per,
-                "changed": any(v != rec.get(cid) for v in per.values()),
+                "changed": differs and not undecided,
+                "label_only": differs and undecided,
             }
         )
     return rows

@@ -73,7 +73,10 @@ def percentile_interval(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Percentile interval of bootstrap replicates along ``axis``.
 
-    NaN replicates (e.g. failed refits) are ignored.
+    NaN replicates (e.g. failed refits) are ignored; where every replicate is NaN the
+    interval is NaN (no interval). An end that falls between two infinite replicates (a
+    refit whose parameter ran to infinity) is NaN as well. Neither prints numpy's warning
+    into a report.
 
     Returns
     -------
@@ -83,7 +86,9 @@ def percentile_interval(
     if not 0 < level < 1:
         raise ValueError(f"level must be in (0, 1), got {level}")
     alpha = (1 - level) / 2
-    lo, hi = np.nanquantile(np.asarray(replicates, dtype=float), [alpha, 1 - alpha], axis=axis)
+    with warnings.catch_warnings(), np.errstate(invalid="ignore"):
+        warnings.filterwarnings("ignore", "All-NaN slice", RuntimeWarning)
+        lo, hi = np.nanquantile(np.asarray(replicates, dtype=float), [alpha, 1 - alpha], axis=axis)
     return lo, hi
 
 

@@ -33,6 +33,19 @@ shape part in the prediction error (normal, R^2 0.90; Student t with 3 df, R^2 0
 two take fewer simulated data sets (``RegisteredMethod.sims``: 1500 and 1000, MC standard
 error about 0.006-0.011), the rows say so.
 
+Three methods of the RL study have generators of their own. **Welch's t** for a
+difference of two means (``n`` runs per group; the smaller group's where they differ) is
+simulated on two groups of normal or log-normal (sigma 0.5) values, of equal standard
+deviation or in the ratio :data:`WELCH_SD_RATIO`. The **chi-square interval of a standard
+deviation** (``n``: its degrees of freedom) is simulated as the SD of ``n + 1`` normal or
+Laplace values (excess kurtosis 3): exact for normal values, it is not robust to heavier
+tails; a pooled within-group SD from groups of 2-4 values is somewhat less sensitive to
+them than one sample of the same df, so the reading is conservative. The **paired
+percentile bootstrap over seeds within sizes** (the mean over sizes of each size's mean
+paired difference, seeds resampled within size; ``n`` seeds per size) is simulated with
+:data:`PAIRED_SIZES` sizes of normal or log-normal (sigma 0.5) differences; within each
+size it sees ``(n - 1) / n`` of the variance, as the stratified bootstrap does.
+
 A distribution-free method whose coverage is known in closed form (the range of ``n``
 values as an interval for their median: ``1 - 2^(1 - n)`` for any continuous
 distribution) is registered with that formula (``RegisteredMethod.exact``): its coverage
@@ -60,6 +73,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
+from scipy import stats as sps
 
 from scalinglab.stats import calibration as cal
 from scalinglab.stats.bootstrap import bc_interval
@@ -121,6 +135,27 @@ def _range_coverage(n: int) -> float:
     """``[min, max]`` of ``n`` i.i.d. continuous values holds their median unless all
     ``n`` fall on one side of it: ``1 - 2 (1/2)^n``."""
     return 1.0 - 2.0 ** (1 - int(n))
+
+
+def _next_draw_in_range(x: np.ndarray) -> tuple:
+    """``[min, max]`` of each row's ``n`` values (``x`` ``(sims, n)``) as an interval for
+    one more draw of their distribution, which holds it with probability
+    ``(n - 1) / (n + 1)`` for exchangeable continuous values (the new draw is equally
+    likely to take any of the ``n + 1`` ranks). The new draw is the next row's first
+    value (rows are independent draws of one generator); a hit is returned as
+    ``(-inf, inf)`` and a miss as ``(nan, nan)``, so that the registry's
+    ``lo <= truth <= hi`` counts the hits whatever the generator's truth."""
+    new = np.roll(x[:, 0], -1)
+    hit = (x.min(axis=-1) <= new) & (new <= x.max(axis=-1))
+    return np.where(hit, -np.inf, np.nan), np.where(hit, np.inf, np.nan)
+
+
+def _next_draw_coverage(n: int) -> float:
+    """``[min, max]`` of ``n`` exchangeable continuous values holds one more unless it
+    takes the lowest or the highest of the ``n + 1`` ranks: ``(n - 1) / (n + 1)`` (the
+    ``k``-th to ``(n + 1 - k)``-th order statistics: ``(n + 1 - 2k) / (n + 1)``, here
+    ``k = 1``)."""
+    return (int(n) - 1) / (int(n) + 1)
 
 
 #: Tasks of the stratified generator: a small benchmark (DMC has 6, Procgen 16, Atari 26).
@@ -250,6 +285,89 @@ def _bc(x: np.ndarray, level: float, rng: np.random.Generator) -> tuple:
     return lo, hi
 
 
+# --- the RL study's two-sample, variance and paired-within-size intervals ---------------
+
+#: Sizes of the paired-bootstrap generator: the RL reuse comparison's design (sizes s, m).
+PAIRED_SIZES = 2
+#: Standard-deviation ratio of the two groups in the unequal-variance Welch generators.
+WELCH_SD_RATIO = 2.0
+
+
+def _welch(x: np.ndarray, level: float, rng: np.random.Generator) -> tuple:
+    """Welch's t interval of ``mean(a) - mean(b)``; ``x`` ``(sims, 2 n)``: ``a`` then ``b``
+    (as :func:`scalinglab.studies.rl.tanlaw.k_rise`, Welch-Satterthwaite df)."""
+    n = x.shape[1] // 2
+    a, b = x[:, :n], x[:, n:]
+    va, vb = a.var(axis=1, ddof=1) / n, b.var(axis=1, ddof=1) / n
+    se = np.sqrt(va + vb)
+    df = (va + vb) ** 2 / (va**2 / (n - 1) + vb**2 / (n - 1))
+    half = sps.t.ppf(0.5 + level / 2, df) * se
+    d = a.mean(axis=1) - b.mean(axis=1)
+    return d - half, d + half
+
+
+def _two_sample_sampler(dist: str, ratio: float) -> tuple[cal.Sampler, float]:
+    """``(sims, 2 n)``: ``n`` values of ``a`` then ``n`` of ``b = ratio x`` the same
+    distribution (normal, or log-normal sigma 0.5: right-skewed, so the difference is
+    skewed unless ``ratio`` is 1); truth ``mean(a) - mean(b)``."""
+    mean = 0.0 if dist == "normal" else float(np.exp(0.125))
+
+    def draw(rng: np.random.Generator, size: tuple[int, int]) -> np.ndarray:
+        if dist == "normal":
+            return rng.standard_normal(size)
+        return rng.lognormal(0.0, 0.5, size)
+
+    def sample(rng: np.random.Generator, sims: int, n: int) -> np.ndarray:
+        return np.concatenate([draw(rng, (sims, n)), ratio * draw(rng, (sims, n))], axis=1)
+
+    return sample, mean - ratio * mean
+
+
+def _chi2_sd(x: np.ndarray, level: float, rng: np.random.Generator) -> tuple:
+    """Chi-square interval of a standard deviation from ``df = x.shape[1] - 1`` degrees of
+    freedom (exact for normal values); ``x`` ``(sims, df + 1)``."""
+    df = x.shape[1] - 1
+    s2 = x.var(axis=1, ddof=1)
+    a = (1 - level) / 2
+    return np.sqrt(df * s2 / sps.chi2.ppf(1 - a, df)), np.sqrt(df * s2 / sps.chi2.ppf(a, df))
+
+
+def _sd_sampler(dist: str) -> tuple[cal.Sampler, float]:
+    """``n + 1`` values per data set (``n``: the degrees of freedom), standard deviation 1
+    (the truth): normal, or Laplace (excess kurtosis 3: heavier tails)."""
+
+    def sample(rng: np.random.Generator, sims: int, n: int) -> np.ndarray:
+        if dist == "normal":
+            return rng.standard_normal((sims, n + 1))
+        return rng.laplace(0.0, 1.0 / np.sqrt(2.0), (sims, n + 1))
+
+    return sample, 1.0
+
+
+def _paired_sizes_sampler(dist: str) -> tuple[cal.Sampler, float]:
+    """``(sims, PAIRED_SIZES n)``: ``n`` paired differences per size, size-major, each
+    normal or log-normal (sigma 0.5); truth their mean (the mean over sizes of it)."""
+    sampler, truth = cal.normal() if dist == "normal" else cal.lognormal(0.5)
+
+    def sample(rng: np.random.Generator, sims: int, n: int) -> np.ndarray:
+        return sampler(rng, sims, PAIRED_SIZES * n)
+
+    return sample, truth
+
+
+def _paired_within_sizes(x: np.ndarray, level: float, rng: np.random.Generator) -> tuple:
+    """Percentile interval of the mean over sizes of each size's mean paired difference,
+    seeds resampled within each size (:func:`scalinglab.stats.group_means.mean_of_group_means`);
+    ``x`` ``(sims, PAIRED_SIZES n)`` size-major."""
+    n = x.shape[1] // PAIRED_SIZES
+    reps = np.mean(
+        [_boot_means(x[:, s * n : (s + 1) * n], rng, RESAMPLES) for s in range(PAIRED_SIZES)],
+        axis=0,
+    )
+    lo, hi = np.quantile(reps, [(1 - level) / 2, (1 + level) / 2], axis=0)
+    return lo, hi
+
+
 @dataclass(frozen=True)
 class RegisteredMethod:
     """An interval method whose coverage the registry can simulate.
@@ -350,6 +468,38 @@ REGISTRY: tuple[RegisteredMethod, ...] = (
         grid=(5, 10, 20, 30, 50),
     ),
     RegisteredMethod(
+        "welch-t",
+        "Welch t (difference of two means)",
+        r"\bwelch t over \d+ and \d+\b",
+        "two-sample",
+        _welch,
+        "the difference of two means of n values each (n: runs per group, the smaller "
+        "group's where they differ)",
+        exclude=r"delta method",
+    ),
+    RegisteredMethod(
+        "chi-square-sd",
+        "chi-square interval of a standard deviation",
+        r"\bchi-square interval \(df \d+\)",
+        "sd",
+        _chi2_sd,
+        "the standard deviation of n + 1 values (n: degrees of freedom; a pooled "
+        "within-group SD from groups of 2-4 is less sensitive to heavy tails than one "
+        "sample of the same df, so this reading is conservative)",
+        exclude=r"graybill",
+    ),
+    RegisteredMethod(
+        "paired-bootstrap-sizes",
+        "paired percentile bootstrap over seeds within sizes",
+        r"paired percentile bootstrap over seeds within sizes",
+        "paired-sizes",
+        _paired_within_sizes,
+        f"the mean over {PAIRED_SIZES} sizes of the mean of n paired differences each, "
+        "seeds resampled within size (n: seeds per size; more sizes cover a little more, "
+        "never above 2 Phi(1.96 sqrt((n - 1) / n)) - 1, 0.92 at n = 5)",
+        grid=(2, 3, 4, 5, 6, 7, 8, 10, 12, 15, 20),
+    ),
+    RegisteredMethod(
         "student-t",
         "Student t",
         r"\bstudent[- ]?t\b|\bt[- ]interval\b",
@@ -394,6 +544,16 @@ REGISTRY: tuple[RegisteredMethod, ...] = (
         exact=_range_coverage,
     ),
     RegisteredMethod(
+        "range-next-draw",
+        "range of n values as a prediction interval for one more",
+        r"prediction interval for one more\b",
+        "median",
+        lambda x, level, rng: _next_draw_in_range(x),
+        "one more draw of the n values' distribution (distribution-free: exact for any "
+        "continuous distribution)",
+        exact=_next_draw_coverage,
+    ),
+    RegisteredMethod(
         "bootstrap-percentile",
         "percentile bootstrap",
         r"percentile.*bootstrap|bootstrap.*percentile",
@@ -434,6 +594,21 @@ def _generators(kind: str) -> dict[str, tuple[cal.Sampler, float]]:
                 "normal"
             ),
             f"{CLUSTER_CELLS} tiles per shape, t3 errors (R^2 0.98)": _cluster_sampler("t3"),
+        }
+    if kind == "two-sample":
+        return {
+            f"{d}, sd ratio {r:g}": _two_sample_sampler(d.split(" ")[0], r)
+            for d in ("normal", "log-normal (sigma 0.5)")
+            for r in (1.0, WELCH_SD_RATIO)
+        }
+    if kind == "sd":
+        return {"normal": _sd_sampler("normal"), "Laplace": _sd_sampler("laplace")}
+    if kind == "paired-sizes":
+        return {
+            f"{PAIRED_SIZES} sizes x n normal differences": _paired_sizes_sampler("normal"),
+            f"{PAIRED_SIZES} sizes x n log-normal (sigma 0.5) differences": (
+                _paired_sizes_sampler("lognormal")
+            ),
         }
     return _GENERATORS[kind]
 
@@ -595,6 +770,12 @@ def finding_n(finding: Mapping) -> int | None:
     return int(m.group(1).replace(",", "")) if m else None
 
 
+#: :attr:`MethodCoverage.key` of a coverage a study simulated on its own data
+#: (:func:`measured_on_data`), and the label its coverage-table row shows.
+ON_DATA = "on-data"
+ON_DATA_LABEL = "simulated on this study's own data"
+
+
 @dataclass(frozen=True)
 class CoverageRow:
     """One interval method a report uses at one ``n``: its coverage, or why it has none."""
@@ -639,6 +820,23 @@ def report_coverage(findings: Sequence[Mapping]) -> list[CoverageRow]:
         groups[key] = groups.get(key, 0) + 1
     rows = []
     for (text, level, n), count in groups.items():
+        on_data = stated_on_data(text)
+        if on_data is not None:  # the study simulated it on its own data: that measurement
+            c, n_sim, se = on_data
+            rows.append(
+                CoverageRow(
+                    text,
+                    level,
+                    n,
+                    count,
+                    ON_DATA_LABEL,
+                    MethodCoverage(ON_DATA, n_sim, level, c, se, "these data's own spread", 0),
+                    "data sets drawn from the study's own fitted model (the method says how)",
+                    None,
+                    None if n is None or n_sim == n else f"simulated at n = {n_sim}",
+                )
+            )
+            continue
         reg = match_method(text)
         cov, reason, at = None, None, None
         reference: tuple[MethodCoverage, ...] = ()

@@ -21,7 +21,9 @@ repeats inside one process do not show
   over shapes, re-selected per shape and per replicate in the same way.
 - :func:`largest_effect`: an interval for the largest *true* tile effect over shapes
   without a bootstrap of a maximum: the largest per-shape upper end, and the largest
-  per-shape lower end at a Bonferroni-adjusted level (simultaneous over shapes).
+  per-shape lower end at a Bonferroni-adjusted level (simultaneous over shapes), read
+  from :func:`tile_effects`'s table with ``simultaneous=True``, so that the per-shape
+  intervals and the largest's come from one set of draws.
 - :func:`tile_effect_change`: per shape, the tile effect of one sweep over another's
   (e.g. the kernel before and after a change), both re-selected in every replicate.
 - :func:`speed_ratio`: one kernel's speed as a fraction of a baseline's.
@@ -32,6 +34,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from scalinglab.estimate import quantile_mc_se
 from scalinglab.stats.bootstrap import percentile_interval, resample_groups
 from scalinglab.stats.group_means import ratio_of_medians
 from scalinglab.studies.gemm.timings import SHAPE, TILE
@@ -69,6 +72,20 @@ def _shift(bias: float, debias: bool) -> float:
     return bias + (max(bias, 0.0) if debias else 0.0)
 
 
+def _shifted_logs(point: float, replicates: np.ndarray, debias: bool) -> np.ndarray:
+    """``(reps,)`` log replicates shifted as :func:`selection_interval` shifts them."""
+    logs = np.log(np.asarray(replicates, float))
+    return logs - _shift(np.nanmedian(logs) - np.log(point), debias)
+
+
+def simultaneous_reps(n_shapes: int, *, reps: int, level: float, tail_draws: int) -> int:
+    """Resamples for a lower end at the Bonferroni-adjusted level over ``n_shapes``
+    (its tail ``(1 - level) / (2 n_shapes)``) to hold at least ``tail_draws``
+    replicates, and never fewer than ``reps``."""
+    q_lo = (1.0 - level) / (2 * n_shapes)
+    return max(int(reps), int(np.ceil(tail_draws / q_lo)))
+
+
 def selection_interval(
     point: float,
     replicates: np.ndarray,
@@ -100,9 +117,7 @@ def selection_interval(
     replicates
         ``(reps,)`` the statistic re-selected in each replicate (> 0).
     """
-    logs = np.log(np.asarray(replicates, float))
-    logs = logs - _shift(np.nanmedian(logs) - np.log(point), debias)
-    lo, hi = percentile_interval(logs, level=level)
+    lo, hi = percentile_interval(_shifted_logs(point, replicates, debias), level=level)
     # the point is held: inside up to rounding in exp(log(.)), or by widening (debias)
     lo, hi = min(float(np.exp(lo)), point), max(float(np.exp(hi)), point)
     if floor is not None:
@@ -118,6 +133,8 @@ def tile_effects(
     seed: int = 0,
     between_sigma: float = 0.0,
     debias: bool = True,
+    simultaneous: bool = False,
+    tail_draws: int = 25,
 ) -> pd.DataFrame:
     """Per shape: the best and worst tile and how much the choice matters.
 
@@ -127,36 +144,70 @@ def tile_effects(
     interval covers about 0.89 at the sweep's 5 repeats, :mod:`.coverage`).
     ``best_share`` is how often the best tile stays best.
 
+    With ``simultaneous``, the same replicates also give each shape's lower end at the
+    Bonferroni-adjusted level over the shapes (``lo_adjusted``: the tail
+    ``(1 - level) / (2 S)`` of ``S`` shapes), which :func:`largest_effect` reads; the
+    resamples are raised so that tail holds at least ``tail_draws`` replicates
+    (:func:`simultaneous_reps`), and every shape's interval comes from those draws. One
+    set of draws for both: a shape's upper end is then never above the largest's (it
+    is one of those it is the largest of), and its adjusted lower end never above the
+    largest's lower end nor above its own ``ratio_lo``.
+
+    Parameters
+    ----------
+    timings
+        One row per timed call (:data:`~.timings.TIMING_COLUMNS`), e.g. the stable cells.
+
     Returns
     -------
     pandas.DataFrame
         One row per shape: ``M, N, K, best_tile, worst_tile, best_s, worst_s, ratio,
-        ratio_lo, ratio_hi, best_share``, sorted by ``ratio`` descending.
+        ratio_lo, ratio_hi, best_share``, ``mc_se_lo, mc_se_hi`` (Monte Carlo errors of
+        ``ratio_lo`` and ``ratio_hi``) and ``reps`` (resamples drawn); with
+        ``simultaneous`` also ``lo_adjusted``, ``mc_se_lo_adjusted`` and
+        ``adjusted_level`` (the two-sided level of each ``lo_adjusted``). Sorted by
+        ``ratio`` descending.
     """
+    n_shapes = timings.groupby(SHAPE).ngroups
+    if n_shapes < 1:
+        raise ValueError("no shapes to take the tile effect of")
+    alpha = 1.0 - level
+    if simultaneous:
+        reps = simultaneous_reps(n_shapes, reps=reps, level=level, tail_draws=tail_draws)
+    adjusted = 1.0 - alpha / n_shapes
     rows = []
     for shape, labels, med, boot in _bootstrap_cells(
         timings, reps=reps, seed=seed, between_sigma=between_sigma
     ):
         b, w = int(np.argmin(med)), int(np.argmax(med))
         ratio = med[w] / med[b]
-        lo, hi = selection_interval(
-            ratio, boot.max(axis=1) / boot.min(axis=1), level=level, floor=1.0, debias=debias
-        )
-        rows.append(
-            {
-                "M": shape[0],
-                "N": shape[1],
-                "K": shape[2],
-                "best_tile": labels[b],
-                "worst_tile": labels[w],
-                "best_s": med[b],
-                "worst_s": med[w],
-                "ratio": ratio,
-                "ratio_lo": lo,
-                "ratio_hi": hi,
-                "best_share": float(np.mean(np.argmin(boot, axis=1) == b)),
-            }
-        )
+        rep = boot.max(axis=1) / boot.min(axis=1)
+        lo, hi = selection_interval(ratio, rep, level=level, floor=1.0, debias=debias)
+        draws = np.exp(_shifted_logs(ratio, rep, debias))
+        row = {
+            "M": shape[0],
+            "N": shape[1],
+            "K": shape[2],
+            "best_tile": labels[b],
+            "worst_tile": labels[w],
+            "best_s": med[b],
+            "worst_s": med[w],
+            "ratio": ratio,
+            "ratio_lo": lo,
+            "ratio_hi": hi,
+            "best_share": float(np.mean(np.argmin(boot, axis=1) == b)),
+            "mc_se_lo": quantile_mc_se(draws, alpha / 2),
+            "mc_se_hi": quantile_mc_se(draws, 1.0 - alpha / 2),
+            "reps": int(reps),
+        }
+        if simultaneous:
+            # the same shifted draws at the adjusted level (its upper end is unused)
+            row["lo_adjusted"] = selection_interval(
+                ratio, rep, level=adjusted, floor=1.0, debias=debias
+            )[0]
+            row["mc_se_lo_adjusted"] = quantile_mc_se(draws, alpha / (2 * n_shapes))
+            row["adjusted_level"] = adjusted
+        rows.append(row)
     return pd.DataFrame(rows).sort_values("ratio", ascending=False).reset_index(drop=True)
 
 
@@ -187,38 +238,34 @@ def max_tile_effect(
     return point, (lo, hi), "x".join(map(str, cells[k][0]))
 
 
-def largest_effect(
-    timings: pd.DataFrame,
-    *,
-    reps: int = 2000,
-    level: float = 0.95,
-    seed: int = 0,
-    between_sigma: float = 0.0,
-    tail_draws: int = 25,
-    debias: bool = True,
-) -> tuple[dict, pd.DataFrame]:
+def largest_effect(effects: pd.DataFrame) -> tuple[dict, pd.DataFrame]:
     """An interval for ``max_s theta_s``, the largest true worst/best ratio over shapes.
 
     No bootstrap of the maximum (its upper end cannot pass the observed one, and its lower
     end can fall below one shape's own interval). Instead, from each shape's own
-    bias-shifted replicates (:func:`selection_interval`'s, best and worst re-selected):
+    bias-shifted replicates (:func:`selection_interval`'s, best and worst re-selected),
+    read from ``effects``, :func:`tile_effects`'s table with ``simultaneous=True`` (one
+    set of draws for the per-shape intervals and this one):
 
-    - upper end: the largest per-shape upper end at ``1 - a/2`` (``a = 1 - level``). The
-      shape holding the true maximum is one of them, and its own upper end lies above its
-      true ratio with probability ``1 - a/2``, so no adjustment is needed;
+    - upper end: the largest per-shape upper end ``ratio_hi`` (at ``1 - a/2``,
+      ``a = 1 - level``). The shape holding the true maximum is one of them, and its own
+      upper end lies above its true ratio with probability ``1 - a/2``, so no adjustment
+      is needed; no shape's upper end is above it;
     - lower end: the largest per-shape lower end at ``a / (2 S)`` over ``S`` shapes
-      (Bonferroni: every shape's lower end holds at once with probability ``1 - a/2``,
-      whichever shape's is the largest).
+      (``lo_adjusted``; Bonferroni: every shape's lower end holds at once with
+      probability ``1 - a/2``, whichever shape's is the largest). It is at most the
+      ``ratio_lo`` of the shape it comes from (a lower quantile of the same draws).
 
     The interval then covers the largest true ratio with probability at least ``level``
-    whenever the per-shape intervals cover (bias-corrected with ``debias``, as in
-    :func:`tile_effects`; their coverage at the sweep's repeats: :mod:`.coverage`). The resamples are raised so that the
-    adjusted tail holds at least ``tail_draws`` replicates (its Monte Carlo error).
+    whenever the per-shape intervals cover (bias-corrected, as in :func:`tile_effects`;
+    their coverage at the sweep's repeats: :mod:`.coverage`). Its ends' Monte Carlo
+    errors are the quantile errors of the draws they come from.
 
     Parameters
     ----------
-    timings
-        One row per timed call (:data:`~.timings.TIMING_COLUMNS`), e.g. the stable cells.
+    effects
+        :func:`tile_effects` with ``simultaneous=True`` (columns ``lo_adjusted``,
+        ``mc_se_lo_adjusted``, ``adjusted_level``, ``ratio_hi``, ``mc_se_hi``, ``reps``).
 
     Returns
     -------
@@ -226,51 +273,39 @@ def largest_effect(
         ``point`` (the largest observed ratio: a description), ``lo``, ``hi``,
         ``lo_shape``, ``hi_shape``, ``mc_se`` (of ``lo`` and ``hi``), ``shapes``,
         ``reps`` (used), ``adjusted_level`` (two-sided level of each lower end); and one
-        row per shape: ``M, N, K, ratio, lo_adjusted, hi``, sorted by ``hi`` descending.
-    """
-    from scalinglab.estimate import quantile_mc_se
+        row per shape: ``M, N, K, ratio, lo_adjusted, hi`` (its ``ratio_hi``), sorted by
+        ``hi`` descending.
 
-    n_shapes = timings.groupby(SHAPE).ngroups
-    if n_shapes < 1:
-        raise ValueError("no shapes to take the largest tile effect over")
-    alpha = 1.0 - level
-    q_lo, q_hi = alpha / (2 * n_shapes), 1.0 - alpha / 2
-    reps_used = max(int(reps), int(np.ceil(tail_draws / q_lo)))
-    rows, draws = [], []
-    for shape, _, med, boot in _bootstrap_cells(
-        timings, reps=reps_used, seed=seed, between_sigma=between_sigma
-    ):
-        point = float(med.max() / med.min())
-        logs = np.log(boot.max(axis=1) / boot.min(axis=1))
-        shifted = np.exp(logs - _shift(np.median(logs) - np.log(point), debias))
-        lo = max(min(float(np.quantile(shifted, q_lo)), point), 1.0)
-        hi = max(float(np.quantile(shifted, q_hi)), point)
-        rows.append(
-            {
-                "M": shape[0],
-                "N": shape[1],
-                "K": shape[2],
-                "ratio": point,
-                "lo_adjusted": lo,
-                "hi": hi,
-            }
+    Raises
+    ------
+    ValueError
+        ``effects`` is empty or not simultaneous.
+    """
+    need = {"lo_adjusted", "mc_se_lo_adjusted", "adjusted_level", "mc_se_hi", "reps"}
+    missing = sorted(need - set(effects.columns))
+    if missing:
+        raise ValueError(
+            f"largest_effect needs tile_effects(..., simultaneous=True); columns {missing} "
+            "are missing"
         )
-        draws.append(shifted)
-    table = pd.DataFrame(rows)
-    i_lo, i_hi = int(table["lo_adjusted"].idxmax()), int(table["hi"].idxmax())
+    if effects.empty:
+        raise ValueError("no shapes to take the largest tile effect over")
+    table = effects.reset_index(drop=True)
+    i_lo, i_hi = int(table["lo_adjusted"].idxmax()), int(table["ratio_hi"].idxmax())
     name = lambda i: "x".join(str(int(table.loc[i, c])) for c in SHAPE)  # noqa: E731
     summary = {
         "point": float(table["ratio"].max()),
         "lo": float(table.loc[i_lo, "lo_adjusted"]),
-        "hi": float(table.loc[i_hi, "hi"]),
+        "hi": float(table.loc[i_hi, "ratio_hi"]),
         "lo_shape": name(i_lo),
         "hi_shape": name(i_hi),
-        "mc_se": (quantile_mc_se(draws[i_lo], q_lo), quantile_mc_se(draws[i_hi], q_hi)),
-        "shapes": n_shapes,
-        "reps": reps_used,
-        "adjusted_level": 1.0 - alpha / n_shapes,
+        "mc_se": (float(table.loc[i_lo, "mc_se_lo_adjusted"]), float(table.loc[i_hi, "mc_se_hi"])),
+        "shapes": len(table),
+        "reps": int(table["reps"].max()),
+        "adjusted_level": float(table["adjusted_level"].iloc[0]),
     }
-    return summary, table.sort_values("hi", ascending=False).reset_index(drop=True)
+    out = table[[*SHAPE, "ratio", "lo_adjusted", "ratio_hi"]].rename(columns={"ratio_hi": "hi"})
+    return summary, out.sort_values("hi", ascending=False).reset_index(drop=True)
 
 
 def tile_effect_change(

@@ -101,7 +101,8 @@ PER_SHAPE = (
 LARGEST = (
     "largest true effect over shapes, no bootstrap of the maximum: upper end the largest "
     "per-shape upper end, lower end the largest per-shape lower end at a Bonferroni-"
-    "adjusted level over the shapes (per-shape intervals: " + PER_SHAPE + ")"
+    "adjusted level over the shapes, both from the per-shape intervals' own draws "
+    "(per-shape intervals: " + PER_SHAPE + ")"
 )
 
 
@@ -118,14 +119,12 @@ def with_coverage(est: Estimate, coverage: dict | None) -> Estimate:
     return est.replace(method=f"{est.method}; per-shape {said}")
 
 
-def largest_effect(
-    timings: pd.DataFrame, *, reps: int, level: float, seed: int, between_sigma: float = 0.0
-) -> tuple[Estimate, dict, pd.DataFrame]:
-    """:func:`.analysis.largest_effect` as an estimate (the point is the largest observed
-    ratio; the interval is for the largest true one), its summary and per-shape table."""
-    s, table = analysis.largest_effect(
-        timings, reps=reps, level=level, seed=seed, between_sigma=between_sigma
-    )
+def largest_effect(effects: pd.DataFrame, *, level: float) -> tuple[Estimate, dict, pd.DataFrame]:
+    """:func:`.analysis.largest_effect` of ``effects`` (:func:`.analysis.tile_effects`
+    with ``simultaneous=True``, at ``level``) as an estimate (the point is the largest
+    observed ratio; the interval is for the largest true one), its summary and per-shape
+    table."""
+    s, table = analysis.largest_effect(effects)
     est = Estimate(
         s["point"],
         s["lo"],
@@ -142,14 +141,19 @@ def largest_effect(
 
 
 def tile_effect(row: Any, *, level: float, reps: int) -> Estimate:
-    """One row of :func:`.analysis.tile_effects` (``ratio``, ``ratio_lo``, ``ratio_hi``)."""
+    """One row of :func:`.analysis.tile_effects` (``ratio``, ``ratio_lo``, ``ratio_hi``;
+    the resamples drawn, ``reps``, and the ends' Monte Carlo errors, ``mc_se_lo`` and
+    ``mc_se_hi``, where the row has them, else ``reps`` as given and no errors)."""
+    se = (getattr(row, "mc_se_lo", math.nan), getattr(row, "mc_se_hi", math.nan))
+    drawn = getattr(row, "reps", None)
     return Estimate(
         float(row.ratio),
         float(row.ratio_lo),
         float(row.ratio_hi),
         level=level,
         method=PER_SHAPE,
-        resamples=reps,
+        resamples=int(reps if drawn is None or pd.isna(drawn) else drawn),
+        mc_se=None if any(math.isnan(float(v)) for v in se) else (float(se[0]), float(se[1])),
     )
 
 
@@ -210,13 +214,16 @@ def gpperf_accuracy(row: Any, *, level: float, reps: int, n_repeats: int) -> Est
     """One row of :func:`.gpperf_predictor.predictor_accuracy` (its ``interval`` says how):
     ``reps`` resamples for a bootstrap, else ``n_repeats`` random splits; the ends' Monte
     Carlo errors (``mc_se_lo``, ``mc_se_hi``) where the row has them, so a verdict within
-    their reach of its threshold reads inconclusive (Monte Carlo)."""
+    their reach of its threshold reads inconclusive (Monte Carlo); the row's own
+    ``level`` where it has one (the exact coverage of a range of split scores), else
+    ``level``."""
     se = (getattr(row, "mc_se_lo", math.nan), getattr(row, "mc_se_hi", math.nan))
+    own = getattr(row, "level", None)
     return Estimate(
         float(row.point),
         float(row.lo),
         float(row.hi),
-        level=level,
+        level=level if own is None or pd.isna(own) else float(own),
         method=str(row.interval),
         resamples=reps if "bootstrap" in str(row.interval) else n_repeats,
         n=_units(row, "n_units"),
@@ -271,7 +278,14 @@ def median_exact(values: np.ndarray, *, level: float) -> Estimate:
             "of a median",
         )
     return Estimate(
-        point, float(ci.low), float(ci.high), level=level, method=MEDIAN_ORDER_STATS, n=v.size
+        point,
+        float(ci.low),
+        float(ci.high),
+        level=level,
+        method=MEDIAN_ORDER_STATS,
+        n=v.size,
+        no_interval="the order statistics that bound it are tied (e.g. many shapes at a "
+        "regret of exactly 1)",
     )
 
 

@@ -139,7 +139,9 @@ def record_tile_effects(
         The timed calls the tile study uses: the sweep's stable cells
         (:func:`.timings.stable_cells`) or all of them.
     effects
-        :func:`.analysis.tile_effects`'s table of ``calls``, one row per shape.
+        :func:`.analysis.tile_effects`'s table of ``calls`` with ``simultaneous=True``,
+        one row per shape: every shape's interval and the largest effect's come from
+        its one set of draws (``reps`` raised there for the adjusted tail).
     all_calls, unstable
         With :func:`.timings.stable_cells`: every timed call, and the cells left out;
         recorded are how many were left out and the largest effect over all cells
@@ -158,10 +160,8 @@ def record_tile_effects(
         the interval of the largest true effect over shapes, which decides GEMM-1 (the
         largest observed ratio, a selected maximum, is a description without an interval).
     """
+    largest, summary, table = gest.largest_effect(effects, level=level)
     max_effect, where = gest.max_tile_effect(
-        calls, between_sigma=between_sigma, level=level, reps=reps, seed=seed
-    )
-    largest, summary, table = gest.largest_effect(
         calls, between_sigma=between_sigma, level=level, reps=reps, seed=seed
     )
     largest = gest.with_coverage(largest, coverage)

@@ -11,8 +11,12 @@ Four estimates per (target, model), each with an interval:
 - ``random_split``: the paper's split (``random_state=42``); the interval bootstraps
   the test rows (the model fixed: how much the score depends on which rows were tested).
 - ``random_split_repeated``: the median over ``n_repeats`` random 80/20 splits; the
-  interval is where the central ``level`` share of single-split scores fall (what one
-  split, as in the paper, could have reported).
+  interval is the range (lowest to highest) of the ``n`` single-split scores: a
+  prediction interval for the score one more random split, as in the paper, would give.
+  Given the data, the splits' scores are exchangeable draws, so the range holds one
+  more with probability ``(n - 1) / (n + 1)`` for any continuous distribution of scores
+  (0.905 for 20 splits, 0.95 for 39), the interval's level
+  (:data:`~scalinglab.stats.method_coverage.REGISTRY`'s ``range-next-draw``).
 - ``unseen_shapes``: grouped 5-fold out-of-fold predictions (every shape predicted by a
   model that never saw it); the interval bootstraps shapes.
 - ``unseen_shapes_repeated``: as ``random_split_repeated`` with 80/20 splits of shapes.
@@ -88,10 +92,45 @@ def _ends_mc_se(draws: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray
     return lo, hi
 
 
-def _row(target, model, protocol, point, lo, hi, n_test, how, units=None, se=None) -> list[dict]:
-    """One row per metric; ``units``: how many units the interval resamples (test rows,
-    shapes; None for the spread of single-split scores, which resamples none); ``se``:
-    the Monte Carlo errors of the ends (:func:`_ends_mc_se`)."""
+def split_range(scores_: np.ndarray, *, what: str) -> tuple[np.ndarray, np.ndarray, str, float]:
+    """The range of ``n`` single-split scores ``(n, len(METRICS))`` as a prediction
+    interval for one more split's score: ``(lo, hi)`` per metric, the method's words and
+    its exact coverage ``(n - 1) / (n + 1)`` (the ``k``-th to ``(n + 1 - k)``-th order
+    statistics of ``n`` exchangeable continuous draws hold one more with probability
+    ``(n + 1 - 2k) / (n + 1)``; the range is ``k = 1``). ``what``: the splits, in words."""
+    s = np.asarray(scores_, float)
+    n = s.shape[0]
+    if n < 2:
+        raise ValueError(f"a range of split scores needs at least 2 splits, got {n}")
+    how = (
+        f"range of the scores of {n} random 80/20 splits of {what}: a prediction interval "
+        f"for one more split's score, holding it with probability (n - 1)/(n + 1) = "
+        f"{(n - 1) / (n + 1):.3f} for exchangeable continuous scores"
+    )
+    return np.nanmin(s, axis=0), np.nanmax(s, axis=0), how, (n - 1) / (n + 1)
+
+
+def _range_mc_se(draws: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Monte Carlo standard errors ``(lo, hi)``, each ``(len(METRICS),)``, of the lowest
+    and highest of ``n`` scores ``(n, len(METRICS))``: the quantile errors at their
+    expected ranks ``1 / (n + 1)`` and ``n / (n + 1)`` (which splits are drawn moves the
+    ends as much as it moves those quantiles)."""
+    d = np.asarray(draws, float)
+    n = d.shape[0]
+    lo, hi = (
+        np.array([quantile_mc_se(c[np.isfinite(c)], q) for c in d.T])
+        for q in (1.0 / (n + 1), n / (n + 1.0))
+    )
+    return lo, hi
+
+
+def _row(
+    target, model, protocol, point, lo, hi, n_test, how, units=None, se=None, level=None
+) -> list[dict]:
+    """One row per metric; ``units``: how many units the interval rests on (test rows or
+    shapes a bootstrap resamples; the splits whose scores' range it is); ``se``: the
+    Monte Carlo errors of the ends (:func:`_ends_mc_se`); ``level``: the interval's
+    level (its exact coverage for a range of split scores)."""
     se_lo, se_hi = (np.full(len(METRICS), np.nan),) * 2 if se is None else se
     return [
         {
@@ -105,6 +144,7 @@ def _row(target, model, protocol, point, lo, hi, n_test, how, units=None, se=Non
             "n_test": n_test,
             "interval": how,
             "n_units": units,
+            "level": level,
             "mc_se_lo": float(se_lo[i]),
             "mc_se_hi": float(se_hi[i]),
         }
@@ -131,7 +171,8 @@ def predictor_accuracy(
     df
         ``M, N, K, tile`` and the ``target`` column (``ms`` or ``watts``), one row per cell.
     n_repeats
-        Random splits for the ``*_repeated`` protocols.
+        Random splits for the ``*_repeated`` protocols (at least 2; their range holds one
+        more split's score with probability ``(n_repeats - 1) / (n_repeats + 1)``).
     forest_draws
         On the paper's split, forests refitted with other seeds (same test rows, same
         resamples): the spread of the interval's ends over them is the part of their Monte
@@ -143,9 +184,11 @@ def predictor_accuracy(
     -------
     (accuracy, predictions)
         ``accuracy``: ``target, model, protocol, metric, point, lo, hi, n_test,
-        interval, n_units`` (the units a bootstrap resamples: test rows or shapes; None
-        for the repeated splits), ``mc_se_lo, mc_se_hi`` (the Monte Carlo errors of the
-        interval's ends over the resamples or splits drawn); ``predictions``: ``model, protocol, shape, tile, measured,
+        interval, n_units`` (the units a bootstrap resamples: test rows or shapes; the
+        splits, for the repeated splits' range), ``level`` (None: ``level``; the range's
+        exact coverage ``(n - 1) / (n + 1)`` for the repeated splits), ``mc_se_lo,
+        mc_se_hi`` (the Monte Carlo errors of the interval's ends over the resamples or
+        splits drawn); ``predictions``: ``model, protocol, shape, tile, measured,
         predicted`` for the paper's split and the grouped out-of-fold predictions.
     """
     df = df.reset_index(drop=True)
@@ -254,7 +297,7 @@ def predictor_accuracy(
                     for a, b in split_iter
                 ]
             )
-            lo, hi = percentile_interval(s, level=level)
+            lo, hi, how, cover = split_range(s, what="rows" if splitter is None else "whole shapes")
             rows += _row(
                 target,
                 model,
@@ -263,7 +306,9 @@ def predictor_accuracy(
                 lo,
                 hi,
                 int(round(0.2 * len(y))),
-                f"central {level:.0%} of {n_repeats} single-split scores",
-                se=_ends_mc_se(s, level),
+                how,
+                len(s),
+                _range_mc_se(s),
+                cover,
             )
     return pd.DataFrame(rows), pd.concat(preds, ignore_index=True)

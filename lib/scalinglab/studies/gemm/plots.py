@@ -245,7 +245,10 @@ def plot_gpperf_accuracy(acc: pd.DataFrame, *, metric: str = "r2", level: float 
     ax.invert_yaxis()
     ax.axvline(0.98, color="gray", ls="--", lw=1, label="paper: runtime 0.98")
     ax.axvline(0.78, color="gray", ls=":", lw=1, label="paper: power 0.78")
-    ax.set_xlabel(f"{metric.replace('_', ' ')} of the random forest ({100 * level:g}% interval)")
+    ax.set_xlabel(
+        f"{metric.replace('_', ' ')} of the random forest ({100 * level:g}% interval; "
+        "repeated splits: range of the split scores)"
+    )
     ax.legend(fontsize=8, loc="lower left")
     fig.tight_layout()
     return fig

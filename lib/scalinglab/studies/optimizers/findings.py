@@ -17,6 +17,7 @@ final loss per cell, and :func:`claim_values` the values the claims file
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -73,7 +74,12 @@ class Speedups:
     seeds
         The interval's ``n``: the fewest seeds of any (optimizer, size, multiple) cell,
         the units the bootstrap resamples (None for one run per cell: the parametric
-        bootstrap resamples no units, and its coverage is not simulated).
+        bootstrap resamples no units; its coverage is measured on the table's own laws
+        instead, :mod:`.published_coverage`).
+    on_data
+        ``finding name -> method text`` for the findings whose interval's coverage was
+        simulated on this table (:func:`.published.on_data_methods`: the
+        paper's table, where a measurement is committed); empty otherwise.
     """
 
     result: SpeedupResult
@@ -83,6 +89,12 @@ class Speedups:
     sigma: float | None = None
     sigma_dof: int | None = None
     seeds: int | None = None
+    on_data: Mapping[str, str] = dataclasses.field(default_factory=dict)
+
+    def method_of(self, name: str) -> str:
+        """The method text of finding ``name``: :attr:`method`, with the coverage measured
+        on these data where there is one (:attr:`on_data`)."""
+        return self.on_data.get(name, self.method)
 
 
 def seed_count(table: pd.DataFrame) -> int | None:
@@ -108,7 +120,9 @@ def speedups(table: pd.DataFrame, *, baseline: str, reps: int, level: float, see
         res, at_bound = published.noise_bootstrap(
             table, sigma=sigma, baseline=baseline, reps=reps, seed=seed, level=level
         )
-        return Speedups(res, published.e_identified(res, at_bound), PARAMETRIC, True, sigma, dof)
+        on_data = published.on_data_methods(table, method=PARAMETRIC, level=level)
+        ident = published.e_identified(res, at_bound)
+        return Speedups(res, ident, PARAMETRIC, True, sigma, dof, on_data=on_data)
     res = compute_speedups(table, baseline=baseline, bootstrap=reps, level=level, seed=seed)
     return Speedups(
         res, published.e_identified(res, None), OVER_SEEDS, False, seeds=seed_count(table)
@@ -415,7 +429,7 @@ class Rows:
                 r.speedup,
                 r.lo,
                 r.hi,
-                method=sp.method,
+                method=sp.method_of(f"speedup_mean/{r.optimizer}/{r.model_size}"),
                 n=sp.seeds,
                 unit="x",
                 identified=sp.identified[r.model_size],
@@ -443,7 +457,7 @@ class Rows:
                 r.slope,
                 r.lo,
                 r.hi,
-                method=sp.method,
+                method=sp.method_of(f"size_slope/{r.optimizer}"),
                 n=sp.seeds,
                 headline=r.optimizer == "muon",
                 identified=identified,
@@ -463,7 +477,7 @@ class Rows:
                 r.ratio,
                 r.lo,
                 r.hi,
-                method=sp.method,
+                method=sp.method_of(f"matrix_over_scalar/{r.model_size}"),
                 n=sp.seeds,
                 unit="x",
                 headline=r.model_size in (sizes[0], sizes[-1]),
@@ -485,7 +499,7 @@ class Rows:
                 r.change,
                 r.lo,
                 r.hi,
-                method=sp.method,
+                method=sp.method_of(f"catch_up/{follower}_vs_muon/{r.model_size}"),
                 n=sp.seeds,
                 unit="x",
                 identified=sp.identified[r.model_size],

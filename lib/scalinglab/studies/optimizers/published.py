@@ -15,7 +15,9 @@ deviation (``sum of squared residuals / sum of residual degrees of freedom``, 1-
 curve) is the loss noise ``sigma``. A parametric bootstrap then adds independent
 ``N(0, sigma^2)`` noise to every loss, refits the baseline per size and recomputes every
 speedup, so an interval reflects both the baseline fit's and the cell's uncertainty. The
-estimate is conservative where curvature the law does not capture is read as noise.
+estimate is conservative where curvature the law does not capture is read as noise. How
+often these intervals cover is simulated on the table's own fitted laws
+(:mod:`.published_coverage`).
 
 Refits are warm-started least squares from the point fit (``scipy.optimize.least_squares``
 with the law's bounds), as the fitting engine's own bootstrap warm-starts its refits:
@@ -24,7 +26,10 @@ a multi-start per replicate would cost ~0.5 s each and find the same basin.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -35,7 +40,9 @@ from scalinglab.data.loss_tables import RELEASED_COLUMNS, read_loss_table, read_
 from scalinglab.errors import InputError
 from scalinglab.fitting.identify import RTOL, SHARE
 from scalinglab.fitting.speedup import SpeedupResult, compute_speedups, effective_data
+from scalinglab.paths import data_dir
 from scalinglab.stats.bootstrap import percentile_interval
+from scalinglab.stats.method_coverage import measured_on_data
 
 #: Parameters of the paper's model sizes (its model names; non-embedding counts are not given).
 PAPER_PARAMS: dict[str, float] = {"130m": 130e6, "300m": 300e6, "520m": 520e6, "1.2b": 1.2e9}
@@ -58,6 +65,9 @@ PUBLISHED_COLUMNS = RELEASED_COLUMNS
 load_published = read_released
 #: A released file or a loss table (:func:`scalinglab.data.loss_tables.read_loss_table`).
 read_runs = read_loss_table
+#: The committed coverage of these intervals on the paper's table (:mod:`.published_coverage`).
+COVERAGE_FILE = data_dir() / "optimizer_comparison" / "published_coverage.json"
+_CELLS = ["optimizer", "model_size", "data_multiple", "loss"]
 
 
 def _po(p: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -259,3 +269,33 @@ def catch_up(
             lo, hi = percentile_interval(np.where(np.isfinite(d), d, np.nan), level=result.level)
         rows.append({"model_size": s, "change": point, "lo": float(lo), "hi": float(hi)})
     return pd.DataFrame(rows)
+
+
+def table_hash(table: pd.DataFrame) -> str:
+    """SHA-256 of ``table``'s cells (optimizer, model_size, data_multiple, loss in full
+    precision, sorted): the same losses give the same hash whatever file they came from."""
+    t = table[_CELLS].sort_values(_CELLS[:3]).reset_index(drop=True)
+    text = "\n".join(
+        f"{o},{s},{float(m)!r},{float(v)!r}" for o, s, m, v in t.itertuples(index=False)
+    )
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def on_data_methods(
+    table: pd.DataFrame, *, method: str, level: float, path: Path = COVERAGE_FILE
+) -> dict[str, str]:
+    """``finding name -> method text`` stating the committed coverage measured on this
+    table (:func:`scalinglab.stats.method_coverage.measured_on_data`, the lower of the two
+    generators, ``n = 1`` run per cell); empty when nothing is committed for a table with
+    these losses at this level."""
+    if not path.exists():
+        return {}
+    saved = json.loads(path.read_text(encoding="utf-8"))
+    if saved.get("table_sha256") != table_hash(table) or float(saved.get("level", -1)) != level:
+        return {}
+    low: Mapping[str, Mapping[str, Any]] = saved["lowest"]
+    return {
+        name: f"{method}; " + measured_on_data(float(v["coverage"]), 1, se=float(v["se"]))
+        for name, v in low.items()
+        if np.isfinite(v["coverage"])
+    }

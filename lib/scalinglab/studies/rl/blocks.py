@@ -24,6 +24,7 @@ import pandas as pd
 import xarray as xr
 
 from scalinglab.studies.rl.config import RLSweepConfig
+from scalinglab.sweeps import join_seed_blocks
 
 #: The name of the base design's block in ``block(seed)``.
 BASE_BLOCK = "v3"
@@ -137,35 +138,25 @@ def join_blocks(first: xr.Dataset, later: dict[str, xr.Dataset]) -> xr.Dataset:
         When a block's seeds overlap another's, or its cells, recipe or warm starts are
         not the base design's.
     """
-    seen = {int(s): BASE_BLOCK for s in first.seed.values}
-    parts, names = [first], [BASE_BLOCK] * first.sizes["seed"]
+    parts, names = {BASE_BLOCK: first}, [BASE_BLOCK] * first.sizes["seed"]
     for name, b in later.items():
-        dup = sorted(int(s) for s in b.seed.values if int(s) in seen)
-        if dup:
-            raise ValueError(
-                f"seed blocks overlap: {name} repeats seeds {dup} of {sorted({seen[d] for d in dup})}"
-            )
         _check_same_design(first, name, b)
-        seen.update({int(s): name for s in b.seed.values})
         r = b.reindex(model_size=first.model_size.values, variant=first.variant.values)
         for var, fill in (("status", "skipped"), ("error", "")):
             vals = r[var].values
             r[var] = (r[var].dims, np.where(pd.isnull(vals), fill, vals).astype(str))
-        parts.append(r)
+        parts[name] = r
         names += [name] * b.sizes["seed"]
-    out = xr.concat(
+    infos = {BASE_BLOCK: first, **later}  # each block's own cells, not the reindexed ones
+    out = join_seed_blocks(
         parts,
-        dim="seed",
+        info=lambda n, _: _block_info(n, infos[n]),
         data_vars="minimal",
         coords="minimal",
         compat="override",
         join="override",
-        combine_attrs="override",
     )
     out = out.assign_coords(block=("seed", names))
-    info = [_block_info(BASE_BLOCK, first)] + [_block_info(n, b) for n, b in later.items()]
-    out.attrs["seed_blocks"] = json.dumps(info, sort_keys=True)
-    out.attrs["n_failed"] = sum(int(p.attrs.get("n_failed", 0)) for p in [first, *later.values()])
     return out
 
 

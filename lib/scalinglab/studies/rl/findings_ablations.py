@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 
 from scalinglab.estimate import BOUND_SHARE, identified_by_share
-from scalinglab.studies.rl.named import PAIRED, RLIABLE, Named, ci_of, estimate_of
+from scalinglab.studies.rl.named import PAIRED, PAIRED_T, RLIABLE, Named, ci_of, estimate_of
 
 #: The ablation findings that are headlines: the positive controls' effects.
 ABLATION_HEADLINES = frozenset({("len_cap", "A"), ("half_lr", "log10_C_mid")})
@@ -92,19 +92,14 @@ def ablation_findings(
     return out
 
 
-def reuse_findings(reuse: Mapping[str, Any], *, level: float, reps: int) -> list[Named]:
+def reuse_findings(reuse: Mapping[str, Any], *, level: float) -> list[Named]:
     """Data reuse against fresh prompts at equal compute
-    (:func:`.predict.matched_compute_delta`)."""
+    (:func:`.predict.matched_compute_delta`: a paired Student t, Welch-Satterthwaite df)."""
     return [
         Named(
             "reuse/delta_pass_rate",
             estimate_of(
-                reuse["delta"],
-                reuse["ci"],
-                level=level,
-                method=PAIRED,
-                resamples=reps,
-                n=int(reuse["n_seeds"]),
+                reuse["delta"], reuse["ci"], level=level, method=PAIRED_T, n=int(reuse["n_seeds"])
             ),
             f"pass rate, reused pool minus fresh prompts at equal compute "
             f"(sizes {', '.join(reuse['sizes'])}, {reuse['n_seeds']} seeds)",

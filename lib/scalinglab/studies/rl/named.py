@@ -29,7 +29,19 @@ from scalinglab.stats.calibration import share_with_floor
 OVER_SEEDS = "bootstrap over seeds (whole runs), percentile"
 OVER_RUNS = "bootstrap over runs, percentile"
 RUNS_WITHIN_SIZE = "stratified bootstrap over runs (within size), percentile"
-PAIRED = "paired bootstrap over seeds"
+#: Paired differences (variant - baseline, one per seed sharing a warm-up), their mean
+#: per size, then the mean over sizes; seeds resampled within each size, percentile
+#: (:func:`scalinglab.stats.group_means.mean_of_group_means`). The ``n`` recorded is the
+#: fewest seeds of a size: the report's coverage table states this scheme's simulated
+#: coverage there (``paired-bootstrap-sizes`` in :mod:`scalinglab.stats.method_coverage`).
+PAIRED = (
+    "paired percentile bootstrap over seeds within sizes "
+    "(mean over sizes of each size's mean difference)"
+)
+#: The same paired differences with a Student-t interval, Welch-Satterthwaite degrees
+#: of freedom over sizes (:func:`scalinglab.stats.group_means.mean_of_group_means_t`):
+#: it covers at 3-5 seeds a size where the bootstrap above does not.
+PAIRED_T = "paired Student t over seeds (Welch-Satterthwaite df over sizes)"
 RLIABLE = "stratified bootstrap (rliable)"
 
 

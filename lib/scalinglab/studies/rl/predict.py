@@ -31,7 +31,8 @@ from scalinglab.stats.exact_bootstrap import (
     exact_percentile_interval,
     n_distinct_resamples,
 )
-from scalinglab.stats.group_means import mean_of_group_means
+from scalinglab.stats.group_means import mean_of_group_means_t
+from scalinglab.studies.rl.named import PAIRED_T
 
 LN9 = float(np.log(9.0))
 #: Share of refits at a bound from which an estimate is not identified (as fitting.identify).
@@ -318,8 +319,6 @@ def matched_compute_delta(
     *,
     baseline: str = "baseline",
     window_frac: float = 0.2,
-    reps: int = 2000,
-    seed: int = 0,
     level: float = 0.95,
 ) -> dict:
     """Held-out pass rate of ``variant`` minus ``baseline`` at equal RL compute, paired by seed.
@@ -327,8 +326,10 @@ def matched_compute_delta(
     For each size the variant ran at and each seed, the two runs (same warmed-up
     policy) are compared over the last ``window_frac`` of the compute both reached
     (the shorter run's end: the plateau rule may stop them at different points); the
-    effect is the mean over sizes of the mean over seeds; the CI resamples seeds
-    within each size.
+    effect is the mean over sizes of the mean over seeds, its interval a Student t with
+    Welch-Satterthwaite degrees of freedom over sizes
+    (:func:`scalinglab.stats.group_means.mean_of_group_means_t`: with 3-5 seeds a size,
+    the percentile bootstrap it replaces covered 0.77-0.85).
 
     Returns
     -------
@@ -354,8 +355,7 @@ def matched_compute_delta(
             per_size[size] = np.array(diffs)
     if not per_size:
         raise ValueError(f"variant {variant!r} has no run paired with {baseline!r}")
-    rng = np.random.default_rng(seed)
-    est, _ = mean_of_group_means(list(per_size.values()), rng=rng, reps=reps, level=level)
+    est, _ = mean_of_group_means_t(list(per_size.values()), level=level, method=PAIRED_T)
     point, (lo, hi) = est.point, est.ci  # type: ignore[misc]
     return {
         "delta": point,

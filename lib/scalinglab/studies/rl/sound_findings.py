@@ -16,14 +16,13 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sps
 
 from scalinglab.estimate import BOUND_SHARE, Estimate
 from scalinglab.stats.calibration import proportion_estimate
-from scalinglab.studies.rl.named import Named
+from scalinglab.stats.group_means import mean_of_group_means_t
+from scalinglab.studies.rl.named import PAIRED_T, Named
 
 #: The method of the ablations' paired intervals (:func:`t_effects`).
-PAIRED_T = "paired Student t over seeds (Welch-Satterthwaite df over sizes)"
 
 
 def half_run_findings(dec: Mapping[str, Any], *, min_multiple: float) -> list[Named]:
@@ -279,15 +278,10 @@ def t_effects(
         groups = [g.to_numpy(float) for _, g in diff.groupby(level=0) if g.size >= 2]
         if not groups:
             continue
-        s = len(groups)
-        v = np.array([g.var(ddof=1) / g.size for g in groups])
-        se = float(np.sqrt(v.sum()) / s)
-        dfs = np.array([g.size - 1 for g in groups])
-        df = float(v.sum() ** 2 / np.sum(v**2 / dfs)) if v.sum() > 0 else float(dfs.sum())
-        half = float(sps.t.ppf(0.5 + level / 2, df)) * se
-        point = float(np.mean([g.mean() for g in groups]))
-        out.loc[i, ["delta", "delta_lo", "delta_hi"]] = [point, point - half, point + half]
-        out.loc[i, "mde"] = minimum_detectable_effect((point - half, point + half), level)
+        est, _ = mean_of_group_means_t(groups, level=level)
+        lo, hi = float(est.lo), float(est.hi)  # type: ignore[arg-type]
+        out.loc[i, ["delta", "delta_lo", "delta_hi"]] = [est.point, lo, hi]
+        out.loc[i, "mde"] = minimum_detectable_effect((lo, hi), level)
     out["method"] = PAIRED_T
     return out
 

@@ -112,14 +112,13 @@ def variance_components(
         return None
     ss_w = sum(float(((g - g.mean()) ** 2).sum()) for g in groups)
     df_w = sum(g.size - 1 for g in groups)
-    ss_b, df_b, nsum, nsq = 0.0, 0, 0.0, 0.0
+    ss_b, df_b, nsq = 0.0, 0, 0.0
     for _, s in t.groupby("model_size"):
         gs = [g[value].to_numpy(float) for _, g in s.groupby("warm_start")]
         grand = float(np.concatenate(gs).mean())
         ss_b += sum(g.size * (g.mean() - grand) ** 2 for g in gs)
         df_b += len(gs) - 1
         n_s = sum(g.size for g in gs)
-        nsum += n_s
         nsq += n_s - sum(g.size**2 for g in gs) / n_s
     if df_w < 1 or df_b < 1:
         return None
@@ -152,6 +151,8 @@ def variance_components(
             float(np.sqrt(rl_hi)),
             level=level,
             method=f"nested ANOVA, chi-square interval (df {df_w})",
-            n=int(nsum),
+            # the interval rests on df_w within-warm-start deviations: its coverage is
+            # read at n = df (``chi-square-sd`` in scalinglab.stats.method_coverage)
+            n=int(df_w),
         ),
     }

@@ -270,6 +270,11 @@ class LongHorizon:
     #: states the horizon it read, from the data.
     previous: LongHorizon | None = None
 
+    def read(self, previous: bool) -> LongHorizon:
+        """The horizon a reading uses: the one this extends when ``previous`` and there is
+        one (its runs are read until this one's are trained), else this one."""
+        return self.previous if previous and self.previous is not None else self
+
 
 #: The long design at ``small``, by size. The issue asks for at least 500 tokens per
 #: parameter. At 500 (3 seeds, on a lent H200) the SiLU ratio of size s still rose about
@@ -343,8 +348,7 @@ def long_configs(
     step_tokens = base.batch_size * base.seq_len
     out: dict[str, SparsitySweepConfig] = {}
     for m in [m for m in base.models if m.family in ("size", "both")][:2]:
-        h = _TINY_HORIZON if compute_class == "tiny" else LONG_HORIZONS[m.name]
-        h = h.previous if previous and h.previous is not None else h
+        h = (_TINY_HORIZON if compute_class == "tiny" else LONG_HORIZONS[m.name]).read(previous)
         tpp = h.tokens_per_param if tokens_per_param is None else tokens_per_param
         n = base.model_config(m, "relu").n_params()
         steps = max(1, round(tpp * n / step_tokens))
@@ -377,9 +381,7 @@ def long_extra_configs(
         return {}
     out = {}
     for name, cfg in long_configs(compute_class, device=device, previous=previous).items():
-        h = LONG_HORIZONS[cfg.models[0].name]
-        h = h.previous if previous and h.previous is not None else h
-        later = h.later_seeds
+        later = LONG_HORIZONS[cfg.models[0].name].read(previous).later_seeds
         if later:
             out[name] = dataclasses.replace(cfg, seeds=later)
     return out

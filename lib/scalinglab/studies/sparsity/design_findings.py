@@ -16,9 +16,9 @@ import xarray as xr
 from scalinglab.estimate import Estimate
 from scalinglab.stats import calibration
 from scalinglab.studies.sparsity import analysis as sa
+from scalinglab.studies.sparsity import coverage_sim, seed_means
 from scalinglab.studies.sparsity import limits as slim
 from scalinglab.studies.sparsity import matched as sm
-from scalinglab.studies.sparsity import seed_means
 from scalinglab.studies.sparsity.steps import PAPER_SIGN, Named, Step
 
 #: The law each activation's limit comes from.
@@ -222,13 +222,24 @@ def horizons_text(
 
 
 def long_design(
-    ldf: pd.DataFrame, *, min_trend: Mapping[str, float], reps: int, level: float, seed: int
+    ldf: pd.DataFrame,
+    *,
+    min_trend: Mapping[str, float],
+    reps: int,
+    level: float,
+    seed: int,
+    coverage_sims: int | None = None,
 ) -> Step:
     """Section 8d: the long design's laws per size, each limit by the limit rule
     (:func:`.limits.decide_limit`: the law's identified ``A0``, else a plateau shown flat
     over the size's own last decade by an equivalence test at ``min_trend[activation]``,
     else not identified), each size's relative last-decade trend and their mean, the
     held-out loss change over each size's last decade, and the limit's change from s to m.
+
+    A limit by the law route states its number of runs as ``n`` and the coverage of its
+    group bootstrap over runs, simulated on these runs (:func:`.coverage_sim.group_coverage`,
+    ``coverage_sims`` simulated experiments (default ``min(reps, 200)``) of ``min(reps, 200)``
+    refits each).
 
     ``extra["limits"]``: one row per (activation, model) with the route and its reasons.
     """
@@ -251,6 +262,16 @@ def long_design(
         else:
             res = fits[(act, model, row["law"])]
         est, route = slim.decide_limit(res, g, delta=min_trend[act], trend=trend, level=level)
+        if route == "law" and res is not None and est.ci is not None:
+            cov = coverage_sim.group_coverage(
+                g[g["usable"]],
+                res,
+                sims=coverage_sims or min(reps, 200),
+                reps=min(reps, 200),
+                level=level,
+                seed=seed,
+            )
+            est = est.replace(method=f"{est.method}; {cov.said()}", n=cov.n)
         out.findings.append(
             Named(
                 f"long/{act}/{model}/A0",

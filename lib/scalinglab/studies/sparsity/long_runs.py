@@ -63,8 +63,10 @@ from scalinglab.studies.sparsity.config import (
     SparsitySweepConfig,
     long_configs,
     long_extra_configs,
+    long_horizons,
 )
 from scalinglab.sweeps import RUNS_DIR, RunCache, cached_sweep
+from scalinglab.sweeps import join_seed_blocks as join_blocks
 
 #: File beside a run folder's pickles describing the machine that trained them.
 DEVICE_INFO = "device.json"
@@ -230,38 +232,31 @@ def cached_long(
 
     out = read(previous=False)
     design = long_configs(compute_class)
+    horizons = long_horizons(compute_class)  # by model name
     for name, ds in read(previous=True).items():
         if name not in out:
-            cfg = design[name]
-            n = cfg.model_config(cfg.models[0], "relu").n_params()
-            ds.attrs["design_tokens_per_param"] = round(cfg.tokens / n)
+            ds.attrs["design_tokens_per_param"] = round(horizons[design[name].models[0].name])
             out[name] = ds
     return {name: out[name] for name in design if name in out}
 
 
 def join_seed_blocks(first: xr.Dataset, later: xr.Dataset) -> xr.Dataset:
-    """One size's seed blocks as one Dataset (concatenated along ``seed``).
+    """One size's seed blocks as one Dataset (concatenated along ``seed``,
+    :func:`scalinglab.sweeps.join_seed_blocks`).
 
     The first block's attrs are kept; ``seed_blocks`` records every block's seeds,
     config hash and training machine (JSON), so each seed's provenance stays readable.
     """
-    blocks = [
-        {
-            "seeds": [int(v) for v in ds["seed"].values],
-            "config_hash": ds.attrs.get("config_hash"),
-            "train_machine": ds.attrs.get("train_machine"),
-            "git_commit": ds.attrs.get("git_commit"),
-        }
-        for ds in (first, later)
-    ]
-    if set(blocks[0]["seeds"]) & set(blocks[1]["seeds"]):
-        raise ValueError(f"seed blocks overlap: {blocks[0]['seeds']} and {blocks[1]['seeds']}")
-    out = xr.concat([first, later], dim="seed", combine_attrs="override")
-    out.attrs["seed_blocks"] = json.dumps(blocks, sort_keys=True)
-    out.attrs["n_failed"] = int(first.attrs.get("n_failed", 0)) + int(
-        later.attrs.get("n_failed", 0)
-    )
-    return out
+    return join_blocks({"first": first, "later": later}, info=_block_info)
+
+
+def _block_info(name: str, ds: xr.Dataset) -> dict:
+    return {
+        "seeds": [int(v) for v in ds["seed"].values],
+        "config_hash": ds.attrs.get("config_hash"),
+        "train_machine": ds.attrs.get("train_machine"),
+        "git_commit": ds.attrs.get("git_commit"),
+    }
 
 
 # ----------------------------------------------------------------------------- elsewhere

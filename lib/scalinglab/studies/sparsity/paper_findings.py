@@ -1,7 +1,10 @@
 """Findings on the paper's own released curves (the ``published`` variant, section 9) and
 the calibration of the minimum trend and size tolerance on half of them (section 9b, both
 variants). Each curve is one run: its intervals are the block bootstraps of
-:mod:`.published` (the limits' residual block bootstrap, its coverage stated in its method).
+:mod:`.published`; the coverage of those that decide a claim (the limits' residual block
+bootstrap, the test half's trend and size summaries) is simulated on the curves' own fits
+and residuals (:mod:`.coverage_sim`, committed as ``data/sparsity_laws/
+published_coverage.json``) and stated in each finding's method.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from scalinglab.estimate import Estimate
+from scalinglab.studies.sparsity import coverage_sim
 from scalinglab.studies.sparsity import limits as slim
 from scalinglab.studies.sparsity import published as pub
 from scalinglab.studies.sparsity.steps import PAPER_TREND, Named, Step
@@ -23,6 +27,7 @@ def paper_laws(curves: pd.DataFrame, *, reps: int, level: float, seed: int) -> S
     table), ``rmse_ratio`` (median of ours over the authors')."""
     ptab, pfits = pub.refit(curves, reps=reps, level=level, seed=seed)
     out = Step(extra={"fits": pfits, "ptab": ptab})
+    covered = coverage_sim.read_table()
     for k, r in enumerate(ptab.to_dict("records")):
         cur = curves[(curves["activation"] == r["activation"]) & (curves["model"] == r["model"])]
         est = pub.paper_limit(
@@ -33,10 +38,11 @@ def paper_laws(curves: pd.DataFrame, *, reps: int, level: float, seed: int) -> S
             level=level,
             seed=seed + k,
         )
+        name = f"paper/law/{r['activation']}/{r['model']}/A0"
         out.findings.append(
             Named(
-                f"paper/law/{r['activation']}/{r['model']}/A0",
-                est,
+                name,
+                coverage_sim.with_coverage(name, est, covered, level=level),
                 f"{r['activation']} limit, the paper's {r['model']} curve refitted (authors: "
                 f"{r['auth_A0']:.4g})",
                 unit="activation ratio",
@@ -127,6 +133,7 @@ def calibration(
     late, draws = pub.late_trends(pcurves, reps=reps, seed=seed)
     out = Step()
     cal: dict[str, dict[str, Any]] = {}
+    covered = coverage_sim.read_table() if test_half else {}
     for act in ("relu", "silu"):
         cal_m, test_m = slim.calibration_halves(late[late["activation"] == act]["model"].unique())
         cal[act] = {
@@ -153,19 +160,23 @@ def calibration(
         ]
         if test_half:
             t = late[(late["activation"] == act) & late["model"].isin(test_m)]
+            trend_name = f"paper/{act}/trend/late_relative_slope/test_half"
+            scale_name = f"paper/{act}/scale/relative_slope/test_half"
+            trend = pub.mean_over_models(
+                late, draws, activation=act, column=2, level=level, models=test_m
+            )
+            scale = pub.scale_slope(t, draws, activation=act, level=level)
             out.findings += [
                 Named(
-                    f"paper/{act}/trend/late_relative_slope/test_half",
-                    pub.mean_over_models(
-                        late, draws, activation=act, column=2, level=level, models=test_m
-                    ),
+                    trend_name,
+                    coverage_sim.with_coverage(trend_name, trend, covered, level=level),
                     f"{act}: last-decade slope over the end ratio, the test half "
                     f"({cal[act]['test']})",
                     unit="fraction of the level per 10x tokens",
                 ),
                 Named(
-                    f"paper/{act}/scale/relative_slope/test_half",
-                    pub.scale_slope(t, draws, activation=act, level=level),
+                    scale_name,
+                    coverage_sim.with_coverage(scale_name, scale, covered, level=level),
                     f"{act}: end ratio vs parameter count, the test half ({cal[act]['test']})",
                     unit="fraction of the limit per 10x parameters",
                 ),

@@ -183,6 +183,16 @@ def block_length(n: int) -> int:
     return max(2, math.ceil(n ** (1 / 3)))
 
 
+def moving_block_indices(
+    rng: np.random.Generator, n: int, length: int, shape: tuple[int, ...] = ()
+) -> np.ndarray:
+    """Indices of Kunsch's moving blocks over ``n`` checkpoints, shape ``(*shape, n)``:
+    blocks of ``length`` consecutive indices, each starting at a uniformly drawn
+    checkpoint, strung together and cut to ``n`` (one ``rng.integers`` call)."""
+    first = rng.integers(0, n - length + 1, size=(*shape, -(-n // length)))
+    return (first[..., None] + np.arange(length)).reshape(*shape, -1)[..., :n]
+
+
 def block_groups(n: int, length: int) -> np.ndarray:
     """Contiguous block label of each of ``n`` checkpoints, shape ``(n,)``.
 
@@ -395,8 +405,7 @@ def residual_block_bootstrap(
     starts = {k: [v] for k, v in res.params.items()}
     out = np.full(reps, np.nan)
     for r in range(reps):
-        first = rng.integers(0, n - L + 1, size=-(-n // L))
-        idx = (first[:, None] + np.arange(L)[None, :]).ravel()[:n]
+        idx = moving_block_indices(rng, n, L)
         try:
             out[r] = fit(res.law, D, fitted + resid[idx], starts=starts).params[param]
         except (InputError, ValueError):
@@ -409,11 +418,11 @@ def residual_block_bootstrap(
     )
 
 
-#: How :func:`residual_block_bootstrap` makes its interval, its coverage stated.
+#: How :func:`residual_block_bootstrap` makes its interval (its coverage, simulated on the
+#: curve's own fit and residuals by :mod:`.coverage_sim`, is appended by the findings).
 RESIDUAL_CI = (
     "moving-block residual bootstrap (blocks of {L} residuals, every checkpoint kept), "
-    "refits from the point fit, percentile; one run per curve, so its coverage is not "
-    "simulated here (nominal)"
+    "refits from the point fit, percentile"
 )
 
 
