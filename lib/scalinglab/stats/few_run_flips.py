@@ -104,15 +104,28 @@ def distinct_positions(
     pos = np.floor(rng.random(shape) * counts).astype(np.int64)
     if k == 1:
         return pos
-    while True:
-        srt = np.sort(pos, axis=-2)
-        bad = (np.diff(srt, axis=-2) == 0).any(axis=-2)  # (*S, M)
-        n_bad = int(bad.sum())
-        if not n_bad:
-            return pos
-        fresh = np.floor(rng.random((n_bad, k)) * np.broadcast_to(counts, bad.shape)[bad][:, None])
-        moved = np.moveaxis(pos, -2, -1)  # (*S, M, k) view
-        moved[bad] = fresh.astype(np.int64)
+    moved = np.moveaxis(pos, -2, -1)  # (*S, M, k) view: one row per (draw, task)
+    limit = np.broadcast_to(counts, moved.shape[:-1])
+    rows = np.flatnonzero(_repeats(moved))  # C order over (*S, M), as a full rescan gives
+    while rows.size:
+        # only rows just redrawn can still repeat, and they keep their C order, so the
+        # redraw order (and every draw) equals redrawing from a rescan of the whole array
+        where = np.unravel_index(rows, limit.shape)
+        fresh = np.floor(rng.random((rows.size, k)) * limit[where][:, None]).astype(np.int64)
+        moved[where] = fresh
+        rows = rows[_repeats(fresh)]
+    return pos
+
+
+def _repeats(rows: np.ndarray) -> np.ndarray:
+    """Shape ``(..., )``: whether row ``[..., :]`` of ``rows`` ``(..., k)`` repeats a value
+    (pairwise comparisons: k is a few runs, and a sort along a short axis is slower)."""
+    k = rows.shape[-1]
+    out = np.zeros(rows.shape[:-1], dtype=bool)
+    for i in range(k - 1):
+        for j in range(i + 1, k):
+            out |= rows[..., i] == rows[..., j]
+    return out
 
 
 def _rates(est: np.ndarray, ref: np.ndarray, sign: np.ndarray) -> np.ndarray:
