@@ -141,6 +141,7 @@ def bench(session: nox.Session) -> None:
         "benchmarks/bench_optimizers.py",
         "benchmarks/bench_sparse_ffn.py",
         "benchmarks/bench_prose_render.py",
+        "benchmarks/bench_few_run_flips.py",
     ]  # bench_intervals.py compares with rliable in its own environment: see its header
     for script in scripts:
         session.run(_bin("python"), script, env=env)

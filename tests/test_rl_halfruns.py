@@ -175,9 +175,11 @@ def test_tan_findings_name_every_finding_even_without_a_held_out_comparison():
             empty,
             tanlaw.comparison_estimate(empty),
             level=0.95,
+            rise_stable=tanlaw.k_rise(laws.iloc[:3], ["s", "l"], variant="baseline"),
         )
     }
     assert set(named) == {
+        "tan/stable/k_rise",
         "tan/k/s",
         "tan/k/l",
         "tan/s/curvature",
@@ -188,6 +190,7 @@ def test_tan_findings_name_every_finding_even_without_a_held_out_comparison():
     }
     assert not named["tan/heldout_rmse_delta"].identified
     assert not named["tan/sigmoid_wins_share"].identified
+    assert not named["tan/stable/k_rise"].identified  # one run left at l: need 2 a size
     assert named["tan/k_rise"].point == pytest.approx(0.15, abs=0.02)
     assert named["tan/k/s"].method == "Student t over 2 runs"
 

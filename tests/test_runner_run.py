@@ -221,11 +221,15 @@ def test_interrupted_run_is_marked_and_never_latest(lab, two_runs):
         stderr=subprocess.DEVNULL,
         text=True,
     )
-    vdir = lab / "reports" / "fixture_basic" / "default"
+    study_dir = lab / "reports" / "fixture_basic"
+    vdir = study_dir / "default"
     latest = os.readlink(vdir / "latest")
+    custom = study_dir / "default-custom"  # where a run with overrides goes
+    custom_latest = os.readlink(custom / "latest") if (custom / "latest").is_symlink() else None
     try:
         deadline = time.monotonic() + 60
-        while not list(vdir.glob(".tmp-*/fixture_basic.ipynb")) and time.monotonic() < deadline:
+        while not list(custom.glob(".tmp-*/fixture_basic.ipynb")):
+            assert time.monotonic() < deadline, "the run never started its notebook"
             time.sleep(0.2)
         time.sleep(1.5)  # let the kernel reach the sleeping cell
         proc.send_signal(signal.SIGTERM)
@@ -240,6 +244,8 @@ def test_interrupted_run_is_marked_and_never_latest(lab, two_runs):
     m = _manifest(stopped[0].path)
     assert m["status"] == "interrupted" and "SIGTERM" in m["error"]
     assert os.readlink(vdir / "latest") == latest
+    now = os.readlink(custom / "latest") if (custom / "latest").is_symlink() else None
+    assert now == custom_latest
 
 
 @pytest.fixture(scope="module")

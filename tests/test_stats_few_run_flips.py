@@ -28,6 +28,37 @@ def test_distinct_positions_are_distinct_in_range_and_uniform():
         distinct_positions(np.random.default_rng(0), np.array([2, 5]), size=(2,), k=3)
 
 
+def _rescan_positions(rng, counts, *, size, k):
+    """The plain algorithm: redraw every row with a repeat, rescanning the whole array."""
+    pos = np.floor(rng.random((*size, k, counts.size)) * counts).astype(np.int64)
+    while True:
+        bad = (np.diff(np.sort(pos, axis=-2), axis=-2) == 0).any(axis=-2)
+        if not bad.any():
+            return pos
+        fresh = np.floor(
+            rng.random((int(bad.sum()), k)) * np.broadcast_to(counts, bad.shape)[bad][:, None]
+        )
+        np.moveaxis(pos, -2, -1)[bad] = fresh.astype(np.int64)
+
+
+@pytest.mark.parametrize(
+    "counts, size, k",
+    [
+        ([3, 5, 4, 10], (50, 7), 3),
+        ([4, 4], (20, 3, 2), 2),
+        ([6, 7, 5], (100,), 5),
+        ([5] * 9, (30, 4), 3),
+    ],
+)
+def test_distinct_positions_draw_what_a_whole_array_rescan_draws(counts, size, k):
+    # only the redrawn rows are rechecked; the draws (and so every report) are unchanged
+    counts = np.array(counts)
+    got = distinct_positions(np.random.default_rng(7), counts, size=size, k=k)
+    np.testing.assert_array_equal(
+        got, _rescan_positions(np.random.default_rng(7), counts, size=size, k=k)
+    )
+
+
 def test_separated_algorithms_never_flip_and_ties_flip_often():
     rng = np.random.default_rng(1)
     base = rng.normal(size=(3, 20, 8)) * 0.1

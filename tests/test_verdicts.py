@@ -396,6 +396,27 @@ def test_what_another_resampling_seed_could_decide_a_finding_to_be():
     assert reachable("equal", band, (0.392, 0.4102), (0.0007, 0.0007)) == {"reproduces"}
 
 
+def test_one_inside_outside_rule_serves_the_verdict_and_its_monte_carlo_reach():
+    from scalinglab.verdict_checks import shrunk, sides
+
+    g, lt, band = (0.05, math.inf), (-math.inf, 0.0), (0.38, 0.41)
+    assert sides("greater", g, 0.0575, 0.84) == (True, False)
+    assert sides("greater", g, 0.05, 0.84) == (False, False)  # an end on the threshold
+    assert sides("greater", g, 0.0, 0.05) == (False, True)
+    assert sides("less", lt, -0.2, -0.01) == (True, False)
+    assert sides("less", lt, 0.0, 0.3) == (False, True)
+    assert sides("equal", band, 0.38, 0.41) == (True, False)
+    assert sides("equal", band, 0.411, 0.5) == (False, True)
+    assert sides("equal", band, 0.3, 0.39) == (False, False)
+    # an end without a Monte Carlo error stays put; the others move inwards
+    assert shrunk((0.0575, 0.84), (0.0088, None)) == pytest.approx((0.0751, 0.84))
+    assert shrunk((0.0575, 0.84), None) == (0.0575, 0.84)
+    # the claim's verdict uses the same rule: an end on the threshold decides nothing
+    claim = Claim(id="c", paper="p", statement="s", findings=("x",), expect="greater", value=0.05)
+    f = {"x": {"name": "x", "point": 0.3, "ci": [0.05, 0.84], "level": 0.95}}
+    assert decide(claim, f).verdict == "inconclusive"
+
+
 def test_a_claim_no_seed_could_decide_is_plainly_inconclusive_after_holm():
     # sparsity's silu-limit on the paper's curves: one size's lower end sits on the band's
     # upper edge (another seed could exclude the band there, but one exclusion among five

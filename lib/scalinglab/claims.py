@@ -287,12 +287,7 @@ def _one(claim: Claim, f: Mapping[str, Any]) -> tuple[str, str]:
     lo, hi = float(ci[0]), float(ci[1])
     a, b = claim.region()
     shown = f"{name} = {fmt_num(f['point'])} {fmt_ci(ci)}"
-    if claim.expect == "greater":
-        inside, outside = lo > a, hi <= a
-    elif claim.expect == "less":
-        inside, outside = hi < b, lo >= b
-    else:
-        inside, outside = (lo >= a and hi <= b), (hi < a or lo > b)
+    inside, outside = vc.sides(str(claim.expect), (a, b), lo, hi)
     if inside or outside:
         v = "reproduces" if inside else "contradicts"
         near = vc.mc_guard(str(claim.expect), (a, b), (lo, hi), f.get("mc_se"), v)
@@ -341,7 +336,7 @@ def _seed_could_decide(claim: Claim, rows: list[list[Any]], before_holm: list[st
     reach "reproduces" with its ends moved within their Monte Carlo error, or some
     finding's contradiction, its end pushed out by that much, survives Holm's correction
     over the claim's findings (:func:`scalinglab.verdict_checks.reachable`,
-    :func:`~scalinglab.verdict_checks.pushed_out`). A finding without Monte Carlo errors
+    :func:`~scalinglab.verdict_checks.shrunk`). A finding without Monte Carlo errors
     reaches only the verdict it has."""
     expect, region = str(claim.expect), claim.region()
     reach = []
@@ -363,9 +358,10 @@ def _seed_could_decide(claim: Claim, rows: list[list[Any]], before_holm: list[st
     for j, (r, (_, _, f)) in enumerate(zip(reach, rows, strict=True)):
         if "contradicts" not in r:
             continue
-        out = vc.pushed_out(expect, region, float(f["point"]), f["ci"], f.get("mc_se"))
         p = list(now)
-        p[j] = vc.contradiction_p(expect, region, float(f["point"]), out, level)
+        p[j] = vc.contradiction_p(
+            expect, region, float(f["point"]), vc.shrunk(f["ci"], f.get("mc_se")), level
+        )
         if vc.holm_contradictions(p, alpha=1 - level)[0][j]:
             return True
     return False

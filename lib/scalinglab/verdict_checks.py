@@ -29,7 +29,7 @@ a threshold it would decide by (another seed could decide it; :func:`deciding_bo
 with ``"inconclusive"`` names those ends), so that the verdict is the same under every
 resampling seed. A claim with several findings reads it only when some seed could decide
 the claim (:func:`reachable`): every finding could reproduce, or one finding's
-contradiction, its end pushed out by its Monte Carlo error (:func:`pushed_out`), would
+contradiction, its end pushed out by its Monte Carlo error (:func:`shrunk`), would
 survive Holm's correction. Otherwise (one finding admits both sides far from every
 threshold; a near exclusion among several findings that Holm would not keep) the claim is
 plainly ``inconclusive`` under any seed, the near finding's reason still given.
@@ -209,6 +209,44 @@ def deciding_bounds(
     return []
 
 
+def sides(expect: str, region: tuple[float, float], lo: float, hi: float) -> tuple[bool, bool]:
+    """Whether the interval ``[lo, hi]`` lies inside the claimed region, and whether it
+    excludes it: the one rule behind a reproduction and a contradiction.
+
+    ``greater``: inside when ``lo > a``, outside when ``hi <= a``; ``less``: inside when
+    ``hi < b``, outside when ``lo >= b``; a band ``[a, b]``: inside when the interval is
+    within it, outside when it lies wholly past either edge. Both False: the interval
+    admits both sides.
+    """
+    a, b = region
+    if expect == "greater":
+        return lo > a, hi <= a
+    if expect == "less":
+        return hi < b, lo >= b
+    return (lo >= a and hi <= b), (hi < a or lo > b)
+
+
+def _errors(mc_se: Sequence[float | None] | None) -> list[float | None]:
+    """Monte Carlo errors of ``(lo, hi)``, None for an end without a finite one."""
+    return [
+        float(x) if x is not None and math.isfinite(float(x)) else None
+        for x in (mc_se or (None, None))
+    ]
+
+
+def shrunk(
+    ci: Sequence[float], mc_se: Sequence[float | None] | None, *, multiple: float = MC_SE_MULTIPLE
+) -> tuple[float, float]:
+    """The interval with each end moved ``multiple`` Monte Carlo standard errors inwards
+    (an end without one stays put): the ends another resampling seed plausibly gives
+    that lie deepest on either side of a threshold between them. It reproduces when some
+    seed could reproduce, excludes when some seed could exclude (:func:`reachable`), and
+    its contradiction p-value is the smallest another seed plausibly gives
+    (:func:`contradiction_p` reads only the end on the threshold's side)."""
+    se_lo, se_hi = _errors(mc_se)
+    return (float(ci[0]) + multiple * (se_lo or 0.0), float(ci[1]) - multiple * (se_hi or 0.0))
+
+
 def mc_guard(
     expect: str,
     region: tuple[float, float],
@@ -232,17 +270,18 @@ def mc_guard(
     """
     if not mc_se:
         return None
+    errors = _errors(mc_se)
     for end, threshold in deciding_bounds(expect, region, ci, verdict):
-        se = mc_se[end]
-        if se is None or not math.isfinite(float(se)) or not math.isfinite(threshold):
+        se = errors[end]
+        if se is None or not math.isfinite(threshold):
             continue
         gap = abs(float(ci[end]) - threshold)
-        if gap <= multiple * float(se):
+        if gap <= multiple * se:
             which = "lower" if end == 0 else "upper"
             return (
                 f"its {which} bound {float(ci[end]):.4g} lies {gap:.2g} from the threshold "
                 f"{threshold:.4g}, within {multiple:g} Monte Carlo standard errors "
-                f"({float(se):.2g} each): another resampling seed could "
+                f"({se:.2g} each): another resampling seed could "
                 + ("decide it" if verdict == "inconclusive" else "flip it")
             )
     return None
@@ -259,7 +298,7 @@ def reachable(
     """The decided verdicts a finding's interval gives under another resampling seed.
 
     Each end may move by up to ``multiple`` of its Monte Carlo standard errors, either
-    way (an end without one stays put).
+    way (an end without one stays put): :func:`sides` of the :func:`shrunk` interval.
 
     Returns
     -------
@@ -267,50 +306,8 @@ def reachable(
         A subset of ``{"reproduces", "contradicts"}``; empty for an interval that admits
         both sides of the rule however its ends move within their Monte Carlo error.
     """
-    a, b = region
-    lo, hi = float(ci[0]), float(ci[1])
-    se = [
-        float(x) if x is not None and math.isfinite(float(x)) else 0.0
-        for x in (mc_se or (None, None))
-    ]
-    d_lo, d_hi = multiple * se[0], multiple * se[1]
-    out = set()
-    if expect == "greater":
-        inside, outside = lo + d_lo > a, hi - d_hi <= a
-    elif expect == "less":
-        inside, outside = hi - d_hi < b, lo + d_lo >= b
-    else:
-        inside, outside = lo + d_lo >= a and hi - d_hi <= b, hi - d_hi < a or lo + d_lo > b
-    if inside:
-        out.add("reproduces")
-    if outside:
-        out.add("contradicts")
-    return out
-
-
-def pushed_out(
-    expect: str,
-    region: tuple[float, float],
-    point: float,
-    ci: Sequence[float],
-    mc_se: Sequence[float | None] | None,
-    *,
-    multiple: float = MC_SE_MULTIPLE,
-) -> tuple[float, float]:
-    """The interval with its end on the threshold's side moved ``multiple`` Monte Carlo
-    standard errors away from the claimed region: the most contradicting interval another
-    resampling seed plausibly gives (for :func:`contradiction_p`)."""
-    a, b = region
-    lo, hi = float(ci[0]), float(ci[1])
-    se = [
-        float(x) if x is not None and math.isfinite(float(x)) else 0.0
-        for x in (mc_se or (None, None))
-    ]
-    if expect == "greater" or (expect not in ("greater", "less") and point < a):
-        return lo, hi - multiple * se[1]
-    if expect == "less" or point > b:
-        return lo + multiple * se[0], hi
-    return lo, hi
+    inside, outside = sides(expect, region, *shrunk(ci, mc_se, multiple=multiple))
+    return {v for v, ok in (("reproduces", inside), ("contradicts", outside)) if ok}
 
 
 def contradiction_p(

@@ -54,6 +54,9 @@ __all__ = ["FLIP_RATES", "distinct_positions", "few_run_eligible", "few_run_flip
 
 #: Rates reported by :func:`few_run_flip_rates`, in output order.
 FLIP_RATES = ("ranking_change_rate", "winner_change_rate", "pair_flip_rate")
+#: Outer replicates whose few-run draws are made and ranked together (part of the draw
+#: order: each batch's positions come from one call per algorithm).
+_BATCH = 50
 
 
 def few_run_eligible(scores: xr.DataArray, n_runs: int) -> tuple[list[str], dict[str, str]]:
@@ -104,15 +107,28 @@ def distinct_positions(
     pos = np.floor(rng.random(shape) * counts).astype(np.int64)
     if k == 1:
         return pos
-    while True:
-        srt = np.sort(pos, axis=-2)
-        bad = (np.diff(srt, axis=-2) == 0).any(axis=-2)  # (*S, M)
-        n_bad = int(bad.sum())
-        if not n_bad:
-            return pos
-        fresh = np.floor(rng.random((n_bad, k)) * np.broadcast_to(counts, bad.shape)[bad][:, None])
-        moved = np.moveaxis(pos, -2, -1)  # (*S, M, k) view
-        moved[bad] = fresh.astype(np.int64)
+    moved = np.moveaxis(pos, -2, -1)  # (*S, M, k) view: one row per (draw, task)
+    limit = np.broadcast_to(counts, moved.shape[:-1])
+    rows = np.flatnonzero(_repeats(moved))  # C order over (*S, M), as a full rescan gives
+    while rows.size:
+        # only rows just redrawn can still repeat, and they keep their C order, so the
+        # redraw order (and every draw) equals redrawing from a rescan of the whole array
+        where = np.unravel_index(rows, limit.shape)
+        fresh = np.floor(rng.random((rows.size, k)) * limit[where][:, None]).astype(np.int64)
+        moved[where] = fresh
+        rows = rows[_repeats(fresh)]
+    return pos
+
+
+def _repeats(rows: np.ndarray) -> np.ndarray:
+    """Shape ``(..., )``: whether row ``[..., :]`` of ``rows`` ``(..., k)`` repeats a value
+    (pairwise comparisons: k is a few runs, and a sort along a short axis is slower)."""
+    k = rows.shape[-1]
+    out = np.zeros(rows.shape[:-1], dtype=bool)
+    for i in range(k - 1):
+        for j in range(i + 1, k):
+            out |= rows[..., i] == rows[..., j]
+    return out
 
 
 def _rates(est: np.ndarray, ref: np.ndarray, sign: np.ndarray) -> np.ndarray:
@@ -203,8 +219,8 @@ def few_run_flip_rates(
     a_n, k_n = len(kept), len(names)
     est = np.empty((draws, a_n, k_n))
     full = np.empty((a_n, k_n))
-    outer_est = np.empty((reps, inner_draws, a_n, k_n))
     outer_full = np.empty((reps, a_n, k_n))
+    cells = []  # per algorithm: its table's values, run counts, task count, resamples, stream
     for a_i, (name, values) in enumerate(tables.items()):
         table, counts = compact_runs(values)
         m = table.shape[1]
@@ -215,17 +231,27 @@ def few_run_flip_rates(
         g = outer_gens[name]
         boot = stratified_indices(g, counts, size=reps)  # (B, R, M) flat indices
         outer_full[:, a_i] = statistic(np.take(flat, boot))
-        for b0 in range(0, reps, 50):
-            b1 = min(reps, b0 + 50)
+        # kept until the last batch: the smallest integer type that holds a flat index
+        cells.append((flat, counts, m, boot.astype(np.min_scalar_type(flat.size - 1)), g))
+    per_draw = _rates(est, full, sign)  # (3, D, K)
+    point = np.nanmean(per_draw, axis=1)
+    mc_se = np.nanstd(per_draw, axis=1, ddof=1) / np.sqrt(draws) if draws > 1 else point * np.nan
+    # the outer replicates' rates, a batch of _BATCH replicates at a time (memory: the
+    # few-run estimates of all replicates at once, and the pairwise signs of their rates,
+    # take gigabytes at 10,000 replicates); each algorithm's stream still draws its
+    # resamples first and then its batches in order, so the draws do not depend on the
+    # loop's order
+    outer = np.empty((len(FLIP_RATES), reps, k_n))  # (3, B, K)
+    for b0 in range(0, reps, _BATCH):
+        b1 = min(reps, b0 + _BATCH)
+        batch = np.empty((b1 - b0, inner_draws, a_n, k_n))
+        for a_i, (flat, counts, m, boot, g) in enumerate(cells):
             p = distinct_positions(g, counts, size=(b1 - b0, inner_draws), k=n_runs)
             # replicate b's resampled run at position p of task j: boot[b, p, j]
             idx = np.take_along_axis(boot[b0:b1, None], p, axis=-2)  # (b, D, k, M)
             sub = np.take(flat, idx).reshape(-1, n_runs, m)
-            outer_est[b0:b1, :, a_i] = statistic(sub).reshape(b1 - b0, inner_draws, k_n)
-    per_draw = _rates(est, full, sign)  # (3, D, K)
-    point = np.nanmean(per_draw, axis=1)
-    mc_se = np.nanstd(per_draw, axis=1, ddof=1) / np.sqrt(draws) if draws > 1 else point * np.nan
-    outer = np.nanmean(_rates(outer_est, outer_full, sign), axis=2)  # (3, B, K)
+            batch[:, :, a_i] = statistic(sub).reshape(b1 - b0, inner_draws, k_n)
+        outer[:, b0:b1] = np.nanmean(_rates(batch, outer_full[b0:b1], sign), axis=2)
     lo, hi = percentile_interval(outer, level=level, axis=1)
     # each end's Monte Carlo error (the outer rates move in steps of 1 / inner_draws, so an
     # end can sit on a verdict's threshold under one seed and past it under another). On
