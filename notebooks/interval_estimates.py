@@ -81,7 +81,7 @@ method: str = "percentile"  # interval method for aggregate metrics: percentile,
 few_runs: int = 3  # runs per task of the "few-run study" in step 2 [≥ 1]
 few_draws: int = 2_000  # few-run subsamples behind the point flip rates of step 2 [≥ 1]
 flip_reps: int = 1_000  # outer bootstrap replicates for the CIs of step 2's flip rates [≥ 2]
-flip_inner_draws: int = 400  # few-run draws per outer replicate of step 2 (their noise widens the CIs; ends move in steps of 1/this) [≥ 1]
+flip_inner_draws: int = 400  # few-run draws per outer replicate of step 2 (their noise widens the CIs; the rates move in steps of 1/this) [≥ 1]
 coverage_subsamples: int = 200  # few-run subsamples per algorithm and run count in the coverage check [≥ 1]
 nan: str = "error"  # NaN scores in your files: error (name the cell) or drop (with a warning) {error, drop}
 references: str = ""  # with scores: table task, random, reference to normalize them by; "": already normalized [file]
@@ -228,7 +228,10 @@ fig = plots.plot_score_heatmap(data)
 # `few_draws` draws) is stated with it; its interval comes from `flip_reps` replicates of
 # an outer bootstrap over runs (the runs we have are themselves a sample), each with its
 # own `flip_inner_draws` few-run draws and its own all-runs reference (their noise widens
-# the interval a little, less the more there are). Resampled runs repeat, which makes
+# the interval a little, less the more there are). The interval's ends are Harrell-Davis
+# quantiles of the replicates' rates, with jackknife Monte Carlo errors: the rates move in
+# steps of 1/`flip_inner_draws`, and a plain order statistic would jump a whole step from
+# one seed to the next. Resampled runs repeat, which makes
 # few-run subsamples of a replicate slightly less variable than real ones. Algorithms with
 # `few_runs` or fewer runs on some task are left out: their "few-run subsamples" would be
 # their full data.

@@ -20,9 +20,11 @@ from an **outer stratified bootstrap over runs**: replicate ``b`` resamples each
 (algorithm, task) cell's runs with replacement and the few-run draws of that
 replicate pick positions in the resampled cell, so one gather per replicate
 replaces a per-replicate Python loop; the reference ranking of replicate ``b``
-is its own all-runs ranking. The Monte Carlo standard error of each point rate
-is the standard deviation of its per-draw values over ``sqrt(draws)`` (draws
-are independent).
+is its own all-runs ranking. The interval's ends are Harrell-Davis quantiles of the
+replicates' rates (which move in steps of ``1 / inner_draws``: an order statistic would
+jump a step between seeds), with jackknife Monte Carlo errors. The Monte Carlo standard
+error of each point rate is the standard deviation of its per-draw values over
+``sqrt(draws)`` (draws are independent).
 
 Only algorithms with more runs than ``n_runs`` in every task take part
 (:func:`few_run_eligible`): with ``n_runs`` or fewer, a "few-run subsample" is
@@ -39,11 +41,10 @@ import numpy as np
 import xarray as xr
 
 from scalinglab.errors import InputError
-from scalinglab.estimate import quantile_mc_se
+from scalinglab.estimate import smooth_quantiles
 from scalinglab.stats.bootstrap import (
     compact_runs,
     keyed_generators,
-    percentile_interval,
     stack_statistics,
     stratified_indices,
 )
@@ -187,10 +188,10 @@ def few_run_flip_rates(
     Returns
     -------
     xarray.Dataset
-        ``point``, ``lo``, ``hi``, ``mc_se`` (of the point), ``mc_se_lo``,
-        ``mc_se_hi`` (of the interval's ends over the ``reps`` outer replicates,
-        :func:`scalinglab.estimate.quantile_mc_se`, at least half the rates' step
-        ``1 / inner_draws``) dims ``(statistic, metric)`` with
+        ``point``, ``lo``, ``hi`` (Harrell-Davis quantiles of the ``reps`` outer
+        replicates' rates), ``mc_se`` (of the point), ``mc_se_lo``, ``mc_se_hi`` (of
+        the ends: jackknife, :func:`scalinglab.estimate.smooth_quantiles`) dims
+        ``(statistic, metric)`` with
         statistic in :data:`FLIP_RATES`; ``estimate`` dims ``(draw, algorithm,
         metric)`` (the few-run point estimates), ``full`` dims ``(algorithm,
         metric)``, ``spread`` dims ``(algorithm, metric)``: (97.5% - 2.5%
@@ -252,24 +253,21 @@ def few_run_flip_rates(
             sub = np.take(flat, idx).reshape(-1, n_runs, m)
             batch[:, :, a_i] = statistic(sub).reshape(b1 - b0, inner_draws, k_n)
         outer[:, b0:b1] = np.nanmean(_rates(batch, outer_full[b0:b1], sign), axis=2)
-    lo, hi = percentile_interval(outer, level=level, axis=1)
-    # each end's Monte Carlo error (the outer rates move in steps of 1 / inner_draws, so an
-    # end can sit on a verdict's threshold under one seed and past it under another). On
-    # that grid an end sitting inside one value's run of order statistics gets an
-    # order-statistic error of 0, yet another seed moves it to the next value as readily:
-    # the error is at least half a step (the spread of an end that falls on either of two
-    # neighbouring values)
+    # the ends and their Monte Carlo errors: Harrell-Davis quantiles of the outer rates,
+    # which move in steps of 1 / inner_draws. An order statistic on that grid jumps a
+    # whole step between resampling seeds, and its order-statistic error reads 0 inside a
+    # run of ties and a step across one, so an end two steps from a verdict's threshold
+    # cleared 2 errors under one seed and not under the next. The smooth estimate's
+    # jackknife error does not jump (:func:`scalinglab.estimate.smooth_quantiles`)
     tail = (1.0 - level) / 2.0
-    step = 0.5 / inner_draws
-    se_lo, se_hi = (
-        np.maximum(
-            np.array(
-                [[quantile_mc_se(d[np.isfinite(d)], q) for d in per_stat.T] for per_stat in outer]
-            ),  # (3, K): outer is (3, B, K)
-            step,
-        )
-        for q in (tail, 1.0 - tail)
-    )
+    smooth = [
+        [smooth_quantiles(outer[s_i, :, k_i], (tail, 1.0 - tail)) for k_i in range(k_n)]
+        for s_i in range(len(FLIP_RATES))
+    ]
+    ends = np.array([[e for e, _ in row] for row in smooth])  # (3, K, 2)
+    errors = np.array([[se for _, se in row] for row in smooth])  # (3, K, 2)
+    lo, hi = ends[..., 0], ends[..., 1]
+    se_lo, se_hi = errors[..., 0], errors[..., 1]
     q_lo, q_hi = np.quantile(est, [0.025, 0.975], axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
         spread = (q_hi - q_lo) / np.abs(full)
@@ -295,7 +293,7 @@ def few_run_flip_rates(
             "level": float(level),
             "method": (
                 f"outer stratified bootstrap over runs ({inner_draws} few-run draws per "
-                "replicate), percentile"
+                "replicate), percentile (Harrell-Davis quantiles)"
             ),
             "skipped": "; ".join(f"{k}: {v}" for k, v in skipped.items()),
         },
