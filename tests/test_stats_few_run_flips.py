@@ -3,7 +3,13 @@ import pytest
 import xarray as xr
 
 from scalinglab.errors import InputError
-from scalinglab.stats.few_run_flips import distinct_positions, few_run_eligible, few_run_flip_rates
+from scalinglab.estimate import quantile_mc_se
+from scalinglab.stats.few_run_flips import (
+    distinct_positions,
+    few_run_eligible,
+    few_run_flip_rates,
+    smooth_quantiles,
+)
 
 
 def scores(values, algorithms):
@@ -143,3 +149,25 @@ def test_interval_ends_carry_their_monte_carlo_error_into_the_estimate():
     assert float(few["lo"].sel(statistic=cell[0], metric=cell[1])) < float(
         few["hi"].sel(statistic=cell[0], metric=cell[1])
     )
+
+
+def test_smooth_quantiles_on_a_grid_match_their_spread_over_seeds_where_order_statistics_jump():
+    # rates on a grid of 1/100 (each replicate counts 100 draws), as few-run flip rates are
+    ends, errors, order_ends, order_errors = [], [], [], []
+    for s in range(100):
+        r = np.random.default_rng(s)
+        draws = r.binomial(100, r.beta(3, 7, size=2000)) / 100
+        (end,), (se,) = smooth_quantiles(draws, (0.025,))
+        ends.append(end)
+        errors.append(se)
+        order_ends.append(np.quantile(draws, 0.025))
+        order_errors.append(quantile_mc_se(draws, 0.025))
+    # the jackknife error is the right size for the Harrell-Davis end (about 1.1x here)
+    assert 0.8 < np.mean(errors) / np.std(ends) < 1.4
+    # which moves less between seeds than the order statistic, and off the grid
+    assert np.std(ends) < 0.9 * np.std(order_ends)
+    assert np.mean(np.abs(np.array(ends) * 100 - np.round(np.array(ends) * 100)) > 0.05) > 0.5
+    # the order statistic's own error reads 0 in some seeds (inside a run of ties)
+    assert min(order_errors) == 0.0
+    nan_ends, nan_se = smooth_quantiles([1.0, np.nan], (0.5,))
+    assert np.isnan(nan_ends).all() and np.isnan(nan_se).all()

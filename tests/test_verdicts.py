@@ -13,7 +13,7 @@ import pytest
 
 import scalinglab.record as rec
 from scalinglab.claims import Claim, decide, ledger_html, summary_scoped_text
-from scalinglab.estimate import Estimate, quantile_mc_se, smooth_quantiles
+from scalinglab.estimate import Estimate, quantile_mc_se
 from scalinglab.verdict_checks import UnfalsifiableRule, contradiction_p
 from scalinglab.verdict_scope import ScopeError, summary_by_scope
 
@@ -312,28 +312,6 @@ def test_quantile_mc_se_matches_the_spread_of_bounds_over_resampling_seeds():
     assert 0.6 < est / np.std(ends) < 1.6  # the right size (its own noise is ~20% here)
     e = Estimate.from_draws(0.0, draws, level=0.95)
     assert e.mc_se is not None and e.mc_se[0] == pytest.approx(est)
-
-
-def test_smooth_quantiles_on_a_grid_match_their_spread_over_seeds_where_order_statistics_jump():
-    # rates on a grid of 1/100 (each replicate counts 100 draws), as few-run flip rates are
-    ends, errors, order_ends, order_errors = [], [], [], []
-    for s in range(100):
-        r = np.random.default_rng(s)
-        draws = r.binomial(100, r.beta(3, 7, size=2000)) / 100
-        (end,), (se,) = smooth_quantiles(draws, (0.025,))
-        ends.append(end)
-        errors.append(se)
-        order_ends.append(np.quantile(draws, 0.025))
-        order_errors.append(quantile_mc_se(draws, 0.025))
-    # the jackknife error is the right size for the Harrell-Davis end (about 1.1x here)
-    assert 0.8 < np.mean(errors) / np.std(ends) < 1.4
-    # which moves less between seeds than the order statistic, and off the grid
-    assert np.std(ends) < 0.9 * np.std(order_ends)
-    assert np.mean(np.abs(np.array(ends) * 100 - np.round(np.array(ends) * 100)) > 0.05) > 0.5
-    # the order statistic's own error reads 0 in some seeds (inside a run of ties)
-    assert min(order_errors) == 0.0
-    nan_ends, nan_se = smooth_quantiles([1.0, np.nan], (0.5,))
-    assert np.isnan(nan_ends).all() and np.isnan(nan_se).all()
 
 
 def test_a_bound_within_two_mc_errors_of_its_threshold_is_inconclusive_monte_carlo():

@@ -69,41 +69,6 @@ def quantile_mc_se(draws: Sequence[float] | np.ndarray, q: float) -> float:
     return float(x[hi_i] - x[lo_i]) / 2
 
 
-def smooth_quantiles(draws: Sequence[float] | np.ndarray, qs: Sequence[float]) -> tuple:
-    """Harrell-Davis quantiles of ``R`` bootstrap draws and their Monte Carlo errors.
-
-    For draws that take few distinct values (rates on a grid of ``1 / n``): an order
-    statistic then jumps a whole grid step between resampling seeds, and its
-    order-statistic error (:func:`quantile_mc_se`) reads 0 inside a run of ties and a
-    step across one. The Harrell-Davis estimate weighs the order statistics around the
-    quantile with Beta weights, so it moves smoothly off the grid; its standard error is
-    the jackknife's (Harrell and Davis 1982). Both from ``scipy.stats.mstats``
-    (``hdquantiles``, ``hdquantiles_sd``).
-
-    Parameters
-    ----------
-    draws
-        Shape ``(R,)``; non-finite draws are left out.
-    qs
-        Probabilities in ``(0, 1)``, shape ``(Q,)``.
-
-    Returns
-    -------
-    ends, mc_se
-        Each shape ``(Q,)``; NaN for fewer than 2 finite draws.
-    """
-    from scipy.stats.mstats import hdquantiles, hdquantiles_sd
-
-    x = np.asarray(draws, dtype=float).ravel()
-    x = x[np.isfinite(x)]
-    probs = [float(q) for q in qs]
-    if x.size < 2:
-        return np.full(len(probs), np.nan), np.full(len(probs), np.nan)
-    ends = np.asarray(np.ma.filled(hdquantiles(x, probs), np.nan), dtype=float)
-    se = np.asarray(np.ma.filled(hdquantiles_sd(x, probs), np.nan), dtype=float)
-    return ends, se
-
-
 def bound_share_note(what: str, share_at_bound: float, bound: Any = None) -> str:
     """The reason written next to a parameter the rule calls not identified, e.g.
     ``"A at its bound 1 in 35% of bootstrap refits"``."""

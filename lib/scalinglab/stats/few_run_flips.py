@@ -37,11 +37,13 @@ so an algorithm's draws do not depend on which others are present.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import xarray as xr
+from scipy.stats.mstats import hdquantiles, hdquantiles_sd
 
 from scalinglab.errors import InputError
-from scalinglab.estimate import smooth_quantiles
 from scalinglab.stats.bootstrap import (
     compact_runs,
     keyed_generators,
@@ -51,7 +53,13 @@ from scalinglab.stats.bootstrap import (
 from scalinglab.stats.layout import algorithm_tables, check_scores
 from scalinglab.stats.metrics import AGGREGATES, LOWER_IS_BETTER, resolve_metrics
 
-__all__ = ["FLIP_RATES", "distinct_positions", "few_run_eligible", "few_run_flip_rates"]
+__all__ = [
+    "FLIP_RATES",
+    "distinct_positions",
+    "few_run_eligible",
+    "few_run_flip_rates",
+    "smooth_quantiles",
+]
 
 #: Rates reported by :func:`few_run_flip_rates`, in output order.
 FLIP_RATES = ("ranking_change_rate", "winner_change_rate", "pair_flip_rate")
@@ -154,6 +162,41 @@ def _rates(est: np.ndarray, ref: np.ndarray, sign: np.ndarray) -> np.ndarray:
     return np.stack([changed.astype(float), winner.astype(float), pair])
 
 
+def smooth_quantiles(draws: Sequence[float] | np.ndarray, qs: Sequence[float]) -> tuple:
+    """Harrell-Davis quantiles of ``R`` bootstrap draws and their Monte Carlo errors.
+
+    For draws that take few distinct values (rates on a grid of ``1 / n``): an order
+    statistic then jumps a whole grid step between resampling seeds, and its
+    order-statistic error (:func:`scalinglab.estimate.quantile_mc_se`) reads 0 inside a run of ties and a
+    step across one. The Harrell-Davis estimate weighs the order statistics around the
+    quantile with Beta weights, so it moves smoothly off the grid; its standard error is
+    the jackknife's (Harrell and Davis 1982). Both from ``scipy.stats.mstats``
+    (``hdquantiles``, ``hdquantiles_sd``). Here rather than beside
+    :func:`scalinglab.estimate.quantile_mc_se` because the flip rates are the draws on a
+    grid that need it.
+
+    Parameters
+    ----------
+    draws
+        Shape ``(R,)``; non-finite draws are left out.
+    qs
+        Probabilities in ``(0, 1)``, shape ``(Q,)``.
+
+    Returns
+    -------
+    ends, mc_se
+        Each shape ``(Q,)``; NaN for fewer than 2 finite draws.
+    """
+    x = np.asarray(draws, dtype=float).ravel()
+    x = x[np.isfinite(x)]
+    probs = [float(q) for q in qs]
+    if x.size < 2:
+        return np.full(len(probs), np.nan), np.full(len(probs), np.nan)
+    ends = np.asarray(np.ma.filled(hdquantiles(x, probs), np.nan), dtype=float)
+    se = np.asarray(np.ma.filled(hdquantiles_sd(x, probs), np.nan), dtype=float)
+    return ends, se
+
+
 def few_run_flip_rates(
     scores: xr.DataArray,
     *,
@@ -190,7 +233,7 @@ def few_run_flip_rates(
     xarray.Dataset
         ``point``, ``lo``, ``hi`` (Harrell-Davis quantiles of the ``reps`` outer
         replicates' rates), ``mc_se`` (of the point), ``mc_se_lo``, ``mc_se_hi`` (of
-        the ends: jackknife, :func:`scalinglab.estimate.smooth_quantiles`) dims
+        the ends: jackknife, :func:`smooth_quantiles`) dims
         ``(statistic, metric)`` with
         statistic in :data:`FLIP_RATES`; ``estimate`` dims ``(draw, algorithm,
         metric)`` (the few-run point estimates), ``full`` dims ``(algorithm,
@@ -258,7 +301,7 @@ def few_run_flip_rates(
     # whole step between resampling seeds, and its order-statistic error reads 0 inside a
     # run of ties and a step across one, so an end two steps from a verdict's threshold
     # cleared 2 errors under one seed and not under the next. The smooth estimate's
-    # jackknife error does not jump (:func:`scalinglab.estimate.smooth_quantiles`)
+    # jackknife error does not jump (:func:`smooth_quantiles`)
     tail = (1.0 - level) / 2.0
     smooth = [
         [smooth_quantiles(outer[s_i, :, k_i], (tail, 1.0 - tail)) for k_i in range(k_n)]
