@@ -47,7 +47,7 @@
 #         reps: 10000
 #         scores: data/published/rliable/atari_100k/scores
 #       atari200m:
-#         flip_reps: 20000
+#         flip_reps: 40000
 #         outer_reps: 50
 #         references: data/published/rliable/atari_200m/references.csv
 #         reps: 10000
