@@ -246,9 +246,10 @@ else:
 # two runs has three distinct resamples and cannot cover. The unstable runs are reported here, per size and learning-rate arm (the width
 # rule's `baseline` and `half_lr`), with their peak and end.
 #
-# `v3` is read with its seed extension (`studies/rl/extension.py`, stated before its
-# runs: 12 more RL seeds at l and 4 at xl from the same warm starts, both arms), as one
-# design, with whatever extension runs are finished; when any are, the table of runs and
+# `v3` is read with its seed extension, as one design, stated stage by stage before its
+# runs: 12 more RL seeds at l and 4 at xl from the same warm starts, both arms
+# (`studies/rl/extension.py`), then 24 more at l on the primary arm, sized to identify
+# A there (`studies/rl/second_stage.py`); with whatever extension runs are finished; when any are, the table of runs and
 # stable runs per size and block follows, and the claims' regimes state them.
 
 # %%

@@ -1,9 +1,14 @@
-"""Run the ``v3`` seed extension (:mod:`.extension`) run by run: resumable, progress and ETA.
+"""Run the ``v3`` seed extension (:mod:`.extension`, then :mod:`.second_stage`) run by run:
+resumable, progress and ETA.
 
 .. code-block:: bash
 
     cd <repo> && PYTHONPATH=$PWD/lib setsid nohup nice -n 19 \\
         python -m scalinglab.studies.rl.extension_run run >> rl-ext-sweep.log 2>&1 &
+    # on two cores: the warm-ups first, then two processes sharing the runs
+    python -m scalinglab.studies.rl.extension_run run --max-runs 0
+    python -m scalinglab.studies.rl.extension_run run --part 0/2 >> rl-ext-0.log 2>&1 &
+    python -m scalinglab.studies.rl.extension_run run --part 1/2 >> rl-ext-1.log 2>&1 &
     python -m scalinglab.studies.rl.extension_run status      # runs done per cell, folders
     python -m scalinglab.studies.rl.extension_run list-runs   # files to commit (git add -f)
 
@@ -36,7 +41,7 @@ import numpy as np
 import xarray as xr
 
 from scalinglab.compute import dataset_path
-from scalinglab.studies.rl import extension
+from scalinglab.studies.rl import extension, second_stage
 from scalinglab.studies.rl.config import STUDY, RLSweepConfig, sweep_config
 from scalinglab.sweeps import RUNS_DIR, RunCache, cached_sweep
 
@@ -95,10 +100,26 @@ def check_warm(base_ds: xr.Dataset, size: str, warm: int, got) -> None:
 
 
 def _plan(blocks: dict[str, RLSweepConfig]) -> list[tuple[str, str, int]]:
-    """(block name, variant, seed) of every GRPO run, in :data:`.extension.ORDER` (whose
-    sizes name the blocks in the order of :data:`.extension.EXTRA_RUNS`)."""
-    names = dict(zip(extension.EXTRA_RUNS, blocks, strict=True))
-    return [(names[size], v, s) for v, size in extension.ORDER for s in blocks[names[size]].seeds]
+    """(block name, variant, seed) of every GRPO run. The first stage's blocks (the
+    leading blocks that run both :data:`.extension.ARMS`, their sizes in the order of
+    :data:`.extension.EXTRA_RUNS`) go cell by cell in :data:`.extension.ORDER`; every
+    later block (:mod:`.second_stage`) follows, variant by variant."""
+    names = list(blocks)
+    k = 0
+    while k < min(len(names), len(extension.EXTRA_RUNS)) and (
+        tuple(blocks[names[k]].variants) == extension.ARMS
+    ):
+        k += 1
+    first = dict(zip(extension.EXTRA_RUNS, names[:k], strict=False))
+    plan = [
+        (first[size], v, s)
+        for v, size in extension.ORDER
+        if size in first
+        for s in blocks[first[size]].seeds
+    ]
+    for n in names[k:]:
+        plan += [(n, v, s) for v in blocks[n].variants for s in blocks[n].seeds]
+    return plan
 
 
 def run_extension(
@@ -108,18 +129,26 @@ def run_extension(
     costs: dict | None = None,
     file=None,
     max_runs: int | None = None,
+    part: tuple[int, int] = (0, 1),
 ) -> int:
     """Train the extension's missing warm-ups and runs (one at a time, each stored at
-    once), then assemble each complete block. Returns the number of runs still missing.
+    once), then assemble each complete block. Returns the number of runs still missing
+    (of this part).
 
-    ``max_runs``: stop after that many GRPO runs (tests). ``costs``: the tracker's price
-    list (default: :func:`.budget.costs_from_runs` of ``base_ds``).
+    ``max_runs``: stop after that many GRPO runs (0: the warm-ups only). ``costs``: the
+    tracker's price list (default: :func:`.budget.costs_from_runs` of ``base_ds``).
+    ``part``: ``(i, n)`` runs every n-th missing run from the i-th, so n processes share
+    the runs (each run is stored by one of them); only part 0 makes warm-ups, so make
+    them first (``max_runs=0``) before starting the other parts.
     """
+    i_part, n_parts = part
+    if not 0 <= i_part < n_parts:
+        raise ValueError(f"run_extension: part {i_part}/{n_parts} is not one of 0..{n_parts - 1}")
     from scalinglab.studies.rl.budget import costs_from_runs
     from scalinglab.studies.rl.sweep import rl_task, warm_task
     from scalinglab.studies.rl.sweep_tracker import RunTracker
 
-    blocks = extension.extension_blocks() if blocks is None else blocks
+    blocks = second_stage.design_blocks() if blocks is None else blocks
     base_ds = base_dataset() if base_ds is None else base_ds
     costs = costs_from_runs(base_ds) if costs is None else costs
     caches = {}
@@ -140,14 +169,14 @@ def run_extension(
         for w in b.warm_seeds():
             cached = block_path(n, b).exists() or caches[n].path(["warm-up", size, w]).exists()
             tracker.add("warm-up", size, cached=cached)
-            if not cached:
+            if not cached and i_part == 0:
                 todo_warm.append((n, w))
     plan = [
         (n, v, s)
         for n, v, s in _plan(blocks)
         if not block_path(n, blocks[n]).exists()
         and not caches[n].path(["grpo", blocks[n].sizes[0].name, v, s]).exists()
-    ]
+    ][i_part::n_parts]
     for n, _v, _s in plan[:max_runs]:
         tracker.add("GRPO", blocks[n].sizes[0].name, cached=False)
     tracker.start()
@@ -163,7 +192,10 @@ def run_extension(
         b, size = blocks[n], blocks[n].sizes[0].name
         hit, warm = caches[n].load(["warm-up", size, b.warm_of(s)])
         if not hit:
-            raise RuntimeError(f"{n}: warm start {b.warm_of(s)} at {size} is not stored")
+            raise RuntimeError(
+                f"{n}: warm start {b.warm_of(s)} at {size} is not stored (part 0 makes the "
+                "warm-ups: run it first with --max-runs 0)"
+            )
         t = time.perf_counter()
         try:
             res = rl_task((b, 0, v, s, warm, 1.0))
@@ -210,7 +242,7 @@ def assemble(name: str, block: RLSweepConfig) -> xr.Dataset:
 
 def status_lines(blocks: dict[str, RLSweepConfig] | None = None) -> list[str]:
     """Per block: stored Dataset or runs done per arm, and its run folder."""
-    blocks = extension.extension_blocks() if blocks is None else blocks
+    blocks = second_stage.design_blocks() if blocks is None else blocks
     out = []
     for n, b in blocks.items():
         size = b.sizes[0].name
@@ -231,8 +263,19 @@ def main(argv: list[str] | None = None) -> None:
     """``python -m scalinglab.studies.rl.extension_run {run,status,list-runs}``."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("command", choices=("run", "status", "list-runs"))
+    ap.add_argument(
+        "--part", default="0/1", help="i/n: this process runs every n-th run from the i-th"
+    )
+    ap.add_argument(
+        "--max-runs", type=int, default=None, help="stop after this many runs (0: warm-ups only)"
+    )
     args = ap.parse_args(argv)
-    blocks = extension.extension_blocks()
+    try:
+        part = tuple(int(x) for x in args.part.split("/"))
+        i_part, n_parts = part
+    except ValueError:
+        ap.error(f"--part {args.part!r}: expected i/n, e.g. 0/2")
+    blocks = second_stage.design_blocks()
     if args.command == "status":
         print("\n".join(status_lines(blocks)))
         return
@@ -249,12 +292,14 @@ def main(argv: list[str] | None = None) -> None:
     print(
         "v3 seed extension: "
         + ", ".join(f"{n} seeds {b.seeds[0]}-{b.seeds[-1]}" for n, b in blocks.items())
-        + "; planned "
+        + "; first stage planned "
         + ", ".join(f"{k} {v:.2f} core-h" for k, v in hours.items()),
         file=sys.stderr,
         flush=True,
     )
-    left = run_extension(blocks, base_ds=base, file=sys.stderr)
+    left = run_extension(
+        blocks, base_ds=base, file=sys.stderr, max_runs=args.max_runs, part=(i_part, n_parts)
+    )
     print(f"extension: {left} runs still missing", file=sys.stderr, flush=True)
 
 

@@ -8,8 +8,8 @@ a report of one whose Dataset is missing stops with that command, rather than st
 the sweep inside a notebook cell (where an interrupted run loses its place in the
 report and a regeneration of every stale report would start hours of training).
 
-``v3`` is read together with its seed extension (:mod:`.extension`): every finished run
-of the extension's blocks joins the ``v3`` runs along ``seed`` (:func:`.blocks.read_design`;
+``v3`` is read together with its seed extension (:mod:`.extension` and
+:mod:`.second_stage`): every finished run of the extension's blocks joins the ``v3`` runs along ``seed`` (:func:`.blocks.read_design`;
 with none finished, the ``v3`` Dataset is returned as it is stored).
 """
 
@@ -23,7 +23,8 @@ from scalinglab.compute import dataset_path, resolve_device
 from scalinglab.errors import StudyError
 from scalinglab.studies.rl.blocks import read_design
 from scalinglab.studies.rl.config import STUDY, RLSweepConfig
-from scalinglab.studies.rl.extension import BASE, extension_blocks
+from scalinglab.studies.rl.extension import BASE
+from scalinglab.studies.rl.second_stage import design_blocks
 from scalinglab.studies.rl.sweep import rl_runs_folder, run_sweep
 
 #: Compute classes whose sweep takes hours: a report reads their stored Dataset only.
@@ -74,5 +75,5 @@ def load_sweep(sweep: RLSweepConfig, *, scheduler: str = "", rerun: bool = False
             )
     ds = run_sweep(sweep, scheduler=scheduler, rerun=rerun)
     if cc == BASE:  # v3 with its seed extension's finished runs (none: v3 unchanged)
-        ds = read_design(ds, extension_blocks(sweep))
+        ds = read_design(ds, design_blocks(sweep))
     return ds
