@@ -370,3 +370,17 @@ def test_a_zero_width_interval_reaches_record_with_its_reason_and_is_dropped_the
     assert again.method == "m2" and again.no_interval is not None
     wide = findings.reinterval(findings.estimate_of(0.3, (0.1, 0.5), level=0.95), n=7)
     assert wide.ci == (0.1, 0.5) and wide.n == 7 and wide.no_interval is None
+
+
+def test_phase_findings_carry_each_sizes_own_number_of_runs():
+    """A design whose sizes have different numbers of runs (v3 with its extension) records
+    each size's n, not the smallest one everywhere."""
+    ph = pd.DataFrame([_phase_row(), _phase_row(model_size="l")])
+    out = findings.phase_findings(
+        ph, largest="l", early_frac=0.3, level=0.95, reps=5, n={"s": 4, "l": 40}
+    )
+    got = {n.name: n.estimate.n for n in out}
+    assert got["phases/s/t10"] == 4 and got["phases/l/t10"] == 40
+    assert got["phases/l/t90_early_error"] == 40
+    same = findings.phase_findings(ph, largest="l", early_frac=0.3, level=0.95, reps=5, n=4)
+    assert {n.estimate.n for n in same} == {4}

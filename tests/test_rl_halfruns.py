@@ -176,10 +176,12 @@ def test_tan_findings_name_every_finding_even_without_a_held_out_comparison():
             tanlaw.comparison_estimate(empty),
             level=0.95,
             rise_stable=tanlaw.k_rise(laws.iloc[:3], ["s", "l"], variant="baseline"),
+            comp_stable=tanlaw.comparison_estimate(empty),
         )
     }
     assert set(named) == {
         "tan/stable/k_rise",
+        "tan/stable/heldout_rmse_delta",
         "tan/k/s",
         "tan/k/l",
         "tan/s/curvature",

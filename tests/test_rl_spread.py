@@ -73,6 +73,20 @@ def test_data_without_nesting_say_so():
     assert all(not n.estimate.identified and "confounded" in n.estimate.note for n in named)
 
 
+def test_spread_findings_on_a_subset_of_runs_are_named_apart_and_say_so():
+    t = _nested(np.random.default_rng(3), sd_ws=0.1, sd_rl=0.02)
+    every = sound_findings.spread_findings({"A": spread.variance_components(t, "A")}, t)
+    part = t.iloc[: len(t) // 2]
+    sub = sound_findings.spread_findings(
+        {"A": spread.variance_components(part, "A")}, part, prefix="spread/stable"
+    )
+    assert [n.name for n in every] == ["spread/A/warm_start_sd", "spread/A/rl_sd"]
+    assert [n.name for n in sub] == ["spread/stable/A/warm_start_sd", "spread/stable/A/rl_sd"]
+    assert f"{len(t)} runs" in every[1].description and "stable" not in every[1].description
+    assert f"{len(part)} runs" in sub[1].description and "stable runs only" in sub[1].description
+    assert sub[1].estimate.n < every[1].estimate.n  # fewer runs, fewer degrees of freedom
+
+
 def _v3_dataset(rng):
     """The v3 layout: dims (model_size, variant, seed, eval), warm_start(seed), rl_seed(seed)."""
     steps = np.arange(0, 401, 50)

@@ -74,14 +74,17 @@ def phase_findings(
     early_frac: float,
     level: float,
     reps: int,
-    n: int | None = None,
+    n: int | Mapping[str, int] | None = None,
 ) -> list[Named]:
     """The pooled logistic's phase points per size (:func:`.predict.phase_predictions`)
     and the error of the plateau onset predicted from the first ``early_frac`` (headline
-    at the ``largest`` size); ``n``: the seeds per size the bootstrap resamples."""
+    at the ``largest`` size); ``n``: the runs per size the bootstrap resamples (one
+    number for every size, or ``size -> runs`` for a design whose sizes have different
+    numbers of runs)."""
     out = []
     for _, r in ph.iterrows():
         s = r["model_size"]
+        n_s = n.get(s) if isinstance(n, Mapping) else n
         notes = phase_notes(r, early_frac=early_frac)
         exact = r.get("bootstrap") == "exact"  # every distinct resample once: no MC error
         method = f"{OVER_SEEDS}, exact (every distinct resample once)" if exact else OVER_SEEDS
@@ -97,7 +100,7 @@ def phase_findings(
                         level=level,
                         method=method,
                         resamples=n_draws,
-                        n=n,
+                        n=n_s,
                         identified=why is None,
                         note=why,
                     ),
@@ -114,7 +117,7 @@ def phase_findings(
                     level=level,
                     method=method,
                     resamples=n_draws,
-                    n=n,
+                    n=n_s,
                     identified=note is None,
                     note=note,
                 ),

@@ -105,10 +105,16 @@ def tan_findings(
     *,
     level: float,
     rise_stable: Estimate | None = None,
+    comp_stable: Estimate | None = None,
 ) -> list[Named]:
     """Tan et al.'s law run by run (:mod:`.tanlaw`): ``k`` and the curvature per size,
     the rise of ``k`` (headline), the held-out RMSE difference power law - sigmoid
     (TAN-1) and the share of runs the sigmoid predicts better (Wilson interval).
+
+    ``comp_stable``: the held-out difference on the stable runs alone
+    (``tan/stable/heldout_rmse_delta``), a sensitivity beside TAN-1's every-run mean: a
+    run that collapses is predicted badly by both laws, so the difference of their errors
+    is widest there.
 
     ``rise_stable``: the rise on the stable runs alone (``tan/stable/k_rise``), a
     sensitivity beside the headline, which keeps every run as the design stated: a run
@@ -168,10 +174,20 @@ def tan_findings(
             comp_est,
             "held-out RMSE (pass rate, evaluations after the half) of Tan et al.'s line "
             "minus that of ScaleRL's sigmoid, both fitted on the first half of each run; "
-            "mean over runs (> 0: the sigmoid predicts better)",
+            f"mean over the {len(comp)} runs of every variant, unstable ones included "
+            "(> 0: the sigmoid predicts better)",
             headline=True,
         )
     )
+    if comp_stable is not None:
+        out.append(
+            Named(
+                "tan/stable/heldout_rmse_delta",
+                comp_stable,
+                "the same held-out RMSE difference on the stable runs alone (a sensitivity: "
+                "both laws predict a collapsing run badly; the claim keeps every run)",
+            )
+        )
     n = len(comp)
     share = (
         proportion_estimate(int(comp["sigmoid_wins"].sum()), n, level=level)
@@ -194,18 +210,23 @@ def tan_findings(
 
 
 def spread_findings(
-    comps: Mapping[str, dict[str, Estimate] | None], values: pd.DataFrame
+    comps: Mapping[str, dict[str, Estimate] | None], values: pd.DataFrame, *, prefix: str = "spread"
 ) -> list[Named]:
     """Base-model (warm-start) and RL standard deviations of each value
     (:func:`.spread.variance_components`, ``comps`` keyed ``"A"``, ``"final"``); not
     identified, with the reason, on data that do not nest RL seeds in warm starts, and
-    for ``A`` when it sits on its bound 1 in at least :data:`BOUND_SHARE` of the runs."""
+    for ``A`` when it sits on its bound 1 in at least :data:`BOUND_SHARE` of the runs.
+
+    ``values``: the runs the components were computed on (:func:`.spread.run_values`,
+    one row per run). ``prefix``: ``"spread"`` for every run (the claim's), e.g.
+    ``"spread/stable"`` for the stable runs alone (a sensitivity)."""
     out = []
     what = {"A": "the per-run sigmoid's A", "final": "the final pass rate (last 3 evaluations)"}
+    runs = "" if prefix == "spread" else " (stable runs only: ScaleRL's scope; a sensitivity)"
     for v, comp in comps.items():
         for part, desc in (("warm_start", "base models (warm starts)"), ("rl", "RL seeds")):
-            name = f"spread/{v}/{part}_sd"
-            text = f"standard deviation of {what.get(v, v)} across {desc}"
+            name = f"{prefix}/{v}/{part}_sd"
+            text = f"standard deviation of {what.get(v, v)} across {desc}{runs}, {len(values)} runs"
             if comp is None:
                 note = (
                     "this design re-warms the model for every seed (no warm_start/rl_seed "
