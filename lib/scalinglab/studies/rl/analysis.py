@@ -145,7 +145,9 @@ def _r0(g: pd.DataFrame) -> float:
     return float(g.loc[g["compute"] == 0, "pass_rate"].mean())
 
 
-def _fit_points(g: pd.DataFrame, transient_frac: float) -> pd.DataFrame:
+def fit_points(g: pd.DataFrame, transient_frac: float) -> pd.DataFrame:
+    """The points of ``g``'s runs that ScaleRL fits use: compute above 0 and at least
+    ``transient_frac`` of the run's own final compute (``seed`` names the run)."""
     cmax = g.groupby("seed")["compute"].transform("max")
     return g[(g["compute"] > 0) & (g["compute"] >= transient_frac * cmax)]
 
@@ -165,7 +167,7 @@ def fit_scalerl(
     """
     rows, fits = [], {}
     for (var, size), g in df.groupby(["variant", "model_size"], sort=False):
-        pts = _fit_points(g, transient_frac)
+        pts = fit_points(g, transient_frac)
         r0 = _r0(g)
         res = fit(
             "scalerl",
@@ -203,7 +205,7 @@ def extrapolate_scalerl(
     rows = []
     for size in ordered_sizes(df):
         g = df[(df["model_size"] == size) & (df["variant"] == df["variant"].iloc[0])]
-        pts = _fit_points(g, transient_frac)
+        pts = fit_points(g, transient_frac)
         cmax = float(pts["compute"].max())
         data = from_arrays(
             pts["compute"].to_numpy(),
@@ -242,7 +244,7 @@ def per_seed_sigmoids(df: pd.DataFrame, *, transient_frac: float = 0.1) -> pd.Da
     """ScaleRL fit of every single run (R0 = that run's own): A, B, C_mid per run."""
     rows = []
     for (var, size, sd), g in df.groupby(["variant", "model_size", "seed"], sort=False):
-        pts = _fit_points(g, transient_frac)
+        pts = fit_points(g, transient_frac)
         try:
             r = fit(
                 "scalerl",
