@@ -176,6 +176,7 @@ def simulate_runs(
     steps: np.ndarray,
     sd_A: float = SD_A,
     n_prompts: int = N_PROMPTS,
+    deviation: np.ndarray | None = None,
 ) -> pd.DataFrame:
     """Runs drawn from the per-run-midpoint sigmoid: the coverage generator.
 
@@ -193,6 +194,9 @@ def simulate_runs(
     sd_A, n_prompts
         Per-run spread of A (each run's A drawn normal around ``A``, clipped to [R0, 1])
         and prompts per evaluation (each evaluation binomial).
+    deviation
+        ``(T,)`` added to every run's expected pass rate before the binomial draw (a
+        shape the sigmoid cannot follow; :mod:`.lack_of_fit`'s generator), or None.
 
     Returns
     -------
@@ -205,6 +209,8 @@ def simulate_runs(
     with np.errstate(divide="ignore"):
         s = expit(B * (np.log(c)[None, :] - lc[:, None]))
     p = R0 + (a - R0)[:, None] * s  # (n_runs, T)
+    if deviation is not None:
+        p = p + np.asarray(deviation, float)[None, :]
     y = rng.binomial(n_prompts, np.clip(p, 0.0, 1.0)) / n_prompts
     return pd.DataFrame(
         {

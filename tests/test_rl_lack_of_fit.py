@@ -1,0 +1,80 @@
+"""SCALERL-1's lack of fit: the sigmoid's distance from the expected curve, net of noise."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from scalinglab.studies.rl import lack_of_fit as lf
+from scalinglab.studies.rl.shared_asymptote import simulate_runs
+
+STEPS = np.arange(0, 4001, 50, dtype=float)
+
+
+def _runs(seed: int, n: int, *, sd: float, sd_A: float = 0.02) -> pd.DataFrame:
+    return simulate_runs(
+        np.random.default_rng(seed),
+        n_runs=n,
+        A=0.85,
+        B=1.5,
+        log_C_mid=float(np.log(800.0)),
+        sd_log_C_mid=sd,
+        R0=0.2,
+        steps=STEPS,
+        sd_A=sd_A,
+    )
+
+
+def test_signed_root():
+    assert lf.signed_root(0.0004) == pytest.approx(0.02)
+    assert lf.signed_root(-0.0004) == pytest.approx(-0.02)
+
+
+def test_noise_is_taken_out_when_the_curve_is_a_sigmoid():
+    """Every run follows the same sigmoid (no spread of take-off or A): the RMSE against
+    the 4-run mean is the evaluation noise, the lack of fit is about 0."""
+    lofs, rmses = [], []
+    for seed in range(6):
+        out = lf.lack_of_fit(_runs(seed, 4, sd=0.0, sd_A=0.0))
+        lofs.append(out["lof2"])
+        rmses.append(out["rmse"])
+        assert out["lof_lo"] < out["lof"] < out["lof_hi"]
+        assert out["noise"] == pytest.approx(out["rmse"], rel=0.5)
+    assert abs(np.mean(lofs)) < 0.25 * np.mean(np.square(rmses))
+    assert np.mean(rmses) > 0.004  # binomial noise of 512 prompts over 4 runs
+
+
+def test_wiggle():
+    w = lf.wiggle(STEPS, 0.03)
+    assert (w[STEPS < 400] == 0).all() and abs(w[-1]) < 1e-12
+    assert w.max() == pytest.approx(0.03, abs=1e-3) and w.min() == pytest.approx(-0.03, abs=1e-3)
+
+
+def test_a_shape_the_sigmoid_cannot_follow_is_found_and_covered():
+    kw = dict(A=0.85, B=1.5, log_C_mid=float(np.log(800.0)), sd_log_C_mid=0.8, R0=0.2, steps=STEPS)
+    flat = lf.coverage(n_runs=4, **kw, sims=2, seed=0)
+    assert abs(flat.truth) < 0.002  # a spread of take-offs alone: nearly a sigmoid
+    cov = lf.coverage(n_runs=8, **kw, amplitude=0.03, sims=5, seed=0)
+    assert 0.01 < cov.truth < 0.03
+    assert cov.coverage >= 0.6  # 3 of 5 intervals at least (a sanity check, not the rate)
+    rng = np.random.default_rng(4)
+    df = simulate_runs(rng, n_runs=8, **kw, deviation=lf.wiggle(STEPS, 0.03))
+    out = lf.lack_of_fit(df)
+    assert out["lof_lo"] < cov.truth < out["lof_hi"] and out["rmse"] > out["lof"]
+
+
+def test_interval_is_deterministic_and_wider_with_fewer_runs():
+    a = lf.lack_of_fit(_runs(2, 4, sd=0.5))
+    assert a == lf.lack_of_fit(_runs(2, 4, sd=0.5))
+    b = lf.lack_of_fit(_runs(2, 16, sd=0.5))
+    assert a["lof2_se"] > b["lof2_se"] and a["n"] == 4.0
+
+
+def test_refuses_too_few_runs_and_misaligned_evaluations():
+    with pytest.raises(ValueError, match="at least 3 runs"):
+        lf.lack_of_fit(_runs(0, 2, sd=0.3))
+    df = _runs(0, 4, sd=0.3)
+    df = df.drop(df.index[(df["seed"] == 3) & (df["compute"] == 2000)])
+    with pytest.raises(ValueError, match=r"runs \[3\] miss"):
+        lf.lack_of_fit(df)
