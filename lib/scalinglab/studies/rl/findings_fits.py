@@ -13,6 +13,7 @@ from scalinglab.estimate import Estimate
 from scalinglab.fitting import param_estimate
 from scalinglab.studies.rl.named import (
     OVER_SEEDS,
+    RUNS_WITHIN_SIZE,
     Named,
     ci_of,
     estimate_of,
@@ -161,12 +162,17 @@ def kn_findings(
     slopes and the rise are left to :func:`.sound_findings.tan_findings` (Student t over
     runs). The held-out error is not identified when either fit's N0 (all sizes, or the
     smaller ones) sits on a bound of its range: a law whose k does not rise with N has
-    no N0 to extrapolate by. ``n``: the seeds per size the bootstrap resamples (the
-    fewest of any size), recorded as each interval's sample size."""
+    no N0 to extrapolate by. Each replicate resamples the runs of every size within that
+    size (:func:`.kn.fit_kn`), so the intervals are a stratified bootstrap
+    (:data:`~.named.RUNS_WITHIN_SIZE`); ``n``: the runs of the size with the fewest,
+    recorded as each interval's sample size (the stratified scheme's coverage is limited
+    by its smallest stratum)."""
 
     def est(pair: Any, **kw: Any) -> Estimate:
         point, ci = pair
-        return estimate_of(point, ci, level=level, method=OVER_SEEDS, resamples=reps, n=n, **kw)
+        return estimate_of(
+            point, ci, level=level, method=RUNS_WITHIN_SIZE, resamples=reps, n=n, **kw
+        )
 
     sizes = list(kn["sizes"])
     n0_ok, n0_why = kn["N0_identified"]
