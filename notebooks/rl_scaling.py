@@ -245,19 +245,20 @@ else:
 # %% [markdown]
 # ## ScaleRL's scope: the stable runs
 #
-# The rule stated with the design (issue 31), before its data: a run whose last
-# evaluation is more than 0.1 below its peak is *unstable*, outside ScaleRL's scope. The
-# pooled sigmoids below (the asymptote per size, SCALERL-1's RMSE, the per-size
-# half-compute fits) use each (variant, size)'s stable runs only; one with fewer than 3
-# stable runs is not fitted ("not identified (too few stable runs)"): a bootstrap over
-# two runs has three distinct resamples and cannot cover. The unstable runs are reported here, per size and learning-rate arm (the width
-# rule's `baseline` and `half_lr`), with their peak and end.
+# The rule stated with the design (issue 31), before its data: a run whose last evaluation
+# is more than 0.1 below its peak is *unstable*, outside ScaleRL's scope. The pooled
+# sigmoids below (the asymptote per size, SCALERL-1's lack of fit, the per-size half-compute
+# fits) use each (variant, size)'s stable runs only; one with fewer than 3 stable runs is
+# not fitted ("not identified (too few stable runs)"): a bootstrap over two runs has three
+# distinct resamples and cannot cover. The unstable runs are reported here, per size and
+# learning-rate arm (the width rule's `baseline` and `half_lr`), with their peak and end.
 #
 # `v3` is read with its seed extension, as one design, stated stage by stage before its
 # runs: 12 more RL seeds at l and 4 at xl from the same warm starts, both arms
-# (`studies/rl/extension.py`), then 24 more at l on the primary arm, sized to identify
-# A there (`studies/rl/second_stage.py`); with whatever extension runs are finished; when any are, the table of runs and
-# stable runs per size and block follows, and the claims' regimes state them.
+# (`studies/rl/extension.py`), then 24 more at l on the primary arm, sized to identify A
+# there (`studies/rl/second_stage.py`); with whatever extension runs are finished; when
+# any are, the table of runs and stable runs per size and block follows, and the claims'
+# regimes state them.
 
 # %%
 run_scope = scope.run_scope(outcomes)
@@ -274,12 +275,12 @@ scope.unstable_table(outcomes)
 # %% [markdown]
 # ## ScaleRL sigmoid per model size
 #
-# Fitted on the stable runs (above). $R_0$ is held at the measured pre-RL pass rate; points before `transient_frac` of a
-# run's compute are excluded as the early transient (ScaleRL excluded about 1.5k of
-# 50-100k GPU-hours; our first evaluations are noisier relative to the gain). The
-# intervals resample whole seeds. $A$ is bounded by its physical range $[0, 1]$; an $A$
-# on the bound 1 (in the point fit or in at least 20% of refits) is recorded as not
-# identified: the run ended before the curve bent.
+# Fitted on the stable runs (above). $R_0$ is held at the measured pre-RL pass rate;
+# points before `transient_frac` of a run's compute are excluded as the early transient
+# (ScaleRL excluded about 1.5k of 50-100k GPU-hours; our first evaluations are noisier
+# relative to the gain). The intervals resample whole seeds. $A$ is bounded by its
+# physical range $[0, 1]$; an $A$ on the bound 1 (in the point fit or in at least 20% of
+# refits) is recorded as not identified: the run ended before the curve bent.
 
 # %%
 table, fits = analysis.fit_scalerl(stable, transient_frac=transient_frac, reps=reps, seed=seed)
@@ -396,12 +397,12 @@ shared_tab
 # %% [markdown]
 # ## Predicting the asymptote and the end of training from the first half
 #
-# ScaleRL's test, on the stable runs: refit each size's sigmoid on each run's evaluations up to `fit_frac`
-# (half) of its final compute, then compare (1) the asymptote it predicts with the full
-# fit's, $A_{half} - A_{full}$, and (2) the final pass rate it predicts with the observed
-# one (judged run by run below). ScaleRL's noise floor on $A$ is about $\pm 0.02$.
-# `rmse` is the full fit's error against the seed-mean curve; the held-out MAE of the half
-# fit over the second half is kept.
+# ScaleRL's test, on the stable runs: refit each size's sigmoid on each run's evaluations
+# up to `fit_frac` (half) of its final compute, then compare (1) the asymptote it predicts
+# with the full fit's, $A_{half} - A_{full}$, and (2) the final pass rate it predicts with
+# the observed one (judged run by run below). ScaleRL's noise floor on $A$ is about
+# $\pm 0.02$. `rmse` is the full fit's error against the seed-mean curve; the held-out MAE
+# of the half fit over the second half is kept.
 
 # %%
 stable_base = stable[stable["variant"] == base]  # the stable runs of the sizes fitted
@@ -623,7 +624,14 @@ comps = {v: spread.variance_components(run_vals, v, level=level) for v in ("A", 
 record_all(sound_findings.spread_findings(comps, run_vals))
 vals_stable = scope.stable_rows(run_vals.assign(variant=base), outcomes)
 comps_stable = {"A": spread.variance_components(vals_stable, "A", level=level)}
-record_all(sound_findings.spread_findings(comps_stable, vals_stable, prefix="spread/stable"))
+record_all(
+    sound_findings.spread_findings(
+        comps_stable,
+        vals_stable,
+        prefix="spread/stable",
+        subset="stable runs only: ScaleRL's scope; a sensitivity",
+    )
+)
 if not spread.has_nesting(run_vals):
     print("no warm_start/rl_seed coordinates: base-model and RL spread are confounded")
 
@@ -685,9 +693,10 @@ sound_findings.mde_table(effects, [v.to_json() for v in claims()])
 # ## The medium sweep: cost, budget and progress
 #
 # Estimated from the recorded timings of the `medium_v1` sweep (`costs_from_runs`: the
-# lower quartile of each size's seconds per warm-up, GRPO step and evaluation), every
-# main run at its full 2000 steps, packed onto 2 workers. The sweep keeps every finished
-# run under `data/rl_scaling/.runs/grpo-medium-<hash>/` and resumes there; below: its progress.
+# lower quartile of each size's seconds per warm-up, GRPO step and evaluation), every main
+# run at its full 2000 steps, packed onto 2 workers. The sweep keeps every finished run
+# under `data/rl_scaling/.runs/grpo-medium-<hash>/` and resumes there; below: its
+# progress.
 
 # %% tags=["only-medium", "only-medium_v2"]
 per_size, lines = cost_table.sweep_cost("medium", timings_from="medium_v1")

@@ -75,6 +75,18 @@ def test_refuses_too_few_runs_and_misaligned_evaluations():
     with pytest.raises(ValueError, match="at least 3 runs"):
         lf.lack_of_fit(_runs(0, 2, sd=0.3))
     df = _runs(0, 4, sd=0.3)
-    df = df.drop(df.index[(df["seed"] == 3) & (df["compute"] == 2000)])
+    one = lf.lack_of_fit(df.drop(df.index[(df["seed"] == 3) & (df["compute"] == 2000)]))
+    assert np.isfinite(one["lof"])  # one evaluation missing from one run: left out
+    sparse = df.drop(df.index[(df["seed"] == 3) & (df["compute"] % 100 == 50)])
     with pytest.raises(ValueError, match=r"runs \[3\] miss"):
-        lf.lack_of_fit(df)
+        lf.lack_of_fit(sparse)  # evaluated half as often
+
+
+def test_evaluations_line_up_by_step_when_compute_differs_between_runs():
+    df = _runs(1, 4, sd=0.3)
+    df["step"] = df["compute"]
+    jitter = 1.0 + 0.01 * df["seed"]  # each run's compute per step a little different
+    shifted = df.assign(compute=df["compute"] * jitter)
+    out = lf.lack_of_fit(shifted)
+    assert np.isfinite(out["lof"]) and out["n"] == 4.0
+    assert out["rmse"] == pytest.approx(lf.lack_of_fit(df)["rmse"], abs=0.01)

@@ -59,6 +59,13 @@ def test_plan_keeps_the_first_stage_order_and_parts_share_every_run_once():
         extension_run.run_extension(blocks, base_ds=xr.Dataset(), costs={}, part=(2, 2))
 
 
+@pytest.mark.parametrize("part", ["2/2", "x/2", "1"])
+def test_the_command_line_refuses_a_part_that_is_not_one(part, capsys):
+    with pytest.raises(SystemExit) as exc:
+        extension_run.main(["status", "--part", part])
+    assert exc.value.code == 2 and "--part" in capsys.readouterr().err
+
+
 def test_second_stage_joins_with_half_lr_skipped():
     """A block of one arm joins the design: its seeds read "skipped" in the other arm."""
     with xr.open_dataset(DATA / "grpo-v3-0772a14e38df.nc", engine="h5netcdf") as ds:

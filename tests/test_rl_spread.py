@@ -78,7 +78,10 @@ def test_spread_findings_on_a_subset_of_runs_are_named_apart_and_say_so():
     every = sound_findings.spread_findings({"A": spread.variance_components(t, "A")}, t)
     part = t.iloc[: len(t) // 2]
     sub = sound_findings.spread_findings(
-        {"A": spread.variance_components(part, "A")}, part, prefix="spread/stable"
+        {"A": spread.variance_components(part, "A")},
+        part,
+        prefix="spread/stable",
+        subset="stable runs only: ScaleRL's scope; a sensitivity",
     )
     assert [n.name for n in every] == ["spread/A/warm_start_sd", "spread/A/rl_sd"]
     assert [n.name for n in sub] == ["spread/stable/A/warm_start_sd", "spread/stable/A/rl_sd"]

@@ -271,10 +271,11 @@ def main(argv: list[str] | None = None) -> None:
     )
     args = ap.parse_args(argv)
     try:
-        part = tuple(int(x) for x in args.part.split("/"))
-        i_part, n_parts = part
+        i_part, n_parts = (int(x) for x in args.part.split("/"))
     except ValueError:
         ap.error(f"--part {args.part!r}: expected i/n, e.g. 0/2")
+    if not 0 <= i_part < n_parts:
+        ap.error(f"--part {args.part!r}: i must be one of 0..n-1")
     blocks = second_stage.design_blocks()
     if args.command == "status":
         print("\n".join(status_lines(blocks)))

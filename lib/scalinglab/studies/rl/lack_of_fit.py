@@ -13,10 +13,10 @@ to the point, which still leaves it above the truth.
 
 The estimator
 -------------
-Per size, on the points the pooled fit uses (:func:`.analysis.fit_points`; every run is
-evaluated at the same compute, so the evaluations line up): with ``ybar_t`` the mean of the
-``n`` runs at evaluation ``t``, ``s2_t`` their sample variance and ``f_t`` the pooled
-sigmoid (R0 the runs' mean pre-RL pass rate),
+Per size, on the points the pooled fit uses (:func:`.analysis.fit_points`; evaluations
+lined up by step): with ``ybar_t`` the mean of the ``n`` runs at evaluation ``t``, ``s2_t``
+their sample variance and ``f_t`` the pooled sigmoid fitted on every point (R0 the runs'
+mean pre-RL pass rate) at the runs' mean compute of evaluation ``t``,
 
     LOF2 = mean_t (f_t - ybar_t)^2 - mean_t s2_t / n
 
@@ -54,6 +54,8 @@ from scalinglab.studies.rl.analysis import fit_points, ordered_sizes
 from scalinglab.studies.rl.named import Named
 from scalinglab.studies.rl.shared_asymptote import simulate_runs
 
+#: Share of evaluations that may be missing from some run (left out) before it is an error.
+MAX_MISSING = 0.1
 #: Noise-free runs averaged for the simulated truth.
 TRUTH_RUNS = 4000
 #: Simulated data sets per coverage estimate.
@@ -63,24 +65,37 @@ JACK_T = "Student t on runs - 1 df, leave-one-run-out jackknife standard error"
 
 
 def _grid(runs: pd.DataFrame, transient_frac: float) -> tuple[np.ndarray, np.ndarray, float]:
-    """Compute grid ``(T,)``, pass rates ``(n, T)`` of the fitted points, mean R0."""
+    """Compute ``(n, T)`` and pass rates ``(n, T)`` of the fitted points, runs by rows and
+    evaluations (by ``step``, else by ``compute``) by columns, and the runs' mean R0.
+
+    Compute differs a little between runs at one step (it counts the tokens each run
+    generated), so the evaluations are lined up by step. An evaluation some run lacks (one
+    at the edge of a run's transient cut) is left out; more than :data:`MAX_MISSING` of
+    them left out is an error naming the runs."""
     pts = fit_points(runs, transient_frac)
-    wide = pts.pivot_table(index="seed", columns="compute", values="pass_rate")
-    if wide.isna().any().any():
+    key = "step" if "step" in pts else "compute"
+    pts = pts.assign(_at=pts[key])
+    wide_y = pts.pivot_table(index="seed", columns="_at", values="pass_rate")
+    wide_c = pts.pivot_table(index="seed", columns="_at", values="compute")
+    full = wide_y.notna().all(axis=0)
+    if (~full).mean() > MAX_MISSING:
+        short = list(wide_y.index[wide_y.isna().any(axis=1)])
         raise ValueError(
-            "lack of fit needs every run evaluated at the same compute; runs "
-            f"{list(wide.index[wide.isna().any(axis=1)])} miss some evaluations"
+            f"lack of fit needs the runs evaluated at the same {key}s; runs {short} miss "
+            f"{int((~full).sum())} of {full.size} evaluations"
         )
     r0 = float(runs.loc[runs["compute"] == 0, "pass_rate"].mean())
-    return wide.columns.to_numpy(float), wide.to_numpy(float), r0
+    return wide_c.loc[:, full].to_numpy(float), wide_y.loc[:, full].to_numpy(float), r0
 
 
 def _lof2(c: np.ndarray, y: np.ndarray, r0: float) -> tuple[float, float]:
-    """``(LOF2, RMSE)`` of runs ``y`` ``(n, T)`` at compute ``c`` ``(T,)``."""
+    """``(LOF2, RMSE)`` of runs ``y`` ``(n, T)`` at compute ``c`` ``(n, T)``: the sigmoid
+    fitted on every point, scored against the mean curve at the mean compute of each
+    evaluation."""
     n = y.shape[0]
-    res = fit("scalerl", np.tile(c, n), y.ravel(), fixed={"R0": r0})
+    res = fit("scalerl", c.ravel(), y.ravel(), fixed={"R0": r0})
     ybar = y.mean(axis=0)
-    mse = float(np.mean((res.predict(c) - ybar) ** 2))
+    mse = float(np.mean((res.predict(c.mean(axis=0)) - ybar) ** 2))
     noise = float(np.mean(y.var(axis=0, ddof=1))) / n
     return mse - noise, float(np.sqrt(mse))
 
@@ -114,7 +129,9 @@ def lack_of_fit(
     if n < 3:
         raise ValueError(f"lack of fit needs at least 3 runs for its interval; got {n}")
     lof2, rmse = _lof2(c, y, r0)
-    loo = np.array([_lof2(c, np.delete(y, i, axis=0), r0)[0] for i in range(n)])
+    loo = np.array(
+        [_lof2(np.delete(c, i, axis=0), np.delete(y, i, axis=0), r0)[0] for i in range(n)]
+    )
     se = float(np.sqrt((n - 1) / n * np.sum((loo - loo.mean()) ** 2)))
     half = float(student_t.ppf(0.5 + level / 2, n - 1)) * se
     return {
@@ -201,8 +218,8 @@ def coverage(
         n_prompts=10**9,  # noise-free to 3e-5
         deviation=dev,
     )
-    c, y, _ = _grid(big, transient_frac)
-    mu = y.mean(axis=0)
+    c_big, y, _ = _grid(big, transient_frac)
+    c, mu = c_big.mean(axis=0), y.mean(axis=0)
     res = fit("scalerl", c, mu, fixed={"R0": R0})
     truth = float(np.sqrt(np.mean((res.predict(c) - mu) ** 2)))
     hit = above = 0
@@ -271,7 +288,7 @@ def lof_table(
         row.update(lack_of_fit(g, transient_frac=transient_frac, level=level))
         if sims > 0:
             c, y, r0 = _grid(g, transient_frac)
-            res = fit("scalerl", np.tile(c, n), y.ravel(), fixed={"R0": r0})
+            res = fit("scalerl", c.ravel(), y.ravel(), fixed={"R0": r0})
             steps = np.unique(g["compute"].to_numpy(float))
             steps = steps[steps <= c.max()]
             cov = coverage(

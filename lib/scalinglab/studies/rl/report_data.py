@@ -9,8 +9,9 @@ the sweep inside a notebook cell (where an interrupted run loses its place in th
 report and a regeneration of every stale report would start hours of training).
 
 ``v3`` is read together with its seed extension (:mod:`.extension` and
-:mod:`.second_stage`): every finished run of the extension's blocks joins the ``v3`` runs along ``seed`` (:func:`.blocks.read_design`;
-with none finished, the ``v3`` Dataset is returned as it is stored).
+:mod:`.second_stage`): every finished run of the extension's blocks joins the ``v3`` runs
+along ``seed`` (:func:`.blocks.read_design`; with none finished, the ``v3`` Dataset is
+returned as it is stored).
 """
 
 from __future__ import annotations

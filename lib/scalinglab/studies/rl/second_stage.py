@@ -142,7 +142,7 @@ def resampled_identification(
             for j, s in enumerate(rng.choice(pool[w], extra // len(warms))):
                 if s in stable_seeds:
                     parts.append(by_run[s].assign(seed=10_000 + 100 * int(w) + j))
-        table, fits = fit_scalerl(pd.concat(parts), reps=reps, seed=seed + k)
+        _, fits = fit_scalerl(pd.concat(parts), reps=reps, seed=seed + k)
         ident = identification(next(iter(fits.values())), "A")
         shares.append(ident.share_at_bound)
         ok += bool(ident.identified)

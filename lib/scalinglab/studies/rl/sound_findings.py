@@ -210,7 +210,11 @@ def tan_findings(
 
 
 def spread_findings(
-    comps: Mapping[str, dict[str, Estimate] | None], values: pd.DataFrame, *, prefix: str = "spread"
+    comps: Mapping[str, dict[str, Estimate] | None],
+    values: pd.DataFrame,
+    *,
+    prefix: str = "spread",
+    subset: str = "",
 ) -> list[Named]:
     """Base-model (warm-start) and RL standard deviations of each value
     (:func:`.spread.variance_components`, ``comps`` keyed ``"A"``, ``"final"``); not
@@ -219,10 +223,12 @@ def spread_findings(
 
     ``values``: the runs the components were computed on (:func:`.spread.run_values`,
     one row per run). ``prefix``: ``"spread"`` for every run (the claim's), e.g.
-    ``"spread/stable"`` for the stable runs alone (a sensitivity)."""
+    ``"spread/stable"`` for the stable runs alone (a sensitivity), with ``subset`` saying
+    in each description which runs these are (e.g. ``"stable runs only: ScaleRL's scope;
+    a sensitivity"``; empty: every run)."""
     out = []
     what = {"A": "the per-run sigmoid's A", "final": "the final pass rate (last 3 evaluations)"}
-    runs = "" if prefix == "spread" else " (stable runs only: ScaleRL's scope; a sensitivity)"
+    runs = f" ({subset})" if subset else ""
     for v, comp in comps.items():
         for part, desc in (("warm_start", "base models (warm starts)"), ("rl", "RL seeds")):
             name = f"{prefix}/{v}/{part}_sd"
