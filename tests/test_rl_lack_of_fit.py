@@ -90,3 +90,17 @@ def test_evaluations_line_up_by_step_when_compute_differs_between_runs():
     out = lf.lack_of_fit(shifted)
     assert np.isfinite(out["lof"]) and out["n"] == 4.0
     assert out["rmse"] == pytest.approx(lf.lack_of_fit(df)["rmse"], abs=0.01)
+
+
+def test_smooth_run_to_run_deviations_are_not_taken_for_a_better_fit():
+    """Take-offs spread widely (each run's deviation is smooth over its evaluations) and
+    no shape beyond the sigmoid: the whole between-run variance, subtracted, would push
+    LOF2 far below 0; with the part the fit follows projected out it stays near 0."""
+    for seed in range(3):
+        c, y, r0 = lf._grid(_runs(seed, 17, sd=1.0), 0.1)
+        lof2, rmse, noise, _ = lf._lof2(c, y, r0)
+        whole = float(np.mean(y.var(axis=0, ddof=1))) / y.shape[0]
+        assert noise < 0.6 * whole  # the fit follows much of the mean curve's noise
+        assert rmse**2 - whole < -abs(lof2)  # the unprojected estimate: far below 0
+        out = lf.lack_of_fit(_runs(seed, 17, sd=1.0))
+        assert out["lof_lo"] < 0.001 < out["lof_hi"]
