@@ -734,12 +734,6 @@ per_size
 #   size's reason. Fitted with one $A$ and $B$ per size and one $C_{mid}$ per run (each
 #   run's own take-off; stated before it was read), the primary arm's $A$ is off its bound
 #   at {{ scalerl/shared/A_identified_sizes | point }} sizes (its note names the others).
-# * *A sigmoid (SCALERL-1).* Net of the mean curve's noise, the pooled sigmoid lies
-#   {{ scalerl/s/lack_of_fit }} from the runs' expected curve at `s`,
-#   {{ scalerl/m/lack_of_fit }} at `m`, {{ scalerl/l/lack_of_fit }} at `l` and
-#   {{ scalerl/xl/lack_of_fit }} at `xl`; the plain RMSE at `xl`,
-#   {{ scalerl/xl/rmse | point }}, includes {{ scalerl/xl/mean_curve_noise | point }} of
-#   noise from the mean over its few stable runs.
 # * *Half compute (SCALERL-2).* The furthest half window reaches
 #   {{ scalerl/half_runs/max_multiple | point }}x $C_{mid}$;
 #   {{ scalerl/half_runs/n_eligible | point }} reach `min_multiple`, and on them
@@ -757,6 +751,14 @@ per_size
 #   (CONTROL-A), half the learning rate $\log_{10} C_{mid}$ by
 #   {{ ablation/half_lr/delta_log10_C_mid }} (CONTROL-B), batch normalisation $A$ by
 #   {{ ablation/batch_norm/delta_A }} (SCALERL-4; detectable effects: after the ledger).
+
+# %% [markdown] tags=["only-default", "not-tiny"]
+# *A sigmoid (SCALERL-1), size by size.* Net of the mean curve's noise, the pooled sigmoid
+# lies {{ scalerl/s/lack_of_fit }} from the runs' expected curve at `s`,
+# {{ scalerl/m/lack_of_fit }} at `m`, {{ scalerl/l/lack_of_fit }} at `l` and
+# {{ scalerl/xl/lack_of_fit }} at `xl` (signed: below 0 where the noise accounts for all of
+# the RMSE). The plain RMSE at `xl`, {{ scalerl/xl/rmse | point }}, includes
+# {{ scalerl/xl/mean_curve_noise | point }} of noise from the mean over its few stable runs.
 
 # %% [markdown] tags=["only-small"]
 # **What the `small` design (3 sizes, 3 seeds, 500 GRPO steps) cannot decide.** The
