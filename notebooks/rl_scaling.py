@@ -438,11 +438,13 @@ half.set_index("model_size")[[*half_cols, "rmse"]].join(
 # **Does a sigmoid describe the runs (SCALERL-1)?** The RMSE against the mean of $n$ runs
 # carries that mean's noise, which falls as $1/n$ in variance: below 0.02 it would partly
 # count runs. The test reads the sigmoid's distance from the runs' *expected* curve: the
-# mean squared error less the mean curve's noise variance (the runs' variance at each
-# evaluation over $n$), as a signed root, with a Student t interval on the leave-one-run-out
-# jackknife (`studies/rl/lack_of_fit.py`, stated before it was read on these runs). Its
+# mean squared error less the mean curve's noise variance, as a signed root, with a
+# Student t interval on the leave-one-run-out jackknife (`studies/rl/lack_of_fit.py`). The
+# noise is the runs' deviations from their mean with the part the sigmoid's own
+# parameters could follow projected out: a run's deviation is smooth (it took off
+# earlier, it ends higher) and mostly moves the fit, not its residual. The interval's
 # coverage is simulated at each size's $n$ on runs drawn at that size's fit, with a shape
-# the sigmoid cannot follow sized to the estimate.
+# the sigmoid cannot follow sized to the estimate, and stated with it.
 
 # %%
 lof = lack_of_fit.lof_table(
@@ -733,7 +735,7 @@ per_size
 #   {{ scalerl/half_lr/A_identified_sizes | point }}. The findings' notes give each
 #   size's reason. Fitted with one $A$ and $B$ per size and one $C_{mid}$ per run (each
 #   run's own take-off; stated before it was read), the primary arm's $A$ is off its bound
-#   at {{ scalerl/shared/A_identified_sizes | point }} sizes (its note names the others).
+#   at {{ scalerl/shared/A_identified_sizes | point }} (its note names the others).
 # * *Half compute (SCALERL-2).* The furthest half window reaches
 #   {{ scalerl/half_runs/max_multiple | point }}x $C_{mid}$;
 #   {{ scalerl/half_runs/n_eligible | point }} reach `min_multiple`, and on them
