@@ -448,7 +448,7 @@ half.set_index("model_size")[[*half_cols, "rmse"]].join(
 
 # %%
 lof = lack_of_fit.lof_table(
-    stable_base, transient_frac=transient_frac, level=level, sims=lof_sims, seed=seed
+    stable_base, transient_frac=transient_frac, level=level, sims=lof_sims, seed=seed, sizes=sizes
 )
 record_all(lack_of_fit.lof_findings(lof, level=level))
 lof

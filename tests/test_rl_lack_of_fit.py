@@ -104,3 +104,17 @@ def test_smooth_run_to_run_deviations_are_not_taken_for_a_better_fit():
         assert rmse**2 - whole < -abs(lof2)  # the unprojected estimate: far below 0
         out = lf.lack_of_fit(_runs(seed, 17, sd=1.0))
         assert out["lof_lo"] < 0.001 < out["lof_hi"]
+
+
+def test_table_reports_every_size_asked_for():
+    df = pd.concat(
+        [_runs(0, 4, sd=0.3).assign(model_size="s"), _runs(1, 2, sd=0.3).assign(model_size="m")]
+    ).assign(variant="baseline", n_params=1.0)
+    tab = lf.lof_table(df, sims=0, sizes=["s", "m", "l"])
+    assert list(tab.index) == ["s", "m", "l"]
+    assert np.isfinite(tab.loc["s", "lof"]) and np.isnan(tab.loc["m", "lof"])
+    assert tab.loc["m", "n"] == 2 and tab.loc["l", "n"] == 0
+    named = {n.name: n.estimate for n in lf.lof_findings(tab, level=0.95)}
+    assert not named["scalerl/l/lack_of_fit"].identified
+    assert "0 stable runs" in named["scalerl/l/lack_of_fit"].note
+    assert named["scalerl/s/lack_of_fit"].n == 4

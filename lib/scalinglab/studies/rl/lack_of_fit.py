@@ -309,9 +309,14 @@ def lof_table(
     level: float = 0.95,
     sims: int = SIMS,
     seed: int = 0,
+    sizes: list[str] | None = None,
 ) -> pd.DataFrame:
     """:func:`lack_of_fit` per size of ``df``'s first variant, with its interval's coverage
     simulated at the size's number of runs on a generator at the size's own fit.
+
+    ``sizes``: the sizes to report, in order (default: those of ``df``); a size with fewer
+    than 3 runs in ``df`` (none, where every run of it was unstable) gets a row without
+    an estimate.
 
     The generator (:func:`coverage`): the pooled sigmoid's A, B, C_mid and the runs' mean
     R0, take-offs spread by :data:`SD_LOG_C_MID`, and a :func:`wiggle` of amplitude
@@ -327,9 +332,9 @@ def lof_table(
     """
     base = df[df["variant"] == df["variant"].iloc[0]]
     rows = []
-    for k, size in enumerate(ordered_sizes(base)):
+    for k, size in enumerate(ordered_sizes(base) if sizes is None else sizes):
         g = base[base["model_size"] == size]
-        n = int(g["seed"].nunique())
+        n = int(g["seed"].nunique()) if len(g) else 0
         row: dict = {"model_size": size, "n": float(n)}
         if n < 3:
             rows.append(row)
@@ -374,7 +379,7 @@ def lof_findings(tab: pd.DataFrame, *, level: float) -> list[Named]:
                     Estimate(
                         np.nan,
                         identified=False,
-                        note=f"not identified: {int(r['n'])} runs, the interval needs 3",
+                        note=f"not identified: {int(r['n'])} stable runs, the interval needs 3",
                     ),
                     "distance of the sigmoid from the runs' expected curve",
                 )
