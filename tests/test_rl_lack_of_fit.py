@@ -116,5 +116,6 @@ def test_table_reports_every_size_asked_for():
     assert tab.loc["m", "n"] == 2 and tab.loc["l", "n"] == 0
     named = {n.name: n.estimate for n in lf.lof_findings(tab, level=0.95)}
     assert not named["scalerl/l/lack_of_fit"].identified
-    assert "0 stable runs" in named["scalerl/l/lack_of_fit"].note
+    assert "fewer than 3 stable runs" in named["scalerl/l/lack_of_fit"].note
+    assert "(0 fitted here" in named["scalerl/l/lack_of_fit"].note
     assert named["scalerl/s/lack_of_fit"].n == 4

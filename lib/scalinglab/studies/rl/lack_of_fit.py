@@ -379,7 +379,8 @@ def lof_findings(tab: pd.DataFrame, *, level: float) -> list[Named]:
                     Estimate(
                         np.nan,
                         identified=False,
-                        note=f"not identified: {int(r['n'])} stable runs, the interval needs 3",
+                        note="not identified: fewer than 3 stable runs at this size "
+                        f"({int(r['n'])} fitted here; the jackknife interval needs 3)",
                     ),
                     "distance of the sigmoid from the runs' expected curve",
                 )
