@@ -119,3 +119,13 @@ def test_table_reports_every_size_asked_for():
     assert "fewer than 3 stable runs" in named["scalerl/l/lack_of_fit"].note
     assert "(0 fitted here" in named["scalerl/l/lack_of_fit"].note
     assert named["scalerl/s/lack_of_fit"].n == 4
+
+
+def test_table_says_why_runs_of_unequal_length_have_no_estimate():
+    full = _runs(0, 4, sd=0.3)
+    stopped = full[~((full["seed"] == 1) & (full["compute"] > 2000))]  # one run stopped
+    df = stopped.assign(model_size="s", variant="baseline", n_params=1.0)
+    tab = lf.lof_table(df, sims=0)
+    assert np.isnan(tab.loc["s", "lof"]) and "miss" in tab.loc["s", "why"]
+    (named,) = lf.lof_findings(tab, level=0.95)
+    assert not named.estimate.identified and "evaluated at the same" in named.estimate.note

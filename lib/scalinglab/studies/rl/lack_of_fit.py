@@ -327,8 +327,9 @@ def lof_table(
     -------
     pandas.DataFrame
         One row per size (``model_size``): :func:`lack_of_fit`'s keys, ``truth_sim``,
-        ``coverage``, ``coverage_se`` (NaN with ``sims`` = 0 or fewer than 3 runs, where
-        :func:`lack_of_fit` gives no interval: ``lof`` etc. NaN, ``n`` the runs).
+        ``coverage``, ``coverage_se`` (NaN with ``sims`` = 0), and ``why`` where
+        :func:`lack_of_fit` gives nothing (fewer than 3 runs; runs evaluated at different
+        steps, as a stopping rule leaves them): ``lof`` etc. NaN there, ``n`` the runs.
     """
     base = df[df["variant"] == df["variant"].iloc[0]]
     rows = []
@@ -337,9 +338,18 @@ def lof_table(
         n = int(g["seed"].nunique()) if len(g) else 0
         row: dict = {"model_size": size, "n": float(n)}
         if n < 3:
+            row["why"] = (
+                f"fewer than 3 stable runs at this size ({n} fitted here; the jackknife "
+                "interval needs 3)"
+            )
             rows.append(row)
             continue
-        row.update(lack_of_fit(g, transient_frac=transient_frac, level=level))
+        try:
+            row.update(lack_of_fit(g, transient_frac=transient_frac, level=level))
+        except ValueError as exc:  # runs of unequal length (a stopping rule): no mean curve
+            row["why"] = str(exc)
+            rows.append(row)
+            continue
         if sims > 0:
             c, y, r0 = _grid(g, transient_frac)
             res = fit("scalerl", c.ravel(), y.ravel(), fixed={"R0": r0})
@@ -361,7 +371,7 @@ def lof_table(
             )
             row.update(truth_sim=cov.truth, coverage=cov.coverage, coverage_se=cov.se)
         rows.append(row)
-    cols = ["n", "lof", "lof_lo", "lof_hi", "lof2", "lof2_se", "rmse", "noise"]
+    cols = ["n", "why", "lof", "lof_lo", "lof_hi", "lof2", "lof2_se", "rmse", "noise"]
     cols += ["truth_sim", "coverage", "coverage_se"]
     return pd.DataFrame(rows).set_index("model_size").reindex(columns=cols)
 
@@ -376,12 +386,7 @@ def lof_findings(tab: pd.DataFrame, *, level: float) -> list[Named]:
             out.append(
                 Named(
                     f"scalerl/{size}/lack_of_fit",
-                    Estimate(
-                        np.nan,
-                        identified=False,
-                        note="not identified: fewer than 3 stable runs at this size "
-                        f"({int(r['n'])} fitted here; the jackknife interval needs 3)",
-                    ),
+                    Estimate(np.nan, identified=False, note=f"not identified: {r['why']}"),
                     "distance of the sigmoid from the runs' expected curve",
                 )
             )
