@@ -27,11 +27,11 @@
 #     tiny:
 #       compute_class: tiny_v3
 #       kn_reps: 10
+#       lof_sims: 6
 #       poi_reps: 200
 #       reps: 40
 #       scheduler: sync
 #       shared_sims: 6
-#       lof_sims: 6
 #     title: RL post-training compute scaling (GRPO on verifiable arithmetic)
 #     variants:
 #       medium:
