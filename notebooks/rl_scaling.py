@@ -259,12 +259,19 @@ else:
 # there (`studies/rl/second_stage.py`); with whatever extension runs are finished; when
 # any are, the table of runs and stable runs per size and block follows, and the claims'
 # regimes state them.
+#
+# The rule chooses runs on their last evaluation, so that evaluation is held out of every
+# fit on the stable runs (and of the per-run half-compute fits): a point used to choose the
+# runs is not used to fit them. The jumps below show why: the stable runs' last
+# evaluation against the mean of the five before it (`jump_judged`), and the same for the
+# last evaluation the fits keep (`jump_kept`).
 
 # %%
 run_scope = scope.run_scope(outcomes)
 stable = scope.stable_curves(curves, outcomes)
 arms = [v for v in (base, "half_lr") if v in variants]
 record_all(scope.unstable_findings(run_scope, arms=arms, level=level))
+record_all(scope.end_jump_findings(curves, outcomes, arms=arms, level=level))
 display(run_scope.loc[arms])
 seed_block = ds.block.to_series() if ds is not None and "block" in ds.coords else None
 by_block = None if seed_block is None else blocks.runs_by_block(outcomes, seed_block)

@@ -249,3 +249,25 @@ def test_final_error_run_by_run_is_a_t_mean_over_stable_runs_per_size():
     one = halfruns.final_error_by_size(r[r["seed"] != 1], variant="baseline")
     e1 = sound_findings.final_error_findings(one.loc[["l"]], level=0.95, fit_frac=0.5)[0]
     assert e1.estimate.ci is None and not e1.estimate.identified and "need 2" in e1.estimate.note
+
+
+def test_the_judged_last_evaluation_is_held_out_of_the_full_fit_and_final_error():
+    df = _frame([("l", 1e6, "baseline", 0, _sigmoid)])
+    spiked = df.copy()
+    spiked.loc[spiked.index[-1], "pass_rate"] += 0.15  # a high swing at the judged point
+    held = halfruns.per_run_half_fits(spiked).iloc[0]
+    clean = halfruns.per_run_half_fits(df).iloc[0]
+    used = halfruns.per_run_half_fits(spiked, hold_out=0).iloc[0]
+    # held out: the spike changes nothing the fits or the scores read
+    for col in ("A_full", "A_half", "final_error", "rmse_later"):
+        assert held[col] == pytest.approx(clean[col], rel=1e-9, abs=1e-12)
+    assert held["n_later"] == clean["n_later"]
+    # used: the full fit climbs and the half fit's last error turns negative
+    assert used["A_full"] > clean["A_full"] + 0.01
+    assert used["final_error"] < clean["final_error"] - 0.1
+    laws = tanlaw.per_run_power_laws(spiked)
+    assert laws["rmse_later_power"].iloc[0] == pytest.approx(
+        tanlaw.per_run_power_laws(df)["rmse_later_power"].iloc[0], rel=1e-9
+    )
+    with pytest.raises(ValueError, match="hold_out"):
+        halfruns.per_run_half_fits(df, hold_out=-1)

@@ -137,3 +137,55 @@ def test_a_size_with_fewer_than_two_stable_runs_is_not_identified_never_fitted(s
 def test_run_scope_needs_the_unstable_column():
     with pytest.raises(KeyError, match="unstable"):
         scope.run_scope(pd.DataFrame({"variant": ["b"], "model_size": ["s"]}))
+
+
+def test_the_evaluation_the_rule_judged_is_held_out_of_the_stable_curves(setup):
+    df, out, *_ = setup
+    held = scope.stable_curves(df, out)
+    full = scope.stable_curves(df, out, hold_out=0)
+    per_run = full.groupby(scope.RUN).size()
+    assert (held.groupby(scope.RUN).size() == per_run - scope.JUDGED).all()
+    # exactly each run's last step is gone
+    last = full.groupby(scope.RUN)["step"].max().rename("last").reset_index()
+    m = held.merge(last, on=scope.RUN)
+    assert (m["step"] < m["last"]).all()
+    assert len(full) - len(held) == len(per_run)
+    with pytest.raises(ValueError, match="hold_out"):
+        scope.stable_curves(df, out, hold_out=-1)
+
+
+def _plateau_runs(n_runs: int, *, sd: float, seed: int) -> pd.DataFrame:
+    """Runs that rise to a plateau at 0.75 and then swing by ``sd`` from one evaluation
+    to the next (independent draws): no run falls for good, so the rule selects them on
+    the phase of their last evaluation only."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for sd_ in range(n_runs):
+        y = np.full(C.shape, 0.2)
+        y[1:] = 0.2 + 0.55 / (1 + (1e10 / C[1:]) ** 3.0) + rng.normal(0, sd, C.size - 1)
+        rows += _run("l", 2, "baseline", sd_, np.clip(y, 0, 1))
+    return pd.DataFrame(rows)
+
+
+def test_the_rule_selects_the_last_evaluation_and_the_jumps_show_it():
+    df = _plateau_runs(300, sd=0.06, seed=3)
+    out = run_outcomes(df)
+    assert 0.2 < out["unstable"].mean() < 0.9  # the rule cuts on the last swing
+    stable_jumps = scope.end_jumps(scope.stable_curves(df, out, hold_out=0))
+    all_jumps = scope.end_jumps(df)
+    # over all runs neither point is special; among the stable ones the judged one is high
+    assert abs(all_jumps["judged"].mean()) < 0.01
+    assert stable_jumps["judged"].mean() > 0.03
+    assert abs(stable_jumps["kept"].mean()) < 0.01
+    f = {
+        x.name: x.estimate for x in scope.end_jump_findings(df, out, arms=["baseline"], level=0.95)
+    }
+    judged, kept = f["scope/baseline/l/jump_judged"], f["scope/baseline/l/jump_kept"]
+    assert judged.lo > 0.02 and kept.lo < 0 < kept.hi
+    assert judged.n == len(stable_jumps)
+
+
+def test_end_jumps_needs_enough_evaluations():
+    df = _plateau_runs(2, sd=0.01, seed=0)
+    with pytest.raises(ValueError, match="needs 7"):
+        scope.end_jumps(df[df["step"] < 6])

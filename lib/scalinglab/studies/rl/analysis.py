@@ -141,7 +141,8 @@ def ordered_sizes(df: pd.DataFrame) -> list[str]:
     return list(df.drop_duplicates("model_size").sort_values("n_params")["model_size"])
 
 
-def _r0(g: pd.DataFrame) -> float:
+def pre_rl_rate(g: pd.DataFrame) -> float:
+    """The pre-RL pass rate R0 of ``g``'s runs: the mean of their compute-0 evaluations."""
     return float(g.loc[g["compute"] == 0, "pass_rate"].mean())
 
 
@@ -168,7 +169,7 @@ def fit_scalerl(
     rows, fits = [], {}
     for (var, size), g in df.groupby(["variant", "model_size"], sort=False):
         pts = fit_points(g, transient_frac)
-        r0 = _r0(g)
+        r0 = pre_rl_rate(g)
         res = fit(
             "scalerl",
             pts["compute"].to_numpy(),
@@ -219,7 +220,7 @@ def extrapolate_scalerl(
             metric="mae",
             bootstrap=reps,
             seed=seed,
-            fixed={"R0": _r0(g)},
+            fixed={"R0": pre_rl_rate(g)},
         )
         lo, hi = ex.ci if ex.ci else (np.nan, np.nan)
         rows.append(
@@ -250,7 +251,7 @@ def per_seed_sigmoids(df: pd.DataFrame, *, transient_frac: float = 0.1) -> pd.Da
                 "scalerl",
                 pts["compute"].to_numpy(),
                 pts["pass_rate"].to_numpy(),
-                fixed={"R0": _r0(g)},
+                fixed={"R0": pre_rl_rate(g)},
             )
             vals = {p: r.params[p] for p in ("A", "B", "C_mid")}
         except Exception:  # reported as NaN, kept in the table

@@ -19,7 +19,10 @@ The half fit's error on the later evaluations (``rmse_later``) is kept for the m
 comparison with Tan et al.'s power law (:mod:`.tanlaw`); its error on the run's last
 evaluation (``final_error``) decides SCALERL-2-final size by size, a Student-t mean over
 the size's stable runs (:func:`final_error_by_size`), in place of a percentile bootstrap
-of the pooled fit over 3-5 seeds (which covers about 0.7-0.8 at a nominal 0.95).
+of the pooled fit over 3-5 seeds (which covers about 0.7-0.8 at a nominal 0.95). The
+evaluation the stability rule judged (the run's last) is held out of the full fit and of
+``final_error``, which is read at the last evaluation kept (:mod:`.scope`: a point used
+to choose the runs is not used to score them).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ import pandas as pd
 from scalinglab.estimate import Estimate
 from scalinglab.fitting import fit
 from scalinglab.stats.calibration import t_interval
+from scalinglab.studies.rl.scope import JUDGED
 
 #: An asymptote this close to 1 sits on its bound (as :mod:`.predict`).
 AT_ONE = 1.0 - 1e-3
@@ -73,6 +77,7 @@ def per_run_half_fits(
     transient_frac: float = 0.1,
     drop: float = 0.1,
     took_off: float = 0.1,
+    hold_out: int = JUDGED,
 ) -> pd.DataFrame:
     """The sigmoid of every run fitted on all of its compute and on its first ``fit_frac``.
 
@@ -91,6 +96,11 @@ def per_run_half_fits(
     took_off
         A full fit whose ``A`` exceeds ``R0`` by at least this much ``took_off`` (a run
         still at its ``R0`` has no asymptote to predict, whatever its ``C_mid``).
+    hold_out
+        The run's last evaluations the stability rule judged (:data:`.scope.JUDGED`):
+        left out of the full fit, the later window and ``final_error`` (which is read at
+        the last evaluation kept), as :func:`.scope.stable_curves` leaves them out of the
+        pooled fits. The half window is still the first ``fit_frac`` of the run's compute.
 
     Returns
     -------
@@ -108,6 +118,8 @@ def per_run_half_fits(
     """
     if not 0.0 < fit_frac < 1.0:
         raise ValueError(f"per_run_half_fits: fit_frac must be in (0, 1), got {fit_frac}")
+    if hold_out < 0:
+        raise ValueError(f"per_run_half_fits: hold_out must be >= 0, got {hold_out}")
     rows = []
     keys = ["model_size", "variant", "seed"]
     for (size, var, sd), g in curves.groupby(keys, sort=False):
@@ -115,9 +127,11 @@ def per_run_half_fits(
         c, y = g["compute"].to_numpy(float), g["pass_rate"].to_numpy(float)
         cmax = float(c.max())
         r0 = float(y[c == 0].mean()) if (c == 0).any() else float(y[0])
-        keep = (c > 0) & (c >= transient_frac * cmax)
+        judged = np.zeros(c.size, bool)
+        judged[c.size - hold_out :] = hold_out > 0
+        keep = (c > 0) & (c >= transient_frac * cmax) & ~judged
         half = keep & (c <= fit_frac * cmax)
-        later = c > fit_frac * cmax
+        later = (c > fit_frac * cmax) & ~judged
         row: dict = {
             "model_size": size,
             "n_params": float(g["n_params"].iloc[0]),

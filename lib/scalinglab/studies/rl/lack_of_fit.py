@@ -56,7 +56,7 @@ from scipy.stats import t as student_t
 from scalinglab.estimate import Estimate
 from scalinglab.fitting import FitResult, fit
 from scalinglab.stats.method_coverage import measured_on_data
-from scalinglab.studies.rl.analysis import fit_points, ordered_sizes
+from scalinglab.studies.rl.analysis import fit_points, ordered_sizes, pre_rl_rate
 from scalinglab.studies.rl.named import Named
 from scalinglab.studies.rl.shared_asymptote import simulate_runs
 
@@ -90,7 +90,7 @@ def _grid(runs: pd.DataFrame, transient_frac: float) -> tuple[np.ndarray, np.nda
             f"lack of fit needs the runs evaluated at the same {key}s; runs {short} miss "
             f"{int((~full).sum())} of {full.size} evaluations"
         )
-    r0 = float(runs.loc[runs["compute"] == 0, "pass_rate"].mean())
+    r0 = pre_rl_rate(runs)
     return wide_c.loc[:, full].to_numpy(float), wide_y.loc[:, full].to_numpy(float), r0
 
 

@@ -32,6 +32,7 @@ from scalinglab.stats.exact_bootstrap import (
     n_distinct_resamples,
 )
 from scalinglab.stats.group_means import mean_of_group_means_t
+from scalinglab.studies.rl.analysis import pre_rl_rate
 from scalinglab.studies.rl.named import PAIRED_T
 
 LN9 = float(np.log(9.0))
@@ -66,7 +67,7 @@ def _half_stats(
 ) -> tuple[np.ndarray, tuple]:
     """[A_full, A_half, A error, final error, rmse, B_full, C_mid_full] for one resample."""
     chosen = [runs[i] for i in pick]
-    r0 = float(np.mean([g.loc[g["compute"] == 0, "pass_rate"].mean() for g in chosen]))
+    r0 = float(np.mean([pre_rl_rate(g) for g in chosen]))
     full_c, full_y, half_c, half_y, grp, steps = [], [], [], [], [], []
     finals = []
     for j, g in enumerate(chosen):

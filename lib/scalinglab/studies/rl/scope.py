@@ -13,6 +13,22 @@ a bootstrap over two runs has three distinct resamples (both copies of one run, 
 pair), so its percentile interval cannot cover at any stated level. Three runs is the
 least from which a between-run interval is read anywhere in this project.
 
+The evaluation the rule judges is held out of the fits
+-------------------------------------------------------
+The rule looks at one evaluation per run, its last, and keeps the runs where that
+evaluation is high. Fitted together with the other points, it would then be the one point
+chosen for being high, and it is the point at the largest compute, where the asymptote is
+read. On the ``v3`` design at l (17 stable runs of 40) the stable runs' mean rose 0.08 from
+the mean of their five evaluations before the last to the last, while the same mean over
+the steps before it rose about 0.01 per 250 steps: the rule selects runs on the phase of
+their last evaluation (the policies swing by about 0.1 from one evaluation to the next).
+So :func:`stable_curves` drops each stable run's last :data:`JUDGED` evaluation: a point
+used to choose the runs is not used to fit them (stated and committed before the fits were
+read with it). :func:`end_jump_findings` reports, per arm and size, the stable runs' jump
+at the judged evaluation and at the last one kept (each against the mean of the
+:data:`JUMP_WINDOW` evaluations before it, Student t over runs), so a reader sees the
+selection and whether the points left in the fit still carry it.
+
 The rule is applied to every variant alike (the primary arm at the width rule's learning
 rate, ``half_lr`` and the ablations); which arm is the headline is decided by the design,
 not by which arm's runs are more stable. The same fit on all runs stays in the report as a
@@ -28,9 +44,13 @@ import numpy as np
 import pandas as pd
 
 from scalinglab.estimate import Estimate
-from scalinglab.stats.calibration import proportion_estimate
+from scalinglab.stats.calibration import mean_estimate, proportion_estimate
 from scalinglab.studies.rl.named import Named
 
+#: Evaluations at each run's end that the scope rule judges (its last): held out of fits.
+JUDGED = 1
+#: Evaluations before a point that its jump is measured against (:func:`end_jumps`).
+JUMP_WINDOW = 5
 #: Fewest stable runs a (variant, size) needs for its pooled sigmoid.
 MIN_STABLE = 3
 #: The issue's rule: a run that ends more than this below its peak is unstable.
@@ -81,16 +101,98 @@ def run_scope(outcomes: pd.DataFrame, *, min_stable: int = MIN_STABLE) -> pd.Dat
 
 
 def stable_curves(
-    curves: pd.DataFrame, outcomes: pd.DataFrame, *, min_stable: int = MIN_STABLE
+    curves: pd.DataFrame,
+    outcomes: pd.DataFrame,
+    *,
+    min_stable: int = MIN_STABLE,
+    hold_out: int = JUDGED,
 ) -> pd.DataFrame:
     """The evaluations of the stable runs of every (variant, size) with at least
-    ``min_stable`` of them (``curves``: one row per evaluation; ``outcomes``:
-    :func:`.stopping.run_outcomes` of the same curves)."""
+    ``min_stable`` of them, less each run's last ``hold_out`` evaluations (the ones the
+    rule judged: see the module's text), ``curves``: one row per evaluation (``step``
+    orders a run's evaluations); ``outcomes``: :func:`.stopping.run_outcomes` of the
+    same curves."""
+    if hold_out < 0:
+        raise ValueError(f"stable_curves: hold_out must be >= 0, got {hold_out}")
     scope = run_scope(outcomes, min_stable=min_stable)
     keep = outcomes.loc[~outcomes["unstable"].astype(bool), RUN]
     fitted = scope.index[scope["fitted"]]
     keep = keep[pd.MultiIndex.from_frame(keep[["variant", "model_size"]]).isin(fitted)]
-    return curves.merge(keep, on=RUN, how="inner")
+    kept = curves.merge(keep, on=RUN, how="inner")
+    if not hold_out:
+        return kept
+    from_end = kept.groupby(RUN, sort=False)["step"].rank(method="first", ascending=False)
+    return kept[from_end > hold_out].reset_index(drop=True)
+
+
+def end_jumps(curves: pd.DataFrame, *, window: int = JUMP_WINDOW) -> pd.DataFrame:
+    """Per run: how far its last evaluation (``judged``) and the one before it
+    (``kept``) lie above the mean of the ``window`` evaluations before each.
+
+    Parameters
+    ----------
+    curves
+        One row per evaluation of the runs to measure (``model_size, variant, seed,
+        step, pass_rate``), at least ``window + 2`` evaluations per run.
+    window
+        Evaluations each point is compared with.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per run: ``model_size, variant, seed, judged, kept``.
+    """
+    rows = []
+    for (size, variant, seed), g in curves.groupby(RUN, sort=False):
+        y = g.sort_values("step")["pass_rate"].to_numpy(float)
+        if y.size < window + 2:
+            raise ValueError(
+                f"end_jumps: run ({size}, {variant}, seed {seed}) has {y.size} evaluations, "
+                f"needs {window + 2}"
+            )
+        rows.append(
+            {
+                "model_size": size,
+                "variant": variant,
+                "seed": seed,
+                "judged": float(y[-1] - y[-1 - window : -1].mean()),
+                "kept": float(y[-2] - y[-2 - window : -2].mean()),
+            }
+        )
+    return pd.DataFrame(rows, columns=[*RUN, "judged", "kept"])
+
+
+def end_jump_findings(
+    curves: pd.DataFrame,
+    outcomes: pd.DataFrame,
+    *,
+    arms: Sequence[str],
+    level: float = 0.95,
+    window: int = JUMP_WINDOW,
+) -> list[Named]:
+    """Per arm and fitted size: the stable runs' mean :func:`end_jumps` (Student t over
+    runs), ``scope/<arm>/<size>/jump_judged`` (the evaluation the rule chose them on) and
+    ``scope/<arm>/<size>/jump_kept`` (the last one left in the fits)."""
+    scope = run_scope(outcomes)
+    jumps = end_jumps(stable_curves(curves, outcomes, hold_out=0), window=window)
+    out = []
+    for (arm, size), g in jumps.groupby(["variant", "model_size"], sort=False):
+        if arm not in arms or len(g) < MIN_STABLE:
+            continue
+        n = int(scope.loc[(arm, size), "runs"])
+        for col, what in (
+            ("judged", "the last evaluation, which the scope rule judged (held out of fits)"),
+            ("kept", "the last evaluation kept in the fits"),
+        ):
+            out.append(
+                Named(
+                    f"scope/{arm}/{size}/jump_{col}",
+                    mean_estimate(g[col].to_numpy(float), level=level),
+                    f"{arm} at {size}, the {len(g)} stable runs of {n}: {what}, minus the "
+                    f"mean of the {window} evaluations before it (mean over runs)",
+                )
+            )
+    return out
 
 
 def stable_rows(table: pd.DataFrame, outcomes: pd.DataFrame) -> pd.DataFrame:

@@ -50,7 +50,7 @@ from scalinglab.estimate import Estimate
 from scalinglab.fitting import FitResult, fit, identification, param_estimate
 from scalinglab.fitting.laws import Law, Param
 from scalinglab.stats.method_coverage import measured_on_data
-from scalinglab.studies.rl.analysis import fit_points
+from scalinglab.studies.rl.analysis import fit_points, pre_rl_rate
 from scalinglab.studies.rl.asymptote import TARGET
 from scalinglab.studies.rl.named import Named, reinterval
 
@@ -394,7 +394,7 @@ def shared_table(
             assert res.problem is not None  # fit() attaches it
             lc = np.log([res.params[f"C_mid[{r}]"] for r in res.problem.data.group_labels])
             cmax = float(fit_points(g, transient_frac)["compute"].max())
-            r0 = float(g.loc[g["compute"] == 0, "pass_rate"].mean())
+            r0 = pre_rl_rate(g)
             steps = np.unique(g["compute"].to_numpy(float))
             steps = steps[steps <= cmax]
             cov = coverage(

@@ -29,6 +29,7 @@ from scipy import stats as sps
 
 from scalinglab.estimate import Estimate
 from scalinglab.stats.calibration import t_interval
+from scalinglab.studies.rl.scope import JUDGED
 
 
 def _line(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:
@@ -39,7 +40,11 @@ def _line(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:
 
 
 def per_run_power_laws(
-    curves: pd.DataFrame, *, fit_frac: float = 0.5, transient_frac: float = 0.1
+    curves: pd.DataFrame,
+    *,
+    fit_frac: float = 0.5,
+    transient_frac: float = 0.1,
+    hold_out: int = JUDGED,
 ) -> pd.DataFrame:
     """Tan et al.'s line for every run, on all of it and on its first ``fit_frac``.
 
@@ -52,6 +57,9 @@ def per_run_power_laws(
         The held-out split, as :func:`.halfruns.per_run_half_fits` (the half fit uses
         compute in ``[transient_frac, fit_frac]`` x the run's final compute, the
         sigmoid's window; the full fit uses every point, as Tan et al.).
+    hold_out
+        The run's last evaluations left out of the later window, as the sigmoid's
+        (:func:`.halfruns.per_run_half_fits`), so both laws are scored on the same points.
 
     Returns
     -------
@@ -81,6 +89,7 @@ def per_run_power_laws(
         cmax = float(c.max())
         half = ok & (c >= transient_frac * cmax) & (c <= fit_frac * cmax)
         later = c > fit_frac * cmax
+        later[c.size - hold_out :] &= hold_out == 0
         rmse = np.nan
         if half.sum() >= 3 and later.any():
             s_h, i_h, _ = _line(np.log10(c[half]), np.log10(1.0 - r[half]))
