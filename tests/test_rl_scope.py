@@ -189,3 +189,11 @@ def test_end_jumps_needs_enough_evaluations():
     df = _plateau_runs(2, sd=0.01, seed=0)
     with pytest.raises(ValueError, match="needs 7"):
         scope.end_jumps(df[df["step"] < 6])
+
+
+def test_end_jump_findings_leave_out_runs_too_short_for_the_window():
+    df = _plateau_runs(4, sd=0.01, seed=0)
+    short = df[df["step"] < 6]
+    out = run_outcomes(short)
+    assert scope.end_jump_findings(short, out, arms=["baseline"]) == []
+    assert len(scope.end_jump_findings(df, run_outcomes(df), arms=["baseline"])) == 2

@@ -58,7 +58,7 @@ from scalinglab.fitting import FitResult, fit
 from scalinglab.stats.method_coverage import measured_on_data
 from scalinglab.studies.rl.analysis import fit_points, ordered_sizes, pre_rl_rate
 from scalinglab.studies.rl.named import Named
-from scalinglab.studies.rl.shared_asymptote import simulate_runs
+from scalinglab.studies.rl.shared_asymptote import simulate_runs, swing_sd
 
 #: Share of evaluations that may be missing from some run (left out) before it is an error.
 MAX_MISSING = 0.1
@@ -248,11 +248,13 @@ def coverage(
     seed: int = 0,
     transient_frac: float = 0.1,
     level: float = 0.95,
+    swing: float = 0.0,
 ) -> Coverage:
     """How often :func:`lack_of_fit`'s interval contains the true distance, on runs drawn
     by :func:`.shared_asymptote.simulate_runs` (per-run A spread 0.02, binomial noise on
-    512 prompts) at the given truth, each run shifted by :func:`wiggle` of ``amplitude``;
-    ``steps`` ``(T,)`` starts with 0."""
+    512 prompts, and the runs' measured ``swing`` between evaluations,
+    :func:`.shared_asymptote.swing_sd`) at the given truth, each run shifted by
+    :func:`wiggle` of ``amplitude``; ``steps`` ``(T,)`` starts with 0."""
     rng = np.random.default_rng(seed)
     dev = wiggle(steps, amplitude, start_frac=transient_frac)
     big = simulate_runs(
@@ -283,6 +285,7 @@ def coverage(
             R0=R0,
             steps=steps,
             deviation=dev,
+            swing=swing,
         )
         out = lack_of_fit(df, transient_frac=transient_frac, level=level)
         hit += int(out["lof_lo"] <= truth <= out["lof_hi"])
@@ -368,6 +371,7 @@ def lof_table(
                 seed=seed + 1000 * (k + 1),
                 transient_frac=transient_frac,
                 level=level,
+                swing=swing_sd(g),
             )
             row.update(truth_sim=cov.truth, coverage=cov.coverage, coverage_se=cov.se)
         rows.append(row)

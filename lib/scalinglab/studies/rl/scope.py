@@ -172,9 +172,12 @@ def end_jump_findings(
 ) -> list[Named]:
     """Per arm and fitted size: the stable runs' mean :func:`end_jumps` (Student t over
     runs), ``scope/<arm>/<size>/jump_judged`` (the evaluation the rule chose them on) and
-    ``scope/<arm>/<size>/jump_kept`` (the last one left in the fits)."""
+    ``scope/<arm>/<size>/jump_kept`` (the last one left in the fits). Runs with fewer
+    than ``window + 2`` evaluations (a short design) have no jump and are left out."""
     scope = run_scope(outcomes)
-    jumps = end_jumps(stable_curves(curves, outcomes, hold_out=0), window=window)
+    stable = stable_curves(curves, outcomes, hold_out=0)
+    long_enough = stable.groupby(RUN, sort=False)["step"].transform("size") >= window + 2
+    jumps = end_jumps(stable[long_enough], window=window)
     out = []
     for (arm, size), g in jumps.groupby(["variant", "model_size"], sort=False):
         if arm not in arms or len(g) < MIN_STABLE:

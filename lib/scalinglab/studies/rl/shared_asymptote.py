@@ -24,9 +24,11 @@ A and B shared by the size's runs, ``C_mid_i`` one per run, least squares
 bootstrap over runs (:data:`REPS` refits, percentile), its coverage of A simulated at
 the size's number of runs by :func:`coverage` on the generator :func:`simulate_runs`
 at the size's own fitted A, B and spread of log C_mid, with a per-run spread of A of
-:data:`SD_A` (ScaleRL's noise floor) and binomial evaluation noise on
-:data:`N_PROMPTS` prompts; the coverage is stated with the interval. A is identified by
-the library's rule (:func:`scalinglab.fitting.identification`: off its bound in the point
+:data:`SD_A` (ScaleRL's noise floor), binomial evaluation noise on
+:data:`N_PROMPTS` prompts and, since 2026-11-27, the size's measured swing between
+evaluations (:func:`swing_sd`, 0.06-0.08 on the ``v3`` runs, three to four times the
+binomial noise the generator had alone); the coverage is stated with the interval. A
+is identified by the library's rule (:func:`scalinglab.fitting.identification`: off its bound in the point
 fit and in more than ``1 -`` :data:`~scalinglab.estimate.BOUND_SHARE` of the refits).
 The design's target (:data:`.asymptote.TARGET`, A identified at 3 of 4 sizes) is counted
 for this estimator as ``scalerl/shared/A_identified_sizes``, beside the pooled fit's
@@ -177,6 +179,7 @@ def simulate_runs(
     sd_A: float = SD_A,
     n_prompts: int = N_PROMPTS,
     deviation: np.ndarray | None = None,
+    swing: float = 0.0,
 ) -> pd.DataFrame:
     """Runs drawn from the per-run-midpoint sigmoid: the coverage generator.
 
@@ -197,6 +200,10 @@ def simulate_runs(
     deviation
         ``(T,)`` added to every run's expected pass rate before the binomial draw (a
         shape the sigmoid cannot follow; :mod:`.lack_of_fit`'s generator), or None.
+    swing
+        Standard deviation of independent normal noise added to every evaluation after
+        the binomial draw (the policies' swing from one evaluation to the next,
+        :func:`swing_sd` of the runs; clipped to [0, 1]); drawn only when > 0.
 
     Returns
     -------
@@ -212,6 +219,8 @@ def simulate_runs(
     if deviation is not None:
         p = p + np.asarray(deviation, float)[None, :]
     y = rng.binomial(n_prompts, np.clip(p, 0.0, 1.0)) / n_prompts
+    if swing > 0:
+        y = np.clip(y + swing * rng.standard_normal(y.shape), 0.0, 1.0)
     return pd.DataFrame(
         {
             "seed": np.repeat(np.arange(n_runs), c.size),
@@ -219,6 +228,36 @@ def simulate_runs(
             "pass_rate": y.ravel(),
         }
     )
+
+
+def swing_sd(runs: pd.DataFrame, *, start_frac: float = 0.5) -> float:
+    """How far runs' evaluations swing from one to the next: per run, the standard
+    deviation of the second differences ``y[t] - (y[t-1] + y[t+1]) / 2`` of its
+    evaluations from ``start_frac`` of its compute on, over ``sqrt(1.5)`` (independent noise
+    of SD s gives second differences of SD ``s sqrt(1.5)``; a smooth trend adds little),
+    median over runs. Binomial evaluation noise is included; a swing that lasts several
+    evaluations is partly missed.
+
+    Parameters
+    ----------
+    runs
+        One row per evaluation: ``seed``, ``compute``, ``pass_rate``; runs with fewer
+        than 4 evaluations after ``start_frac`` are skipped.
+
+    Returns
+    -------
+    float
+        The median SD (0.0 when no run has enough evaluations).
+    """
+    sds = []
+    for _, g in runs.groupby("seed", sort=False):
+        g = g.sort_values("compute")
+        late = g["compute"].to_numpy(float) >= start_frac * g["compute"].max()
+        y = g["pass_rate"].to_numpy(float)[late]
+        if y.size >= 4:
+            d = y[1:-1] - (y[:-2] + y[2:]) / 2
+            sds.append(float(np.std(d, ddof=1)) / np.sqrt(1.5))
+    return float(np.median(sds)) if sds else 0.0
 
 
 def a_interval(res: FitResult, *, level: float = 0.95) -> tuple[float, float]:
@@ -290,9 +329,11 @@ def coverage(
     reps: int = REPS,
     seed: int = 0,
     sd_A: float = SD_A,
+    swing: float = 0.0,
 ) -> Coverage:
     """How often :func:`fit_shared`'s interval contains the true A, at ``n_runs`` runs
-    drawn by :func:`simulate_runs` at the given truth (generator seeded by ``seed``).
+    drawn by :func:`simulate_runs` at the given truth (generator seeded by ``seed``),
+    with the runs' measured ``swing`` (:func:`swing_sd`) added to every evaluation.
 
     The true A is the generator's ``A`` (the centre of the runs' A; clipping at 1 moves
     it slightly when ``A`` is within about ``2 sd_A`` of 1). Every simulated interval
@@ -311,6 +352,7 @@ def coverage(
             R0=R0,
             steps=steps,
             sd_A=sd_A,
+            swing=swing,
         )
         res = fit_shared(df, reps=reps, seed=seed + k)
         lo, hi = a_interval(res)
@@ -362,7 +404,8 @@ def shared_table(
     table : pandas.DataFrame
         Indexed by ``model_size``: ``runs``, ``A``, ``A_lo``, ``A_hi``, ``B``,
         ``share_refits_at_bound``, ``identified``, ``why`` (``A_lo``, ``A_hi`` from
-        :func:`a_interval`), and, where A is off its bound in the point fit,
+        :func:`a_interval`), ``swing`` (:func:`swing_sd`, the coverage generator's
+        evaluation noise), and, where A is off its bound in the point fit,
         ``coverage``, ``coverage_se``, ``coverage_percentile`` and ``sim_identified``
         (:class:`Coverage`; NaN elsewhere).
     fits : dict
@@ -389,6 +432,7 @@ def shared_table(
             share_refits_at_bound=float(ident.share_at_bound),
             identified=bool(ident.identified),
             why=ident.reason,
+            swing=swing_sd(g),
         )
         if res.params["A"] < 1.0 - 1e-3 and sims > 0:
             assert res.problem is not None  # fit() attaches it
@@ -408,6 +452,7 @@ def shared_table(
                 sims=sims,
                 reps=reps,
                 seed=seed + 1000 * (k + 1),
+                swing=row["swing"],
             )
             row.update(
                 coverage=cov.coverage,
@@ -417,7 +462,7 @@ def shared_table(
             )
         rows.append(row)
     cols = ["runs", "A", "A_lo", "A_hi", "B", "share_refits_at_bound", "identified", "why"]
-    cols += ["coverage", "coverage_se", "coverage_percentile", "sim_identified"]
+    cols += ["swing", "coverage", "coverage_se", "coverage_percentile", "sim_identified"]
     return pd.DataFrame(rows).set_index("model_size").reindex(columns=cols), fits
 
 
