@@ -118,6 +118,7 @@ from scalinglab.studies.rl import (
     cost_table,
     findings,
     halfruns,
+    horizon,
     kn,
     lack_of_fit,
     phases,
@@ -381,7 +382,8 @@ pd.concat(a_tables, names=["fit"])
 # and points. Its interval is Student t on runs - 1 degrees of freedom with the bootstrap
 # over runs as standard error; its coverage is simulated at each size's number of runs on
 # runs drawn at that size's fitted $A$, $B$ and spread of take-offs (per-run $A$ spread
-# 0.02, binomial evaluation noise), and stated with the interval. Its count of sizes with
+# 0.02, binomial evaluation noise, and the size's measured swing between evaluations,
+# column `swing`), and stated with the interval. Its count of sizes with
 # $A$ identified, by the same rule as the pooled fit's, is
 # `scalerl/shared/A_identified_sizes`.
 
@@ -400,6 +402,27 @@ record_all(
     shared_asymptote.shared_findings(shared_tab, shared_fits, base=base, what=", stable runs")
 )
 shared_tab
+
+# %% [markdown]
+# **Would a longer horizon identify $A$ at l?** Sized by simulation before any run
+# (`studies/rl/horizon.py`, stated and committed first): stages of 7 stable runs drawn
+# from the l runs' own fits with $A$ held at 0.85, 0.9 and 0.95 (their measured swing
+# between evaluations included), at 4,000 steps (the design as run), 8,000 (the proposed
+# stage) and 16,000; the share of stages whose pooled and shared-slope fits identify $A$
+# (Wilson intervals over the simulated stages). The stated rule runs the 8,000-step stage
+# only if the pooled fit identifies $A$ in at least 80% of stages at every true
+# $A \le 0.9$. `objective_rise` is how much worse the l runs fit with $A$ held at each
+# value than at their best $A$ (the shared-slope objective). The table is stored
+# (`python -m scalinglab.studies.rl.horizon`); a design without it (tiny) skips this.
+
+# %%
+sizing = horizon.stored_sizing() if compute_class == "v3" else None
+if sizing is not None:
+    record_all(horizon.sizing_findings(sizing, level=level))
+    print(horizon.decision_text(sizing))
+    display(horizon.sizing_table(sizing))
+else:
+    print("no stored horizon sizing for this design")
 
 # %% [markdown]
 # ## Predicting the asymptote and the end of training from the first half

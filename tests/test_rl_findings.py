@@ -384,3 +384,16 @@ def test_phase_findings_carry_each_sizes_own_number_of_runs():
     assert got["phases/l/t90_early_error"] == 40
     same = findings.phase_findings(ph, largest="l", early_frac=0.3, level=0.95, reps=5, n=4)
     assert {n.estimate.n for n in same} == {4}
+
+
+def test_a_point_fit_outside_its_refits_keeps_no_interval_and_is_not_identified():
+    from scalinglab.estimate import Estimate
+    from scalinglab.studies.rl.findings_fits import point_outside_refits
+
+    inside = Estimate(5.0e7, 4.9e7, 6.0e7, level=0.95)
+    assert point_outside_refits(inside) is inside
+    at_edge = Estimate(4.9e7 * (1 - 1e-7), 4.9e7, 6.0e7, level=0.95)  # optimizer tolerance
+    assert point_outside_refits(at_edge) is at_edge
+    out = point_outside_refits(Estimate(4.7676e7, 4.7677e7, 6.26e7, level=0.95))
+    assert out.lo is None and out.hi is None and out.identified is False
+    assert "outside its refits" in out.note

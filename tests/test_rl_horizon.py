@@ -84,3 +84,18 @@ def test_the_stated_rule_runs_the_stage_only_where_it_identifies_a_at_every_trut
     e = f["horizon/pooled/A0.9/steps8000/p_identified"]
     assert e.point == 0.5 and e.lo < 0.5 < e.hi
     assert len(f) == 2 * 9
+
+
+def test_the_decision_reads_from_the_table():
+    ds = _table([[40, 85, 95], [30, 79, 90], [10, 20, 30]])
+    for c in ("B", "objective_rise", "swing"):
+        ds[c] = ("A", [0.5, 0.6, 0.7])
+    text = horizon.decision_text(ds)
+    assert "85/100 at A 0.85, 79/100 at A 0.9" in text and "16,000 steps" in text
+    tab = horizon.sizing_table(ds)
+    assert tab.loc[0.9, "pooled 8000"] == 0.79 and list(tab.index) == [0.85, 0.9, 0.95]
+    assert "is run" in horizon.decision_text(
+        _table(np.full((3, 3), 90)).assign(
+            B=("A", [1, 1, 1]), objective_rise=("A", [0, 0, 0]), swing=("A", [0, 0, 0])
+        )
+    )

@@ -44,7 +44,11 @@ def test_tiny_study_runs_our_own_sweep(lab):
     for size in ("s", "m"):
         for p in ("A", "B", "C_mid"):
             f = found[f"scalerl/{size}/{p}"]
-            assert f["ci"] is not None and f["level"] == 0.95, f
+            # an interval over the 4 runs, or (tiny's nearly flat curves leave a step
+            # whose C_mid sits anywhere between two evaluations) none and not identified
+            assert (f["ci"] is not None and f["level"] == 0.95) or (
+                not f["identified"] and "outside its refits" in f["note"]
+            ), f
             assert f["n"] == 4, f  # 2 warm starts x 2 RL seeds: the interval's n is stated
         assert f"extrapolation/{size}/mae" in found and f"tan/k/{size}" in found
         assert f"scalerl/{size}/A_runs_off_bound" in found
@@ -57,7 +61,11 @@ def test_tiny_study_runs_our_own_sweep(lab):
         # SCALERL-2-final run by run: Student t over the stable runs, or why not
         fin = found[f"scalerl/{size}/final_pred_error"]
         assert fin["method"].startswith("Student t over")
-        assert fin["ci"] is not None or (not fin["identified"] and "need 2" in fin["note"])
+        assert (
+            fin["ci"] is not None
+            or (not fin["identified"] and "need 2" in fin["note"])
+            or ("every resample gave the same value" in fin["note"])
+        ), fin
         assert f"phases/{size}/t90_early_error" in found
     share = found["phases/runs/slow_start_share"]
     assert 0.0 <= share["point"] <= 1.0 and share["ci"] is not None

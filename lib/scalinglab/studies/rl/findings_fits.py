@@ -22,6 +22,27 @@ from scalinglab.studies.rl.named import (
 )
 
 
+def point_outside_refits(est: Estimate) -> Estimate:
+    """``est`` unchanged, or, where the point fit lies outside the percentile interval of
+    its own refits (beyond a relative 1e-6), without the interval and not identified:
+    the objective is flat along the parameter (a step-shaped curve leaves ``C_mid``
+    anywhere between two evaluations), so the refits and the point fit stop at
+    different places and no interval of them describes it."""
+    if est.lo is None or est.hi is None:
+        return est
+    slack = 1e-6 * max(abs(est.lo), abs(est.hi), abs(est.point), 1e-300)
+    if est.lo - slack <= est.point <= est.hi + slack:
+        return est
+    why = "the point fit lies outside its refits' interval: the fit is flat along it"
+    return est.replace(
+        lo=None,
+        hi=None,
+        mc_se=None,
+        identified=False,
+        note="; ".join(x for x in (est.note, why) if x),
+    )
+
+
 def sigmoid_findings(
     table: pd.DataFrame,
     fits: Mapping,
@@ -45,6 +66,7 @@ def sigmoid_findings(
                 est = reinterval(
                     est, method=f"{OVER_SEEDS} ({est.resamples} refits)", n=int(row["n_seeds"])
                 )
+            est = point_outside_refits(est)
             out.append(
                 Named(
                     f"{prefix}/{size}/{p}",

@@ -244,6 +244,42 @@ def decision(ds: xr.Dataset, *, decide_at: float = 0.9) -> dict:
     return {"run": run, "shortest": good[0] if good else None}
 
 
+def sizing_table(ds: xr.Dataset) -> pd.DataFrame:
+    """The sizing as a table: per true A, the :func:`truths` columns a reader needs
+    (``B``, ``objective_rise``, ``swing``) and the share of stages identifying A per
+    estimator and horizon (columns ``pooled <h>``, ``shared <h>``)."""
+    n = int(ds.attrs["sims"])
+    tab = ds[["B", "objective_rise", "swing"]].to_dataframe()
+    for est in ("pooled", "shared"):
+        for h in ds["horizon"].values:
+            tab[f"{est} {int(h)}"] = ds[f"identified_{est}"].sel(horizon=h).to_numpy() / n
+    return tab
+
+
+def decision_text(ds: xr.Dataset, *, decide_at: float = 0.9) -> str:
+    """The stated rule's outcome on a :func:`sizing` table, in words."""
+    n, target = int(ds.attrs["sims"]), float(ds.attrs["target"])
+    d = decision(ds, decide_at=decide_at)
+    at = ds["identified_pooled"].sel(horizon=8000)
+    pairs = zip(ds["A"].values, at.values, strict=True)
+    shares = ", ".join(f"{int(k)}/{n} at A {a:g}" for a, k in pairs)
+    head = (
+        f"8,000 steps: the pooled fit identifies A in {shares} of the simulated stages; "
+        f"the rule asks {target:g} at every true A <= {decide_at:g}: "
+    )
+    if d["run"]:
+        return head + "the stage is run."
+    if d["shortest"] is not None:
+        return head + (
+            f"the 8,000-step stage is not run; the shortest simulated horizon that meets "
+            f"the rule is {d['shortest']:,} steps."
+        )
+    return head + (
+        f"the stage is not run; no simulated horizon (up to {int(ds['horizon'].max()):,} "
+        "steps) meets the rule."
+    )
+
+
 def sizing_findings(ds: xr.Dataset, *, level: float = 0.95) -> list[Named]:
     """``horizon/<estimator>/A<a>/steps<h>/p_identified`` (Wilson interval over the
     simulated stages) and ``horizon/l/objective_rise/A<a>`` (how much worse the l runs

@@ -20,7 +20,7 @@ import pandas as pd
 from scalinglab.estimate import BOUND_SHARE, Estimate
 from scalinglab.stats.calibration import proportion_estimate
 from scalinglab.stats.group_means import mean_of_group_means_t
-from scalinglab.studies.rl.named import PAIRED_T, Named
+from scalinglab.studies.rl.named import PAIRED_T, Named, checked
 
 #: The method of the ablations' paired intervals (:func:`t_effects`).
 
@@ -78,19 +78,21 @@ def final_error_findings(tab: pd.DataFrame, *, level: float, fit_frac: float) ->
         out.append(
             Named(
                 f"scalerl/{size}/final_pred_error",
-                Estimate(
-                    float(r["final_error"]),
-                    float(r["final_error_lo"]) if ok else None,
-                    float(r["final_error_hi"]) if ok else None,
-                    level=level if ok else None,
-                    method=f"Student t over {n} runs (each fitted alone)",
-                    n=n if n else None,
-                    identified=ok,
-                    note=None if ok else f"{n} stable run(s) with a half fit (need 2){left}",
+                checked(
+                    Estimate(
+                        float(r["final_error"]),
+                        float(r["final_error_lo"]) if ok else None,
+                        float(r["final_error_hi"]) if ok else None,
+                        level=level if ok else None,
+                        method=f"Student t over {n} runs (each fitted alone)",
+                        n=n if n else None,
+                        identified=ok,
+                        note=None if ok else f"{n} stable run(s) with a half fit (need 2){left}",
+                    )
                 ),
                 f"final pass rate predicted by each run's sigmoid fitted on its first "
-                f"{fit_frac:.0%} of compute minus its last evaluation, mean over the "
-                f"{n} stable runs{left}",
+                f"{fit_frac:.0%} of compute minus its last evaluation kept (the one the "
+                f"scope rule judged is held out), mean over the {n} stable runs{left}",
                 headline=size == largest,
             )
         )
