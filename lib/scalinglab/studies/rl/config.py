@@ -393,7 +393,7 @@ def _v3(compute_class: str) -> RLSweepConfig:
             n_sft=256,
             n_train=160,
             n_heldout=32,
-            eval_every=5,  # 9 evaluations: the judged last one is held out of the fits
+            eval_every=10,
             eval_k=2,
         )
     steps, prompts = 4000, 16
