@@ -63,7 +63,7 @@ def test_tiny_study_runs_our_own_sweep(lab):
         assert fin["method"].startswith("Student t over")
         assert (
             fin["ci"] is not None
-            or (not fin["identified"] and "need 2" in fin["note"])
+            or (not fin["identified"] and "need 3" in fin["note"])
             or ("every resample gave the same value" in fin["note"])
         ), fin
         assert f"phases/{size}/t90_early_error" in found

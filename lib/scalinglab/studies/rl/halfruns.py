@@ -33,7 +33,7 @@ import pandas as pd
 from scalinglab.estimate import Estimate
 from scalinglab.fitting import fit
 from scalinglab.stats.calibration import t_interval
-from scalinglab.studies.rl.scope import JUDGED
+from scalinglab.studies.rl.scope import JUDGED, MIN_STABLE
 
 #: An asymptote this close to 1 sits on its bound (as :mod:`.predict`).
 AT_ONE = 1.0 - 1e-3
@@ -315,7 +315,7 @@ def half_fit_decision(
 
 
 def final_error_by_size(
-    runs: pd.DataFrame, *, variant: str, level: float = 0.95, min_runs: int = 2
+    runs: pd.DataFrame, *, variant: str, level: float = 0.95, min_runs: int = MIN_STABLE
 ) -> pd.DataFrame:
     """SCALERL-2-final run by run: per size, the mean over ``variant``'s stable runs of
     the half fit's error on the final pass rate, with a Student-t interval over runs.
@@ -329,7 +329,9 @@ def final_error_by_size(
     level
         Two-sided level of the interval.
     min_runs
-        Fewest stable fitted runs for an interval (NaN ends below it).
+        Fewest stable fitted runs for an interval (NaN ends below it): the project's
+        least number of runs for a between-run interval (:data:`.scope.MIN_STABLE`; a
+        t interval over 2 runs is as narrow as their two values happen to be close).
 
     Returns
     -------

@@ -21,6 +21,7 @@ from scalinglab.estimate import BOUND_SHARE, Estimate
 from scalinglab.stats.calibration import proportion_estimate
 from scalinglab.stats.group_means import mean_of_group_means_t
 from scalinglab.studies.rl.named import PAIRED_T, Named, checked
+from scalinglab.studies.rl.scope import MIN_STABLE
 
 #: The method of the ablations' paired intervals (:func:`t_effects`).
 
@@ -69,7 +70,7 @@ def final_error_findings(tab: pd.DataFrame, *, level: float, fit_frac: float) ->
     """SCALERL-2-final per size from the runs one by one
     (:func:`.halfruns.final_error_by_size`): the half fit's error on the final pass rate,
     a Student-t mean over the size's stable runs (headline at the largest size, by
-    ``n_params``); not identified with fewer than 2 such runs."""
+    ``n_params``); not identified with fewer than :data:`.scope.MIN_STABLE` such runs."""
     largest = tab["n_params"].idxmax() if len(tab) else None
     out = []
     for size, r in tab.iterrows():
@@ -87,7 +88,9 @@ def final_error_findings(tab: pd.DataFrame, *, level: float, fit_frac: float) ->
                         method=f"Student t over {n} runs (each fitted alone)",
                         n=n if n else None,
                         identified=ok,
-                        note=None if ok else f"{n} stable run(s) with a half fit (need 2){left}",
+                        note=None
+                        if ok
+                        else f"{n} stable run(s) with a half fit (need {MIN_STABLE}){left}",
                     )
                 ),
                 f"final pass rate predicted by each run's sigmoid fitted on its first "
