@@ -123,6 +123,26 @@ def test_a_group_stopped_at_its_deadline_keeps_its_state_until_it_finishes(tmp_p
     assert runs.load(["a", "relu", 0])[0] and not path.exists()
 
 
+def test_a_later_block_trained_in_the_same_stack_is_stored_in_its_own_cache(tmp_path):
+    first, later = _micro(seeds=(0, 1)), _micro(seeds=(2,))
+    runs_a, runs_b = RunCache(tmp_path / "a"), RunCache(tmp_path / "b")
+    also = ((later, runs_b),)
+    assert long_runs.train_group(first, "relu", runs=runs_a, progress=False, also=also) == []
+    assert [runs_a.load(["a", "relu", s])[0] for s in (0, 1, 2)] == [True, True, False]
+    hit, got = runs_b.load(["a", "relu", 2])
+    assert hit and not runs_b.load(["a", "relu", 0])[0]
+    alone = stacked.train_stacked(later, later.models[0], "relu", (2,))[2]
+    assert not isinstance(alone, str)
+    np.testing.assert_allclose(got.loss, alone.loss, atol=1e-4)
+    np.testing.assert_allclose(got.natural_ratio, alone.natural_ratio, atol=2e-3)
+    assert long_runs.execute_stacked(later, runs_b, progress=False)["seed"].values.tolist() == [2]
+    with pytest.raises(ValueError, match="seed 1 is in two blocks"):
+        long_runs.train_group(first, "silu", runs=runs_a, also=((_micro(seeds=(1,)), runs_b),))
+    with pytest.raises(ValueError, match="differs beyond its seeds"):
+        other = _micro(seeds=(2,), tokens=3072)
+        long_runs.train_group(first, "silu", runs=runs_a, also=((other, runs_b),))
+
+
 def test_bytes_proxy_is_the_union_fraction_of_the_weights():
     dense = time_kernel._bytes_read(1024, 8192, 1.0, 1.0, 3)
     sparse = time_kernel._bytes_read(1024, 8192, 0.1, 1.0, 3)

@@ -92,15 +92,32 @@ def train_group(
     progress: bool = True,
     cuda_graph: bool = True,
     stop_at: float | None = None,
+    also: tuple[tuple[SparsitySweepConfig, RunCache], ...] = (),
 ) -> list[str]:
     """Train the seeds of ``cfg``'s single model with ``activation`` not yet in ``runs``.
 
     Returns the error messages of failed seeds (the others are stored in ``runs``). With
     ``stop_at`` (a ``time.time()``), the group stops there and saves its state in the run
     folder (:func:`state_file`), returning one message saying so; the next call resumes.
+
+    ``also`` holds other seed blocks of the same size (``(config, its RunCache)``, each
+    ``cfg`` with other ``seeds``, e.g. :func:`long_extra_configs`): their missing seeds
+    join the same stack (on a GPU K seeds cost about what one does) and each seed's run
+    is stored in its own block's cache, so every block keeps its key and provenance.
     """
     (spec,) = cfg.models
-    todo = tuple(s for s in cfg.seeds if not runs.load([spec.name, activation, s])[0])
+    blocks = ((cfg, runs), *also)
+    for other, _ in also:
+        if dataclasses.replace(other, seeds=cfg.seeds) != cfg:
+            raise ValueError(f"a block trained with {spec.name} differs beyond its seeds")
+    home: dict[int, RunCache] = {}
+    for block_cfg, block_runs in blocks:
+        for s in block_cfg.seeds:
+            if s in home:
+                raise ValueError(f"seed {s} is in two blocks of {spec.name}")
+            if not block_runs.load([spec.name, activation, s])[0]:
+                home[s] = block_runs
+    todo = tuple(home)
     if not todo:
         return []
     path = state_file(runs, activation, todo)
@@ -122,7 +139,7 @@ def train_group(
         if isinstance(res, str):
             errors.append(res)
         else:
-            runs.save([spec.name, activation, s], res)
+            home[s].save([spec.name, activation, s], res)
     if path is not None:
         path.unlink(missing_ok=True)
     return errors
@@ -336,11 +353,14 @@ def run_device(
     device: str = "cuda",
     sizes: tuple[str, ...] = (),
     later: bool = False,
+    with_later: bool = False,
 ) -> int:
     """Every (size, activation) group in its own process; stop them at ``deadline_s``.
 
     ``sizes`` (e.g. ``("size-m",)``) limits it to those sizes (default: every size);
-    ``later`` trains the sizes' later seed blocks (:func:`long_extra_configs`) instead.
+    ``later`` trains the sizes' later seed blocks (:func:`long_extra_configs`) instead;
+    ``with_later`` trains each size's first and later blocks in one stack per activation
+    (``train_group``'s ``also``: each block still cached and assembled on its own).
     Each group stops :data:`_SAVE_MARGIN_S` before the deadline and saves its state in
     its run folder (it travels in the tar), so the next call resumes it.
 
@@ -358,12 +378,14 @@ def run_device(
     use_corpus(corpus)
     root = repo_root()
     procs, folders = [], []
+    extra = design_blocks(compute_class, device=device, later=True) if with_later else {}
     for name, cfg in design_blocks(compute_class, device=device, sizes=sizes, later=later).items():
-        folder = runs_folder(cfg)
-        folder.mkdir(parents=True, exist_ok=True)
         info = {**_device_info(), "cuda_graph": graph_ok}
-        (folder / DEVICE_INFO).write_text(json.dumps(info, sort_keys=True))
-        folders.append(folder)
+        for block in (cfg, extra[name]) if name in extra else (cfg,):
+            folder = runs_folder(block)
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / DEVICE_INFO).write_text(json.dumps(info, sort_keys=True))
+            folders.append(folder)
         for a in cfg.activations:
             log = folder / f"log-{a}.txt"
             cmd = [sys.executable, "-m", _MODULE, "group", "--class", compute_class]
@@ -371,6 +393,7 @@ def run_device(
             cmd += ["--device", device]
             cmd += [] if graph_ok else ["--no-graph"]
             cmd += ["--later"] if later else []
+            cmd += ["--with-later"] if name in extra else []
             cmd += ["--stop-at", f"{t0 + deadline_s - _SAVE_MARGIN_S:.0f}"]
             env = {**os.environ, "OMP_NUM_THREADS": "1"}
             procs.append(
@@ -457,12 +480,14 @@ def main(argv: list[str] | None = None) -> int:
     d.add_argument("--deadline", type=float, default=330.0, help="seconds")
     d.add_argument("--size", action="append", default=[], help="only this size (repeatable)")
     d.add_argument("--later", action="store_true", help="the sizes' later seed blocks")
+    d.add_argument("--with-later", action="store_true", help="first and later blocks in one stack")
     g = sub.add_parser("group", help="train one (size, activation) group's missing seeds")
     g.add_argument("--size", required=True)
     g.add_argument("--activation", required=True)
     g.add_argument("--corpus", type=Path)
     g.add_argument("--no-graph", action="store_true", help="train eagerly on a GPU")
     g.add_argument("--later", action="store_true", help="the size's later seed block")
+    g.add_argument("--with-later", action="store_true", help="its later block in the stack")
     g.add_argument("--stop-at", type=float, default=None, help="time.time() to stop and save")
     r = sub.add_parser("run", help="train the missing runs here and save the Datasets")
     r.add_argument("--scheduler", default="", help="'' a local cluster, 'sync' in-process")
@@ -485,6 +510,7 @@ def main(argv: list[str] | None = None) -> int:
             device=args.device,
             sizes=tuple(args.size),
             later=args.later,
+            with_later=args.with_later,
         )
     elif args.cmd == "group":
         import torch
@@ -496,12 +522,18 @@ def main(argv: list[str] | None = None) -> int:
             args.compute_class, device=args.device, sizes=(args.size,), later=args.later
         )
         cfg = blocks[args.size]
+        also: tuple[tuple[SparsitySweepConfig, RunCache], ...] = ()
+        if args.with_later:
+            extra = design_blocks(args.compute_class, device=args.device, later=True)
+            if args.size in extra:
+                also = ((extra[args.size], RunCache(runs_folder(extra[args.size]))),)
         errors = train_group(
             cfg,
             args.activation,
             runs=RunCache(runs_folder(cfg)),
             cuda_graph=not args.no_graph,
             stop_at=args.stop_at,
+            also=also,
         )
         print(*errors, sep="\n")
         return 1 if errors else 0
