@@ -287,7 +287,10 @@ class LongHorizon:
 #: save and resume their state (:mod:`~scalinglab.studies.sparsity.stacked`); seeds 3-4
 #: are a later block of their own. Every reading of the design states each size's horizon and
 #: seeds from the data. Until m's 2000-token runs are trained, its 500-token runs (5 seeds:
-#: 0-2 on an H200, 3-4 on an H100) are read, and the readings say so.
+#: 0-2 on an H200, 3-4 on an H100) are read, and the readings say so. m's 2000-token runs
+#: were trained on a lent H100 (2026-11-27) with both seed blocks in one stack per
+#: activation (``long_runs device --with-later``): 7.1-7.4 ms of wall time a step with the
+#: two activations sharing the GPU, 81.3k steps in two calls; each block keeps its key.
 LONG_HORIZONS: dict[str, LongHorizon] = {
     "s": LongHorizon(2000.0, (0, 1, 2, 3, 4), 20),
     "m": LongHorizon(

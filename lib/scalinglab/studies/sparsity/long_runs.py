@@ -25,6 +25,10 @@ Python builds it, the provenance of this checkout):
     # process, stopping at a deadline; finished runs and logs are tarred to OUT
     PYTHONPATH=lib python3 -m scalinglab.studies.sparsity.long_runs device \
         --corpus .device/corpus-small.pkl.gz --out "$OUT" --deadline 330
+    # or one size, its later seed block in the same stack (K seeds cost about what 1 does)
+    PYTHONPATH=lib python3 -m scalinglab.studies.sparsity.long_runs device \
+        --corpus .device/corpus-small.pkl.gz --out "$OUT" --size size-m --with-later \
+        --deadline 565
     # here: unpack the tar at the repository root, then assemble (no training)
     python -m scalinglab.studies.sparsity.long_runs run --device cuda
 
@@ -387,7 +391,7 @@ def run_device(
             (folder / DEVICE_INFO).write_text(json.dumps(info, sort_keys=True))
             folders.append(folder)
         for a in cfg.activations:
-            log = folder / f"log-{a}.txt"
+            log = runs_folder(cfg) / f"log-{a}.txt"
             cmd = [sys.executable, "-m", _MODULE, "group", "--class", compute_class]
             cmd += ["--size", name, "--activation", a, "--corpus", str(corpus)]
             cmd += ["--device", device]
