@@ -647,11 +647,13 @@ cov.assign(n_used=cov["n"] == n_used)
 # (SCALERL-3). A design that re-warms every seed cannot split them, and says so. The
 # claim reads every baseline run, as the design stated; the same split on the stable runs
 # alone (ScaleRL's scope) is shown beside it (`spread/stable/...`). The warm-start spread
-# is also what the intervals over runs elsewhere (Student t over runs in SCALERL-2, TAN-1
-# and the plateau gain; Welch in TAN-2) leave out: they treat runs of one warm start as
-# independent, and with 2 warm starts per size a bootstrap over warm starts has too few
-# clusters to do better, so their coverage holds only as far as the warm starts differ
-# little.
+# is also why the intervals over runs elsewhere (SCALERL-2 and SCALERL-2-final, TAN-1,
+# TAN-1-linear, TAN-2's Welch, the plateau gain) take the **warm start** as their unit
+# (`studies/rl/units.py`): each warm start's runs are averaged first and the t interval is
+# taken over those means. Runs of one base model are not independent draws of its size;
+# with 2 warm starts a size, a per-size interval has 1 degree of freedom, as wide as two
+# base models allow. More RL seeds from the same two warm starts cannot narrow it; more
+# warm starts can.
 
 # %%
 run_vals = spread.run_values(curves, per_seed, variant=base)

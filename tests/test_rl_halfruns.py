@@ -161,6 +161,26 @@ def test_k_rise_is_welchs_interval_and_needs_two_runs_a_side():
     assert not one.identified and "need 2 each" in one.note
 
 
+def test_k_rise_takes_the_warm_start_as_its_unit_when_runs_share_one():
+    # two base models a size, each with runs that agree closely: the runs are not
+    # independent draws of the size, so the interval is over the base models' means
+    laws = pd.DataFrame(
+        {
+            "model_size": ["s"] * 6 + ["l"] * 6,
+            "variant": "baseline",
+            "warm_start": [0, 0, 0, 1, 1, 1] * 2,
+            "k": [0.30, 0.31, 0.29, 0.50, 0.51, 0.49, 0.60, 0.61, 0.59, 0.45, 0.46, 0.44],
+        }
+    )
+    est = tanlaw.k_rise(laws, ["s", "l"], variant="baseline")
+    ref = sps.ttest_ind([0.60, 0.45], [0.30, 0.50], equal_var=False).confidence_interval(0.95)
+    assert est.point == pytest.approx(0.125)
+    assert (est.lo, est.hi) == pytest.approx((ref.low, ref.high))
+    assert est.method.startswith("Welch t over 2 and 2 warm starts") and est.n == 2
+    runs = tanlaw.k_rise(laws.drop(columns="warm_start"), ["s", "l"], variant="baseline")
+    assert runs.hi - runs.lo < (est.hi - est.lo) / 4  # treating runs as units: far narrower
+
+
 def test_tan_findings_name_every_finding_even_without_a_held_out_comparison():
     runs = [("s", 1e4, "baseline", sd, lambda c: _power(c, k=0.25)) for sd in range(2)]
     runs += [("l", 1e5, "baseline", sd, lambda c: _power(c, k=0.4)) for sd in range(2)]

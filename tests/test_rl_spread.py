@@ -168,7 +168,7 @@ def test_equivalence_rule_needs_the_gains_upper_bound_below_the_tolerance():
 
 
 def test_unstable_runs_are_reported_apart_not_as_plateaus():
-    steps = np.arange(0, 1001, 50)
+    steps = np.arange(0, 1501, 50)  # runs that go on past their plateau
     flat = 0.05 + 0.6 * (1 - np.exp(-steps / 100))
     falls = np.where(steps > 700, flat - 0.3, flat)
     rows = [

@@ -195,7 +195,8 @@ def test_gain_after_plateau_from_runs_that_continued_past_their_onset():
     ).set_index("seed")
     assert out.loc[0, "plateau_step"] == STEPS[onset]
     assert out.loc[0, "gain_after_plateau"] == pytest.approx(0.0, abs=1e-12)
-    rise = 0.3 * np.mean([250, 275, 300]) / 300  # the end: the mean of the last 3 evaluations
+    # the end: the mean of the 3 evaluations before the last (the scope rule judges the last)
+    rise = 0.3 * np.mean([225, 250, 275]) / 300
     assert out.loc[1, "gain_after_plateau"] == pytest.approx(rise, abs=1e-9)
     assert out.loc[2, "plateau_step"] == STEPS[onset]  # fired at its last evaluation ...
     assert np.isnan(out.loc[2, "gain_after_plateau"])  # ... so nothing after it is known
@@ -242,3 +243,26 @@ def test_a_conservative_keep_takes_the_smallest_stable_rate_near_the_best_gain()
     assert select_lr(SimpleNamespace(**{**vars(sweep), "lr_keep": 1.0}), res, 0) == 1.0
     assert select_lr(SimpleNamespace(**{**vars(sweep), "lr_keep": 0.9}), res, 0) == 1.0
     assert select_lr(SimpleNamespace(**{**vars(sweep), "lr_keep": 0.5}), res, 0) == 0.25
+
+
+def test_a_slow_start_is_not_a_plateau_and_base_models_are_the_units():
+    from scalinglab.studies.rl.stopping import EquivalenceRule, gain_after_plateau, run_outcomes
+
+    rule = EquivalenceRule(min_steps=400)
+    # flat at R0 until step 500 (a slow start), then a rise to a plateau
+    late = np.where(STEPS < 500, 0.03, 0.03 + 0.5 * np.minimum((STEPS - 500) / 200, 1))
+    out = run_outcomes(_curves([(STEPS, late)]), rule=rule)
+    assert out.loc[0, "plateau_step"] >= 700  # the rule's min_gain: judged once it took off
+    # two base models with 3 runs each: the interval is over the 2 model means
+    many = _curves([(STEPS, _plateau(STEPS) + d) for d in (0.0, 0.01, 0.02, 0.03, 0.04, 0.05)])
+    out = run_outcomes(many, rule=rule)
+    out["warm_start"] = [0, 0, 0, 1, 1, 1]
+    out["gain_after_plateau"] = [0.0, 0.0, 0.03, 0.1, 0.1, 0.13]
+    g = gain_after_plateau(out)
+    assert g["n_runs"] == 6 and g["n_units"] == 2 and np.isnan(g["mean"])  # 2 units: none
+    out["warm_start"] = [0, 0, 1, 1, 2, 2]
+    g = gain_after_plateau(out)
+    means = np.array([0.0, 0.065, 0.115])
+    half = sps.t.ppf(0.975, 2) * means.std(ddof=1) / np.sqrt(3)
+    assert g["mean"] == pytest.approx(means.mean())
+    assert g["ci"] == pytest.approx((means.mean() - half, means.mean() + half))

@@ -13,12 +13,13 @@ the claim is decided only on the runs whose half reaches ``min_multiple`` (4) x
 ``C_mid``, whose full fit has ``A`` off its bound 1 and that did not fall more than
 ``drop`` (0.1) below their peak (an unstable run is outside ScaleRL's scope)
 (:func:`half_fit_decision`: the mean ``|A_half - A_full|`` over those runs with a
-Student-t interval; fewer than 3 such runs: not identified, with the reason).
+Student-t interval over their warm starts, :mod:`.units`; fewer than 3 such runs: not
+identified, with the reason).
 
 The half fit's error on the later evaluations (``rmse_later``) is kept for the model
 comparison with Tan et al.'s power law (:mod:`.tanlaw`); its error on the run's last
 evaluation (``final_error``) decides SCALERL-2-final size by size, a Student-t mean over
-the size's stable runs (:func:`final_error_by_size`), in place of a percentile bootstrap
+the size's stable runs' warm starts (:func:`final_error_by_size`, :mod:`.units`), in place of a percentile bootstrap
 of the pooled fit over 3-5 seeds (which covers about 0.7-0.8 at a nominal 0.95). The
 evaluation the stability rule judged (the run's last) is held out of the full fit and of
 ``final_error``, which is read at the last evaluation kept (:mod:`.scope`: a point used
@@ -32,7 +33,7 @@ import pandas as pd
 
 from scalinglab.estimate import Estimate
 from scalinglab.fitting import fit
-from scalinglab.stats.calibration import t_interval
+from scalinglab.studies.rl import units
 from scalinglab.studies.rl.scope import JUDGED, MIN_STABLE
 
 #: An asymptote this close to 1 sits on its bound (as :mod:`.predict`).
@@ -114,7 +115,8 @@ def per_run_half_fits(
         ``unstable``, ``rmse_later`` (the half fit's RMSE on the evaluations after the
         half), ``final_error`` (the half fit's prediction at the run's final compute minus
         its last evaluation), ``n_half``, ``n_later`` and ``error`` (why a fit failed; "" otherwise,
-        the numbers then NaN).
+        the numbers then NaN); ``warm_start`` when ``curves`` has it (the unit of the
+        intervals over runs, :mod:`.units`).
     """
     if not 0.0 < fit_frac < 1.0:
         raise ValueError(f"per_run_half_fits: fit_frac must be in (0, 1), got {fit_frac}")
@@ -137,6 +139,7 @@ def per_run_half_fits(
             "n_params": float(g["n_params"].iloc[0]),
             "variant": var,
             "seed": sd,
+            **({"warm_start": g["warm_start"].iloc[0]} if "warm_start" in g else {}),
             "R0": r0,
             "unstable": bool(y[-1] < y.max() - drop),
             "n_half": int(half.sum()),
@@ -197,6 +200,7 @@ def per_run_half_fits(
         "n_later",
         "error",
     ]
+    cols += ["warm_start"] if "warm_start" in curves else []
     return pd.DataFrame(rows, columns=cols)
 
 
@@ -278,11 +282,13 @@ def half_fit_decision(
     ok = eligible(runs, min_multiple=min_multiple)
     err = runs.loc[ok, "A_error"].to_numpy(float)
     n, n_all = int(err.size), len(fitted)
+    picked = runs.loc[ok].assign(abs_error=np.abs(err))
     usable = fitted[fitted["took_off"].astype(bool) & fitted["C_mid_inside"].astype(bool)]
     reach = float(usable["multiple"].max()) if len(usable) else float("nan")
     n_unstable = int(runs["unstable"].sum())
-    method = f"Student t over {n} runs (half window >= {min_multiple:g}x C_mid)"
-    if n < min_runs:
+    u_abs, u_signed = units.unit_values(picked, "abs_error"), units.unit_values(picked, "A_error")
+    method = f"Student t over {u_abs.describe()} (half window >= {min_multiple:g}x C_mid)"
+    if n < min_runs or u_abs.n < 2:
         note = (
             f"only {n} of {n_all} fitted runs have a half window reaching >= {min_multiple:g}x "
             f"their C_mid with A off its bound, a take-off and no decline (the furthest "
@@ -300,13 +306,13 @@ def half_fit_decision(
             "max_multiple": reach,
         }
 
-    def t_est(x: np.ndarray) -> Estimate:
-        lo, hi = t_interval(x, level=level)
-        return Estimate(float(x.mean()), float(lo), float(hi), level=level, method=method, n=n)
+    def t_est(u: units.UnitValues) -> Estimate:
+        point, lo, hi = units.t_over_units(u, level=level)
+        return Estimate(point, lo, hi, level=level, method=method, n=u.n)
 
     return {
-        "estimate": t_est(np.abs(err)),
-        "signed": t_est(err),
+        "estimate": t_est(u_abs),
+        "signed": t_est(u_signed),
         "n_eligible": n,
         "n_runs": n_all,
         "n_unstable": n_unstable,
@@ -318,7 +324,8 @@ def final_error_by_size(
     runs: pd.DataFrame, *, variant: str, level: float = 0.95, min_runs: int = MIN_STABLE
 ) -> pd.DataFrame:
     """SCALERL-2-final run by run: per size, the mean over ``variant``'s stable runs of
-    the half fit's error on the final pass rate, with a Student-t interval over runs.
+    the half fit's error on the final pass rate, with a Student-t interval over the
+    runs' units (warm starts where the design has them, :mod:`.units`).
 
     Parameters
     ----------
@@ -337,26 +344,30 @@ def final_error_by_size(
     -------
     pandas.DataFrame
         Indexed by ``model_size`` (in ``runs``' order): ``n_params``, ``final_error``,
-        ``final_error_lo``, ``final_error_hi``, ``runs`` (stable fitted runs used) and
-        ``unstable`` (runs left out as unstable: outside ScaleRL's scope).
+        ``final_error_lo``, ``final_error_hi``, ``runs`` (stable fitted runs used),
+        ``unstable`` (runs left out as unstable: outside ScaleRL's scope), ``units``
+        and ``unit_method`` (the interval's units and method text).
     """
     rows = []
     for size, g in runs[runs["variant"] == variant].groupby("model_size", sort=False):
         ok = g["final_error"].notna() & ~g["unstable"].astype(bool)
-        x = g.loc[ok, "final_error"].to_numpy(float)
-        lo = hi = np.nan
-        if x.size >= min_runs:
-            lo, hi = (float(v) for v in t_interval(x, level=level))
+        u = units.unit_values(g.loc[ok], "final_error")
+        point, lo, hi = units.t_over_units(u, level=level)
+        if u.n_runs < min_runs:
+            lo = hi = np.nan
         rows.append(
             {
                 "model_size": size,
                 "n_params": float(g["n_params"].iloc[0]),
-                "final_error": float(x.mean()) if x.size else np.nan,
+                "final_error": point,
                 "final_error_lo": lo,
                 "final_error_hi": hi,
-                "runs": int(x.size),
+                "runs": u.n_runs,
                 "unstable": int(g["unstable"].astype(bool).sum()),
+                "units": u.n,
+                "unit_method": f"Student t over {u.describe()}",
             }
         )
     cols = ["n_params", "final_error", "final_error_lo", "final_error_hi", "runs", "unstable"]
+    cols += ["units", "unit_method"]
     return pd.DataFrame(rows, columns=["model_size", *cols]).set_index("model_size")

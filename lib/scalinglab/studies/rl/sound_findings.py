@@ -75,6 +75,8 @@ def final_error_findings(tab: pd.DataFrame, *, level: float, fit_frac: float) ->
     out = []
     for size, r in tab.iterrows():
         n, ok = int(r["runs"]), bool(np.isfinite(r["final_error_lo"]))
+        n_units = int(r["units"]) if "units" in r else n
+        how = str(r["unit_method"]) if "unit_method" in r else f"Student t over {n} runs"
         left = f"; {int(r['unstable'])} unstable run(s) left out" if r["unstable"] else ""
         out.append(
             Named(
@@ -85,8 +87,8 @@ def final_error_findings(tab: pd.DataFrame, *, level: float, fit_frac: float) ->
                         float(r["final_error_lo"]) if ok else None,
                         float(r["final_error_hi"]) if ok else None,
                         level=level if ok else None,
-                        method=f"Student t over {n} runs (each fitted alone)",
-                        n=n if n else None,
+                        method=f"{how} (each run fitted alone)",
+                        n=n_units if n_units else None,
                         identified=ok,
                         note=None
                         if ok
@@ -127,7 +129,10 @@ def tan_findings(
     the larger sizes, so instability could make ``k`` fall with size by itself."""
     out = []
     for s, r in k_table.iterrows():
-        method = f"Student t over {int(r['runs'])} runs"
+        method = (
+            str(r["unit_method"]) if "unit_method" in r else f"Student t over {int(r['runs'])} runs"
+        )
+        n_units = int(r["units"]) if "units" in r else int(r["runs"])
         for col, what in (
             (
                 "k",
@@ -149,7 +154,7 @@ def tan_findings(
                         float(r[f"{col}_hi"]) if ok else None,
                         level=level if ok else None,
                         method=method,
-                        n=int(r["runs"]) or None,
+                        n=n_units or None,
                     ),
                     what + " (mean over runs)",
                 )

@@ -40,6 +40,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
+from scalinglab.studies.rl import units
+
 
 @dataclass(frozen=True)
 class PlateauRule:
@@ -219,7 +221,12 @@ def plateau_onset(
 
 
 def run_outcomes(
-    curves: pd.DataFrame, *, drop: float = 0.1, rule: PlateauRule | None = None, last: int = 3
+    curves: pd.DataFrame,
+    *,
+    drop: float = 0.1,
+    rule: PlateauRule | None = None,
+    last: int = 3,
+    hold_out: int = 1,
 ) -> pd.DataFrame:
     """How each run ended: its peak, its last evaluation, and whether it fell back.
 
@@ -244,6 +251,10 @@ def run_outcomes(
     last
         Evaluations averaged for the rate at the plateau's onset and at the run's end
         (one evaluation is noisy).
+    hold_out
+        The run's last evaluations left out of ``end_mean``: the last one decides
+        ``unstable`` (the scope rule, :data:`.scope.JUDGED`), so a stable run's last
+        evaluation is high by selection and would inflate the gain.
 
     Returns
     -------
@@ -254,11 +265,12 @@ def run_outcomes(
         ScaleRL's and Nimmaturi et al.'s laws, reported apart), ``took_off`` (peak at
         least ``drop`` above R0) and ``collapsed`` (final below R0 / 2, or at or below
         R0 after taking off: the run lost everything GRPO gave it). With ``rule``:
-        ``plateau_step`` (NaN when the rule never fires), ``at_plateau`` and
-        ``end_mean`` (means of the ``last`` evaluations up to the onset and of the
-        run's last ``last``) and ``gain_after_plateau`` (their difference: what training
-        past the plateau bought; NaN without a plateau, for an unstable run, or when the
-        run ended within ``last`` evaluations of it, as a run the rule stopped does).
+        ``plateau_step`` (NaN when the rule never fires; the rule's ``min_gain`` keeps
+        a slow start from reading as a plateau), ``at_plateau`` and ``end_mean`` (means of the ``last`` evaluations up
+        to the onset and of the ``last`` before the ``hold_out`` held out) and
+        ``gain_after_plateau`` (their difference: what training past the plateau
+        bought; NaN without a plateau, for an unstable run, or when the run ended
+        within ``last + hold_out`` evaluations of it, as a run the rule stopped does).
     """
     rows = []
     for (size, variant, seed), g in curves.groupby(["model_size", "variant", "seed"], sort=False):
@@ -269,6 +281,7 @@ def run_outcomes(
             "model_size": size,
             "variant": variant,
             "seed": seed,
+            **({"warm_start": g["warm_start"].iloc[0]} if "warm_start" in g else {}),
             "last_step": int(g["step"].iloc[-1]),
             "R0": float(rate[0]),
             "peak": float(rate[k]),
@@ -284,12 +297,13 @@ def run_outcomes(
         if rule is not None:
             steps = g["step"].to_numpy()
             onset = plateau_onset(steps, g["compute"].to_numpy(float), rate, rule)
-            end = float(np.mean(rate[-last:]))
+            kept = rate[: len(rate) - hold_out] if hold_out else rate
+            end = float(np.mean(kept[-last:]))
             # a run that ended within `last` evaluations of its onset (one the rule
             # stopped) shows nothing of what came after it
             # an unstable run (declined) is out of the plateau claim's scope: its fall
             # is reported as such, not as what training past a plateau bought
-            past = 0 <= onset < len(rate) - last and not row["unstable"]
+            past = 0 <= onset < len(kept) - last and not row["unstable"]
             at = float(np.mean(rate[max(0, onset + 1 - last) : onset + 1])) if past else np.nan
             row |= {
                 "plateau_step": float(steps[onset]) if onset >= 0 else np.nan,
@@ -324,10 +338,11 @@ def gain_after_plateau(outcomes: pd.DataFrame, *, level: float = 0.95) -> dict:
         apart, never counted as plateaus), ``n_total``
         and ``share_gaining`` (runs that gained more than 0.02 after their onset: the
         rule would have stopped them too early). ``mean`` and ``ci`` are NaN with
-        fewer than 3 runs.
+        fewer than 3 runs. With a ``warm_start`` column the interval's unit is the
+        base model: the gains are averaged within each (size, warm start) first and
+        ``mean`` and its t interval are taken over those means (``n_units``; runs from
+        one base model are not independent draws).
     """
-    from scalinglab.stats.calibration import t_interval
-
     g = outcomes["gain_after_plateau"].dropna().to_numpy(float)
     unstable = (
         outcomes["unstable"].astype(bool)
@@ -341,7 +356,9 @@ def gain_after_plateau(outcomes: pd.DataFrame, *, level: float = 0.95) -> dict:
         "n_total": len(outcomes),
         "share_gaining": float(np.mean(g > 0.02)) if g.size else float("nan"),
     }
-    if g.size < 3:
+    u = units.unit_values(outcomes.dropna(subset=["gain_after_plateau"]), "gain_after_plateau")
+    out["n_units"] = u.n
+    if g.size < 3 or u.n < 3:
         return out | {"mean": float("nan"), "ci": (float("nan"), float("nan"))}
-    lo, hi = t_interval(g, level=level)
-    return out | {"mean": float(g.mean()), "ci": (float(lo), float(hi))}
+    mean, lo, hi = units.t_over_units(u, level=level)
+    return out | {"mean": mean, "ci": (lo, hi)}

@@ -8,7 +8,8 @@ its evaluations with ``C > 0`` and ``L > 0``) and three things are read from it:
 
 - ``k`` per size (:func:`k_by_size`): the mean over the size's runs with a Student-t
   interval (seeds are few: a percentile bootstrap over 3-5 seeds under-covers), and
-  the rise of ``k`` from the smallest to the largest size (:func:`k_rise`, Welch);
+  the rise of ``k`` from the smallest to the largest size (:func:`k_rise`, Welch over
+  warm starts);
 - the curvature: the quadratic term of ``log10 L`` in ``log10 C`` (per decade
   squared), zero if the law holds; its mean per size with a Student-t interval;
 - held-out error (:func:`heldout_comparison`): the line fitted on the first
@@ -25,10 +26,9 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sps
 
 from scalinglab.estimate import Estimate
-from scalinglab.stats.calibration import t_interval
+from scalinglab.studies.rl import units
 from scalinglab.studies.rl.scope import JUDGED
 
 
@@ -81,6 +81,8 @@ def per_run_power_laws(
             "seed": sd,
             "n_points": int(ok.sum()),
         }
+        if "warm_start" in g:
+            row["warm_start"] = g["warm_start"].iloc[0]
         if ok.sum() < 3:
             rows.append(row | {"k": np.nan, "E0": np.nan, "curvature": np.nan})
             continue
@@ -99,31 +101,26 @@ def per_run_power_laws(
     return pd.DataFrame(rows)
 
 
-def _t_row(x: np.ndarray, level: float) -> tuple[float, float, float]:
-    x = x[np.isfinite(x)]
-    if x.size < 2:
-        return (float(x.mean()) if x.size else np.nan), np.nan, np.nan
-    lo, hi = t_interval(x, level=level)
-    return float(x.mean()), float(lo), float(hi)
-
-
 def k_by_size(
     laws: pd.DataFrame, sizes: Sequence[str], *, variant: str, level: float = 0.95
 ) -> pd.DataFrame:
-    """``k`` and the curvature per size: means over the size's runs, Student-t intervals.
+    """``k`` and the curvature per size: means over the size's units (warm starts, or
+    runs without them: :mod:`.units`), Student-t intervals over the units.
 
     Returns
     -------
     pandas.DataFrame
         Indexed by size: ``n_params, runs, k, k_lo, k_hi, curvature, curvature_lo,
-        curvature_hi``.
+        curvature_hi, units, unit_method`` (the interval's units and method text).
     """
     rows = []
     for s in sizes:
         g = laws[(laws["model_size"] == s) & (laws["variant"] == variant)]
         row: dict = {"model_size": s, "n_params": float(g["n_params"].iloc[0]), "runs": len(g)}
         for col in ("k", "curvature"):
-            row[col], row[f"{col}_lo"], row[f"{col}_hi"] = _t_row(g[col].to_numpy(float), level)
+            u = units.unit_values(g, col)
+            row[col], row[f"{col}_lo"], row[f"{col}_hi"] = units.t_over_units(u, level=level)
+            row["units"], row["unit_method"] = u.n, f"Student t over {u.describe()}"
         rows.append(row)
     return pd.DataFrame(rows).set_index("model_size")
 
@@ -131,29 +128,38 @@ def k_by_size(
 def k_rise(
     laws: pd.DataFrame, sizes: Sequence[str], *, variant: str, level: float = 0.95
 ) -> Estimate:
-    """``k`` of the largest size minus ``k`` of the smallest, Welch's t interval (the two
-    sizes' runs are independent); not identified with fewer than 2 runs at either."""
-    a = laws.loc[(laws["model_size"] == sizes[-1]) & (laws["variant"] == variant), "k"]
-    b = laws.loc[(laws["model_size"] == sizes[0]) & (laws["variant"] == variant), "k"]
-    a, b = a.dropna().to_numpy(float), b.dropna().to_numpy(float)
-    if a.size < 2 or b.size < 2:
+    """``k`` of the largest size minus ``k`` of the smallest, Welch's t interval.
+
+    When ``laws`` has a ``warm_start`` column (several RL seeds from one base model),
+    the unit is the warm start: ``k`` is averaged over each warm start's runs first and
+    Welch's t is taken over those means, since runs from one base model are not
+    independent draws of the size (with 2 warm starts a size, 1-2 degrees of freedom:
+    wide, and honest about what the design can tell). Otherwise each run is a unit. Not
+    identified with fewer than 2 units at either size.
+    """
+    rows = laws[laws["variant"] == variant]
+    a = units.unit_values(rows[rows["model_size"] == sizes[-1]], "k")
+    b = units.unit_values(rows[rows["model_size"] == sizes[0]], "k")
+    unit = a.label
+    if a.n < 2 or b.n < 2:
         return Estimate(
-            float(a.mean() - b.mean()) if a.size and b.size else float("nan"),
+            float(a.values.mean() - b.values.mean()) if a.n and b.n else float("nan"),
             identified=False,
-            note=f"{a.size} and {b.size} runs at the largest and smallest size (need 2 each)",
+            note=f"{a.n} and {b.n} {unit} at the largest and smallest size (need 2 each)",
         )
-    va, vb = a.var(ddof=1) / a.size, b.var(ddof=1) / b.size
-    se = float(np.sqrt(va + vb))
-    df = (va + vb) ** 2 / (va**2 / (a.size - 1) + vb**2 / (b.size - 1)) if se > 0 else 1.0
-    half = float(sps.t.ppf(0.5 + level / 2, df)) * se
-    d = float(a.mean() - b.mean())
+    d, lo, hi = units.welch_over_units(a, b, level=level)
     return Estimate(
         d,
-        d - half,
-        d + half,
+        lo,
+        hi,
         level=level,
-        method=f"Welch t over {a.size} and {b.size} runs",
-        n=int(min(a.size, b.size)),
+        method=f"Welch t over {a.n} and {b.n} {unit}"
+        + (
+            f" (k averaged over each warm start's runs; {a.n_runs} and {b.n_runs} runs)"
+            if a.clustered
+            else ""
+        ),
+        n=int(min(a.n, b.n)),
     )
 
 
@@ -175,7 +181,8 @@ def heldout_comparison(laws: pd.DataFrame, half_runs: pd.DataFrame) -> pd.DataFr
         sigmoid predicts better) and ``sigmoid_wins``.
     """
     keys = ["model_size", "variant", "seed"]
-    m = laws[keys + ["rmse_later_power"]].merge(
+    extra = ["warm_start"] if "warm_start" in laws else []
+    m = laws[keys + extra + ["rmse_later_power"]].merge(
         half_runs[keys + ["rmse_later"]].rename(columns={"rmse_later": "rmse_later_sigmoid"}),
         on=keys,
     )
@@ -186,19 +193,13 @@ def heldout_comparison(laws: pd.DataFrame, half_runs: pd.DataFrame) -> pd.DataFr
 
 
 def comparison_estimate(comp: pd.DataFrame, *, level: float = 0.95) -> Estimate:
-    """The mean over runs of the held-out RMSE difference (power law - sigmoid), Student
-    t over runs (each run is one comparison: its own fits on its own split)."""
-    d = comp["delta"].to_numpy(float)
-    if d.size < 2:
+    """The mean of the held-out RMSE difference (power law - sigmoid), Student t over
+    units (each run is one comparison: its own fits on its own split; runs of one warm
+    start are averaged first, :mod:`.units`)."""
+    u = units.unit_values(comp, "delta")
+    if u.n < 2:
         return Estimate(
-            float("nan"), identified=False, note=f"{d.size} run(s) with both held-out errors"
+            float("nan"), identified=False, note=f"{u.n} {u.label} with both held-out errors"
         )
-    lo, hi = t_interval(d, level=level)
-    return Estimate(
-        float(d.mean()),
-        float(lo),
-        float(hi),
-        level=level,
-        method=f"Student t over {d.size} runs",
-        n=int(d.size),
-    )
+    point, lo, hi = units.t_over_units(u, level=level)
+    return Estimate(point, lo, hi, level=level, method=f"Student t over {u.describe()}", n=u.n)
