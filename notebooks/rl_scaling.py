@@ -650,7 +650,9 @@ cov.assign(n_used=cov["n"] == n_used)
 # is also why the intervals over runs elsewhere (SCALERL-2 and SCALERL-2-final, TAN-1,
 # TAN-1-linear, TAN-2's Welch, the plateau gain) take the **warm start** as their unit
 # (`studies/rl/units.py`): each warm start's runs are averaged first and the t interval is
-# taken over those means. Runs of one base model are not independent draws of its size;
+# taken over those means (a statistic pooled over sizes takes the sizes as strata: its
+# error comes from the base models' spread within their size, on base models - sizes
+# degrees of freedom). Runs of one base model are not independent draws of its size;
 # with 2 warm starts a size, a per-size interval has 1 degree of freedom, as wide as two
 # base models allow. More RL seeds from the same two warm starts cannot narrow it; more
 # warm starts can.

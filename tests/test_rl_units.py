@@ -27,12 +27,20 @@ def test_a_pooled_statistic_has_one_unit_per_size_and_warm_start():
     u = units.unit_values(df, "x")
     assert u.clustered and u.n == 4 and u.n_runs == 7  # the NaN run is dropped
     np.testing.assert_allclose(sorted(u.values), [0.2, 0.5, 1.1, 2.1])
-    assert u.describe() == "4 warm starts (each the mean of its runs; 7 runs)"
+    assert u.describe() == (
+        "4 warm starts in 2 sizes (each the mean of its runs; 7 runs; sizes as strata, df 2)"
+    )
     mean, lo, hi = units.t_over_units(u, level=0.95)
-    half = sps.t.ppf(0.975, 3) * np.std(u.values, ddof=1) / 2
+    # sizes are strata: the spread of the units within their own size, on 4 - 2 df
+    dev = np.array([0.5, -0.5, 0.15, -0.15])  # l: 1.1, 2.1; s: 0.2, 0.5
+    half = sps.t.ppf(0.975, 2) * np.sqrt(np.sum(dev**2) / 2 / 4)
     assert (mean, lo, hi) == pytest.approx((u.values.mean(), mean - half, mean + half))
     plain = units.unit_values(df.drop(columns="warm_start"), "x")
-    assert not plain.clustered and plain.n == 7 and plain.describe() == "7 runs"
+    assert not plain.clustered and plain.n == 7
+    assert plain.describe() == "7 runs in 2 sizes (sizes as strata, df 5)"
+    mixed = df.assign(warm_start=[0, 0, 1, 1, 0, 0, 1, np.nan])
+    with pytest.raises(ValueError, match="1 run\\(s\\) without a warm_start"):
+        units.unit_values(mixed, "x")
     one = units.unit_values(df[(df["model_size"] == "s") & (df["warm_start"] == 0)], "x")
     assert one.n == 1 and np.isnan(units.t_over_units(one, level=0.95)[1])
 

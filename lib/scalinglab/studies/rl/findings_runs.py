@@ -43,31 +43,27 @@ def run_outcome_findings(base_out: pd.DataFrame, *, base: str) -> list[Named]:
 
 def plateau_findings(after: Mapping[str, Any], *, level: float) -> list[Named]:
     """The gain after the plateau rule's onset (:func:`.stopping.gain_after_plateau`,
-    Student t over runs, or over base models when the design has warm starts); not
-    identified with fewer than 3 runs (or base models) that continued past it."""
+    Student t over runs, or over base models when the design has warm starts, sizes as
+    strata); not identified with fewer than 3 runs that continued past it or fewer than
+    2 degrees of freedom."""
     n_runs, n_total = int(after["n_runs"]), int(after["n_total"])
     n_units = int(after.get("n_units", n_runs))
-    clustered = n_units != n_runs
+    clustered = bool(after.get("clustered", False))
     finite = bool(np.isfinite(after["mean"]))
-    method = (
-        f"Student t over {n_units} base models (size x warm start; each the mean of its "
-        f"runs), {n_runs} runs in all"
-        if clustered
-        else f"Student t over {n_runs} runs"
-    )
+    method = f"Student t over {after.get('units', f'{n_runs} runs')}"
     gain = estimate_of(
         after["mean"],
         after["ci"] if finite else None,
         level=level,
         method=method,
         n=n_units,
-        identified=n_runs >= 3 and n_units >= 3,
+        identified=n_runs >= 3 and finite,
         note=(
             f"only {n_runs} of {n_total} runs continued past a plateau (the rule fired in "
             f"{after.get('n_plateau', 0)} stable runs; a run it stopped shows nothing after)"
             if n_runs < 3
-            else f"{n_units} base models (need 3)"
-            if n_units < 3
+            else f"the runs sit in {after.get('units')}: fewer than 2 degrees of freedom"
+            if not finite
             else None
         ),
     )
@@ -78,7 +74,12 @@ def plateau_findings(after: Mapping[str, Any], *, level: float) -> list[Named]:
             "pass rate gained after the plateau rule's onset (judged from the run's "
             "take-off on; the end read before the evaluation the scope rule judges), mean "
             f"over the {n_runs} runs (every variant and size) that continued past it"
-            + (f", averaged within each of their {n_units} base models" if clustered else ""),
+            + (
+                f", averaged within each of their {n_units} base models (size x warm start), "
+                "each size weighing by its base models"
+                if clustered
+                else ""
+            ),
         ),
         Named(
             "plateau/share_gaining",

@@ -37,7 +37,13 @@ def half_run_findings(dec: Mapping[str, Any], *, min_multiple: float) -> list[Na
             dec["estimate"],
             f"mean |A of the half fit - A of the full fit| over the {n} of {n_all} runs "
             f"whose half window reaches >= {min_multiple:g}x their C_mid (each run fitted "
-            "on its own)",
+            "on its own"
+            + (
+                "; averaged within their base models"
+                if "warm starts" in str(dec["estimate"].method)
+                else ""
+            )
+            + ")",
             headline=True,
         ),
         Named(
@@ -97,7 +103,12 @@ def final_error_findings(tab: pd.DataFrame, *, level: float, fit_frac: float) ->
                 ),
                 f"final pass rate predicted by each run's sigmoid fitted on its first "
                 f"{fit_frac:.0%} of compute minus its last evaluation kept (the one the "
-                f"scope rule judged is held out), mean over the {n} stable runs{left}",
+                f"scope rule judged is held out), mean over the {n} stable runs{left}"
+                + (
+                    f", each of its {n_units} base models weighing the same"
+                    if "warm starts" in how
+                    else ""
+                ),
                 headline=size == largest,
             )
         )
@@ -129,10 +140,6 @@ def tan_findings(
     the larger sizes, so instability could make ``k`` fall with size by itself."""
     out = []
     for s, r in k_table.iterrows():
-        method = (
-            str(r["unit_method"]) if "unit_method" in r else f"Student t over {int(r['runs'])} runs"
-        )
-        n_units = int(r["units"]) if "units" in r else int(r["runs"])
         for col, what in (
             (
                 "k",
@@ -145,6 +152,8 @@ def tan_findings(
             ),
         ):
             ok = np.isfinite(r[f"{col}_lo"])
+            method, n_units = str(r[f"{col}_method"]), int(r[f"{col}_units"])
+            over = "the size's base models" if r[f"{col}_clustered"] else "runs"
             out.append(
                 Named(
                     f"tan/k/{s}" if col == "k" else f"tan/{s}/curvature",
@@ -156,7 +165,7 @@ def tan_findings(
                         method=method,
                         n=n_units or None,
                     ),
-                    what + " (mean over runs)",
+                    what + f" (mean over {over})",
                 )
             )
     sizes = list(k_table.index)
@@ -184,8 +193,14 @@ def tan_findings(
             comp_est,
             "held-out RMSE (pass rate, evaluations after the half) of Tan et al.'s line "
             "minus that of ScaleRL's sigmoid, both fitted on the first half of each run; "
-            f"mean over the {len(comp)} runs of every variant, unstable ones included "
-            "(> 0: the sigmoid predicts better)",
+            f"mean over the {len(comp)} runs of every variant, unstable ones included"
+            + (
+                ", averaged within their base models (size x warm start), each size "
+                "weighing by its base models"
+                if "warm_start" in comp
+                else ""
+            )
+            + " (> 0: the sigmoid predicts better)",
             headline=True,
         )
     )

@@ -35,6 +35,7 @@ little" tested on the same runs.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -349,7 +350,7 @@ def gain_after_plateau(outcomes: pd.DataFrame, *, level: float = 0.95) -> dict:
         if "unstable" in outcomes
         else pd.Series(False, index=outcomes.index)
     )
-    out = {
+    out: dict[str, Any] = {
         "n_runs": int(g.size),
         "n_plateau": int((outcomes["plateau_step"].notna() & ~unstable).sum()),
         "n_unstable": int(unstable.sum()),
@@ -357,8 +358,8 @@ def gain_after_plateau(outcomes: pd.DataFrame, *, level: float = 0.95) -> dict:
         "share_gaining": float(np.mean(g > 0.02)) if g.size else float("nan"),
     }
     u = units.unit_values(outcomes.dropna(subset=["gain_after_plateau"]), "gain_after_plateau")
-    out["n_units"] = u.n
-    if g.size < 3 or u.n < 3:
+    out["n_units"], out["clustered"], out["units"] = u.n, u.clustered, u.describe()
+    if g.size < 3 or u.n - u.n_strata < 2:
         return out | {"mean": float("nan"), "ci": (float("nan"), float("nan"))}
     mean, lo, hi = units.t_over_units(u, level=level)
     return out | {"mean": mean, "ci": (lo, hi)}

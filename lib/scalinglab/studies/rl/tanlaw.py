@@ -111,7 +111,8 @@ def k_by_size(
     -------
     pandas.DataFrame
         Indexed by size: ``n_params, runs, k, k_lo, k_hi, curvature, curvature_lo,
-        curvature_hi, units, unit_method`` (the interval's units and method text).
+        curvature_hi`` and per column ``<col>_units, <col>_method, <col>_clustered`` (the
+        interval's units, method text, and whether the units are warm starts).
     """
     rows = []
     for s in sizes:
@@ -120,7 +121,8 @@ def k_by_size(
         for col in ("k", "curvature"):
             u = units.unit_values(g, col)
             row[col], row[f"{col}_lo"], row[f"{col}_hi"] = units.t_over_units(u, level=level)
-            row["units"], row["unit_method"] = u.n, f"Student t over {u.describe()}"
+            row[f"{col}_units"], row[f"{col}_method"] = u.n, f"Student t over {u.describe()}"
+            row[f"{col}_clustered"] = u.clustered
         rows.append(row)
     return pd.DataFrame(rows).set_index("model_size")
 

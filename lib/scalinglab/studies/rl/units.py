@@ -12,8 +12,12 @@ Here an interval over runs is taken over the **warm starts' means** (each the me
 runs' values): Student t on ``units - 1`` degrees of freedom, or Welch's t for a
 difference of two sizes. With 2 warm starts a size that is 1 degree of freedom: as wide as
 two base models allow, which is what the design can tell about a size. A pooled statistic
-(over sizes) has one unit per (size, warm start). A design without ``warm_start`` (each
-seed warmed on its own: ``small``, ``medium``) keeps the run as its unit.
+(over sizes) has one unit per (size, warm start) and is the mean of those units, each
+size weighing by its number of units; the sizes are fixed strata, so its standard error
+comes from the units' spread *within* their sizes (pooled) and has ``units - sizes``
+degrees of freedom (Cochran, *Sampling Techniques*, ch. 5). A design without
+``warm_start`` (each seed warmed on its own: ``small``, ``medium``) keeps the run as its
+unit, with the same strata.
 
 Hand-written because it is a two-stage mean and a t quantile. A mixed model
 (statsmodels' ``MixedLM``) would pool the between-model variance over sizes under an
@@ -43,6 +47,8 @@ class UnitValues:
     ----------
     values
         ``(n_units,)``: each warm start's mean over its runs, or each run's value.
+    strata
+        ``(n_units,)``: each unit's model size (its stratum); None: one stratum.
     n_runs
         Runs behind them (finite values only).
     clustered
@@ -52,6 +58,7 @@ class UnitValues:
     values: np.ndarray
     n_runs: int
     clustered: bool
+    strata: np.ndarray | None = None
 
     @property
     def n(self) -> int:
@@ -63,39 +70,75 @@ class UnitValues:
         """``"warm starts"`` or ``"runs"``."""
         return "warm starts" if self.clustered else "runs"
 
+    @property
+    def n_strata(self) -> int:
+        """Number of sizes (strata) among the units."""
+        return 1 if self.strata is None else int(np.unique(self.strata).size)
+
     def describe(self) -> str:
         """How the units were formed, for a method text."""
+        h = self.n_strata
+        strata = f" in {h} sizes" if h > 1 else ""
+        df = f"; sizes as strata, df {self.n - h}" if h > 1 else ""
         if not self.clustered:
-            return f"{self.n} runs"
-        return f"{self.n} warm starts (each the mean of its runs; {self.n_runs} runs)"
+            return f"{self.n} runs{strata}" + (
+                f" (sizes as strata, df {self.n - h})" if h > 1 else ""
+            )
+        return f"{self.n} warm starts{strata} (each the mean of its runs; {self.n_runs} runs{df})"
 
 
 def unit_values(frame: pd.DataFrame, column: str) -> UnitValues:
     """The units' values of ``column`` in ``frame`` (one row per run, NaN rows dropped).
 
-    With a ``warm_start`` column (every row set) the unit is ``(model_size, warm_start)``
-    and its value the mean over its runs; otherwise each run is a unit.
+    With a ``warm_start`` column the unit is ``(model_size, warm_start)`` and its value
+    the mean over its runs; otherwise each run is a unit. The units' strata are their
+    model sizes (when ``frame`` has ``model_size``).
+
+    Raises
+    ------
+    ValueError
+        When some runs have a ``warm_start`` and others do not (runs of two designs).
     """
     rows = frame[np.isfinite(frame[column].to_numpy(float))]
-    clustered = "warm_start" in rows and bool(rows["warm_start"].notna().all())
+    clustered = "warm_start" in rows and bool(rows["warm_start"].notna().any())
+    if clustered and rows["warm_start"].isna().any():
+        raise ValueError(
+            f"{column}: {int(rows['warm_start'].isna().sum())} run(s) without a warm_start "
+            "among runs that have one: one design's runs only"
+        )
+    strata = None
     if clustered and "model_size" in rows:
-        values = rows.groupby(list(UNIT_KEYS), sort=True)[column].mean().to_numpy(float)
+        means = rows.groupby(list(UNIT_KEYS), sort=True)[column].mean()
+        values = means.to_numpy(float)
+        strata = means.index.get_level_values("model_size").to_numpy()
     elif clustered:
         values = rows.groupby("warm_start", sort=True)[column].mean().to_numpy(float)
     else:
         values = rows[column].to_numpy(float)
-    return UnitValues(values, int(len(rows)), clustered)
+        strata = rows["model_size"].to_numpy() if "model_size" in rows else None
+    return UnitValues(values, int(len(rows)), clustered, strata)
 
 
 def t_over_units(units: UnitValues, *, level: float) -> tuple[float, float, float]:
-    """Mean of the units and its Student-t interval (NaN ends with fewer than 2 units)."""
+    """Mean of the units and its Student-t interval, sizes as strata.
+
+    One stratum: the plain t interval on ``n - 1`` df. Several: the standard error of
+    the mean from the units' deviations from their own size's mean (pooled), on
+    ``n - sizes`` df. NaN ends without a degree of freedom.
+    """
     x = units.values
     if x.size == 0:
         return float("nan"), float("nan"), float("nan")
-    if x.size < 2:
+    df = x.size - units.n_strata
+    if df < 1:
         return float(x.mean()), float("nan"), float("nan")
-    lo, hi = t_interval(x, level=level)
-    return float(x.mean()), float(lo), float(hi)
+    if units.n_strata == 1:
+        lo, hi = t_interval(x, level=level)
+        return float(x.mean()), float(lo), float(hi)
+    dev = x - pd.Series(x).groupby(units.strata).transform("mean").to_numpy(float)
+    se = float(np.sqrt(np.sum(dev**2) / df / x.size))
+    half = float(sps.t.ppf(0.5 + level / 2, df)) * se
+    return float(x.mean()), float(x.mean() - half), float(x.mean() + half)
 
 
 def welch_over_units(a: UnitValues, b: UnitValues, *, level: float) -> tuple[float, float, float]:
