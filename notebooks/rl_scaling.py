@@ -581,8 +581,11 @@ findings.phase_table(ph, early_frac=early_frac)
 # $t_{90}$ within 0.1 of the full fit's. If the trajectory is a function of size, initial
 # performance and progress (Nimmaturi et al.), the seeds of a size start their climb
 # together: the seed SD of $t_{10}$ measures that, its rank correlation with the run's
-# starting pass rate how much of the spread the start explains. Intervals resample runs
-# within their size.
+# starting pass rate how much of the spread the start explains. Where runs nest in warm
+# starts (v3), a share is over the base models (each one's share of its runs, sizes as
+# strata) with Korn-Graubard's interval, whose coverage is simulated on this design; the
+# seed SD of $t_{10}$ is the RL seeds' within a base model (as the paper's seeds are),
+# pooled over the base models that have a slow start, beside the base models' own SD.
 
 # %%
 per_run = phases.run_phases(curves, early_frac=early_frac)

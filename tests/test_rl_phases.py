@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats as sps
 
 from scalinglab.studies.rl import phases as rph
 
@@ -80,8 +81,13 @@ def test_shares_count_runs_and_the_seed_spread_of_the_slow_start():
     )
     a = rph.phase_shares(rph.run_phases(same), reps=200, seed=0)
     b = rph.phase_shares(rph.run_phases(spread), reps=200, seed=0)
-    assert a["slow_start"]["value"] == 1.0 and a["slow_start"]["ci"] == (1.0, 1.0)
-    assert a["t10_seed_sd"]["value"] < 0.01
+    assert a["slow_start"]["value"] == 1.0 and a["slow_start"]["ci"][1] == 1.0
+    # 8 of 8 runs (sizes as strata, df 6): Clopper-Pearson on the df-adjusted 8 runs
+    n_eff = 8 * (sps.t.ppf(0.025, 7) / sps.t.ppf(0.025, 6)) ** 2
+    assert a["slow_start"]["ci"][0] == pytest.approx(0.025 ** (1 / n_eff))
+    assert "Korn-Graubard interval over 8 runs in 2 sizes" in a["slow_start"]["method"]
+    assert "simulated on these data" in a["slow_start"]["method"]
+    assert a["t10_seed_sd"]["value"] < 0.01 and "t10_base_sd" not in a
     assert b["slow_start"]["value"] == pytest.approx(6 / 8)
     assert b["slow_start"]["by_size"] == {"s": 1.0, "m": 0.5}
     lo, hi = b["slow_start"]["ci"]
@@ -90,8 +96,35 @@ def test_shares_count_runs_and_the_seed_spread_of_the_slow_start():
     sd_s = np.std(np.array([0.2, 0.4, 0.6, 0.8]) - np.log(9) / 20, ddof=1)
     assert b["t10_seed_sd"]["by_size"]["s"] == pytest.approx(sd_s, abs=0.02)
     assert b["t10_seed_sd"]["value"] > 0.1 > a["t10_seed_sd"]["ci"][1]
+    assert b["t10_seed_sd"]["method"] == (
+        "pooled SD within the 2 sizes with a slow start, chi-square interval (df 6)"
+    )
     assert b["t10_start_rho"]["by_size"]["s"] == pytest.approx(-1.0)
     lo, hi = b["t10_start_rho"]["ci"]
     assert -1.0 <= lo <= hi <= 1.0
     # same seed, same intervals
     assert rph.phase_shares(rph.run_phases(spread), reps=200, seed=0) == b
+
+
+def test_runs_nested_in_warm_starts_are_judged_over_base_models():
+    """Two warm starts a size, two RL seeds each: one base model takes off late, its
+    RL seeds together; shares are over the base models, t10's SD splits in two."""
+    curves = {
+        "s": [_logistic(T, t0=0.3), _logistic(T, t0=0.32)]
+        + [_logistic(T, t0=0.7), _logistic(T, t0=0.72)],
+        "m": [_logistic(T, t0=0.4), _logistic(T, t0=0.42)] + [_saturation(T)] * 2,
+    }
+    df = _frame(curves)
+    df["warm_start"], df["rl_seed"] = df["seed"] // 2, df["seed"] % 2
+    pr = rph.run_phases(df)
+    assert {"warm_start", "rl_seed"} <= set(pr.columns)
+    sh = rph.phase_shares(pr, reps=100, seed=0)
+    assert sh["slow_start"]["n"] == 4 and sh["slow_start"]["value"] == pytest.approx(0.75)
+    assert "4 warm starts in 2 sizes" in sh["slow_start"]["method"]
+    # RL seeds of one base model take off within 0.02 of each other; base models do not
+    assert sh["t10_seed_sd"]["value"] < 0.05 < sh["t10_base_sd"]["value"]
+    # m's second base model climbs from step 0 (no take-off to time): 3 warm starts, df 3
+    assert sh["t10_seed_sd"]["method"] == (
+        "pooled SD within the 3 warm starts with a slow start, chi-square interval (df 3)"
+    )
+    assert sh["t10_base_sd"]["method"].startswith("nested ANOVA, Graybill-Wang")

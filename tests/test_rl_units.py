@@ -66,3 +66,55 @@ def test_final_error_by_size_reads_its_interval_over_warm_starts():
     assert tab.loc["s", "unit_method"].startswith("Student t over 2 warm starts")
     # two base models 0.2 apart: the interval spans both, not the RL seeds' 0.002
     assert tab.loc["s", "final_error_lo"] < -0.1 and tab.loc["s", "final_error_hi"] > 0.1
+
+
+def _shares(per_unit):
+    """``per_unit``: (size, warm start, successes, runs) -> one 0/1 row per run."""
+    rows = []
+    for size, ws, k, m in per_unit:
+        rows += [{"model_size": size, "warm_start": ws, "x": float(i < k)} for i in range(m)]
+    return pd.DataFrame(rows)
+
+
+DESIGN = [("s", 0, 0, 2), ("s", 1, 0, 2), ("m", 0, 0, 2), ("m", 1, 0, 2)]
+DESIGN += [("l", 0, 14, 20), ("l", 1, 0, 20), ("xl", 0, 0, 4), ("xl", 1, 0, 4)]
+
+
+def test_a_share_over_warm_starts_takes_the_effective_size_of_its_clusters():
+    u = units.unit_values(_shares(DESIGN), "x")
+    p, lo, hi = units.share_over_units(u, level=0.95)
+    assert p == pytest.approx(0.7 / 8)  # each base model's share weighs the same
+    # Korn-Graubard by hand: n_eff = p (1 - p) / se^2, df-adjusted, Clopper-Pearson
+    se2 = (2 * 0.35**2) / 4 / 8  # l's two units deviate +-0.35 from their mean; df 8 - 4
+    n_eff = p * (1 - p) / se2 * (sps.t.ppf(0.025, 55) / sps.t.ppf(0.025, 4)) ** 2
+    assert lo == pytest.approx(sps.beta.ppf(0.025, p * n_eff, n_eff * (1 - p) + 1))
+    assert hi == pytest.approx(sps.beta.ppf(0.975, p * n_eff + 1, n_eff * (1 - p)))
+    # 14 of 56 runs would give a far narrower interval: the clusters are what it is over
+    assert (
+        hi
+        > 0.5
+        > units.share_over_units(
+            units.unit_values(_shares(DESIGN).drop(columns="warm_start"), "x"), level=0.95
+        )[2]
+    )
+    # a share of 0 keeps a width: never [0, 0]
+    zero = units.unit_values(_shares([(s, w, 0, m) for s, w, _, m in DESIGN]), "x")
+    p0, lo0, hi0 = units.share_over_units(zero, level=0.95)
+    n0 = 56 * (sps.t.ppf(0.025, 55) / sps.t.ppf(0.025, 4)) ** 2  # se 0: n_eff = the runs
+    assert p0 == 0.0 == lo0 and hi0 == pytest.approx(1 - 0.025 ** (1 / n0))
+
+
+def test_the_share_interval_covers_on_its_own_design():
+    df = _shares(DESIGN)
+    u = units.unit_values(df, "x")
+    icc = units.unit_icc(df, "x")
+    assert 0.3 < icc <= 0.95  # all of l's successes sit in one warm start
+    rng = np.random.default_rng(0)
+    cov = units.share_coverage(u, icc=icc, level=0.95, sims=2000, rng=rng)
+    assert cov.coverage >= 0.95 - 3 * cov.se and cov.truth == pytest.approx(0.0875)
+    # the t interval over the same units covers far less there (its lower end < 0)
+    assert units.t_over_units(u, level=0.95)[1] < 0
+    # runs as units: no clustering, coverage still at the level
+    plain = units.unit_values(df.drop(columns="warm_start"), "x")
+    again = units.share_coverage(plain, icc=0.0, level=0.95, sims=2000, rng=rng)
+    assert again.coverage >= 0.95 - 3 * again.se

@@ -166,10 +166,13 @@ def run_phase_findings(
     shares: Mapping[str, Any], *, base: str, early_frac: float, level: float, reps: int
 ) -> list[Named]:
     """Phases judged run by run (:func:`.phases.phase_shares`): the shares of runs with
-    each phase (the three-phase share a headline), the seed spread of t10 and its rank
-    correlation with the starting pass rate (not identified when no run has a slow
-    start: every t10 is then clipped to 0 and their spread is an artefact). A share
-    whose resampled interval has zero width (0 of n runs) gets the Wilson interval."""
+    each phase (the three-phase share a headline), the seed spread of t10 (and, where
+    the runs nest in warm starts, the base models' spread) and its rank correlation with
+    the starting pass rate (not identified when no run has a slow start: every t10 is
+    then clipped to 0 and their spread is an artefact). Each finding takes the method
+    and sample size ``shares`` states (``"method"``, ``"n"``); a share without them (an
+    older table) reads as the stratified bootstrap over runs, and a zero-width one gets
+    the Wilson interval."""
     whats = (
         ("slow_start", "show a slow start (>= 2 evaluations before t10)"),
         ("plateau", "reach a plateau inside training (>= 2 evaluations after t90)"),
@@ -179,18 +182,29 @@ def run_phase_findings(
             f"have their plateau onset predicted within 0.1 from their first {early_frac:.0%}",
         ),
     )
-    kw: dict[str, Any] = dict(level=level, method=RUNS_WITHIN_SIZE, resamples=reps)
+
+    def kw(v: Mapping[str, Any]) -> dict[str, Any]:
+        return dict(level=level, method=v.get("method", RUNS_WITHIN_SIZE), resamples=reps)
+
     out = []
     for name, what in whats:
         sh = shares[name]
+        over = (
+            f", mean over the {sh['n']} base models of each one's share (sizes as strata)"
+            if sh.get("clustered")
+            else ""
+        )
         out.append(
             Named(
                 f"phases/runs/{name}_share",
-                # a share of 0 (or 1) in every resample: the Wilson interval over the runs
                 estimate_of(
-                    sh["value"], sh["ci"], n=int(sh["n_runs"]), share_n=int(sh["n_runs"]), **kw
+                    sh["value"],
+                    sh["ci"],
+                    n=int(sh.get("n", sh["n_runs"])),
+                    share_n=int(sh["n_runs"]),
+                    **kw(sh),
                 ),
-                f"share of the {sh['n_runs']} {base} runs that {what}",
+                f"share of the {sh['n_runs']} {base} runs that {what}{over}",
                 headline=name == "three_phases",
             )
         )
@@ -200,18 +214,30 @@ def run_phase_findings(
         else "no run has a slow start (every t10 is at or before step 0): when runs take "
         "off cannot vary"
     )
-    for name, desc in (
+    nested = "t10_base_sd" in shares
+    seeds = "RL seeds of one base model (warm start)" if nested else "seeds of a size"
+    spreads = [
         (
             "t10_seed_sd",
-            "standard deviation of t10 (end of the slow start) across the seeds of a "
-            "size, mean over sizes (fraction of the run)",
+            f"standard deviation of t10 (end of the slow start) across the {seeds}, "
+            "pooled (fraction of the run)",
         ),
         (
             "t10_start_rho",
             "Spearman correlation of t10 with the run's starting pass rate within a "
             "size, mean over sizes (< 0: runs that start higher take off sooner)",
         ),
-    ):
+    ]
+    if nested:
+        spreads.insert(
+            1,
+            (
+                "t10_base_sd",
+                "standard deviation of t10 between the base models (warm starts) of a "
+                "size, beyond their RL seeds' (fraction of the run)",
+            ),
+        )
+    for name, desc in spreads:
         v = shares[name]
         ok = bool(np.isfinite(v["value"])) and no_start is None
         out.append(
@@ -220,10 +246,10 @@ def run_phase_findings(
                 estimate_of(
                     v["value"],
                     v["ci"],
-                    n=int(shares["slow_start"]["n_runs"]),
+                    n=int(v.get("n", shares["slow_start"]["n_runs"])),
                     identified=ok,
                     note=no_start,
-                    **kw,
+                    **kw(v),
                 ),
                 desc,
             )

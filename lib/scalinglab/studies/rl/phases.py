@@ -15,9 +15,10 @@ judges every run on its own:
   fits better than the exponential saturation, which has no slow start), a plateau
   (at least ``min_evals`` evaluations after ``t90``, and ``Rmax <= 1``), and the
   plateau onset predicted from the run's first ``early_frac`` alone.
-- :func:`phase_shares`: the shares of runs with each phase and the spread of the
-  slow start's length across seeds, with stratified bootstrap intervals over runs
-  (runs resampled within their size, :func:`~scalinglab.stats.bootstrap.stratified_replicates`).
+- :func:`phase_shares`: the shares of runs with each phase, over base models where the
+  runs nest in warm starts (Korn-Graubard intervals, :func:`.units.share_over_units`),
+  and the spread of the slow start's length across seeds (a pooled SD with its
+  chi-square interval, RL seeds within warm starts where they nest).
 
 Inputs are the curves table of :mod:`scalinglab.studies.rl.analysis` (baseline
 variant: the first one).
@@ -32,7 +33,10 @@ from scipy.stats import rankdata
 from scalinglab.errors import InputError
 from scalinglab.fitting import extrapolation_check, fit, from_arrays
 from scalinglab.stats.bootstrap import percentile_interval, stratified_replicates
-from scalinglab.studies.rl.analysis import ordered_sizes
+from scalinglab.stats.method_coverage import measured_on_data
+from scalinglab.studies.rl.analysis import NEST, ordered_sizes
+from scalinglab.studies.rl.spread import has_nesting, pooled_sd, variance_components
+from scalinglab.studies.rl.units import share_coverage, share_over_units, unit_icc, unit_values
 
 LN9 = float(np.log(9.0))
 
@@ -99,7 +103,8 @@ def run_phases(df: pd.DataFrame, *, early_frac: float = 0.3, min_evals: int = 2)
     -------
     DataFrame
         One row per run (``model_size``, ``seed``, ``n_params``, ``start`` = the pass
-        rate at step 0): the logistic's ``R0``, ``Rmax``, ``t10``, ``t50``, ``t90``
+        rate at step 0; ``warm_start`` and ``rl_seed`` when the curves have them): the
+        logistic's ``R0``, ``Rmax``, ``t10``, ``t50``, ``t90``
         (fractions of the size's longest run), ``rmse_logistic``, ``rmse_exp``, the
         booleans ``slow_start``, ``plateau``, ``three_phases``, ``t90_early`` (NaN when
         the early fit sees no plateau) and ``t90_error`` (early - full, NaN without a
@@ -121,6 +126,7 @@ def run_phases(df: pd.DataFrame, *, early_frac: float = 0.3, min_evals: int = 2)
                 "n_params": float(g["n_params"].iloc[0]),
                 "start": float(y[0]),
             }
+            row |= {c: g[c].iloc[0] for c in NEST if c in g}
             try:
                 row |= _one_run(t, y, dt=dt, early_frac=early_frac, min_evals=min_evals)
             except Exception:  # a run no logistic fits: no phases found in it
@@ -163,6 +169,9 @@ def _mean_rank_correlation(rows: np.ndarray, pairs: np.ndarray) -> np.ndarray:
     return out
 
 
+SHARES = ("slow_start", "plateau", "three_phases", "predicted")
+
+
 def phase_shares(
     per_run: pd.DataFrame,
     *,
@@ -173,63 +182,133 @@ def phase_shares(
 ) -> dict[str, dict]:
     """Shares of runs with each phase, and how much the slow start varies across seeds.
 
+    The unit of a share's interval is the base model (:mod:`.units`): where the runs
+    carry ``warm_start``, each warm start's share of its runs is one unit and the share
+    is their mean, sizes as strata; otherwise each run is a unit. The interval is
+    Korn-Graubard's (:func:`.units.share_over_units`), its coverage simulated on the
+    units' own design with their measured intra-unit correlation
+    (:func:`.units.share_coverage`, stated in the method text). The spread of ``t10`` is
+    a pooled standard deviation with its chi-square interval
+    (:func:`.spread.pooled_sd`): within warm starts (the RL seeds of one base model, as
+    the paper's seeds are) where the runs nest, with the base models' own SD beside it
+    (:func:`.spread.variance_components`); within sizes otherwise.
+
     Returns
     -------
     dict
-        Keys ``slow_start``, ``plateau``, ``three_phases`` (share of all runs),
-        ``predicted`` (share of runs whose plateau onset the early fit predicts within
-        ``tolerance``; a run without a plateau or whose early fit sees none counts as
-        not predicted) and ``t10_seed_sd`` (the standard deviation of ``t10`` across
-        the seeds of a size, averaged over sizes; ``t10`` clipped to ``[0, 1]``, a slow
-        start lasting the whole run counting as 1) and ``t10_start_rho`` (Spearman's
-        rank correlation of ``t10`` with the run's starting pass rate within a size,
-        averaged over sizes: does the initial performance explain when a run takes
-        off?). Each maps to ``{"value", "ci", "n_runs", "by_size"}`` (``by_size``: the
-        per-size point values).
+        Keys ``slow_start``, ``plateau``, ``three_phases`` (shares), ``predicted``
+        (share of runs whose plateau onset the early fit predicts within ``tolerance``; a
+        run without a plateau or whose early fit sees none counts as not predicted),
+        ``t10_seed_sd`` (the SD of ``t10`` across the seeds of a size, or the RL seeds of
+        a warm start, pooled over those with a slow start, :func:`_t10_spread`; ``t10``
+        clipped to ``[0, 1]``, a slow start lasting the whole run counting as 1), ``t10_base_sd`` (the warm starts' SD of ``t10``; only where the
+        runs nest) and ``t10_start_rho`` (Spearman's rank correlation of ``t10`` with the
+        run's starting pass rate within a size, averaged over sizes, with a stratified
+        percentile bootstrap over runs: does the initial performance explain when a run
+        takes off?). Each maps to ``{"value", "ci", "n_runs", "by_size", "method",
+        "n"}`` (``by_size``: the per-size point values; ``n``: the sample size the
+        interval rests on: units, or degrees of freedom for an SD); a share also has
+        ``"clustered"`` (whether its units are warm starts).
     """
     per_run = per_run.reset_index(drop=True)
     per_run["predicted"] = (per_run["t90_error"].abs() <= tolerance).astype(float)
     per_run["t10_c"] = per_run["t10"].clip(0.0, 1.0)
     per_run["row"] = np.arange(len(per_run), dtype=float)
-    pairs = per_run[["start", "t10_c"]].to_numpy(float)
+    for name in SHARES:
+        per_run[name] = per_run[name].astype(float)
     rng = np.random.default_rng(seed)
     out: dict[str, dict] = {}
-    names = ("slow_start", "plateau", "three_phases", "predicted", "t10_seed_sd", "t10_start_rho")
-    for name in names:
-        col = {"t10_seed_sd": "t10_c", "t10_start_rho": "row"}.get(name, name)
-        values, sizes = _table(per_run.assign(**{col: per_run[col].astype(float)}), col)
-        if name == "t10_seed_sd":
-
-            def stat(x: np.ndarray) -> np.ndarray:
-                with np.errstate(all="ignore"):
-                    return np.nanmean(np.nanstd(x, axis=-2, ddof=1), axis=-1)[..., None]
-
-        elif name == "t10_start_rho":
-
-            def stat(x: np.ndarray) -> np.ndarray:
-                return _mean_rank_correlation(x, pairs)[..., None]
-
-        else:
-
-            def stat(x: np.ndarray) -> np.ndarray:
-                return np.nanmean(x, axis=(-2, -1))[..., None]
-
-        present = values[:, ~np.all(np.isnan(values), axis=0)]
-        by_size = {s: float(stat(values[:, [j]][None])[0, 0]) for j, s in enumerate(sizes)}
-        point, ci = np.nan, (np.nan, np.nan)
-        if present.size:
-            point = float(stat(present[None])[0, 0])
-            draws = stratified_replicates(present, stat, reps=reps, rng=rng)
-            with np.errstate(all="ignore"):
-                lo, hi = percentile_interval(draws, level=level)
-            ci = (float(lo[0]), float(hi[0]))
+    for name in SHARES:
+        units = unit_values(per_run, name)
+        p, lo, hi = share_over_units(units, level=level)
+        cov = share_coverage(units, icc=unit_icc(per_run, name), level=level, rng=rng)
+        by_size = pd.Series(units.values).groupby(units.strata, sort=False).mean()
         out[name] = {
-            "value": point,
-            "ci": ci,
-            "n_runs": int(np.isfinite(present).sum()),
-            "by_size": by_size,
+            "value": p,
+            "ci": (lo, hi),
+            "n_runs": units.n_runs,
+            "by_size": {str(k): float(v) for k, v in by_size.items()},
+            "method": f"Korn-Graubard interval over {units.describe()}; "
+            + measured_on_data(cov.coverage, units.n, se=cov.se),
+            "n": units.n,
+            "clustered": units.clustered,
         }
+    out |= _t10_spread(per_run, level=level)
+    out["t10_start_rho"] = _start_rho(per_run, reps=reps, rng=rng, level=level)
     return out
+
+
+def _by_size_sd(per_run: pd.DataFrame) -> dict[str, float]:
+    return {
+        str(s): float(g["t10_c"].std(ddof=1)) for s, g in per_run.groupby("model_size", sort=False)
+    }
+
+
+def _as_dict(est, *, n_runs: int, by_size: dict[str, float]) -> dict:
+    nan = float("nan")
+    if est is None:
+        return {"value": nan, "ci": (nan, nan), "n_runs": n_runs, "by_size": by_size}
+    return {
+        "value": est.point,
+        "ci": (est.lo, est.hi),
+        "n_runs": n_runs,
+        "by_size": by_size,
+        "method": est.method,
+        "n": est.n,
+    }
+
+
+def _t10_spread(per_run: pd.DataFrame, *, level: float) -> dict[str, dict]:
+    """``t10_seed_sd`` and, where the runs nest in warm starts, ``t10_base_sd``.
+
+    The seeds' SD is pooled over the groups (warm starts where the runs nest, else
+    sizes) in which at least one run has a slow start: in the others every run climbs
+    from its first step, its ``t10`` is clipped to 0 and there is no take-off to time
+    (their zeros would shrink the SD and, being no normal errors, the interval too).
+    The base models' SD is read over every warm start: whether a base model has a slow
+    start at all is part of how base models differ.
+    """
+    n_runs = int(per_run["t10_c"].notna().sum())
+    by_size = _by_size_sd(per_run)
+    nested = has_nesting(per_run)
+    by = ["model_size", "warm_start"] if nested else ["model_size"]
+    timed = per_run.groupby(by)["slow_start"].transform("max") > 0
+    n_groups = int(per_run.loc[timed].groupby(by).ngroups)
+    groups = ("warm start" if nested else "size") + ("s" if n_groups != 1 else "")
+    est = pooled_sd(
+        per_run[timed],
+        "t10_c",
+        by=by,
+        level=level,
+        what=f"within the {n_groups} {groups} with a slow start",
+    )
+    out = {"t10_seed_sd": _as_dict(est, n_runs=int(timed.sum()), by_size=by_size)}
+    if nested:
+        comps = variance_components(per_run, "t10_c", level=level)
+        if comps is not None:
+            out["t10_base_sd"] = _as_dict(comps["warm_start"], n_runs=n_runs, by_size=by_size)
+    return out
+
+
+def _start_rho(per_run: pd.DataFrame, *, reps: int, rng: np.random.Generator, level: float) -> dict:
+    """Mean over sizes of Spearman's rho between ``t10`` and the starting pass rate,
+    runs resampled within their size."""
+    pairs = per_run[["start", "t10_c"]].to_numpy(float)
+    values, sizes = _table(per_run, "row")
+
+    def stat(x: np.ndarray) -> np.ndarray:
+        return _mean_rank_correlation(x, pairs)[..., None]
+
+    present = values[:, ~np.all(np.isnan(values), axis=0)]
+    by_size = {s: float(stat(values[:, [j]][None])[0, 0]) for j, s in enumerate(sizes)}
+    point, ci = np.nan, (np.nan, np.nan)
+    if present.size:
+        point = float(stat(present[None])[0, 0])
+        draws = stratified_replicates(present, stat, reps=reps, rng=rng)
+        with np.errstate(all="ignore"):
+            lo, hi = percentile_interval(draws, level=level)
+        ci = (float(lo[0]), float(hi[0]))
+    return {"value": point, "ci": ci, "n_runs": int(np.isfinite(present).sum()), "by_size": by_size}
 
 
 def _progress(g: pd.DataFrame) -> np.ndarray:

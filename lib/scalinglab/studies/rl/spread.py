@@ -83,6 +83,50 @@ def _mls_interval(
     return max(0.0, float(lo)), float(hi)
 
 
+def pooled_sd(
+    table: pd.DataFrame, value: str, *, by: list[str], level: float = 0.95, what: str = ""
+) -> Estimate | None:
+    """Pooled within-group standard deviation of ``value`` with its chi-square interval.
+
+    Parameters
+    ----------
+    table
+        One row per run, with the columns ``by`` and ``value`` (NaN rows left out).
+    by
+        The columns whose combinations are the groups (``["model_size"]``: within sizes;
+        ``["model_size", "warm_start"]``: RL seeds within warm starts).
+    what
+        Words for the method text naming the groups (e.g. ``"within sizes"``).
+
+    Returns
+    -------
+    Estimate or None
+        The root of the pooled mean square within groups, its exact chi-square interval
+        (normal errors) on ``runs - groups`` degrees of freedom, ``n`` = those degrees of
+        freedom; None with fewer than 1.
+    """
+    t = table.dropna(subset=[value])
+    groups = [g[value].to_numpy(float) for _, g in t.groupby(by)]
+    df_w = sum(g.size - 1 for g in groups)
+    if df_w < 1:
+        return None
+    ms_w = sum(float(((g - g.mean()) ** 2).sum()) for g in groups) / df_w
+    a = (1.0 - level) / 2
+    lo = df_w * ms_w / sps.chi2.ppf(1 - a, df_w)
+    hi = df_w * ms_w / sps.chi2.ppf(a, df_w)
+    words = f"pooled SD {what}, " if what else ""
+    return Estimate(
+        float(np.sqrt(ms_w)),
+        float(np.sqrt(lo)),
+        float(np.sqrt(hi)),
+        level=level,
+        method=f"{words}chi-square interval (df {df_w})",
+        # the interval rests on df_w within-group deviations: its coverage is read at
+        # n = df (``chi-square-sd`` in scalinglab.stats.method_coverage)
+        n=int(df_w),
+    )
+
+
 def variance_components(
     table: pd.DataFrame, value: str, *, level: float = 0.95
 ) -> dict[str, Estimate] | None:
@@ -124,9 +168,8 @@ def variance_components(
         return None
     ms_w, ms_b = ss_w / df_w, ss_b / df_b
     n0 = nsq / df_b  # RL seeds per warm start (the unbalanced-design average)
-    a = (1.0 - level) / 2
-    rl_lo = df_w * ms_w / sps.chi2.ppf(1 - a, df_w)
-    rl_hi = df_w * ms_w / sps.chi2.ppf(a, df_w)
+    rl = pooled_sd(t, value, by=["model_size", "warm_start"], level=level)
+    assert rl is not None  # df_w >= 1
     ws = max(0.0, (ms_b - ms_w) / n0)
     ws_lo, ws_hi = _mls_interval(ms_b, ms_w, df_b, df_w, n0, level)
     k_ws = len(groups)
@@ -145,14 +188,5 @@ def variance_components(
             else None,
             n=k_ws,
         ),
-        "rl": Estimate(
-            float(np.sqrt(ms_w)),
-            float(np.sqrt(rl_lo)),
-            float(np.sqrt(rl_hi)),
-            level=level,
-            method=f"nested ANOVA, chi-square interval (df {df_w})",
-            # the interval rests on df_w within-warm-start deviations: its coverage is
-            # read at n = df (``chi-square-sd`` in scalinglab.stats.method_coverage)
-            n=int(df_w),
-        ),
+        "rl": rl.replace(method=f"nested ANOVA, {rl.method}"),
     }

@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 import scipy.stats as sps
 
-from scalinglab.stats.calibration import t_interval
+from scalinglab.stats.calibration import clopper_pearson, t_interval
 
 #: The columns that name a base model: a warm start is one model of one size.
 UNIT_KEYS = ("model_size", "warm_start")
@@ -53,12 +53,16 @@ class UnitValues:
         Runs behind them (finite values only).
     clustered
         Whether the units are warm starts (else runs).
+    runs
+        ``(n_units,)``: runs behind each unit (all 1 when the units are runs); None
+        when not recorded.
     """
 
     values: np.ndarray
     n_runs: int
     clustered: bool
     strata: np.ndarray | None = None
+    runs: np.ndarray | None = None
 
     @property
     def n(self) -> int:
@@ -107,16 +111,35 @@ def unit_values(frame: pd.DataFrame, column: str) -> UnitValues:
             "among runs that have one: one design's runs only"
         )
     strata = None
-    if clustered and "model_size" in rows:
-        means = rows.groupby(list(UNIT_KEYS), sort=True)[column].mean()
-        values = means.to_numpy(float)
-        strata = means.index.get_level_values("model_size").to_numpy()
-    elif clustered:
-        values = rows.groupby("warm_start", sort=True)[column].mean().to_numpy(float)
+    if clustered:
+        keys = list(UNIT_KEYS) if "model_size" in rows else ["warm_start"]
+        agg = rows.groupby(keys, sort=True)[column].agg(["mean", "size"])
+        values, runs = agg["mean"].to_numpy(float), agg["size"].to_numpy(int)
+        if "model_size" in rows:
+            strata = agg.index.get_level_values("model_size").to_numpy()
     else:
-        values = rows[column].to_numpy(float)
+        values, runs = rows[column].to_numpy(float), np.ones(len(rows), dtype=int)
         strata = rows["model_size"].to_numpy() if "model_size" in rows else None
-    return UnitValues(values, int(len(rows)), clustered, strata)
+    return UnitValues(values, int(len(rows)), clustered, strata, runs)
+
+
+def _stratified_se(x: np.ndarray, strata: np.ndarray | None) -> tuple[np.ndarray, int]:
+    """Standard error of the mean of ``x`` over its last axis, sizes as strata, and its
+    degrees of freedom (``units - strata``).
+
+    ``x``: shape ``(..., n_units)``; ``strata``: ``(n_units,)`` or None (one stratum).
+    """
+    if strata is None:
+        dev, h = x - x.mean(axis=-1, keepdims=True), 1
+    else:
+        codes, h = np.unique(strata, return_inverse=True)[1], int(np.unique(strata).size)
+        onehot = np.eye(h)[codes]  # (n_units, h)
+        means = (x @ onehot) / onehot.sum(axis=0)
+        dev = x - means @ onehot.T
+    df = x.shape[-1] - h
+    with np.errstate(all="ignore"):
+        se = np.sqrt(np.sum(dev**2, axis=-1) / df / x.shape[-1])
+    return se, df
 
 
 def t_over_units(units: UnitValues, *, level: float) -> tuple[float, float, float]:
@@ -135,8 +158,7 @@ def t_over_units(units: UnitValues, *, level: float) -> tuple[float, float, floa
     if units.n_strata == 1:
         lo, hi = t_interval(x, level=level)
         return float(x.mean()), float(lo), float(hi)
-    dev = x - pd.Series(x).groupby(units.strata).transform("mean").to_numpy(float)
-    se = float(np.sqrt(np.sum(dev**2) / df / x.size))
+    se = float(_stratified_se(x, units.strata)[0])
     half = float(sps.t.ppf(0.5 + level / 2, df)) * se
     return float(x.mean()), float(x.mean() - half), float(x.mean() + half)
 
@@ -153,3 +175,114 @@ def welch_over_units(a: UnitValues, b: UnitValues, *, level: float) -> tuple[flo
     half = float(sps.t.ppf(0.5 + level / 2, df)) * se
     d = float(x.mean() - y.mean())
     return d, d - half, d + half
+
+
+def _korn_graubard(
+    x: np.ndarray, strata: np.ndarray | None, *, n_runs: int, level: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Mean of unit shares ``x`` (shape ``(..., n_units)``) with its Korn-Graubard ends."""
+    p = x.mean(axis=-1)
+    se, df = _stratified_se(x, strata)
+    if df < 1:
+        nan = np.full_like(p, np.nan)
+        return p, nan, nan
+    with np.errstate(all="ignore"):
+        n_eff = np.where(se > 0, p * (1 - p) / se**2, float(n_runs))
+    n_eff = np.minimum(n_eff, float(n_runs))
+    a = (1 - level) / 2
+    q_runs = sps.t.ppf(a, n_runs - 1) if n_runs > 1 else sps.norm.ppf(a)
+    n_eff = n_eff * (q_runs / sps.t.ppf(a, df)) ** 2
+    lo, hi = clopper_pearson(p * n_eff, n_eff, level=level)
+    return p, np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
+
+
+def share_over_units(units: UnitValues, *, level: float) -> tuple[float, float, float]:
+    """A share over units (each unit's value a share of its runs, in ``[0, 1]``) with the
+    Korn-Graubard interval: Clopper-Pearson on the effective sample size.
+
+    The effective size is ``p (1 - p) / se^2`` (``se`` as in :func:`t_over_units`:
+    sizes as strata), at most the number of runs and the number of runs when ``se`` is
+    0; it is scaled by ``(t_{runs-1} / t_{df})^2`` for the ``units - sizes`` degrees of
+    freedom the standard error has (Korn & Graubard 1998, *Survey Methodology* 24; the
+    "beta" method of R's ``survey::svyciprop``). Unlike a t interval it stays in ``[0, 1]``
+    and, at a share of 0 or 1, still has width (never ``[0, 0]``).
+
+    Returns
+    -------
+    tuple
+        ``(share, lo, hi)``; NaN ends without a degree of freedom.
+    """
+    if units.n == 0:
+        return float("nan"), float("nan"), float("nan")
+    p, lo, hi = _korn_graubard(units.values, units.strata, n_runs=units.n_runs, level=level)
+    return float(p), float(lo), float(hi)
+
+
+@dataclass(frozen=True)
+class ShareCoverage:
+    """Simulated coverage of :func:`share_over_units` on one design.
+
+    Attributes
+    ----------
+    coverage, se
+        Share of simulated data sets whose interval covers the truth, and its Monte
+        Carlo standard error.
+    truth, icc
+        The generator's share and intra-unit correlation.
+    sims
+        Simulated data sets.
+    """
+
+    coverage: float
+    se: float
+    truth: float
+    icc: float
+    sims: int
+
+
+def unit_icc(frame: pd.DataFrame, column: str) -> float:
+    """One-way ANOVA estimate of the intra-unit correlation of a 0/1 ``column`` over the
+    warm starts of ``frame`` (units as groups), clipped to ``[0, 0.95]``; 0 when runs
+    are the units."""
+    u = unit_values(frame, column)
+    if not u.clustered or u.runs is None or u.n < 2:
+        return 0.0
+    rows = frame[np.isfinite(frame[column].to_numpy(float))]
+    keys = [k for k in UNIT_KEYS if k in rows]
+    within = rows.groupby(keys, sort=True)[column].var(ddof=1).fillna(0.0).to_numpy(float)
+    m, n = u.runs.astype(float), float(u.runs.sum())
+    df_w = float(np.sum(m - 1))
+    if df_w < 1:
+        return 0.95
+    msw = float(np.sum((m - 1) * within) / df_w)
+    grand = float(np.sum(m * u.values) / n)
+    msb = float(np.sum(m * (u.values - grand) ** 2) / (u.n - 1))
+    m0 = (n - float(np.sum(m**2)) / n) / (u.n - 1)
+    denom = msb + (m0 - 1) * msw
+    icc = (msb - msw) / denom if denom > 0 else 0.0
+    return float(np.clip(icc, 0.0, 0.95))
+
+
+def share_coverage(
+    units: UnitValues, *, icc: float, level: float, sims: int = 4000, rng: np.random.Generator
+) -> ShareCoverage:
+    """Coverage of :func:`share_over_units` on ``units``' own design: the same strata
+    and runs per unit, each unit's share drawn from a beta distribution with the
+    observed share (kept within ``[0.02, 0.98]``) as its mean and intra-unit
+    correlation ``icc``, its runs binomial on that share. The truth is the beta's mean.
+    """
+    if units.runs is None:
+        raise ValueError("share_coverage: the units do not record their runs")
+    truth = float(np.clip(units.values.mean(), 0.02, 0.98))
+    m = units.runs.astype(int)
+    if icc > 0:
+        a = truth * (1 - icc) / icc
+        b = (1 - truth) * (1 - icc) / icc
+        p = rng.beta(a, b, size=(sims, m.size))
+    else:
+        p = np.full((sims, m.size), truth)
+    shares = rng.binomial(m, p) / m
+    _, lo, hi = _korn_graubard(shares, units.strata, n_runs=int(m.sum()), level=level)
+    hit = (lo <= truth) & (truth <= hi)
+    c = float(hit.mean())
+    return ShareCoverage(c, float(np.sqrt(c * (1 - c) / sims)), truth, float(icc), sims)
