@@ -196,14 +196,37 @@ setup.sort_index(level="n_params")
 # evaluations) lies below 0.02, three evaluations in a row, after step 400.
 # `plateau_step` is where it fires, `gain_after_plateau` what the run gained after that
 # (the mean of its last 3 evaluations minus the mean of the 3 up to the onset).
+# GRPOLAW-2 reads the baseline's runs (the paper's recipe, this design's primary arm):
+# runs of every variant pooled mix the variants unevenly within a base model (which runs
+# enter depends on where each plateaued). Two sensitivity readings sit beside it: every
+# variant's runs, and the baseline's with the judged last evaluation kept in the end.
 
 # %%
-outcomes = run_outcomes(curves, rule=EquivalenceRule(min_steps=400))
+rule = EquivalenceRule(min_steps=400)
+outcomes = run_outcomes(curves, rule=rule)
 base_out = outcomes[outcomes["variant"] == base]
 display(base_out.groupby("model_size", sort=False)[["took_off", "unstable", "collapsed"]].sum())
 record_all(findings.run_outcome_findings(base_out, base=base))
-after = gain_after_plateau(outcomes, level=level)
-record_all(findings.plateau_findings(after, level=level))
+after = gain_after_plateau(base_out, level=level)
+record_all(findings.plateau_findings(after, level=level, runs=f"{base}, every size"))
+record_all(
+    findings.plateau_findings(
+        gain_after_plateau(outcomes, level=level),
+        level=level,
+        name="plateau/gain_after/all_variants",
+        share=False,
+    )
+)
+kept = run_outcomes(curves[curves["variant"] == base], rule=rule, hold_out=0)
+record_all(
+    findings.plateau_findings(
+        gain_after_plateau(kept, level=level),
+        level=level,
+        name="plateau/gain_after/judged_kept",
+        runs=f"{base}, every size; the end includes the evaluation the scope rule judges",
+        share=False,
+    )
+)
 record_all(sound_findings.plateau_equivalence_findings(after, base_out, base=base))
 print(
     f"plateau rule fired in {after['n_plateau']} of {after['n_total']} runs; "

@@ -243,6 +243,16 @@ def test_record_all_records_each_named_estimate_once():
         assert gain.ci is None and gain.level == 0.95 and gain.method.startswith("Student t")
         assert not gain.identified and "only 0 of 9 runs" in gain.note
         assert [f.name for f in rec.findings()] == [f.name for f in got]
+        # a sensitivity reading is named apart, says which runs, and adds no share
+        alt = findings.plateau_findings(
+            after | {"mean": 0.1, "ci": (0.0, 0.2), "n_runs": 4},
+            level=0.95,
+            name="plateau/gain_after/all_variants",
+            runs="every variant",
+            share=False,
+        )
+        assert [f.name for f in alt] == ["plateau/gain_after/all_variants"]
+        assert "mean over the 4 runs (every variant)" in alt[0].description
     finally:
         rec.clear()
 

@@ -64,6 +64,9 @@ def test_final_error_by_size_reads_its_interval_over_warm_starts():
     tab = halfruns.final_error_by_size(pd.DataFrame(rows), variant="baseline")
     assert tab.loc["s", "runs"] == 6 and tab.loc["s", "units"] == 2
     assert tab.loc["s", "unit_method"].startswith("Student t over 2 warm starts")
+    assert tab["clustered"].all()  # the flag the findings' wording reads, not the text
+    plain = pd.DataFrame(rows).drop(columns="warm_start")
+    assert not halfruns.final_error_by_size(plain, variant="baseline")["clustered"].any()
     # two base models 0.2 apart: the interval spans both, not the RL seeds' 0.002
     assert tab.loc["s", "final_error_lo"] < -0.1 and tab.loc["s", "final_error_hi"] > 0.1
 

@@ -41,11 +41,31 @@ def run_outcome_findings(base_out: pd.DataFrame, *, base: str) -> list[Named]:
     ]
 
 
-def plateau_findings(after: Mapping[str, Any], *, level: float) -> list[Named]:
+def plateau_findings(
+    after: Mapping[str, Any],
+    *,
+    level: float,
+    name: str = "plateau/gain_after",
+    runs: str = "every variant and size",
+    share: bool = True,
+) -> list[Named]:
     """The gain after the plateau rule's onset (:func:`.stopping.gain_after_plateau`,
     Student t over runs, or over base models when the design has warm starts, sizes as
     strata); not identified with fewer than 3 runs that continued past it or fewer than
-    2 degrees of freedom."""
+    2 degrees of freedom.
+
+    Parameters
+    ----------
+    after
+        :func:`.stopping.gain_after_plateau` on the runs the finding is about.
+    name
+        The finding's name (a sensitivity reading takes its own, e.g.
+        ``"plateau/gain_after/all_variants"``).
+    runs
+        Which runs ``after`` was computed on, for the description.
+    share
+        Whether to add ``plateau/share_gaining`` (the primary reading's only).
+    """
     n_runs, n_total = int(after["n_runs"]), int(after["n_total"])
     n_units = int(after.get("n_units", n_runs))
     clustered = bool(after.get("clustered", False))
@@ -67,27 +87,31 @@ def plateau_findings(after: Mapping[str, Any], *, level: float) -> list[Named]:
             else None
         ),
     )
-    return [
+    out = [
         Named(
-            "plateau/gain_after",
+            name,
             gain,
             "pass rate gained after the plateau rule's onset (judged from the run's "
             "take-off on; the end read before the evaluation the scope rule judges), mean "
-            f"over the {n_runs} runs (every variant and size) that continued past it"
+            f"over the {n_runs} runs ({runs}) that continued past it"
             + (
                 f", averaged within each of their {n_units} base models (size x warm start), "
                 "each size weighing by its base models"
                 if clustered
                 else ""
             ),
-        ),
-        Named(
-            "plateau/share_gaining",
-            Estimate(float(after["share_gaining"])),
-            "share of those runs that gained more than 0.02 after the onset (stopped too "
-            "early by the rule)",
-        ),
+        )
     ]
+    if share:
+        out.append(
+            Named(
+                "plateau/share_gaining",
+                Estimate(float(after["share_gaining"])),
+                "share of those runs that gained more than 0.02 after the onset (stopped too "
+                "early by the rule)",
+            )
+        )
+    return out
 
 
 def lr_findings(lr_table: pd.DataFrame, grid: Sequence[float]) -> list[Named]:

@@ -276,7 +276,8 @@ def half_fit_decision(
         runs; not identified with the reason when fewer than ``min_runs``), ``signed``
         (the mean signed error, same interval method), ``n_eligible``, ``n_runs`` (fitted
         runs), ``n_unstable``, ``max_multiple`` (the furthest any half of a run that
-        took off, with its ``C_mid`` inside the window, reaches).
+        took off, with its ``C_mid`` inside the window, reaches) and ``clustered``
+        (whether the interval's units are warm starts).
     """
     fitted = runs[runs["A_error"].notna()]
     ok = eligible(runs, min_multiple=min_multiple)
@@ -307,6 +308,7 @@ def half_fit_decision(
             "n_runs": n_all,
             "n_unstable": n_unstable,
             "max_multiple": reach,
+            "clustered": u_abs.clustered,
         }
 
     def t_est(u: units.UnitValues) -> Estimate:
@@ -320,6 +322,7 @@ def half_fit_decision(
         "n_runs": n_all,
         "n_unstable": n_unstable,
         "max_multiple": reach,
+        "clustered": u_abs.clustered,
     }
 
 
@@ -348,8 +351,9 @@ def final_error_by_size(
     pandas.DataFrame
         Indexed by ``model_size`` (in ``runs``' order): ``n_params``, ``final_error``,
         ``final_error_lo``, ``final_error_hi``, ``runs`` (stable fitted runs used),
-        ``unstable`` (runs left out as unstable: outside ScaleRL's scope), ``units``
-        and ``unit_method`` (the interval's units and method text).
+        ``unstable`` (runs left out as unstable: outside ScaleRL's scope), ``units``,
+        ``unit_method`` (the interval's units and method text) and ``clustered``
+        (whether the units are warm starts).
     """
     rows = []
     for size, g in runs[runs["variant"] == variant].groupby("model_size", sort=False):
@@ -369,8 +373,9 @@ def final_error_by_size(
                 "unstable": int(g["unstable"].astype(bool).sum()),
                 "units": u.n,
                 "unit_method": f"Student t over {u.describe()}",
+                "clustered": u.clustered,
             }
         )
     cols = ["n_params", "final_error", "final_error_lo", "final_error_hi", "runs", "unstable"]
-    cols += ["units", "unit_method"]
+    cols += ["units", "unit_method", "clustered"]
     return pd.DataFrame(rows, columns=["model_size", *cols]).set_index("model_size")

@@ -38,11 +38,7 @@ def half_run_findings(dec: Mapping[str, Any], *, min_multiple: float) -> list[Na
             f"mean |A of the half fit - A of the full fit| over the {n} of {n_all} runs "
             f"whose half window reaches >= {min_multiple:g}x their C_mid (each run fitted "
             "on its own"
-            + (
-                "; averaged within their base models"
-                if "warm starts" in str(dec["estimate"].method)
-                else ""
-            )
+            + ("; averaged within their base models" if dec.get("clustered") else "")
             + ")",
             headline=True,
         ),
@@ -106,7 +102,7 @@ def final_error_findings(tab: pd.DataFrame, *, level: float, fit_frac: float) ->
                 f"scope rule judged is held out), mean over the {n} stable runs{left}"
                 + (
                     f", each of its {n_units} base models weighing the same"
-                    if "warm starts" in how
+                    if bool(r.get("clustered", False))
                     else ""
                 ),
                 headline=size == largest,
@@ -286,7 +282,7 @@ def plateau_equivalence_findings(
         Named(
             "plateau/n_plateau",
             Estimate(float(after["n_plateau"])),
-            "stable runs (every variant) whose last 20% of compute is shown to gain less "
+            f"stable {base} runs whose last 20% of compute is shown to gain less "
             f"than 0.02 (the gain's upper bound), of {after['n_total']}",
             unit="runs",
         ),
