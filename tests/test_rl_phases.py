@@ -97,8 +97,10 @@ def test_shares_count_runs_and_the_seed_spread_of_the_slow_start():
     assert b["t10_seed_sd"]["by_size"]["s"] == pytest.approx(sd_s, abs=0.02)
     assert b["t10_seed_sd"]["value"] > 0.1 > a["t10_seed_sd"]["ci"][1]
     assert b["t10_seed_sd"]["method"] == (
-        "pooled SD within the 2 sizes with a slow start, chi-square interval (df 6)"
+        "pooled SD within the 2 sizes (m, s) where a run takes off after step 0, "
+        "chi-square interval (df 6)"
     )
+    assert b["t10_seed_sd_all"]["method"].startswith("pooled SD within every size")
     assert b["t10_start_rho"]["by_size"]["s"] == pytest.approx(-1.0)
     lo, hi = b["t10_start_rho"]["ci"]
     assert -1.0 <= lo <= hi <= 1.0
@@ -125,6 +127,9 @@ def test_runs_nested_in_warm_starts_are_judged_over_base_models():
     assert sh["t10_seed_sd"]["value"] < 0.05 < sh["t10_base_sd"]["value"]
     # m's second base model climbs from step 0 (no take-off to time): 3 warm starts, df 3
     assert sh["t10_seed_sd"]["method"] == (
-        "pooled SD within the 3 warm starts with a slow start, chi-square interval (df 3)"
+        "pooled SD within the 3 warm starts (m warm start 0, s warm start 0, s warm start 1) "
+        "where a run takes off after step 0, chi-square interval (df 3)"
     )
+    # every warm start pooled (df 4): what the base models' SD is read beyond
+    assert sh["t10_seed_sd_all"]["n"] == 4
     assert sh["t10_base_sd"]["method"].startswith("nested ANOVA, Graybill-Wang")

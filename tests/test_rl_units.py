@@ -103,7 +103,10 @@ def test_a_share_over_warm_starts_takes_the_effective_size_of_its_clusters():
     # a share of 0 keeps a width: never [0, 0]
     zero = units.unit_values(_shares([(s, w, 0, m) for s, w, _, m in DESIGN]), "x")
     p0, lo0, hi0 = units.share_over_units(zero, level=0.95)
-    n0 = 56 * (sps.t.ppf(0.025, 55) / sps.t.ppf(0.025, 4)) ** 2  # se 0: n_eff = the runs
+    # se 0: n_eff is Kish's size of an equal-weight mean over the 8 units, not the 56 runs
+    kish = 64 / (4 / 2 + 2 / 20 + 2 / 4)
+    assert units.kish_size(zero.runs) == pytest.approx(kish)
+    n0 = kish * (sps.t.ppf(0.025, 55) / sps.t.ppf(0.025, 4)) ** 2
     assert p0 == 0.0 == lo0 and hi0 == pytest.approx(1 - 0.025 ** (1 / n0))
 
 
@@ -121,3 +124,15 @@ def test_the_share_interval_covers_on_its_own_design():
     plain = units.unit_values(df.drop(columns="warm_start"), "x")
     again = units.share_coverage(plain, icc=0.0, level=0.95, sims=2000, rng=rng)
     assert again.coverage >= 0.95 - 3 * again.se
+
+
+def test_the_intra_unit_correlation_is_read_within_sizes():
+    # sizes differ (all of s's runs succeed, none of l's) but base models within a size
+    # do not: no correlation between base models to read
+    df = _shares([("s", 0, 4, 4), ("s", 1, 4, 4), ("l", 0, 0, 4), ("l", 1, 0, 4)])
+    assert units.unit_icc(df, "x") == 0.0
+    # one base model of l succeeds throughout, the other never: strongly correlated
+    df = _shares([("s", 0, 2, 4), ("s", 1, 2, 4), ("l", 0, 4, 4), ("l", 1, 0, 4)])
+    assert units.unit_icc(df, "x") > 0.5
+    # runs as units: none
+    assert units.unit_icc(df.drop(columns="warm_start"), "x") == 0.0

@@ -190,7 +190,8 @@ def run_phase_findings(
     for name, what in whats:
         sh = shares[name]
         over = (
-            f", mean over the {sh['n']} base models of each one's share (sizes as strata)"
+            f": in the average base model, the mean over the {sh['n']} base models of "
+            "each one's share of its runs (each base model weighing the same)"
             if sh.get("clustered")
             else ""
         )
@@ -216,11 +217,18 @@ def run_phase_findings(
     )
     nested = "t10_base_sd" in shares
     seeds = "RL seeds of one base model (warm start)" if nested else "seeds of a size"
+    groups = "base models" if nested else "sizes"
     spreads = [
         (
             "t10_seed_sd",
             f"standard deviation of t10 (end of the slow start) across the {seeds}, "
-            "pooled (fraction of the run)",
+            f"pooled over the {groups} where a run takes off after step 0 (fraction of "
+            "the run)",
+        ),
+        (
+            "t10_seed_sd_all",
+            f"standard deviation of t10 across the {seeds}, pooled over every one of "
+            f"the {groups} (those with no take-off add zeros; fraction of the run)",
         ),
         (
             "t10_start_rho",
@@ -230,14 +238,17 @@ def run_phase_findings(
     ]
     if nested:
         spreads.insert(
-            1,
+            2,
             (
                 "t10_base_sd",
                 "standard deviation of t10 between the base models (warm starts) of a "
-                "size, beyond their RL seeds' (fraction of the run)",
+                "size, beyond the RL seeds' spread within every base model "
+                "(phases/runs/t10_seed_sd_all; fraction of the run)",
             ),
         )
     for name, desc in spreads:
+        if name not in shares:  # an older table
+            continue
         v = shares[name]
         ok = bool(np.isfinite(v["value"])) and no_start is None
         out.append(

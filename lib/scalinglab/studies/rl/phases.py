@@ -191,7 +191,7 @@ def phase_shares(
     a pooled standard deviation with its chi-square interval
     (:func:`.spread.pooled_sd`): within warm starts (the RL seeds of one base model, as
     the paper's seeds are) where the runs nest, with the base models' own SD beside it
-    (:func:`.spread.variance_components`); within sizes otherwise.
+    (:func:`.spread.variance_components`); within sizes otherwise (:func:`_t10_spread`).
 
     Returns
     -------
@@ -200,8 +200,9 @@ def phase_shares(
         (share of runs whose plateau onset the early fit predicts within ``tolerance``; a
         run without a plateau or whose early fit sees none counts as not predicted),
         ``t10_seed_sd`` (the SD of ``t10`` across the seeds of a size, or the RL seeds of
-        a warm start, pooled over those with a slow start, :func:`_t10_spread`; ``t10``
-        clipped to ``[0, 1]``, a slow start lasting the whole run counting as 1), ``t10_base_sd`` (the warm starts' SD of ``t10``; only where the
+        a warm start, pooled over those where a run takes off after step 0, and
+        ``t10_seed_sd_all`` over every one: :func:`_t10_spread`; ``t10`` clipped to
+        ``[0, 1]``, a slow start lasting the whole run counting as 1), ``t10_base_sd`` (the warm starts' SD of ``t10``; only where the
         runs nest) and ``t10_start_rho`` (Spearman's rank correlation of ``t10`` with the
         run's starting pass rate within a size, averaged over sizes, with a stratified
         percentile bootstrap over runs: does the initial performance explain when a run
@@ -229,7 +230,8 @@ def phase_shares(
             "n_runs": units.n_runs,
             "by_size": {str(k): float(v) for k, v in by_size.items()},
             "method": f"Korn-Graubard interval over {units.describe()}; "
-            + measured_on_data(cov.coverage, units.n, se=cov.se),
+            + measured_on_data(cov.coverage, units.n, se=cov.se)
+            + f", the worst of 8 generators (its interval below the truth in {cov.miss_high:.3f})",
             "n": units.n,
             "clustered": units.clustered,
         }
@@ -238,16 +240,25 @@ def phase_shares(
     return out
 
 
-def _by_size_sd(per_run: pd.DataFrame) -> dict[str, float]:
-    return {
-        str(s): float(g["t10_c"].std(ddof=1)) for s, g in per_run.groupby("model_size", sort=False)
-    }
+def _by_size_sd(per_run: pd.DataFrame, by: list[str]) -> dict[str, float]:
+    """Per size, the pooled SD of ``t10`` within the groups ``by`` (as the headline)."""
+    out = {}
+    for s, g in per_run.groupby("model_size", sort=False):
+        est = pooled_sd(g, "t10_c", by=by)
+        out[str(s)] = float("nan") if est is None else est.point
+    return out
 
 
 def _as_dict(est, *, n_runs: int, by_size: dict[str, float]) -> dict:
     nan = float("nan")
     if est is None:
-        return {"value": nan, "ci": (nan, nan), "n_runs": n_runs, "by_size": by_size}
+        return {
+            "value": nan,
+            "ci": (nan, nan),
+            "n_runs": n_runs,
+            "by_size": by_size,
+            "method": "not estimable: no group with two or more runs that take off",
+        }
     return {
         "value": est.point,
         "ci": (est.lo, est.hi),
@@ -259,34 +270,49 @@ def _as_dict(est, *, n_runs: int, by_size: dict[str, float]) -> dict:
 
 
 def _t10_spread(per_run: pd.DataFrame, *, level: float) -> dict[str, dict]:
-    """``t10_seed_sd`` and, where the runs nest in warm starts, ``t10_base_sd``.
+    """``t10_seed_sd`` and ``t10_seed_sd_all``; where the runs nest in warm starts, also
+    ``t10_base_sd``.
 
-    The seeds' SD is pooled over the groups (warm starts where the runs nest, else
-    sizes) in which at least one run has a slow start: in the others every run climbs
-    from its first step, its ``t10`` is clipped to 0 and there is no take-off to time
-    (their zeros would shrink the SD and, being no normal errors, the interval too).
-    The base models' SD is read over every warm start: whether a base model has a slow
-    start at all is part of how base models differ.
+    ``t10_seed_sd`` is pooled over the groups (warm starts where the runs nest, else
+    sizes) in which some run takes off after step 0 (``t10`` above 0), every run of such
+    a group kept: in the others every run climbs from its first step, its ``t10`` is
+    clipped to 0 and there is no take-off to time (their zeros would shrink the SD and,
+    being no normal errors, the interval too). ``t10_seed_sd_all`` pools every group
+    (what :func:`.spread.variance_components` subtracts to give the base models' SD,
+    ``t10_base_sd``, read over every warm start: whether a base model takes off late at
+    all is part of how base models differ). ``t10`` is clipped to ``[0, 1]``, which
+    biases an SD down; the chi-square interval assumes normal errors.
     """
-    n_runs = int(per_run["t10_c"].notna().sum())
-    by_size = _by_size_sd(per_run)
     nested = has_nesting(per_run)
     by = ["model_size", "warm_start"] if nested else ["model_size"]
-    timed = per_run.groupby(by)["slow_start"].transform("max") > 0
-    n_groups = int(per_run.loc[timed].groupby(by).ngroups)
-    groups = ("warm start" if nested else "size") + ("s" if n_groups != 1 else "")
+    timed = per_run.groupby(by)["t10_c"].transform("max") > 0
+    names = [
+        f"{k[0]} warm start {k[1]}" if nested else str(k)
+        for k, _ in per_run.loc[timed].groupby(by if nested else "model_size")
+    ]
+    groups = ("warm start" if nested else "size") + ("s" if len(names) != 1 else "")
     est = pooled_sd(
         per_run[timed],
         "t10_c",
         by=by,
         level=level,
-        what=f"within the {n_groups} {groups} with a slow start",
+        what=f"within the {len(names)} {groups} ({', '.join(names)}) where a run takes off "
+        "after step 0",
     )
-    out = {"t10_seed_sd": _as_dict(est, n_runs=int(timed.sum()), by_size=by_size)}
+    n_all = int(per_run["t10_c"].notna().sum())
+    every = pooled_sd(
+        per_run, "t10_c", by=by, level=level, what=f"within every {groups.rstrip('s')}"
+    )
+    out = {
+        "t10_seed_sd": _as_dict(
+            est, n_runs=int(timed.sum()), by_size=_by_size_sd(per_run[timed], by)
+        ),
+        "t10_seed_sd_all": _as_dict(every, n_runs=n_all, by_size=_by_size_sd(per_run, by)),
+    }
     if nested:
         comps = variance_components(per_run, "t10_c", level=level)
         if comps is not None:
-            out["t10_base_sd"] = _as_dict(comps["warm_start"], n_runs=n_runs, by_size=by_size)
+            out["t10_base_sd"] = _as_dict(comps["warm_start"], n_runs=n_all, by_size={})
     return out
 
 

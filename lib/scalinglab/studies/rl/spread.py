@@ -101,8 +101,9 @@ def pooled_sd(
     Returns
     -------
     Estimate or None
-        The root of the pooled mean square within groups, its exact chi-square interval
-        (normal errors) on ``runs - groups`` degrees of freedom, ``n`` = those degrees of
+        The root of the pooled mean square within groups, its chi-square interval (exact
+        for normal errors only; heavier tails or clipped values make it too narrow, see
+        the ``chi-square-sd`` coverage row) on ``runs - groups`` degrees of freedom, ``n`` = those degrees of
         freedom; None with fewer than 1.
     """
     t = table.dropna(subset=[value])

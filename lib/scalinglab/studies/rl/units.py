@@ -177,18 +177,29 @@ def welch_over_units(a: UnitValues, b: UnitValues, *, level: float) -> tuple[flo
     return d, d - half, d + half
 
 
+def kish_size(runs: np.ndarray) -> float:
+    """Kish's effective number of runs of a mean over units that weighs every unit the
+    same, unit ``j`` holding ``runs[j]`` runs: ``(sum w)^2 / sum w^2`` with per-run
+    weights ``1 / runs[j]``, i.e. ``n_units^2 / sum(1 / runs)`` (the number of runs when
+    every unit is one run)."""
+    m = np.asarray(runs, dtype=float)
+    return float(m.size**2 / np.sum(1.0 / m))
+
+
 def _korn_graubard(
-    x: np.ndarray, strata: np.ndarray | None, *, n_runs: int, level: float
+    x: np.ndarray, strata: np.ndarray | None, *, runs: np.ndarray, level: float
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Mean of unit shares ``x`` (shape ``(..., n_units)``) with its Korn-Graubard ends."""
+    """Mean of unit shares ``x`` (shape ``(..., n_units)``, unit ``j`` the share of its
+    ``runs[j]`` runs) with its Korn-Graubard ends."""
     p = x.mean(axis=-1)
     se, df = _stratified_se(x, strata)
     if df < 1:
         nan = np.full_like(p, np.nan)
         return p, nan, nan
+    n_cap, n_runs = kish_size(runs), int(np.sum(runs))
     with np.errstate(all="ignore"):
-        n_eff = np.where(se > 0, p * (1 - p) / se**2, float(n_runs))
-    n_eff = np.minimum(n_eff, float(n_runs))
+        n_eff = np.where(se > 0, p * (1 - p) / se**2, n_cap)
+    n_eff = np.minimum(n_eff, n_cap)
     a = (1 - level) / 2
     q_runs = sps.t.ppf(a, n_runs - 1) if n_runs > 1 else sps.norm.ppf(a)
     n_eff = n_eff * (q_runs / sps.t.ppf(a, df)) ** 2
@@ -201,11 +212,16 @@ def share_over_units(units: UnitValues, *, level: float) -> tuple[float, float, 
     Korn-Graubard interval: Clopper-Pearson on the effective sample size.
 
     The effective size is ``p (1 - p) / se^2`` (``se`` as in :func:`t_over_units`:
-    sizes as strata), at most the number of runs and the number of runs when ``se`` is
-    0; it is scaled by ``(t_{runs-1} / t_{df})^2`` for the ``units - sizes`` degrees of
-    freedom the standard error has (Korn & Graubard 1998, *Survey Methodology* 24; the
-    "beta" method of R's ``survey::svyciprop``). Unlike a t interval it stays in ``[0, 1]``
-    and, at a share of 0 or 1, still has width (never ``[0, 0]``).
+    sizes as strata), scaled by ``(t_{runs-1} / t_{df})^2`` for the ``units - sizes``
+    degrees of freedom the standard error has (Korn & Graubard 1998, *Survey
+    Methodology* 24; the "beta" method of R's ``survey::svyciprop``). It is capped at,
+    and where ``se`` is 0 (every unit of a size alike) taken as, Kish's effective number
+    of runs of an equal-weight mean over units (:func:`kish_size`): a base model of 2 runs
+    weighs as much as one of 20, so 56 runs in 8 such units count as about 25. The
+    nominal ``units - sizes`` df assume the sizes' units spread alike; where one size
+    carries all the spread the effective df are fewer, which the coverage simulated on
+    the design (:func:`share_coverage`) takes into account. Unlike a t interval it stays
+    in ``[0, 1]`` and, at a share of 0 or 1, still has width (never ``[0, 0]``).
 
     Returns
     -------
@@ -214,75 +230,107 @@ def share_over_units(units: UnitValues, *, level: float) -> tuple[float, float, 
     """
     if units.n == 0:
         return float("nan"), float("nan"), float("nan")
-    p, lo, hi = _korn_graubard(units.values, units.strata, n_runs=units.n_runs, level=level)
+    p, lo, hi = _korn_graubard(units.values, units.strata, runs=_runs(units), level=level)
     return float(p), float(lo), float(hi)
+
+
+def _runs(units: UnitValues) -> np.ndarray:
+    if units.runs is None:
+        raise ValueError("share intervals need the runs behind each unit (UnitValues.runs)")
+    return units.runs
 
 
 @dataclass(frozen=True)
 class ShareCoverage:
-    """Simulated coverage of :func:`share_over_units` on one design.
+    """Simulated coverage of :func:`share_over_units` on one design, the worst over the
+    generators tried (:func:`share_coverage`).
 
     Attributes
     ----------
     coverage, se
         Share of simulated data sets whose interval covers the truth, and its Monte
-        Carlo standard error.
+        Carlo standard error, at the worst generator.
+    miss_high
+        At that generator, the share whose interval lies wholly below the truth (the
+        miss that matters for a claim of a share above a value).
     truth, icc
-        The generator's share and intra-unit correlation.
+        That generator's share and within-size intra-unit correlation.
     sims
-        Simulated data sets.
+        Simulated data sets per generator.
     """
 
     coverage: float
     se: float
+    miss_high: float
     truth: float
     icc: float
     sims: int
 
 
 def unit_icc(frame: pd.DataFrame, column: str) -> float:
-    """One-way ANOVA estimate of the intra-unit correlation of a 0/1 ``column`` over the
-    warm starts of ``frame`` (units as groups), clipped to ``[0, 0.95]``; 0 when runs
-    are the units."""
-    u = unit_values(frame, column)
+    """One-way ANOVA estimate of the intra-unit correlation of ``column`` over the warm
+    starts of ``frame``, within sizes (each size's mean removed first, so a difference
+    between sizes is not read as one between base models), clipped to ``[0, 0.95]``; 0
+    when runs are the units."""
+    rows = frame[np.isfinite(frame[column].to_numpy(float))].copy()
+    u = unit_values(rows, column)
     if not u.clustered or u.runs is None or u.n < 2:
         return 0.0
-    rows = frame[np.isfinite(frame[column].to_numpy(float))]
+    if "model_size" in rows:
+        rows[column] = rows[column] - rows.groupby("model_size")[column].transform("mean")
     keys = [k for k in UNIT_KEYS if k in rows]
-    within = rows.groupby(keys, sort=True)[column].var(ddof=1).fillna(0.0).to_numpy(float)
+    g = rows.groupby(keys, sort=True)[column]
+    within = g.var(ddof=1).fillna(0.0).to_numpy(float)
+    means = g.mean().to_numpy(float)
     m, n = u.runs.astype(float), float(u.runs.sum())
     df_w = float(np.sum(m - 1))
-    if df_w < 1:
+    df_b = u.n - u.n_strata
+    if df_w < 1 or df_b < 1:
         return 0.95
     msw = float(np.sum((m - 1) * within) / df_w)
-    grand = float(np.sum(m * u.values) / n)
-    msb = float(np.sum(m * (u.values - grand) ** 2) / (u.n - 1))
+    msb = float(np.sum(m * means**2) / df_b)
     m0 = (n - float(np.sum(m**2)) / n) / (u.n - 1)
     denom = msb + (m0 - 1) * msw
     icc = (msb - msw) / denom if denom > 0 else 0.0
     return float(np.clip(icc, 0.0, 0.95))
 
 
+#: Intra-unit correlations every coverage simulation tries beside the data's own.
+ICC_GRID = (0.05, 0.3, 0.6)
+
+
 def share_coverage(
-    units: UnitValues, *, icc: float, level: float, sims: int = 4000, rng: np.random.Generator
+    units: UnitValues, *, icc: float, level: float, sims: int = 2000, rng: np.random.Generator
 ) -> ShareCoverage:
-    """Coverage of :func:`share_over_units` on ``units``' own design: the same strata
-    and runs per unit, each unit's share drawn from a beta distribution with the
-    observed share (kept within ``[0.02, 0.98]``) as its mean and intra-unit
-    correlation ``icc``, its runs binomial on that share. The truth is the beta's mean.
+    """Coverage of :func:`share_over_units` on ``units``' own design, the worst over a
+    few generators.
+
+    Each generator keeps the design (strata, runs per unit); a unit's share is drawn from
+    a beta distribution whose mean is its size's (the observed mean of that size's units,
+    kept within ``[0.02, 0.98]``), or one mean for every size (the observed overall
+    share), with intra-unit correlation ``icc`` (the data's, within sizes:
+    :func:`unit_icc`) or one of :data:`ICC_GRID`; its runs are binomial on that share.
+    The truth is the mean of the units' beta means. Reported: the lowest coverage over
+    these ``2 x 4`` generators, with its high-side miss rate.
     """
-    if units.runs is None:
-        raise ValueError("share_coverage: the units do not record their runs")
-    truth = float(np.clip(units.values.mean(), 0.02, 0.98))
-    m = units.runs.astype(int)
-    if icc > 0:
-        a = truth * (1 - icc) / icc
-        b = (1 - truth) * (1 - icc) / icc
-        p = rng.beta(a, b, size=(sims, m.size))
-    else:
-        p = np.full((sims, m.size), truth)
-    shares = rng.binomial(m, p) / m
-    _, lo, hi = _korn_graubard(shares, units.strata, n_runs=int(m.sum()), level=level)
-    hit = (lo <= truth) & (truth <= hi)
-    c = float(hit.mean())
-    return ShareCoverage(c, float(np.sqrt(c * (1 - c) / sims)), truth, float(icc), sims)
+    m = _runs(units).astype(int)
+    strata = units.strata if units.strata is not None else np.zeros(units.n)
+    levels = pd.Series(units.values).groupby(strata).transform("mean").to_numpy(float)
+    worst: ShareCoverage | None = None
+    for means in (levels, np.full(units.n, units.values.mean())):
+        mu = np.clip(means, 0.02, 0.98)
+        truth = float(mu.mean())
+        for rho in (float(icc), *ICC_GRID):
+            if rho > 0:
+                a, b = mu * (1 - rho) / rho, (1 - mu) * (1 - rho) / rho
+                p = rng.beta(a, b, size=(sims, m.size))
+            else:
+                p = np.broadcast_to(mu, (sims, m.size))
+            shares = rng.binomial(m, p) / m
+            _, lo, hi = _korn_graubard(shares, units.strata, runs=m, level=level)
+            c = float(((lo <= truth) & (truth <= hi)).mean())
+            if worst is None or c < worst.coverage:
+                se = float(np.sqrt(c * (1 - c) / sims))
+                worst = ShareCoverage(c, se, float((hi < truth).mean()), truth, rho, sims)
+    assert worst is not None
+    return worst
