@@ -84,7 +84,8 @@ def _block_info(name: str, ds: xr.Dataset) -> dict:
 
 
 def _check_same_design(first: xr.Dataset, name: str, b: xr.Dataset) -> None:
-    """Raise ``ValueError`` unless block ``b`` fits ``first``'s cells, recipe and warm starts."""
+    """Raise ``ValueError`` unless block ``b`` fits ``first``'s cells, recipe and warm starts
+    (a warm start ``first`` never made is a new base model, with nothing to match)."""
     extra = set(b.model_size.values) - set(first.model_size.values)
     extra |= set(b.variant.values) - set(first.variant.values)
     if extra:
@@ -100,9 +101,10 @@ def _check_same_design(first: xr.Dataset, name: str, b: xr.Dataset) -> None:
             got = b.sel(model_size=size, seed=s)
             if not np.isfinite(float(got.warmup_steps)):
                 continue  # its warm-up not stored yet (no run of it either)
-            ref = first.sel(
-                model_size=size, seed=first.seed.values[first.warm_start.values == w][0]
-            )
+            same = first.seed.values[first.warm_start.values == w]
+            if same.size == 0:
+                continue  # a new base model (:mod:`.third_stage`): none to match
+            ref = first.sel(model_size=size, seed=same[0])
             pair = [(float(got[k]), float(ref[k])) for k in ("warmup_steps", "warmup_check")]
             if any(a != r for a, r in pair):
                 raise ValueError(

@@ -75,6 +75,7 @@ class RLSweepConfig:
     variant_sizes: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # the v3 design: warm starts trained once per size, RL seeds from copies of them
     warm_starts: int = 0  # > 0: seeds are a flat run index over warm starts x RL seeds
+    warm_start0: int = 0  # the first warm start's seed (a later block of new base models)
     eval_seed: int | None = None  # one evaluation seed for every run (common random numbers)
     warmup_fine: tuple[float, int] = (0.0, 0)  # from this check rate, check every n steps
 
@@ -108,10 +109,11 @@ class RLSweepConfig:
         """The warm start (its seed) the run ``seed`` starts from.
 
         With ``warm_starts`` the block's run index ``k0..k0+n-1`` is warm-start major:
-        ``(seed - k0) // rl_seeds`` (``v3``, ``k0 = 0``: ``seed // 2``)."""
+        ``warm_start0 + (seed - k0) // rl_seeds`` (``v3``, ``k0 = 0``: ``seed // 2``; a
+        block of new base models, :mod:`.third_stage`, starts at ``warm_start0``)."""
         if not self.warm_starts:
             return seed
-        return (seed - min(self.seeds)) // self.rl_seeds
+        return self.warm_start0 + (seed - min(self.seeds)) // self.rl_seeds
 
     def rl_seed_of(self, seed: int) -> int:
         """The run's RL seed within its warm start (its seed, without ``warm_starts``):
@@ -123,7 +125,7 @@ class RLSweepConfig:
     def warm_seeds(self) -> list[int]:
         """Seeds of the warm-ups a size needs (each trained once)."""
         if self.warm_starts:
-            return list(range(self.warm_starts))
+            return list(range(self.warm_start0, self.warm_start0 + self.warm_starts))
         return sorted(set(self.seeds) | set(self.lr_seeds))
 
     def to_dict(self) -> dict:
@@ -193,6 +195,7 @@ class RLSweepConfig:
 
 
 _REDESIGN_DEFAULTS = {
+    "warm_start0": 0,
     "lr_grid": (),
     "lr_seeds": (),
     "lr_steps": 0,

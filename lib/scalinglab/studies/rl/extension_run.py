@@ -1,4 +1,5 @@
-"""Run the ``v3`` seed extension (:mod:`.extension`, then :mod:`.second_stage`) run by run:
+"""Run the ``v3`` seed extension (:mod:`.extension`, :mod:`.second_stage`, then
+:mod:`.third_stage`) run by run:
 resumable, progress and ETA.
 
 .. code-block:: bash
@@ -41,7 +42,7 @@ import numpy as np
 import xarray as xr
 
 from scalinglab.compute import dataset_path
-from scalinglab.studies.rl import extension, second_stage
+from scalinglab.studies.rl import extension, third_stage
 from scalinglab.studies.rl.config import STUDY, RLSweepConfig, sweep_config
 from scalinglab.sweeps import RUNS_DIR, RunCache, cached_sweep
 
@@ -87,8 +88,12 @@ def _device_info() -> dict:
 
 def check_warm(base_ds: xr.Dataset, size: str, warm: int, got) -> None:
     """Raise ``RuntimeError`` unless the re-made warm start ``warm`` at ``size`` took the
-    warm-up steps and reached the check pass rate the base design recorded."""
+    warm-up steps and reached the check pass rate the base design recorded. A new base
+    model (:mod:`.third_stage`: a warm start the base design never made) has no record
+    to match; the recipe that stopped it is the base design's."""
     seeds = base_ds.seed.values[base_ds.warm_start.values == warm]
+    if seeds.size == 0:
+        return
     rec = base_ds.sel(model_size=size, seed=seeds[0])
     want = (int(rec.warmup_steps), float(rec.warmup_check))
     if (int(got.steps), float(got.check)) != want:
@@ -103,7 +108,7 @@ def _plan(blocks: dict[str, RLSweepConfig]) -> list[tuple[str, str, int]]:
     """(block name, variant, seed) of every GRPO run. The first stage's blocks (the
     leading blocks that run both :data:`.extension.ARMS`, their sizes in the order of
     :data:`.extension.EXTRA_RUNS`) go cell by cell in :data:`.extension.ORDER`; every
-    later block (:mod:`.second_stage`) follows, variant by variant."""
+    later block (:mod:`.second_stage`, :mod:`.third_stage`) follows, variant by variant."""
     names = list(blocks)
     k = 0
     while k < min(len(names), len(extension.EXTRA_RUNS)) and (
@@ -148,7 +153,7 @@ def run_extension(
     from scalinglab.studies.rl.sweep import rl_task, warm_task
     from scalinglab.studies.rl.sweep_tracker import RunTracker
 
-    blocks = second_stage.design_blocks() if blocks is None else blocks
+    blocks = third_stage.design_blocks() if blocks is None else blocks
     base_ds = base_dataset() if base_ds is None else base_ds
     costs = costs_from_runs(base_ds) if costs is None else costs
     caches = {}
@@ -242,7 +247,7 @@ def assemble(name: str, block: RLSweepConfig) -> xr.Dataset:
 
 def status_lines(blocks: dict[str, RLSweepConfig] | None = None) -> list[str]:
     """Per block: stored Dataset or runs done per arm, and its run folder."""
-    blocks = second_stage.design_blocks() if blocks is None else blocks
+    blocks = third_stage.design_blocks() if blocks is None else blocks
     out = []
     for n, b in blocks.items():
         size = b.sizes[0].name
@@ -276,7 +281,7 @@ def main(argv: list[str] | None = None) -> None:
         ap.error(f"--part {args.part!r}: expected i/n, e.g. 0/2")
     if not 0 <= i_part < n_parts:
         ap.error(f"--part {args.part!r}: i must be one of 0..n-1")
-    blocks = second_stage.design_blocks()
+    blocks = third_stage.design_blocks()
     if args.command == "status":
         print("\n".join(status_lines(blocks)))
         return

@@ -8,8 +8,8 @@ a report of one whose Dataset is missing stops with that command, rather than st
 the sweep inside a notebook cell (where an interrupted run loses its place in the
 report and a regeneration of every stale report would start hours of training).
 
-``v3`` is read together with its seed extension (:mod:`.extension` and
-:mod:`.second_stage`): every finished run of the extension's blocks joins the ``v3`` runs
+``v3`` is read together with its extension (:mod:`.extension`, :mod:`.second_stage`,
+:mod:`.third_stage`): every finished run of the extension's blocks joins the ``v3`` runs
 along ``seed`` (:func:`.blocks.read_design`; with none finished, the ``v3`` Dataset is
 returned as it is stored).
 """
@@ -25,8 +25,8 @@ from scalinglab.errors import StudyError
 from scalinglab.studies.rl.blocks import read_design
 from scalinglab.studies.rl.config import STUDY, RLSweepConfig
 from scalinglab.studies.rl.extension import BASE
-from scalinglab.studies.rl.second_stage import design_blocks
 from scalinglab.studies.rl.sweep import rl_runs_folder, run_sweep
+from scalinglab.studies.rl.third_stage import design_blocks
 
 #: Compute classes whose sweep takes hours: a report reads their stored Dataset only.
 LONG = frozenset({"v3", "medium", "medium_v1", "large"})
