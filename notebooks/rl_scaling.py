@@ -229,7 +229,8 @@ record_all(
 )
 record_all(sound_findings.plateau_equivalence_findings(after, base_out, base=base))
 print(
-    f"plateau rule fired in {after['n_plateau']} of {after['n_total']} runs; "
+    f"plateau rule fired in {after['n_plateau']} of the "
+    f"{after['n_total'] - after['n_unstable']} stable runs; "
     f"{after['n_runs']} continued past it; {after['n_unstable']} unstable, apart"
 )
 display(
@@ -806,7 +807,7 @@ per_size
 # * *Tan et al.* Held out, the line's RMSE exceeds the sigmoid's by
 #   {{ tan/heldout_rmse_delta }} (TAN-1, every run; on the stable runs alone
 #   {{ tan/stable/heldout_rmse_delta }}); $k$ of the largest size minus the smallest's is
-#   {{ tan/k_rise }}, with $N_0$ {{ tan/N0 }} (TAN-2, TAN-3).
+#   {{ tan/k_rise }} (TAN-2); the law's $N_0$ is {{ tan/N0 }} (TAN-3).
 # * *Base model or RL (SCALERL-3).* The SD of the per-run $A$ across warm starts is
 #   {{ spread/A/warm_start_sd }}, across the RL seeds of one warm start
 #   {{ spread/A/rl_sd }} (every run; on the stable runs alone
@@ -828,8 +829,8 @@ per_size
 # %% [markdown] tags=["only-small"]
 # **What the `small` design (3 sizes, 3 seeds, 500 GRPO steps) cannot decide.** The
 # learning rate falls with width and every size runs 500 steps, so the largest policy
-# learns less per unit of compute (`tan/k_rise` {{ tan/k_rise }}, $N_0$ {{ tan/N0 }}:
-# TAN-2, TAN-3); the furthest half window reaches
+# learns less per unit of compute (`tan/k_rise` {{ tan/k_rise }}: TAN-2; $N_0$
+# {{ tan/N0 }}: TAN-3); the furthest half window reaches
 # {{ scalerl/half_runs/max_multiple | point }}x $C_{mid}$ (SCALERL-2); each seed re-warms
 # its model, so base-model and RL spread are confounded (SCALERL-3); the warm-up ends
 # where GRPO already climbs ({{ phases/runs/slow_start_share | pct }} of the runs have a
@@ -865,7 +866,7 @@ per_size
 #   {{ tan/s/curvature }} at `s`, {{ tan/xl/curvature }} at `xl`; TAN-1-linear) and,
 #   held out, the line's RMSE exceeds the sigmoid's by {{ tan/heldout_rmse_delta }}
 #   (TAN-1; the sigmoid wins {{ tan/sigmoid_wins_share | pct }} of the runs). $k$ does not
-#   rise with size (`tan/k_rise` {{ tan/k_rise }}, $N_0$ {{ tan/N0 }}: TAN-2, TAN-3).
+#   rise with size (`tan/k_rise` {{ tan/k_rise }}: TAN-2; $N_0$ {{ tan/N0 }}: TAN-3).
 # * *Take-off decides the rest.* Warm-up stops at $R_0 \approx 0.03$-$0.05$ and seeds of
 #   one size take off at very different times (seed SD of $t_{10}$
 #   {{ phases/runs/t10_seed_sd }} of the run; GRPOLAW-3); each seed re-warms its model, so

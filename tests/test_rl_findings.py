@@ -176,6 +176,14 @@ def test_run_phase_findings_without_any_slow_start_leave_the_spread_unidentified
     shares["slow_start"] = share(0.3, (0.1, 0.5))
     out = findings.run_phase_findings(shares, base="b", early_frac=0.3, level=0.95, reps=9)
     assert all(n.estimate.identified for n in out)
+    # runs whose own logistic is not identified (climbing from step 0, or falling) time
+    # no phase: every run-level finding is withheld, not decided on fit artefacts
+    for k, identified in ((4, False), (8, True)):
+        shares["fits"] = {"identified": k, "n_runs": 9}
+        out = findings.run_phase_findings(shares, base="b", early_frac=0.3, level=0.95, reps=9)
+        assert all(n.estimate.identified is identified for n in out)
+        if not identified:
+            assert all("in only 4 of 9 runs" in n.estimate.note for n in out)
 
 
 def test_k_table_prints_intervals_as_rounded_text():

@@ -57,6 +57,8 @@ def test_a_slow_start_is_found_in_the_runs_that_have_one():
     assert pr.loc["s", "slow_start"].all() and pr.loc["s", "three_phases"].all()
     # an exponential saturation climbs from its first step: no slow start in the data
     assert not pr.loc["m", "slow_start"].any() and pr.loc["m", "plateau"].all()
+    # a logistic that rises within [0, 1] is identified; its phases time something
+    assert pr.loc["s", "identified"].all()
     assert (pr.loc["m", "rmse_exp"] < pr.loc["m", "rmse_logistic"]).all()
     # s0 is past its bend by t = 0.3 and its plateau is predicted; s1 is still flat
     assert abs(s0["t90_error"]) < 0.1
@@ -121,6 +123,7 @@ def test_runs_nested_in_warm_starts_are_judged_over_base_models():
     pr = rph.run_phases(df)
     assert {"warm_start", "rl_seed"} <= set(pr.columns)
     sh = rph.phase_shares(pr, reps=100, seed=0)
+    assert sh["fits"]["n_runs"] == 8 and sh["fits"]["identified"] >= 6
     assert sh["slow_start"]["n"] == 4 and sh["slow_start"]["value"] == pytest.approx(0.75)
     assert "4 warm starts in 2 sizes" in sh["slow_start"]["method"]
     # RL seeds of one base model take off within 0.02 of each other; base models do not
@@ -133,3 +136,10 @@ def test_runs_nested_in_warm_starts_are_judged_over_base_models():
     # every warm start pooled (df 4): what the base models' SD is read beyond
     assert sh["t10_seed_sd_all"]["n"] == 4
     assert sh["t10_base_sd"]["method"].startswith("nested ANOVA, Graybill-Wang")
+
+
+def test_a_run_that_rises_then_falls_has_no_identified_logistic():
+    """Its logistic runs from a high R0 down to a lower Rmax: t10 and t90 time a decline."""
+    df = _frame({"l": [_logistic(T, r0=0.7, rmax=0.3, kappa=15.0, t0=0.5)]})
+    r = rph.run_phases(df).iloc[0]
+    assert r["R0"] > r["Rmax"] and not r["identified"]

@@ -169,7 +169,10 @@ def run_phase_findings(
     each phase (the three-phase share a headline), the seed spread of t10 (and, where
     the runs nest in warm starts, the base models' spread) and its rank correlation with
     the starting pass rate (not identified when no run has a slow start: every t10 is
-    then clipped to 0 and their spread is an artefact). Each finding takes the method
+    then clipped to 0 and their spread is an artefact; and every one of them not
+    identified when the runs' own logistics are not identified in
+    :data:`~scalinglab.estimate.BOUND_SHARE` or more of the runs, ``shares["fits"]``).
+    Each finding takes the method
     and sample size ``shares`` states (``"method"``, ``"n"``); a share without them (an
     older table) reads as the stratified bootstrap over runs, and a zero-width one gets
     the Wilson interval."""
@@ -185,6 +188,16 @@ def run_phase_findings(
 
     def kw(v: Mapping[str, Any]) -> dict[str, Any]:
         return dict(level=level, method=v.get("method", RUNS_WITHIN_SIZE), resamples=reps)
+
+    fits = shares.get("fits")
+    unfit = (
+        None
+        if fits is None or identified_by_share(1.0 - fits["identified"] / max(fits["n_runs"], 1))
+        else f"the run's own logistic is identified (a rise within [0, 1], 0 <= R0 < Rmax "
+        f"<= 1) in only {fits['identified']} of {fits['n_runs']} runs: the others climb "
+        "from step 0 (R0 extrapolated below 0) or fall (R0 > Rmax), so their t10 and t90 "
+        "time no phase"
+    )
 
     out = []
     for name, what in whats:
@@ -203,6 +216,8 @@ def run_phase_findings(
                     sh["ci"],
                     n=int(sh.get("n", sh["n_runs"])),
                     share_n=int(sh["n_runs"]),
+                    identified=unfit is None,
+                    note=unfit,
                     **kw(sh),
                 ),
                 f"share of the {sh['n_runs']} {base} runs that {what}{over}",
@@ -228,7 +243,7 @@ def run_phase_findings(
         (
             "t10_seed_sd_all",
             f"standard deviation of t10 across the {seeds}, pooled over every one of "
-            f"the {groups} (those with no take-off add zeros; fraction of the run)",
+            f"the {groups} (those whose runs climb from step 0 add zeros; fraction of the run)",
         ),
         (
             "t10_start_rho",
@@ -250,7 +265,7 @@ def run_phase_findings(
         if name not in shares:  # an older table
             continue
         v = shares[name]
-        ok = bool(np.isfinite(v["value"])) and no_start is None
+        ok = bool(np.isfinite(v["value"])) and no_start is None and unfit is None
         out.append(
             Named(
                 f"phases/runs/{name}",
@@ -259,7 +274,7 @@ def run_phase_findings(
                     v["ci"],
                     n=int(v.get("n", shares["slow_start"]["n_runs"])),
                     identified=ok,
-                    note=no_start,
+                    note=no_start or unfit,
                     **kw(v),
                 ),
                 desc,

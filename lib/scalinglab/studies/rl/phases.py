@@ -69,9 +69,13 @@ def _one_run(t: np.ndarray, y: np.ndarray, *, dt: float, early_frac: float, min_
             t90_early = np.nan
         if not 0.0 <= t90_early <= 10.0:  # no plateau in sight from the early window
             t90_early = np.nan
+    r0, rmax = float(logi.params["R0"]), float(logi.params["Rmax"])
     return {
         "R0": logi.params["R0"],
         "Rmax": logi.params["Rmax"],
+        # a rising logistic within [0, 1]; else (a curve that climbs from step 0, its R0
+        # extrapolated far below 0, or one that falls, R0 > Rmax) t10 and t90 time nothing
+        "identified": bool(0.0 <= r0 < rmax <= 1.0),
         "t10": t10,
         "t50": t50,
         "t90": t90,
@@ -105,7 +109,9 @@ def run_phases(df: pd.DataFrame, *, early_frac: float = 0.3, min_evals: int = 2)
         One row per run (``model_size``, ``seed``, ``n_params``, ``start`` = the pass
         rate at step 0; ``warm_start`` and ``rl_seed`` when the curves have them): the
         logistic's ``R0``, ``Rmax``, ``t10``, ``t50``, ``t90``
-        (fractions of the size's longest run), ``rmse_logistic``, ``rmse_exp``, the
+        (fractions of the size's longest run), ``rmse_logistic``, ``rmse_exp``,
+        ``identified`` (the run's logistic rises within ``[0, 1]``: ``0 <= R0 < Rmax <=
+        1``; the phases of a run whose fit is not are artefacts of the fit), the
         booleans ``slow_start``, ``plateau``, ``three_phases``, ``t90_early`` (NaN when
         the early fit sees no plateau) and ``t90_error`` (early - full, NaN without a
         plateau). A run whose logistic fit fails has NaN values and False phases.
@@ -130,7 +136,12 @@ def run_phases(df: pd.DataFrame, *, early_frac: float = 0.3, min_evals: int = 2)
             try:
                 row |= _one_run(t, y, dt=dt, early_frac=early_frac, min_evals=min_evals)
             except Exception:  # a run no logistic fits: no phases found in it
-                row |= {"slow_start": False, "plateau": False, "three_phases": False}
+                row |= {
+                    "identified": False,
+                    "slow_start": False,
+                    "plateau": False,
+                    "three_phases": False,
+                }
             rows.append(row)
     return pd.DataFrame(rows)
 
@@ -209,7 +220,8 @@ def phase_shares(
         takes off?). Each maps to ``{"value", "ci", "n_runs", "by_size", "method",
         "n"}`` (``by_size``: the per-size point values; ``n``: the sample size the
         interval rests on: units, or degrees of freedom for an SD); a share also has
-        ``"clustered"`` (whether its units are warm starts).
+        ``"clustered"`` (whether its units are warm starts). Key ``fits``: ``{"identified",
+        "n_runs"}``, the runs whose own logistic is identified (:func:`run_phases`).
     """
     per_run = per_run.reset_index(drop=True)
     per_run["predicted"] = (per_run["t90_error"].abs() <= tolerance).astype(float)
@@ -236,6 +248,8 @@ def phase_shares(
             "clustered": units.clustered,
         }
     out |= _t10_spread(per_run, level=level)
+    ident = per_run["identified"] if "identified" in per_run else pd.Series(True, per_run.index)
+    out["fits"] = {"identified": int(ident.sum()), "n_runs": len(per_run)}
     out["t10_start_rho"] = _start_rho(per_run, reps=reps, rng=rng, level=level)
     return out
 

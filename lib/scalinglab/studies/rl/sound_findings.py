@@ -283,7 +283,8 @@ def plateau_equivalence_findings(
             "plateau/n_plateau",
             Estimate(float(after["n_plateau"])),
             f"stable {base} runs whose last 20% of compute is shown to gain less "
-            f"than 0.02 (the gain's upper bound), of {after['n_total']}",
+            f"than 0.02 (the gain's upper bound), of the "
+            f"{after['n_total'] - after['n_unstable']} stable ones ({after['n_total']} in all)",
             unit="runs",
         ),
         Named(

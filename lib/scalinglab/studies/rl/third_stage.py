@@ -23,7 +23,8 @@ run has its own rollout stream. With them s and xl have 8 base models each.
 
 Sizing (:func:`rise_power`, stated before the runs)
 ---------------------------------------------------
-The power of the Welch interval of ``k(xl) - k(s)`` over warm starts to exclude 0, in a
+The power of the Welch interval of ``k(xl) - k(s)`` over warm starts to exclude 0 (at
+the observed, negative rise: the power to read "differs"), in a
 normal model with the committed runs' between-base-model SDs (s 0.184, xl 0.302: each from
 2 base models, so themselves uncertain) and RL-seed SDs (s 0.035, xl 0.09), the existing
 2 warm starts keeping their RL seeds (2 at s, 4 at xl) and each new one 1 RL seed (20,000
