@@ -619,11 +619,11 @@ record_all(
         shares, base=base, early_frac=early_frac, level=level, reps=poi_reps
     )
 )
-display(pd.DataFrame({k: v["by_size"] for k, v in shares.items()}).round(3))
+display(pd.DataFrame({k: v["by_size"] for k, v in shares.items() if "by_size" in v}).round(3))
 plots.run_phases(per_run)
 plt.show()
 per_run.set_index(["model_size", "seed"])[
-    ["start", "R0", "Rmax", "t10", "t90", "slow_start", "plateau", "t90_early", "t90_error"]
+    ["start", "R0", "Rmax", "identified", "t10", "t90", "slow_start", "plateau", "t90_error"]
 ].round(3)
 
 # %% [markdown]
