@@ -115,7 +115,7 @@ from scalinglab.studies.optimizers import (
     seed_t_arms,
     tuning_curves,
 )
-from scalinglab.studies.optimizers.protocol import DEFAULT_LADDERS
+from scalinglab.studies.optimizers.config import WALK_LIMITS
 from scalinglab.studies.optimizers.sweep import planned_epochs, run_sweep, sweep_config
 
 use_style()
@@ -417,8 +417,10 @@ else:
 # strictly inside the values tried (mean final loss over tuning seeds 100 and 101). The
 # table lists each final walk (values, objectives, optimum, end state), the figure the
 # learning-rate curves with their optima starred. An optimum on the last value tried (`on
-# edge`) or on a fixed ladder's end (`at bound`) flags every cell trained with it, and a
+# edge`) or where a fixed ladder was cut (`at bound`) flags every cell trained with it, and a
 # speedup resting on a flagged cell (its own or AdamW's at that size) is *not identified*.
+# An optimum at a limit of the feasible range (`at limit`: no warmup, no weight decay) is a
+# constrained optimum, the best setting that can be run, and is not flagged.
 # Speedups are recomputed per seed (AdamW fitted to each seed's losses), with Student-t
 # intervals over the 3 evaluation seeds (coverage at n = 3 on these data below), at the
 # matched budget (1x) and at matched steps (one batch: w32 8x, w48 4x, w64 2x and w96 1x
@@ -428,9 +430,9 @@ else:
 # %% tags=["not-published", "not-user"]
 matched = None
 if ds is not None and sweep.tune_seeds:
-    ladders = {**DEFAULT_LADDERS, **sweep.walk_ladders}
     matched = matched_report.analyse(
-        table, ds, ladders=ladders, max_passes=sweep.walk_max_passes, baseline=baseline,
+        table, ds, ladders=sweep.ladders(), max_passes=sweep.walk_max_passes,
+        limits=WALK_LIMITS, baseline=baseline,
         tune_multiple=sweep.tune_multiple, e_identified=e_ok, level=level, seed=seed,
     )  # fmt: skip
     display(matched.tuning)

@@ -27,6 +27,27 @@ from scalinglab.training.optimizers import (
 from scalinglab.training.pretrain import ENGINE_VERSION, PretrainConfig, llama_config
 
 
+#: The walk protocol's fixed ladders (:mod:`.protocol`; ``lr`` grows without end). They
+#: reach the limits of the feasible range where one exists (beta1, weight decay, warmup
+#: 0) and run far past the values optimizers use elsewhere (beta2 down to 0.5, betas and
+#: momentum up to 0.999), so an optimum on a cut end is a finding about the model, not
+#: about the ladder.
+WALK_LADDERS: dict[str, tuple[float, ...]] = {
+    "beta1": (0.0, 0.3, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.98, 0.99, 0.995, 0.999),
+    "beta2": (0.5, 0.7, 0.8, 0.9, 0.95, 0.98, 0.99, 0.995, 0.999, 0.9999),
+    "momentum": (0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.98, 0.99, 0.995, 0.999),
+    "weight_decay": (0.0, 0.025, 0.05, 0.1, 0.2, 0.4, 0.8, 1.6),
+    "warmup": (0.0, 0.025, 0.05, 0.1, 0.2, 0.4, 0.8),
+}
+#: The ladder ends that are limits of the feasible range: an optimum there is a
+#: constrained optimum (``"at_limit"``), reported and not flagged (:mod:`.walk`).
+WALK_LIMITS: dict[str, tuple[float, ...]] = {
+    "beta1": (0.0,),
+    "weight_decay": (0.0,),
+    "warmup": (0.0,),
+}
+
+
 @dataclass(frozen=True)
 class SizeSpec:
     """One model size: shape and batch size (sequences per step)."""
@@ -198,12 +219,18 @@ class SweepConfig:
             sampler=self.sampler,  # type: ignore[arg-type]
         )
 
+    def ladders(self) -> dict[str, tuple[float, ...]]:
+        """The walk protocol's fixed ladders: :data:`WALK_LADDERS` with ``walk_ladders``."""
+        return {**WALK_LADDERS, **self.walk_ladders}
+
     def to_dict(self) -> dict:
         d = config_dict(self, engine_version=ENGINE_VERSION, omit_if_default=_REDESIGN_DEFAULTS)
         d["corpus_hash"] = self.corpus_pin or build_corpus(self.corpus).content_hash
         d["optimizer_table"] = {
             o: {"defaults": default_hparams(o), "grid": self.grid(o)} for o in self.optimizers
         }
+        if self.tune_seeds:  # the walks' ladders and limits decide what a tuned run is
+            d["walk_protocol"] = {"ladders": self.ladders(), "limits": WALK_LIMITS}
         return d
 
 
@@ -477,6 +504,7 @@ def sweep_config(compute_class: str = "small", **overrides: Any) -> SweepConfig:
             },
             budget_retune={"w32": (0.5, 2.0, 4.0, 8.0, 16.0), "w48": (2.0, 4.0), "w64": (2.0,)},
             embed_head="adamw",
+            walk_max_passes=3,
         )
     elif compute_class == "tiny_matched":
         # the tests' walk protocol: the ``matched`` design's phases, arms and embedding rule

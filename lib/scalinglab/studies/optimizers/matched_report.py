@@ -191,6 +191,7 @@ def analyse(
     *,
     ladders: Mapping[str, Sequence[float]],
     max_passes: int,
+    limits: Mapping[str, Sequence[float]] | None = None,
     tune_multiple: float,
     e_identified: Mapping[str, bool],
     baseline: str = "adamw",
@@ -206,8 +207,9 @@ def analyse(
         The sweep's final runs (``optimizer, model_size, data_multiple, seed, loss``).
     ds
         The sweep's dataset (tuning path, steps, arms, curves).
-    ladders, max_passes
-        The walks' fixed ladders and pass cap (:func:`.tuning_curves.curves`).
+    ladders, max_passes, limits
+        The walks' fixed ladders, pass cap and feasible limits
+        (:func:`.tuning_curves.curves`).
     tune_multiple
         The budget every size was tuned at (the matched budget).
     e_identified
@@ -219,7 +221,7 @@ def analyse(
     from scalinglab.studies.optimizers.controls import transfer_table
 
     curves = tuning_curves.curves(
-        tuning_curves.path_table(ds), ladders=ladders, max_passes=max_passes
+        tuning_curves.path_table(ds), ladders=ladders, max_passes=max_passes, limits=limits
     )
     sizes = [str(s) for s in ds.model_size.values]
     flags = tuning_curves.cell_flags(curves, sizes=sizes, tune_multiple=tune_multiple)

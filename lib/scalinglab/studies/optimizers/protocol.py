@@ -39,18 +39,12 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from scalinglab.studies.optimizers.config import SizeSpec, SweepConfig
+from scalinglab.studies.optimizers.config import WALK_LADDERS, WALK_LIMITS, SizeSpec, SweepConfig
 from scalinglab.studies.optimizers.walk import Ladder, WalkDescent, lr_ladder
 from scalinglab.training.optimizers import default_hparams
 
 #: The ladders of the coordinates walked at the largest size (``lr`` grows by factor).
-DEFAULT_LADDERS: dict[str, tuple[float, ...]] = {
-    "beta1": (0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.98),
-    "beta2": (0.9, 0.95, 0.98, 0.99, 0.995, 0.999),
-    "momentum": (0.8, 0.9, 0.95, 0.98, 0.99),
-    "weight_decay": (0.0, 0.025, 0.05, 0.1, 0.2, 0.4, 0.8),
-    "warmup": (0.0, 0.025, 0.05, 0.1, 0.2, 0.4),
-}
+DEFAULT_LADDERS = WALK_LADDERS
 
 
 def embed_head(sweep: SweepConfig, adamw_hp: dict[str, Any] | None) -> dict[str, Any]:
@@ -66,13 +60,16 @@ def embed_head(sweep: SweepConfig, adamw_hp: dict[str, Any] | None) -> dict[str,
 
 
 def _ladders(sweep: SweepConfig, optimizer: str, start: dict, coords: tuple[str, ...]) -> dict:
-    table = {**DEFAULT_LADDERS, **sweep.walk_ladders}
+    table = sweep.ladders()
     out: dict[str, Ladder] = {}
     for c in coords:
         if c == "lr":
             out[c] = lr_ladder(float(start["lr"]), sweep.walk_lr_factor)
         else:
-            out[c] = Ladder(tuple(sorted({*table[c], start[c]})))
+            values = tuple(sorted({*table[c], start[c]}))
+            ends = (values[0], values[-1])
+            limits = tuple(v for v in WALK_LIMITS.get(c, ()) if v in ends)
+            out[c] = Ladder(values, limits=limits)
     return out
 
 

@@ -7,8 +7,10 @@ its dataset (``tuning_*`` over ``evaluation``). Here:
 - :func:`curves`: one row per walk (:func:`.walk.walk_table`) with its phase, size and
   budget read off the stage (``"A lr w32 1x"``), its end state (``interior``,
   ``on edge``: the optimum is the last value tried on a ladder that goes on, e.g. the
-  learning rate, where the walk hit its safety cap; ``at bound``: the optimum is the end
-  of a fixed ladder, e.g. warmup 0 or beta2 0.999) and whether it is ``final`` (the last
+  learning rate, where the walk hit its safety cap; ``at bound``: the optimum is where a
+  fixed ladder was cut, e.g. beta2 0.5; ``at limit``: the optimum is a limit of the
+  feasible range, e.g. warmup 0, a constrained optimum that is not flagged) and
+  whether it is ``final`` (the last
   walk of that coordinate at that cell: its value is the one the cell trains with);
 - :func:`cell_flags`: for each tuned cell (optimizer, size, budget), the flagged
   settings it trains with: its own final walks, and those it inherits (a budget re-tuned
@@ -57,7 +59,11 @@ def parse_stage(stage: str) -> tuple[str, str, float]:
 
 
 def curves(
-    path: pd.DataFrame, *, ladders: Mapping[str, Sequence[float]], max_passes: int
+    path: pd.DataFrame,
+    *,
+    ladders: Mapping[str, Sequence[float]],
+    max_passes: int,
+    limits: Mapping[str, Sequence[float]] | None = None,
 ) -> pd.DataFrame:
     """One row per walk of a walk-protocol path, with its end state.
 
@@ -71,12 +77,16 @@ def curves(
     max_passes
         The sweep's ``walk_max_passes``: a descent over several coordinates whose last
         pass still moved at that cap is flagged ``still moving``.
+    limits
+        Ladder ends that are limits of the feasible range (the config's ``WALK_LIMITS``):
+        an optimum there reads ``at limit`` (a constrained optimum, not flagged).
 
     Returns
     -------
     pandas.DataFrame
         :func:`.walk.walk_table`'s columns (``search`` is the optimizer) plus ``phase,
-        size, multiple``, ``status`` (``interior``, ``on edge``, ``at bound``),
+        size, multiple``, ``status`` (``interior``, ``at limit``, ``on edge``, ``at
+        bound``; only ``on edge`` and ``at bound`` are flagged),
         ``final`` (bool), ``still_moving`` (bool, the walk's descent).
     """
     table = walk_table(path)
@@ -96,7 +106,12 @@ def curves(
             continue
         lad = [float(v) for v in ladders.get(r.coordinate, ())] + list(r.values)
         end = min(lad) if r.best == min(r.values) else max(lad)
-        status.append("at bound" if r.best == end else "on edge")
+        if r.best != end:
+            status.append("on edge")
+        elif end in [float(v) for v in (limits or {}).get(r.coordinate, ())]:
+            status.append("at limit")
+        else:
+            status.append("at bound")
     table["status"] = status
     moving = set()
     for key, g in path[path.coordinate != ""].groupby(["search", "stage"], sort=False):
@@ -146,7 +161,7 @@ def cell_flags(
     moving: dict[tuple[str, str, float], list[str]] = {}
     for r in table[table.final].itertuples():
         key = (str(r.search), str(r.size), float(r.multiple))
-        if r.status != "interior":
+        if r.status not in ("interior", "at limit"):
             own.setdefault(key, {})[r.coordinate] = f"{r.coordinate} {r.status} ({r.stage})"
         else:
             own.setdefault(key, {})[r.coordinate] = ""

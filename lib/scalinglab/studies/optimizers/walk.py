@@ -9,10 +9,14 @@ no round cap that can stop it on an edge:
   below (above) it. It ends ``"interior"`` when the best value is strictly inside the
   tried values (both neighbours tried and worse, ties counting as worse only if they
   are not strictly better). A ladder with a ``factor`` grows geometrically past its ends
-  (the learning rate); a ladder without one ends at its last value (``"at_bound"``, e.g.
-  no warmup, or beta2 0.999). A hard safety cap on evaluations (``max_evals``) ends a
-  walk still on an edge ``"on_edge"``. Both are *flagged*: such a setting keeps its
-  size's verdicts "not identified".
+  (the learning rate); a ladder without one ends at its last value. An optimum at such
+  an end is ``"at_limit"`` when the end is a limit of the feasible range (no warmup, no
+  weight decay, beta1 0: nothing lies beyond, so the optimum over what can be run has
+  been found, a constrained optimum) and ``"at_bound"`` when the end is only where the
+  ladder was cut (beta2 0.5, beta1 0.999: a value beyond it could be better). A hard
+  safety cap on evaluations (``max_evals``) ends a walk still on an edge ``"on_edge"``.
+  ``"at_bound"`` and ``"on_edge"`` are *flagged*: such a setting keeps its size's
+  verdicts "not identified"; ``"at_limit"`` is reported, not flagged.
 - **WalkDescent** (coordinate descent made of walks, the paper's procedure with this
   rule): walk each coordinate in turn from the incumbent; repeat the pass while anything
   moved; at most ``max_passes`` passes (a descent still moving at the cap is flagged
@@ -35,8 +39,10 @@ from typing import Any
 
 from scalinglab.studies.optimizers.tuning import AskTell, config_key
 
-#: The walk's end states; every one but ``"interior"`` is flagged.
-STATUSES = ("running", "interior", "at_bound", "on_edge", "max_passes")
+#: The walk's end states.
+STATUSES = ("running", "interior", "at_limit", "at_bound", "on_edge", "max_passes")
+#: The end states that are not flagged (the optimum is inside, or at a feasible limit).
+SETTLED = ("interior", "at_limit")
 
 
 def _round(v: float) -> float:
@@ -55,16 +61,26 @@ class Ladder:
         None: the ladder ends at its first and last values. ``f > 1``: it grows past
         either end by ``x f`` / ``/ f`` (positive values only), without limit but the
         walk's ``max_evals``.
+    limits
+        The ends of the ladder that are limits of the feasible range (e.g. ``(0.0,)``
+        for warmup): an optimum there is ``"at_limit"``, not flagged. Each must be the
+        first or last value of a ladder without ``factor``.
     """
 
     values: tuple[float, ...]
     factor: float | None = None
+    limits: tuple[float, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.values:
             raise ValueError("a ladder needs at least one value")
         if self.factor is not None and (self.factor <= 1 or min(self.values) <= 0):
             raise ValueError("a growing ladder needs factor > 1 and positive values")
+        ends = (min(self.values), max(self.values))
+        if self.limits and (self.factor is not None or not set(self.limits) <= set(ends)):
+            raise ValueError(
+                f"limits {self.limits} must be ends {ends} of a ladder that does not grow"
+            )
 
     def below(self, v: float) -> float | None:
         """The next value below ``v``, or None at a fixed end."""
@@ -199,7 +215,7 @@ class WalkDescent(AskTell):
         if lo < best < hi:
             state = "interior"
         elif (best == lo and lad.below(lo) is None) or (best == hi and lad.above(hi) is None):
-            state = "at_bound"
+            state = "at_limit" if best in lad.limits else "at_bound"
         else:
             state = "on_edge"
         for v in self._tried:  # in the order tried: the start first
@@ -221,9 +237,10 @@ class WalkDescent(AskTell):
     # ------------------------------------------------------------------ results
     @property
     def flagged(self) -> bool:
-        """Whether any coordinate ended off the interior, or the passes ran out."""
+        """Whether any coordinate ended off the interior and off a feasible limit, or the
+        passes ran out."""
         return self.status == "max_passes" or any(
-            s != "interior" for s in self.walk_status.values()
+            s not in SETTLED for s in self.walk_status.values()
         )
 
     def edge_warnings(self) -> list[str]:
@@ -232,7 +249,7 @@ class WalkDescent(AskTell):
         out = [
             f"{who}: {c}={self.current[c]} is {s.replace('_', ' ')}"
             for c, s in self.walk_status.items()
-            if s != "interior"
+            if s not in SETTLED
         ]
         if self.status == "max_passes":
             out.append(f"{who}: still moving after {self.max_passes} passes")
