@@ -27,6 +27,7 @@
 #     - default
 #     - published
 #     - medium
+#     - matched
 #     tiny:
 #       compute_class: tiny
 #       reps: 200
@@ -262,7 +263,11 @@ for row in rows.losses(final):
 #
 # A size whose fitted `E` sits on its bound 0 (in the point fit or in 20%+ of refits) has
 # speedups that are **not identified**: `D_eff` then rests on an asymptote the data do not
-# pin down.
+# pin down. So has a size of our sweeps where any optimizer trains with a tuned setting on
+# the edge of what its tuning tried (a capped walk stopped short, or a grid's cut end):
+# the speedup of an optimizer tuned less than it could be, or over a baseline tuned less,
+# measures the tuning (`tuning flags` below; an optimum at a feasible limit, such as no
+# warmup, is not flagged).
 
 # %% [markdown] tags=["not-published", "not-user"]
 # The intervals resample seeds, and AdamW's law is refitted in every replicate.
@@ -274,14 +279,22 @@ for row in rows.losses(final):
 
 # %%
 speedups = findings.speedups(table, baseline=baseline, reps=reps, level=level, seed=seed)
-res, e_ok = speedups.result, speedups.identified
+if ds is not None:  # a size tuned on the edge of what its tuning tried decides nothing
+    speedups = findings.gate_tuning(speedups, tuning_curves.size_flags(
+        ds, ladders=sweep.ladders(), max_passes=sweep.walk_max_passes, limits=WALK_LIMITS,
+        tune_multiple=sweep.tune_multiple,
+    ))  # fmt: skip
+res, size_ok = speedups.result, speedups.identified
 if speedups.one_run:
     print(
         f"loss noise from the law fits' residuals: sigma = {speedups.sigma:.4f} "
         f"({speedups.sigma_dof} dof)"
     )
 fits_table = pd.DataFrame(res.fits).T[["A", "alpha", "E", "n_points", "status"]]
-fits_table["E identified"] = pd.Series(e_ok)
+fits_table["E identified"] = pd.Series({s: speedups.e_ok(s) for s in fits_table.index})
+fits_table["tuning flags"] = pd.Series(
+    {s: len(speedups.tuning.get(s, ())) for s in fits_table.index}
+)
 display(fits_table)
 cells = res.cells
 display(
@@ -331,7 +344,7 @@ display(per_size)
 for row in rows.per_size(per_size, speedups):
     record(**row)
 res_matched, matched_mults = matching.matched(res)
-trend_sizes, trend_ok = findings.trend_sizes(sizes, e_ok)
+trend_sizes, trend_ok = findings.trend_sizes(sizes, size_ok)
 print(
     "size trend over the budgets every size shares ("
     + ", ".join(f"{m:g}x" for m in matched_mults)
@@ -374,9 +387,11 @@ for row in rows.catch_up(catch, speedups, follower=soap, multiples=mults):
 # %% tags=["not-published", "not-user"]
 if ds is not None:
     by_seed = seed_t.analyse(
-        table, sizes=sizes, e_identified=e_ok, families=families, n_params=n_params,
-        trend_sizes=trend_sizes, trend_identified=trend_ok, shared=matched_mults,
-        follower=soap, catch_multiples=mults, baseline=baseline, level=level, seed=seed,
+        table, sizes=sizes, e_identified={s: speedups.e_ok(s) for s in sizes},
+        families=families, n_params=n_params, trend_sizes=trend_sizes,
+        trend_identified=trend_ok, shared=matched_mults, follower=soap,
+        catch_multiples=mults, baseline=baseline, level=level, seed=seed,
+        tuning=speedups.tuning,
     )  # fmt: skip
     display(by_seed.coverage)
     for row in by_seed.rows:
@@ -433,7 +448,8 @@ if ds is not None and sweep.tune_seeds:
     matched = matched_report.analyse(
         table, ds, ladders=sweep.ladders(), max_passes=sweep.walk_max_passes,
         limits=WALK_LIMITS, baseline=baseline,
-        tune_multiple=sweep.tune_multiple, e_identified=e_ok, level=level, seed=seed,
+        tune_multiple=sweep.tune_multiple, e_identified={s: speedups.e_ok(s) for s in sizes},
+        level=level, seed=seed,
     )  # fmt: skip
     display(matched.tuning)
     plots.tuning_curves(matched.curves, multiple=sweep.tune_multiple)
@@ -539,7 +555,7 @@ claims_from(
     **findings.claim_values(
         names,
         sizes=sizes,
-        identified=e_ok,
+        identified=size_ok,
         sweep=ds is not None,
         follower=soap,
         multiples=mults,

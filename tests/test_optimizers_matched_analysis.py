@@ -13,14 +13,14 @@ from scipy import stats as sps
 
 from scalinglab.provenance import config_hash
 from scalinglab.studies.optimizers import seedwise, tuning_curves
-from scalinglab.studies.optimizers.config import MATCHED_SIZES, sweep_config
+from scalinglab.studies.optimizers.config import MATCHED_SIZES, WALK_LIMITS, sweep_config
 from scalinglab.studies.optimizers.protocol import DEFAULT_LADDERS, tune_walks
 from scalinglab.studies.optimizers.tuning import path_dataset
 
-#: The config hash of the ``matched`` sweep that is running (its run folder is
-#: ``data/optimizer_comparison/.runs/sweep-matched-8da24c4fbc61/``): analysis changes must
-#: not move it, or the sweep's resumes and its dataset would no longer be found.
-MATCHED_HASH = "8da24c4fbc61"
+#: The config hash of the ``matched`` sweep (its dataset is
+#: ``data/optimizer_comparison/sweep-matched-ecfcf15047e6.nc``): analysis changes must not
+#: move it, or the committed dataset would no longer be found.
+MATCHED_HASH = "ecfcf15047e6"
 
 
 def test_the_matched_sweeps_config_hash_is_pinned():
@@ -144,7 +144,9 @@ def _synthetic_loss(o, size, m, cfg):
         out += 20 * (cfg["beta1"] - 0.9) ** 2
     if "momentum" in cfg:
         out += 10 * (cfg["momentum"] - 0.95) ** 2
-    return out + 4 * (cfg["weight_decay"] - 0.0) ** 2  # best weight decay: the ladder's end 0
+    if "beta2" in cfg:  # best beta2 below where its ladder was cut (0.5): at bound, flagged
+        out += 4 * (cfg["beta2"] - 0.2) ** 2
+    return out + 4 * (cfg["weight_decay"] - 0.0) ** 2  # best weight decay 0: a feasible limit
 
 
 def _path(sweep):
@@ -157,27 +159,40 @@ def _path(sweep):
     return tuned, searches, tuning_curves.path_table(ds)
 
 
-def test_tuning_curves_mark_interior_edge_and_bound_and_flag_every_cell_using_them():
+def test_tuning_curves_mark_interior_limit_and_bound_and_flag_every_cell_using_them():
     sweep = sweep_config("matched")
     _, searches, path = _path(sweep)
-    table = tuning_curves.curves(path, ladders=DEFAULT_LADDERS, max_passes=sweep.walk_max_passes)
+    table = tuning_curves.curves(
+        path, ladders=DEFAULT_LADDERS, max_passes=sweep.walk_max_passes, limits=WALK_LIMITS
+    )
     assert set(table.phase) == {"A", "B", "C", "D"}
     lr = table[table.coordinate == "lr"]
     assert (lr.status == "interior").all()  # the lr optimum is reachable everywhere
     wd = table[(table.coordinate == "weight_decay") & table.final]
-    assert (wd.best == 0.0).all() and (wd.status == "at bound").all()
+    assert (wd.best == 0.0).all() and (wd.status == "at limit").all()  # no weight decay
+    b2 = table[(table.coordinate == "beta2") & table.final]
+    assert (b2.best == 0.5).all() and (b2.status == "at bound").all()  # the ladder's cut
     flags = tuning_curves.cell_flags(
         table, sizes=[s.name for s in MATCHED_SIZES], tune_multiple=1.0
     )
-    # weight decay 0 is tuned at the largest size and reaches every size and budget
+    # beta2 is tuned at the largest size and reaches every size and budget of the
+    # optimizers that have one; weight decay at its limit flags nothing
     for key, fl in flags.items():
-        assert any("weight_decay at bound" in f for f in fl), key
-    # the walks' own warnings name the same flagged settings
+        assert any("beta2 at bound" in f for f in fl) == (key[0] != "muon"), key
+        assert not any("weight_decay" in f for f in fl), key
+    # the walks' own warnings name the same flagged settings, and only those
     warned = {w for s in searches for w in s.edge_warnings()}
-    assert any("weight_decay=0.0 is at bound" in w for w in warned)
+    assert any("beta2=0.5 is at bound" in w for w in warned)
+    assert not any("weight_decay" in w for w in warned)
+    # without the limits, weight decay 0 would read as a cut ladder end
+    bare = tuning_curves.curves(path, ladders=DEFAULT_LADDERS, max_passes=sweep.walk_max_passes)
+    assert (bare[(bare.coordinate == "weight_decay") & bare.final].status == "at bound").all()
     # a cell's speedup carries its own flags and the baseline's at that size
-    sf = tuning_curves.speedup_flags(flags, ["muon"], "w48", 1.0)
-    assert any(f.startswith("muon:") for f in sf) and any(f.startswith("adamw") for f in sf)
+    sf = tuning_curves.speedup_flags(flags, ["soap"], "w48", 1.0)
+    assert any(f.startswith("soap:") for f in sf) and any(f.startswith("adamw") for f in sf)
+    assert tuning_curves.speedup_flags(flags, ["muon"], "w48", 1.0) == [
+        f for f in sf if f.startswith("adamw")
+    ]
 
 
 def test_a_capped_learning_rate_walk_is_on_edge_and_flags_its_cell_only():

@@ -61,6 +61,24 @@ def test_a_fixed_ladder_end_is_flagged_at_bound():
     assert s.best["warmup"] == 0.0 and s.walk_status["warmup"] == "at_bound" and s.flagged
 
 
+def test_a_feasible_limit_is_a_constrained_optimum_not_flagged():
+    s = WalkDescent({"warmup": Ladder((0.0, 0.05, 0.1, 0.2), limits=(0.0,))}, {"warmup": 0.1})
+    _run(s, lambda c: c["warmup"])
+    assert s.best["warmup"] == 0.0 and s.walk_status["warmup"] == "at_limit"
+    assert not s.flagged and s.edge_warnings() == []
+    # the ladder's other end is only where it was cut: still flagged there
+    t = WalkDescent({"warmup": Ladder((0.0, 0.05, 0.1, 0.2), limits=(0.0,))}, {"warmup": 0.1})
+    _run(t, lambda c: -c["warmup"])
+    assert t.walk_status["warmup"] == "at_bound" and t.flagged
+
+
+def test_a_limit_must_be_an_end_of_a_fixed_ladder():
+    with pytest.raises(ValueError, match="limits"):
+        Ladder((0.0, 0.05, 0.1), limits=(0.05,))
+    with pytest.raises(ValueError, match="limits"):
+        Ladder((0.01, 0.02), factor=2.0, limits=(0.01,))
+
+
 def test_a_start_off_the_ladder_is_walked_from_where_it_is():
     s = WalkDescent({"beta1": Ladder((0.8, 0.9, 0.95))}, {"beta1": 0.85})
     _run(s, lambda c: (c["beta1"] - 0.9) ** 2)

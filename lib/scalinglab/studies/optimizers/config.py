@@ -26,7 +26,6 @@ from scalinglab.training.optimizers import (
 )
 from scalinglab.training.pretrain import ENGINE_VERSION, PretrainConfig, llama_config
 
-
 #: The walk protocol's fixed ladders (:mod:`.protocol`; ``lr`` grows without end). They
 #: reach the limits of the feasible range where one exists (beta1, weight decay, warmup
 #: 0) and run far past the values optimizers use elsewhere (beta2 down to 0.5, betas and

@@ -49,6 +49,7 @@ TAU_GAIN = "percentile bootstrap over seeds (both schedules resampled together)"
 STEP_TIMES = "percentile bootstrap over runs (separate processes)"
 #: Why a size's speedups are not identified.
 E_AT_BOUND = "E at its bound 0 in the point fit or in 20%+ of refits"
+TUNING_EDGE = "tuned on the edge of what its tuning tried"
 
 Row = dict[str, Any]
 
@@ -64,7 +65,9 @@ class Speedups:
         model_size, data_multiple, speedup, lo, hi, status), the baseline ``fits`` and
         the bootstrap replicates.
     identified
-        ``size -> whether the baseline's asymptote E is identified`` there.
+        ``size -> whether the size's speedups are identified``: the baseline's asymptote
+        E is identified there and (after :func:`gate_tuning`) no tuned setting the size
+        rests on is flagged.
     method
         How every speedup interval was made (:data:`OVER_SEEDS` or :data:`PARAMETRIC`).
     one_run
@@ -80,6 +83,12 @@ class Speedups:
         ``finding name -> method text`` for the findings whose interval's coverage was
         simulated on this table (:func:`.published.on_data_methods`: the
         paper's table, where a measurement is committed); empty otherwise.
+    e_identified
+        ``size -> whether the baseline's asymptote E is identified`` (None: as
+        :attr:`identified`, no tuning gate applied).
+    tuning
+        ``size -> the flagged tuned settings its findings rest on``
+        (:func:`.tuning_curves.size_flags`; empty without the gate).
     """
 
     result: SpeedupResult
@@ -90,11 +99,49 @@ class Speedups:
     sigma_dof: int | None = None
     seeds: int | None = None
     on_data: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    e_identified: dict[str, bool] | None = None
+    tuning: Mapping[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
 
     def method_of(self, name: str) -> str:
         """The method text of finding ``name``: :attr:`method`, with the coverage measured
         on these data where there is one (:attr:`on_data`)."""
         return self.on_data.get(name, self.method)
+
+    def e_ok(self, size: str) -> bool:
+        """Whether the baseline's E is identified at ``size`` (tuning aside)."""
+        return (self.e_identified if self.e_identified is not None else self.identified)[size]
+
+    def why_not(self, size: str) -> str | None:
+        """Why ``size``'s speedups are not identified (None: they are)."""
+        if self.identified[size]:
+            return None
+        why = [] if self.e_ok(size) else [E_AT_BOUND]
+        if self.tuning.get(size):
+            why.append(tuning_note(self.tuning[size]))
+        return "; ".join(why) or None
+
+
+def tuning_note(flags: Sequence[str], *, show: int = 2) -> str:
+    """One line for a size's flagged tuned settings (the first ``show``, then a count)."""
+    more = f" and {len(flags) - show} more" if len(flags) > show else ""
+    return f"{TUNING_EDGE}: " + "; ".join(flags[:show]) + more
+
+
+def gate_tuning(sp: Speedups, flags: Mapping[str, Sequence[str]]) -> Speedups:
+    """``sp`` with every size whose tuning is flagged not identified.
+
+    ``flags``: :func:`.tuning_curves.size_flags`. A speedup over a baseline tuned less
+    than it could be (or of an optimizer tuned less) measures the tuning, so a size with
+    a flagged setting keeps its speedups, and every finding and claim on them, *not
+    identified*; :attr:`Speedups.e_identified` keeps the asymptote's own status.
+    """
+    e = dict(sp.identified)
+    return dataclasses.replace(
+        sp,
+        identified={s: ok and not flags.get(s) for s, ok in e.items()},
+        e_identified=e,
+        tuning={s: tuple(flags.get(s, ())) for s in e},
+    )
 
 
 def seed_count(table: pd.DataFrame) -> int | None:
@@ -377,9 +424,9 @@ class Rows:
                 f["E"],
                 method=sp.method,
                 n=sp.seeds,
-                identified=sp.identified[s],
+                identified=sp.e_ok(s),
                 unit="nats",
-                note=None if sp.identified[s] else E_AT_BOUND,
+                note=None if sp.e_ok(s) else E_AT_BOUND,
                 description=f"{self.baseline}'s fitted asymptote E at {s}",
             )
             for s, f in sp.result.fits.items()
@@ -399,6 +446,7 @@ class Rows:
                 n=sp.seeds,
                 unit="x",
                 identified=sp.identified[r.model_size],
+                note=sp.why_not(r.model_size),
                 description=f"data-efficiency speedup over {self.baseline} (D_eff / D)",
             )
             for r in cells[cells.status == "ok"].itertuples()
@@ -433,6 +481,7 @@ class Rows:
                 n=sp.seeds,
                 unit="x",
                 identified=sp.identified[r.model_size],
+                note=sp.why_not(r.model_size),
                 headline=r.optimizer == "muon" and sp.identified[r.model_size],
                 description="geometric mean of the speedup over data budgets",
             )
@@ -461,7 +510,7 @@ class Rows:
                 n=sp.seeds,
                 headline=r.optimizer == "muon",
                 identified=identified,
-                note=None if identified else "rests on a size whose E is not identified",
+                note=None if identified else "rests on a size whose speedups are not identified",
                 description="slope of log speedup per log N (negative: the speedup shrinks), "
                 f"over the budgets every size ran ({over}) at " + ", ".join(sizes),
             )

@@ -46,6 +46,7 @@ import pandas as pd
 from scalinglab.estimate import Estimate
 from scalinglab.stats.method_coverage import measured_on_data
 from scalinglab.studies.optimizers import seedwise
+from scalinglab.studies.optimizers.findings import tuning_note
 from scalinglab.studies.optimizers.matched_report import e_flags
 
 #: How every interval of this module is made (``n`` seeds).
@@ -123,6 +124,7 @@ def analyse(
     level: float = 0.95,
     seed: int = 0,
     sims: int = 4000,
+    tuning: Mapping[str, Sequence[str]] | None = None,
 ) -> SeedT:
     """Every ``t/`` finding of the sweep design and the coverage rows (module docstring).
 
@@ -144,6 +146,9 @@ def analyse(
         SOAP's name and the budgets it shares with Muon (:func:`.findings.shared_multiples`).
     seed, sims
         Seed and simulated data sets of the coverage simulation.
+    tuning
+        ``size -> flagged tuned settings`` (:func:`.tuning_curves.size_flags`): a size
+        with any keeps its findings not identified, the flags in the note.
     """
     ps = seedwise.per_seed(table, baseline=baseline)
     seeds = seedwise.by_seed(ps)
@@ -156,6 +161,9 @@ def analyse(
         else ""
     )
     why = e_flags(ps, e_identified, baseline=baseline)
+    for s, fl in (tuning or {}).items():
+        if fl:
+            why.setdefault(s, []).append(tuning_note(list(fl)))
     rows: list[Row] = []
 
     def add(
@@ -212,7 +220,7 @@ def analyse(
         for o in others:
             reasons = [r for s in trend_sizes for r in why.get(s, [])]
             if not trend_identified:
-                reasons.insert(0, "rests on a size whose E is not identified")
+                reasons.insert(0, "rests on a size whose speedups are not identified")
             add(
                 f"t/size_slope/{o}",
                 slope_geomean(o, trend_sizes, shared, n_params),

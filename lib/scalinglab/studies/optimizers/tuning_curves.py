@@ -19,10 +19,18 @@ its dataset (``tuning_*`` over ``evaluation``). Here:
   still moving at its pass cap;
 - :func:`speedup_flags`: the flags a speedup at (optimizer, size, budget) rests on (its
   own cell's and the baseline's at that size). A speedup with a flag is "not identified".
+- :func:`descent_flags`: the same rule for the capped coordinate descent of the ``small``
+  and ``medium`` sweeps (stages ``"base w16 1x"``, ``"retune w96 1x"``): a tuned setting
+  that is the lowest or highest value its stage tried is flagged (``at limit`` excepted);
+- :func:`size_flags`: every flag a size's findings rest on, for either protocol (any
+  optimizer's tuned cell at that size, at the budget every size is tuned at). A size with
+  a flag has no identified speedup: the speedup of an optimizer tuned less than it could
+  be, or over a baseline tuned less, measures the tuning, not the optimizer.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 
@@ -242,3 +250,100 @@ def overview(
         "cell flagged",
     ]
     return t[cols].rename(columns={"search": "optimizer"}).reset_index(drop=True)
+
+
+def descent_flags(
+    path: pd.DataFrame, *, limits: Mapping[str, Sequence[float]] | None = None
+) -> dict[tuple[str, str], dict[str, str]]:
+    """The flagged settings of each stage of a coordinate-descent sweep.
+
+    Parameters
+    ----------
+    path
+        :func:`path_table` of a sweep tuned by
+        :class:`~scalinglab.studies.optimizers.tuning.CoordinateDescent` (stages
+        ``"<base|retune> <size> <multiple>x"``).
+    limits
+        Feasible limits (``WALK_LIMITS``): an optimum there is not flagged.
+
+    Returns
+    -------
+    dict
+        ``(optimizer, stage) -> {coordinate: flag}`` for every coordinate the stage
+        tuned, the flag ``""`` when its optimum lies strictly inside the values the stage
+        tried (or at a feasible limit), else ``"beta2=0.95, the lowest of 0.95-0.999
+        (base w16 1x)"``. The optimum is the stage's best configuration.
+    """
+    out: dict[tuple[str, str], dict[str, str]] = {}
+    for (search, stage), g in path.groupby(["search", "stage"], sort=False):
+        cfgs = [json.loads(c) for c in g["config"]]
+        best = cfgs[int(g["objective"].astype(float).to_numpy().argmin())]
+        flags: dict[str, str] = {}
+        for c in dict.fromkeys(x for x in g["coordinate"] if x):
+            tried = sorted({float(cfg[c]) for cfg in cfgs if c in cfg})
+            v = float(best[c])
+            if len(tried) < 2 or tried[0] < v < tried[-1]:
+                flags[c] = ""
+            elif v == tried[0] and v in [float(x) for x in (limits or {}).get(c, ())]:
+                flags[c] = ""  # a constrained optimum: nothing below it can be run
+            else:
+                side = "lowest" if v == tried[0] else "highest"
+                flags[c] = f"{c}={v:g}, the {side} of {tried[0]:g}-{tried[-1]:g} ({stage})"
+        out[(str(search), str(stage))] = flags
+    return out
+
+
+def size_flags(
+    ds: xr.Dataset,
+    *,
+    ladders: Mapping[str, Sequence[float]],
+    max_passes: int,
+    limits: Mapping[str, Sequence[float]] | None,
+    tune_multiple: float,
+) -> dict[str, list[str]]:
+    """Every flagged setting a size's findings rest on (empty list: none).
+
+    Parameters
+    ----------
+    ds
+        A sweep's dataset (``model_size`` smallest first; its ``tuning_*`` path).
+    ladders, max_passes, limits
+        The walk protocol's ladders, pass cap and limits (:func:`curves`); ``limits``
+        also for a coordinate-descent sweep (:func:`descent_flags`).
+    tune_multiple
+        The budget every size is tuned at.
+
+    Returns
+    -------
+    dict
+        ``size -> ["adamw: beta2 at bound (B all w96 1x)", ...]``: each optimizer's flags
+        at the size's ``tune_multiple`` cell. A walk-protocol sweep's come from
+        :func:`cell_flags`; a coordinate-descent sweep's from its base stage (whose
+        settings every size keeps), replaced coordinate by coordinate by the size's own
+        re-tuning stage.
+    """
+    sizes = [str(s) for s in ds.model_size.values]
+    if not any(str(v).startswith("tuning_") for v in ds.data_vars):
+        return {s: [] for s in sizes}
+    path = path_table(ds)
+    out: dict[str, list[str]] = {s: [] for s in sizes}
+    if len(path) and str(path.stage.iloc[0]).split()[0] in PHASES:
+        table = curves(path, ladders=ladders, max_passes=max_passes, limits=limits)
+        for (o, size, m), fl in cell_flags(table, sizes=sizes, tune_multiple=tune_multiple).items():
+            if m == tune_multiple and size in out:
+                out[size] += [f"{o}: {f}" for f in fl]
+        return out
+    per_stage = descent_flags(path, limits=limits)
+    for o in dict.fromkeys(o for o, _ in per_stage):
+        stages = [st for oo, st in per_stage if oo == o]
+        base = {
+            k: v for st in stages if st.startswith("base") for k, v in per_stage[(o, st)].items()
+        }
+        for size in sizes:
+            merged = dict(base)
+            for st in stages:
+                parts = st.split()
+                if parts[0] != "base" and parts[1] == size and parts[2] == f"{tune_multiple:g}x":
+                    merged.update(per_stage[(o, st)])
+            out[size] += [f"{o}: {v}" for v in merged.values() if v]
+    return out
