@@ -417,7 +417,7 @@ if ds is not None and "transfer_final_loss" in ds:
         record(**row)
     if not sweep.tune_seeds:  # the matched design records its own t findings (5c)
         transfer_t, transfer_cov = seed_t_arms.transfer(
-            table, ds=ds, baseline=baseline, level=level, seed=seed
+            table, ds=ds, baseline=baseline, level=level, seed=seed, tuning=speedups.tuning
         )
         display(transfer_cov)
         for row in transfer_t:

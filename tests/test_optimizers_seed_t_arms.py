@@ -62,6 +62,15 @@ def test_transfer_interval_width_follows_the_seeds_spread():
     assert tight["t/transfer_ratio/muon/s"].hi < 1 < loose["t/transfer_ratio/muon/s"].hi
 
 
+def test_a_transfer_ratio_at_a_flagged_size_is_not_identified():
+    table = _table([0.6, 0.7, 0.65])
+    free = _rows(seed_t_arms.transfer(table, sims=100))["t/transfer_ratio/muon/s"]
+    gated = _rows(seed_t_arms.transfer(table, sims=100, tuning={"s": ["muon: momentum=0.9"]}))
+    est = gated["t/transfer_ratio/muon/s"]
+    assert free.identified and not est.identified
+    assert "momentum=0.9" in est.note and (est.point, est.lo) == (free.point, free.lo)
+
+
 def test_no_transfer_runs_no_rows():
     table = _table([0.6, 0.7, 0.65])
     assert seed_t_arms.transfer(table[table.optimizer != "muon@adamw"], sims=50)[0] == []

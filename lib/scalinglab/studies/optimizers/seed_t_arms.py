@@ -30,6 +30,8 @@ per-seed deviations (:func:`.seedwise.deviation_coverage`), stated in its method
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -39,6 +41,7 @@ import xarray as xr
 from scalinglab.estimate import Estimate
 from scalinglab.stats.method_coverage import measured_on_data
 from scalinglab.studies.optimizers import seedwise
+from scalinglab.studies.optimizers.findings import tuning_note
 from scalinglab.studies.optimizers.matched_report import seed_estimate, tau_per_seed
 
 Row = dict[str, Any]
@@ -164,6 +167,7 @@ def transfer(
     level: float = 0.95,
     seed: int = 0,
     sims: int = 4000,
+    tuning: Mapping[str, Sequence[str]] | None = None,
 ) -> tuple[list[Row], pd.DataFrame]:
     """The transfer ratios per seed (module docstring) and their coverage table.
 
@@ -176,6 +180,9 @@ def transfer(
     ds
         A sweep with the transfer arm (``transfer_final_loss``): its runs are appended to
         ``table`` under those names.
+    tuning
+        ``size -> flagged tuned settings`` (:func:`.tuning_curves.size_flags`): a ratio
+        at a flagged size is not identified (its "own optimum" may not be one).
 
     Returns
     -------
@@ -212,10 +219,15 @@ def transfer(
         est, x = seedwise.summary(seeds, seedwise.transfer(o, s, ms, suffix), level=level)
         if est is None or not np.isfinite(est.point):
             continue
+        point = _with_coverage(est, x, stated)
+        if point is not None and (tuning or {}).get(s):
+            point = dataclasses.replace(
+                point, identified=False, note=tuning_note(list((tuning or {})[s]))
+            )
         rows.append(
             {
                 "name": f"t/transfer_ratio/{o}/{s}",
-                "point": _with_coverage(est, x, stated),
+                "point": point,
                 "unit": "x",
                 "description": f"{o}'s speedup with {baseline}'s tuned lr and weight decay over "
                 f"its speedup at its own optimum at {s} (geometric mean over "
