@@ -1,8 +1,9 @@
 """Sessions behind the README's commands.
 
     nox -s reports   # set up, regenerate every study's report (compute_class=small), index
-    nox -s tests     # set up, type-check lib/ (mypy), run the test suite
+    nox -s tests     # set up, type-check lib/ (mypy), run the test suite in 2 shards
     nox -s tests -- -m "not slow"   # the everyday lane: no notebook or cluster runs
+    SCALINGLAB_TEST_SHARDS=1 nox -s tests   # one pytest process, as plain ``pytest``
     nox -s lab       # JupyterLab at the repository root, .py studies open as notebooks
     nox -s dev       # only set up the shared environment (test and lab extras)
     nox -s bench     # speed benchmarks (writes benchmarks/results/*.json)
@@ -15,6 +16,19 @@ and skips pip when ``lib/constraints.txt``, ``pyproject.toml`` and the extras ar
 the last install (``.nox/dev/.scalinglab-installed``). ``source .nox/dev/bin/activate``
 gives a shell with ``scalinglab``, ``pytest``, ``mypy`` and ``jupyter`` on its PATH.
 
+``tests`` runs mypy, then pytest as ``SCALINGLAB_TEST_SHARDS`` processes side by side
+(default 2, one per core of CI's machine): ``pytest --shard=I/N`` each, with the session's
+arguments after it (``tests/sharding.py``: whole test files, balanced by the measured
+``tests/durations.json``, files sharing a session fixture together). Each line a shard
+prints is prefixed ``[I/N]``; at the end every shard's summary line is repeated, with the
+short summary of a shard that failed. The session fails when any shard fails; pytest's
+exit 5 (no tests collected, as when ``-k`` matches only another shard's tests) counts as
+success with pytest's message shown, as with one process. Each shard has its own
+``--basetemp``, ``TMPDIR`` and pytest cache (what ``--lf`` reads is merged back into
+``.pytest_cache`` afterwards); the temporary folder is removed unless a shard failed.
+``SCALINGLAB_WRITE_DURATIONS=tests/durations.json nox -s tests`` refreshes the table.
+``--lf``, ``--sw`` and ``--pdb`` want one process: ``SCALINGLAB_TEST_SHARDS=1``.
+
 Every install is the package against the pinned environment in ``lib/constraints.txt``, so
 a report's environment is reproducible (its hash goes into every manifest). torch, when a
 study needs it, is pinned to the CPU build.
@@ -23,9 +37,19 @@ study needs it, is pinned to the CPU build.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
 import sys
+import tempfile
+import threading
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import nox
 
@@ -38,6 +62,11 @@ CONSTRAINTS = "lib/constraints.txt"
 #: The one environment the sessions share (lint keeps its own, with ruff only).
 DEV_ENV = ROOT / ".nox" / "dev"
 _STAMP = ".scalinglab-installed"
+#: How many pytest processes ``nox -s tests`` runs side by side (1: a single plain run).
+SHARDS_ENV = "SCALINGLAB_TEST_SHARDS"
+DEFAULT_SHARDS = 2
+#: pytest's exit codes the session accepts: all passed, and no tests collected.
+PYTEST_OK = (0, 5)
 
 
 def _install_key(extras: frozenset[str]) -> str:
@@ -105,13 +134,200 @@ def reports(session: nox.Session) -> None:
 
 @nox.session(venv_backend="none")
 def tests(session: nox.Session) -> None:
-    """Type-check the library, then run the test suite (pytest's exit 5, 'no tests
-    collected', is reported, not hidden). Arguments go to pytest: ``-m "not slow"`` is
-    the everyday lane (no notebook or cluster runs); CI runs everything."""
+    """Type-check the library, then run the test suite in ``SCALINGLAB_TEST_SHARDS``
+    shards side by side (default 2; pytest's exit 5, 'no tests collected', is reported, not
+    hidden). Arguments go to every shard's pytest: ``-m "not slow"`` is the everyday lane
+    (no notebook or cluster runs); CI runs everything."""
+    try:
+        count = shard_count(os.environ)
+    except ValueError as e:
+        session.error(str(e))
     env = shared_env(session, "test")
     # mypy's settings and the files it checks: [tool.mypy] in pyproject.toml
     session.run(_bin("mypy"), env=env)
-    session.run(_bin("pytest"), *session.posargs, success_codes=[0, 5], env=env)
+    if count == 1 or any(a.startswith("--shard") for a in session.posargs):
+        session.run(_bin("pytest"), *session.posargs, success_codes=list(PYTEST_OK), env=env)
+        return
+    run_shards(session, count, env=env)
+
+
+def shard_count(environ: Mapping[str, str]) -> int:
+    """``SCALINGLAB_TEST_SHARDS`` from ``environ`` (default 2), a whole number from 1."""
+    text = environ.get(SHARDS_ENV, "").strip() or str(DEFAULT_SHARDS)
+    if not text.isdigit() or int(text) < 1:
+        raise ValueError(f"{SHARDS_ENV} must be a whole number from 1, not {text!r}")
+    return int(text)
+
+
+def shard_command(index: int, count: int, posargs: Sequence[str], *, folder: Path) -> list[str]:
+    """Shard ``index`` of ``count``'s pytest command line: its own ``--basetemp`` and cache
+    under ``folder``, then the session's arguments."""
+    return [
+        _bin("pytest"),
+        f"--shard={index}/{count}",
+        f"--basetemp={folder / 'basetemp'}",
+        "-o",
+        f"cache_dir={folder / 'cache'}",
+        *posargs,
+    ]
+
+
+#: pytest's last line: ``=== 3 passed, 1 skipped in 2.01s ===`` (or ``no tests ran``).
+_SUMMARY = re.compile(r"^=+ .* in [0-9.]+s( \(\d+:\d\d:\d\d\))? =+$")
+
+
+def shard_report(lines: Sequence[str]) -> tuple[str, list[str]]:
+    """A shard's output -> its summary line and its short test summary section."""
+    summary = next((ln for ln in reversed(lines) if _SUMMARY.match(ln)), "(no summary line)")
+    start = next((i for i, ln in enumerate(lines) if "short test summary info" in ln), None)
+    short = [ln for ln in lines[start + 1 :] if ln != summary] if start is not None else []
+    return summary, short
+
+
+def _pump(stream, prefix: str, lines: list[str], lock: threading.Lock) -> None:
+    for raw in stream:
+        line = raw.rstrip("\n")
+        lines.append(line)
+        with lock:
+            sys.stdout.write(f"{prefix} {line}\n")
+            sys.stdout.flush()
+
+
+def run_shards(session: nox.Session, count: int, *, env: Mapping[str, str]) -> None:
+    """Run ``count`` pytest shards at once, streaming their lines prefixed ``[I/N]``; fail
+    the session if any shard failed. pytest's cache is merged back afterwards."""
+    scratch = Path(tempfile.mkdtemp(prefix="scalinglab-tests-"))
+    cache = ROOT / ".pytest_cache"
+    seed = read_cache(cache)  # what every shard starts from (and the merge compares with)
+    lock = threading.Lock()
+    procs: list[subprocess.Popen[str]] = []
+    pumps: list[threading.Thread] = []
+    outputs: list[list[str]] = []
+    try:
+        for i in range(count):
+            folder = scratch / f"shard-{i}"
+            (folder / "tmp").mkdir(parents=True)
+            seed_cache(seed, folder / "cache")
+            cmd = shard_command(i, count, session.posargs, folder=folder)
+            session.log(shlex.join(cmd))
+            proc = subprocess.Popen(
+                cmd,
+                env={**os.environ, **env, "TMPDIR": str(folder / "tmp")},
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+                encoding="utf-8",
+                errors="replace",
+                bufsize=1,
+            )
+            procs.append(proc)
+            outputs.append([])
+            pump = threading.Thread(
+                target=_pump, args=(proc.stdout, f"[{i}/{count}]", outputs[-1], lock)
+            )
+            pump.start()
+            pumps.append(pump)
+        codes = [proc.wait() for proc in procs]
+    finally:
+        _stop(procs)  # only those still running: Ctrl-C, or an error here
+        for pump in pumps:
+            pump.join()
+    merge_caches(cache, [scratch / f"shard-{i}" / "cache" for i in range(count)], seed=seed)
+    failed = []
+    for i, (code, lines) in enumerate(zip(codes, outputs, strict=True)):
+        summary, short = shard_report(lines)
+        note = " (no tests collected: counted as success)" if code == 5 else ""
+        session.log(f"shard {i}/{count}: exit {code}{note}: {summary.strip('= ')}")
+        if code not in PYTEST_OK:
+            failed.append(i)
+            for line in short:
+                session.log(f"  [{i}/{count}] {line}")
+    if failed:
+        session.error(
+            f"shard(s) {', '.join(f'{i}/{count}' for i in failed)} failed; their temporary "
+            f"folders are kept under {scratch}"
+        )
+    shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _stop(procs: Sequence[subprocess.Popen[str]], *, grace_s: float = 10) -> None:
+    """End the shards still running (after Ctrl-C, which they got too, or an error here):
+    ``grace_s`` to finish on their own, then SIGINT (pytest tears its fixtures down and
+    prints its summary), then, a minute later, SIGKILL."""
+    for signum, wait_s in ((None, grace_s), (signal.SIGINT, 60.0), (signal.SIGKILL, None)):
+        running = [p for p in procs if p.poll() is None]
+        for p in running:
+            if signum is not None:
+                p.send_signal(signum)
+        for p in running:
+            try:
+                p.wait(timeout=wait_s)
+            except subprocess.TimeoutExpired:
+                pass
+
+
+def read_cache(cache: Path) -> dict[str, Any]:
+    """What ``--lf`` and ``--nf`` read from the pytest cache folder ``cache``."""
+    folder = cache / "v" / "cache"
+    return {
+        "lastfailed": _read_json(folder / "lastfailed", dict),
+        "nodeids": _read_json(folder / "nodeids", list),
+    }
+
+
+def seed_cache(seed: Mapping[str, Any], shard_cache: Path) -> None:
+    """Start a shard's own pytest cache from ``seed`` (:func:`read_cache`)."""
+    folder = shard_cache / "v" / "cache"
+    folder.mkdir(parents=True, exist_ok=True)
+    for key, value in seed.items():
+        if value:
+            (folder / key).write_text(json.dumps(value, indent=2))
+
+
+def _read_json(path: Path, kind: type[dict] | type[list]) -> Any:
+    """The JSON ``kind`` at ``path``; an empty one if it is missing or unreadable."""
+    try:
+        value = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return kind()
+    return value if isinstance(value, kind) else kind()
+
+
+def merge_lastfailed(before: Mapping[str, object], after: Sequence[Mapping[str, object]]) -> dict:
+    """The failures a single run would have left: each shard started from ``before`` and
+    dropped the tests it passed, added those it failed. A test stays if no shard dropped
+    it, or comes in if a shard added it."""
+    keys = sorted({k for shard in after for k in shard} | set(before))
+    return {
+        k: next(shard[k] for shard in after if k in shard)
+        for k in keys
+        if all(k in shard for shard in after) or any(k in s and k not in before for s in after)
+    }
+
+
+def merge_caches(cache: Path, shard_caches: Sequence[Path], *, seed: Mapping[str, Any]) -> None:
+    """Write into pytest's ``cache`` the ``lastfailed`` and ``nodeids`` one process would
+    have left, from each shard's own and the ``seed`` they all started from. A pytest run
+    elsewhere that wrote ``cache`` meanwhile counts as one more shard."""
+    if not any(c.is_dir() for c in shard_caches):  # -p no:cacheprovider
+        return
+    current = read_cache(cache)
+    after = [
+        _read_json(c / "v" / "cache" / "lastfailed", dict)
+        if (c / "v" / "cache" / "lastfailed").is_file()
+        else seed["lastfailed"]  # a shard that wrote none changed nothing
+        for c in shard_caches
+    ]
+    lastfailed = merge_lastfailed(seed["lastfailed"], [*after, current["lastfailed"]])
+    nodeids = set(current["nodeids"])
+    for c in shard_caches:
+        nodeids.update(read_cache(c)["nodeids"])
+    if not cache.is_dir():  # as pytest makes it: with its README, .gitignore, CACHEDIR.TAG
+        shutil.copytree(next(c for c in shard_caches if c.is_dir()), cache)
+    folder = cache / "v" / "cache"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "lastfailed").write_text(json.dumps(lastfailed, indent=2, sort_keys=True))
+    (folder / "nodeids").write_text(json.dumps(sorted(nodeids), indent=2))
 
 
 @nox.session(venv_backend="none")

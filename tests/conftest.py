@@ -1,4 +1,4 @@
-"""Fixtures shared by several test modules.
+"""Fixtures shared by several test modules, and the suite's sharding (``sharding.py``).
 
 ``optimizer_tiny_sweep``: the optimizer study's ``tiny`` sweep, ``sweep_config("tiny")``
 (six optimizers, both control arms: what the notebook's ``tiny`` variant runs), trained
@@ -11,15 +11,53 @@ Measured 2026-11-26 beside other jobs (load 13-15 on 2 cores): 112 training runs
 of CPU and 303 s of wall time in process; spread over a ``LocalCluster`` of one worker
 per core it took 334 s (the same dataset but for measured timings), so it stays in
 process. ``pytest --durations`` charges its setup to the first test that uses it.
+
+Sharding: ``nox -s tests`` runs the suite as two pytest processes, ``--shard=0/2`` and
+``--shard=1/2`` (``sharding.py``, loaded here: whole files, balanced by
+``tests/durations.json``). Files that share a session-scoped fixture of a ``conftest.py``
+are found at collection time and always run in one shard, so the fixture is computed
+once. Today there is one such fixture, so one group: ``optimizer_tiny_sweep`` joins
+``test_optimizers_design`` (directly), ``test_optimizers_sweep`` and
+``test_optimizers_medium`` (through their module fixtures ``tiny`` and ``arms``) and
+``test_study_optimizer_comparison``. Each shard's first line after collection names the
+groups it keeps together. A new session fixture here is grouped the same way with no
+change; an autouse one would join every file into one shard, so make it module-scoped.
 """
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import xarray as xr
+
+#: The name ``sharding.py`` is imported under (``tests/test_sharding.py`` finds it there).
+SHARDING_MODULE = "scalinglab_tests_sharding"
+
+
+def _load_sharding():
+    # by path, not by name: works under any --import-mode, and shadows no installed module
+    if SHARDING_MODULE in sys.modules:
+        return sys.modules[SHARDING_MODULE]
+    spec = importlib.util.spec_from_file_location(
+        SHARDING_MODULE, Path(__file__).with_name("sharding.py")
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[SHARDING_MODULE] = module  # before running it: its dataclass looks itself up
+    spec.loader.exec_module(module)
+    return module
+
+
+_sharding = _load_sharding()
+# the plugin's hooks, as this conftest's own (--shard=I/N, SCALINGLAB_WRITE_DURATIONS)
+pytest_addoption = _sharding.pytest_addoption
+pytest_configure = _sharding.pytest_configure
+pytest_collection_modifyitems = _sharding.pytest_collection_modifyitems
+pytest_collection_finish = _sharding.pytest_collection_finish
 
 
 @dataclass(frozen=True)
