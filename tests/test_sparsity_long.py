@@ -29,9 +29,9 @@ def _micro(**kw):
     return sweep_config("tiny", **{**base, **kw})
 
 
-def test_long_design_trains_two_sizes_to_at_least_500_tokens_per_parameter():
+def test_long_design_trains_three_sizes_to_at_least_500_tokens_per_parameter():
     cfgs = long_configs("small")
-    assert list(cfgs) == ["size-s", "size-m"]
+    assert list(cfgs) == ["size-xs", "size-s", "size-m"]
     for cfg in cfgs.values():
         n = cfg.model_config(cfg.models[0], "relu").n_params()
         horizon = LONG_HORIZONS[cfg.models[0].name]
@@ -39,7 +39,7 @@ def test_long_design_trains_two_sizes_to_at_least_500_tokens_per_parameter():
         assert horizon.tokens_per_param >= 500
         assert len(cfg.seeds) >= 3 and set(cfg.activations) == {"relu", "silu"}
         grid = np.array(cfg.checkpoint_steps()) * cfg.batch_size * cfg.seq_len / n
-        assert grid[0] == pytest.approx(2.0, rel=0.05) and len(grid) == horizon.n_checkpoints
+        assert grid[0] == pytest.approx(2.0, rel=0.1) and len(grid) == horizon.n_checkpoints
     cuda = long_configs("small", device="cuda")["size-m"]
     assert cuda.to_dict()["device"] == "cuda" != cfgs["size-m"].to_dict()["device"]
 
@@ -232,7 +232,7 @@ def test_a_device_call_trains_only_the_sizes_named_and_names_the_ones_it_knows()
     assert list(long_runs.design_blocks("small", sizes=("size-m",))) == ["size-m"]
     later = long_runs.design_blocks("small", later=True)
     assert list(later) == ["size-m"] and later["size-m"].seeds == LONG_HORIZONS["m"].later_seeds
-    with pytest.raises(ValueError, match=r"no \['size-x'\].*\['size-s', 'size-m'\]"):
+    with pytest.raises(ValueError, match=r"no \['size-x'\].*\['size-xs', 'size-s', 'size-m'\]"):
         long_runs.design_blocks("small", sizes=("size-x",))
     with pytest.raises(ValueError, match="later seed blocks are"):
         long_runs.design_blocks("small", sizes=("size-s",), later=True)

@@ -122,9 +122,9 @@ def test_tiny_study_through_the_runner(tmp_path):
             assert f"long/{act}/{model}/A0" in findings
         c = claims[f"weak-scale-{act}"]
         if c["verdict"] == "untested":
-            assert "not identified at both sizes" in c["reason"], c
-        else:
-            assert {e["name"] for e in c["evidence"]} == {f"long/{act}/scale/A0_relative_slope"}
+            assert "not identified at two sizes" in c["reason"], c
+        else:  # the tiny design's two sizes: one pair
+            assert {e["name"] for e in c["evidence"]} == {f"long/{act}/scale/s-m/A0_relative_slope"}
         lim = claims[f"{act}-limit"]
         assert lim["verdict"] != "untested", lim
         # each size's horizon and seeds, read from the runs, in the claim's regime

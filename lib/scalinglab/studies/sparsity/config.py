@@ -291,7 +291,26 @@ class LongHorizon:
 #: were trained on a lent H100 (2026-11-27) with both seed blocks in one stack per
 #: activation (``long_runs device --with-later``): 7.1-7.4 ms of wall time a step with the
 #: two activations sharing the GPU, 81.3k steps in two calls; each block keeps its key.
+#:
+#: Size xs (stated 2026-11-27, before any of its runs): the CPU route to a second size for
+#: each activation. Neither ReLU m (still falling at 2000) nor SiLU s (still rising) has an
+#: identified limit and no GPU is lent, so a size *below* s is trained on this machine's
+#: CPU: d_model 16, one layer, 2 heads (width/depth 16, as s/m/l; 3.4k non-embedding
+#: parameters), to **8000 tokens per parameter** (13.2k steps, 27M tokens, 2.0 passes over
+#: the long corpus), seeds 0-4 in one block, 24 checkpoints geometric from 2 tokens per
+#: parameter (about 6.4 a decade, as s's 20 over 3 decades), ReLU and SiLU: 10 runs. ReLU
+#: would then have two sizes (xs and s), SiLU possibly two (xs and m), at a scale even
+#: further below the paper's. Measured on this shared 2-core machine at nice 19 (another
+#: job on both cores): 20 ms of wall time a step with one run, 52-56 ms with two at once
+#: (13-15 ms of CPU a step), about 1-2 s a checkpoint; so about 0.55 core-hours of
+#: CPU and about an hour of wall time on 2 workers. 8000 rather than 2000 because SiLU s
+#: was still rising at 2000; 16000 would cost about 1.1 core-hours of CPU but about two
+#: hours of wall time at the measured contention. Trained as CPU tasks of the sweep
+#: (``long_runs run --class small --size size-xs``), ``device`` "cpu" in its key. Actual,
+#: with more jobs on the machine: about 4.2 minutes of CPU and 24-37 of wall time a run
+#: (docs/studies/sparsity_laws.md, "Size xs").
 LONG_HORIZONS: dict[str, LongHorizon] = {
+    "xs": LongHorizon(8000.0, (0, 1, 2, 3, 4), 24),
     "s": LongHorizon(2000.0, (0, 1, 2, 3, 4), 20),
     "m": LongHorizon(
         2000.0,
@@ -305,6 +324,18 @@ LONG_HORIZONS: dict[str, LongHorizon] = {
 #: The tiny design (tests): every size to 20 tokens per parameter, 2 seeds.
 _TINY_HORIZON = LongHorizon(20.0, (0, 1), 16)
 
+#: The long design's size below the base sweep's smallest (``small``; not one of the
+#: base sweep's models): width/depth 16 as s/m/l, 3.4k non-embedding parameters.
+LONG_XS = ModelSpec("xs", 16, 1, 2)
+
+
+def _long_sizes(compute_class: str, base: SparsitySweepConfig) -> list[ModelSpec]:
+    """The long design's sizes, smallest first: at ``small`` :data:`LONG_XS` and the base
+    sweep's first two sizes (s, m); at ``tiny`` the tiny sweep's two sizes (no third: the
+    tests keep to seconds, and the three-size analysis is tested on synthetic curves)."""
+    sizes = [m for m in base.models if m.family in ("size", "both")][:2]
+    return sizes if compute_class == "tiny" else [LONG_XS, *sizes]
+
 
 def long_configs(
     compute_class: str = "small",
@@ -313,7 +344,7 @@ def long_configs(
     device: str = "cpu",
     previous: bool = False,
 ) -> dict[str, SparsitySweepConfig]:
-    """Length over breadth: two sizes trained far enough that the limit ``A0`` is identified.
+    """Length over breadth: sizes trained far enough that the limit ``A0`` is identified.
 
     One config per size (``size-<model>``, cached on its own), each with its own
     :class:`LongHorizon` (``tokens_per_param`` overrides every size's horizon, rounded to
@@ -321,7 +352,10 @@ def long_configs(
     horizon share a tokens-per-parameter grid. The main sweep's recipe on the horizon
     probe's corpus.
 
-    - ``small`` (:data:`LONG_HORIZONS`): size s (25k non-embedding parameters) to 2000
+    - ``small`` (:data:`LONG_HORIZONS`): size xs (:data:`LONG_XS`, 3.4k non-embedding
+      parameters, not one of the base sweep's models) to 8000 tokens per parameter (27M
+      tokens, 13.2k steps, 2.0 passes), 5 seeds, 24 checkpoints, trained on this machine's
+      CPU (about 20-55 ms a step on one core of the shared machine); size s (25k) to 2000
       tokens per parameter (50M tokens, 24.6k steps, 3.7 passes over the 13.5M-token
       corpus), 5 seeds, 20 checkpoints; size m (83k) to 2000 (166M tokens, 81k steps,
       12.3 passes: the held-out loss says whether repetition hurts), seeds 0-2 and a
@@ -329,7 +363,8 @@ def long_configs(
       2-core machine a step of s takes about 38 ms and of m about 73 ms, so the design is
       for a GPU, where a stacked step took 3.9 ms (3 seeds, H200) to 6.7-8.4 ms (5 seeds, four groups
       sharing an H100).
-    - ``tiny``: the tiny sizes to 20 tokens per parameter, 2 seeds (seconds).
+    - ``tiny``: the tiny sweep's two sizes (no xs) to 20 tokens per parameter, 2 seeds
+      (seconds).
 
     ``previous``: each size at the horizon it extends (:attr:`LongHorizon.previous`),
     where it has one (the runs read until the design's own are trained).
@@ -350,7 +385,7 @@ def long_configs(
         )
     step_tokens = base.batch_size * base.seq_len
     out: dict[str, SparsitySweepConfig] = {}
-    for m in [m for m in base.models if m.family in ("size", "both")][:2]:
+    for m in _long_sizes(compute_class, base):
         h = (_TINY_HORIZON if compute_class == "tiny" else LONG_HORIZONS[m.name]).read(previous)
         tpp = h.tokens_per_param if tokens_per_param is None else tokens_per_param
         n = base.model_config(m, "relu").n_params()

@@ -218,7 +218,34 @@ def horizons_text(
         if target is not None and tpp < 0.99 * target[0]:
             text += f"; the design's {target[0]:.0f} not yet trained"
         parts.append(text + ")")
+    shown = {m for m, _, _ in items}
+    for m, (tpp, _) in (design or {}).items():
+        if m not in shown:
+            parts.append(f"{m} not yet trained (the design's {tpp:.0f})")
     return ", ".join(parts)
+
+
+def params_text(n: float) -> str:
+    """A parameter count in words: ``3376`` -> ``"3.4k"``, ``25248`` -> ``"25k"``."""
+    return f"{n / 1e3:.2g}k" if n < 1e6 else f"{n / 1e6:.2g}M"
+
+
+def sizes_text(ldf: pd.DataFrame | None, fallback: Mapping[str, float]) -> str:
+    """The long design's sizes in words, smallest first, from its runs (``ldf``), else
+    from ``fallback`` (``{model: non-embedding parameters}``, the design's configs): e.g.
+    ``"sizes xs, s and m (3.4k, 25k and 83k non-embedding parameters)"``."""
+    if ldf is not None and not ldf.empty:
+        n = ldf.groupby("model")["n_params"].first().sort_values()
+        have = {str(m): float(v) for m, v in n.items()}
+    else:
+        have = dict(sorted(fallback.items(), key=lambda kv: kv[1]))
+
+    def words(xs: list[str]) -> str:
+        return xs[0] if len(xs) == 1 else ", ".join(xs[:-1]) + " and " + xs[-1]
+
+    label = "size" if len(have) == 1 else "sizes"
+    counts = words([params_text(v) for v in have.values()])
+    return f"{label} {words(list(have))} ({counts} non-embedding parameters)"
 
 
 def long_design(
@@ -234,14 +261,17 @@ def long_design(
     (:func:`.limits.decide_limit`: the law's identified ``A0``, else a plateau shown flat
     over the size's own last decade by an equivalence test at ``min_trend[activation]``,
     else not identified), each size's relative last-decade trend and their mean, the
-    held-out loss change over each size's last decade, and the limit's change from s to m.
+    held-out loss change over each size's last decade, and the limit's change per 10x
+    parameters between every pair of sizes whose limits are identified
+    (:func:`size_comparisons`).
 
     A limit by the law route states its number of runs as ``n`` and the coverage of its
     group bootstrap over runs, simulated on these runs (:func:`.coverage_sim.group_coverage`,
     ``coverage_sims`` simulated experiments (default ``min(reps, 200)``) of ``min(reps, 200)``
     refits each).
 
-    ``extra["limits"]``: one row per (activation, model) with the route and its reasons.
+    ``extra["limits"]``: one row per (activation, model) with the route and its reasons;
+    ``extra["pairs"]``: one row per (activation, size pair) compared.
     """
     out = Step()
     table, fits = sa.fit_laws(ldf, reps=reps, level=level, seed=seed)
@@ -361,32 +391,98 @@ def long_design(
                 unit="fraction of the level per 10x tokens",
             )
         )
+    pairs = []
     for act in ("relu", "silu"):
-        if (act, "s") in decided and (act, "m") in decided:
-            (ra, va, na), (rb, vb, nb) = decided[(act, "s")], decided[(act, "m")]
-            if ra == rb == "law":
-                est = slim.limit_scale_slope((va, na), (vb, nb), level=level)
-            elif ra == rb == "plateau":
-                est = slim.plateau_scale_slope((va, na), (vb, nb), level=level)
-            else:
-                out.messages.append(
-                    f"long/{act}: the limits of s ({ra}) and m ({rb}) come by different "
-                    "routes; no joint interval, the size claim stays untested"
-                )
-                continue
+        step = size_comparisons(
+            ldf[ldf["activation"] == act], decided, act=act, level=level, seed=seed
+        )
+        out.findings += step.findings
+        out.messages += step.messages
+        pairs.append(step.table)
+    out.extra["pairs"] = pd.concat(pairs, ignore_index=True)
+    out.table = sa.laws_display(table)
+    out.extra["limits"] = pd.DataFrame(rows)
+    return out
+
+
+#: The columns of :func:`size_comparisons`' table.
+PAIR_COLUMNS = ["activation", "pair", "routes", "decades", "A0_relative_slope", "method"]
+
+
+def size_comparisons(
+    ldf: pd.DataFrame,
+    decided: Mapping[tuple[str, str], tuple[str, Any, float]],
+    *,
+    act: str,
+    level: float,
+    seed: int,
+) -> Step:
+    """The identified limits of one activation compared between every pair of sizes.
+
+    Parameters
+    ----------
+    ldf
+        The long design's curves of ``act`` (every size, for the horizons in words).
+    decided
+        ``{(activation, model): (route, evidence, n_params)}`` of the sizes whose limit
+        is identified (route ``law`` with its fit, ``plateau`` with its per-seed levels);
+        a size left out has no identified limit and enters no comparison.
+    act
+        The activation.
+    level, seed
+        The intervals' level; the seed of a mixed-route bootstrap.
+
+    Returns
+    -------
+    Step
+        One finding ``long/<act>/scale/<small>-<large>/A0_relative_slope`` per pair of
+        identified sizes, smallest first (:func:`.limits.size_pair_slope`); ``table``
+        (:data:`PAIR_COLUMNS`), one row per pair. Each interval is at ``level`` on its own;
+        the claim read on several pairs (SPARSE-5) corrects for their number (Holm, in
+        the claims ledger) and holds only when every pair does. No finding when fewer
+        than two sizes are identified (a message says so).
+    """
+    out = Step()
+    have = sorted(
+        ((float(v[2]), m) for (a, m), v in decided.items() if a == act), key=lambda t: t[0]
+    )
+    models = [m for _, m in have]
+    rows = []
+    if len(models) < 2:
+        out.messages.append(
+            f"long/{act}: identified limits at {len(models)} size(s) "
+            f"({', '.join(models) or 'none'}); the size claim needs two"
+        )
+    k = len(models) * (len(models) - 1) // 2
+    for i, small in enumerate(models):
+        for large in models[i + 1 :]:
+            a, b = decided[(act, small)], decided[(act, large)]
+            est = slim.size_pair_slope(a, b, level=level, seed=seed)
+            routes = f"{a[0]}-{b[0]}"
+            decades = float(np.log10(b[2] / a[2]))
+            horizons = horizons_text(ldf[ldf["model"].isin([small, large])], {})
             out.findings.append(
                 Named(
-                    f"long/{act}/scale/A0_relative_slope",
+                    f"long/{act}/scale/{small}-{large}/A0_relative_slope",
                     est,
-                    f"{act}: change of the identified limit from s ({ra}) to m ({rb}) over "
-                    "its mean; the sizes' horizons differ ("
-                    + horizons_text(ldf[ldf["activation"] == act], {})
-                    + ")",
+                    f"{act}: change of the identified limit from {small} ({a[0]}) to {large} "
+                    f"({b[0]}) over its mean, per 10x parameters ({decades:.2f} decades "
+                    f"apart); one of {k} size pair(s) with identified limits (the claim "
+                    f"corrects for them); the sizes' horizons differ ({horizons})",
                     unit="fraction of the limit per 10x parameters",
                 )
             )
-    out.table = sa.laws_display(table)
-    out.extra["limits"] = pd.DataFrame(rows)
+            rows.append(
+                {
+                    "activation": act,
+                    "pair": f"{small}-{large}",
+                    "routes": routes,
+                    "decades": decades,
+                    "A0_relative_slope": str(est),
+                    "method": est.method,
+                }
+            )
+    out.table = pd.DataFrame(rows, columns=PAIR_COLUMNS)
     return out
 
 
@@ -410,6 +506,9 @@ __all__ = [
     "long_frame",
     "long_provenance",
     "matched",
+    "params_text",
+    "size_comparisons",
+    "sizes_text",
     "ratio_frames",
     "ratios",
 ]

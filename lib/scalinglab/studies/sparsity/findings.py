@@ -33,8 +33,10 @@ from scalinglab.studies.sparsity.design_findings import (
     long_frame,
     long_provenance,
     matched,
+    params_text,
     ratio_frames,
     ratios,
+    sizes_text,
 )
 from scalinglab.studies.sparsity.kernel_findings import (
     kernel_live,
@@ -272,22 +274,46 @@ def sweep_claim_values(
     """What the claims file's ``sweep`` design names: the calibration values, the
     longest runs there are (the long design, else the horizon probe), each long-design
     size's horizon and seeds (``horizons``: from its runs ``long``, else from the design's
-    configs) and the committed kernel timings' deciding findings (a missing name leaves
-    the claim untested).
+    configs), the sizes read (``sizes``, ``sizes_text``, ``trend_params``), the size pairs
+    whose identified limits were compared (``relu_pairs``, ``silu_pairs``:
+    :func:`~scalinglab.studies.sparsity.design_findings.size_comparisons`' findings, or
+    ``["none"]``, which names no finding, so the size claim is untested; ``*_pairs_text``
+    the same in words) and the committed
+    kernel timings' deciding findings (a missing name leaves the claim untested).
 
     ``recorded``: the finding names recorded so far (default: this process's,
     :func:`scalinglab.record.findings`)."""
     from scalinglab.record import findings
-    from scalinglab.studies.sparsity.config import long_configs
+    from scalinglab.studies.sparsity.config import horizon_config, long_configs
 
     have = set(recorded if recorded is not None else (f.name for f in findings()))
     trend = "long" if "long/relu/trend/relative_last_decade" in have else "horizon"
-    planned = {}
+    planned, params = {}, {}
     for cfg in long_configs(compute_class).values():
         (spec,) = cfg.models
-        tpp = cfg.tokens / cfg.model_config(spec, "relu").n_params()
-        planned[spec.name] = (tpp, len(cfg.seeds))
+        n = cfg.model_config(spec, "relu").n_params()
+        planned[spec.name] = (cfg.tokens / n, len(cfg.seeds))
+        params[spec.name] = float(n)
     horizons = horizons_text(long, planned, design=planned)
+    if long is not None and not long.empty:
+        sizes = list(long.groupby("model")["n_params"].first().sort_values().index)
+        read = long.groupby("model")["n_params"].first()
+    else:
+        sizes = sorted(params, key=params.__getitem__)
+        read = pd.Series(params)
+    if trend == "long":
+        trend_params = f"{params_text(read.min())}-{params_text(read.max())}"
+    else:
+        h = horizon_config(compute_class)
+        trend_params = params_text(h.model_config(h.models[0], "relu").n_params())
+    pairs: dict[str, Any] = {}
+    for act in ("relu", "silu"):
+        head, tail = f"long/{act}/scale/", "/A0_relative_slope"
+        found = [n[len(head) : -len(tail)] for n in have if n.startswith(head) and n.endswith(tail)]
+        order = {m: k for k, m in enumerate(sizes)}
+        found.sort(key=lambda p: tuple(order.get(m, len(order)) for m in p.split("-")))
+        pairs[f"{act}_pairs"] = found or ["none"]
+        pairs[f"{act}_pairs_text"] = ", ".join(found) if found else "none"
     return {
         **cal.extra["values"],
         "trend": trend,
@@ -299,8 +325,11 @@ def sweep_claim_values(
             else "horizon probe, model s"
         )
         + ")",
+        "trend_params": trend_params,
         "horizons": horizons,
-        "sizes": ["s", "m"],
+        "sizes": [str(m) for m in sizes],
+        "sizes_text": sizes_text(long, params),
+        **pairs,
         "kernel": kernel.extra.get("deciding") or ["kernel/offline/none"],
     }
 

@@ -26,7 +26,8 @@
 - :func:`limit_scale_slope` and :func:`plateau_scale_slope`: the relative change of an
   identified limit ``A0`` per 10x parameters between two sizes, from the law fits'
   bootstrap draws (route ``law``) or from the seeds' plateau levels (route ``plateau``,
-  Welch t).
+  Welch t); :func:`size_pair_slope` picks by the two sizes' routes and, when they differ
+  (one law, one plateau), pairs the law's draws with a bootstrap of the plateau's seeds.
 
 The paper's laws are stated for the PPL-1% activation ratio (its Section 3 defines
 "activation sparsity" through PPL-p% sparsity, because for SiLU no unit is exactly zero);
@@ -406,8 +407,90 @@ def plateau_scale_slope(
     return welch_estimate(arrs, rel, level=level, method=PLATEAU_SCALE_CI)
 
 
+#: How :func:`size_pair_slope` makes its interval when the two limits come by different
+#: routes (one law, one plateau).
+MIXED_SCALE_CI = (
+    "the law's group-bootstrap refits paired by draw with a bootstrap of the plateau's "
+    "seeds (resampled with replacement, their mean level), percentile; over 3-5 runs per "
+    "size a percentile bootstrap covers below its nominal level"
+)
+
+
+def size_pair_slope(
+    small: tuple[str, FitResult | Sequence[float], float],
+    large: tuple[str, FitResult | Sequence[float], float],
+    *,
+    level: float = 0.95,
+    seed: int = 0,
+) -> Estimate:
+    """Relative change of an identified limit per 10x parameters between two sizes, by
+    the routes that identified them.
+
+    Parameters
+    ----------
+    small, large
+        ``(route, evidence, n_params)`` of each size: route ``"law"`` with its
+        :class:`~scalinglab.fitting.FitResult` (bootstrap ``draws``), or ``"plateau"`` with
+        its per-seed plateau levels (:func:`plateau_levels`).
+    level
+        Level of the interval.
+    seed
+        Seed of the plateau side's bootstrap when the routes differ (a
+        :class:`numpy.random.Generator`); unused otherwise.
+
+    Returns
+    -------
+    Estimate
+        ``(A_large - A_small) / mean(A) / log10(n_large / n_small)``: both law fits by
+        :func:`limit_scale_slope` (paired bootstrap draws), both plateaus by
+        :func:`plateau_scale_slope` (Welch t), one of each by pairing the law's bootstrap
+        draws with as many bootstrap means of the plateau's seeds (percentile interval,
+        :data:`MIXED_SCALE_CI`).
+
+    Raises
+    ------
+    ValueError
+        A route other than ``"law"`` or ``"plateau"`` (a limit that is not identified has
+        no size comparison), or ``large`` not larger than ``small``.
+    """
+    (ra, va, na), (rb, vb, nb) = small, large
+    for r in (ra, rb):
+        if r not in ("law", "plateau"):
+            raise ValueError(f"a size comparison needs identified limits (law, plateau): {r!r}")
+    if ra == rb == "law":
+        assert isinstance(va, FitResult) and isinstance(vb, FitResult)
+        return limit_scale_slope((va, na), (vb, nb), level=level)
+    if ra == rb == "plateau":
+        assert not isinstance(va, FitResult) and not isinstance(vb, FitResult)
+        return plateau_scale_slope((va, na), (vb, nb), level=level)
+    decades = float(np.log10(nb / na))
+    if decades <= 0:
+        raise ValueError("large must have more parameters than small")
+    law, levels = (va, vb) if ra == "law" else (vb, va)
+    assert isinstance(law, FitResult) and not isinstance(levels, FitResult)
+    lv = np.asarray(levels, dtype=float)
+    law_point = float(law.params["A0"])
+
+    def rel(a_law, a_plateau):
+        a, b = (a_law, a_plateau) if ra == "law" else (a_plateau, a_law)
+        return (b - a) / (0.5 * (a + b)) / decades
+
+    point = float(rel(law_point, lv.mean()))
+    if law.draws is None or len(lv) < 2:
+        return Estimate(point, method="no bootstrap draws: a point estimate")
+    law_draws = law.draws[:, list(law.params).index("A0")]
+    rng = np.random.default_rng(seed)
+    plateau_draws = rng.choice(lv, size=(len(law_draws), len(lv)), replace=True).mean(axis=1)
+    draws = rel(law_draws, plateau_draws)
+    return Estimate.from_draws(
+        point, draws, level=level, method=MIXED_SCALE_CI, resamples=len(law_draws)
+    )
+
+
 __all__ = [
     "LIMIT_SCALE_CI",
+    "MIXED_SCALE_CI",
+    "size_pair_slope",
     "METRICS",
     "PLATEAU_METHOD",
     "PLATEAU_SCALE_CI",

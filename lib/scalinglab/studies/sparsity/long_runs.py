@@ -12,6 +12,8 @@ On this machine (CPU, each run a task on a local Dask cluster, resumable):
 .. code-block:: bash
 
     nice -n 19 python -m scalinglab.studies.sparsity.long_runs run --class small
+    # one size only (size xs, the design's CPU size; sizes cached from a GPU are read)
+    nice -n 19 python -m scalinglab.studies.sparsity.long_runs run --class small --size size-xs
 
 On a machine with a GPU but another Python (whose standard library, hence corpus,
 differs), the runs are trained from a bundle made here (the package, the corpus as this
@@ -179,6 +181,22 @@ def execute_stacked(
     return ds
 
 
+def cached_block(
+    cfg: SparsitySweepConfig, *, devices: tuple[str, ...] = ("cpu", "cuda")
+) -> xr.Dataset | None:
+    """The cached Dataset of one block of the design trained on any of ``devices`` (in
+    order; ``cfg`` with its ``device`` replaced by each), or None. Never trains."""
+    from scalinglab.compute import load_dataset
+
+    for device in devices:
+        c = dataclasses.replace(cfg, device=device)
+        key = sweep_key(c)
+        ds = load_dataset(dataset_path(STUDY, f"sweep-{c.compute_class}", key), key)
+        if ds is not None:
+            return ds
+    return None
+
+
 def run_long(
     compute_class: str = "small",
     *,
@@ -186,22 +204,40 @@ def run_long(
     scheduler: str = "",
     rerun: bool = False,
     progress: bool = True,
+    sizes: tuple[str, ...] = (),
+    devices: tuple[str, ...] = ("cpu", "cuda"),
 ) -> dict[str, xr.Dataset]:
     """The long design's Datasets, ``{"size-<model>": Dataset}``, cached (resumable);
     a size's later seed block (:func:`~scalinglab.studies.sparsity.config.long_extra_configs`)
     as ``"size-<model>/later"``, a Dataset of its own.
 
-    A size whose Dataset is not cached trains its missing runs here: on the CPU as tasks
-    of :func:`~scalinglab.studies.sparsity.sweep.run_sweep` (``scheduler`` as there), on
-    a GPU stacked by (size, activation). Sizes in order, smallest first, each saved as
-    soon as its runs are done.
+    A block already cached for any of ``devices`` (:func:`cached_block`: e.g. s and m,
+    trained on a lent GPU, when this call trains on the CPU) is read, never retrained
+    (unless ``rerun``). A size whose Dataset is not cached trains its missing runs here:
+    on the CPU as tasks of :func:`~scalinglab.studies.sparsity.sweep.run_sweep`
+    (``scheduler`` as there), on a GPU stacked by (size, activation). Sizes in order,
+    smallest first, each saved as soon as its runs are done. ``sizes`` (e.g.
+    ``("size-xs",)``) limits the call to those sizes (both their blocks).
+
+    Raises
+    ------
+    ValueError
+        One of ``sizes`` is not a size of the design.
     """
     out = {}
+    design_blocks(compute_class, device=device, sizes=sizes)  # unknown sizes raise here
     blocks = list(long_configs(compute_class, device=device).items())
     blocks += [
         (f"{n}/later", c) for n, c in long_extra_configs(compute_class, device=device).items()
     ]
     for name, cfg in blocks:
+        if sizes and name.split("/")[0] not in sizes:
+            continue
+        if not rerun:
+            found = cached_block(cfg, devices=devices)
+            if found is not None:
+                out[name] = found
+                continue
         cfg = dataclasses.replace(cfg, device=resolve_device(cfg.device))
         if cfg.device == "cpu":
             out[name] = sweep.run_sweep(cfg, scheduler=scheduler, rerun=rerun, progress=progress)
@@ -495,6 +531,7 @@ def main(argv: list[str] | None = None) -> int:
     g.add_argument("--stop-at", type=float, default=None, help="time.time() to stop and save")
     r = sub.add_parser("run", help="train the missing runs here and save the Datasets")
     r.add_argument("--scheduler", default="", help="'' a local cluster, 'sync' in-process")
+    r.add_argument("--size", action="append", default=[], help="only this size (repeatable)")
     b = sub.add_parser("bundle", help="the package, corpus and provenance for another machine")
     b.add_argument("dest", type=Path)
     for p in (e, d, g, b, r):
@@ -543,7 +580,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1 if errors else 0
     else:
         for name, ds in run_long(
-            args.compute_class, device=args.device, scheduler=args.scheduler
+            args.compute_class, device=args.device, scheduler=args.scheduler, sizes=tuple(args.size)
         ).items():
             print(name, ds.attrs.get("config_hash"), int(ds.attrs.get("n_failed", -1)), "failed")
     return 0

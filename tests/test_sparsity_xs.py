@@ -1,0 +1,404 @@
+"""The long design's third size, xs: its config (the existing sizes' cache keys pinned), a
+CPU call that never retrains sizes cached from a GPU, and the analysis at three sizes
+(limits per size, every identified pair compared, the claims read on them)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pytest
+import xarray as xr
+
+from scalinglab.compute import config_hash
+from scalinglab.fitting import fit
+from scalinglab.studies.sparsity import design_findings, long_runs
+from scalinglab.studies.sparsity import findings as sf
+from scalinglab.studies.sparsity import limits as lm
+from scalinglab.studies.sparsity.config import (
+    LONG_HORIZONS,
+    LONG_XS,
+    LongHorizon,
+    ModelSpec,
+    long_configs,
+    long_extra_configs,
+    long_horizons,
+)
+
+# ----------------------------------------------------------------------------- config
+#: config_hash(cfg.to_dict()) of sizes s and m, every block and reading, as committed
+#: before xs was added (their Datasets in data/sparsity_laws/ are keyed by them: a change
+#: would make the report look for runs that do not exist, and a CPU call retrain them).
+PINNED = {
+    ("cpu", False, "first", "size-s"): "8f383c49e497",
+    ("cpu", False, "first", "size-m"): "a8e6fd708ef6",
+    ("cpu", False, "later", "size-m"): "1bea690efa53",
+    ("cpu", True, "first", "size-s"): "8f383c49e497",
+    ("cpu", True, "first", "size-m"): "1582c4d5ece6",
+    ("cpu", True, "later", "size-m"): "5048634aaf94",
+    ("cuda", False, "first", "size-s"): "6d5331f1a5be",
+    ("cuda", False, "first", "size-m"): "d3d6e0b3a7fa",
+    ("cuda", False, "later", "size-m"): "b2158a39e073",
+    ("cuda", True, "first", "size-s"): "6d5331f1a5be",
+    ("cuda", True, "first", "size-m"): "fe2d184216be",
+    ("cuda", True, "later", "size-m"): "93d9a88a4f2c",
+}
+
+
+def test_adding_xs_leaves_the_cache_keys_of_s_and_m_unchanged():
+    got = {}
+    for device in ("cpu", "cuda"):
+        for previous in (False, True):
+            for kind, fn in (("first", long_configs), ("later", long_extra_configs)):
+                for name, cfg in fn("small", device=device, previous=previous).items():
+                    if name != "size-xs":
+                        got[(device, previous, kind, name)] = config_hash(cfg.to_dict())
+    assert got == PINNED
+    # the tiny design (tests, smoke runs) keeps its two sizes and their keys
+    tiny = long_configs("tiny")
+    assert list(tiny) == ["size-s", "size-m"]
+    assert {n: config_hash(c.to_dict()) for n, c in tiny.items()} == {
+        "size-s": "4f7779e4c4a5",
+        "size-m": "241692b3742a",
+    }
+    assert long_extra_configs("tiny") == {}
+
+
+def test_xs_is_stated_below_s_to_8000_tokens_per_parameter_with_5_seeds():
+    assert LONG_XS == ModelSpec("xs", 16, 1, 2, family="size")
+    assert LONG_HORIZONS["xs"] == LongHorizon(8000.0, (0, 1, 2, 3, 4), 24)
+    cfgs = long_configs("small")
+    assert list(cfgs) == ["size-xs", "size-s", "size-m"]  # smallest first
+    xs = cfgs["size-xs"]
+    (spec,) = xs.models
+    assert spec == LONG_XS and spec.d_model / spec.n_layer == 16  # s/m/l's width/depth
+    n = xs.model_config(spec, "relu").n_params()
+    assert (
+        n == 3376 and n < cfgs["size-s"].model_config(cfgs["size-s"].models[0], "relu").n_params()
+    )
+    assert xs.steps == 13188 and xs.seeds == (0, 1, 2, 3, 4) and xs.device == "cpu"
+    assert set(xs.activations) == {"relu", "silu"} and xs.corpus == cfgs["size-s"].corpus
+    grid = np.array(xs.checkpoint_steps()) * xs.batch_size * xs.seq_len / n
+    assert len(grid) == 24 and grid[0] == pytest.approx(2.0, rel=0.1)  # step 3 of 13188
+    assert grid[-1] == pytest.approx(8000.0, rel=1e-3)
+    assert long_horizons("small")["xs"] == pytest.approx(8000.0, rel=1e-3)
+    assert "size-xs" not in long_extra_configs("small")  # one seed block
+    # not one of the base sweep's models: the other designs are unchanged
+    from scalinglab.studies.sparsity.config import sweep_config
+
+    assert "xs" not in [m.name for m in sweep_config("small").models]
+
+
+def _store(cfg, seeds):
+    from scalinglab.compute import dataset_path, save_dataset
+
+    key = long_runs.sweep_key(cfg)
+    ds = xr.Dataset({"x": ("seed", [1.0] * len(seeds))}, coords={"seed": list(seeds)})
+    save_dataset(ds, dataset_path("sparsity_laws", f"sweep-{cfg.compute_class}", key), config=key)
+
+
+def test_a_cpu_call_reads_sizes_cached_from_a_gpu_and_trains_only_what_is_missing(
+    tmp_path, monkeypatch
+):
+    monkeypatch.setenv("SCALINGLAB_ROOT", str(tmp_path))
+    from scalinglab.studies.sparsity import sweep
+
+    trained = []
+
+    def fake_run_sweep(cfg, **kw):
+        trained.append(cfg.models[0].name)
+        return xr.Dataset()
+
+    monkeypatch.setattr(sweep, "run_sweep", fake_run_sweep)
+    # the keys' corpus hash: one stand-in (building the long corpus takes a minute)
+    monkeypatch.setattr(sweep, "build_corpus", lambda c: SimpleNamespace(content_hash="c"))
+    for name, cfg in long_configs("small", device="cuda").items():
+        if name != "size-xs":
+            _store(cfg, cfg.seeds)
+    _store(long_extra_configs("small", device="cuda")["size-m"], (3, 4))
+    got = long_runs.run_long("small", progress=False)
+    assert trained == ["xs"]  # s and m (both blocks) are read, never retrained on the CPU
+    assert list(got) == ["size-xs", "size-s", "size-m", "size-m/later"]
+    trained.clear()
+    only = long_runs.run_long("small", sizes=("size-m",), progress=False)
+    assert trained == [] and list(only) == ["size-m", "size-m/later"]
+    with pytest.raises(ValueError, match=r"no \['size-l'\]"):
+        long_runs.run_long("small", sizes=("size-l",))
+
+
+def test_the_committed_runs_of_s_and_m_are_found_under_their_keys():
+    from scalinglab.paths import repo_root
+
+    if not list((repo_root() / "data" / "sparsity_laws").glob("sweep-small-long-s-*.nc")):
+        pytest.skip("the long design's committed Datasets are not in this checkout")
+    for name, cfg in long_configs("small", device="cuda").items():
+        if name != "size-xs":
+            assert long_runs.cached_block(cfg) is not None, name
+    assert long_runs.cached_block(long_extra_configs("small", device="cuda")["size-m"])
+
+
+# ----------------------------------------------------------------------------- analysis
+_N = {"xs": 3.4e3, "s": 2.5e4, "m": 8.3e4}
+
+
+def _size(act: str, model: str, ratio, *, seeds: int = 5, noise: float = 1e-3, seed: int = 0):
+    """One (activation, size): ``ratio(tokens_per_param)`` plus an offset per seed and
+    noise per checkpoint, 14 checkpoints from 2 to 2e4 tokens per parameter."""
+    rng = np.random.default_rng(seed)
+    n = _N[model]
+    rows = []
+    for s in range(seeds):
+        off = 0.002 * rng.normal()
+        for tpp in np.geomspace(2.0, 2e4, 14):
+            rows.append(
+                {
+                    "activation": act,
+                    "model": model,
+                    "seed": s,
+                    "run": f"{act}/{model}/{s}",
+                    "tokens": tpp * n,
+                    "tokens_per_param": tpp,
+                    "n_params": n,
+                    "activation_ratio": float(ratio(tpp)) + off + noise * rng.normal(),
+                    "natural_ratio": 0.5,
+                    "loss": 2.0 - 0.05 * np.log10(tpp) + 0.01 * rng.normal(),
+                    "usable": True,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def _three_sizes() -> pd.DataFrame:
+    """ReLU flat at xs and s (plateaus 0.25 and 0.22), still rising at m; SiLU flat at xs
+    (0.45), still falling at s (no law can say that), on the SiLU law at m (limit 0.5)."""
+    return pd.concat(
+        [
+            _size("relu", "xs", lambda t: 0.25, seed=1),
+            _size("relu", "s", lambda t: 0.22, seed=2),
+            _size("relu", "m", lambda t: 0.15 + 0.03 * np.log10(t), seed=3),
+            _size("silu", "xs", lambda t: 0.45, seed=4),
+            _size("silu", "s", lambda t: 0.5 - 0.04 * np.log10(t), seed=5),
+            _size("silu", "m", lambda t: 0.5 - 0.3 * (t * _N["m"]) ** -0.25, seed=6),
+        ],
+        ignore_index=True,
+    )
+
+
+@pytest.fixture(scope="module")
+def three():
+    step = sf.long_design(
+        _three_sizes(),
+        min_trend={"relu": 0.05, "silu": 0.05},
+        reps=30,
+        level=0.95,
+        seed=0,
+        coverage_sims=4,
+    )
+    return step
+
+
+def test_each_size_and_activation_gets_its_limit_by_the_rule(three):
+    lim = three.extra["limits"].set_index(["activation", "model"])
+    assert len(lim) == 6
+    for key in [("relu", "xs"), ("relu", "s"), ("silu", "xs"), ("silu", "m")]:
+        assert lim.loc[key, "route"] in ("law", "plateau"), (key, lim.loc[key, "why"])
+    assert (
+        lim.loc[("relu", "m"), "route"] == "none"
+        and "still rising" in lim.loc[("relu", "m"), "why"]
+    )
+    assert (
+        lim.loc[("silu", "s"), "route"] == "none"
+        and "still falling" in lim.loc[("silu", "s"), "why"]
+    )
+    est = {f.name: f.estimate for f in three.findings}
+    assert est["long/relu/xs/A0"].point == pytest.approx(0.25, abs=0.005)
+    assert est["long/relu/s/A0"].point == pytest.approx(0.22, abs=0.005)
+    assert est["long/silu/m/A0"].point == pytest.approx(0.5, abs=0.02)
+    assert not est["long/relu/m/A0"].identified and not est["long/silu/s/A0"].identified
+    for model in _N:
+        assert est[f"long/relu/{model}/trend/relative_last_decade"].ci is not None
+        assert f"long/{model}/tokens_per_param" in est
+
+
+def test_every_pair_of_identified_sizes_is_compared_and_no_other(three):
+    est = {f.name: f.estimate for f in three.findings}
+    pairs = {n for n in est if "/scale/" in n}
+    assert pairs == {
+        "long/relu/scale/xs-s/A0_relative_slope",
+        "long/silu/scale/xs-m/A0_relative_slope",
+    }
+    relu = est["long/relu/scale/xs-s/A0_relative_slope"]
+    decades = np.log10(_N["s"] / _N["xs"])
+    assert relu.point == pytest.approx((0.22 - 0.25) / 0.235 / decades, abs=0.02)
+    assert relu.lo < relu.point < relu.hi
+    silu = est["long/silu/scale/xs-m/A0_relative_slope"]
+    assert silu.lo < silu.point < silu.hi and silu.point > 0  # 0.45 at xs, 0.5 at m
+    table = three.extra["pairs"]
+    assert list(table["pair"]) == ["xs-s", "xs-m"] and list(table["activation"]) == ["relu", "silu"]
+    desc = {f.name: f.description for f in three.findings}
+    assert "one of 1 size pair(s)" in desc["long/relu/scale/xs-s/A0_relative_slope"]
+
+
+def test_three_identified_sizes_give_three_pairs_and_one_gives_none():
+    df = pd.concat(
+        [
+            _size("relu", m, lambda t, v=v: v, seed=k)
+            for k, (m, v) in enumerate([("xs", 0.25), ("s", 0.24), ("m", 0.23)])
+        ],
+        ignore_index=True,
+    )
+    step = design_findings.size_comparisons(
+        df,
+        {
+            ("relu", m): ("plateau", lm.plateau_levels(df[df["model"] == m]).to_numpy(), _N[m])
+            for m in _N
+        },
+        act="relu",
+        level=0.95,
+        seed=0,
+    )
+    assert [f.name.split("/")[3] for f in step.findings] == ["xs-s", "xs-m", "s-m"]
+    assert all("one of 3 size pair(s)" in f.description for f in step.findings)
+    one = design_findings.size_comparisons(
+        df, {("relu", "s"): ("plateau", [0.2, 0.21], _N["s"])}, act="relu", level=0.95, seed=0
+    )
+    assert one.findings == [] and one.table.empty and "needs two" in one.messages[0]
+
+
+def _silu_law_fit(seed: int = 0):
+    g = _size("silu", "m", lambda t: 0.5 - 0.3 * (t * _N["m"]) ** -0.25, seed=6)
+    return fit(
+        "silu_sparsity",
+        g["tokens"].to_numpy(float),
+        g["activation_ratio"].to_numpy(float),
+        groups=g["run"].to_numpy(),
+        bootstrap=40,
+        seed=seed,
+    )
+
+
+def test_a_law_limit_and_a_plateau_are_compared_by_pairing_their_bootstraps():
+    res = _silu_law_fit()
+    levels = [0.44, 0.45, 0.46, 0.45, 0.45]
+    small, large = ("plateau", levels, 3.4e3), ("law", res, 8.3e4)
+    est = lm.size_pair_slope(small, large, level=0.9, seed=1)
+    a0, decades = res.params["A0"], np.log10(8.3e4 / 3.4e3)
+    assert est.point == pytest.approx((a0 - 0.45) / (0.5 * (a0 + 0.45)) / decades)
+    assert est.method == lm.MIXED_SCALE_CI and est.resamples == 40
+    assert est.lo < est.point < est.hi
+    # seeded: the same seed gives the same interval, another seed another one
+    again = lm.size_pair_slope(small, large, level=0.9, seed=1)
+    assert again.ci == est.ci
+    assert lm.size_pair_slope(small, large, level=0.9, seed=2).ci != est.ci
+    # the law on the smaller size: the same formula, the other way round
+    flip = lm.size_pair_slope(("law", res, 3.4e3), ("plateau", levels, 8.3e4), seed=1)
+    assert flip.point == pytest.approx((0.45 - a0) / (0.5 * (a0 + 0.45)) / decades)
+    # one route each way: the existing estimators
+    both = lm.size_pair_slope(("plateau", levels, 3.4e3), ("plateau", [0.5, 0.51, 0.49], 8.3e4))
+    assert both.method.startswith(lm.PLATEAU_SCALE_CI)
+    laws = lm.size_pair_slope(("law", res, 3.4e3), ("law", _silu_law_fit(1), 8.3e4))
+    assert laws.method == lm.LIMIT_SCALE_CI
+    with pytest.raises(ValueError, match="identified limits"):
+        lm.size_pair_slope(("none", levels, 3.4e3), large)
+    with pytest.raises(ValueError, match="more parameters"):
+        lm.size_pair_slope(large, small)
+
+
+# ----------------------------------------------------------------------------- claims
+def _claims(step, ldf, ids):
+    """The claims ``ids`` of the study file, filled and decided on ``step``'s findings."""
+    from scalinglab import record
+    from scalinglab.claims import decide_all
+    from scalinglab.claims_file import expand, read_claims_file, study_claims_path
+
+    record.clear()
+    try:
+        sf.record_all(step.findings)
+        current = {f.name: f.to_json() for f in record.findings()}
+    finally:
+        record.clear()
+    cal = sf.Step(
+        extra={"values": {"relu_min": 0.05, "silu_min": 0.05, "relu_tol": 0.05, "silu_tol": 0.05}}
+    )
+    values = {
+        "design": "sweep",
+        **sf.sweep_claim_values(cal, sf.Step(extra={"deciding": []}), long=ldf, recorded=current),
+    }
+    specs = [s for s in read_claims_file(study_claims_path("sparsity_laws")) if s.applies(values)]
+    claims = [c for s in specs if s.id in ids for c in expand(s, values, current)]
+    return values, {v.claim.id: v for v in decide_all(claims, current)}
+
+
+def test_the_size_and_limit_claims_read_every_size_and_every_identified_pair(three):
+    ldf = _three_sizes()
+    values, got = _claims(
+        three, ldf, {"relu-limit", "silu-limit", "weak-scale-relu", "weak-scale-silu"}
+    )
+    assert values["sizes"] == ["xs", "s", "m"]
+    assert values["sizes_text"] == "sizes xs, s and m (3.4k, 25k and 83k non-embedding parameters)"
+    assert values["relu_pairs"] == ["xs-s"] and values["silu_pairs"] == ["xs-m"]
+    assert values["trend_params"] == "3.4k-83k"
+    # the limits: every size read; one outside the paper's band decides (differs at our
+    # scale), whatever the unidentified size says
+    lim = got["relu-limit"]
+    assert [e["name"] for e in lim.evidence] == [f"long/relu/{m}/A0" for m in ("xs", "s", "m")]
+    assert lim.verdict == "differs at our scale", lim.reason
+    assert "sizes xs, s and m" in lim.claim.regime
+    # the size claims: the identified pairs only, scoped to our scale
+    relu = got["weak-scale-relu"]
+    assert [e["name"] for e in relu.evidence] == ["long/relu/scale/xs-s/A0_relative_slope"]
+    assert "(xs-s)" in relu.claim.statement
+    assert relu.verdict in ("holds at our scale", "differs at our scale", "inconclusive")
+    assert got["weak-scale-silu"].evidence[0]["name"] == "long/silu/scale/xs-m/A0_relative_slope"
+
+
+def test_a_size_claim_with_no_identified_pair_is_untested():
+    ldf = pd.concat(
+        [
+            _size("relu", "xs", lambda t: 0.25, seed=1),
+            _size("relu", "s", lambda t: 0.15 + 0.03 * np.log10(t), seed=3),
+        ],
+        ignore_index=True,
+    )
+    step = sf.long_design(
+        ldf, min_trend={"relu": 0.05}, reps=20, level=0.95, seed=0, coverage_sims=4
+    )
+    values, got = _claims(step, ldf, {"weak-scale-relu"})
+    assert values["relu_pairs"] == ["none"] and values["relu_pairs_text"] == "none"
+    v = got["weak-scale-relu"]
+    assert v.verdict == "untested" and "not identified at two sizes" in v.reason
+
+
+def test_a_pair_outside_the_tolerance_decides_only_after_holm_over_the_pairs():
+    from scalinglab.claims import decide_all
+    from scalinglab.claims_file import expand, read_claims_file, study_claims_path
+
+    def finding(name, point, ci):
+        return {"name": name, "point": point, "ci": ci, "level": 0.95, "identified": True}
+
+    # three pairs; one excludes +-0.05 barely (p near 0.04): not after Holm over three
+    current = {
+        "long/relu/scale/xs-s/A0_relative_slope": finding("a", 0.0, [-0.02, 0.02]),
+        "long/relu/scale/xs-m/A0_relative_slope": finding("b", 0.0, [-0.02, 0.02]),
+        "long/relu/scale/s-m/A0_relative_slope": finding("c", 0.09, [0.051, 0.129]),
+    }
+    values = {
+        "design": "sweep",
+        "relu_tol": 0.05,
+        "relu_pairs": ["xs-s", "xs-m", "s-m"],
+        "relu_pairs_text": "xs-s, xs-m, s-m",
+        "horizons": "h",
+        "sizes_text": "sizes",
+    }
+    (spec,) = [
+        s
+        for s in read_claims_file(study_claims_path("sparsity_laws"))
+        if s.id == "weak-scale-relu" and s.applies(values)
+    ]
+    (v,) = decide_all(expand(spec, values, current), current)
+    assert v.verdict == "inconclusive" and "Holm" in v.reason
+    # alone, the same pair would decide it
+    one = {k: v for k, v in current.items() if k.endswith("s-m/A0_relative_slope")}
+    (w,) = decide_all(expand(spec, {**values, "relu_pairs": ["s-m"]}, one), one)
+    assert w.verdict == "differs at our scale"
