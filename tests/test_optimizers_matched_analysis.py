@@ -12,7 +12,7 @@ import pytest
 from scipy import stats as sps
 
 from scalinglab.provenance import config_hash
-from scalinglab.studies.optimizers import seedwise, tuning_curves
+from scalinglab.studies.optimizers import matched_report, seedwise, tuning_curves
 from scalinglab.studies.optimizers.config import MATCHED_SIZES, WALK_LIMITS, sweep_config
 from scalinglab.studies.optimizers.protocol import DEFAULT_LADDERS, tune_walks
 from scalinglab.studies.optimizers.tuning import path_dataset
@@ -485,3 +485,32 @@ def test_tuning_curve_figure_draws_every_size_and_marks_each_optimum():
         assert len(ax.lines) == 2 * len(MATCHED_SIZES)
         stars = [ln for ln in ax.lines if ln.get_marker() == "*"]
         assert len(stars) == len(MATCHED_SIZES)  # every lr walk here ends interior
+
+
+def test_a_baseline_law_that_misses_its_own_points_flags_the_size():
+    rng = np.random.default_rng(3)
+    rows = []
+    for s in (0, 1, 2):
+        for m in (0.5, 1.0, 2.0, 4.0, 8.0, 16.0):
+            bump = 0.05 if m == 2.0 else 0.0  # a plateau the law cannot follow, every seed
+            noise = 0.002 * rng.standard_normal()
+            rows.append(("adamw", "w32", m, s, float(_law(m)) + noise + bump))
+            rows.append(("adamw", "w48", m, s, float(_law(m)) + 0.002 * rng.standard_normal()))
+    table = pd.DataFrame(rows, columns=["optimizer", "model_size", "data_multiple", "seed", "loss"])
+    ps = seedwise.per_seed(table)
+    got = matched_report.baseline_misfit(ps, seedwise.by_seed(ps))
+    assert set(got) == {"w32"}  # the law fits w48's own losses
+    assert any("own 2x point at w32" in w for w in got["w32"])
+    assert all("Bonferroni over 6 budgets" in w for w in got["w32"])
+
+
+def test_rows_without_headlines_never_headline():
+    from scalinglab.studies.optimizers.findings import Rows
+
+    on = Rows(level=0.95, reps=10, baseline="adamw").row(
+        "x", 1.2, 1.1, 1.3, method="m", headline=True
+    )
+    off = Rows(level=0.95, reps=10, baseline="adamw", headlines=False).row(
+        "x", 1.2, 1.1, 1.3, method="m", headline=True
+    )
+    assert on["headline"] is True and off["headline"] is False

@@ -334,12 +334,16 @@ class Rows:
         Bootstrap resamples of every interval.
     baseline
         The optimizer the speedups are over.
+    headlines
+        False: no row is a headline (a design whose claims are decided on other findings,
+        e.g. the walk protocol's ``t/`` findings, does not headline these).
     """
 
-    def __init__(self, *, level: float, reps: int, baseline: str) -> None:
+    def __init__(self, *, level: float, reps: int, baseline: str, headlines: bool = True) -> None:
         self.level = level
         self.reps = reps
         self.baseline = baseline
+        self.headlines = headlines
 
     def row(
         self,
@@ -360,8 +364,9 @@ class Rows:
         ok = lo is not None and hi is not None and bool(np.isfinite([lo, hi]).all())
         if not ok and lo is not None and np.isfinite(lo) and hi is not None and np.isnan(hi):
             kw["description"] = kw.get("description", "") + f" (CI [{lo:.3g}, unbounded above])"
-        if not ok:
+        if not ok or not self.headlines:
             kw["headline"] = False
+        if not ok:
             est = Estimate(float(point))
         else:
             est = Estimate(

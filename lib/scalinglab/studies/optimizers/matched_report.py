@@ -185,6 +185,50 @@ def e_flags(
     return out
 
 
+def baseline_misfit(
+    ps: pd.DataFrame,
+    seeds: Mapping[int, Mapping[tuple[str, str, float], float]],
+    *,
+    baseline: str = "adamw",
+    level: float = 0.95,
+) -> dict[str, list[str]]:
+    """Sizes where the baseline's law misses its own losses (a lack-of-fit check).
+
+    Every speedup at a size inverts the baseline's per-seed ``L(D)`` fit there; where
+    the fit misses the baseline's own points, the speedups read that misfit. At each size,
+    the baseline's own speedup at each of its budgets (1 for a law that fits) gets a
+    Student-t interval over the seeds at level ``1 - (1 - level) / k`` (Bonferroni over
+    the size's ``k`` budgets); a budget whose interval excludes 1 flags the size.
+
+    Parameters
+    ----------
+    ps, seeds
+        :func:`.seedwise.per_seed` and :func:`.seedwise.by_seed` (the baseline's own
+        rows included).
+
+    Returns
+    -------
+    dict
+        ``size -> ["adamw's law misses its own 1x point at w32: 0.82 [0.77, 0.87] ..."]``
+        (sizes that pass are absent).
+    """
+    base = ps[ps.optimizer == baseline]
+    out: dict[str, list[str]] = {}
+    for size, g in base.groupby("model_size", sort=False):
+        budgets = sorted(set(map(float, g.data_multiple)))
+        lvl = 1.0 - (1.0 - level) / max(len(budgets), 1)
+        for m in budgets:
+            est, _ = seedwise.summary(seeds, seedwise.cell(baseline, str(size), m), level=lvl)
+            if est is None or est.lo is None or est.hi is None or est.lo <= 1.0 <= est.hi:
+                continue
+            out.setdefault(str(size), []).append(
+                f"{baseline}'s law misses its own {m:g}x point at {size}: {est.point:.3g} "
+                f"[{est.lo:.3g}, {est.hi:.3g}] (t over seeds, Bonferroni over "
+                f"{len(budgets)} budgets)"
+            )
+    return out
+
+
 def analyse(
     table: pd.DataFrame,
     ds: xr.Dataset,
@@ -239,6 +283,8 @@ def analyse(
     table_rows = []
 
     e_why = e_flags(ps, e_identified, baseline=baseline)
+    for sz, why in baseline_misfit(ps, seeds, baseline=baseline, level=level).items():
+        e_why.setdefault(sz, []).extend(why)
 
     def why_not(opts: Sequence[str], pairs: Sequence[tuple[str, float]]) -> list[str]:
         out = []
@@ -254,7 +300,19 @@ def analyse(
             return
         if reasons:
             est = dataclasses.replace(est, identified=False, note="; ".join(reasons))
-        rows.append({"name": name, "point": est, "unit": unit, "description": desc})
+        # the headlines: Muon's speedup at the matched budget and its slopes over size
+        lead = name.startswith("t/size_slope/muon/") or (
+            name.startswith("t/speedup/muon/") and name.endswith(f"/{tune_multiple:g}x")
+        )
+        rows.append(
+            {
+                "name": name,
+                "point": est,
+                "unit": unit,
+                "description": desc,
+                "headline": lead and not reasons and est.lo is not None,
+            }
+        )
 
     # ---- every cell's speedup
     for (o, s, m), _ in ps[ps.optimizer.isin(others)].groupby(
