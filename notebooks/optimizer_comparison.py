@@ -700,8 +700,9 @@ claims_from(
 # *What still moves with size.* AdamW's law must fit AdamW's own losses for a speedup to
 # mean anything: at a size where AdamW's own speedup at any of its budgets excludes 1 (t
 # over seeds, Bonferroni over the size's budgets), every finding resting on that size is
-# *not identified*, the misfit in its note (a slope over sizes rests on every size it
-# spans). Two things change with width by design,
+# *not identified*, the misfit in its note; a slope over sizes spans the sizes whose law
+# fits, when at least three do (its description lists them). Two things change with width
+# by design,
 # as in the paper: steps per run at a fixed budget multiple grow with the parameter count
 # (the matched-steps reading holds them near 2k at every size; the per-size claims are
 # read at the matched budget), and the share of parameters the matrix optimizers act on

@@ -283,8 +283,13 @@ def analyse(
     table_rows = []
 
     e_why = e_flags(ps, e_identified, baseline=baseline)
-    for sz, why in baseline_misfit(ps, seeds, baseline=baseline, level=level).items():
+    misfit = baseline_misfit(ps, seeds, baseline=baseline, level=level)
+    for sz, why in misfit.items():
         e_why.setdefault(sz, []).extend(why)
+    # a slope over size spans the sizes whose baseline law fits its own losses, when at
+    # least three do (as the other designs' trend rule); else every size, not identified
+    fits = [s for s in sizes if s not in misfit]
+    trend = fits if len(fits) >= 3 else sizes
 
     def why_not(opts: Sequence[str], pairs: Sequence[tuple[str, float]]) -> list[str]:
         out = []
@@ -363,7 +368,10 @@ def analyse(
                 )
     # ---- the trend with size, at matched budget and at matched steps
     for o in others:
-        for reading, per in (("budget", dict.fromkeys(sizes, tune_multiple)), ("steps", steps_m)):
+        for reading, per in (
+            ("budget", dict.fromkeys(trend, tune_multiple)),
+            ("steps", {s: steps_m[s] for s in trend}),
+        ):
             est, _ = seedwise.summary(
                 seeds, seedwise.slope(o, per, n_params), level=level, ratio=False
             )
