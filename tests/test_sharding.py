@@ -350,7 +350,16 @@ def test_a_shards_summary_and_failures_are_found_in_its_output(noxfile):
 
 
 def test_shards_still_running_after_an_error_are_interrupted(noxfile):
-    procs = [subprocess.Popen(["sleep", "30"], text=True) for _ in range(2)]
+    # a job started in the background of a non-interactive shell inherits SIGINT ignored:
+    # give the children the default handler, as a shard started from a terminal has
+    procs = [
+        subprocess.Popen(
+            ["sleep", "30"],
+            text=True,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        )
+        for _ in range(2)
+    ]
     procs[0].kill()
     procs[0].wait()
     noxfile._stop(procs, grace_s=0.1)

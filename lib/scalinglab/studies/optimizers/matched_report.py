@@ -303,8 +303,9 @@ def analyse(
     ) -> None:
         if est is None or not np.isfinite(est.point):
             return
-        if reasons:
-            est = dataclasses.replace(est, identified=False, note="; ".join(reasons))
+        if reasons:  # the estimate's own note (e.g. why it has no interval) comes first
+            why = "; ".join(w for w in (est.note, *reasons) if w)
+            est = dataclasses.replace(est, identified=False, note=why)
         # the headlines: Muon's speedup at the matched budget and its slopes over size
         lead = name.startswith("t/size_slope/muon/") or (
             name.startswith("t/speedup/muon/") and name.endswith(f"/{tune_multiple:g}x")

@@ -182,8 +182,9 @@ def analyse(
         if est.lo is not None:
             # the coverage simulated on these data is stated at n = 3 only
             est = est.replace(method=METHOD.format(n=n) + (stated if n == 3 else ""), n=n)
-        if reasons:
-            est = dataclasses.replace(est, identified=False, note="; ".join(reasons))
+        if reasons:  # the estimate's own note (e.g. why it has no interval) comes first
+            why = "; ".join(w for w in (est.note, *reasons) if w)
+            est = dataclasses.replace(est, identified=False, note=why)
         rows.append({"name": name, "point": est, "unit": unit, "description": desc})
 
     own = {(o, s): budgets(ps, o, s) for o in others for s in sizes}

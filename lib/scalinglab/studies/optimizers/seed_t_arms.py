@@ -221,8 +221,9 @@ def transfer(
             continue
         point = _with_coverage(est, x, stated)
         if point is not None and (tuning or {}).get(s):
+            why = [point.note, tuning_note(list((tuning or {})[s]))]
             point = dataclasses.replace(
-                point, identified=False, note=tuning_note(list((tuning or {})[s]))
+                point, identified=False, note="; ".join(w for w in why if w)
             )
         rows.append(
             {
