@@ -207,6 +207,19 @@ LIMIT_SCALE_CI = (
 )
 
 
+def _decades(n_small: float, n_large: float) -> float:
+    """Decades of parameters between two sizes (positive, or a ValueError)."""
+    decades = float(np.log10(n_large / n_small))
+    if decades <= 0:
+        raise ValueError("large must have more parameters than small")
+    return decades
+
+
+def _relative_per_decade(a, b, decades: float):
+    """``(b - a)`` relative to the mean of ``a`` and ``b``, per decade (arrays or floats)."""
+    return (b - a) / (0.5 * (a + b)) / decades
+
+
 def limit_scale_slope(
     small: tuple[FitResult, float],
     large: tuple[FitResult, float],
@@ -229,12 +242,10 @@ def limit_scale_slope(
         interval of the paired draws (none when a fit has no draws).
     """
     (fa, na), (fb, nb) = small, large
-    decades = float(np.log10(nb / na))
-    if decades <= 0:
-        raise ValueError("large must have more parameters than small")
+    decades = _decades(na, nb)
 
     def rel(a, b):
-        return (b - a) / (0.5 * (a + b)) / decades
+        return _relative_per_decade(a, b, decades)
 
     point = float(rel(fa.params[param], fb.params[param]))
     if fa.draws is None or fb.draws is None:
@@ -396,12 +407,10 @@ def plateau_scale_slope(
         (:func:`~scalinglab.studies.sparsity.seed_means.welch_estimate`).
     """
     (va, na), (vb, nb) = small, large
-    decades = float(np.log10(nb / na))
-    if decades <= 0:
-        raise ValueError("large must have more parameters than small")
+    decades = _decades(na, nb)
 
     def rel(m: np.ndarray) -> float:
-        return float((m[1] - m[0]) / (0.5 * (m[0] + m[1])) / decades)
+        return float(_relative_per_decade(m[0], m[1], decades))
 
     arrs = [np.asarray(va, dtype=float), np.asarray(vb, dtype=float)]
     return welch_estimate(arrs, rel, level=level, method=PLATEAU_SCALE_CI)
@@ -463,9 +472,7 @@ def size_pair_slope(
     if ra == rb == "plateau":
         assert not isinstance(va, FitResult) and not isinstance(vb, FitResult)
         return plateau_scale_slope((va, na), (vb, nb), level=level)
-    decades = float(np.log10(nb / na))
-    if decades <= 0:
-        raise ValueError("large must have more parameters than small")
+    decades = _decades(na, nb)
     law, levels = (va, vb) if ra == "law" else (vb, va)
     assert isinstance(law, FitResult) and not isinstance(levels, FitResult)
     lv = np.asarray(levels, dtype=float)
@@ -473,7 +480,7 @@ def size_pair_slope(
 
     def rel(a_law, a_plateau):
         a, b = (a_law, a_plateau) if ra == "law" else (a_plateau, a_law)
-        return (b - a) / (0.5 * (a + b)) / decades
+        return _relative_per_decade(a, b, decades)
 
     point = float(rel(law_point, lv.mean()))
     if law.draws is None or len(lv) < 2:
