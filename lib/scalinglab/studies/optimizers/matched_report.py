@@ -162,6 +162,15 @@ def seed_estimate(
     )
 
 
+def not_identified(est: Estimate, reasons: Sequence[str]) -> Estimate:
+    """``est`` marked not identified: its own note (e.g. why it has no interval) first,
+    then ``reasons``; ``est`` itself when there are none."""
+    if not reasons:
+        return est
+    note = "; ".join(w for w in (est.note, *reasons) if w)
+    return dataclasses.replace(est, identified=False, note=note)
+
+
 def e_flags(
     ps: pd.DataFrame, e_identified: Mapping[str, bool], *, baseline: str = "adamw"
 ) -> dict[str, list[str]]:
@@ -303,9 +312,7 @@ def analyse(
     ) -> None:
         if est is None or not np.isfinite(est.point):
             return
-        if reasons:  # the estimate's own note (e.g. why it has no interval) comes first
-            why = "; ".join(w for w in (est.note, *reasons) if w)
-            est = dataclasses.replace(est, identified=False, note=why)
+        est = not_identified(est, reasons)
         # the headlines: Muon's speedup at the matched budget and its slopes over size
         lead = name.startswith("t/size_slope/muon/") or (
             name.startswith("t/speedup/muon/") and name.endswith(f"/{tune_multiple:g}x")

@@ -35,7 +35,6 @@ findings there.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -47,7 +46,7 @@ from scalinglab.estimate import Estimate
 from scalinglab.stats.method_coverage import measured_on_data
 from scalinglab.studies.optimizers import seedwise
 from scalinglab.studies.optimizers.findings import tuning_note
-from scalinglab.studies.optimizers.matched_report import e_flags
+from scalinglab.studies.optimizers.matched_report import e_flags, not_identified
 
 #: How every interval of this module is made (``n`` seeds).
 METHOD = "Student t over {n} seeds (AdamW fitted per seed, statistic computed per seed)"
@@ -182,9 +181,7 @@ def analyse(
         if est.lo is not None:
             # the coverage simulated on these data is stated at n = 3 only
             est = est.replace(method=METHOD.format(n=n) + (stated if n == 3 else ""), n=n)
-        if reasons:  # the estimate's own note (e.g. why it has no interval) comes first
-            why = "; ".join(w for w in (est.note, *reasons) if w)
-            est = dataclasses.replace(est, identified=False, note=why)
+        est = not_identified(est, reasons)
         rows.append({"name": name, "point": est, "unit": unit, "description": desc})
 
     own = {(o, s): budgets(ps, o, s) for o in others for s in sizes}

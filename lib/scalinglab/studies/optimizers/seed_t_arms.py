@@ -30,7 +30,6 @@ per-seed deviations (:func:`.seedwise.deviation_coverage`), stated in its method
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -42,7 +41,7 @@ from scalinglab.estimate import Estimate
 from scalinglab.stats.method_coverage import measured_on_data
 from scalinglab.studies.optimizers import seedwise
 from scalinglab.studies.optimizers.findings import tuning_note
-from scalinglab.studies.optimizers.matched_report import seed_estimate, tau_per_seed
+from scalinglab.studies.optimizers.matched_report import not_identified, seed_estimate, tau_per_seed
 
 Row = dict[str, Any]
 
@@ -221,10 +220,7 @@ def transfer(
             continue
         point = _with_coverage(est, x, stated)
         if point is not None and (tuning or {}).get(s):
-            why = [point.note, tuning_note(list((tuning or {})[s]))]
-            point = dataclasses.replace(
-                point, identified=False, note="; ".join(w for w in why if w)
-            )
+            point = not_identified(point, [tuning_note(list((tuning or {})[s]))])
         rows.append(
             {
                 "name": f"t/transfer_ratio/{o}/{s}",
