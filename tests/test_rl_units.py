@@ -136,3 +136,16 @@ def test_the_intra_unit_correlation_is_read_within_sizes():
     assert units.unit_icc(df, "x") > 0.5
     # runs as units: none
     assert units.unit_icc(df.drop(columns="warm_start"), "x") == 0.0
+
+
+def test_the_intra_unit_correlation_is_the_one_way_anova_estimate():
+    # balanced, one stratum (no model_size): the textbook (MSB - MSW) / (MSB + (k-1) MSW)
+    rng = np.random.default_rng(5)
+    base = rng.normal(3.0, 1.0, 6)  # far from 0: an uncentred MSB would read ~1
+    x = base[:, None] + rng.normal(0, 0.7, (6, 4))
+    df = pd.DataFrame({"warm_start": np.repeat(np.arange(6), 4), "x": x.ravel()})
+    msb = 4 * np.sum((x.mean(1) - x.mean()) ** 2) / 5
+    msw = np.sum((x - x.mean(1, keepdims=True)) ** 2) / (6 * 3)
+    want = (msb - msw) / (msb + 3 * msw)
+    assert 0 < want < 0.95
+    assert units.unit_icc(df, "x") == pytest.approx(want, rel=1e-12)

@@ -7,6 +7,7 @@ module holds the methods that cover at small ``n`` and the check:
 
 - :func:`t_interval` / :func:`mean_estimate`: Student-t interval of a mean over seeds
   (exact for normal data, close for moderately skewed data at ``n >= 3``);
+  :func:`welch_interval`, Welch's t interval of a difference of two means;
 - :func:`wilson` / :func:`clopper_pearson` / :func:`proportion_estimate`: intervals of a
   proportion that never collapse to ``[0, 0]`` or ``[1, 1]`` at 0 or ``n`` successes
   (``statsmodels`` ``proportion_confint``); :func:`wilson_upper_at_zero`, the bound
@@ -30,6 +31,7 @@ test or a report can say whether a shortfall is real.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -65,6 +67,36 @@ def t_interval(x: np.ndarray, *, level: float = 0.95) -> tuple[np.ndarray, np.nd
     m = x.mean(axis=-1)
     half = sps.t.ppf(0.5 + level / 2, n - 1) * x.std(axis=-1, ddof=1) / np.sqrt(n)
     return m - half, m + half
+
+
+def welch_interval(
+    a: np.ndarray, b: np.ndarray, *, level: float = 0.95
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``mean(a) - mean(b)`` along the last axis and Welch's t interval of it
+    (Welch-Satterthwaite degrees of freedom; :func:`scipy.stats.ttest_ind` with
+    ``equal_var=False``).
+
+    Parameters
+    ----------
+    a, b
+        Shapes ``(..., n_a)`` and ``(..., n_b)``, leading shapes equal, ``n_a, n_b >= 2``.
+
+    Returns
+    -------
+    (d, lo, hi)
+        Each of shape ``(...)``. Two constant samples give ``lo = hi = d``.
+    """
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if min(a.shape[-1], b.shape[-1]) < 2:
+        raise ValueError(
+            f"welch_interval: needs at least 2 values a side, got {a.shape[-1]} and {b.shape[-1]}"
+        )
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # constant samples: se 0
+        ci = sps.ttest_ind(a, b, equal_var=False, axis=-1).confidence_interval(level)
+    d = a.mean(axis=-1) - b.mean(axis=-1)
+    lo, hi = np.asarray(ci.low, dtype=float), np.asarray(ci.high, dtype=float)
+    return d, np.where(np.isnan(lo), d, lo), np.where(np.isnan(hi), d, hi)
 
 
 def percentile_bootstrap_mean(

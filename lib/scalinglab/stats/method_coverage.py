@@ -297,13 +297,8 @@ def _welch(x: np.ndarray, level: float, rng: np.random.Generator) -> tuple:
     """Welch's t interval of ``mean(a) - mean(b)``; ``x`` ``(sims, 2 n)``: ``a`` then ``b``
     (as :func:`scalinglab.studies.rl.tanlaw.k_rise`, Welch-Satterthwaite df)."""
     n = x.shape[1] // 2
-    a, b = x[:, :n], x[:, n:]
-    va, vb = a.var(axis=1, ddof=1) / n, b.var(axis=1, ddof=1) / n
-    se = np.sqrt(va + vb)
-    df = (va + vb) ** 2 / (va**2 / (n - 1) + vb**2 / (n - 1))
-    half = sps.t.ppf(0.5 + level / 2, df) * se
-    d = a.mean(axis=1) - b.mean(axis=1)
-    return d - half, d + half
+    _, lo, hi = cal.welch_interval(x[:, :n], x[:, n:], level=level)
+    return lo, hi
 
 
 def _two_sample_sampler(dist: str, ratio: float) -> tuple[cal.Sampler, float]:

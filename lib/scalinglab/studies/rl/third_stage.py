@@ -54,8 +54,8 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
-from scipy import stats
 
+from scalinglab.stats.calibration import welch_interval
 from scalinglab.studies.rl.config import RLSweepConfig, sweep_config
 from scalinglab.studies.rl.extension import BASE
 from scalinglab.studies.rl.second_stage import design_blocks as earlier_blocks
@@ -139,10 +139,5 @@ def rise_power(
 
     small = units(sd_base[0], sd_rl[0], old_rl_seeds[0], 0.0)
     large = units(sd_base[1], sd_rl[1], old_rl_seeds[1], rise)
-    va = large.var(axis=1, ddof=1) / warm_starts
-    vb = small.var(axis=1, ddof=1) / warm_starts
-    se = np.sqrt(va + vb)
-    df = (va + vb) ** 2 / ((va**2 + vb**2) / (warm_starts - 1))
-    d = large.mean(axis=1) - small.mean(axis=1)
-    half = stats.t.ppf(0.5 + level / 2, df) * se
-    return float(np.mean(d + half < 0)), float(np.mean(d - half > 0))
+    _, lo, hi = welch_interval(large, small, level=level)
+    return float(np.mean(hi < 0)), float(np.mean(lo > 0))

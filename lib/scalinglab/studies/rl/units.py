@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 import scipy.stats as sps
 
-from scalinglab.stats.calibration import clopper_pearson, t_interval
+from scalinglab.stats.calibration import clopper_pearson, t_interval, welch_interval
 
 #: The columns that name a base model: a warm start is one model of one size.
 UNIT_KEYS = ("model_size", "warm_start")
@@ -56,6 +56,9 @@ class UnitValues:
     runs
         ``(n_units,)``: runs behind each unit (all 1 when the units are runs); None
         when not recorded.
+    within
+        ``(n_units,)``: the variance (ddof 1) of each unit's runs, 0 for a unit of one
+        run; None when not recorded.
     """
 
     values: np.ndarray
@@ -63,6 +66,7 @@ class UnitValues:
     clustered: bool
     strata: np.ndarray | None = None
     runs: np.ndarray | None = None
+    within: np.ndarray | None = None
 
     @property
     def n(self) -> int:
@@ -113,14 +117,16 @@ def unit_values(frame: pd.DataFrame, column: str) -> UnitValues:
     strata = None
     if clustered:
         keys = list(UNIT_KEYS) if "model_size" in rows else ["warm_start"]
-        agg = rows.groupby(keys, sort=True)[column].agg(["mean", "size"])
+        agg = rows.groupby(keys, sort=True)[column].agg(["mean", "size", "var"])
         values, runs = agg["mean"].to_numpy(float), agg["size"].to_numpy(int)
+        within = agg["var"].fillna(0.0).to_numpy(float)
         if "model_size" in rows:
             strata = agg.index.get_level_values("model_size").to_numpy()
     else:
         values, runs = rows[column].to_numpy(float), np.ones(len(rows), dtype=int)
+        within = np.zeros(len(rows))
         strata = rows["model_size"].to_numpy() if "model_size" in rows else None
-    return UnitValues(values, int(len(rows)), clustered, strata, runs)
+    return UnitValues(values, int(len(rows)), clustered, strata, runs, within)
 
 
 def _stratified_se(x: np.ndarray, strata: np.ndarray | None) -> tuple[np.ndarray, int]:
@@ -168,13 +174,8 @@ def welch_over_units(a: UnitValues, b: UnitValues, *, level: float) -> tuple[flo
 
     Both need at least 2 units; the caller checks.
     """
-    x, y = a.values, b.values
-    va, vb = x.var(ddof=1) / x.size, y.var(ddof=1) / y.size
-    se = float(np.sqrt(va + vb))
-    df = (va + vb) ** 2 / (va**2 / (x.size - 1) + vb**2 / (y.size - 1)) if se > 0 else 1.0
-    half = float(sps.t.ppf(0.5 + level / 2, df)) * se
-    d = float(x.mean() - y.mean())
-    return d, d - half, d + half
+    d, lo, hi = welch_interval(a.values, b.values, level=level)
+    return float(d), float(lo), float(hi)
 
 
 def kish_size(runs: np.ndarray) -> float:
@@ -272,17 +273,14 @@ def unit_icc(frame: pd.DataFrame, column: str) -> float:
     starts of ``frame``, within sizes (each size's mean removed first, so a difference
     between sizes is not read as one between base models), clipped to ``[0, 0.95]``; 0
     when runs are the units."""
-    rows = frame[np.isfinite(frame[column].to_numpy(float))].copy()
-    u = unit_values(rows, column)
-    if not u.clustered or u.runs is None or u.n < 2:
+    u = unit_values(frame, column)
+    if not u.clustered or u.runs is None or u.within is None or u.n < 2:
         return 0.0
-    if "model_size" in rows:
-        rows[column] = rows[column] - rows.groupby("model_size")[column].transform("mean")
-    keys = [k for k in UNIT_KEYS if k in rows]
-    g = rows.groupby(keys, sort=True)[column]
-    within = g.var(ddof=1).fillna(0.0).to_numpy(float)
-    means = g.mean().to_numpy(float)
     m, n = u.runs.astype(float), float(u.runs.sum())
+    # each unit's mean less its size's mean over runs (one stratum: the grand mean)
+    codes = np.zeros(u.n, int) if u.strata is None else np.unique(u.strata, return_inverse=True)[1]
+    size_mean = np.bincount(codes, m * u.values) / np.bincount(codes, m)
+    means, within = u.values - size_mean[codes], u.within
     df_w = float(np.sum(m - 1))
     df_b = u.n - u.n_strata
     if df_w < 1 or df_b < 1:
