@@ -402,3 +402,28 @@ def test_a_pair_outside_the_tolerance_decides_only_after_holm_over_the_pairs():
     one = {k: v for k, v in current.items() if k.endswith("s-m/A0_relative_slope")}
     (w,) = decide_all(expand(spec, {**values, "relu_pairs": ["s-m"]}, one), one)
     assert w.verdict == "differs at our scale"
+
+
+def test_the_plateau_side_of_a_mixed_comparison_has_the_t_intervals_width():
+    # a law with no spread (every draw its point): the interval is the plateau's alone,
+    # and its ends are the Student-t interval of the plateau's mean carried through the
+    # (monotone) relative change; a bootstrap of 5 seed means would be about 0.75 as wide
+    import dataclasses
+
+    from scalinglab.stats.calibration import t_interval
+
+    res = _silu_law_fit()
+    flat = np.tile([res.params[k] for k in res.params], (40_000, 1))
+    res = dataclasses.replace(res, draws=flat)
+    levels = np.array([0.44, 0.47, 0.43, 0.46, 0.45])
+    small, large = ("plateau", levels, 3.4e3), ("law", res, 8.3e4)
+    est = lm.size_pair_slope(small, large, level=0.95, seed=3)
+    a0, decades = res.params["A0"], np.log10(8.3e4 / 3.4e3)
+    lo, hi = t_interval(levels, level=0.95)
+
+    def rel(p):
+        return (a0 - p) / (0.5 * (a0 + p)) / decades
+
+    # larger plateau level, smaller slope: the ends swap
+    assert est.lo == pytest.approx(rel(hi), abs=3e-3)
+    assert est.hi == pytest.approx(rel(lo), abs=3e-3)

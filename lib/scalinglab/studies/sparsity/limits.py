@@ -419,9 +419,9 @@ def plateau_scale_slope(
 #: How :func:`size_pair_slope` makes its interval when the two limits come by different
 #: routes (one law, one plateau).
 MIXED_SCALE_CI = (
-    "the law's group-bootstrap refits paired by draw with a bootstrap of the plateau's "
-    "seeds (resampled with replacement, their mean level), percentile; over 3-5 runs per "
-    "size a percentile bootstrap covers below its nominal level"
+    "the law's group-bootstrap refits paired by draw with Student-t draws of the plateau's "
+    "mean level (mean + SE x t on seeds - 1 df), percentile; the law's side is a percentile "
+    "bootstrap over 3-5 runs, which covers below its nominal level"
 )
 
 
@@ -444,7 +444,7 @@ def size_pair_slope(
     level
         Level of the interval.
     seed
-        Seed of the plateau side's bootstrap when the routes differ (a
+        Seed of the plateau side's Student-t draws when the routes differ (a
         :class:`numpy.random.Generator`); unused otherwise.
 
     Returns
@@ -453,7 +453,9 @@ def size_pair_slope(
         ``(A_large - A_small) / mean(A) / log10(n_large / n_small)``: both law fits by
         :func:`limit_scale_slope` (paired bootstrap draws), both plateaus by
         :func:`plateau_scale_slope` (Welch t), one of each by pairing the law's bootstrap
-        draws with as many bootstrap means of the plateau's seeds (percentile interval,
+        draws with as many Student-t draws of the plateau's mean level (``mean + SE t``,
+        ``t`` on ``seeds - 1`` df: the t interval's sampling distribution, where a
+        bootstrap of 3-5 seed means would be too narrow; percentile interval,
         :data:`MIXED_SCALE_CI`).
 
     Raises
@@ -487,7 +489,8 @@ def size_pair_slope(
         return Estimate(point, method="no bootstrap draws: a point estimate")
     law_draws = law.draws[:, list(law.params).index("A0")]
     rng = np.random.default_rng(seed)
-    plateau_draws = rng.choice(lv, size=(len(law_draws), len(lv)), replace=True).mean(axis=1)
+    se = lv.std(ddof=1) / np.sqrt(len(lv))
+    plateau_draws = lv.mean() + se * rng.standard_t(len(lv) - 1, size=len(law_draws))
     draws = rel(law_draws, plateau_draws)
     return Estimate.from_draws(
         point, draws, level=level, method=MIXED_SCALE_CI, resamples=len(law_draws)
