@@ -519,6 +519,46 @@ def test_a_family_of_claims_one_per_pair_is_holm_corrected(tmp_path):
     assert v.verdict == "contradicts" and "Holm-adjusted p" in v.reason
 
 
+def test_a_family_holds_only_after_holm_too(tmp_path):
+    from scalinglab.verdict_checks import support_p
+
+    path = tmp_path / "sizes.toml"
+    path.write_text(
+        textwrap.dedent("""\
+        [[claim]]
+        id = "faster/{x}"
+        each = "pairs"
+        source = "Paper"
+        statement = "{x} is faster"
+        findings = "speedup/{x}_vs_{y}"
+        expect = "greater"
+        value = 1.0
+        scope = "paper"
+        regime = "paper data"
+    """)
+    )
+    pairs = [{"x": f"w{i}", "y": "base"} for i in range(4)]
+    for i in range(2):
+        _finding(f"speedup/w{i}_vs_base", 1.5, 1.3, 1.7)  # clearly above 1
+    for i in (2, 3):
+        _finding(f"speedup/w{i}_vs_base", 1.1, 1.01, 1.19)  # just above 1: p ~ 0.03 alone
+    p = support_p("greater", (1.0, np.inf), 1.1, (1.01, 1.19), 0.95)
+    assert 0.02 < p < 0.05
+    # the mirror of contradiction_p: the same distance to the threshold, the same p
+    assert p == pytest.approx(contradiction_p("greater", (1.2, np.inf), 1.1, (1.01, 1.19), 0.95))
+    verdicts = rec.claims_from(path, pairs=pairs)
+    # Holm over 4: the two marginal p's are compared with alpha / 2, and fail
+    assert [v.verdict for v in verdicts] == ["reproduces"] * 2 + ["inconclusive"] * 2
+    assert "not after Holm's correction" in verdicts[2].reason
+    assert "Holm-adjusted p" in verdicts[0].reason
+    # alone, a marginal one holds
+    one = rec.claims_from(path, pairs=pairs[2:3])
+    assert [v.verdict for v in one] == ["reproduces"]
+    # a two-ended region needs both ends excluded: the larger p
+    assert support_p("between", (0.0, 2.0), 1.9, (1.8, 1.99), 0.95) > 0.01
+    assert support_p("between", (0.0, 2.0), 5.0, (4.0, 6.0), 0.95) == 1.0
+
+
 # --- a verdict says its interval's coverage ------------------------------------------------
 
 

@@ -104,8 +104,8 @@ class Claim:
     #: ``(lo, hi)``: the values the deciding findings take by construction; a rule no
     #: value there could fail is refused (:func:`scalinglab.verdict_checks.check_falsifiable`).
     support: tuple[float, float] | None = None
-    #: Claims of one family (one per pair or size of the same statement) are contradicted
-    #: only after Holm's correction over the family (:func:`decide_all`).
+    #: Claims of one family (one per pair or size of the same statement) are decided,
+    #: either way, only after Holm's correction over the family (:func:`decide_all`).
     family: str | None = None
 
     def __post_init__(self) -> None:
@@ -397,50 +397,64 @@ def decide(claim: Claim, findings: Mapping[str, Mapping[str, Any]]) -> Verdict:
 
 def decide_all(claims: Sequence[Claim], findings: Mapping[str, Mapping[str, Any]]) -> list[Verdict]:
     """Decide every claim; within a family (claims with the same ``family``, e.g. one per
-    leaderboard pair), a ``contradicts`` stands only if its contradiction p-value
-    (:func:`scalinglab.verdict_checks.contradiction_p`) survives Holm's correction over
-    the family's claims; otherwise it reads ``inconclusive``. Claims decided by several
-    findings are corrected within themselves (:func:`decide`) and left out here."""
+    leaderboard pair or one per size), each decided claim (``contradicts`` or
+    ``reproduces``) stands only if its p-value
+    (:func:`~scalinglab.verdict_checks.contradiction_p` or
+    :func:`~scalinglab.verdict_checks.support_p`) survives Holm's correction over the
+    family's claims, one correction per direction; otherwise it reads ``inconclusive``.
+    Each p-value is two-sided, so each direction's false decisions are held to
+    ``(1 - level) / 2`` and both together to ``1 - level``. (One correction over both
+    directions would not do: a claim's two hypotheses are complementary, so rejecting
+    one leaves the other true, and Holm's step-down would wrongly shrink the multiplier.)
+    Claims decided by several findings are corrected within themselves (:func:`decide`)
+    and left out here."""
     verdicts = [decide(c, findings) for c in claims]
     families: dict[str, list[int]] = {}
     for i, c in enumerate(claims):
         if c.family and c.untested is None and len(c.findings) == 1:
             families.setdefault(c.family, []).append(i)
+    decided = ("contradicts", "reproduces")
     for idx in families.values():
         if len(idx) < 2:
             continue
         raw = {i: _decide(claims[i], findings) for i in idx}
-        if not any(raw[i].verdict == "contradicts" for i in idx):
+        if not any(raw[i].verdict in decided for i in idx):
             continue
         level = min(float(findings[claims[i].findings[0]].get("level") or 0.95) for i in idx)
-        pvals = []
-        for i in idx:
-            f = findings[claims[i].findings[0]]
-            pvals.append(
-                vc.contradiction_p(
-                    str(claims[i].expect), claims[i].region(), float(f["point"]), f["ci"], level
+        for direction, p_of in (("contradicts", vc.contradiction_p), ("reproduces", vc.support_p)):
+            pvals = [
+                p_of(
+                    str(claims[i].expect),
+                    claims[i].region(),
+                    float(findings[claims[i].findings[0]]["point"]),
+                    findings[claims[i].findings[0]]["ci"],
+                    level,
                 )
-                if raw[i].verdict == "contradicts"
+                if raw[i].verdict == direction
                 else 1.0
-            )
-        reject, adjusted = vc.holm_contradictions(pvals, alpha=1 - level)
-        for i, rej, padj in zip(idx, reject, adjusted, strict=True):
-            if raw[i].verdict != "contradicts":
+                for i in idx
+            ]
+            if min(pvals) >= 1.0:
                 continue
-            note = (
-                f" (Holm-adjusted p = {padj:.2g} over the {len(idx)} claims of {claims[i].family})"
-            )
-            if rej:
-                v = verdicts[i]
-                verdicts[i] = Verdict(v.claim, v.verdict, v.reason + note, v.evidence, v.mde)
-            else:
-                r = raw[i]
-                reason = (
-                    f"{r.reason}, but not after Holm's correction{note}: "
-                    f"the adjusted p exceeds {1 - level:.2g}"
+            reject, adjusted = vc.holm_contradictions(pvals, alpha=1 - level)
+            for i, rej, padj in zip(idx, reject, adjusted, strict=True):
+                if raw[i].verdict != direction:
+                    continue
+                note = (
+                    f" (Holm-adjusted p = {padj:.2g} over the {len(idx)} claims "
+                    f"of {claims[i].family})"
                 )
-                ev = tuple({**e, "verdict": "inconclusive"} for e in r.evidence)
-                verdicts[i] = Verdict(r.claim, "inconclusive", reason, ev)
+                if rej:
+                    v = verdicts[i]
+                    verdicts[i] = Verdict(v.claim, v.verdict, v.reason + note, v.evidence, v.mde)
+                else:
+                    r = raw[i]
+                    reason = (
+                        f"{r.reason}, but not after Holm's correction{note}: "
+                        f"the adjusted p exceeds {1 - level:.2g}"
+                    )
+                    ev = tuple({**e, "verdict": "inconclusive"} for e in r.evidence)
+                    verdicts[i] = Verdict(r.claim, "inconclusive", reason, ev)
     return verdicts
 
 

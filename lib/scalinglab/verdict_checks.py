@@ -43,6 +43,13 @@ and only those still below ``alpha = 1 - level`` contradict. A p-value is read o
 interval by the normal approximation (``se`` from the half-width on the threshold's
 side, ``z = |point - threshold| / se``, two-sided), so a lone interval that just
 excludes the threshold has ``p`` about ``alpha``.
+
+A *family* of claims (one claim per size or per pair, each with one finding:
+:func:`scalinglab.claims.decide_all`) is corrected in both directions, one Holm
+correction each: the claims that exclude their claim by their :func:`contradiction_p`,
+those that reproduce it by their :func:`support_p`; a decision whose adjusted p exceeds
+``alpha`` reads ``inconclusive``. So "holds at w48 and w64" carries the same family-wise
+error rate as "differs at w48".
 """
 
 from __future__ import annotations
@@ -333,6 +340,36 @@ def contradiction_p(
     if half <= 0:
         return 0.0
     return float(2 * norm.sf(dist / (half / z)))
+
+
+def support_p(
+    expect: str, region: tuple[float, float], point: float, ci: Sequence[float], level: float
+) -> float:
+    """Two-sided p-value of "the effect lies inside the claimed region" being wrong: the
+    mirror of :func:`contradiction_p`, from the interval by the normal approximation
+    (1.0 when the point is outside the region). For a region with two finite ends
+    (``equal``, ``between``) both ends must be excluded: the larger of the two p-values.
+
+    ``se`` is the half-width on the threshold's side divided by ``z_{(1+level)/2}``; a
+    zero half-width gives 0.
+    """
+    a, b = region
+    z = float(norm.ppf(0.5 + level / 2))
+    lo, hi = float(ci[0]), float(ci[1])
+    if not a <= point <= b:
+        return 1.0
+
+    def one(dist: float, half: float) -> float:
+        if half <= 0:
+            return 0.0 if dist > 0 else 1.0
+        return float(min(1.0, 2 * norm.sf(dist / (half / z))))
+
+    ps = []
+    if math.isfinite(a):
+        ps.append(one(point - a, point - lo))
+    if math.isfinite(b):
+        ps.append(one(b - point, hi - point))
+    return max(ps) if ps else 1.0
 
 
 def holm_contradictions(pvalues: Sequence[float], *, alpha: float) -> tuple[np.ndarray, np.ndarray]:
