@@ -693,9 +693,9 @@ claims_from(
 # {{ t/speedup/muon/w96/1x }} at w96; its slope per log N is
 # {{ t/size_slope/muon/budget }} at the matched budget and
 # {{ t/size_slope/muon/steps }} at matched steps. Each claim's verdict, size by size, is
-# in the ledger (at our scale, far below 130M: *holds*/*differs*); Holm's correction over
-# the sizes applies before a size's verdict reads *differs* (a *holds* is read at each
-# size's own level).
+# in the ledger (at our scale, far below 130M: *holds*/*differs*); a size's verdict reads
+# *holds* or *differs* only if it survives Holm's correction over the sizes (one
+# correction per direction).
 #
 # *What still moves with size.* AdamW's law must fit AdamW's own losses for a speedup to
 # mean anything: at a size where AdamW's own speedup at any of its budgets excludes 1 (t

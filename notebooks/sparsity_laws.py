@@ -442,7 +442,7 @@ for design, both in r_step.extra["both"].items():
 # passes. The size claim is read on identified limits only: every pair of sizes whose
 # limits are identified is compared (the second table), by the pair's routes: two law
 # fits by their paired bootstrap draws, two plateaus by a Welch t over the seeds' plateau
-# levels, one of each by the law's draws paired with a bootstrap of the plateau's seeds.
+# levels, one of each by the law's draws paired with Student-t draws of the plateau's mean level.
 # The claim holds only if every pair is within its tolerance, and a pair outside it
 # decides only after Holm's correction over the pairs (the ledger). The held-out loss
 # change over each size's last decade shows whether the repeated corpus (every size
