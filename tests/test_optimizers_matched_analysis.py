@@ -13,8 +13,13 @@ from scipy import stats as sps
 
 from scalinglab.provenance import config_hash
 from scalinglab.studies.optimizers import matched_report, seedwise, tuning_curves
-from scalinglab.studies.optimizers.config import MATCHED_SIZES, WALK_LIMITS, sweep_config
-from scalinglab.studies.optimizers.protocol import DEFAULT_LADDERS, tune_walks
+from scalinglab.studies.optimizers.config import (
+    MATCHED_SIZES,
+    WALK_LADDERS,
+    WALK_LIMITS,
+    sweep_config,
+)
+from scalinglab.studies.optimizers.protocol import tune_walks
 from scalinglab.studies.optimizers.tuning import path_dataset
 
 #: The config hash of the ``matched`` sweep (its dataset is
@@ -163,7 +168,7 @@ def test_tuning_curves_mark_interior_limit_and_bound_and_flag_every_cell_using_t
     sweep = sweep_config("matched")
     _, searches, path = _path(sweep)
     table = tuning_curves.curves(
-        path, ladders=DEFAULT_LADDERS, max_passes=sweep.walk_max_passes, limits=WALK_LIMITS
+        path, ladders=WALK_LADDERS, max_passes=sweep.walk_max_passes, limits=WALK_LIMITS
     )
     assert set(table.phase) == {"A", "B", "C", "D"}
     lr = table[table.coordinate == "lr"]
@@ -185,7 +190,7 @@ def test_tuning_curves_mark_interior_limit_and_bound_and_flag_every_cell_using_t
     assert any("beta2=0.5 is at bound" in w for w in warned)
     assert not any("weight_decay" in w for w in warned)
     # without the limits, weight decay 0 would read as a cut ladder end
-    bare = tuning_curves.curves(path, ladders=DEFAULT_LADDERS, max_passes=sweep.walk_max_passes)
+    bare = tuning_curves.curves(path, ladders=WALK_LADDERS, max_passes=sweep.walk_max_passes)
     assert (bare[(bare.coordinate == "weight_decay") & bare.final].status == "at bound").all()
     # a cell's speedup carries its own flags and the baseline's at that size
     sf = tuning_curves.speedup_flags(flags, ["soap"], "w48", 1.0)
@@ -209,7 +214,7 @@ def test_a_capped_learning_rate_walk_is_on_edge_and_flags_its_cell_only():
     ds = path_dataset(searches)
     ds = ds.rename({k: f"tuning_{k}" for k in ds.data_vars})
     table = tuning_curves.curves(
-        tuning_curves.path_table(ds), ladders=DEFAULT_LADDERS, max_passes=sweep.walk_max_passes
+        tuning_curves.path_table(ds), ladders=WALK_LADDERS, max_passes=sweep.walk_max_passes
     )
     muon_lr = table[(table.search == "muon") & (table.coordinate == "lr") & table.final]
     assert (muon_lr.status == "on edge").sum() >= len(muon_lr) - 1 >= 5
@@ -333,7 +338,7 @@ def test_the_tiny_walk_sweep_analysed_end_to_end(tiny_matched):
     m = matched_report.analyse(
         table,
         ds,
-        ladders={**DEFAULT_LADDERS, **sweep.walk_ladders},
+        ladders={**WALK_LADDERS, **sweep.walk_ladders},
         max_passes=sweep.walk_max_passes,
         tune_multiple=sweep.tune_multiple,
         e_identified=sp.identified,
@@ -478,7 +483,7 @@ def test_tuning_curve_figure_draws_every_size_and_marks_each_optimum():
 
     sweep = sweep_config("matched")
     _, _, path = _path(sweep)
-    table = tuning_curves.curves(path, ladders=DEFAULT_LADDERS, max_passes=sweep.walk_max_passes)
+    table = tuning_curves.curves(path, ladders=WALK_LADDERS, max_passes=sweep.walk_max_passes)
     fig = plots.tuning_curves(table, multiple=1.0)
     assert len(fig.axes) == len(sweep.optimizers)
     for ax in fig.axes:  # one curve and one optimum marker per size

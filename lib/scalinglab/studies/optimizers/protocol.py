@@ -39,12 +39,9 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from scalinglab.studies.optimizers.config import WALK_LADDERS, WALK_LIMITS, SizeSpec, SweepConfig
+from scalinglab.studies.optimizers.config import WALK_LIMITS, SizeSpec, SweepConfig
 from scalinglab.studies.optimizers.walk import Ladder, WalkDescent, lr_ladder
 from scalinglab.training.optimizers import default_hparams
-
-#: The ladders of the coordinates walked at the largest size (``lr`` grows by factor).
-DEFAULT_LADDERS = WALK_LADDERS
 
 
 def embed_head(sweep: SweepConfig, adamw_hp: dict[str, Any] | None) -> dict[str, Any]:

@@ -81,7 +81,7 @@ def curves(
         :func:`path_table` of a walk-protocol sweep.
     ladders
         Fixed ladders of the coordinates other than ``lr`` (the protocol's
-        ``DEFAULT_LADDERS`` with the sweep's ``walk_ladders``); ``lr`` grows without end.
+        ``config.WALK_LADDERS`` with the sweep's ``walk_ladders``: ``SweepConfig.ladders()``); ``lr`` grows without end.
     max_passes
         The sweep's ``walk_max_passes``: a descent over several coordinates whose last
         pass still moved at that cap is flagged ``still moving``.
