@@ -687,8 +687,11 @@ claims_from(
 # interior optimum on tuning seeds, the paper's NAdamW, AdamW's settings for every
 # embedding and head). {{ tuning/flagged_cells | point }} tuned cells train with a
 # flagged setting (table in 5c); their sizes' claims read *not identified*. The t
-# intervals over seeds cover {{ coverage/t/n3 | point }} of the time at 3 seeds on these
-# data's own spread (the percentile bootstrap {{ coverage/percentile/n3 | point }}).
+# intervals over seeds of a speedup cover {{ coverage/t/n3 | point }} of the time at 3
+# seeds on these data's own spread (the percentile bootstrap
+# {{ coverage/percentile/n3 | point }}); those of a slope over size cover
+# {{ coverage/slope/t/n3 | point }} on the slopes' own spread (the percentile bootstrap
+# {{ coverage/slope/percentile/n3 | point }}).
 # Muon's speedup at the matched budget is {{ t/speedup/muon/w32/1x }} at w32 and
 # {{ t/speedup/muon/w96/1x }} at w96; its slope per log N is
 # {{ t/size_slope/muon/budget }} at the matched budget and

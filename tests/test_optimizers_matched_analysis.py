@@ -352,6 +352,9 @@ def test_the_tiny_walk_sweep_analysed_end_to_end(tiny_matched):
         assert {f"t/speedup/{o}/xs/1x", f"t/speedup/{o}/xs/2x", f"t/speedup/{o}/xs2/1x"} <= names
         assert f"t/transfer_ratio/{o}/xs" in names
     assert {"t/size_slope/muon/budget", "t/size_slope/muon/steps", "coverage/t/n3"} <= names
+    # the slopes' t interval gets its own coverage simulation, on their own deviations
+    assert {"coverage/slope/t/n3", "coverage/slope/percentile/n3"} <= names
+    assert set(m.coverage.statistic) == {"log speedup", "slope per log N"}
     # every walk the sweep warned about is flagged in the table (none hidden)
     for line in ds.attrs["tuning_warnings"].splitlines():
         who, what = line.split(": ", 1)

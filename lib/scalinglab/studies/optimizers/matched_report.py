@@ -23,7 +23,9 @@ keyword arguments of :func:`scalinglab.record.record`), one call in the notebook
   the ranking halfway and at the end per seed (``t/tau_midrun/<size>/<m>x``) and its
   gain under the constant-LR control (``t/tau_gain/<size>/<m>x``).
 - **Coverage** of the t interval at ``n = 3`` on the data's own per-seed deviations
-  (``coverage/t/n3``, beside the percentile bootstrap's, ``coverage/percentile/n3``).
+  (``coverage/t/n3``, beside the percentile bootstrap's, ``coverage/percentile/n3``),
+  and the same on the slopes' per-seed deviations (``coverage/slope/t/n3``,
+  ``coverage/slope/percentile/n3``).
 
 :func:`claim_values` gives the values the claims file's ``matched`` design is filled
 with (one claim per size, Holm over the sizes).
@@ -67,7 +69,9 @@ class Matched:
     flags
         :func:`.tuning_curves.cell_flags`.
     coverage
-        :func:`.seedwise.coverage`.
+        :func:`.seedwise.coverage` of the log speedups and
+        :func:`.seedwise.deviation_coverage` of the slopes' per-seed values, a
+        ``statistic`` column telling them apart.
     per_seed
         :func:`.seedwise.per_seed`.
     """
@@ -375,14 +379,16 @@ def analyse(
                     f"({', '.join(scalar)}) methods at {s}, {m:g}x",
                 )
     # ---- the trend with size, at matched budget and at matched steps
+    slope_cells = []  # each slope's per-seed values: the slopes' own coverage simulation
     for o in others:
         for reading, per in (
             ("budget", dict.fromkeys(trend, tune_multiple)),
             ("steps", {s: steps_m[s] for s in trend}),
         ):
-            est, _ = seedwise.summary(
+            est, per_seed = seedwise.summary(
                 seeds, seedwise.slope(o, per, n_params), level=level, ratio=False
             )
+            slope_cells.append(per_seed)
             add(
                 f"t/size_slope/{o}/{reading}",
                 est,
@@ -465,19 +471,30 @@ def analyse(
                     f"schedule minus under the main one at {s}, {m:g}x (per seed)",
                     unit="",
                 )
-    # ---- coverage of the t interval on the data's own deviations
+    # ---- coverage of the t interval on the data's own deviations: the speedups', and
+    # the slopes' (a slope's per-seed values spread and skew unlike one cell's)
     cov = seedwise.coverage(ps[ps.optimizer.isin(others)], level=level, sims=sims, seed=seed)
-    for r in cov[cov.n == 3].itertuples() if len(cov) else ():
-        key = "t" if r.method == "Student t" else "percentile"
-        rows.append(
-            {
-                "name": f"coverage/{key}/n3",
-                "point": Estimate(float(r.coverage), note=f"simulation standard error {r.se:.3f}"),
-                "description": f"simulated coverage of a nominal {level:.0%} {r.method} interval of "
-                f"a mean over 3 seeds, resampling the per-seed deviations of these log speedups "
-                f"({r.sims} data sets)",
-            }
-        )
+    slope_cov = seedwise.deviation_coverage(slope_cells, level=level, sims=sims, seed=seed)
+    for what, prefix, c, text in (
+        ("log speedup", "coverage", cov, "these log speedups"),
+        ("slope per log N", "coverage/slope", slope_cov, "the per-seed slopes over size"),
+    ):
+        for r in c[c.n == 3].itertuples() if len(c) else ():
+            key = "t" if r.method == "Student t" else "percentile"
+            rows.append(
+                {
+                    "name": f"{prefix}/{key}/n3",
+                    "point": Estimate(
+                        float(r.coverage), note=f"simulation standard error {r.se:.3f}"
+                    ),
+                    "description": f"simulated coverage of a nominal {level:.0%} {r.method} "
+                    f"interval of a mean over 3 seeds, resampling the per-seed deviations of "
+                    f"{text} ({r.sims} data sets, {r.deviations} deviations)",
+                }
+            )
+        if len(c):
+            c.insert(0, "statistic", what)
+    cov = pd.concat([cov, slope_cov], ignore_index=True) if len(slope_cov) else cov
     rows.append(
         {
             "name": "tuning/flagged_cells",
