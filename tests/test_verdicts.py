@@ -490,22 +490,28 @@ def test_outer_bootstrap_bounds_carry_their_mc_error_into_estimates():
     assert e.mc_se == (pytest.approx(few["mc_se_lo"][0]), pytest.approx(few["mc_se_hi"][0]))
 
 
-def test_a_family_of_claims_one_per_pair_is_holm_corrected(tmp_path):
+def _pairs_family(tmp_path, value: float):
+    """A claims file of one claim per pair ("{x} beats {y}": poi/{x}_vs_{y} > value)."""
     path = tmp_path / "pairs.toml"
     path.write_text(
-        textwrap.dedent("""\
+        textwrap.dedent(f"""\
         [[claim]]
-        id = "order/{x}>{y}"
+        id = "order/{{x}}>{{y}}"
         each = "pairs"
         source = "Board"
-        statement = "{x} beats {y}"
-        findings = "poi/{x}_vs_{y}"
+        statement = "{{x}} beats {{y}}"
+        findings = "poi/{{x}}_vs_{{y}}"
         expect = "greater"
-        value = 0.5
+        value = {value}
         scope = "benchmark"
         regime = "paper data"
     """)
     )
+    return path
+
+
+def test_a_family_of_claims_one_per_pair_is_holm_corrected(tmp_path):
+    path = _pairs_family(tmp_path, 0.5)
     pairs = [{"x": f"a{i}", "y": f"b{i}"} for i in range(4)]
     for i in range(3):
         _finding(f"poi/a{i}_vs_b{i}", 0.8, 0.6, 0.95)
@@ -522,26 +528,12 @@ def test_a_family_of_claims_one_per_pair_is_holm_corrected(tmp_path):
 def test_a_family_holds_only_after_holm_too(tmp_path):
     from scalinglab.verdict_checks import support_p
 
-    path = tmp_path / "sizes.toml"
-    path.write_text(
-        textwrap.dedent("""\
-        [[claim]]
-        id = "faster/{x}"
-        each = "pairs"
-        source = "Paper"
-        statement = "{x} is faster"
-        findings = "speedup/{x}_vs_{y}"
-        expect = "greater"
-        value = 1.0
-        scope = "paper"
-        regime = "paper data"
-    """)
-    )
+    path = _pairs_family(tmp_path, 1.0)
     pairs = [{"x": f"w{i}", "y": "base"} for i in range(4)]
     for i in range(2):
-        _finding(f"speedup/w{i}_vs_base", 1.5, 1.3, 1.7)  # clearly above 1
+        _finding(f"poi/w{i}_vs_base", 1.5, 1.3, 1.7)  # clearly above 1
     for i in (2, 3):
-        _finding(f"speedup/w{i}_vs_base", 1.1, 1.01, 1.19)  # just above 1: p ~ 0.03 alone
+        _finding(f"poi/w{i}_vs_base", 1.1, 1.01, 1.19)  # just above 1: p ~ 0.03 alone
     p = support_p("greater", (1.0, np.inf), 1.1, (1.01, 1.19), 0.95)
     assert 0.02 < p < 0.05
     # the mirror of contradiction_p: the same distance to the threshold, the same p
