@@ -81,3 +81,16 @@ def test_the_sizing_rule_picks_the_fewest_warm_starts_with_power_at_least_0_8():
     assert power[6] < 0.8 <= power[8]
     low, high = third_stage.rise_power(8, 0.0, sims=4000)
     assert low < 0.05 and high < 0.05  # no rise: each end rejects about 2.5%
+
+
+def test_the_committed_design_has_eight_base_models_at_s_and_xl():
+    """The third stage's stored blocks join v3 and its first two stages: s and xl each
+    read 8 base models (warm starts 0-7), m and l keep their 2."""
+    from scalinglab.studies.rl.config import sweep_config
+    from scalinglab.studies.rl.report_data import load_sweep
+
+    ds = load_sweep(sweep_config("v3"))
+    ok = ds.status.sel(variant="baseline") == "ok"
+    for size, warm in {"s": range(8), "m": range(2), "l": range(2), "xl": range(8)}.items():
+        got = set(ds.warm_start.values[ok.sel(model_size=size).values].tolist())
+        assert got == set(warm), size
