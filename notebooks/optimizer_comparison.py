@@ -114,6 +114,7 @@ from scalinglab.studies.optimizers import (
     rising,
     seed_t,
     seed_t_arms,
+    step_times,
     tuning_curves,
 )
 from scalinglab.studies.optimizers.config import WALK_LIMITS
@@ -534,17 +535,20 @@ else:
 # %% [markdown] tags=["not-published", "not-user"]
 # ## 7. Wall clock: a token speedup that costs time per step
 #
-# Seconds per training step (median over runs, one CPU thread) relative to AdamW at the
-# same size, next to the token speedup; the wall-clock speedup divides the two. The sweep's
-# runs share the machine's cores with each other, so these ratios carry the noise of
-# whatever ran beside them: their intervals resample the runs, each a separate process at
-# a separate time, so a re-run's ratio should land inside them.
-# `benchmarks/bench_optimizers.py` times every optimizer back to back on an otherwise idle
-# core for the clean per-step cost.
+# Seconds per training step (one CPU thread) relative to AdamW at the same size, next to
+# the token speedup; the wall-clock speedup divides the two. Where the sweep has a
+# committed side-by-side timing (`python -m scalinglab.studies.optimizers.step_times
+# <class>`: every optimizer of a size timed in alternation, a paired ratio per round), the
+# ratio comes from there, with a Student-t interval over rounds. Otherwise it is read off
+# the sweep's own runs, each a separate process at a separate time on a shared machine:
+# those ratios carry the machine's load, and their intervals (resampling runs) say how
+# much, not what the optimizers cost.
 
 # %% tags=["not-published", "not-user"]
 if ds is not None:
-    wallclock = analysis.wallclock_table(ds, res, seed=seed)
+    timing = step_times.load(sweep)
+    print("step times:", "side by side," if timing is not None else "from the sweep's runs")
+    wallclock = analysis.wallclock_table(ds, res, seed=seed, timing=timing)
     display(wallclock)
     for row in rows.wallclock(wallclock, speedups):
         record(**row)

@@ -110,3 +110,19 @@ def test_analyses_run_on_the_sweep(tiny):
     assert (other.ratio_hi > other.ratio_lo).all()  # runs differ in time: a real interval
     again = wallclock_table(ds, res)
     pd.testing.assert_frame_equal(wc, again)  # seeded: same interval every call
+    assert (other.ratio_method.str.startswith("percentile bootstrap over the sweep")).all()
+    # a side-by-side timing replaces the runs' ratios where it covers a cell
+    from scalinglab.studies.optimizers import step_times
+
+    sweep = sweep_config("tiny")
+    timing = step_times.measure(
+        sweep, steps=2, rounds=2, optimizers=("adamw", "muon"), progress=False
+    )
+    assert dict(timing.seconds_per_step.sizes) == {"model_size": 2, "optimizer": 2, "round": 2}
+    assert (timing.seconds_per_step > 0).all() and timing.attrs["rounds"] == 2
+    timed = wallclock_table(ds, res, timing=timing)
+    want = step_times.ratio_table(timing).set_index(["optimizer", "model_size"])
+    for r in timed[timed.optimizer == "muon"].itertuples():
+        assert r.time_ratio == pytest.approx(want.loc[("muon", r.model_size), "time_ratio"])
+        assert r.ratio_method.startswith("timed side by side")
+        assert r.wallclock_speedup == pytest.approx(r.token_speedup / r.time_ratio)

@@ -269,6 +269,13 @@ def leader_table(ds: xr.Dataset) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+#: How :func:`wallclock_table` reads a step-time ratio without a side-by-side timing.
+STEP_TIMES_OVER_RUNS = (
+    "percentile bootstrap over the sweep's runs (separate processes at separate times: "
+    "the machine's load moves it)"
+)
+
+
 def _step_time_medians(times: np.ndarray, rng: np.random.Generator, reps: int) -> np.ndarray:
     """Bootstrap medians of one (optimizer, size)'s seconds per step, resampling its runs."""
     v = times[np.isfinite(times)]
@@ -278,25 +285,36 @@ def _step_time_medians(times: np.ndarray, rng: np.random.Generator, reps: int) -
 
 
 def wallclock_table(
-    ds: xr.Dataset, result: SpeedupResult, *, baseline: str | None = None, seed: int = 0
+    ds: xr.Dataset,
+    result: SpeedupResult,
+    *,
+    baseline: str | None = None,
+    seed: int = 0,
+    timing: xr.Dataset | None = None,
 ) -> pd.DataFrame:
     """Step time relative to the baseline next to token and wall-clock speedups, per size.
 
-    Every run of the sweep is a separate process at a separate time, so resampling runs
-    carries the machine's run-to-run variance into the step-time interval: each
-    replicate takes the median seconds per step over resampled runs of the optimizer and,
-    independently, of the baseline. Replicate ``r`` of the wall-clock speedup divides
-    token-speedup replicate ``r`` by step-time-ratio replicate ``r``.
+    With ``timing`` (:func:`.step_times.measure`, the optimizers timed side by side), a
+    cell it covers takes its step-time ratio from there: the mean log ratio over rounds
+    with its Student-t interval, and for the wall-clock interval as many t draws
+    (:func:`.step_times.ratio_draws`) as the token speedup has replicates. Otherwise the
+    ratio is read off the sweep's runs: every run is a separate process at a separate
+    time, so resampling runs carries the machine's run-to-run variance (its load) into the
+    step-time interval: each replicate takes the median seconds per step over resampled
+    runs of the optimizer and, independently, of the baseline. Replicate ``r`` of the
+    wall-clock speedup divides token-speedup replicate ``r`` by step-time-ratio
+    replicate ``r``.
 
     Returns
     -------
     pandas.DataFrame
         optimizer, model_size, seconds_per_step (median over runs), time_ratio
-        (over the baseline's) with ratio_lo/ratio_hi, token_speedup (geometric mean over
-        multiples) with token_lo/token_hi, wallclock_speedup ``= token_speedup /
-        time_ratio`` with wallclock_lo/wallclock_hi.
+        (over the baseline's) with ratio_lo/ratio_hi and ratio_method, token_speedup
+        (geometric mean over multiples) with token_lo/token_hi, wallclock_speedup ``=
+        token_speedup / time_ratio`` with wallclock_lo/wallclock_hi.
     """
     from scalinglab.stats.bootstrap import keyed_generators
+    from scalinglab.studies.optimizers import step_times
 
     baseline = baseline or result.baseline
     per, reps = geomean_by_size(result)
@@ -316,14 +334,35 @@ def wallclock_table(
         )
         for k in keys
     }
+    timed = (
+        step_times.ratio_table(timing, baseline=baseline, level=result.level).set_index(
+            ["optimizer", "model_size"]
+        )
+        if timing is not None
+        else None
+    )
     rows = []
     for r in per.itertuples():
         t = float(sps.sel(optimizer=r.optimizer, model_size=r.model_size))
-        ratio = t / float(sps.sel(optimizer=baseline, model_size=r.model_size))
-        ratio_rep = boot[f"{r.optimizer}|{r.model_size}"] / boot[f"{baseline}|{r.model_size}"]
-        rlo = rhi = np.nan
-        if r.optimizer != baseline and np.isfinite(ratio_rep).any():
-            rlo, rhi = (float(v) for v in percentile_interval(ratio_rep, level=result.level))
+        key = (r.optimizer, r.model_size)
+        method = STEP_TIMES_OVER_RUNS
+        if timed is not None and key in timed.index:
+            c = timed.loc[key]
+            ratio, rlo, rhi, method = c.time_ratio, c.ratio_lo, c.ratio_hi, c.method
+            ratio_rep = step_times.ratio_draws(
+                timing,  # type: ignore[arg-type]
+                r.optimizer,
+                r.model_size,
+                baseline=baseline,
+                n=n_rep,
+                rng=gens[f"{r.optimizer}|{r.model_size}"],
+            )
+        else:
+            ratio = t / float(sps.sel(optimizer=baseline, model_size=r.model_size))
+            ratio_rep = boot[f"{r.optimizer}|{r.model_size}"] / boot[f"{baseline}|{r.model_size}"]
+            rlo = rhi = np.nan
+            if r.optimizer != baseline and np.isfinite(ratio_rep).any():
+                rlo, rhi = (float(v) for v in percentile_interval(ratio_rep, level=result.level))
         rep = reps[(r.optimizer, r.model_size)]
         lo = hi = wlo = whi = np.nan
         if rep is not None and np.isfinite(rep).any():
@@ -341,6 +380,7 @@ def wallclock_table(
                 "time_ratio": ratio,
                 "ratio_lo": rlo,
                 "ratio_hi": rhi,
+                "ratio_method": method,
                 "token_speedup": r.speedup,
                 "token_lo": lo,
                 "token_hi": hi,

@@ -41,7 +41,9 @@ from scalinglab.models.transformer import Transformer
 from scalinglab.training.pretrain import heldout_loss, run_pretrain
 
 
-def _step_seconds(sweep: Any, optimizer: str, size: Any, steps: int) -> float:
+def step_seconds(sweep: Any, optimizer: str, size: Any, steps: int) -> float:
+    """Seconds per step of ``steps`` training steps of ``optimizer`` at ``size`` (the
+    sweep's run config at its tuning budget, default settings, one torch thread)."""
     cfg = dataclasses.replace(
         sweep.run_config(optimizer, size, sweep.tune_multiple, {}),
         train_steps=steps,
@@ -91,8 +93,8 @@ def measure_costs(
         for o in sweep.optimizers:
             pairs = []
             for _ in range(repeats):
-                r = _step_seconds(ref_sweep, ref_opt, ref_size, steps)
-                pairs.append((r, _step_seconds(sweep, o, size, steps)))
+                r = step_seconds(ref_sweep, ref_opt, ref_size, steps)
+                pairs.append((r, step_seconds(sweep, o, size, steps)))
             refs += [r for r, _ in pairs]
             step_s[o] = statistics.median(t for _, t in pairs)
             ratio[o] = statistics.median(t / r for r, t in pairs)

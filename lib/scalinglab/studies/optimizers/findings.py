@@ -46,7 +46,6 @@ TAU_FIXED = (
     "takes a few values only, and resampling these seeds does not move it"
 )
 TAU_GAIN = "percentile bootstrap over seeds (both schedules resampled together)"
-STEP_TIMES = "percentile bootstrap over runs (separate processes)"
 #: Why a size's speedups are not identified.
 E_AT_BOUND = "E at its bound 0 in the point fit or in 20%+ of refits"
 TUNING_EDGE = "tuned on the edge of what its tuning tried"
@@ -636,9 +635,9 @@ class Rows:
                     r.time_ratio,
                     r.ratio_lo,
                     r.ratio_hi,
-                    method=STEP_TIMES,
+                    method=r.ratio_method,
                     unit="x",
-                    description=f"seconds per step over {self.baseline}'s (median over runs)",
+                    description=f"seconds per step over {self.baseline}'s",
                 )
             )
             out.append(
