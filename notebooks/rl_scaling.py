@@ -779,8 +779,9 @@ per_size
 
 # %% [markdown] tags=["only-default"]
 # **What the `v3` design decides** (the baseline at 4 sizes, 2 warm starts per size, 2 RL
-# seeds each in `v3` and more at l and xl in its extension's blocks: the ledger's regimes
-# give the runs per size and block; 4,000 GRPO steps; the ledger gives each verdict).
+# seeds each in `v3`; more RL seeds at l and xl in its extension's first two stages and 6
+# more base models at s and xl, one RL seed each, in its third: the ledger's regimes give
+# the runs per size and block; 4,000 GRPO steps; the ledger gives each verdict).
 #
 # * *The asymptote.* Baseline runs that end more than 0.1 below their peak:
 #   {{ runs/unstable | point }} (a share of {{ unstable/baseline/share }}; of the
