@@ -155,7 +155,8 @@ sizes = list(curves.drop_duplicates("model_size").sort_values("n_params")["model
 variants = list(curves["variant"].unique())
 base = variants[0]
 redesign = ds is not None and "lr_score" in ds  # the medium design: learning-rate stage etc.
-# runs per size of the baseline (v3: 2 warm starts x 2 RL seeds): the n of the intervals
+# runs per size of the baseline (v3: 2 warm starts x 2 RL seeds, more in its extension):
+# the n of the intervals
 runs_per_size = curves[curves["variant"] == base].groupby("model_size")["seed"].nunique().to_dict()
 n_used = min(runs_per_size.values())
 
@@ -281,7 +282,9 @@ else:
 # `v3` is read with its seed extension, as one design, stated stage by stage before its
 # runs: 12 more RL seeds at l and 4 at xl from the same warm starts, both arms
 # (`studies/rl/extension.py`), then 24 more at l on the primary arm, sized to identify A
-# there (`studies/rl/second_stage.py`); with whatever extension runs are finished; when
+# there (`studies/rl/second_stage.py`), then 6 new base models (warm starts 2-7) at s and
+# at xl, one RL seed each, on the primary arm, sized for TAN-2's interval over base
+# models (`studies/rl/third_stage.py`); with whatever extension runs are finished; when
 # any are, the table of runs and stable runs per size and block follows, and the claims'
 # regimes state them.
 #
@@ -543,8 +546,9 @@ finals
 # leave-the-largest-out check follow; $N_0$ on the edge of its range ($N_{min}/100$ to
 # $100 N_{max}$) in either fit means $k$ does not rise with $N$: not identified (TAN-3).
 # Every run counts, as the design states; the rise of $k$ on the stable runs alone
-# (`tan/stable/k_rise`) is shown beside it, since unstable runs, more frequent at the
-# larger sizes, fit flatter lines.
+# (`tan/stable/k_rise`) is shown beside it as a sensitivity: unstable runs, more frequent
+# at the larger sizes, fit flatter lines, so a fall of $k$ that they alone caused would
+# shrink there.
 
 # %%
 kn_fit = kn.fit_kn(curves, reps=kn_reps, seed=seed, level=level)
@@ -680,9 +684,10 @@ cov.assign(n_used=cov["n"] == n_used)
 # taken over those means (a statistic pooled over sizes takes the sizes as strata: its
 # error comes from the base models' spread within their size, on base models - sizes
 # degrees of freedom). Runs of one base model are not independent draws of its size;
-# with 2 warm starts a size, a per-size interval has 1 degree of freedom, as wide as two
-# base models allow. More RL seeds from the same two warm starts cannot narrow it; more
-# warm starts can.
+# with 2 warm starts a size (m and l), a per-size interval has 1 degree of freedom, as
+# wide as two base models allow. More RL seeds from the same two warm starts cannot
+# narrow it; more warm starts can, which is what the third stage adds at s and xl (8 base
+# models each, 7 degrees of freedom).
 
 # %%
 run_vals = spread.run_values(curves, per_seed, variant=base)
@@ -788,7 +793,8 @@ per_size
 #   `half_lr` runs {{ unstable/half_lr/share }}): unstable, outside ScaleRL's scope by
 #   the issue's rule, left out of the pooled fits. On the stable runs of the primary arm
 #   (the width rule's learning rate), $A$ is off its bound at
-#   {{ scalerl/A_identified_sizes | point }} (the design's aim: 3 of its 4 sizes); at
+#   {{ scalerl/A_identified_sizes | point }} (the design's aim: 3 of its 4 sizes; the
+#   finding's note names each size that falls short and why); at
 #   `s` the runs saturate near 1 and $A$ sits
 #   on its bound 1 (the task saturates there: a limit of the design at that size). A size
 #   whose runs take off at different compute can have a pooled mean curve that keeps
@@ -807,8 +813,10 @@ per_size
 #   $|A_{half} - A_{full}|$ is {{ scalerl/half_runs/A_abs_error }}.
 # * *Tan et al.* Held out, the line's RMSE exceeds the sigmoid's by
 #   {{ tan/heldout_rmse_delta }} (TAN-1, every run; on the stable runs alone
-#   {{ tan/stable/heldout_rmse_delta }}); $k$ of the largest size minus the smallest's is
-#   {{ tan/k_rise }} (TAN-2); the law's $N_0$ is {{ tan/N0 }} (TAN-3).
+#   {{ tan/stable/heldout_rmse_delta }}); the line's curvature is {{ tan/s/curvature }} at
+#   `s` and {{ tan/xl/curvature }} at `xl` (TAN-1-linear); $k$ of the largest size minus
+#   the smallest's is {{ tan/k_rise }} (TAN-2; on the stable runs alone
+#   {{ tan/stable/k_rise }}); the law's $N_0$ is {{ tan/N0 }} (TAN-3).
 # * *Base model or RL (SCALERL-3).* The SD of the per-run $A$ across warm starts is
 #   {{ spread/A/warm_start_sd }}, across the RL seeds of one warm start
 #   {{ spread/A/rl_sd }} (every run; on the stable runs alone

@@ -138,6 +138,14 @@ def test_seed_spread_and_ablations_on_a_variant_run_at_some_sizes():
     assert eff.loc["A", "delta_hi"] < -0.05 and eff.loc["A", "sizes"] == "s"
     assert eff.loc["log10_C_mid", "delta"] == pytest.approx(np.log10(2))
     assert eff.loc["A", "mde"] > 0 and bool(eff.loc["A", "identified"])
+    # baseline runs without a variant pair (another block's seeds) do not count in the
+    # bound share, even when every one of them sits on the bound
+    extra = pd.DataFrame(
+        [{"variant": "baseline", "model_size": "s", "seed": 20 + i, "A": 1.0, "B": 2.0,
+          "C_mid": 1e11} for i in range(6)]
+    )  # fmt: skip
+    more = rab.ablation_effects(pd.concat([ps, extra]), baseline="baseline", reps=200)
+    assert bool(more.set_index("metric").loc["A", "identified"])
 
 
 @pytest.mark.slow

@@ -90,6 +90,22 @@ def test_spread_findings_on_a_subset_of_runs_are_named_apart_and_say_so():
     assert sub[1].estimate.n < every[1].estimate.n  # fewer runs, fewer degrees of freedom
 
 
+def test_the_bound_share_of_the_rl_part_counts_only_the_runs_that_enter_it():
+    # 4 sizes x 2 warm starts x 2 RL seeds, none on the bound, plus 4 single-run base
+    # models with A = 1: 4 of 20 runs (20%) on the bound, but none of the 16 runs whose
+    # base model has 2 RL seeds (the only runs the within-model spread is computed from)
+    t = _nested(np.random.default_rng(4), sd_ws=0.05, sd_rl=0.02).assign(A_on_bound=False)
+    extra = pd.DataFrame(
+        {"model_size": "s0", "warm_start": range(2, 6), "rl_seed": 0, "seed": range(10, 14)}
+    ).assign(A=1.0, A_on_bound=True)
+    t = pd.concat([t, extra], ignore_index=True)
+    named = sound_findings.spread_findings({"A": spread.variance_components(t, "A")}, t)
+    by = {n.name: n.estimate for n in named}
+    assert not by["spread/A/warm_start_sd"].identified  # every run enters the base-model part
+    assert "20% of the 20 runs that enter it" in by["spread/A/warm_start_sd"].note
+    assert by["spread/A/rl_sd"].identified
+
+
 def _v3_dataset(rng):
     """The v3 layout: dims (model_size, variant, seed, eval), warm_start(seed), rl_seed(seed)."""
     steps = np.arange(0, 401, 50)

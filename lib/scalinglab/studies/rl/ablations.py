@@ -38,7 +38,8 @@ def ablation_effects(
     detects with 80% power, from the interval's width
     (:func:`scalinglab.claims.minimum_detectable_effect`). ``identified`` is False
     for ``A`` when, in either arm, at least :data:`A_BOUND_SHARE` of the per-run fits
-    put A on its bound 1 (the run ended before the curve bent), with ``note``.
+    that enter the paired effect put A on its bound 1 (the run ended before the curve
+    bent), with ``note``; a run without its pair is not counted.
     """
     from scalinglab.claims import minimum_detectable_effect
     from scalinglab.stats.improvement import probability_of_improvement
@@ -79,12 +80,15 @@ def ablation_effects(
             note = ""
             if metric == "A":
                 for arm in (var, baseline):
-                    a = ps.loc[(ps["variant"] == arm) & ps["model_size"].isin(sizes), "A"]
+                    rows_arm = ps[ps["variant"] == arm]
+                    # the runs the paired effect is computed on
+                    keys = pd.MultiIndex.from_frame(rows_arm[["model_size", "seed"]])
+                    a = rows_arm.loc[keys.isin(diff.index), "A"]
                     share = float(np.mean(a >= 1.0 - 1e-3)) if len(a) else 1.0
                     if share >= A_BOUND_SHARE:
                         note = (
-                            f"A of {arm} on its bound 1 in {100 * share:.0f}% of the "
-                            "per-run fits (runs ended before the curve bent)"
+                            f"A of {arm} on its bound 1 in {100 * share:.0f}% of its "
+                            f"{len(a)} paired per-run fits (runs ended before the curve bent)"
                         )
                         break
             rows.append(

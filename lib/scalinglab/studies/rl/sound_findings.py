@@ -230,6 +230,17 @@ def tan_findings(
     return out
 
 
+def _entering(values: pd.DataFrame, part: str) -> pd.DataFrame:
+    """The runs a variance component is computed from: every run for the base-model
+    (``warm_start``) part; for the ``rl`` part only the runs of base models with at least
+    2 RL seeds (a base model with one run has no within-model spread to give)."""
+    keys = [k for k in ("model_size", "warm_start") if k in values]
+    if part != "rl" or "warm_start" not in values:
+        return values
+    n = values.groupby(keys)["A_on_bound"].transform("size")
+    return values[n >= 2]
+
+
 def spread_findings(
     comps: Mapping[str, dict[str, Estimate] | None],
     values: pd.DataFrame,
@@ -240,7 +251,8 @@ def spread_findings(
     """Base-model (warm-start) and RL standard deviations of each value
     (:func:`.spread.variance_components`, ``comps`` keyed ``"A"``, ``"final"``); not
     identified, with the reason, on data that do not nest RL seeds in warm starts, and
-    for ``A`` when it sits on its bound 1 in at least :data:`BOUND_SHARE` of the runs.
+    for ``A`` when it sits on its bound 1 in at least :data:`BOUND_SHARE` of the runs
+    that component is computed from (:func:`_entering`).
 
     ``values``: the runs the components were computed on (:func:`.spread.run_values`,
     one row per run). ``prefix``: ``"spread"`` for every run (the claim's), e.g.
@@ -264,10 +276,13 @@ def spread_findings(
                 continue
             est = comp[part]
             if v == "A" and "A_on_bound" in values:
-                share = float(values["A_on_bound"].mean())
+                on = _entering(values, part)["A_on_bound"]
+                share = float(on.mean()) if len(on) else 1.0
                 if share >= BOUND_SHARE:
                     est = est.replace(
-                        identified=False, note=f"A on its bound 1 in {100 * share:.0f}% of the runs"
+                        identified=False,
+                        note=f"A on its bound 1 in {100 * share:.0f}% of the {len(on)} runs "
+                        "that enter it",
                     )
             out.append(Named(name, est, text))
     return out
