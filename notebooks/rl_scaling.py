@@ -813,10 +813,9 @@ per_size
 #   $|A_{half} - A_{full}|$ is {{ scalerl/half_runs/A_abs_error }}.
 # * *Tan et al.* Held out, the line's RMSE exceeds the sigmoid's by
 #   {{ tan/heldout_rmse_delta }} (TAN-1, every run; on the stable runs alone
-#   {{ tan/stable/heldout_rmse_delta }}); the line's curvature is {{ tan/s/curvature }} at
-#   `s` and {{ tan/xl/curvature }} at `xl` (TAN-1-linear); $k$ of the largest size minus
-#   the smallest's is {{ tan/k_rise }} (TAN-2; on the stable runs alone
-#   {{ tan/stable/k_rise }}); the law's $N_0$ is {{ tan/N0 }} (TAN-3).
+#   {{ tan/stable/heldout_rmse_delta }}); $k$ of the largest size minus the smallest's is
+#   {{ tan/k_rise }} (TAN-2; on the stable runs alone {{ tan/stable/k_rise }}); the law's
+#   $N_0$ is {{ tan/N0 }} (TAN-3).
 # * *Base model or RL (SCALERL-3).* The SD of the per-run $A$ across warm starts is
 #   {{ spread/A/warm_start_sd }}, across the RL seeds of one warm start
 #   {{ spread/A/rl_sd }} (every run; on the stable runs alone
@@ -834,6 +833,8 @@ per_size
 # {{ scalerl/xl/lack_of_fit }} at `xl` (signed: below 0 where the noise accounts for all of
 # the RMSE). The plain RMSE at `xl`, {{ scalerl/xl/rmse | point }}, includes
 # {{ scalerl/xl/mean_curve_noise | point }} of noise from the mean over its few stable runs.
+# Tan et al.'s line bends: its curvature is {{ tan/s/curvature }} at `s` and
+# {{ tan/xl/curvature }} at `xl` (TAN-1-linear).
 
 # %% [markdown] tags=["only-small"]
 # **What the `small` design (3 sizes, 3 seeds, 500 GRPO steps) cannot decide.** The
