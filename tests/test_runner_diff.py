@@ -443,3 +443,21 @@ def test_nox_reports_session_writes_the_index_explicitly():
     noxfile = (Path(__file__).resolve().parents[1] / "noxfile.py").read_text()
     session = noxfile[noxfile.index("def reports(") : noxfile.index("def tests(")]
     assert '"reports", "--write-index"' in session
+
+
+def test_index_marks_a_retired_variant_and_keeps_its_versions(two_studies, monkeypatch):
+    root, runs, _ = two_studies
+    why = "its design runs as the default variant since 2026-11-28"
+    real = index._state
+    monkeypatch.setattr(index, "_retired", lambda s, v: why if s == "other" else None)
+    monkeypatch.setattr(index, "_state", lambda s, v, r: "up-to-date")
+    idx = index.collect(reports_root=root, with_state=True)
+    other = next(s for s in idx["studies"] if s["study"] == "other")["variants"][0]
+    study = next(s for s in idx["studies"] if s["study"] == "study")["variants"][0]
+    assert other["retired"] == why and study["retired"] is None
+    assert len(study["runs"]) == 5 and len(other["runs"]) == 1
+    page = index.render_html(idx)
+    assert f"Retired: {why}" in page and page.count("Retired:") == 1
+    monkeypatch.undo()
+    monkeypatch.setattr(index, "_retired", lambda s, v: why)
+    assert real("other", "default", root) == index.RETIRED

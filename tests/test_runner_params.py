@@ -543,3 +543,20 @@ def test_every_parameter_of_every_study_keeps_its_help_on_one_line():
         assert params, nb.name
         for p in params.values():
             assert p.help, f"{nb.name}: parameter {p.name} has no help text"
+
+
+def test_retired_variant_is_refused_with_why_and_cannot_clash(root):
+    src = (FIXTURES / "fixture_basic.py").read_text()
+    header_end = "#     variants:\n"
+    retired = src.replace(
+        header_end, "#     retired:\n#       old: merged into shifted\n" + header_end
+    )
+    (root / "notebooks" / "ret.py").write_text(retired)
+    study = load_study("ret")
+    assert study.retired == {"old": "merged into shifted"} and "old" not in study.variants
+    with pytest.raises(ParameterError, match="'old' is retired \\(merged into shifted\\)"):
+        resolve_parameters(study, variant="old")
+    clash = src.replace(header_end, "#     retired:\n#       shifted: gone\n" + header_end)
+    (root / "notebooks" / "clash.py").write_text(clash)
+    with pytest.raises(StudyError, match="'retired' names variant\\(s\\) \\['shifted'\\]"):
+        load_study("clash")

@@ -143,10 +143,27 @@ def _run_record(ref: store.RunRef, root: Path) -> dict[str, Any]:
     }
 
 
+#: The state of a variant folder whose variant the study's header lists as ``retired``.
+RETIRED = "retired"
+
+
+def _retired(study: str, variant: str) -> str | None:
+    """Why ``variant`` of ``study`` is retired (None when it is not, or unknown)."""
+    from scalinglab.runner.study import load_study
+
+    try:
+        return load_study(study).retired.get(variant)
+    except Exception:  # noqa: BLE001 - a folder whose notebook is gone is not retired
+        return None
+
+
 def _state(study: str, variant: str, root: Path) -> str | None:
-    """``up-to-date``, ``stale`` or ``never run`` (None when it cannot be told)."""
+    """``up-to-date``, ``stale``, ``never run`` or ``retired`` (None when it cannot be
+    told)."""
     from scalinglab.runner.status import INVALID, study_status
 
+    if _retired(study, variant) is not None:
+        return RETIRED
     try:
         state = study_status(study, variant, reports_root=root).state
     except Exception:  # noqa: BLE001 - the index is written whatever status can tell
@@ -264,6 +281,7 @@ def collect(
                 if with_state and not vrec["local"]
                 else None
             )
+            vrec["retired"] = _retired(srec["study"], vrec["variant"])
             for r in vrec["runs"]:
                 del r["_claims"], r["_results"]
             newest = vrec["runs"][-1]
