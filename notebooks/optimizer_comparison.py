@@ -27,16 +27,18 @@
 #     - default
 #     - published
 #     - medium
-#     - matched
+#     retired:
+#       matched: 'its design (issue #29) runs as the `medium` report since 2026-11-28;
+#         the versions below are that design under its first name'
 #     tiny:
 #       compute_class: tiny
 #       reps: 200
 #       scheduler: sync
 #     title: 'Pretraining optimizers compared with fair tuning: speedups over AdamW'
 #     variants:
-#       matched:
-#         compute_class: matched
 #       medium:
+#         compute_class: matched
+#       medium_capped:
 #         compute_class: medium
 #       published:
 #         reps: 1000
@@ -48,7 +50,7 @@
 # %% tags=["parameters"]
 # fmt: off
 seed: int = 0  # seed of every bootstrap (training seeds are part of the sweep config) [≥ 0]
-compute_class: str = "small"  # tiny (tests, minutes), small (2 CPU cores, ~35 min), medium (the redesign, ~4 h), matched (issue #29, ~9 h), tiny_matched (its test size), large {tiny, small, medium, matched, tiny_matched, large}
+compute_class: str = "small"  # tiny (tests, minutes), small (2 CPU cores, ~35 min), medium (the first redesign, capped tuning: variant medium_capped, ~4 h), matched (issue #29, the medium report's design, ~9 h), tiny_matched (its test size), large {tiny, small, medium, matched, tiny_matched, large}
 scheduler: str = ""  # "": local Dask cluster, "sync": in-process, else a scheduler address
 runs: str = ""  # your table of final losses (optimizer, model_size, data_multiple, loss[, seed]); "": run the sweep [file]
 schedule: str = "cosine"  # learning-rate schedule of every run: cosine or wsd (warmup-stable-decay) {cosine, wsd}
@@ -77,7 +79,7 @@ level: float = 0.95  # CI level [> 0, < 1]
 # SwiGLU) small enough for two CPU cores, trained on Python's own documentation to
 # multiples of Chinchilla (20 tokens per parameter) with a schedule that ends at each
 # budget; every optimizer is tuned for itself (coordinate descent at the smallest size,
-# then re-tuning per size; walks to an interior optimum in `matched`); AdamW's final loss
+# then re-tuning per size; walks to an interior optimum in `medium`); AdamW's final loss
 # is fitted as `L(D) = A D^-alpha + E` per size, and an optimizer reaching loss `L` at `D`
 # has speedup `D_eff / D` with `D_eff = ((L - E)/A)^(-1/alpha)`. Our sizes (thousands of
 # parameters) are far below the paper's: what transfers is the method, and the question
@@ -206,7 +208,7 @@ if ds is not None:
 # to the best value if it improves the final loss by more than the tolerance, repeat
 # until a pass moves nothing; a learning rate or weight decay best on its grid's edge gets
 # the grid extended 2x past it (up to three times a side). Below: the grids, the path
-# and the chosen values (the `matched` design's walks: section 5c).
+# and the chosen values (the `medium` report's walks: section 5c).
 
 # %% tags=["not-published", "not-user"]
 if ds is not None:
@@ -412,7 +414,7 @@ if ds is not None:
 # %% [markdown] tags=["not-published", "not-user"]
 # ## 5b. What tuning each optimizer for itself is worth (hyperparameter transfer)
 #
-# Where the sweep has the transfer arm (`medium`, `matched`), every optimizer also ran
+# Where the sweep has the transfer arm (`medium`, `medium_capped`), every optimizer also ran
 # with AdamW's tuned learning rate and weight decay. Its speedup with those over its
 # speedup at its own optimum (same AdamW fit, replicates paired) is how much a comparison
 # that tunes only one side misstates it: below 1 it deflates, above 1 it inflates. The
@@ -437,7 +439,7 @@ if ds is not None and "transfer_final_loss" in ds:
 else:
     print("no hyperparameter-transfer arm in these runs")
 
-# %% [markdown] tags=["only-matched"]
+# %% [markdown] tags=["only-medium"]
 # ## 5c. The matched design: tuning curves, matched budget and steps, t over seeds
 #
 # Each optimizer was tuned at every size by walks that end only when the best setting is
@@ -510,7 +512,7 @@ if ds is not None:
 # %% [markdown] tags=["not-published", "not-user"]
 # ## 6b. The schedule control: do rankings flip *because of* the decay?
 #
-# Where the sweep has the control arm (`medium`), the same optimizers, hyperparameters and
+# Where the sweep has the control arm (`medium`, `medium_capped`), the same optimizers, hyperparameters and
 # seeds also ran with a constant learning rate after warmup at some cells. If mid-run
 # rankings mislead because a decaying schedule has not finished, the constant-LR runs'
 # ranking halfway agrees with their end better than the cosine runs' does: the difference
@@ -607,14 +609,14 @@ claims_from(
 # sits on its bound ({{ baseline_fit/E/s }}: the losses still fall steeply at 8x), so its
 # speedups and the size slope resting on them are *not identified*. What this design
 # cannot test (the schedule control, the hyperparameter-transfer arm) the ledger says;
-# `medium` and `matched` add both.
+# `medium` adds both.
 #
 # **No speedup of this design is identified.** Its capped coordinate descent left tuned
 # settings on the ends of what it tried at {{ tuning/flagged_sizes | point }} of the 3
 # sizes (AdamW's beta2 0.95, the lowest of its grid, among them: the `tuning flags`
 # column in section 4, each finding's note), so every speedup claim reads *not
-# identified*. The values below describe these runs and decide nothing; the `matched`
-# design, tuned to interior optima, decides the claims.
+# identified*. The values below describe these runs and decide nothing; the `medium`
+# report's design, tuned to interior optima, decides the claims.
 #
 # * **Tuning.** Every learning rate and weight decay ended inside its grid (Lion's grew
 #   past both edges, and lost there); AdamW's beta2 and NAdamW's beta1 end on their
@@ -644,8 +646,8 @@ claims_from(
 #   (Lion at m, 4x to 8x, {{ rising/lion/m/4x-8x | point }}: one unstable seed; Scion at
 #   l, 4x to 8x, {{ rising/scion/l/4x-8x }}, inside seed noise).
 
-# %% [markdown] tags=["only-medium"]
-# **The `medium` redesign: 6.7k-222k parameters, no repeated data.** Four widths, AdamW,
+# %% [markdown] tags=["only-medium_capped"]
+# **The `medium_capped` design: 6.7k-222k parameters, no repeated data.** Four widths, AdamW,
 # NAdamW, Muon and SOAP, 0.5-4x Chinchilla, three seeds, at most
 # {{ data/epochs_max | point }} per run; AdamW also at 8x and 16x at w16 and w32, the
 # others at 1x only at w96 ({{ runs/total | point }} final runs plus the arms).
@@ -654,7 +656,7 @@ claims_from(
 # learning-rate walk stopped on an edge at w96; every size keeps w16's betas, several on
 # their grids' ends), so every speedup claim reads *not identified*; the batch also
 # doubles at w96, and its NAdamW is torch's NAdam. The values below describe these runs
-# and decide nothing; the `matched` design redoes it.
+# and decide nothing; the `medium` report's design redoes it.
 #
 # * **Which sizes decide.** AdamW's `E` is identified at w32
 #   ({{ baseline_fit/E/w32 | point }}), w48 ({{ baseline_fit/E/w48 | point }}) and w96
@@ -686,8 +688,8 @@ claims_from(
 #   1/3 with four optimizers).
 # * **Wall clock.** Muon's step costs {{ step_time_ratio/muon/w32 }} AdamW's at w32.
 
-# %% [markdown] tags=["only-matched", "not-tiny_matched"]
-# **The `matched` design** (issue #29: w32-w96, one batch, every optimizer tuned to an
+# %% [markdown] tags=["only-medium", "not-tiny_matched"]
+# **The `medium` design** (issue #29: w32-w96, one batch, every optimizer tuned to an
 # interior optimum on tuning seeds, the paper's NAdamW, AdamW's settings for every
 # embedding and head). {{ tuning/flagged_cells | point }} tuned cells train with a
 # flagged setting (table in 5c); their sizes' claims read *not identified*. The t

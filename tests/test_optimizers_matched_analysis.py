@@ -400,7 +400,7 @@ def test_the_matched_report_renders_on_the_tiny_walk_sweep(tiny_matched, tmp_pat
     env.pop("SCALINGLAB_RESULTS", None)
     args = ["-p", "compute_class", "tiny_matched", "-p", "reps", "200", "-p", "scheduler", "sync"]
     proc = subprocess.run(
-        [sys.executable, "-m", "scalinglab.cli", "run", "optimizer_comparison", "--variant", "matched", *args],
+        [sys.executable, "-m", "scalinglab.cli", "run", "optimizer_comparison", "--variant", "medium", *args],
         cwd=root,
         env=env,
         capture_output=True,
@@ -408,7 +408,7 @@ def test_the_matched_report_renders_on_the_tiny_walk_sweep(tiny_matched, tmp_pat
         timeout=900,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    run = root / "reports" / "optimizer_comparison" / "matched-tiny_matched" / "latest"
+    run = root / "reports" / "optimizer_comparison" / "medium-tiny_matched" / "latest"
     res = json.loads((run / "results.json").read_text())
     ids = {c["id"]: c for c in res["claims"]}
     assert {"FPO-1/xs", "FPO-1/xs2", "FPO-3", "FPO-6", "FPO-7/muon"} <= set(ids)

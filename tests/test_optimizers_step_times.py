@@ -54,3 +54,16 @@ def test_a_timing_needs_two_rounds():
 
     with pytest.raises(ValueError, match="at least 2 rounds"):
         step_times.measure(sweep_config("tiny"), rounds=1, progress=False)
+
+
+def test_a_timing_without_the_baseline_names_the_file_and_what_it_has(tmp_path):
+    from scalinglab.errors import InputError
+
+    path = tmp_path / "step-times.nc"
+    _timing([0.1, 0.2, 0.3]).sel(optimizer=["muon"]).to_netcdf(path, engine="h5netcdf")
+    with xr.open_dataset(path, engine="h5netcdf") as ds:
+        timing = ds.load()
+    with pytest.raises(InputError, match=r"step-times\.nc: coordinate 'optimizer' has no 'adamw'"):
+        step_times.ratio_table(timing)
+    with pytest.raises(InputError, match=r"coordinate 'model_size' has no 'w64' \(has \['w32'\]\)"):
+        step_times.ratio_draws(_timing([0.1, 0.2]), "muon", "w64", n=3, rng=np.random.default_rng(0))

@@ -154,3 +154,13 @@ def test_welch_interval_is_the_welch_satterthwaite_formula_and_covers_unequal_va
     assert float(d1) == float(lo1) == float(hi1) == -1.0
     with pytest.raises(ValueError, match="at least 2 values a side"):
         cal.welch_interval(np.ones(1), np.ones(3))
+
+
+def test_t_mean_draws_have_the_t_interval_as_their_quantiles():
+    x = np.array([0.31, 0.27, 0.35, 0.30])
+    d = cal.t_mean_draws(x, n=400_000, rng=np.random.default_rng(1))
+    lo, hi = cal.t_interval(x, level=0.9)
+    assert np.quantile(d, [0.05, 0.95]) == pytest.approx([lo, hi], rel=2e-3)
+    assert d.shape == (400_000,) and np.median(d) == pytest.approx(x.mean(), abs=1e-4)
+    with pytest.raises(ValueError, match="at least 2 values"):
+        cal.t_mean_draws(x[:1], n=5, rng=np.random.default_rng(1))

@@ -47,10 +47,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import xarray as xr
-from scipy import stats as sps
 from tqdm.auto import tqdm
 
 from scalinglab.compute import dataset_path, load_dataset, save_dataset
+from scalinglab.errors import InputError
+from scalinglab.stats.calibration import t_interval, t_mean_draws
 from scalinglab.studies.optimizers.budget import step_seconds
 from scalinglab.studies.optimizers.config import SweepConfig, sweep_config
 from scalinglab.studies.optimizers.sweep import STUDY
@@ -145,6 +146,21 @@ def measure(
 
 
 def _log_ratios(timing: xr.Dataset, optimizer: str, size: str, baseline: str) -> np.ndarray:
+    """``(rounds,)`` log step-time ratios of ``optimizer`` over ``baseline`` at ``size``.
+
+    Raises
+    ------
+    InputError
+        A timing without ``seconds_per_step``, or without ``optimizer``, ``baseline`` or
+        ``size`` on its coordinates (the message names the file and what it has).
+    """
+    where = timing.encoding.get("source", "the step-time Dataset")
+    if "seconds_per_step" not in timing:
+        raise InputError(f"{where}: no variable 'seconds_per_step' (has {list(timing.data_vars)})")
+    for dim, value in (("optimizer", optimizer), ("optimizer", baseline), ("model_size", size)):
+        have = [str(v) for v in timing[dim].values] if dim in timing.coords else []
+        if value not in have:
+            raise InputError(f"{where}: coordinate {dim!r} has no {value!r} (has {have})")
     t = timing["seconds_per_step"]
     return np.log(
         t.sel(model_size=size, optimizer=optimizer).values
@@ -171,15 +187,14 @@ def ratio_table(
             x = _log_ratios(timing, str(o), str(size), baseline)
             x = x[np.isfinite(x)]
             n = x.size
-            m, se = float(x.mean()), float(x.std(ddof=1) / np.sqrt(n))
-            half = float(sps.t.ppf(0.5 + level / 2, n - 1)) * se
+            lo, hi = t_interval(x, level=level)
             rows.append(
                 {
                     "optimizer": str(o),
                     "model_size": str(size),
-                    "time_ratio": float(np.exp(m)),
-                    "ratio_lo": float(np.exp(m - half)),
-                    "ratio_hi": float(np.exp(m + half)),
+                    "time_ratio": float(np.exp(x.mean())),
+                    "ratio_lo": float(np.exp(lo)),
+                    "ratio_hi": float(np.exp(hi)),
                     "rounds": n,
                     "method": PAIRED_TIMING.format(
                         rounds=n, steps=timing.attrs.get("steps", "?"), baseline=baseline
@@ -201,9 +216,7 @@ def ratio_draws(
     """``(n,)`` draws of the step-time ratio from its Student-t sampling distribution
     (``exp(mean + se t)``, ``t`` on ``rounds - 1`` df), to pair with bootstrap replicates."""
     x = _log_ratios(timing, optimizer, size, baseline)
-    x = x[np.isfinite(x)]
-    se = x.std(ddof=1) / np.sqrt(x.size)
-    return np.exp(x.mean() + se * rng.standard_t(x.size - 1, size=n))
+    return np.exp(t_mean_draws(x[np.isfinite(x)], n=n, rng=rng))
 
 
 def load(sweep: SweepConfig, **kw: Any) -> xr.Dataset | None:

@@ -489,8 +489,7 @@ def size_pair_slope(
         return Estimate(point, method="no bootstrap draws: a point estimate")
     law_draws = law.draws[:, list(law.params).index("A0")]
     rng = np.random.default_rng(seed)
-    se = lv.std(ddof=1) / np.sqrt(len(lv))
-    plateau_draws = lv.mean() + se * rng.standard_t(len(lv) - 1, size=len(law_draws))
+    plateau_draws = calibration.t_mean_draws(lv, n=len(law_draws), rng=rng)
     draws = rel(law_draws, plateau_draws)
     return Estimate.from_draws(
         point, draws, level=level, method=MIXED_SCALE_CI, resamples=len(law_draws)
