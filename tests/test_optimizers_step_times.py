@@ -66,4 +66,6 @@ def test_a_timing_without_the_baseline_names_the_file_and_what_it_has(tmp_path):
     with pytest.raises(InputError, match=r"step-times\.nc: coordinate 'optimizer' has no 'adamw'"):
         step_times.ratio_table(timing)
     with pytest.raises(InputError, match=r"coordinate 'model_size' has no 'w64' \(has \['w32'\]\)"):
-        step_times.ratio_draws(_timing([0.1, 0.2]), "muon", "w64", n=3, rng=np.random.default_rng(0))
+        step_times.ratio_draws(
+            _timing([0.1, 0.2]), "muon", "w64", n=3, rng=np.random.default_rng(0)
+        )

@@ -594,3 +594,35 @@ def test_a_decided_verdict_says_when_its_coverage_is_not_measured():
     # an outside-regime verdict keeps the caveat under its scale wording
     w = decide(_c(findings=("b",), scope="paper", regime="outside: tiny"), {"b": odd})
     assert w.verdict == "holds at our scale" and "coverage is not measured" in w.reason
+
+
+def test_a_t_intervals_p_value_is_read_on_its_own_t_distribution(tmp_path):
+    """At 3 seeds (2 df) a distant threshold is far less significant on t than on the
+    normal: Holm's smaller thresholds must read the interval's own distribution."""
+    from scipy import stats as sps
+
+    from scalinglab.verdict_checks import support_p
+
+    half = sps.t.ppf(0.975, 2) * 0.02  # se 0.02 on 2 df
+    ci = (1.1 - half, 1.1 + half)
+    # at the interval's end both read 1 - level
+    assert contradiction_p("less", (-np.inf, ci[0]), 1.1, ci, 0.95, df=2) == pytest.approx(0.05)
+    assert support_p("greater", (ci[0], np.inf), 1.1, ci, 0.95, df=2) == pytest.approx(0.05)
+    # 7 standard errors from the threshold: p = 2 t2.sf(7) = 0.02 on t, 0.0014 on the normal
+    p_t = support_p("greater", (0.96, np.inf), 1.1, ci, 0.95, df=2)
+    p_z = support_p("greater", (0.96, np.inf), 1.1, ci, 0.95)
+    assert p_t == pytest.approx(2 * sps.t(2).sf(7.0)) and p_t > 0.0125 > p_z
+    # in a family of 4 sizes, Holm (alpha / 4 = 0.0125 for the smallest) holds the t
+    # intervals' "holds" back, while read as normal they would all pass
+    path = _pairs_family(tmp_path, 0.96)
+    pairs = [{"x": f"w{i}", "y": "base"} for i in range(4)]
+    for i in range(4):
+        rec.record(f"poi/w{i}_vs_base", Estimate(1.1, *ci, level=0.95, df=2))
+    assert [v.verdict for v in rec.claims_from(path, pairs=pairs)] == ["inconclusive"] * 4
+    for i in range(4):
+        rec.record(f"poi/w{i}_vs_base", Estimate(1.1, *ci, level=0.95))
+    assert [v.verdict for v in rec.claims_from(path, pairs=pairs)] == ["reproduces"] * 4
+    # the finding carries df into results.json
+    assert rec.record("d", Estimate(1.1, *ci, level=0.95, df=2)).to_json()["df"] == 2.0
+    with pytest.raises(ValueError, match="df must be > 0"):
+        Estimate(1.1, *ci, level=0.95, df=0)

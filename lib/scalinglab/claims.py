@@ -313,7 +313,12 @@ def _holm(claim: Claim, rows: list[list[Any]]) -> None:
     level = min(float(r[2].get("level") or 0.95) for r in rows)
     pvals = [
         vc.contradiction_p(
-            str(claim.expect), claim.region(), float(r[2]["point"]), r[2]["ci"], level
+            str(claim.expect),
+            claim.region(),
+            float(r[2]["point"]),
+            r[2]["ci"],
+            level,
+            df=r[2].get("df"),
         )
         if r[0] == "contradicts"
         else 1.0
@@ -350,7 +355,7 @@ def _seed_could_decide(claim: Claim, rows: list[list[Any]], before_holm: list[st
         return True
     level = min(float(f.get("level") or 0.95) for _, _, f in rows)
     now = [
-        vc.contradiction_p(expect, region, float(f["point"]), f["ci"], level)
+        vc.contradiction_p(expect, region, float(f["point"]), f["ci"], level, df=f.get("df"))
         if first == "contradicts"
         else 1.0
         for (_, _, f), first in zip(rows, before_holm, strict=True)
@@ -360,7 +365,12 @@ def _seed_could_decide(claim: Claim, rows: list[list[Any]], before_holm: list[st
             continue
         p = list(now)
         p[j] = vc.contradiction_p(
-            expect, region, float(f["point"]), vc.shrunk(f["ci"], f.get("mc_se")), level
+            expect,
+            region,
+            float(f["point"]),
+            vc.shrunk(f["ci"], f.get("mc_se")),
+            level,
+            df=f.get("df"),
         )
         if vc.holm_contradictions(p, alpha=1 - level)[0][j]:
             return True
@@ -429,6 +439,7 @@ def decide_all(claims: Sequence[Claim], findings: Mapping[str, Mapping[str, Any]
                     float(findings[claims[i].findings[0]]["point"]),
                     findings[claims[i].findings[0]]["ci"],
                     level,
+                    df=findings[claims[i].findings[0]].get("df"),
                 )
                 if raw[i].verdict == direction
                 else 1.0

@@ -118,6 +118,11 @@ class Estimate:
         lands on; a quantity at its bound): when its interval has zero width,
         :func:`scalinglab.record.record` drops it and shows this reason. Without a
         reason, a zero-width interval of an identified estimate is refused (an error).
+    df
+        Degrees of freedom of a Student-t interval (``n - 1`` over ``n`` seeds; Welch's
+        Satterthwaite df for a difference): a claim's p-value for Holm's correction
+        (:mod:`scalinglab.verdict_checks`) is read on this t distribution. None: the
+        interval is read as normal (a bootstrap over many units).
     """
 
     point: float
@@ -134,6 +139,7 @@ class Estimate:
     n: int | None = None
     room: float | None = None
     no_interval: str | None = None
+    df: float | None = None
 
     def __post_init__(self) -> None:
         if (self.lo is None) != (self.hi is None):
@@ -163,6 +169,13 @@ class Estimate:
             if not room >= 0:
                 raise ValueError(f"Estimate: room must be >= 0 (room left to a bound), got {room}")
             object.__setattr__(self, "room", room)
+        if self.df is not None:
+            df = float(self.df)
+            if not df > 0:
+                raise ValueError(
+                    f"Estimate: df must be > 0 (a t interval's degrees of freedom), got {df}"
+                )
+            object.__setattr__(self, "df", df)
         object.__setattr__(self, "identified", bool(self.identified))
 
     @property

@@ -42,7 +42,7 @@ findings whenever ``results.json`` is written.
                    "description": str | null, "headline": bool,
                    "identified": bool, "note": str | null,
                    "bound": float | null, "side": "lower" | "upper" | null,
-                   "n": int | null, "room": float | null}, ...],
+                   "n": int | null, "room": float | null, "df": float | null}, ...],
      "claims": [{"id": str, "paper": str, "statement": str, "findings": [str],
                  "expect": str | null, "value": ..., "tolerance": float,
                  "rule": str, "untested": str | null, "verdict": str,
@@ -98,6 +98,9 @@ class Finding:
     #: Room left between a bounded quantity's level and its bound (the largest effect it
     #: could still show): a claim asking more reads "not identified (saturated)".
     room: float | None = None
+    #: Degrees of freedom of a Student-t interval (None: read as normal); a claim's
+    #: p-value for Holm's correction is read on this t distribution.
+    df: float | None = None
 
     def to_json(self) -> dict:
         """The finding as strict JSON: a non-finite number becomes ``None`` and ``note``
@@ -123,6 +126,15 @@ class Finding:
 
 _FINDINGS: dict[str, Finding] = {}
 _CLAIMS: dict[str, Claim] = {}
+
+
+def _df(name: str, df: object) -> float:
+    v = _as_float(df, "df", name)
+    if not v > 0:
+        raise ValueError(
+            f"record({name!r}): df must be > 0 (a t interval's degrees of freedom), got {v}"
+        )
+    return v
 
 
 def _as_float(x: object, what: str, name: str) -> float:
@@ -152,6 +164,7 @@ def record(
     n: int | None = None,
     room: float | None = None,
     no_interval: str | None = None,
+    df: float | None = None,
 ) -> Finding:
     """Record a finding (re-recording a name replaces it).
 
@@ -193,6 +206,9 @@ def record(
         The sample size the interval rests on (seeds, runs, draws), when the
         ``Estimate`` does not carry it: the report states the method's simulated
         coverage at this ``n`` (:mod:`scalinglab.stats.method_coverage`).
+    df
+        Degrees of freedom of a Student-t interval, when the ``Estimate`` does not carry
+        it (None: read as normal by the claims' Holm correction).
     room
         For a bounded quantity, when the ``Estimate`` does not carry it: the room left
         between its level and its bound, in the finding's units (the largest effect it
@@ -261,6 +277,10 @@ def record(
                     f"record({name!r}): room={room} contradicts the Estimate's room={est.room}"
                 )
             room = est.room
+        if est.df is not None:
+            if df is not None and float(df) != est.df:
+                raise TypeError(f"record({name!r}): df={df} contradicts the Estimate's df={est.df}")
+            df = est.df
         identified = identified and est.identified
         no_interval = no_interval or est.no_interval
         if est.note:
@@ -322,6 +342,7 @@ def record(
         support=None if support is None else _support(name, support),
         n=None if n is None else int(n),
         room=None if room is None else _room(name, room),
+        df=None if df is None or interval is None else _df(name, df),
     )
     _FINDINGS[name] = f
     _flush()
