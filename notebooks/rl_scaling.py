@@ -650,7 +650,7 @@ per_run.set_index(["model_size", "seed"])[
 # %%
 effects = ablations.ablation_effects(per_seed, baseline=base, reps=poi_reps, seed=seed, level=level)
 effects = sound_findings.t_effects(per_seed, effects, baseline=base, level=level)
-a_sd = predict.seed_spread(per_seed, reps=poi_reps, seed=seed, level=level)
+a_sd = predict.seed_spread(per_seed, variant=base, reps=poi_reps, seed=seed, level=level)
 record_all(
     findings.ablation_findings(
         effects, a_sd, base=base, level=level, reps=poi_reps, method=sound_findings.PAIRED_T
