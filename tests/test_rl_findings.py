@@ -11,7 +11,7 @@ import pytest
 from scalinglab import record as rec
 from scalinglab.claims_file import claims_for
 from scalinglab.paths import notebooks_dir
-from scalinglab.studies.rl import findings
+from scalinglab.studies.rl import findings, halfruns, sound_findings
 from scalinglab.studies.rl.plots import symlog_threshold, symlog_ticks
 
 CLAIMS = notebooks_dir() / "claims" / "rl_scaling.toml"
@@ -274,13 +274,7 @@ def _recorded(names):
 
 def test_claims_file_decides_scalerl4_on_the_design_ablations_the_sweep_ran():
     sizes = ["s", "m"]
-    names = [f"scalerl/{s}/{p}" for s in sizes for p in ("rmse", "lack_of_fit", "A_pred_error")]
-    names += [f"scalerl/{s}/final_pred_error" for s in sizes]
-    names += [f"tan/k/{s}" for s in sizes] + ["tan/k_rise", "tan/N0", "scalerl/A_seed_sd"]
-    names += [f"phases/{s}/{p}" for s in sizes for p in ("t10", "t90", "t90_early_error")]
-    names += [f"phases/runs/{p}" for p in ("three_phases_share", "t10_seed_sd", "predicted_share")]
-    names += ["plateau/gain_after", "scalerl/half_runs/A_abs_error", "spread/A/rl_sd"]
-    names += ["tan/heldout_rmse_delta"] + [f"tan/{s}/curvature" for s in sizes]
+    names = _claim_names(sizes)
     values = findings.claim_values(sizes, ["baseline"], early_frac=0.3)
     got = {c.id: c for c in claims_for(CLAIMS, values, _recorded(names))}
     assert got["SCALERL-4"].untested == "no design ablation in this run"
@@ -309,6 +303,59 @@ def test_claims_file_decides_scalerl4_on_the_design_ablations_the_sweep_ran():
     # a user's own logs: no claim of the file is about them
     values = findings.claim_values(sizes, ["baseline"], early_frac=0.3, user_data=True)
     assert claims_for(CLAIMS, values, _recorded(names)) == []
+
+
+def _claim_names(sizes):
+    names = [f"scalerl/{s}/{p}" for s in sizes for p in ("rmse", "lack_of_fit", "A_pred_error")]
+    names += [f"scalerl/{s}/final_pred_error" for s in sizes]
+    names += [f"tan/k/{s}" for s in sizes] + ["tan/k_rise", "tan/N0", "scalerl/A_seed_sd"]
+    names += [f"phases/{s}/{p}" for s in sizes for p in ("t10", "t90", "t90_early_error")]
+    names += [f"phases/runs/{p}" for p in ("three_phases_share", "t10_seed_sd", "predicted_share")]
+    names += ["plateau/gain_after", "scalerl/half_runs/A_abs_error", "spread/A/rl_sd"]
+    return names + ["tan/heldout_rmse_delta"] + [f"tan/{s}/curvature" for s in sizes]
+
+
+def test_scalerl2s_regime_names_the_runs_its_finding_averages():
+    # per-run half fits (halfruns.per_run_half_fits' columns) of three variants: 5 runs
+    # pass every rule (3 baseline, 2 half_lr); one baseline run fails each of unstable,
+    # A on its bound and a half short of 4x C_mid, a len_cap run has C_mid too early
+    ok = {"model_size": "s", "n_params": 1e4, "A_error": 0.01, "multiple": 10.0}
+    ok |= {"unstable": False, "A_full_on_bound": False, "took_off": True, "C_mid_inside": True}
+    rows = [ok | {"variant": "baseline", "seed": i} for i in range(3)]
+    rows += [ok | {"variant": "half_lr", "seed": i, "A_error": -0.03} for i in range(2)]
+    rows += [
+        ok | {"variant": "baseline", "seed": 3, "unstable": True},
+        ok | {"variant": "baseline", "seed": 4, "A_full_on_bound": True},
+        ok | {"variant": "baseline", "seed": 5, "multiple": 2.0},
+        ok | {"variant": "len_cap", "seed": 0, "C_mid_inside": False},
+    ]
+    dec = halfruns.half_fit_decision(pd.DataFrame(rows), min_multiple=4.0)
+    pop = dec["population"]
+    assert dec["n_eligible"] == pop["n_eligible"] == 5 and dec["estimate"].n == 5
+    assert pop["by_variant"] == {"baseline": (3, 6), "half_lr": (2, 2), "len_cap": (0, 1)}
+    assert [n for _, n in pop["left_out"]] == [1, 1, 0, 1, 1]  # no run without its fits
+    enter = "5 of 9 runs enter (baseline 3 of 6, half_lr 2 of 2, len_cap 0 of 1)"
+    scope_text = halfruns.scope_text(pop)
+    assert enter in scope_text and "1 with A on its bound 1" in scope_text
+    sizes = ["s", "m"]
+    values = findings.claim_values(
+        sizes,
+        ["baseline", "half_lr", "len_cap"],
+        early_frac=0.3,
+        scalerl_scope="stable baseline runs, s 2 of 4",
+        half_runs_scope=scope_text,
+    )
+    got = {c.id: c for c in claims_for(CLAIMS, values, _recorded(_claim_names(sizes)))}
+    # SCALERL-2 states the runs its mean is over, not the baseline's stable runs (the
+    # pooled fits' scope, which SCALERL-2-final keeps)
+    assert enter in got["SCALERL-2"].regime
+    assert "stable baseline runs" not in got["SCALERL-2"].regime
+    assert "stable baseline runs" in got["SCALERL-2-final"].regime
+    assert "every variant" in got["SCALERL-2"].statement
+    named = {n.name: n for n in sound_findings.half_run_findings(dec, min_multiple=4.0)}
+    desc = named["scalerl/half_runs/A_abs_error"].description
+    assert "the 5 of 9 fitted runs (baseline 3 of 6, half_lr 2 of 2, len_cap 0 of 1)" in desc
+    assert "stable" in desc and "off its bound" in desc
 
 
 def test_symlog_threshold_is_the_power_of_ten_below_the_first_evaluation():

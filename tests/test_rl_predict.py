@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from scalinglab.studies.rl import ablations as rab
+from scalinglab.studies.rl import findings_ablations as rfa
 from scalinglab.studies.rl import predict as rlp
 
 STEPS = np.arange(0, 1001, 25)
@@ -41,6 +42,35 @@ def _frame(curves: dict, *, seeds=5, noise=0.005, seed=0, variant="baseline"):
                 for st, c, v in zip(STEPS, C, y, strict=True)
             ]
     return pd.DataFrame(rows)
+
+
+def test_the_seed_sd_bound_share_counts_only_the_runs_that_enter_it():
+    def rows(variant, size, a_values):
+        return [
+            {"variant": variant, "model_size": size, "seed": i, "A": a, "B": 2.0, "C_mid": 1e11}
+            for i, a in enumerate(a_values)
+        ]
+
+    ps = pd.DataFrame(
+        rows("cap", "s", [1.0] * 4)  # another variant, listed first, every run on the bound
+        + rows("baseline", "s", [0.70, 0.72, 0.68, 0.71, np.nan])  # a failed fit
+        + rows("baseline", "m", [0.80, 0.82, 0.79, 1.0])
+        + rows("baseline", "xs", [1.0])  # a size's only run: no SD, does not enter
+    )
+    # every baseline run with a value: 2 of 9 on the bound (22%); of the 8 that enter the
+    # SD, 1 (12%)
+    sp = rlp.seed_spread(ps, variant="baseline", reps=200)
+    assert sp["n_bound"] == 8 and sp["at_bound"] == pytest.approx(1 / 8)
+    assert sp["n_runs"] == {"s": 4, "m": 4} and sp["variant"] == "baseline"
+    empty = pd.DataFrame(columns=["variant", "metric"])
+    (named,) = rfa.ablation_findings(empty, sp, base="baseline", level=0.95, reps=200)
+    assert named.name == "scalerl/A_seed_sd" and named.estimate.identified
+    # past the share among the runs that enter it: not identified, and the note says so
+    ps.loc[(ps["variant"] == "baseline") & (ps["model_size"] == "s") & (ps["seed"] < 2), "A"] = 1
+    sp = rlp.seed_spread(ps, variant="baseline", reps=200)
+    (named,) = rfa.ablation_findings(empty, sp, base="baseline", level=0.95, reps=200)
+    assert not named.estimate.identified
+    assert named.estimate.note == "A on its bound 1 in 38% of the 8 baseline runs that enter it"
 
 
 @pytest.mark.slow

@@ -58,6 +58,7 @@ from scalinglab.studies.rl.named import (
 __all__ = [
     "ABLATION_HEADLINES",
     "DESIGN_CHOICES",
+    "HALF_RUNS_SCOPE",
     "OVER_RUNS",
     "OVER_SEEDS",
     "PAIRED",
@@ -85,6 +86,14 @@ __all__ = [
     "sigmoid_findings",
 ]
 
+#: SCALERL-2's regime phrase without the runs' counts (the notebook passes
+#: :func:`.halfruns.scope_text`, which gives them).
+HALF_RUNS_SCOPE = (
+    "each run fitted alone, every variant of the design: the runs that are stable, have A "
+    "off its bound 1, took off, have C_mid after their first evaluation and a half reaching "
+    ">= 4x C_mid"
+)
+
 #: The design ablations of ScaleRL's kind (SCALERL-4 is decided on those the sweep ran).
 DESIGN_CHOICES = ("sample_agg", "batch_norm")
 
@@ -96,6 +105,7 @@ def claim_values(
     early_frac: float,
     user_data: bool = False,
     scalerl_scope: str = "stable runs (ScaleRL's scope)",
+    half_runs_scope: str = HALF_RUNS_SCOPE,
     design_runs: str = "",
 ) -> dict:
     """What ``notebooks/claims/rl_scaling.toml``'s templates name, for
@@ -104,7 +114,9 @@ def claim_values(
     as a percentage, ``data="user"`` for a user's own logs (no claim of the file is
     about them: the ledger is then empty) and ``scalerl_scope``, the regime phrase of the
     claims decided on ScaleRL's pooled fits (:func:`.scope.regime_text`: the stable runs
-    per size), and ``design_runs``, the runs per size and seed block of a design read
+    per size), ``half_runs_scope``, SCALERL-2's (the runs of every variant its mean error
+    is taken over, :func:`.halfruns.scope_text` of :func:`.halfruns.population`: the
+    counts come from the runs, the default states the rule alone), and ``design_runs``, the runs per size and seed block of a design read
     with later blocks (:func:`.blocks.design_runs_text`; empty without them)."""
     ran = [v for v in DESIGN_CHOICES if v in variants]
     return {
@@ -113,5 +125,6 @@ def claim_values(
         "early_pct": f"{early_frac:.0%}",
         "data": "user" if user_data else "sweep",
         "scalerl_scope": scalerl_scope,
+        "half_runs_scope": half_runs_scope,
         "design_runs": design_runs,
     }

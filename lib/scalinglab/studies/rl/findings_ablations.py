@@ -29,7 +29,9 @@ def ablation_findings(
     detectable effect, its probability of improvement on A and log10 B
     (:func:`.ablations.ablation_effects`, or with Student-t intervals
     :func:`.sound_findings.t_effects`, whose ``method`` is then passed), and the seed
-    spread of A (:func:`.predict.seed_spread`)."""
+    spread of A (:func:`.predict.seed_spread`), not identified when A sits on its bound 1
+    in at least :data:`BOUND_SHARE` of the runs whose values enter it (its ``at_bound``
+    counts those alone, as :func:`.sound_findings._entering` does for the RL-seed SD)."""
     out = []
     for _, r in effects.iterrows():
         v, m = r["variant"], r["metric"]
@@ -67,7 +69,8 @@ def ablation_findings(
                     f"P({v} > {base}) on {m}",
                 )
             )
-    at_bound = float(spread["at_bound"])
+    at_bound = float(spread["at_bound"])  # over the runs that enter the SD only
+    counted = f" {spread['n_bound']} {spread.get('variant', base)}" if "n_bound" in spread else ""
     out.append(
         Named(
             "scalerl/A_seed_sd",
@@ -81,7 +84,7 @@ def ablation_findings(
                 n=min(spread["n_runs"].values()) if spread.get("n_runs") else None,
                 identified=identified_by_share(at_bound),
                 note=(
-                    f"A on its bound 1 in {100 * at_bound:.0f}% of the per-run fits"
+                    f"A on its bound 1 in {100 * at_bound:.0f}% of the{counted} runs that enter it"
                     if at_bound >= BOUND_SHARE
                     else None
                 ),

@@ -9,9 +9,12 @@ run's own ``R0`` held fixed, points before ``transient_frac`` of its compute lef
 as :func:`.analysis.per_seed_sigmoids`), the error ``A_half - A_full`` and the
 multiple of the full fit's ``C_mid`` that the half window reaches. The error against
 that multiple (:func:`error_by_multiple`) says where the test starts to mean anything;
-the claim is decided only on the runs whose half reaches ``min_multiple`` (4) x
-``C_mid``, whose full fit has ``A`` off its bound 1 and that did not fall more than
-``drop`` (0.1) below their peak (an unstable run is outside ScaleRL's scope)
+the claim is decided only on the runs, of every variant the design ran, whose half
+reaches ``min_multiple`` (4) x ``C_mid``, whose full fit has ``A`` off its bound 1, at
+least 0.1 above ``R0`` (taken off) and ``C_mid`` after the first evaluation, and that did
+not fall more than ``drop`` (0.1) below their peak (an unstable run is outside ScaleRL's
+scope; :func:`population` counts them, :func:`scope_text` states them in the claim's
+regime)
 (:func:`half_fit_decision`: the mean ``|A_half - A_full|`` over those runs with a
 Student-t interval over their warm starts, :mod:`.units`; fewer than 3 such runs: not
 identified, with the reason).
@@ -204,19 +207,79 @@ def per_run_half_fits(
     return pd.DataFrame(rows, columns=cols)
 
 
+def _rules(runs: pd.DataFrame, min_multiple: float) -> list[tuple[str, pd.Series]]:
+    """SCALERL-2's rules in the order they are applied: what a rule leaves out, and the
+    runs it keeps (:func:`eligible`, :func:`population`)."""
+    return [
+        ("without both fits", runs["A_error"].notna()),
+        ("unstable (> 0.1 below their peak at the end)", ~runs["unstable"].astype(bool)),
+        ("with A on its bound 1", ~runs["A_full_on_bound"].astype(bool)),
+        ("that never took off", runs["took_off"].astype(bool)),
+        ("with C_mid before their first evaluation", runs["C_mid_inside"].astype(bool)),
+        (f"whose half reaches < {min_multiple:g}x C_mid", runs["multiple"] >= min_multiple),
+    ]
+
+
 def eligible(runs: pd.DataFrame, *, min_multiple: float = 4.0) -> pd.Series:
     """Runs on which the half-compute test means something: a fitted half reaching
     ``min_multiple`` x ``C_mid``, the full fit's ``A`` off its bound and above ``R0``
-    (taken off), its ``C_mid`` after the first evaluation, and stable.
+    (taken off), its ``C_mid`` after the first evaluation, and stable. Runs of every
+    variant in ``runs`` are judged alike (:func:`population` counts them).
 
     Returns
     -------
     pandas.Series
         Boolean, aligned with ``runs`` (:func:`per_run_half_fits`).
     """
-    ok = runs["A_error"].notna() & (runs["multiple"] >= min_multiple)
-    ok &= runs["C_mid_inside"].astype(bool) & runs["took_off"].astype(bool)
-    return ok & ~runs["A_full_on_bound"].astype(bool) & ~runs["unstable"].astype(bool)
+    ok = pd.Series(True, index=runs.index)
+    for _, keeps in _rules(runs, min_multiple):
+        ok &= keeps
+    return ok
+
+
+def population(runs: pd.DataFrame, *, min_multiple: float = 4.0) -> dict:
+    """Which runs enter SCALERL-2 (:func:`eligible`), counted: every run of ``runs`` (all
+    variants of the design: :func:`half_fit_decision` does not pick one), then the rules
+    in the order they are applied.
+
+    Returns
+    -------
+    dict
+        ``runs`` (rows of ``runs``), ``left_out`` (``(what, count)`` per rule, in order,
+        each counting only the runs the rules before it kept: no half fit (listed only
+        when some run has none), unstable, ``A`` on its bound 1, never took off,
+        ``C_mid`` before the first evaluation, a half short of ``min_multiple`` x
+        ``C_mid``), ``n_eligible`` and ``by_variant`` (variant -> ``(entering, runs)``,
+        in ``runs``' order).
+    """
+    keep = pd.Series(True, index=runs.index)
+    left_out = []
+    for i, (what, keeps) in enumerate(_rules(runs, min_multiple)):
+        n = int((keep & ~keeps).sum())
+        if i or n:
+            left_out.append((what, n))
+        keep &= keeps
+    by_variant = {
+        str(v): (int(keep[g.index].sum()), len(g)) for v, g in runs.groupby("variant", sort=False)
+    }
+    return {
+        "runs": len(runs),
+        "left_out": left_out,
+        "n_eligible": int(keep.sum()),
+        "by_variant": by_variant,
+    }
+
+
+def scope_text(pop: dict) -> str:
+    """SCALERL-2's regime phrase from :func:`population`, e.g. ``"each run fitted alone,
+    every variant of the design: 47 of 116 runs enter (baseline 20 of 68, half_lr
+    20 of 32, ...); left out in turn: 43 unstable (...), 19 with A on its bound 1, ..."``."""
+    each = ", ".join(f"{v} {k} of {n}" for v, (k, n) in pop["by_variant"].items())
+    out = ", ".join(f"{n} {what}" for what, n in pop["left_out"])
+    return (
+        f"each run fitted alone, every variant of the design: {pop['n_eligible']} of "
+        f"{pop['runs']} runs enter ({each}); left out in turn: {out}"
+    )
 
 
 def error_by_multiple(
@@ -276,8 +339,10 @@ def half_fit_decision(
         runs; not identified with the reason when fewer than ``min_runs``), ``signed``
         (the mean signed error, same interval method), ``n_eligible``, ``n_runs`` (fitted
         runs), ``n_unstable``, ``max_multiple`` (the furthest any half of a run that
-        took off, with its ``C_mid`` inside the window, reaches) and ``clustered``
-        (whether the interval's units are warm starts).
+        took off, with its ``C_mid`` inside the window, reaches), ``clustered``
+        (whether the interval's units are warm starts) and ``population``
+        (:func:`population`: the runs that enter, by variant, and those each rule left
+        out; :func:`scope_text` states it).
     """
     fitted = runs[runs["A_error"].notna()]
     ok = eligible(runs, min_multiple=min_multiple)
@@ -287,12 +352,14 @@ def half_fit_decision(
     usable = fitted[fitted["took_off"].astype(bool) & fitted["C_mid_inside"].astype(bool)]
     reach = float(usable["multiple"].max()) if len(usable) else float("nan")
     n_unstable = int(runs["unstable"].sum())
+    pop = population(runs, min_multiple=min_multiple)
     u_abs, u_signed = units.unit_values(picked, "abs_error"), units.unit_values(picked, "A_error")
     method = f"Student t over {u_abs.describe()} (half window >= {min_multiple:g}x C_mid)"
     if n < min_runs or u_abs.n - u_abs.n_strata < 2:
         note = (
             f"only {n} of {n_all} fitted runs have a half window reaching >= {min_multiple:g}x "
-            f"their C_mid with A off its bound, a take-off and no decline (the furthest "
+            f"their C_mid with A off its bound, a take-off, C_mid after their first "
+            f"evaluation and no decline (the furthest "
             f"half reaches "
             f"{reach:.2g}x; ScaleRL's half sits at about 20x): the runs are too short for the "
             "half-compute test"
@@ -309,6 +376,7 @@ def half_fit_decision(
             "n_unstable": n_unstable,
             "max_multiple": reach,
             "clustered": u_abs.clustered,
+            "population": pop,
         }
 
     def t_est(u: units.UnitValues) -> Estimate:
@@ -323,6 +391,7 @@ def half_fit_decision(
         "n_unstable": n_unstable,
         "max_multiple": reach,
         "clustered": u_abs.clustered,
+        "population": pop,
     }
 
 

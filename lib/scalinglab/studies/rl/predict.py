@@ -371,6 +371,7 @@ def seed_spread(
     per_seed: pd.DataFrame,
     *,
     metric: str = "A",
+    variant: str | None = None,
     reps: int = 2000,
     seed: int = 0,
     level: float = 0.95,
@@ -380,18 +381,24 @@ def seed_spread(
     Parameters
     ----------
     per_seed
-        :func:`scalinglab.studies.rl.analysis.per_seed_sigmoids` (baseline variant used:
-        the first one).
+        :func:`scalinglab.studies.rl.analysis.per_seed_sigmoids`.
+    variant
+        The variant whose runs are used (the baseline); None: the first one in
+        ``per_seed``.
 
     Returns
     -------
     dict
         ``sd`` (standard deviation over seeds, ``ddof=1``, averaged over sizes),
-        ``ci`` (bootstrap over seeds within each size), ``at_bound`` (share of
-        per-run fits with ``A`` on its bound 1; the spread then measures the bound),
-        ``per_size`` and ``n_runs`` (size -> runs with a finite value).
+        ``ci`` (bootstrap over seeds within each size), ``at_bound`` (share of the
+        per-run fits with ``A`` on its bound 1 among the runs whose values enter the
+        standard deviation: the baseline's finite values at sizes with at least 2 of
+        them; another variant's run, a failed fit or a size's only run does not count;
+        the spread then measures the bound), ``n_bound`` (the runs that share counts),
+        ``per_size``, ``n_runs`` (size -> runs with a finite value) and ``variant``.
     """
-    base = per_seed[per_seed["variant"] == per_seed["variant"].iloc[0]]
+    variant = str(per_seed["variant"].iloc[0]) if variant is None else variant
+    base = per_seed[per_seed["variant"] == variant]
     vals = {s: g[metric].dropna().to_numpy() for s, g in base.groupby("model_size", sort=False)}
     vals = {s: v for s, v in vals.items() if v.size >= 2}
     if not vals:
@@ -402,12 +409,14 @@ def seed_spread(
         [v[resample_groups(rng, v.size, reps)].std(axis=1, ddof=1) for v in vals.values()], axis=0
     )
     lo, hi = percentile_interval(boots, level=level)
-    allv = np.concatenate(list(vals.values()))
+    allv = np.concatenate(list(vals.values()))  # the values the SD and its interval use
     return {
         "sd": point,
         "ci": (float(min(lo, point)), float(max(hi, point))),
         "ci_extended": bool(point < lo or point > hi),
         "at_bound": float(np.mean(allv >= _AT_ONE)) if metric == "A" else 0.0,
+        "n_bound": int(allv.size),
+        "variant": variant,
         "per_size": {k: float(v.std(ddof=1)) for k, v in vals.items()},
         "n_runs": {k: int(v.size) for k, v in vals.items()},
     }

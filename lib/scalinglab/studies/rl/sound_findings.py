@@ -27,16 +27,28 @@ from scalinglab.studies.rl.scope import MIN_STABLE
 
 
 def half_run_findings(dec: Mapping[str, Any], *, min_multiple: float) -> list[Named]:
-    """SCALERL-2's deciding finding, the mean ``|A_half - A_full|`` over the runs whose
-    half reaches ``min_multiple`` x ``C_mid`` (:func:`.halfruns.half_fit_decision`), its
+    """SCALERL-2's deciding finding, the mean ``|A_half - A_full|`` over the runs of every
+    variant that are stable, have ``A`` off its bound 1, took off, have ``C_mid`` after
+    their first evaluation and a half reaching ``min_multiple`` x ``C_mid``
+    (:func:`.halfruns.half_fit_decision`; its ``population`` names them by variant), its
     signed companion and the counts behind it."""
     n, n_all = dec["n_eligible"], dec["n_runs"]
+    pop = dec.get("population")
+    each = (
+        " (" + ", ".join(f"{v} {k} of {m}" for v, (k, m) in pop["by_variant"].items()) + ")"
+        if pop
+        else ""
+    )
+    who = (
+        f"the {n} of {n_all} fitted runs{each}, every variant of the design, that are stable, "
+        f"have A off its bound 1, took off, have C_mid after their first evaluation and a "
+        f"half window reaching >= {min_multiple:g}x their C_mid"
+    )
     return [
         Named(
             "scalerl/half_runs/A_abs_error",
             dec["estimate"],
-            f"mean |A of the half fit - A of the full fit| over the {n} of {n_all} runs "
-            f"whose half window reaches >= {min_multiple:g}x their C_mid (each run fitted "
+            f"mean |A of the half fit - A of the full fit| over {who} (each run fitted "
             "on its own"
             + ("; averaged within their base models" if dec.get("clustered") else "")
             + ")",
@@ -50,7 +62,9 @@ def half_run_findings(dec: Mapping[str, Any], *, min_multiple: float) -> list[Na
         Named(
             "scalerl/half_runs/n_eligible",
             Estimate(float(n)),
-            f"runs whose half window reaches >= {min_multiple:g}x C_mid, of {n_all}",
+            f"runs entering SCALERL-2 (stable, A off its bound 1, taken off, C_mid after "
+            f"the first evaluation, half window >= {min_multiple:g}x C_mid), of {n_all} "
+            "fitted runs of every variant",
             unit="runs",
         ),
         Named(
