@@ -93,10 +93,19 @@ def test_a_seed_below_its_asymptote_leaves_the_point_without_interval():
 def test_misstatement_folds_a_ratio_either_way():
     from scalinglab.estimate import Estimate
 
-    down = seedwise.misstatement(Estimate(0.5, 0.4, 0.625, level=0.95, method="t"))
+    down = seedwise.misstatement(Estimate(0.5, 0.4, 0.625, level=0.95, method="t", df=2))
+    assert down.df == 2.0  # read on the same t distribution
     assert (down.point, down.lo, down.hi) == pytest.approx((2.0, 1.6, 2.5))
     across = seedwise.misstatement(Estimate(1.05, 0.9, 1.2, level=0.95, method="t"))
     assert across.lo == 1.0 and across.hi == pytest.approx(1.2)  # the farther end
+
+
+def test_the_family_statistic_can_count_the_baseline_among_the_scalars():
+    d = {("muon", "w", 1.0): np.log(1.4), ("nadamw_paper", "w", 1.0): np.log(0.9)}
+    alone = seedwise.family(["muon"], ["nadamw_paper"], "w", 1.0)(d)
+    both = seedwise.family(["muon"], ["nadamw_paper"], "w", 1.0, with_baseline=True)(d)
+    assert np.exp(alone) == pytest.approx(1.4 / 0.9)
+    assert np.exp(both) == pytest.approx(1.4 / np.sqrt(0.9))
 
 
 def test_slope_statistic_recovers_a_power_of_size():
@@ -367,8 +376,18 @@ def test_the_tiny_walk_sweep_analysed_end_to_end(tiny_matched):
             & (m.curves.coordinate == coord)
         ]  # fmt: skip
         assert len(rows) and (rows.status.iloc[-1] != "interior"), line
-    # a speedup on a flagged cell is recorded unidentified, with the flag as its note
+    # FPO-5 reads each seed's tau averaged over every complete cell (one cell's tau moves
+    # in steps of 1/3); the scalar family counts AdamW at 1
     by = {r["name"]: r["point"] for r in m.rows}
+    tau_all = by["t/tau_midrun/all"]
+    assert tau_all.df == 2.0 and "cells with complete curves" in next(
+        r["description"] for r in m.rows if r["name"] == "t/tau_midrun/all"
+    )
+    cell_taus = [by[n].point for n in by if n.startswith("t/tau_midrun/x")]
+    assert min(cell_taus) <= tau_all.point <= max(cell_taus)
+    mos = next(r for r in m.rows if r["name"].startswith("t/matrix_over_scalar/xs2/"))
+    assert "adamw at 1 by definition" in mos["description"]
+    # a speedup on a flagged cell is recorded unidentified, with the flag as its note
     for (o, s, mult), fl in m.flags.items():
         name = f"t/speedup/{o}/{s}/{mult:g}x"
         if fl and name in by:

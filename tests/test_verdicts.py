@@ -626,3 +626,19 @@ def test_a_t_intervals_p_value_is_read_on_its_own_t_distribution(tmp_path):
     assert rec.record("d", Estimate(1.1, *ci, level=0.95, df=2)).to_json()["df"] == 2.0
     with pytest.raises(ValueError, match="df must be > 0"):
         Estimate(1.1, *ci, level=0.95, df=0)
+
+
+def test_a_t_interval_without_df_is_read_on_n_minus_one_df():
+    from scalinglab.record import t_df
+
+    assert t_df("Student t over 3 seeds", 3) == 2.0
+    assert t_df("Welch t over 5 and 6 warm starts", 5) == 4.0  # the least Welch df: conservative
+    assert t_df("percentile bootstrap over 100 runs", 100) is None
+    assert t_df("Student t over 1 seed", 1) is None and t_df(None, 3) is None
+    f = rec.record("x", 1.0, ci=(0.5, 1.5), level=0.95, method="Student t over 4 seeds", n=4)
+    assert f.df == 3.0
+    # an explicit df wins over the inference; without an interval there is none
+    assert (
+        rec.record("y", 1.0, ci=(0.5, 1.5), level=0.95, method="Student t", n=4, df=2.5).df == 2.5
+    )
+    assert rec.record("z", 1.0, method="Student t over 4 seeds", n=4).df is None

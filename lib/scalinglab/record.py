@@ -128,7 +128,25 @@ _FINDINGS: dict[str, Finding] = {}
 _CLAIMS: dict[str, Claim] = {}
 
 
-def _df(name: str, df: object) -> float:
+#: Words of a method text that name a Student-t (or Welch) interval.
+_T_METHODS = ("student t", "student-t", "welch")
+
+
+def t_df(method: str | None, n: int | None) -> float | None:
+    """The degrees of freedom to read a t interval on when its producer did not state
+    them: ``n - 1`` for a method text naming Student t or Welch with a sample size
+    ``n >= 2`` (exact for a one-sample t over ``n`` units; for Welch, with ``n`` the
+    smaller group, the least Welch-Satterthwaite df can be, so conservative); None
+    otherwise (the interval is read as normal)."""
+    if method is None or n is None or int(n) < 2:
+        return None
+    text = method.lower()
+    return float(int(n) - 1) if any(w in text for w in _T_METHODS) else None
+
+
+def _df(name: str, df: object) -> float | None:
+    if df is None:
+        return None
     v = _as_float(df, "df", name)
     if not v > 0:
         raise ValueError(
@@ -208,7 +226,9 @@ def record(
         coverage at this ``n`` (:mod:`scalinglab.stats.method_coverage`).
     df
         Degrees of freedom of a Student-t interval, when the ``Estimate`` does not carry
-        it (None: read as normal by the claims' Holm correction).
+        it. Without either, a method text naming Student t or Welch with ``n`` gives
+        ``n - 1`` (:func:`t_df`); otherwise None: read as normal by the claims' Holm
+        correction.
     room
         For a bounded quantity, when the ``Estimate`` does not carry it: the room left
         between its level and its bound, in the finding's units (the largest effect it
@@ -342,7 +362,7 @@ def record(
         support=None if support is None else _support(name, support),
         n=None if n is None else int(n),
         room=None if room is None else _room(name, room),
-        df=None if df is None or interval is None else _df(name, df),
+        df=None if interval is None else _df(name, df if df is not None else t_df(method, n)),
     )
     _FINDINGS[name] = f
     _flush()

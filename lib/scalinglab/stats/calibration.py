@@ -197,6 +197,7 @@ def mean_estimate(values: Sequence[float] | np.ndarray, *, level: float = 0.95) 
         level=level,
         method=f"Student t over {x.size} seeds",
         n=x.size,
+        df=x.size - 1,
     )
 
 

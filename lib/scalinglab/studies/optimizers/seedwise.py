@@ -159,7 +159,14 @@ def summary(
         return Estimate(point, note=f"mean over {ok.size} seeds, no interval: {why}"), x
     lo, hi = calibration.t_interval(ok, level=level)
     return (
-        Estimate(point, float(f(lo)), float(f(hi)), level=level, method=T_METHOD.format(n=ok.size)),
+        Estimate(
+            point,
+            float(f(lo)),
+            float(f(hi)),
+            level=level,
+            method=T_METHOD.format(n=ok.size),
+            df=ok.size - 1,
+        ),
         x,
     )
 
@@ -181,6 +188,7 @@ def misstatement(est: Estimate | None) -> Estimate | None:
         math.exp(max(abs(a), abs(b))),
         level=est.level,
         method=f"{est.method}; exp|log| of the ratio's interval",
+        df=est.df,
     )
 
 
@@ -195,11 +203,21 @@ def geomean(o: str, size: str, multiples: Sequence[float]) -> Statistic:
     return lambda d: float(np.mean([d[(o, size, float(m))] for m in multiples]))
 
 
-def family(matrix: Sequence[str], scalar: Sequence[str], size: str, m: float) -> Statistic:
-    """Mean log speedup of the matrix optimizers minus that of the scalar ones."""
+def family(
+    matrix: Sequence[str],
+    scalar: Sequence[str],
+    size: str,
+    m: float,
+    *,
+    with_baseline: bool = False,
+) -> Statistic:
+    """Mean log speedup of the matrix optimizers minus that of the scalar ones;
+    ``with_baseline``: the baseline (AdamW, log speedup 0 by definition) is one of the
+    scalar family, so the ratio does not rest on one scalar variant alone."""
+    zero = [0.0] if with_baseline else []
     return lambda d: float(
         np.mean([d[(o, size, float(m))] for o in matrix])
-        - np.mean([d[(o, size, float(m))] for o in scalar])
+        - np.mean([d[(o, size, float(m))] for o in scalar] + zero)
     )
 
 

@@ -77,6 +77,7 @@ def plateau_findings(
         level=level,
         method=method,
         n=n_units,
+        df=after.get("df"),
         identified=n_runs >= 3 and finite,
         note=(
             f"only {n_runs} of {n_total} runs continued past a plateau (the rule fired in "

@@ -381,7 +381,7 @@ def half_fit_decision(
 
     def t_est(u: units.UnitValues) -> Estimate:
         point, lo, hi = units.t_over_units(u, level=level)
-        return Estimate(point, lo, hi, level=level, method=method, n=u.n)
+        return Estimate(point, lo, hi, level=level, method=method, n=u.n, df=u.df)
 
     return {
         "estimate": t_est(u_abs),

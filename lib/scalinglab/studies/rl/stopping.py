@@ -359,6 +359,7 @@ def gain_after_plateau(outcomes: pd.DataFrame, *, level: float = 0.95) -> dict:
     }
     u = units.unit_values(outcomes.dropna(subset=["gain_after_plateau"]), "gain_after_plateau")
     out["n_units"], out["clustered"], out["units"] = u.n, u.clustered, u.describe()
+    out["df"] = u.df
     if g.size < 3 or u.n - u.n_strata < 2:
         return out | {"mean": float("nan"), "ci": (float("nan"), float("nan"))}
     mean, lo, hi = units.t_over_units(u, level=level)

@@ -204,4 +204,6 @@ def comparison_estimate(comp: pd.DataFrame, *, level: float = 0.95) -> Estimate:
             float("nan"), identified=False, note=f"{u.n} {u.label} with both held-out errors"
         )
     point, lo, hi = units.t_over_units(u, level=level)
-    return Estimate(point, lo, hi, level=level, method=f"Student t over {u.describe()}", n=u.n)
+    return Estimate(
+        point, lo, hi, level=level, method=f"Student t over {u.describe()}", n=u.n, df=u.df
+    )

@@ -83,6 +83,13 @@ class UnitValues:
         """Number of sizes (strata) among the units."""
         return 1 if self.strata is None else int(np.unique(self.strata).size)
 
+    @property
+    def df(self) -> int | None:
+        """Degrees of freedom of :func:`t_over_units`' interval (``n - sizes``), or None
+        below 1."""
+        df = self.n - self.n_strata
+        return df if df >= 1 else None
+
     def describe(self) -> str:
         """How the units were formed, for a method text."""
         h = self.n_strata

@@ -92,6 +92,7 @@ def welch_estimate(
         if n.min() != n.max()
         else f"{method}, {int(n[0])} seeds per model",
         n=int(n.min()),
+        df=float(nu),
     )
 
 
