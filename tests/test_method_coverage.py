@@ -132,7 +132,7 @@ def test_the_range_of_n_values_covers_their_median_as_its_formula_says(n):
 def test_a_timing_range_over_three_runs_reads_its_coverage_in_the_verdict():
     f = _finding("t", "median and range over 3 separate timing runs: distribution-free", n=3)
     f["level"] = 0.75
-    assert mc.coverage_note(f) == "its interval covers 0.75 at n = 3"
+    assert mc.coverage_note(f) == "its interval's simulated coverage is 0.75 at n = 3"
     f["n"] = 6  # 1 - 2^-5 = 0.97: nothing to say
     assert mc.coverage_note(f) is None
 
@@ -442,10 +442,13 @@ def test_rl_verdicts_state_the_measured_coverage_of_their_intervals():
     assert mc.coverage_note(f("Welch t over 3 and 3 runs", 3)) is None
     chi = mc.measured_coverage("chi-square-sd", 15).coverage
     assert mc.coverage_note(f("nested ANOVA, chi-square interval (df 15)", 15)) == (
-        f"its interval covers {chi:.2f} at n = 15"
+        f"its interval's simulated coverage is {chi:.2f} at n = 15"
     )
     boot = mc.measured_coverage("paired-bootstrap-sizes", 5).coverage
-    assert mc.coverage_note(f(paired, 5)) == f"its interval covers {boot:.2f} at n = 5"
+    assert (
+        mc.coverage_note(f(paired, 5))
+        == f"its interval's simulated coverage is {boot:.2f} at n = 5"
+    )
 
 
 def test_the_coverage_table_reads_a_coverage_simulated_on_the_studys_own_data():

@@ -529,6 +529,15 @@ def test_a_baseline_law_that_misses_its_own_points_flags_the_size():
     assert set(got) == {"w32"}  # the law fits w48's own losses
     assert any("own 2x point at w32" in w for w in got["w32"])
     assert all("Bonferroni over 6 budgets" in w for w in got["w32"])
+    # every design's findings are gated alike: the size reads not identified, and why
+    assert matched_report.law_misfit(table) == got
+    from scalinglab.studies.optimizers import findings
+
+    sp = findings.speedups(table, baseline="adamw", reps=20, level=0.95, seed=0)
+    assert sp.identified["w32"] and sp.why_not("w32") is None
+    gated = findings.gate_misfit(sp, got)
+    assert not gated.identified["w32"] and gated.identified["w48"] == sp.identified["w48"]
+    assert "own 2x point at w32" in gated.why_not("w32") and gated.e_ok("w32")
 
 
 def test_rows_without_headlines_never_headline():

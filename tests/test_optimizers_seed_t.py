@@ -119,13 +119,15 @@ def test_a_coverage_measured_on_the_data_is_stated_beside_the_generic_one():
     low = dict(f, method="Student t over 3 seeds; " + measured_on_data(0.912, 3, se=0.004))
     note = coverage_note(low)
     assert note.startswith(
-        "its interval covers 0.912 at n = 3 on these data's own spread (se 0.004)"
+        "its interval's simulated coverage is 0.912 at n = 3 on these data's own spread (se 0.004)"
     )
     assert "0.92 on a generic log-normal (sigma 0.5) generator" in note  # the table's too
     # covering on the data, but not on the generic skewed generator (0.92 at n = 3): said
     high = dict(f, method="Student t over 3 seeds; " + measured_on_data(0.959, 3, se=0.003))
     note = coverage_note(high)
-    assert note.startswith("its interval covers 0.92 at n = 3 on a generic log-normal")
+    assert note.startswith(
+        "its interval's simulated coverage is 0.92 at n = 3 on a generic log-normal"
+    )
     assert "0.959 at n = 3 on these data's own spread" in note
     # both covering: nothing to say (the percentile bootstrap over 256 prompts, read at 100)
     wide = {"ci": [0.1, 0.2], "level": 0.95, "n": 256}
@@ -138,11 +140,11 @@ def test_a_coverage_measured_on_the_data_is_stated_beside_the_generic_one():
     )
     assert (
         coverage_note(below)
-        == "its interval covers 0.925 at n = 256 on these data's own spread (se 0.006)"
+        == "its interval's simulated coverage is 0.925 at n = 256 on these data's own spread (se 0.006)"
     )
     # without it, the generic table alone decides
     assert coverage_note(dict(f, method="Student t over 3 seeds")).startswith(
-        "its interval covers 0.92"
+        "its interval's simulated coverage is 0.92"
     )
     assert "0.71" in coverage_note(dict(f, method="percentile bootstrap over seeds"))
     with pytest.raises(ValueError, match="coverage in"):

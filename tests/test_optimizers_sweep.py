@@ -126,3 +126,6 @@ def test_analyses_run_on_the_sweep(tiny):
         assert r.time_ratio == pytest.approx(want.loc[("muon", r.model_size), "time_ratio"])
         assert r.ratio_method.startswith("timed side by side")
         assert r.wallclock_speedup == pytest.approx(r.token_speedup / r.time_ratio)
+        # the seconds shown beside the ratio are the timing's own, not the runs'
+        med = float(timing.seconds_per_step.sel(optimizer="muon", model_size=r.model_size).median())
+        assert r.seconds_per_step == pytest.approx(med)

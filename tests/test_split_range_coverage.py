@@ -72,7 +72,7 @@ def test_the_split_range_is_matched_read_at_its_n_and_stated_in_the_verdict():
     assert est.level == pytest.approx(19 / 21) and est.n == 20 and est.resamples == 20
     finding = {"ci": list(est.ci), "level": est.level, "method": est.method, "n": est.n}
     # 0.905 < 0.93: the verdict says how often the range holds one more split's score
-    assert mc.coverage_note(finding) == "its interval covers 0.90 at n = 20"
+    assert mc.coverage_note(finding) == "its interval's simulated coverage is 0.90 at n = 20"
     # with 39 splits it holds it 0.95 of the time: nothing to say
     lo39, hi39, how39, cover39 = gp.split_range(np.ones((39, 3)), what="whole shapes")
     assert cover39 == pytest.approx(0.95)

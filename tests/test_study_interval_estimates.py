@@ -146,7 +146,7 @@ def test_tiny_benchmark_through_the_runner(tmp_path):
         # verdict states the stratified bootstrap's measured coverage there
         assert diff["n"] >= 2 and "stratified" in diff["method"]
         if verdict in ("reproduces", "contradicts"):
-            assert "its interval covers 0." in claims[cid]["reason"], claims[cid]
+            assert "its interval's simulated coverage is 0." in claims[cid]["reason"], claims[cid]
             assert f"at n = {diff['n']}" in claims[cid]["reason"]
     assert claims["few-run-flips"]["findings"] == ["rank_flip_rate/few_runs/median"]
     # sgd is far behind: its ordering below the others is supported by the intervals

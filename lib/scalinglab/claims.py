@@ -42,7 +42,7 @@ Before a verdict is signed (:mod:`scalinglab.verdict_checks`, :mod:`scalinglab.v
   ``inconclusive (Monte Carlo)``, and so does an undecided one whose bound lies that close
   to a threshold it would decide by (the verdict is then the same under any seed);
 - a decided verdict says its interval's coverage where that is below 0.93 at the
-  finding's ``n`` ("its interval covers 0.92 at n = 3") or not measured (method not
+  finding's ``n`` ("its interval's simulated coverage is 0.92 at n = 3") or not measured (method not
   registered, ``n`` not recorded): :func:`scalinglab.stats.method_coverage.coverage_note`;
 - a paper's or benchmark's claim tested outside its regime reads ``holds at our scale``
   / ``differs at our scale``, on a proxy ``untested: proxy`` (never ``contradicts``);

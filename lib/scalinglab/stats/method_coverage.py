@@ -934,11 +934,11 @@ def coverage_note(finding: Mapping, *, target: float = COVERAGE_TARGET) -> str |
     Returns
     -------
     str or None
-        ``"its interval covers 0.92 at n = 3"`` when the method's measured coverage at
+        ``"its interval's simulated coverage is 0.92 at n = 3"`` when the method's measured coverage at
         the finding's ``n`` (:func:`committed_coverage`) is below ``target``; where the
         method text states a coverage simulated on the study's own data
         (:func:`measured_on_data`), both are read and the note is given when either is
-        below ``target``, naming both (e.g. ``"its interval covers 0.92 at n = 3 on a
+        below ``target``, naming both (e.g. ``"its interval's simulated coverage is 0.92 at n = 3 on a
         generic log-normal (sigma 0.5) generator (0.959 at n = 3 on these data's own
         spread (se 0.003))"``);
         ``"its interval's coverage is not measured: <why>"`` when the method is not
@@ -963,10 +963,10 @@ def coverage_note(finding: Mapping, *, target: float = COVERAGE_TARGET) -> str |
                 if low_generic and generic is not None
                 else ""
             )
-            return f"its interval covers {data_said}{extra}"
+            return f"its interval's simulated coverage is {data_said}{extra}"
         if low_generic and generic is not None:
             return (
-                f"its interval covers {generic.coverage:.2f} at n = {n} on a generic "
+                f"its interval's simulated coverage is {generic.coverage:.2f} at n = {n} on a generic "
                 f"{generic.generator} generator ({data_said})"
             )
         return None
@@ -987,7 +987,7 @@ def coverage_note(finding: Mapping, *, target: float = COVERAGE_TARGET) -> str |
     if cov.coverage >= target:
         return None
     at = "" if cov.n == n else f", as simulated at n = {cov.n}"
-    return f"its interval covers {cov.coverage:.2f} at n = {n}{at}"
+    return f"its interval's simulated coverage is {cov.coverage:.2f} at n = {n}{at}"
 
 
 if __name__ == "__main__":  # regenerate the committed table (minutes on 2 cores)

@@ -308,7 +308,8 @@ def wallclock_table(
     Returns
     -------
     pandas.DataFrame
-        optimizer, model_size, seconds_per_step (median over runs), time_ratio
+        optimizer, model_size, seconds_per_step (median over the timing's rounds where it
+        timed the cell, else over runs), time_ratio
         (over the baseline's) with ratio_lo/ratio_hi and ratio_method, token_speedup
         (geometric mean over multiples) with token_lo/token_hi, wallclock_speedup ``=
         token_speedup / time_ratio`` with wallclock_lo/wallclock_hi.
@@ -341,9 +342,17 @@ def wallclock_table(
         if timing is not None
         else None
     )
+
+    def seconds(o: str, s: str) -> float:
+        # the side-by-side timing's median where it timed (o, s), so the column agrees
+        # with the ratio beside it; else the sweep's runs'
+        if timing is not None and o in timing.optimizer and s in timing.model_size:
+            return float(timing["seconds_per_step"].sel(optimizer=o, model_size=s).median())
+        return float(sps.sel(optimizer=o, model_size=s))
+
     rows = []
     for r in per.itertuples():
-        t = float(sps.sel(optimizer=r.optimizer, model_size=r.model_size))
+        t = seconds(r.optimizer, r.model_size)
         key = (r.optimizer, r.model_size)
         method = STEP_TIMES_OVER_RUNS
         if timed is not None and key in timed.index:

@@ -88,6 +88,9 @@ class Speedups:
     tuning
         ``size -> the flagged tuned settings its findings rest on``
         (:func:`.tuning_curves.size_flags`; empty without the gate).
+    misfit
+        ``size -> why the baseline's law misses its own losses there``
+        (:func:`.matched_report.law_misfit`; empty without :func:`gate_misfit`).
     """
 
     result: SpeedupResult
@@ -100,6 +103,7 @@ class Speedups:
     on_data: Mapping[str, str] = dataclasses.field(default_factory=dict)
     e_identified: dict[str, bool] | None = None
     tuning: Mapping[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
+    misfit: Mapping[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
 
     def method_of(self, name: str) -> str:
         """The method text of finding ``name``: :attr:`method`, with the coverage measured
@@ -117,6 +121,7 @@ class Speedups:
         why = [] if self.e_ok(size) else [E_AT_BOUND]
         if self.tuning.get(size):
             why.append(tuning_note(self.tuning[size]))
+        why.extend(self.misfit.get(size, ()))
         return "; ".join(why) or None
 
 
@@ -140,6 +145,21 @@ def gate_tuning(sp: Speedups, flags: Mapping[str, Sequence[str]]) -> Speedups:
         identified={s: ok and not flags.get(s) for s, ok in e.items()},
         e_identified=e,
         tuning={s: tuple(flags.get(s, ())) for s in e},
+    )
+
+
+def gate_misfit(sp: Speedups, misfit: Mapping[str, Sequence[str]]) -> Speedups:
+    """``sp`` with every size where the baseline's law misses its own losses not
+    identified (``misfit``: :func:`.matched_report.law_misfit`): every speedup there
+    inverts that law, so it reads the misfit as much as the optimizer. Applied after
+    :func:`gate_tuning`; :attr:`Speedups.e_identified` keeps the asymptote's own status.
+    """
+    e = dict(sp.e_identified if sp.e_identified is not None else sp.identified)
+    return dataclasses.replace(
+        sp,
+        identified={s: ok and not misfit.get(s) for s, ok in sp.identified.items()},
+        e_identified=e,
+        misfit={s: tuple(misfit[s]) for s in sp.identified if misfit.get(s)},
     )
 
 

@@ -199,6 +199,17 @@ def e_flags(
     return out
 
 
+def law_misfit(
+    table: pd.DataFrame, *, baseline: str = "adamw", level: float = 0.95
+) -> dict[str, list[str]]:
+    """:func:`baseline_misfit` from the final runs ``table`` (``optimizer, model_size,
+    data_multiple, seed, loss``): the sizes where the baseline's law misses its own
+    losses, for gating every design's findings alike
+    (:func:`.findings.gate_misfit`)."""
+    ps = seedwise.per_seed(table, baseline=baseline)
+    return baseline_misfit(ps, seedwise.by_seed(ps), baseline=baseline, level=level)
+
+
 def baseline_misfit(
     ps: pd.DataFrame,
     seeds: Mapping[int, Mapping[tuple[str, str, float], float]],

@@ -53,7 +53,11 @@ def tuning(path: pd.DataFrame, ds: xr.Dataset) -> Figure:
         ylabel="final held-out loss",
         title=f"coordinate descent at {ds.model_size.values[0]}",
     )
-    axes[0].legend(fontsize=8)
+    if path.stage.str.startswith("base").any():
+        axes[0].legend(fontsize=8)
+    else:  # the walk protocol has no base-size descent: its curves are in section 5c
+        axes[0].text(0.5, 0.5, "no coordinate descent\n(walks: section 5c)", ha="center",
+                     va="center", transform=axes[0].transAxes)  # fmt: skip
     lr = ds.lr.isel(data_multiple=0).to_pandas()
     for o in lr.index:
         axes[1].plot(ds.n_params.values, lr.loc[o].values, "o-", label=o)

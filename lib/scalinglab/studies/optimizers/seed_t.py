@@ -124,6 +124,7 @@ def analyse(
     seed: int = 0,
     sims: int = 4000,
     tuning: Mapping[str, Sequence[str]] | None = None,
+    misfit: Mapping[str, Sequence[str]] | None = None,
 ) -> SeedT:
     """Every ``t/`` finding of the sweep design and the coverage rows (module docstring).
 
@@ -148,6 +149,10 @@ def analyse(
     tuning
         ``size -> flagged tuned settings`` (:func:`.tuning_curves.size_flags`): a size
         with any keeps its findings not identified, the flags in the note.
+    misfit
+        ``size -> why the baseline's law misses its own losses there``
+        (:func:`.matched_report.law_misfit`): such a size's findings are not identified
+        either, the reason in the note.
     """
     ps = seedwise.per_seed(table, baseline=baseline)
     seeds = seedwise.by_seed(ps)
@@ -163,6 +168,8 @@ def analyse(
     for s, fl in (tuning or {}).items():
         if fl:
             why.setdefault(s, []).append(tuning_note(list(fl)))
+    for s, reasons in (misfit or {}).items():
+        why.setdefault(s, []).extend(reasons)
     rows: list[Row] = []
 
     def add(

@@ -47,7 +47,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import xarray as xr
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 from scalinglab.compute import dataset_path, load_dataset, save_dataset
 from scalinglab.errors import InputError

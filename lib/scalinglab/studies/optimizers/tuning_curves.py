@@ -33,6 +33,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import pandas as pd
 import xarray as xr
@@ -50,6 +51,27 @@ def path_table(ds: xr.Dataset) -> pd.DataFrame:
     path = ds[[v for v in ds.data_vars if str(v).startswith("tuning_")]].to_dataframe()
     path.columns = [str(c).removeprefix("tuning_") for c in path.columns]
     return path.reset_index(drop=True)
+
+
+def search_space(sweep: Any) -> pd.DataFrame:
+    """What a sweep's tuning could try, as a table: for the walk protocol (a sweep with
+    tuning seeds) one row per walked setting with its ladder (and its feasible limit,
+    :data:`.config.WALK_LIMITS`); for coordinate descent one row per optimizer, a column
+    per hyperparameter with its grid."""
+    from scalinglab.studies.optimizers.config import WALK_LIMITS
+
+    def show(vals: Iterable[float]) -> str:
+        return ", ".join(f"{v:g}" for v in vals)
+
+    if sweep.tune_seeds:
+        return pd.DataFrame(
+            [
+                {"setting": k, "ladder": show(v), "feasible limit": show(WALK_LIMITS.get(k, ()))}
+                for k, v in sweep.ladders().items()
+            ]
+        ).set_index("setting")
+    grids = {o: {k: show(v) for k, v in sweep.grid(o).items()} for o in sweep.optimizers}
+    return pd.DataFrame(grids).T.fillna("")
 
 
 def parse_stage(stage: str) -> tuple[str, str, float]:
