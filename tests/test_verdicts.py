@@ -562,24 +562,24 @@ def test_a_decided_verdict_states_its_intervals_coverage_where_below_target():
     f = _finding("t", 1.0, 0.5, 1.5, method="Student t over 3 seeds", n=3)
     v = decide(_c(findings=("t",)), {"t": f})
     assert v.verdict == "reproduces"
-    assert v.reason.endswith(f"(its interval covers {t3.coverage:.2f} at n = 3)")
+    assert v.reason.endswith(f"(its interval's simulated coverage is {t3.coverage:.2f} at n = 3)")
     # contradicting: the same words
     g = _finding("g", -1.0, -1.5, -0.5, method="Student t over 3 seeds", n=3)
-    assert f"covers {t3.coverage:.2f} at n = 3" in decide(_c(findings=("g",)), {"g": g}).reason
+    assert f"coverage is {t3.coverage:.2f} at n = 3" in decide(_c(findings=("g",)), {"g": g}).reason
     # an n between grid points is read at the grid n below it, and says so
     f7 = _finding("t7", 1.0, 0.5, 1.5, method="Wilson score over 11", n=11)
     w10 = measured_coverage("wilson", 10)
     assert w10.coverage < COVERAGE_TARGET
-    assert f"covers {w10.coverage:.2f} at n = 11, as simulated at n = 10" in (
+    assert f"coverage is {w10.coverage:.2f} at n = 11, as simulated at n = 10" in (
         decide(_c(findings=("t7",)), {"t7": f7}).reason
     )
     # a method that covers at its n: no caveat
     assert measured_coverage("clopper-pearson", 10).coverage >= COVERAGE_TARGET
     cp = _finding("cp", 0.5, 0.2, 0.8, method="Clopper-Pearson over 10", n=10)
-    assert "covers" not in decide(_c(findings=("cp",)), {"cp": cp}).reason
+    assert "coverage" not in decide(_c(findings=("cp",)), {"cp": cp}).reason
     # an undecided verdict needs none
     wide = _finding("w", 0.1, -0.5, 1.5, method="Student t over 3 seeds", n=3)
-    assert "covers" not in decide(_c(findings=("w",)), {"w": wide}).reason
+    assert "coverage" not in decide(_c(findings=("w",)), {"w": wide}).reason
 
 
 def test_a_decided_verdict_says_when_its_coverage_is_not_measured():
