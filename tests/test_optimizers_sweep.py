@@ -97,6 +97,15 @@ def test_analyses_run_on_the_sweep(tiny):
     assert len(per) == 4 and (per.n_params > 0).all()
     gap = family_gap(res, {"muon": "matrix", "nadamw": "scalar"})
     assert gap.empty  # no scalar optimizer besides the baseline in this sweep
+    # with the baseline counted among the scalars (at 1), the ratio is Muon's own speedup
+    with_base = family_gap(res, {"muon": "matrix"}, with_baseline=True).set_index("model_size")
+    from scalinglab.studies.optimizers.analysis import geomean_by_size
+
+    gm = geomean_by_size(res)[0]
+    mean = gm[gm.complete].set_index(["optimizer", "model_size"]).speedup
+    for s, r in with_base.iterrows():
+        assert r.ratio == pytest.approx(mean[("muon", s)]) and r.scalar == "adamw"
+        assert r.lo <= r.ratio <= r.hi
     tau = ranking_agreement(ds, reps=50)
     final = tau[tau.step == tau.groupby(["model_size", "data_multiple"]).step.transform("max")]
     assert (final.tau == 1.0).all()  # the end agrees with itself
@@ -129,3 +138,8 @@ def test_analyses_run_on_the_sweep(tiny):
         # the seconds shown beside the ratio are the timing's own, not the runs'
         med = float(timing.seconds_per_step.sel(optimizer="muon", model_size=r.model_size).median())
         assert r.seconds_per_step == pytest.approx(med)
+    # the baseline's row reads its own timing on both sides: a ratio of exactly 1
+    for r in timed[timed.optimizer == "adamw"].itertuples():
+        assert r.time_ratio == pytest.approx(1.0) and r.wallclock_speedup == pytest.approx(
+            r.token_speedup
+        )

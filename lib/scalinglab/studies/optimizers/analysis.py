@@ -125,13 +125,17 @@ def size_trend(
     return per, pd.DataFrame(trend)
 
 
-def family_gap(result: SpeedupResult, families: Mapping[str, str]) -> pd.DataFrame:
+def family_gap(
+    result: SpeedupResult, families: Mapping[str, str], *, with_baseline: bool = False
+) -> pd.DataFrame:
     """Geometric-mean speedup of the matrix optimizers over that of the scalar ones, per size.
 
     Parameters
     ----------
     families
-        ``optimizer -> "matrix" | "scalar"``; the baseline is left out.
+        ``optimizer -> "matrix" | "scalar"``; the baseline is left out, unless
+        ``with_baseline``: then it is one of the scalar family, at speedup 1 by definition
+        (the ``medium`` design's FPO-2, so the ratio does not rest on one scalar variant).
 
     Returns
     -------
@@ -145,17 +149,22 @@ def family_gap(result: SpeedupResult, families: Mapping[str, str]) -> pd.DataFra
         g = g[g.complete & (g.optimizer != result.baseline)]
         mat = [o for o in g.optimizer if families.get(o) == "matrix"]
         sca = [o for o in g.optimizer if families.get(o) == "scalar"]
-        if not mat or not sca:
+        ones = [1.0] if with_baseline else []
+        if not mat or not (sca or ones):
             continue
         sp = dict(zip(g.optimizer, g.speedup, strict=True))
         point = float(
-            np.exp(np.mean(np.log([sp[o] for o in mat])) - np.mean(np.log([sp[o] for o in sca])))
+            np.exp(
+                np.mean(np.log([sp[o] for o in mat])) - np.mean(np.log([sp[o] for o in sca] + ones))
+            )
         )
         lo = hi = np.nan
         if all(reps[(o, s)] is not None for o in mat + sca):
             with np.errstate(divide="ignore", invalid="ignore"):
+                sca_reps = [reps[(o, s)] for o in sca]
+                sca_reps += [np.ones_like(reps[(mat[0], s)])] * len(ones)
                 d = np.log(np.column_stack([reps[(o, s)] for o in mat])).mean(axis=1) - np.log(
-                    np.column_stack([reps[(o, s)] for o in sca])
+                    np.column_stack(sca_reps)
                 ).mean(axis=1)
             lo, hi = (
                 float(np.exp(v))
@@ -170,7 +179,7 @@ def family_gap(result: SpeedupResult, families: Mapping[str, str]) -> pd.DataFra
                 "lo": lo,
                 "hi": hi,
                 "matrix": ",".join(mat),
-                "scalar": ",".join(sca),
+                "scalar": ",".join(([result.baseline] if with_baseline else []) + sca),
             }
         )
     return pd.DataFrame(rows)
@@ -343,17 +352,22 @@ def wallclock_table(
         else None
     )
 
-    def seconds(o: str, s: str) -> float:
-        # the side-by-side timing's median where it timed (o, s), so the column agrees
-        # with the ratio beside it; else the sweep's runs'
-        if timing is not None and o in timing.optimizer and s in timing.model_size:
-            return float(timing["seconds_per_step"].sel(optimizer=o, model_size=s).median())
+    timed_sizes = set() if timed is None else set(timed.index.get_level_values("model_size"))
+
+    def seconds(o: str, s: str, *, from_timing: bool) -> float:
+        # the side-by-side timing's median where the ratio beside it comes from there, so
+        # the column agrees with the ratio; else the sweep's runs'
+        if from_timing:
+            return float(timing["seconds_per_step"].sel(optimizer=o, model_size=s).median())  # type: ignore[index]
         return float(sps.sel(optimizer=o, model_size=s))
 
     rows = []
     for r in per.itertuples():
-        t = seconds(r.optimizer, r.model_size)
         key = (r.optimizer, r.model_size)
+        from_timing = timed is not None and (
+            key in timed.index or (r.optimizer == baseline and r.model_size in timed_sizes)
+        )
+        t = seconds(r.optimizer, r.model_size, from_timing=from_timing)
         method = STEP_TIMES_OVER_RUNS
         if timed is not None and key in timed.index:
             c = timed.loc[key]
@@ -367,7 +381,7 @@ def wallclock_table(
                 rng=gens[f"{r.optimizer}|{r.model_size}"],
             )
         else:
-            ratio = t / float(sps.sel(optimizer=baseline, model_size=r.model_size))
+            ratio = t / seconds(baseline, r.model_size, from_timing=from_timing)
             ratio_rep = boot[f"{r.optimizer}|{r.model_size}"] / boot[f"{baseline}|{r.model_size}"]
             rlo = rhi = np.nan
             if r.optimizer != baseline and np.isfinite(ratio_rep).any():

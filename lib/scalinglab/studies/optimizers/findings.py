@@ -486,6 +486,7 @@ class Rows:
                 n=sp.seeds,
                 unit="x",
                 identified=sp.identified[r.model_size],
+                note=sp.why_not(r.model_size),
                 description=f"minimum detectable speedup (80% power) from {self.baseline}'s "
                 f"speedup over itself, interval [{r.lo:.3g}, {r.hi:.3g}]",
             )
@@ -555,6 +556,7 @@ class Rows:
                 unit="x",
                 headline=r.model_size in (sizes[0], sizes[-1]),
                 identified=sp.identified[r.model_size],
+                note=sp.why_not(r.model_size),
                 description=f"geo-mean speedup of matrix ({r.matrix}) over scalar ({r.scalar}) "
                 "methods",
             )
@@ -576,6 +578,7 @@ class Rows:
                 n=sp.seeds,
                 unit="x",
                 identified=sp.identified[r.model_size],
+                note=sp.why_not(r.model_size),
                 description=f"SOAP's speedup relative to Muon's at {high:g}x over the same at "
                 f"{low:g}x (above 1: SOAP catches up with more data)",
             )
@@ -595,6 +598,7 @@ class Rows:
                 n=sp.seeds,
                 unit="x",
                 identified=sp.identified[r.model_size],
+                note=sp.why_not(r.model_size),
                 description=f"geo-mean speedup with {self.baseline}'s lr and weight decay over "
                 "the speedup at the optimizer's own tuned optimum",
             )
@@ -670,6 +674,7 @@ class Rows:
                     n=sp.seeds,
                     unit="x",
                     identified=sp.identified[r.model_size],
+                    note=sp.why_not(r.model_size),
                     description="token speedup / step-time ratio (replicates paired)",
                 )
             )

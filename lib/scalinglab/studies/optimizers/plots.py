@@ -41,33 +41,35 @@ def per_size(
 
 def tuning(path: pd.DataFrame, ds: xr.Dataset) -> Figure:
     """Coordinate descent at the smallest size (every evaluation, the incumbent as a line)
-    and the tuned peak learning rate per size. ``path``: the sweep's ``tuning_*`` table."""
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4))
-    for o, g in path[path.stage.str.startswith("base")].groupby("search", sort=False):
-        x = np.arange(len(g))
-        top = g.objective[np.isfinite(g.objective)].max()
-        axes[0].scatter(x, g.objective.clip(upper=top), s=8, alpha=0.4)
-        axes[0].plot(x, g.incumbent, label=o)
-    axes[0].set(
-        xlabel="evaluation",
-        ylabel="final held-out loss",
-        title=f"coordinate descent at {ds.model_size.values[0]}",
-    )
-    if path.stage.str.startswith("base").any():
+    and the tuned peak learning rate per size. ``path``: the sweep's ``tuning_*`` table.
+    A sweep tuned by walks (no base-size descent: its curves are drawn by
+    :func:`tuning_curves`) gets the learning-rate panel alone."""
+    base = path[path.stage.str.startswith("base")]
+    fig, axes = plt.subplots(1, 2 if len(base) else 1, figsize=(12 if len(base) else 6, 4))
+    axes = np.atleast_1d(axes)
+    if len(base):
+        for o, g in base.groupby("search", sort=False):
+            x = np.arange(len(g))
+            top = g.objective[np.isfinite(g.objective)].max()
+            axes[0].scatter(x, g.objective.clip(upper=top), s=8, alpha=0.4)
+            axes[0].plot(x, g.incumbent, label=o)
+        axes[0].set(
+            xlabel="evaluation",
+            ylabel="final held-out loss",
+            title=f"coordinate descent at {ds.model_size.values[0]}",
+        )
         axes[0].legend(fontsize=8)
-    else:  # the walk protocol has no base-size descent: its curves are in section 5c
-        axes[0].text(0.5, 0.5, "no coordinate descent\n(walks: section 5c)", ha="center",
-                     va="center", transform=axes[0].transAxes)  # fmt: skip
     lr = ds.lr.isel(data_multiple=0).to_pandas()
     for o in lr.index:
-        axes[1].plot(ds.n_params.values, lr.loc[o].values, "o-", label=o)
-    axes[1].set(
+        axes[-1].plot(ds.n_params.values, lr.loc[o].values, "o-", label=o)
+    axes[-1].set(
         xscale="log",
         yscale="log",
         xlabel="non-embedding parameters",
         ylabel="tuned peak learning rate",
-        title="learning rate after re-tuning",
+        title="learning rate after re-tuning" if len(base) else "tuned peak learning rate per size",
     )
+    axes[-1].legend(fontsize=8)
     fig.tight_layout()
     return fig
 

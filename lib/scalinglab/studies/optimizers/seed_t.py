@@ -81,17 +81,24 @@ def budgets(ps: pd.DataFrame, optimizer: str, size: str) -> list[float]:
 
 
 def family_geomean(
-    matrix: Sequence[str], scalar: Sequence[str], size: str, own: Mapping[str, Sequence[float]]
+    matrix: Sequence[str],
+    scalar: Sequence[str],
+    size: str,
+    own: Mapping[str, Sequence[float]],
+    *,
+    with_baseline: bool = False,
 ) -> seedwise.Statistic:
     """Mean over the matrix optimizers of each one's mean log speedup over its own budgets
     ``own[o]``, minus the same over the scalar ones (a ratio of geometric means once
-    exponentiated)."""
+    exponentiated); ``with_baseline``: the baseline is one of the scalars, at log speedup
+    0 by definition (as :func:`.analysis.family_gap`)."""
+    zero = [0.0] if with_baseline else []
 
     def per_opt(d: Mapping[tuple[str, str, float], float], o: str) -> float:
         return float(np.mean([d[(o, size, float(m))] for m in own[o]]))
 
     return lambda d: float(
-        np.mean([per_opt(d, o) for o in matrix]) - np.mean([per_opt(d, o) for o in scalar])
+        np.mean([per_opt(d, o) for o in matrix]) - np.mean([per_opt(d, o) for o in scalar] + zero)
     )
 
 
@@ -125,6 +132,7 @@ def analyse(
     sims: int = 4000,
     tuning: Mapping[str, Sequence[str]] | None = None,
     misfit: Mapping[str, Sequence[str]] | None = None,
+    scalar_with_baseline: bool = False,
 ) -> SeedT:
     """Every ``t/`` finding of the sweep design and the coverage rows (module docstring).
 
@@ -153,6 +161,9 @@ def analyse(
         ``size -> why the baseline's law misses its own losses there``
         (:func:`.matched_report.law_misfit`): such a size's findings are not identified
         either, the reason in the note.
+    scalar_with_baseline
+        Count the baseline among the scalar family of ``t/matrix_over_scalar/<size>``
+        (:func:`family_geomean`).
     """
     ps = seedwise.per_seed(table, baseline=baseline)
     seeds = seedwise.by_seed(ps)
@@ -207,10 +218,17 @@ def analyse(
         if matrix and scalar:
             add(
                 f"t/matrix_over_scalar/{s}",
-                family_geomean(matrix, scalar, s, {o: own[(o, s)] for o in matrix + scalar}),
+                family_geomean(
+                    matrix,
+                    scalar,
+                    s,
+                    {o: own[(o, s)] for o in matrix + scalar},
+                    with_baseline=scalar_with_baseline,
+                ),
                 why.get(s, []),
                 f"geo-mean speedup of matrix ({', '.join(matrix)}) over scalar "
-                f"({', '.join(scalar)}) methods at {s}, per seed",
+                f"({', '.join(([baseline] if scalar_with_baseline else []) + scalar)}) "
+                f"methods at {s}, per seed",
             )
         if {follower, "muon"} <= set(others) and len(catch_multiples) >= 2:
             lo_m, hi_m = float(catch_multiples[0]), float(catch_multiples[-1])
