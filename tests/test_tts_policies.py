@@ -153,6 +153,8 @@ def test_a_deciding_finding_states_its_coverage_on_the_prompts_and_the_verdict_r
     want = float(t[(t.finding == "sparse") & (t.method == "percentile bootstrap")].coverage.iloc[0])
     assert n == 200 and c == pytest.approx(want, abs=5e-4) and se > 0
     note = coverage_note({"ci": [0.0, 0.025], "level": 0.95, "method": got.method, "n": 200})
-    assert note is not None and note.startswith(f"its interval's simulated coverage is {c:.3f} at n = 200")
+    assert note is not None and note.startswith(
+        f"its interval's simulated coverage is {c:.3f} at n = 200"
+    )
     with pytest.raises(KeyError, match="no percentile"):
         tta.state_coverage(est, t, "smooth")

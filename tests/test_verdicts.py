@@ -642,3 +642,19 @@ def test_a_t_interval_without_df_is_read_on_n_minus_one_df():
         rec.record("y", 1.0, ci=(0.5, 1.5), level=0.95, method="Student t", n=4, df=2.5).df == 2.5
     )
     assert rec.record("z", 1.0, method="Student t over 4 seeds", n=4).df is None
+
+
+def test_a_family_member_that_is_not_identified_is_left_out_of_holm(tmp_path):
+    """Holm's family is the claims actually tested: a size whose finding is not
+    identified makes no test, so counting it would only shrink the others' thresholds."""
+    path = _pairs_family(tmp_path, 1.0)
+    pairs = [{"x": f"w{i}", "y": "base"} for i in range(4)]
+    for i in range(3):  # each p = 0.015 alone: passes Holm over 3 (0.05/3), not over 4
+        _finding(f"poi/w{i}_vs_base", 1.2432, 1.2432 - 0.196, 1.2432 + 0.196)
+    rec.record("poi/w3_vs_base", Estimate(1.5, 1.3, 1.7, level=0.95, identified=False))
+    verdicts = rec.claims_from(path, pairs=pairs)
+    assert [v.verdict for v in verdicts] == ["reproduces"] * 3 + ["not identified"]
+    assert "over the 3 tested claims of order/*" in verdicts[0].reason
+    # identified but undecided, the fourth was tested: over 4 the marginal three fail
+    rec.record("poi/w3_vs_base", Estimate(1.0, 0.8, 1.2, level=0.95))
+    assert [v.verdict for v in rec.claims_from(path, pairs=pairs)] == ["inconclusive"] * 4

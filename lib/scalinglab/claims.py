@@ -411,7 +411,8 @@ def decide_all(claims: Sequence[Claim], findings: Mapping[str, Mapping[str, Any]
     ``reproduces``) stands only if its p-value
     (:func:`~scalinglab.verdict_checks.contradiction_p` or
     :func:`~scalinglab.verdict_checks.support_p`) survives Holm's correction over the
-    family's claims, one correction per direction; otherwise it reads ``inconclusive``.
+    family's tested claims (a member not identified or untested makes no test and is left
+    out), one correction per direction; otherwise it reads ``inconclusive``.
     Each p-value is two-sided, so each direction's false decisions are held to
     ``(1 - level) / 2`` and both together to ``1 - level``. (One correction over both
     directions would not do: a claim's two hypotheses are complementary, so rejecting
@@ -424,11 +425,12 @@ def decide_all(claims: Sequence[Claim], findings: Mapping[str, Mapping[str, Any]
         if c.family and c.untested is None and len(c.findings) == 1:
             families.setdefault(c.family, []).append(i)
     decided = ("contradicts", "reproduces")
-    for idx in families.values():
-        if len(idx) < 2:
-            continue
-        raw = {i: _decide(claims[i], findings) for i in idx}
-        if not any(raw[i].verdict in decided for i in idx):
+    for members in families.values():
+        raw = {i: _decide(claims[i], findings) for i in members}
+        # the family is the claims actually tested: one whose finding is not identified
+        # (or that is untested) makes no test, so it can make no false decision
+        idx = [i for i in members if not raw[i].verdict.startswith(("not identified", "untested"))]
+        if len(idx) < 2 or not any(raw[i].verdict in decided for i in idx):
             continue
         level = min(float(findings[claims[i].findings[0]].get("level") or 0.95) for i in idx)
         for direction, p_of in (("contradicts", vc.contradiction_p), ("reproduces", vc.support_p)):
@@ -451,10 +453,8 @@ def decide_all(claims: Sequence[Claim], findings: Mapping[str, Mapping[str, Any]
             for i, rej, padj in zip(idx, reject, adjusted, strict=True):
                 if raw[i].verdict != direction:
                     continue
-                note = (
-                    f" (Holm-adjusted p = {padj:.2g} over the {len(idx)} claims "
-                    f"of {claims[i].family})"
-                )
+                tested = f"tested claims of {re.sub(r'[{][^}]*[}]', '*', str(claims[i].family))}"
+                note = f" (Holm-adjusted p = {padj:.2g} over the {len(idx)} {tested})"
                 if rej:
                     v = verdicts[i]
                     verdicts[i] = Verdict(v.claim, v.verdict, v.reason + note, v.evidence, v.mde)
