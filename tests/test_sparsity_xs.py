@@ -30,14 +30,16 @@ from scalinglab.studies.sparsity.config import (
 #: config_hash(cfg.to_dict()) of sizes s and m, every block and reading, as committed
 #: before xs was added (their Datasets in data/sparsity_laws/ are keyed by them: a change
 #: would make the report look for runs that do not exist, and a CPU call retrain them).
+#: s's design horizon moved to 8000 tokens per parameter (stated 2026-11-28), so its
+#: design keys are new; its 2000-token reading (``previous``) keeps the committed key.
 PINNED = {
-    ("cpu", False, "first", "size-s"): "8f383c49e497",
+    ("cpu", False, "first", "size-s"): "d545f2d6f945",
     ("cpu", False, "first", "size-m"): "a8e6fd708ef6",
     ("cpu", False, "later", "size-m"): "1bea690efa53",
     ("cpu", True, "first", "size-s"): "8f383c49e497",
     ("cpu", True, "first", "size-m"): "1582c4d5ece6",
     ("cpu", True, "later", "size-m"): "5048634aaf94",
-    ("cuda", False, "first", "size-s"): "6d5331f1a5be",
+    ("cuda", False, "first", "size-s"): "05f562d7897e",
     ("cuda", False, "first", "size-m"): "d3d6e0b3a7fa",
     ("cuda", False, "later", "size-m"): "b2158a39e073",
     ("cuda", True, "first", "size-s"): "6d5331f1a5be",
@@ -90,6 +92,21 @@ def test_xs_is_stated_below_s_to_8000_tokens_per_parameter_with_5_seeds():
     assert "xs" not in [m.name for m in sweep_config("small").models]
 
 
+def test_s_is_stated_to_8000_tokens_per_parameter_and_read_at_2000_until_trained():
+    s = LONG_HORIZONS["s"]
+    assert s == LongHorizon(
+        8000.0, (0, 1, 2, 3, 4), 24, previous=LongHorizon(2000.0, (0, 1, 2, 3, 4), 20)
+    )
+    cfg = long_configs("small")["size-s"]
+    n = cfg.model_config(cfg.models[0], "relu").n_params()
+    grid = np.array(cfg.checkpoint_steps()) * cfg.batch_size * cfg.seq_len / n
+    assert cfg.steps == 98625 and len(grid) == 24 and grid[-1] == pytest.approx(8000.0)
+    assert set(cfg.activations) == {"relu", "silu"}  # one horizon per size
+    before = long_configs("small", previous=True)["size-s"]
+    assert before.steps == 24656 and before.n_checkpoints == 20
+    assert long_horizons("small")["s"] == pytest.approx(8000.0)
+
+
 def _store(cfg, seeds):
     from scalinglab.compute import dataset_path, save_dataset
 
@@ -132,9 +149,11 @@ def test_the_committed_runs_of_s_and_m_are_found_under_their_keys():
 
     if not list((repo_root() / "data" / "sparsity_laws").glob("sweep-small-long-s-*.nc")):
         pytest.skip("the long design's committed Datasets are not in this checkout")
+    before = long_configs("small", device="cuda", previous=True)
     for name, cfg in long_configs("small", device="cuda").items():
-        if name != "size-xs":
-            assert long_runs.cached_block(cfg) is not None, name
+        if name != "size-xs":  # the design's horizon, or the one it extends until trained
+            found = [long_runs.cached_block(c) for c in (cfg, before[name])]
+            assert any(ds is not None for ds in found), name
     assert long_runs.cached_block(long_extra_configs("small", device="cuda")["size-m"])
 
 

@@ -309,9 +309,23 @@ class LongHorizon:
 #: (``long_runs run --class small --size size-xs``), ``device`` "cpu" in its key. Actual,
 #: with more jobs on the machine: about 4.2 minutes of CPU and 24-37 of wall time a run
 #: (docs/studies/sparsity_laws.md, "Size xs").
+#:
+#: Size s to 8000 tokens per parameter (stated 2026-11-28, before any of its runs, on a
+#: session lent an H200): neither xs limit was identified (ReLU not shown flat, SiLU still
+#: rising), so SiLU has one size (m) and ReLU one (s). s is extended 4x, as xs was, to 8000
+#: (98.6k steps, 202M tokens, 15.0 passes over the long corpus), 24 checkpoints geometric
+#: from 2 tokens per parameter (as xs), the same 5 seeds in one stack per activation, ReLU
+#: and SiLU both (the two activations keep one horizon per size; ReLU s's 2000-token
+#: plateau is re-read at 8000, not kept). s's 2000-token runs are read until these are
+#: trained. Cost: 24.6k steps of an s group took 165 s with four groups sharing an H100
+#: (6.7 ms a step), so with two groups about 4-6 ms a step, 7-10 minutes for 98.6k steps:
+#: one or two device calls, each saving its state at the deadline (ReLU m to 8000, about
+#: 325k steps, is more than one session's device time and is not started).
 LONG_HORIZONS: dict[str, LongHorizon] = {
     "xs": LongHorizon(8000.0, (0, 1, 2, 3, 4), 24),
-    "s": LongHorizon(2000.0, (0, 1, 2, 3, 4), 20),
+    "s": LongHorizon(
+        8000.0, (0, 1, 2, 3, 4), 24, previous=LongHorizon(2000.0, (0, 1, 2, 3, 4), 20)
+    ),
     "m": LongHorizon(
         2000.0,
         (0, 1, 2),
