@@ -231,7 +231,8 @@ def test_a_later_seed_block_is_read_with_the_first_and_keeps_its_provenance():
 def test_a_device_call_trains_only_the_sizes_named_and_names_the_ones_it_knows():
     assert list(long_runs.design_blocks("small", sizes=("size-m",))) == ["size-m"]
     later = long_runs.design_blocks("small", later=True)
-    assert list(later) == ["size-m"] and later["size-m"].seeds == LONG_HORIZONS["m"].later_seeds
+    assert list(later) == ["size-xs", "size-m"]
+    assert all(later[f"size-{m}"].seeds == LONG_HORIZONS[m].later_seeds for m in ("xs", "m"))
     with pytest.raises(ValueError, match=r"no \['size-x'\].*\['size-xs', 'size-s', 'size-m'\]"):
         long_runs.design_blocks("small", sizes=("size-x",))
     with pytest.raises(ValueError, match="later seed blocks are"):

@@ -4,6 +4,7 @@ CPU call that never retrains sizes cached from a GPU, and the analysis at three 
 
 from __future__ import annotations
 
+import dataclasses
 from types import SimpleNamespace
 
 import numpy as np
@@ -69,7 +70,9 @@ def test_adding_xs_leaves_the_cache_keys_of_s_and_m_unchanged():
 
 def test_xs_is_stated_below_s_to_8000_tokens_per_parameter_with_5_seeds():
     assert LONG_XS == ModelSpec("xs", 16, 1, 2, family="size")
-    assert LONG_HORIZONS["xs"] == LongHorizon(8000.0, (0, 1, 2, 3, 4), 24)
+    assert LONG_HORIZONS["xs"] == LongHorizon(
+        8000.0, (0, 1, 2, 3, 4), 24, later_seeds=tuple(range(5, 15))
+    )
     cfgs = long_configs("small")
     assert list(cfgs) == ["size-xs", "size-s", "size-m"]  # smallest first
     xs = cfgs["size-xs"]
@@ -85,7 +88,9 @@ def test_xs_is_stated_below_s_to_8000_tokens_per_parameter_with_5_seeds():
     assert len(grid) == 24 and grid[0] == pytest.approx(2.0, rel=0.1)  # step 3 of 13188
     assert grid[-1] == pytest.approx(8000.0, rel=1e-3)
     assert long_horizons("small")["xs"] == pytest.approx(8000.0, rel=1e-3)
-    assert "size-xs" not in long_extra_configs("small")  # one seed block
+    later = long_extra_configs("small")["size-xs"]  # seeds 5-14, a block of their own
+    assert later.seeds == tuple(range(5, 15)) and later.steps == xs.steps
+    assert dataclasses.replace(later, seeds=xs.seeds) == xs
     # not one of the base sweep's models: the other designs are unchanged
     from scalinglab.studies.sparsity.config import sweep_config
 
@@ -135,8 +140,9 @@ def test_a_cpu_call_reads_sizes_cached_from_a_gpu_and_trains_only_what_is_missin
             _store(cfg, cfg.seeds)
     _store(long_extra_configs("small", device="cuda")["size-m"], (3, 4))
     got = long_runs.run_long("small", progress=False)
-    assert trained == ["xs"]  # s and m (both blocks) are read, never retrained on the CPU
-    assert list(got) == ["size-xs", "size-s", "size-m", "size-m/later"]
+    # xs's two blocks are trained here; s and m (both blocks) are read, never retrained
+    assert trained == ["xs", "xs"]
+    assert list(got) == ["size-xs", "size-s", "size-m", "size-xs/later", "size-m/later"]
     trained.clear()
     only = long_runs.run_long("small", sizes=("size-m",), progress=False)
     assert trained == [] and list(only) == ["size-m", "size-m/later"]
