@@ -181,7 +181,7 @@ def test_sweep_claim_values_use_the_longest_runs_there_are():
     assert got["trend"] == "long" and got["kernel"] == ["k"] and got["relu_min"] == 0.1
     # without runs, each size's horizon and seeds come from the design's configs
     assert got["horizons"] == (
-        "xs to 8000 tokens per parameter (5 seeds), s to 2000 (5 seeds), m to 2000 (3 seeds)"
+        "xs to 8000 tokens per parameter (5 seeds), s to 8000 (5 seeds), m to 2000 (3 seeds)"
     )
     assert got["horizons"] in got["trend_runs"] and "own last decade" in got["trend_runs"]
     assert got["sizes"] == ["xs", "s", "m"] and got["trend_params"] == "3.4k-83k"

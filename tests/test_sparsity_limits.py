@@ -184,6 +184,24 @@ def test_a_rising_curve_gets_no_limit_even_with_a_law_a0_on_its_bound():
         lm.decide_limit(res, g, delta=0.0)
 
 
+def test_a_second_look_corrects_the_equivalence_test_over_both_looks():
+    g = _group(0.001, noise=4e-3)
+    t90 = lm.last_decade_trend(g, level=0.90)
+    t95 = lm.last_decade_trend(g, level=0.95)
+    reach90, reach95 = max(map(abs, t90.ci)), max(map(abs, t95.ci))
+    assert reach90 < reach95
+    delta = 0.5 * (reach90 + reach95)  # the 90% interval is inside, the 95% is not
+    est, route = lm.decide_limit(None, g, delta=delta)
+    assert route == "plateau" and "(90% t over seeds)" in est.note
+    assert "look" not in est.note
+    est, route = lm.decide_limit(None, g, delta=delta, looks=2)
+    assert route == "none" and not est.identified
+    assert "read at look 2 of 2" in est.note
+    assert "(95% t over seeds, Bonferroni over 2 looks)" in est.note
+    with pytest.raises(ValueError, match="looks"):
+        lm.decide_limit(None, g, delta=delta, looks=0)
+
+
 def test_a_law_identified_limit_keeps_the_laws_a0():
     rng = np.random.default_rng(0)
     D = np.tile(np.geomspace(1e5, 1e8, 12), 3)
@@ -205,6 +223,9 @@ def test_a_law_identified_limit_keeps_the_laws_a0():
     est, route = lm.decide_limit(res, g, delta=0.05)
     assert route == "law" and est.identified and est.note.startswith("route: law")
     assert est.point == res.params["A0"] and est.ci == tuple(res.ci["A0"])
+    # a law limit read at a later look says so (the law route has no test to correct)
+    second, again = lm.decide_limit(res, g, delta=0.05, looks=2)
+    assert again == "law" and second.point == est.point and "look 2 of 2" in second.note
 
 
 def test_plateau_scale_slope_is_welch_t_over_the_sizes_seeds():

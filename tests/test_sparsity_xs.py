@@ -71,7 +71,7 @@ def test_adding_xs_leaves_the_cache_keys_of_s_and_m_unchanged():
 def test_xs_is_stated_below_s_to_8000_tokens_per_parameter_with_5_seeds():
     assert LONG_XS == ModelSpec("xs", 16, 1, 2, family="size")
     assert LONG_HORIZONS["xs"] == LongHorizon(
-        8000.0, (0, 1, 2, 3, 4), 24, later_seeds=tuple(range(5, 15))
+        8000.0, (0, 1, 2, 3, 4), 24, later_seeds=tuple(range(5, 15)), looks=2
     )
     cfgs = long_configs("small")
     assert list(cfgs) == ["size-xs", "size-s", "size-m"]  # smallest first
@@ -110,6 +110,30 @@ def test_s_is_stated_to_8000_tokens_per_parameter_and_read_at_2000_until_trained
     before = long_configs("small", previous=True)["size-s"]
     assert before.steps == 24656 and before.n_checkpoints == 20
     assert long_horizons("small")["s"] == pytest.approx(8000.0)
+
+
+def test_xs_is_read_at_its_second_look_and_its_provenance_names_each_block():
+    from scalinglab.studies.sparsity.config import plateau_looks
+
+    assert plateau_looks("small") == {"xs": 2, "s": 1, "m": 1}
+    assert set(plateau_looks("tiny").values()) == {1}
+    ds = xr.Dataset(
+        {"status": (("seed",), ["ok", "ok", "ok"])},
+        coords={"seed": [0, 1, 5]},
+        attrs={
+            "plateau_looks": 2,
+            "seed_blocks": (
+                '[{"seeds": [0, 1], "config_hash": "aaa", "train_machine": null}, '
+                '{"seeds": [5], "config_hash": "bbb", '
+                '"train_machine": "{\\"cuda_device\\": \\"NVIDIA H200\\"}"}]'
+            ),
+        },
+    )
+    got = design_findings.long_provenance({"size-xs": ds})
+    assert got == (
+        "size-xs: 3 runs ok; seeds 0-1 on the project's CPU machine (config aaa); "
+        "seeds 5 on NVIDIA H200 (config bbb)"
+    )
 
 
 def _store(cfg, seeds):
@@ -161,6 +185,14 @@ def test_the_committed_runs_of_s_and_m_are_found_under_their_keys():
             found = [long_runs.cached_block(c) for c in (cfg, before[name])]
             assert any(ds is not None for ds in found), name
     assert long_runs.cached_block(long_extra_configs("small", device="cuda")["size-m"])
+    read = long_runs.cached_long("small")
+    assert {n: d.attrs["plateau_looks"] for n, d in read.items()} == {
+        "size-xs": 2,
+        "size-s": 1,
+        "size-m": 1,
+    }
+    frame = design_findings.long_frame({"size-xs": read["size-xs"]}, min_ffn_gain=0.05)
+    assert frame is not None and set(frame["looks"]) == {2}
 
 
 # ----------------------------------------------------------------------------- analysis

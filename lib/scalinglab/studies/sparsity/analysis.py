@@ -322,7 +322,7 @@ def law_identification(res: FitResult, param: str = "A0", *, trend: Estimate | N
 
 #: How the law fits' intervals are made, with their coverage at 3 seeds stated.
 LAW_CI = (
-    "group bootstrap over runs (seeds) of the law fit, percentile; with 3-5 runs per model "
+    "group bootstrap over runs (seeds) of the law fit, percentile; over a few runs per model "
     "a percentile bootstrap covers below its nominal level (a 3-seed mean: about 0.75, see "
     "the coverage table)"
 )

@@ -269,6 +269,10 @@ class LongHorizon:
     #: seed block is not trained (``previous=True`` in :func:`long_configs`); each reading
     #: states the horizon it read, from the data.
     previous: LongHorizon | None = None
+    #: How many times the limit rule's equivalence test has been read on this size as its
+    #: seeds grew (a later block added after a reading that did not pass): the test is
+    #: Bonferroni-corrected over them (:func:`~scalinglab.studies.sparsity.limits.decide_limit`).
+    looks: int = 1
 
     def read(self, previous: bool) -> LongHorizon:
         """The horizon a reading uses: the one this extends when ``previous`` and there is
@@ -328,11 +332,12 @@ class LongHorizon:
 #: (90% t interval -0.136 to +0.009), is not shown inside the calibrated +-0.104: the
 #: interval's half-width (0.073) is what fails, and at the seeds' spread 15 seeds would
 #: give about 0.035. This is a second look at that equivalence test, taken because the
-#: first was short of power; the report states it, with the reading at 95% (Bonferroni
-#: over the two looks) beside the rule's 90%. SiLU xs (still rising 0.28 a decade) gets
-#: the same seeds, since the block trains both activations.
+#: first was short of power, so the test at xs is Bonferroni-corrected over the two looks
+#: (``looks=2``: its trend interval at 95%, not the rule's 90%), and every xs limit's note
+#: says it was read at the second look. SiLU xs (still rising 0.28 a decade) gets the same
+#: seeds, since the block trains both activations.
 LONG_HORIZONS: dict[str, LongHorizon] = {
-    "xs": LongHorizon(8000.0, (0, 1, 2, 3, 4), 24, later_seeds=tuple(range(5, 15))),
+    "xs": LongHorizon(8000.0, (0, 1, 2, 3, 4), 24, later_seeds=tuple(range(5, 15)), looks=2),
     "s": LongHorizon(
         8000.0, (0, 1, 2, 3, 4), 24, previous=LongHorizon(2000.0, (0, 1, 2, 3, 4), 20)
     ),
@@ -447,6 +452,14 @@ def long_extra_configs(
         if later:
             out[name] = dataclasses.replace(cfg, seeds=later)
     return out
+
+
+def plateau_looks(compute_class: str = "small") -> dict[str, int]:
+    """Per size (model name) of the long design, the looks its limit rule is corrected
+    over (:attr:`LongHorizon.looks`; 1 for every size of the tiny design)."""
+    if compute_class == "tiny":
+        return {m.name: 1 for m in _long_sizes("tiny", sweep_config("tiny"))}
+    return {name: h.looks for name, h in LONG_HORIZONS.items()}
 
 
 def long_horizons(compute_class: str = "small") -> dict[str, float]:

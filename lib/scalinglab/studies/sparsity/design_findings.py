@@ -6,6 +6,7 @@ the long design's identified limits (8d). Intervals over seeds are Student t
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -26,20 +27,56 @@ LAW_OF = sa.LAWS
 
 
 def long_frame(long: Mapping[str, xr.Dataset], *, min_ffn_gain: float) -> pd.DataFrame | None:
-    """The long design's runs as one curves frame (None when it is not run)."""
+    """The long design's runs as one curves frame (None when it is not run), with a
+    ``looks`` column: the looks each size's limit rule is corrected over (the Dataset's
+    ``plateau_looks``, set by :func:`~scalinglab.studies.sparsity.long_runs.cached_long`;
+    1 when absent)."""
     if not long:
         return None
-    frames = [sa.curves_frame(d, min_ffn_gain=min_ffn_gain) for d in long.values()]
+    frames = [
+        sa.curves_frame(d, min_ffn_gain=min_ffn_gain).assign(
+            looks=int(d.attrs.get("plateau_looks", 1))
+        )
+        for d in long.values()
+    ]
     return pd.concat(frames, ignore_index=True)
 
 
 def long_provenance(long: Mapping[str, xr.Dataset]) -> str:
-    """Per long-design size: the device its runs used, how many are ok, where trained."""
-    return "\n".join(
-        f"{name}: {d.attrs['device']} runs, {int((d['status'] == 'ok').sum())} ok; "
-        f"{d.attrs.get('train_machine', 'trained on this machine')}"
-        for name, d in long.items()
-    )
+    """Per long-design size: how many runs are ok, and per seed block its seeds, where it
+    was trained (the GPU's name, or this project's CPU) and its config hash."""
+
+    def where(machine: str | None) -> str:
+        return (
+            json.loads(machine).get("cuda_device") or "a CPU"
+            if machine
+            else "the project's CPU machine"
+        )
+
+    lines = []
+    for name, d in long.items():
+        blocks = json.loads(d.attrs.get("seed_blocks", "null") or "null") or [
+            {
+                "seeds": [int(v) for v in d["seed"].values],
+                "config_hash": d.attrs.get("config_hash"),
+                "train_machine": d.attrs.get("train_machine"),
+            }
+        ]
+        parts = [
+            f"seeds {_seed_span(b['seeds'])} on {where(b.get('train_machine'))} "
+            f"(config {b.get('config_hash')})"
+            for b in blocks
+        ]
+        ok = int((d["status"] == "ok").sum())
+        lines.append(f"{name}: {ok} runs ok; " + "; ".join(parts))
+    return "\n".join(lines)
+
+
+def _seed_span(seeds: list[int]) -> str:
+    """``[0, 1, 2]`` as ``"0-2"`` when consecutive, else comma-separated."""
+    if len(seeds) > 1 and seeds == list(range(seeds[0], seeds[-1] + 1)):
+        return f"{seeds[0]}-{seeds[-1]}"
+    return ", ".join(map(str, seeds))
 
 
 def horizon(hdf: pd.DataFrame, *, model: str, reps: int, level: float, seed: int) -> Step:
@@ -291,7 +328,10 @@ def long_design(
             out.messages.append(f"{act}/{model}: no fit ({row.get('error', 'no usable rows')})")
         else:
             res = fits[(act, model, row["law"])]
-        est, route = slim.decide_limit(res, g, delta=min_trend[act], trend=trend, level=level)
+        looks = int(g["looks"].max()) if "looks" in g else 1
+        est, route = slim.decide_limit(
+            res, g, delta=min_trend[act], trend=trend, level=level, looks=looks
+        )
         if route == "law" and res is not None and est.ci is not None:
             cov = coverage_sim.group_coverage(
                 g[g["usable"]],

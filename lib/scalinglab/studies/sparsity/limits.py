@@ -202,7 +202,7 @@ def scale_tolerance(late: pd.DataFrame, *, activation: str, models: Sequence[str
 
 #: How :func:`limit_scale_slope` makes its interval (its coverage stated).
 LIMIT_SCALE_CI = (
-    "the two sizes' group-bootstrap law refits, paired by draw, percentile; over 3 runs "
+    "the two sizes' group-bootstrap law refits, paired by draw, percentile; over a few runs "
     "per size a percentile bootstrap covers below its nominal level"
 )
 
@@ -304,6 +304,7 @@ def decide_limit(
     trend: Estimate | None = None,
     x: str = "tokens_per_param",
     level: float = 0.95,
+    looks: int = 1,
 ) -> tuple[Estimate, str]:
     """The limit ``A0`` of one (activation, size) by the limit rule (module docstring).
 
@@ -321,6 +322,12 @@ def decide_limit(
         :func:`~scalinglab.studies.sparsity.analysis.law_limit`).
     level
         Level of the plateau limit's Student-t interval.
+    looks
+        How many times the equivalence test has been read on this size as its seeds grew
+        (a later seed block added after a reading that did not pass). The test is
+        Bonferroni-corrected over them: its trend interval is at
+        ``1 - (1 - PLATEAU_TREND_LEVEL) / looks`` (90% at one look, 95% at two), and the
+        note says so for either route.
 
     Returns
     -------
@@ -330,13 +337,18 @@ def decide_limit(
     """
     if not delta > 0:
         raise ValueError(f"the minimum trend effect delta must be > 0, got {delta}")
+    if looks < 1:
+        raise ValueError(f"looks must be >= 1, got {looks}")
+    trend_level = 1.0 - (1.0 - PLATEAU_TREND_LEVEL) / looks
+    look = f"read at look {looks} of {looks}, as seeds were added" if looks > 1 else ""
     law = None if res is None else law_limit(res, trend=trend)
     if law is not None and law.identified:
-        note = "; ".join(v for v in ("route: law (the law fit identifies A0)", law.note) if v)
+        head = "route: law (the law fit identifies A0)"
+        note = "; ".join(v for v in (head, look, law.note) if v)
         return dataclasses.replace(law, note=note), "law"
     why_law = "no law fit" if law is None else f"law A0 not identified ({law.note})"
     try:
-        flat = last_decade_trend(group, x=x, level=PLATEAU_TREND_LEVEL)
+        flat = last_decade_trend(group, x=x, level=trend_level)
     except ValueError as err:
         flat = None
         why_flat = f"no last-decade trend ({err})"
@@ -345,12 +357,16 @@ def decide_limit(
             why_flat = f"the last-decade trend {flat.point:+.3g} per decade has no interval"
         else:
             lo, hi = flat.ci
-            shown = f"{flat.point:+.3g} [{lo:+.3g}, {hi:+.3g}] (90% t over seeds) per decade"
+            how = f"{trend_level:.0%} t over seeds"
+            if looks > 1:
+                how += f", Bonferroni over {looks} looks"
+            shown = f"{flat.point:+.3g} [{lo:+.3g}, {hi:+.3g}] ({how}) per decade"
             if -delta < lo and hi < delta:
                 levels = plateau_levels(group, x=x)
                 est = calibration.mean_estimate(levels.to_numpy(float), level=level)
                 note = (
-                    f"route: plateau; {why_law}; last-decade relative trend {shown} inside "
+                    f"route: plateau; {why_law}; {look + '; ' if look else ''}"
+                    f"last-decade relative trend {shown} inside "
                     f"+-{delta:.3g}; A0 = the mean ratio over the last decade "
                     f"(x >= {float(own_last_decade(group, x=x)[x].min()):.0f})"
                 )
@@ -365,7 +381,7 @@ def decide_limit(
             )
             why_flat = f"{direction}: last-decade relative trend {shown}, not inside +-{delta:.3g}"
     point = np.nan if law is None else law.point
-    note = f"route: none; {why_law}; no plateau: {why_flat}"
+    note = f"route: none; {why_law}; {look + '; ' if look else ''}no plateau: {why_flat}"
     return (
         Estimate(
             point,
@@ -421,7 +437,7 @@ def plateau_scale_slope(
 MIXED_SCALE_CI = (
     "the law's group-bootstrap refits paired by draw with Student-t draws of the plateau's "
     "mean level (mean + SE x t on seeds - 1 df), percentile; the law's side is a percentile "
-    "bootstrap over 3-5 runs, which covers below its nominal level"
+    "bootstrap over a few runs, which covers below its nominal level"
 )
 
 

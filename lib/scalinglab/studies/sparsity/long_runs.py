@@ -70,6 +70,7 @@ from scalinglab.studies.sparsity.config import (
     long_configs,
     long_extra_configs,
     long_horizons,
+    plateau_looks,
 )
 from scalinglab.sweeps import RUNS_DIR, RunCache, cached_sweep
 from scalinglab.sweeps import join_seed_blocks as join_blocks
@@ -263,7 +264,9 @@ def cached_long(
     design horizon has no cached first block is read at the horizon it extends
     (:attr:`~scalinglab.studies.sparsity.config.LongHorizon.previous`), when that one is
     cached; its Dataset then carries ``design_tokens_per_param`` (the horizon not yet
-    trained), so a reading can say so.
+    trained), so a reading can say so. A size read at its design horizon carries
+    ``plateau_looks`` (:func:`~scalinglab.studies.sparsity.config.plateau_looks`): the looks
+    its limit rule is corrected over.
     """
     from scalinglab.compute import load_dataset
 
@@ -289,6 +292,9 @@ def cached_long(
 
     out = read(previous=False)
     design = long_configs(compute_class)
+    looks = plateau_looks(compute_class)  # by model name
+    for name, ds in out.items():
+        ds.attrs["plateau_looks"] = looks.get(design[name].models[0].name, 1)
     horizons = long_horizons(compute_class)  # by model name
     for name, ds in read(previous=True).items():
         if name not in out:
