@@ -294,3 +294,20 @@ def test_the_judged_last_evaluation_is_held_out_of_the_full_fit_and_final_error(
     )
     with pytest.raises(ValueError, match="hold_out"):
         halfruns.per_run_half_fits(df, hold_out=-1)
+
+
+def test_the_rules_text_and_the_rules_code_are_one_list():
+    from scalinglab.studies.rl import findings
+
+    text = halfruns.keep_text(4.0)
+    assert text.startswith("stable, have A off its bound 1, took off")
+    assert text.endswith("and have a half window reaching >= 4x their C_mid")
+    assert "6x their C_mid" in halfruns.keep_text(6.0)
+    assert findings.HALF_RUNS_SCOPE.endswith(text)
+    # every rule the text states is a rule the code applies, in the same order
+    kept = [k for _, k, _ in halfruns._RULES if k]
+    assert [text.index(k.format(m=4.0)) for k in kept] == sorted(
+        text.index(k.format(m=4.0)) for k in kept
+    )
+    pop = {"by_variant": {"baseline": (2, 5), "half_lr": (1, 3)}}
+    assert halfruns.variants_text(pop) == "baseline 2 of 5, half_lr 1 of 3"

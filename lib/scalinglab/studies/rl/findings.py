@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from scalinglab.studies.rl import halfruns
 from scalinglab.studies.rl.findings_ablations import (
     ABLATION_HEADLINES,
     ablation_findings,
@@ -89,9 +90,7 @@ __all__ = [
 #: SCALERL-2's regime phrase without the runs' counts (the notebook passes
 #: :func:`.halfruns.scope_text`, which gives them).
 HALF_RUNS_SCOPE = (
-    "each run fitted alone, every variant of the design: the runs that are stable, have A "
-    "off its bound 1, took off, have C_mid after their first evaluation and a half reaching "
-    ">= 4x C_mid"
+    f"each run fitted alone, every variant of the design: the runs that are {halfruns.keep_text()}"
 )
 
 #: The design ablations of ScaleRL's kind (SCALERL-4 is decided on those the sweep ran).

@@ -31,6 +31,8 @@ to choose the runs is not used to score them).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pandas as pd
 
@@ -207,17 +209,53 @@ def per_run_half_fits(
     return pd.DataFrame(rows, columns=cols)
 
 
+#: SCALERL-2's rules in the order they are applied: what a rule leaves out, what the runs
+#: it keeps are (None: a precondition the claim's text does not state) and which runs it
+#: keeps, as ``(runs, min_multiple) -> boolean Series``; the one source of the code
+#: (:func:`eligible`, :func:`population`) and the text (:func:`keep_text`).
+_RULES: list[tuple[str, str | None, Callable[[pd.DataFrame, float], pd.Series]]] = [
+    ("without both fits", None, lambda r, m: r["A_error"].notna()),
+    (
+        "unstable (> 0.1 below their peak at the end)",
+        "stable",
+        lambda r, m: ~r["unstable"].astype(bool),
+    ),
+    (
+        "with A on its bound 1",
+        "have A off its bound 1",
+        lambda r, m: ~r["A_full_on_bound"].astype(bool),
+    ),
+    ("that never took off", "took off", lambda r, m: r["took_off"].astype(bool)),
+    (
+        "with C_mid before their first evaluation",
+        "have C_mid after their first evaluation",
+        lambda r, m: r["C_mid_inside"].astype(bool),
+    ),
+    (
+        "whose half reaches < {m:g}x C_mid",
+        "have a half window reaching >= {m:g}x their C_mid",
+        lambda r, m: r["multiple"] >= m,
+    ),
+]
+
+
 def _rules(runs: pd.DataFrame, min_multiple: float) -> list[tuple[str, pd.Series]]:
-    """SCALERL-2's rules in the order they are applied: what a rule leaves out, and the
-    runs it keeps (:func:`eligible`, :func:`population`)."""
-    return [
-        ("without both fits", runs["A_error"].notna()),
-        ("unstable (> 0.1 below their peak at the end)", ~runs["unstable"].astype(bool)),
-        ("with A on its bound 1", ~runs["A_full_on_bound"].astype(bool)),
-        ("that never took off", runs["took_off"].astype(bool)),
-        ("with C_mid before their first evaluation", runs["C_mid_inside"].astype(bool)),
-        (f"whose half reaches < {min_multiple:g}x C_mid", runs["multiple"] >= min_multiple),
-    ]
+    """:data:`_RULES` applied: what each rule leaves out, and the runs it keeps."""
+    return [(what.format(m=min_multiple), keeps(runs, min_multiple)) for what, _, keeps in _RULES]
+
+
+def keep_text(min_multiple: float = 4.0) -> str:
+    """The runs SCALERL-2 keeps, in words (:data:`_RULES`): ``"stable, have A off its
+    bound 1, took off, have C_mid after their first evaluation and have a half window
+    reaching >= 4x their C_mid"``."""
+    kept = [k.format(m=min_multiple) for _, k, _ in _RULES if k]
+    return ", ".join(kept[:-1]) + " and " + kept[-1]
+
+
+def variants_text(pop: dict) -> str:
+    """:func:`population`'s runs entering per variant: ``"baseline 20 of 68, half_lr 20
+    of 32"``."""
+    return ", ".join(f"{v} {k} of {n}" for v, (k, n) in pop["by_variant"].items())
 
 
 def eligible(runs: pd.DataFrame, *, min_multiple: float = 4.0) -> pd.Series:
@@ -274,7 +312,7 @@ def scope_text(pop: dict) -> str:
     """SCALERL-2's regime phrase from :func:`population`, e.g. ``"each run fitted alone,
     every variant of the design: 47 of 116 runs enter (baseline 20 of 68, half_lr
     20 of 32, ...); left out in turn: 43 unstable (...), 19 with A on its bound 1, ..."``."""
-    each = ", ".join(f"{v} {k} of {n}" for v, (k, n) in pop["by_variant"].items())
+    each = variants_text(pop)
     out = ", ".join(f"{n} {what}" for what, n in pop["left_out"])
     return (
         f"each run fitted alone, every variant of the design: {pop['n_eligible']} of "

@@ -20,6 +20,7 @@ import pandas as pd
 from scalinglab.estimate import BOUND_SHARE, Estimate
 from scalinglab.stats.calibration import proportion_estimate
 from scalinglab.stats.group_means import mean_of_group_means_t
+from scalinglab.studies.rl import halfruns
 from scalinglab.studies.rl.named import PAIRED_T, Named, checked
 from scalinglab.studies.rl.scope import MIN_STABLE
 
@@ -28,22 +29,14 @@ from scalinglab.studies.rl.scope import MIN_STABLE
 
 def half_run_findings(dec: Mapping[str, Any], *, min_multiple: float) -> list[Named]:
     """SCALERL-2's deciding finding, the mean ``|A_half - A_full|`` over the runs of every
-    variant that are stable, have ``A`` off its bound 1, took off, have ``C_mid`` after
-    their first evaluation and a half reaching ``min_multiple`` x ``C_mid``
-    (:func:`.halfruns.half_fit_decision`; its ``population`` names them by variant), its
+    variant that its rules keep (:func:`.halfruns.keep_text`;
+    :func:`.halfruns.half_fit_decision`, whose ``population`` names them by variant), its
     signed companion and the counts behind it."""
     n, n_all = dec["n_eligible"], dec["n_runs"]
     pop = dec.get("population")
-    each = (
-        " (" + ", ".join(f"{v} {k} of {m}" for v, (k, m) in pop["by_variant"].items()) + ")"
-        if pop
-        else ""
-    )
-    who = (
-        f"the {n} of {n_all} fitted runs{each}, every variant of the design, that are stable, "
-        f"have A off its bound 1, took off, have C_mid after their first evaluation and a "
-        f"half window reaching >= {min_multiple:g}x their C_mid"
-    )
+    each = f" ({halfruns.variants_text(pop)})" if pop else ""
+    kept = halfruns.keep_text(min_multiple)
+    who = f"the {n} of {n_all} fitted runs{each}, every variant of the design, that are {kept}"
     return [
         Named(
             "scalerl/half_runs/A_abs_error",
@@ -62,9 +55,8 @@ def half_run_findings(dec: Mapping[str, Any], *, min_multiple: float) -> list[Na
         Named(
             "scalerl/half_runs/n_eligible",
             Estimate(float(n)),
-            f"runs entering SCALERL-2 (stable, A off its bound 1, taken off, C_mid after "
-            f"the first evaluation, half window >= {min_multiple:g}x C_mid), of {n_all} "
-            "fitted runs of every variant",
+            f"runs entering SCALERL-2 (those that are {kept}), of {n_all} fitted runs of "
+            "every variant",
             unit="runs",
         ),
         Named(
