@@ -240,3 +240,16 @@ def test_claims_file_reads_with_four_designs():
     assert all(
         s.raw.get("scope") == "paper" and s.raw["regime"].startswith("outside") for s in matched
     )
+
+
+def test_the_family_gap_counts_the_baseline_at_zero_and_works_on_replicates():
+    from scalinglab.studies.optimizers.analysis import family_log_gap
+
+    assert family_log_gap([0.4, 0.2], [0.1]) == pytest.approx(0.2)
+    # AdamW among the scalars at log speedup 0: (0.3) - (0.1 + 0) / 2
+    assert family_log_gap([0.4, 0.2], [0.1], with_baseline=True) == pytest.approx(0.25)
+    assert family_log_gap([0.4], [], with_baseline=True) == pytest.approx(0.4)
+    reps = family_log_gap([np.array([0.4, 0.6])], [np.array([0.2, 0.0])], with_baseline=True)
+    assert reps == pytest.approx([0.3, 0.6])
+    with pytest.raises(ValueError, match="matrix and a scalar"):
+        family_log_gap([0.4], [])

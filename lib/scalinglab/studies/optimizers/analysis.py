@@ -25,7 +25,7 @@ one pair at a time); with continuous losses there are no ties.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -125,6 +125,20 @@ def size_trend(
     return per, pd.DataFrame(trend)
 
 
+def family_log_gap(matrix: Sequence, scalar: Sequence, *, with_baseline: bool = False):
+    """FPO-2's statistic on log speedups: the matrix family's mean minus the scalar
+    family's, the baseline counted among the scalars at log speedup 0 when
+    ``with_baseline``. Each item is a float or an array ``(R,)`` of replicates (then the
+    result is ``(R,)``). The one definition behind :func:`family_gap`,
+    :func:`.seedwise.family` and :func:`.seed_t.family_geomean`."""
+    scalars = [*scalar, *([0.0] if with_baseline else [])]
+    if not matrix or not scalars:
+        raise ValueError("a family gap needs a matrix and a scalar optimizer")
+    return np.mean(np.broadcast_arrays(*matrix), axis=0) - np.mean(
+        np.broadcast_arrays(*scalars), axis=0
+    )
+
+
 def family_gap(
     result: SpeedupResult, families: Mapping[str, str], *, with_baseline: bool = False
 ) -> pd.DataFrame:
@@ -153,19 +167,22 @@ def family_gap(
         if not mat or not (sca or ones):
             continue
         sp = dict(zip(g.optimizer, g.speedup, strict=True))
+        log_sp = {o: float(np.log(sp[o])) for o in mat + sca}
         point = float(
             np.exp(
-                np.mean(np.log([sp[o] for o in mat])) - np.mean(np.log([sp[o] for o in sca] + ones))
+                family_log_gap(
+                    [log_sp[o] for o in mat], [log_sp[o] for o in sca], with_baseline=with_baseline
+                )
             )
         )
         lo = hi = np.nan
         if all(reps[(o, s)] is not None for o in mat + sca):
             with np.errstate(divide="ignore", invalid="ignore"):
-                sca_reps = [reps[(o, s)] for o in sca]
-                sca_reps += [np.ones_like(reps[(mat[0], s)])] * len(ones)
-                d = np.log(np.column_stack([reps[(o, s)] for o in mat])).mean(axis=1) - np.log(
-                    np.column_stack(sca_reps)
-                ).mean(axis=1)
+                d = family_log_gap(
+                    [np.log(reps[(o, s)]) for o in mat],
+                    [np.log(reps[(o, s)]) for o in sca],
+                    with_baseline=with_baseline,
+                )
             lo, hi = (
                 float(np.exp(v))
                 for v in percentile_interval(

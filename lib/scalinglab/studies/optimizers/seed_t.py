@@ -45,6 +45,7 @@ import pandas as pd
 from scalinglab.estimate import Estimate
 from scalinglab.stats.method_coverage import measured_on_data
 from scalinglab.studies.optimizers import seedwise
+from scalinglab.studies.optimizers.analysis import family_log_gap
 from scalinglab.studies.optimizers.findings import tuning_note
 from scalinglab.studies.optimizers.matched_report import e_flags, not_identified
 
@@ -92,13 +93,16 @@ def family_geomean(
     ``own[o]``, minus the same over the scalar ones (a ratio of geometric means once
     exponentiated); ``with_baseline``: the baseline is one of the scalars, at log speedup
     0 by definition (as :func:`.analysis.family_gap`)."""
-    zero = [0.0] if with_baseline else []
 
     def per_opt(d: Mapping[tuple[str, str, float], float], o: str) -> float:
         return float(np.mean([d[(o, size, float(m))] for m in own[o]]))
 
     return lambda d: float(
-        np.mean([per_opt(d, o) for o in matrix]) - np.mean([per_opt(d, o) for o in scalar] + zero)
+        family_log_gap(
+            [per_opt(d, o) for o in matrix],
+            [per_opt(d, o) for o in scalar],
+            with_baseline=with_baseline,
+        )
     )
 
 

@@ -36,6 +36,7 @@ import pandas as pd
 from scalinglab.estimate import Estimate
 from scalinglab.fitting.speedup import effective_data
 from scalinglab.stats import calibration
+from scalinglab.studies.optimizers.analysis import family_log_gap
 
 #: How every interval of this module is made.
 T_METHOD = "Student t over {n} evaluation seeds (statistic computed per seed)"
@@ -214,10 +215,12 @@ def family(
     """Mean log speedup of the matrix optimizers minus that of the scalar ones;
     ``with_baseline``: the baseline (AdamW, log speedup 0 by definition) is one of the
     scalar family, so the ratio does not rest on one scalar variant alone."""
-    zero = [0.0] if with_baseline else []
     return lambda d: float(
-        np.mean([d[(o, size, float(m))] for o in matrix])
-        - np.mean([d[(o, size, float(m))] for o in scalar] + zero)
+        family_log_gap(
+            [d[(o, size, float(m))] for o in matrix],
+            [d[(o, size, float(m))] for o in scalar],
+            with_baseline=with_baseline,
+        )
     )
 
 
