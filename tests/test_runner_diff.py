@@ -365,7 +365,9 @@ def test_index_opens_with_a_one_screen_summary_newest_first(two_studies, monkeyp
     from scalinglab.textfmt import json_safe
 
     root, runs, other = two_studies
-    monkeypatch.setattr(index, "_state", lambda s, v, r: "stale" if s == "study" else "up-to-date")
+    monkeypatch.setattr(
+        index, "_state", lambda s, v, r, **_: "stale" if s == "study" else "up-to-date"
+    )
     idx = index.collect(reports_root=root, with_state=True)
     assert [(r["study"], r["variant"]) for r in idx["summary"]] == [
         ("other", "default"),
@@ -450,8 +452,12 @@ def test_index_marks_a_retired_variant_and_keeps_its_versions(two_studies, monke
     why = "its design runs as the default variant since 2026-11-28"
     real = index._state
     monkeypatch.setattr(index, "_retired", lambda s, v: why if s == "other" else None)
-    monkeypatch.setattr(index, "_state", lambda s, v, r: "up-to-date")
+    told = []
+    monkeypatch.setattr(
+        index, "_state", lambda s, v, r, *, retired: told.append(retired) or "up-to-date"
+    )
     idx = index.collect(reports_root=root, with_state=True)
+    assert sorted(map(str, told)) == sorted(map(str, [why, None]))  # read once, passed on
     other = next(s for s in idx["studies"] if s["study"] == "other")["variants"][0]
     study = next(s for s in idx["studies"] if s["study"] == "study")["variants"][0]
     assert other["retired"] == why and study["retired"] is None
@@ -459,5 +465,4 @@ def test_index_marks_a_retired_variant_and_keeps_its_versions(two_studies, monke
     page = index.render_html(idx)
     assert f"Retired: {why}" in page and page.count("Retired:") == 1
     monkeypatch.undo()
-    monkeypatch.setattr(index, "_retired", lambda s, v: why)
-    assert real("other", "default", root) == index.RETIRED
+    assert real("other", "default", root, retired=why) == index.RETIRED

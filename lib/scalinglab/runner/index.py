@@ -157,12 +157,12 @@ def _retired(study: str, variant: str) -> str | None:
         return None
 
 
-def _state(study: str, variant: str, root: Path) -> str | None:
+def _state(study: str, variant: str, root: Path, *, retired: str | None) -> str | None:
     """``up-to-date``, ``stale``, ``never run`` or ``retired`` (None when it cannot be
-    told)."""
+    told); ``retired`` is :func:`_retired` of the variant (read once by the caller)."""
     from scalinglab.runner.status import INVALID, study_status
 
-    if _retired(study, variant) is not None:
+    if retired is not None:
         return RETIRED
     try:
         state = study_status(study, variant, reports_root=root).state
@@ -276,12 +276,12 @@ def collect(
         variants = list(srec["variants"].values())
         for vrec in variants:
             _variant_details(srec, vrec, root, subjects)
+            vrec["retired"] = _retired(srec["study"], vrec["variant"])
             vrec["state"] = (
-                _state(srec["study"], vrec["variant"], root)
+                _state(srec["study"], vrec["variant"], root, retired=vrec["retired"])
                 if with_state and not vrec["local"]
                 else None
             )
-            vrec["retired"] = _retired(srec["study"], vrec["variant"])
             for r in vrec["runs"]:
                 del r["_claims"], r["_results"]
             newest = vrec["runs"][-1]
