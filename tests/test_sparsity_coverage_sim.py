@@ -77,6 +77,40 @@ def test_group_coverage_equals_the_percentile_bootstrap_of_the_runs_offsets():
     )
 
 
+def test_pair_coverage_equals_the_paired_percentile_bootstrap_of_two_sizes_offsets():
+    """Two sizes of offset runs (limits 0.4 + mean offset and 0.3 + mean offset): the
+    paired-draw interval of the limit's change per decade covers as the percentile
+    bootstrap of that change over the two sizes' resampled offsets, computed without a fit."""
+    oa, ob = np.array([-0.013, 0.004, 0.009]), np.array([-0.006, 0.011, 0.002, -0.001])
+    ga, gb = _offset_runs(oa), _offset_runs(ob, A0=0.3)
+    fa, fb = (
+        fit("silu_sparsity", g["tokens"].to_numpy(), g["activation_ratio"].to_numpy())
+        for g in (ga, gb)
+    )
+    na, nb = 1e4, 1e5  # one decade apart
+
+    def rel(a, b):
+        return (b - a) / (0.5 * (a + b))
+
+    truth = rel(0.4 + oa.mean(), 0.3 + ob.mean())
+    sims, reps = 80, 60
+    cov = cs.pair_coverage((ga, fa, na), (gb, fb, nb), sims=sims, reps=reps, seed=5)
+    rng = np.random.default_rng(12)
+    hits = []
+    for _ in range(4000):
+        xa, xb = rng.choice(oa, oa.size), rng.choice(ob, ob.size)
+        ba = 0.4 + rng.choice(xa, (reps, xa.size)).mean(1)
+        bb = 0.3 + rng.choice(xb, (reps, xb.size)).mean(1)
+        lo, hi = np.quantile(rel(ba, bb), [0.025, 0.975])
+        hits.append(lo < hi and lo <= truth <= hi)
+    expected = float(np.mean(hits))
+    assert cov.n == 3 and cov.sims == sims and "3 and 4 runs" in cov.how
+    assert abs(cov.coverage - expected) < 3 * np.hypot(cov.se, 0.008), (cov, expected)
+    assert cs.pair_coverage((ga, fa, na), (gb, fb, nb), sims=10, reps=30, seed=1) == (
+        cs.pair_coverage((ga, fa, na), (gb, fb, nb), sims=10, reps=30, seed=1)
+    )
+
+
 def _line_curves(noise: float, *, seed: int = 0) -> pd.DataFrame:
     """Three SiLU 'released curves' on one token grid, rising slowly, iid noise."""
     rng = np.random.default_rng(seed)

@@ -398,6 +398,39 @@ def with_coverage(name: str, est, table: dict[str, Coverage], *, level: float):
     return est.replace(method=f"{est.method}; {cov.said()}", n=est.n if est.n else cov.n)
 
 
+def _run_parts(group: pd.DataFrame, res: FitResult) -> tuple[list, list]:
+    """Each run's ``(tokens, ratio)`` and its residuals from ``res``, runs in order."""
+    runs = [g for _, g in group.groupby("run", sort=True)]
+    parts = [(g["tokens"].to_numpy(float), g["activation_ratio"].to_numpy(float)) for g in runs]
+    return parts, [y - res.predict(x) for x, y in parts]
+
+
+def _simulated_refit(
+    parts: list,
+    resid: list,
+    res: FitResult,
+    rng: np.random.Generator,
+    *,
+    reps: int,
+    level: float,
+    seed: int,
+) -> FitResult | None:
+    """One simulated experiment: as many runs as ``parts``, each a run drawn with
+    replacement, its curve the law's prediction plus that run's residuals; refitted with
+    a group bootstrap over runs (None when the refit fails)."""
+    k = len(parts)
+    pick = rng.integers(0, k, size=k)
+    x = np.concatenate([parts[j][0] for j in pick])
+    y = np.concatenate([res.predict(parts[j][0]) + resid[j] for j in pick])
+    g = np.repeat(np.arange(k), [parts[j][0].size for j in pick])
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return fit(res.law, x, y, groups=g, bootstrap=reps, level=level, seed=seed)
+    except (InputError, ValueError):
+        return None
+
+
 def group_coverage(
     group: pd.DataFrame,
     res: FitResult,
@@ -423,28 +456,64 @@ def group_coverage(
     Coverage
         ``n`` is the number of runs; generator ``runs``.
     """
-    runs = [g for _, g in group.groupby("run", sort=True)]
-    parts = [(g["tokens"].to_numpy(float), g["activation_ratio"].to_numpy(float)) for g in runs]
-    resid = [y - res.predict(x) for x, y in parts]
+    parts, resid = _run_parts(group, res)
     truth = float(res.params["A0"])
     rng = np.random.default_rng([seed, 1299709])
-    k = len(parts)
     hits = np.zeros(sims, bool)
     for s in range(sims):
-        pick = rng.integers(0, k, size=k)
-        x = np.concatenate([parts[j][0] for j in pick])
-        y = np.concatenate([res.predict(parts[j][0]) + resid[j] for j in pick])
-        g = np.repeat(np.arange(k), [parts[j][0].size for j in pick])
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", RuntimeWarning)
-                r = fit(res.law, x, y, groups=g, bootstrap=reps, level=level, seed=seed + s)
-        except (InputError, ValueError):
-            continue
-        ci = r.ci["A0"] if r.ci else None
+        r = _simulated_refit(parts, resid, res, rng, reps=reps, level=level, seed=seed + s)
+        ci = r.ci["A0"] if r is not None and r.ci else None
         hits[s] = ci is not None and ci[0] < ci[1] and ci[0] <= truth <= ci[1]
     return dataclasses.replace(
-        _coverage({"runs": hits}, k), how=f"{reps} bootstrap refits per simulated experiment"
+        _coverage({"runs": hits}, len(parts)),
+        how=f"{reps} bootstrap refits per simulated experiment",
+    )
+
+
+def pair_coverage(
+    small: tuple[pd.DataFrame, FitResult, float],
+    large: tuple[pd.DataFrame, FitResult, float],
+    *,
+    sims: int = 200,
+    reps: int = 200,
+    level: float = 0.95,
+    seed: int = 0,
+) -> Coverage:
+    """Coverage of the paired-draw interval of a law limit's change between two sizes
+    (:func:`.limits.limit_scale_slope`), both sizes simulated as :func:`group_coverage`
+    simulates one, independently, and refitted.
+
+    Parameters
+    ----------
+    small, large
+        ``(usable rows, pooled law fit, non-embedding parameters)`` of each size; the
+        truth is the slope between the two fits' ``A0``.
+
+    Returns
+    -------
+    Coverage
+        ``n`` is the smaller size's number of runs (``how`` names both); generator
+        ``runs``.
+    """
+    from scalinglab.studies.sparsity.limits import limit_scale_slope
+
+    (ga, ra, na), (gb, rb, nb) = small, large
+    pa, ea = _run_parts(ga, ra)
+    pb, eb = _run_parts(gb, rb)
+    truth = limit_scale_slope((ra, na), (rb, nb), level=level).point
+    rng = np.random.default_rng([seed, 15485863])
+    hits = np.zeros(sims, bool)
+    for s in range(sims):
+        fa = _simulated_refit(pa, ea, ra, rng, reps=reps, level=level, seed=seed + 2 * s)
+        fb = _simulated_refit(pb, eb, rb, rng, reps=reps, level=level, seed=seed + 2 * s + 1)
+        if fa is None or fb is None:
+            continue
+        ci = limit_scale_slope((fa, na), (fb, nb), level=level).ci
+        hits[s] = ci is not None and ci[0] < ci[1] and ci[0] <= truth <= ci[1]
+    return dataclasses.replace(
+        _coverage({"runs": hits}, min(len(pa), len(pb))),
+        how=f"{len(pa)} and {len(pb)} runs; {reps} bootstrap refits per size and simulated "
+        "experiment",
     )
 
 

@@ -434,7 +434,13 @@ def long_design(
     pairs = []
     for act in ("relu", "silu"):
         step = size_comparisons(
-            ldf[ldf["activation"] == act], decided, act=act, level=level, seed=seed
+            ldf[ldf["activation"] == act],
+            decided,
+            act=act,
+            level=level,
+            seed=seed,
+            coverage_sims=coverage_sims or min(reps, 200),
+            coverage_reps=min(reps, 200),
         )
         out.findings += step.findings
         out.messages += step.messages
@@ -456,6 +462,8 @@ def size_comparisons(
     act: str,
     level: float,
     seed: int,
+    coverage_sims: int = 0,
+    coverage_reps: int = 200,
 ) -> Step:
     """The identified limits of one activation compared between every pair of sizes.
 
@@ -471,6 +479,10 @@ def size_comparisons(
         The activation.
     level, seed
         The intervals' level; the seed of a mixed-route bootstrap.
+    coverage_sims, coverage_reps
+        A pair of two law limits states its interval's coverage simulated on these runs
+        (:func:`.coverage_sim.pair_coverage`: ``coverage_sims`` simulated experiments of
+        ``coverage_reps`` refits per size); 0 simulates none.
 
     Returns
     -------
@@ -498,6 +510,17 @@ def size_comparisons(
         for large in models[i + 1 :]:
             a, b = decided[(act, small)], decided[(act, large)]
             est = slim.size_pair_slope(a, b, level=level, seed=seed)
+            if a[0] == b[0] == "law" and coverage_sims and est.ci is not None:
+                use = ldf[ldf["usable"]]
+                cov = coverage_sim.pair_coverage(
+                    (use[use["model"] == small], a[1], a[2]),
+                    (use[use["model"] == large], b[1], b[2]),
+                    sims=coverage_sims,
+                    reps=coverage_reps,
+                    level=level,
+                    seed=seed,
+                )
+                est = est.replace(method=f"{est.method}; {cov.said()}", n=cov.n)
             routes = f"{a[0]}-{b[0]}"
             decades = float(np.log10(b[2] / a[2]))
             horizons = horizons_text(ldf[ldf["model"].isin([small, large])], {})
