@@ -185,8 +185,12 @@ def test_laws_display_has_no_nan_cells():
             },
         ]
     )
+    on_bound = {**table.iloc[0].to_dict(), "alpha": 0.0, "alpha_lo": 0.0, "alpha_hi": 0.0}
+    table = pd.concat([table, pd.DataFrame([on_bound])], ignore_index=True)
     out = sa.laws_display(table)
     assert out.loc[0, "A0"] == "0.07 [0.06, 0.08]"
+    # every refit on the bound: no [0, 0] interval
+    assert out.loc[2, "alpha"] == "0 (every refit 0: no interval)"
     assert pd.isna(out.loc[1, "A0"]) and out.loc[1, "warnings"] == "too few points"
     assert not out.drop(columns=["alpha", "c", "A0"]).isna().any().any()
 

@@ -447,6 +447,7 @@ def test_a_pair_outside_the_tolerance_decides_only_after_holm_over_the_pairs():
         "relu_pairs_text": "xs-s, xs-m, s-m",
         "horizons": "h",
         "sizes_text": "sizes",
+        "relu_scale_regime": "outside: sizes, h",
     }
     (spec,) = [
         s
@@ -484,3 +485,46 @@ def test_the_plateau_side_of_a_mixed_comparison_has_the_t_intervals_width():
     # larger plateau level, smaller slope: the ends swap
     assert est.lo == pytest.approx(rel(hi), abs=3e-3)
     assert est.hi == pytest.approx(rel(lo), abs=3e-3)
+
+
+def test_a_size_claim_on_pairs_whose_corpus_passes_differ_is_a_proxy():
+    from scalinglab.studies.sparsity.findings import scale_regime
+
+    frame = pd.DataFrame(
+        {"model": ["xs", "xs", "s", "s", "m"], "passes": [0.2, 2.0, 1.0, 14.9, 12.3]}
+    )
+    passes = design_findings.end_passes(frame)
+    assert passes == {"xs": 2.0, "s": 14.9, "m": 12.3}
+    assert design_findings.repetition_confounded("xs-s", passes)
+    assert not design_findings.repetition_confounded("s-m", passes)  # 14.9 / 12.3 < 2
+    assert not design_findings.repetition_confounded("s-l", passes)  # l unknown
+    proxy = scale_regime(["xs-s", "s-m"], frame, "sizes xs, s and m", "h")
+    assert proxy.startswith("proxy: ") and "xs-s: 2.0 and 14.9 passes" in proxy
+    assert "s-m" not in proxy
+    assert scale_regime(["s-m"], frame, "sizes s and m", "h").startswith(
+        "outside: sizes s and m, h"
+    )
+    assert scale_regime(["none"], None, "sizes", "h").startswith("outside: ")
+
+
+def test_seeds_from_two_machines_are_compared_by_welch_t_at_a_bonferroni_level():
+    # the GPU seeds sit 0.02 higher than the CPU seeds, flat curves, little noise
+    frames = []
+    for seed in range(8):
+        shift = 0.02 if seed >= 3 else 0.0
+        g = _size("relu", "xs", lambda t, d=shift: 0.28 + d, seeds=1, seed=seed)
+        g = g.assign(seed=seed, run=f"relu/xs/{seed}", machine="H200" if seed >= 3 else "cpu")
+        frames.append(g)
+    one_machine = _size("relu", "s", lambda t: 0.22).assign(machine="H200")
+    ldf = pd.concat([*frames, one_machine], ignore_index=True)
+    step = design_findings.block_checks(ldf, level=0.95)
+    got = {n.name: n.estimate for n in step.findings}
+    assert set(got) == {
+        "long/relu/xs/blocks/trend_difference",
+        "long/relu/xs/blocks/level_difference",
+    }
+    level = got["long/relu/xs/blocks/level_difference"]
+    assert level.point == pytest.approx(0.02, abs=0.003) and level.lo > 0  # they differ
+    assert level.level == pytest.approx(1 - 0.05 / 2)  # Bonferroni over the 2 checks
+    assert "Bonferroni over 2 checks" in level.method
+    assert design_findings.block_checks(ldf.drop(columns="machine"), level=0.95).findings == []

@@ -358,7 +358,8 @@ def law_limit(res: FitResult, *, trend: Estimate | None = None, param: str = "A0
 
 def laws_display(table: pd.DataFrame, params: Sequence[str] = ("alpha", "c", "A0")) -> pd.DataFrame:
     """A compact view of :func:`fit_laws`' table: one ``"value [lo, hi]"`` string per
-    parameter (a dash where a law has no such parameter or no fit), points, runs."""
+    parameter (a dash where a law has no such parameter or no fit; no interval where
+    every bootstrap refit gives one value, as on a bound), points, runs."""
     from scalinglab.textfmt import fmt_num
 
     out = []
@@ -370,7 +371,12 @@ def laws_display(table: pd.DataFrame, params: Sequence[str] = ("alpha", "c", "A0
                 r[p] = None
                 continue
             lo, hi = row.get(f"{p}_lo", np.nan), row.get(f"{p}_hi", np.nan)
-            r[p] = fmt_num(v) + ("" if np.isnan(lo) else f" [{fmt_num(lo)}, {fmt_num(hi)}]")
+            if np.isnan(lo):
+                r[p] = fmt_num(v)
+            elif lo == hi:  # every refit at one value (a bound): a [v, v] interval says nothing
+                r[p] = f"{fmt_num(v)} (every refit {fmt_num(lo)}: no interval)"
+            else:
+                r[p] = f"{fmt_num(v)} [{fmt_num(lo)}, {fmt_num(hi)}]"
         r["points/runs"] = f"{row.get('n_points', '')}/{row.get('n_runs', '')}"
         r["warnings"] = "; ".join(
             v for v in (row.get("warnings"), row.get("error")) if isinstance(v, str) and v

@@ -33,26 +33,125 @@ def long_frame(long: Mapping[str, xr.Dataset], *, min_ffn_gain: float) -> pd.Dat
     1 when absent)."""
     if not long:
         return None
-    frames = [
-        sa.curves_frame(d, min_ffn_gain=min_ffn_gain).assign(
-            looks=int(d.attrs.get("plateau_looks", 1))
+    frames = []
+    for d in long.values():
+        f = sa.curves_frame(d, min_ffn_gain=min_ffn_gain)
+        corpus = float(d.attrs.get("corpus_train_tokens", np.nan))
+        blocks = json.loads(d.attrs.get("seed_blocks", "null") or "null") or []
+        machine_of = {
+            int(sd): _machine(b.get("train_machine")) for b in blocks for sd in b["seeds"]
+        }
+        own = _machine(d.attrs.get("train_machine"))
+        f = f.assign(
+            looks=int(d.attrs.get("plateau_looks", 1)),
+            passes=f["tokens"] / corpus,
+            machine=[machine_of.get(int(sd), own) for sd in f["seed"]],
         )
-        for d in long.values()
-    ]
+        frames.append(f)
     return pd.concat(frames, ignore_index=True)
+
+
+def _machine(info: str | None) -> str:
+    """Where a block was trained, in words: its GPU's name, else this project's CPU."""
+    if not info:
+        return "the project's CPU machine"
+    return json.loads(info).get("cuda_device") or "a CPU"
+
+
+def block_checks(ldf: pd.DataFrame, *, level: float) -> Step:
+    """Whether a size's seeds trained on two machines (seed blocks of separate calls)
+    differ: per (activation, size) whose seeds come from two machines (``machine`` of
+    :func:`long_frame`), the mean of the seeds of the machine the first seed used minus
+    that of the other's, of the per-seed relative last-decade trend and of the per-seed
+    level over the last decade, each a Welch t interval at a Bonferroni level over every
+    check made (``1 - (1 - level) / checks``). An interval that excludes 0 says the
+    machines' seeds differ beyond seed noise, so pooling them mixes two populations.
+
+    Returns
+    -------
+    Step
+        Findings ``long/<act>/<model>/blocks/{trend,level}_difference``; ``table`` one
+        row per check. Empty when no size's seeds come from two machines.
+    """
+    out = Step()
+    if "machine" not in ldf:
+        return out
+    groups = [
+        (str(a), str(m), g)
+        for (a, m), g in ldf.groupby(["activation", "model"], sort=False)
+        if g["machine"].nunique() == 2
+    ]
+    checks = 2 * len(groups)
+    rows = []
+    words = {
+        "trend": "relative last-decade trend (fraction of the level per decade)",
+        "level": "mean ratio over the last decade",
+    }
+    for act, model, g in groups:
+        late = slim.own_last_decade(g)
+        slopes = sa.run_slopes(late, x="tokens_per_param")
+        level_of = late.groupby("seed")["activation_ratio"].mean()
+        rel = pd.Series(
+            {
+                int(sd): s / level_of[sd]
+                for sd, s in zip(slopes["seed"], slopes["slope"], strict=True)
+            }
+        )
+        machine = g.groupby("seed")["machine"].first()
+        first, other = machine.iloc[0], next(v for v in machine if v != machine.iloc[0])
+        for what, per_seed in (("trend", rel), ("level", level_of)):
+            parts = [
+                per_seed[(machine[per_seed.index] == k).to_numpy()].to_numpy(float)
+                for k in (first, other)
+            ]
+            est = seed_means.welch_estimate(
+                parts,
+                lambda m: float(m[1] - m[0]),
+                level=1 - (1 - level) / checks,
+                method=f"Welch t over the two blocks' seeds, Bonferroni over {checks} checks",
+            )
+            name = f"long/{act}/{model}/blocks/{what}_difference"
+            out.findings.append(
+                Named(
+                    name,
+                    est,
+                    f"{act}, model {model}: seeds trained on {other} ({parts[1].size}) minus "
+                    f"those on {first} ({parts[0].size}), {words[what]}",
+                )
+            )
+            rows.append({"check": name, "difference": str(est), "method": est.method})
+    out.table = pd.DataFrame(rows, columns=["check", "difference", "method"])
+    return out
+
+
+#: A size pair whose two sizes passed the training corpus more than this many times as
+#: often as each other reads the limit's change with size confounded by repetition (it
+#: moves with size), so a size claim resting on it is a proxy (:func:`repetition_confounded`).
+PASSES_CONFOUND = 2.0
+
+
+def end_passes(ldf: pd.DataFrame) -> dict[str, float]:
+    """Passes over the training corpus each size's runs reach (``passes`` of
+    :func:`long_frame`; NaN when its Dataset does not record the corpus size)."""
+    if "passes" not in ldf:
+        return {str(m): float("nan") for m in ldf["model"].unique()}
+    return {str(m): float(v) for m, v in ldf.groupby("model")["passes"].max().items()}
+
+
+def repetition_confounded(pair: str, passes: Mapping[str, float]) -> bool:
+    """Whether size pair ``"<small>-<large>"`` passed the corpus more than
+    :data:`PASSES_CONFOUND` times as often in one size as in the other (unknown passes:
+    not confounded, as nothing says so)."""
+    sizes = pair.split("-")
+    if len(sizes) != 2:  # "none": no pair
+        return False
+    a, b = (passes.get(m, float("nan")) for m in sizes)
+    return bool(np.isfinite(a) and np.isfinite(b) and max(a, b) > PASSES_CONFOUND * min(a, b))
 
 
 def long_provenance(long: Mapping[str, xr.Dataset]) -> str:
     """Per long-design size: how many runs are ok, and per seed block its seeds, where it
     was trained (the GPU's name, or this project's CPU) and its config hash."""
-
-    def where(machine: str | None) -> str:
-        return (
-            json.loads(machine).get("cuda_device") or "a CPU"
-            if machine
-            else "the project's CPU machine"
-        )
-
     lines = []
     for name, d in long.items():
         blocks = json.loads(d.attrs.get("seed_blocks", "null") or "null") or [
@@ -63,7 +162,7 @@ def long_provenance(long: Mapping[str, xr.Dataset]) -> str:
             }
         ]
         parts = [
-            f"seeds {_seed_span(b['seeds'])} on {where(b.get('train_machine'))} "
+            f"seeds {_seed_span(b['seeds'])} on {_machine(b.get('train_machine'))} "
             f"(config {b.get('config_hash')})"
             for b in blocks
         ]
@@ -523,7 +622,17 @@ def size_comparisons(
                 est = est.replace(method=f"{est.method}; {cov.said()}", n=cov.n)
             routes = f"{a[0]}-{b[0]}"
             decades = float(np.log10(b[2] / a[2]))
-            horizons = horizons_text(ldf[ldf["model"].isin([small, large])], {})
+            both = ldf[ldf["model"].isin([small, large])]
+            horizons = horizons_text(both, {})
+            tpp = both.groupby("model")["tokens_per_param"].max()
+            same = bool(np.isclose(tpp.min(), tpp.max(), rtol=0.01))
+            passes = end_passes(both)
+            reps_text = (
+                f"; {small} passed the corpus {passes[small]:.1f} times, {large} "
+                f"{passes[large]:.1f}"
+                if all(np.isfinite(v) for v in passes.values())
+                else ""
+            )
             out.findings.append(
                 Named(
                     f"long/{act}/scale/{small}-{large}/A0_relative_slope",
@@ -531,7 +640,8 @@ def size_comparisons(
                     f"{act}: change of the identified limit from {small} ({a[0]}) to {large} "
                     f"({b[0]}) over its mean, per 10x parameters ({decades:.2f} decades "
                     f"apart); one of {k} size pair(s) with identified limits (the claim "
-                    f"corrects for them); the sizes' horizons differ ({horizons})",
+                    f"corrects for them); the sizes' horizons "
+                    f"{'are the same' if same else 'differ'} ({horizons}){reps_text}",
                     unit="fraction of the limit per 10x parameters",
                 )
             )

@@ -27,6 +27,7 @@ from scalinglab.estimate import Estimate
 from scalinglab.studies.sparsity import analysis as sa
 from scalinglab.studies.sparsity import seed_means
 from scalinglab.studies.sparsity.design_findings import (
+    block_checks,
     horizon,
     horizons_text,
     long_design,
@@ -263,6 +264,29 @@ def coverage(slopes: pd.DataFrame, *, level: float, seed: int, sims: int = 2000)
     return out
 
 
+def scale_regime(pairs: list[str], long: pd.DataFrame | None, sizes: str, horizons: str) -> str:
+    """A size claim's regime: ``proxy`` when a size pair it rests on is confounded by
+    repetition (:func:`.design_findings.repetition_confounded`: one size passed the corpus
+    more than :data:`.design_findings.PASSES_CONFOUND` times as often as the other, so
+    data repetition moves with size), else ``outside`` the paper's sizes."""
+    from scalinglab.studies.sparsity import design_findings as dfs
+
+    passes = dfs.end_passes(long) if long is not None and not long.empty else {}
+    hit = [p for p in pairs if dfs.repetition_confounded(p, passes)]
+    if hit:
+        said = "; ".join(
+            f"{p}: {passes[p.split('-')[0]]:.1f} and {passes[p.split('-')[1]]:.1f} passes"
+            for p in hit
+        )
+        return (
+            "proxy: the size pairs with identified limits pass the training corpus a very "
+            f"different number of times ({said}; more than "
+            f"{dfs.PASSES_CONFOUND:g}x apart), so repetition moves with size and the pair "
+            "reads it as much as size; " + f"{sizes}, {horizons}"
+        )
+    return f"outside: {sizes}, {horizons}, three or more orders of magnitude below the paper's 0.1B-2.4B"
+
+
 def sweep_claim_values(
     cal: Step,
     kernel: Step,
@@ -278,7 +302,8 @@ def sweep_claim_values(
     whose identified limits were compared (``relu_pairs``, ``silu_pairs``:
     :func:`~scalinglab.studies.sparsity.design_findings.size_comparisons`' findings, or
     ``["none"]``, which names no finding, so the size claim is untested; ``*_pairs_text``
-    the same in words) and the committed
+    the same in words; ``*_scale_regime``, the size claim's regime, :func:`scale_regime`)
+    and the committed
     kernel timings' deciding findings (a missing name leaves the claim untested).
 
     ``recorded``: the finding names recorded so far (default: this process's,
@@ -314,6 +339,7 @@ def sweep_claim_values(
         found.sort(key=lambda p: tuple(order.get(m, len(order)) for m in p.split("-")))
         pairs[f"{act}_pairs"] = found or ["none"]
         pairs[f"{act}_pairs_text"] = ", ".join(found) if found else "none"
+        pairs[f"{act}_scale_regime"] = scale_regime(found, long, sizes_text(long, params), horizons)
     return {
         **cal.extra["values"],
         "trend": trend,
@@ -364,6 +390,7 @@ __all__ = [
     "time_masks",
     "live_summary",
     "long_frame",
+    "block_checks",
     "long_provenance",
     "min_effects",
     "mask_table",
