@@ -175,10 +175,15 @@ def test_sweep_claim_values_use_the_longest_runs_there_are():
     kernel = sf.Step(extra={"deciding": []})
     got = sf.sweep_claim_values(cal, kernel, recorded=["horizon/relu/trend/relative_last_decade"])
     assert got["trend"] == "horizon" and got["kernel"] == ["kernel/offline/none"]
+    assert got["relu_trends"] == ["horizon/relu/trend/relative_last_decade"]
     got = sf.sweep_claim_values(
         cal, sf.Step(extra={"deciding": ["k"]}), recorded=["long/relu/trend/relative_last_decade"]
     )
     assert got["trend"] == "long" and got["kernel"] == ["k"] and got["relu_min"] == 0.1
+    # a trend claim is decided at every size read, each over its own last decade
+    assert got["silu_trends"] == [
+        f"long/silu/{m}/trend/relative_last_decade" for m in ("xs", "s", "m")
+    ]
     # without runs, each size's horizon and seeds come from the design's configs
     assert got["horizons"] == (
         "xs to 8000 tokens per parameter (5 seeds), s to 8000 (5 seeds), m to 2000 (3 seeds)"

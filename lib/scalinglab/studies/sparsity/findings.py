@@ -302,7 +302,9 @@ def sweep_claim_values(
     whose identified limits were compared (``relu_pairs``, ``silu_pairs``:
     :func:`~scalinglab.studies.sparsity.design_findings.size_comparisons`' findings, or
     ``["none"]``, which names no finding, so the size claim is untested; ``*_pairs_text``
-    the same in words; ``*_scale_regime``, the size claim's regime, :func:`scale_regime`)
+    the same in words; ``*_scale_regime``, the size claim's regime, :func:`scale_regime`;
+    ``*_trends``, the trend findings a trend claim is decided on: each long-design size's
+    own last-decade trend, else the horizon probe's)
     and the committed
     kernel timings' deciding findings (a missing name leaves the claim untested).
 
@@ -340,13 +342,18 @@ def sweep_claim_values(
         pairs[f"{act}_pairs"] = found or ["none"]
         pairs[f"{act}_pairs_text"] = ", ".join(found) if found else "none"
         pairs[f"{act}_scale_regime"] = scale_regime(found, long, sizes_text(long, params), horizons)
+        pairs[f"{act}_trends"] = (
+            [f"long/{act}/{m}/trend/relative_last_decade" for m in sizes]
+            if trend == "long"
+            else [f"horizon/{act}/trend/relative_last_decade"]
+        )
     return {
         **cal.extra["values"],
         "trend": trend,
         "trend_runs": "our longest runs ("
         + (
-            f"the long design: {horizons}; each size over its own last decade, then the "
-            "mean over sizes"
+            f"the long design: {horizons}; each size over its own last decade, decided at "
+            "every size, Holm over the sizes"
             if trend == "long"
             else "horizon probe, model s"
         )
