@@ -442,8 +442,8 @@ for design, both in r_step.extra["both"].items():
 # law limit on its bound (SiLU's `A0 = 1`) is never read as a plateau unless the test
 # passes. A size whose seeds come from two machines (xs: its first 5 seeds on this
 # project's CPU, the other 10 on a lent GPU) is checked for a difference between them
-# (the last table: each machine's seeds' trend and level, Welch t, Bonferroni over the
-# checks), since pooling them assumes one population.
+# (the last table: the difference between the two machines' seeds in trend and in level,
+# Welch t, Bonferroni over the checks), since pooling them assumes one population.
 # When seeds were added to a size after a reading that did not pass (xs), the
 # test is Bonferroni-corrected over the looks (at two looks a 95% interval, not 90%), and
 # the limit's note says at which look it was read, for either route.
@@ -573,12 +573,13 @@ elif OURS:
 #   seeds: {{ coverage/student_t/n5 | pct }} and {{ coverage/percentile/n5 | pct }}).
 #   Every mean and slope over seeds here is t; the law fits' bootstrap over runs is
 #   not, and its method says so (a law-route limit states its simulated coverage).
-# * **SiLU** rises with training data, as the paper says ({{ trend/silu/slope_per_decade }}
-#   in the main sweep, {{ horizon/silu/slope_per_decade/last_decade }} over the horizon
-#   probe's last decade). On the long design it rises only at size xs
-#   ({{ long/silu/xs/trend/relative_last_decade | pct }} of its level per decade over
+# * **SiLU** rises with training data in the main sweep
+#   ({{ trend/silu/slope_per_decade }}) and over the horizon probe's last decade
+#   ({{ horizon/silu/slope_per_decade/last_decade }}). On the long design it rises at size
+#   xs ({{ long/silu/xs/trend/relative_last_decade | pct }} of its level per decade over
 #   its last decade); at s ({{ long/silu/s/trend/relative_last_decade | pct }}) and m
-#   ({{ long/silu/m/trend/relative_last_decade | pct }}) it no longer does. The ledger
+#   ({{ long/silu/m/trend/relative_last_decade | pct }}) its trend is near zero or
+#   negative, and the intervals cannot tell it from a rise of the minimum effect. The ledger
 #   decides the trend claims at every size (Holm over the sizes), not on the mean over
 #   sizes ({{ long/silu/trend/relative_last_decade | pct }}), which would average sizes
 #   that disagree over windows of different lengths.
@@ -635,8 +636,7 @@ elif OURS:
 #   (untested), and what the pairs show is how our smallest models differ, not whether
 #   the paper's limits depend on scale. A plateau limit is the level over the last decade
 #   that the data show flat within the minimum effect, not an asymptote: it can still
-#   drift by less than that per decade (size s's ReLU level rose between its 2000- and
-#   8000-token horizons; this report's earlier versions hold the first).
+#   drift by up to that much per decade.
 # * **Repeated data.** Sizes s and m pass the long corpus many times (xs about twice: the
 #   size pairs' descriptions give each size's passes); s's held-out loss still falls
 #   over its last decade (ReLU {{ long/relu/s/loss_change_last_decade }}, SiLU
