@@ -37,18 +37,29 @@ def long_frame(long: Mapping[str, xr.Dataset], *, min_ffn_gain: float) -> pd.Dat
     for d in long.values():
         f = sa.curves_frame(d, min_ffn_gain=min_ffn_gain)
         corpus = float(d.attrs.get("corpus_train_tokens", np.nan))
-        blocks = json.loads(d.attrs.get("seed_blocks", "null") or "null") or []
         machine_of = {
-            int(sd): _machine(b.get("train_machine")) for b in blocks for sd in b["seeds"]
+            int(sd): _machine(b.get("train_machine")) for b in _seed_blocks(d) for sd in b["seeds"]
         }
-        own = _machine(d.attrs.get("train_machine"))
         f = f.assign(
             looks=int(d.attrs.get("plateau_looks", 1)),
             passes=f["tokens"] / corpus,
-            machine=[machine_of.get(int(sd), own) for sd in f["seed"]],
+            machine=[machine_of[int(sd)] for sd in f["seed"]],
         )
         frames.append(f)
     return pd.concat(frames, ignore_index=True)
+
+
+def _seed_blocks(d: xr.Dataset) -> list[dict]:
+    """A long-design Dataset's seed blocks (its ``seed_blocks`` attribute: seeds, config
+    hash and training machine of each block), or the Dataset itself as one block."""
+    blocks = json.loads(d.attrs.get("seed_blocks") or "null")
+    return blocks or [
+        {
+            "seeds": [int(v) for v in d["seed"].values],
+            "config_hash": d.attrs.get("config_hash"),
+            "train_machine": d.attrs.get("train_machine"),
+        }
+    ]
 
 
 def _machine(info: str | None) -> str:
@@ -89,14 +100,8 @@ def block_checks(ldf: pd.DataFrame, *, level: float) -> Step:
     }
     for act, model, g in groups:
         late = slim.own_last_decade(g)
-        slopes = sa.run_slopes(late, x="tokens_per_param")
-        level_of = late.groupby("seed")["activation_ratio"].mean()
-        rel = pd.Series(
-            {
-                int(sd): s / level_of[sd]
-                for sd, s in zip(slopes["seed"], slopes["slope"], strict=True)
-            }
-        )
+        rel = slim.relative_slopes(late, x="tokens_per_param").set_index("seed")["relative"]
+        level_of = slim.plateau_levels(g)
         machine = g.groupby("seed")["machine"].first()
         first, other = machine.iloc[0], next(v for v in machine if v != machine.iloc[0])
         for what, per_seed in (("trend", rel), ("level", level_of)):
@@ -154,17 +159,10 @@ def long_provenance(long: Mapping[str, xr.Dataset]) -> str:
     was trained (the GPU's name, or this project's CPU) and its config hash."""
     lines = []
     for name, d in long.items():
-        blocks = json.loads(d.attrs.get("seed_blocks", "null") or "null") or [
-            {
-                "seeds": [int(v) for v in d["seed"].values],
-                "config_hash": d.attrs.get("config_hash"),
-                "train_machine": d.attrs.get("train_machine"),
-            }
-        ]
         parts = [
             f"seeds {_seed_span(b['seeds'])} on {_machine(b.get('train_machine'))} "
             f"(config {b.get('config_hash')})"
-            for b in blocks
+            for b in _seed_blocks(d)
         ]
         ok = int((d["status"] == "ok").sum())
         lines.append(f"{name}: {ok} runs ok; " + "; ".join(parts))

@@ -27,7 +27,9 @@ from scalinglab.estimate import Estimate
 from scalinglab.studies.sparsity import analysis as sa
 from scalinglab.studies.sparsity import seed_means
 from scalinglab.studies.sparsity.design_findings import (
+    PASSES_CONFOUND,
     block_checks,
+    end_passes,
     horizon,
     horizons_text,
     long_design,
@@ -37,6 +39,7 @@ from scalinglab.studies.sparsity.design_findings import (
     params_text,
     ratio_frames,
     ratios,
+    repetition_confounded,
     sizes_text,
 )
 from scalinglab.studies.sparsity.kernel_findings import (
@@ -269,10 +272,8 @@ def scale_regime(pairs: list[str], long: pd.DataFrame | None, sizes: str, horizo
     repetition (:func:`.design_findings.repetition_confounded`: one size passed the corpus
     more than :data:`.design_findings.PASSES_CONFOUND` times as often as the other, so
     data repetition moves with size), else ``outside`` the paper's sizes."""
-    from scalinglab.studies.sparsity import design_findings as dfs
-
-    passes = dfs.end_passes(long) if long is not None and not long.empty else {}
-    hit = [p for p in pairs if dfs.repetition_confounded(p, passes)]
+    passes = end_passes(long) if long is not None and not long.empty else {}
+    hit = [p for p in pairs if repetition_confounded(p, passes)]
     if hit:
         said = "; ".join(
             f"{p}: {passes[p.split('-')[0]]:.1f} and {passes[p.split('-')[1]]:.1f} passes"
@@ -281,7 +282,7 @@ def scale_regime(pairs: list[str], long: pd.DataFrame | None, sizes: str, horizo
         return (
             "proxy: the size pairs with identified limits pass the training corpus a very "
             f"different number of times ({said}; more than "
-            f"{dfs.PASSES_CONFOUND:g}x apart), so repetition moves with size and the pair "
+            f"{PASSES_CONFOUND:g}x apart), so repetition moves with size and the pair "
             "reads it as much as size; " + f"{sizes}, {horizons}"
         )
     return f"outside: {sizes}, {horizons}, three or more orders of magnitude below the paper's 0.1B-2.4B"

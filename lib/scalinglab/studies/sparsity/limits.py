@@ -123,21 +123,12 @@ def metric_trends(curves: pd.DataFrame, *, min_x: float = 0.0, level: float = 0.
     return pd.DataFrame(rows, columns=[*cols, "n_seeds"])
 
 
-def relative_trend(
-    curves: pd.DataFrame,
-    *,
-    value: str = "activation_ratio",
-    x: str = "tokens",
-    min_x: float = 0.0,
-    level: float = 0.95,
-) -> Estimate:
-    """Slope per decade of ``x`` relative to the level, mean over models, t over seeds.
-
-    Per run: the OLS slope of ``value`` against ``log10 x`` (usable checkpoints with
-    ``x >= min_x``: one window for every size; sizes trained to different horizons each
-    need their own, :func:`last_decade_trend`) divided by the run's mean ``value`` there;
-    then the mean over models of the seed means
-    (:func:`~scalinglab.studies.sparsity.seed_means.stratified_mean`).
+def relative_slopes(
+    curves: pd.DataFrame, *, value: str = "activation_ratio", x: str = "tokens", min_x: float = 0.0
+) -> pd.DataFrame:
+    """Per run: the OLS slope of ``value`` against ``log10 x`` (usable checkpoints with
+    ``x >= min_x``, :func:`~scalinglab.studies.sparsity.analysis.run_slopes`' rows) and,
+    as ``relative``, that slope divided by the run's mean ``value`` there.
 
     Raises
     ------
@@ -153,6 +144,30 @@ def relative_trend(
         s / level_of[(a, m, sd)]
         for a, m, sd, s in slopes[["activation", "model", "seed", "slope"]].itertuples(index=False)
     ]
+    return slopes
+
+
+def relative_trend(
+    curves: pd.DataFrame,
+    *,
+    value: str = "activation_ratio",
+    x: str = "tokens",
+    min_x: float = 0.0,
+    level: float = 0.95,
+) -> Estimate:
+    """Slope per decade of ``x`` relative to the level, mean over models, t over seeds.
+
+    Per run: :func:`relative_slopes` (one window ``x >= min_x`` for every size; sizes
+    trained to different horizons each need their own, :func:`last_decade_trend`); then
+    the mean over models of the seed means
+    (:func:`~scalinglab.studies.sparsity.seed_means.stratified_mean`).
+
+    Raises
+    ------
+    ValueError
+        No run has 3 usable checkpoints in the window.
+    """
+    slopes = relative_slopes(curves, value=value, x=x, min_x=min_x)
     return stratified_mean(slopes, "relative", level=level)
 
 
@@ -531,6 +546,7 @@ __all__ = [
     "limit_scale_slope",
     "metric_trends",
     "min_trend_effect",
+    "relative_slopes",
     "relative_trend",
     "scale_tolerance",
 ]
