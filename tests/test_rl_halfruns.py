@@ -88,6 +88,7 @@ def test_too_few_runs_past_the_multiple_leave_the_claim_not_identified():
     dec = halfruns.half_fit_decision(r, min_multiple=4.0)
     assert not dec["estimate"].identified and np.isnan(dec["estimate"].point)
     assert "only 0 of 3" in dec["estimate"].note and "20x" in dec["estimate"].note
+    assert halfruns.keep_text(4.0) in dec["estimate"].note  # the rules as the code applies them
     # with a lower bar the same runs decide it
     assert halfruns.half_fit_decision(r, min_multiple=1.0)["estimate"].identified
 

@@ -395,12 +395,9 @@ def half_fit_decision(
     method = f"Student t over {u_abs.describe()} (half window >= {min_multiple:g}x C_mid)"
     if n < min_runs or u_abs.n - u_abs.n_strata < 2:
         note = (
-            f"only {n} of {n_all} fitted runs have a half window reaching >= {min_multiple:g}x "
-            f"their C_mid with A off its bound, a take-off, C_mid after their first "
-            f"evaluation and no decline (the furthest "
-            f"half reaches "
-            f"{reach:.2g}x; ScaleRL's half sits at about 20x): the runs are too short for the "
-            "half-compute test"
+            f"only {n} of {n_all} fitted runs are {keep_text(min_multiple)} (the furthest "
+            f"half reaches {reach:.2g}x; ScaleRL's half sits at about 20x): the runs are too "
+            "short for the half-compute test"
             if n < min_runs
             else f"the {n} eligible runs sit in {u_abs.n} {u_abs.label} in {u_abs.n_strata} "
             f"size(s): {u_abs.n - u_abs.n_strata} degree(s) of freedom (need 2)"
