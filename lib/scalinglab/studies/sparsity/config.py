@@ -358,6 +358,67 @@ _TINY_HORIZON = LongHorizon(20.0, (0, 1), 16)
 LONG_XS = ModelSpec("xs", 16, 1, 2)
 
 
+#: The long width-depth family (stated 2026-11-28, before any of its runs): SPARSE-4 (the
+#: limit grows with width/depth, so deeper and narrower is sparser) is about the limit A0,
+#: and the long design had one width/depth ratio (16), so the claim was read on the main
+#: sweep's and the matched design's shapes at about 20 tokens per parameter, mid-transient
+#: (a proxy). Here two deeper shapes at xs's parameter count join :data:`LONG_XS` (d_model
+#: 16, 1 layer): ``u2`` (12 x 2, width/depth 6, 3.5k non-embedding parameters) and ``u4``
+#: (8 x 4, width/depth 2, 3.4k), 2 heads each as xs (rotary needs an even head size, so
+#: 3 layers at this count would need 1 head: left out rather than change the heads), ReLU
+#: only (the claim is ReLU's), seeds 0-4, xs's recipe and corpus to **8000 tokens per
+#: parameter** of each shape (13.7k and 13.3k steps, 2.1 and 2.0 passes: the family shares
+#: xs's tokens per parameter and passes, so neither data nor repetition moves with the
+#: shape), 24 checkpoints geometric from 2. Each shape's limit by the limit rule; the claim
+#: is decided on the extreme pair (u4 against xs, 0.9 of a decade of width/depth) by the
+#: pair's routes, as the size claims read their pairs (x the width/depth ratio, not the
+#: parameters); u2 and its pairs are shown, a check of linearity, not in the verdict.
+#: Measured here before the runs (idle machine, one thread, 150 steps): about 25 ms a step
+#: for u2 and 34 for u4, about 6-8 minutes a run on one core: 10 runs, about 70
+#: core-minutes, as CPU tasks of the sweep (``long_runs run --design wd``).
+LONG_WD = (
+    ModelSpec("u2", 12, 2, 2, family="width_depth"),
+    ModelSpec("u4", 8, 4, 2, family="width_depth"),
+)
+LONG_WD_HORIZON = LongHorizon(8000.0, (0, 1, 2, 3, 4), 24)
+
+
+def long_wd_configs(
+    compute_class: str = "small", *, device: str = "cpu"
+) -> dict[str, SparsitySweepConfig]:
+    """The long width-depth family's shapes (:data:`LONG_WD`), ``{"wd-<model>": config}``.
+
+    Each is the long design's xs config (recipe, corpus, checkpoints from 2 tokens per
+    parameter) with its own model, ReLU only, seeds and horizon of
+    :data:`LONG_WD_HORIZON` in tokens per its own non-embedding parameter (rounded to
+    whole steps). ``small`` only: ``tiny`` has no such family (empty dict).
+    """
+    if compute_class == "tiny":
+        return {}
+    if compute_class != "small":
+        raise ValueError(
+            f"unknown compute_class {compute_class!r} for the long design: tiny, small"
+        )
+    xs = long_configs(compute_class, device=device)["size-xs"]
+    step_tokens = xs.batch_size * xs.seq_len
+    h = LONG_WD_HORIZON
+    out = {}
+    for m in LONG_WD:
+        n = xs.model_config(m, "relu").n_params()
+        steps = max(1, round(h.tokens_per_param * n / step_tokens))
+        out[f"wd-{m.name}"] = dataclasses.replace(
+            xs,
+            compute_class=f"{compute_class}-long-wd-{m.name}",
+            models=(m,),
+            activations=("relu",),
+            seeds=h.seeds,
+            tokens=steps * step_tokens,
+            n_checkpoints=h.n_checkpoints,
+            first_checkpoint=2.0 / h.tokens_per_param,
+        )
+    return out
+
+
 def _long_sizes(compute_class: str, base: SparsitySweepConfig) -> list[ModelSpec]:
     """The long design's sizes, smallest first: at ``small`` :data:`LONG_XS` and the base
     sweep's first two sizes (s, m); at ``tiny`` the tiny sweep's two sizes (no third: the

@@ -70,6 +70,7 @@ from scalinglab.studies.sparsity.config import (
     long_configs,
     long_extra_configs,
     long_horizons,
+    long_wd_configs,
     plateau_looks,
 )
 from scalinglab.sweeps import RUNS_DIR, RunCache, cached_sweep
@@ -250,6 +251,51 @@ def run_long(
         out[name] = cached_sweep(
             STUDY, f"sweep-{cfg.compute_class}", sweep_key(cfg), execute, rerun=rerun
         )
+    return out
+
+
+def run_long_wd(
+    compute_class: str = "small",
+    *,
+    scheduler: str = "",
+    rerun: bool = False,
+    progress: bool = True,
+    shapes: tuple[str, ...] = (),
+) -> dict[str, xr.Dataset]:
+    """The long width-depth family's Datasets (:func:`~scalinglab.studies.sparsity.config.long_wd_configs`),
+    ``{"wd-<model>": Dataset}``, trained here on the CPU as tasks of
+    :func:`~scalinglab.studies.sparsity.sweep.run_sweep` where not cached (resumable run
+    by run). ``shapes`` (e.g. ``("wd-u4",)``) limits the call to those shapes.
+
+    Raises
+    ------
+    ValueError
+        One of ``shapes`` is not a shape of the family.
+    """
+    configs = long_wd_configs(compute_class)
+    unknown = [s for s in shapes if s not in configs]
+    if unknown:
+        raise ValueError(
+            f"the {compute_class} width-depth family has no {unknown}: its shapes are "
+            f"{list(configs)}"
+        )
+    return {
+        name: sweep.run_sweep(cfg, scheduler=scheduler, rerun=rerun, progress=progress)
+        for name, cfg in configs.items()
+        if not shapes or name in shapes
+    }
+
+
+def cached_long_wd(compute_class: str = "small") -> dict[str, xr.Dataset]:
+    """The long width-depth family's cached Datasets (never trains; may be empty)."""
+    from scalinglab.compute import load_dataset
+
+    out = {}
+    for name, cfg in long_wd_configs(compute_class).items():
+        key = sweep_key(cfg)
+        ds = load_dataset(dataset_path(STUDY, f"sweep-{cfg.compute_class}", key), key)
+        if ds is not None:
+            out[name] = ds
     return out
 
 
@@ -538,6 +584,12 @@ def main(argv: list[str] | None = None) -> int:
     r = sub.add_parser("run", help="train the missing runs here and save the Datasets")
     r.add_argument("--scheduler", default="", help="'' a local cluster, 'sync' in-process")
     r.add_argument("--size", action="append", default=[], help="only this size (repeatable)")
+    r.add_argument(
+        "--design",
+        choices=("sizes", "wd"),
+        default="sizes",
+        help="the sizes (default) or the width-depth family (its --size: wd-u2, wd-u4)",
+    )
     b = sub.add_parser("bundle", help="the package, corpus and provenance for another machine")
     b.add_argument("dest", type=Path)
     for p in (e, d, g, b, r):
@@ -585,9 +637,18 @@ def main(argv: list[str] | None = None) -> int:
         print(*errors, sep="\n")
         return 1 if errors else 0
     else:
-        for name, ds in run_long(
-            args.compute_class, device=args.device, scheduler=args.scheduler, sizes=tuple(args.size)
-        ).items():
+        if args.design == "wd":
+            found = run_long_wd(
+                args.compute_class, scheduler=args.scheduler, shapes=tuple(args.size)
+            )
+        else:
+            found = run_long(
+                args.compute_class,
+                device=args.device,
+                scheduler=args.scheduler,
+                sizes=tuple(args.size),
+            )
+        for name, ds in found.items():
             print(name, ds.attrs.get("config_hash"), int(ds.attrs.get("n_failed", -1)), "failed")
     return 0
 
