@@ -459,7 +459,8 @@ for design, both in r_step.extra["both"].items():
 # %% tags=["not-published"]
 if ldf is not None:
     print(sf.long_provenance(LONG))
-    l_step = sf.long_design(ldf, min_trend=sf.min_effects(pub.load_curves()), **FIT)
+    MIN_TREND = sf.min_effects(pub.load_curves())
+    l_step = sf.long_design(ldf, min_trend=MIN_TREND, **FIT)
     sf.record_all(l_step)
     display(Table(l_step.table, notes={"alpha": "no fit", "c": "no fit", "A0": "no fit"}))
     display(Table(l_step.extra["limits"], digits=3))
@@ -473,6 +474,40 @@ elif OURS:
         "The long design is not in data/sparsity_laws/ yet: python -m "
         f"scalinglab.studies.sparsity.long_runs run --class {compute_class} (the limit and "
         "size claims stay untested until it is)."
+    )
+
+# %% [markdown] tags=["not-published", "not-user"]
+# ## 8e. Width and depth at the limit: the long width-depth family
+#
+# SPARSE-4 says the limit grows with width/depth below a bottleneck, so deeper, narrower
+# models are sparser. Section 8b reads it at about 20 tokens per parameter, mid-transient;
+# here the limit itself is read. Two deeper shapes at xs's parameter count join xs (the
+# claims ledger lists each shape's d_model, layers, width/depth and parameters), ReLU, on
+# the long corpus to the same tokens per parameter as xs, so the tokens, the passes over
+# the corpus and the recipe are the same for every shape and only the shape moves. They
+# were trained on this project's CPU (`python -m scalinglab.studies.sparsity.long_runs run
+# --design wd`, resumable run by run). Each shape's limit comes from the limit rule of
+# section 8d, and the limits are compared per 10x width/depth by the same pair routes as
+# the sizes. The claim is decided on the extreme pair (the deepest shape against xs),
+# stated with the design before its runs; the middle shape's pairs are shown as a check
+# of the linear form and take no part in the verdict.
+
+# %% tags=["not-published"]
+WD = long_runs.cached_long_wd(compute_class) if OURS else {}
+wdf = sf.width_depth_frame(ldf, sf.long_frame(WD, min_ffn_gain=min_ffn_gain))
+if wdf is not None:
+    print(sf.long_provenance(WD))
+    wd_long = sf.width_depth_limits(wdf, min_trend=MIN_TREND["relu"], **FIT)
+    sf.record_all(wd_long)
+    plots.width_depth_limits(wdf, wd_long.extra["A0"])
+    plt.show()
+    display(Table(wd_long.extra["limits"], digits=3))
+    display(Table(wd_long.table, digits=3))
+elif OURS:
+    print(
+        "The long width-depth family is not in data/sparsity_laws/ for the "
+        f"{compute_class} class (python -m scalinglab.studies.sparsity.long_runs run "
+        "--design wd): deeper-sparser stays untested."
     )
 
 # %% [markdown] tags=["only-published"]

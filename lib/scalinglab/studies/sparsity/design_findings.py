@@ -1,7 +1,8 @@
 """Findings of the sparsity study's longer and matched designs: the horizon probe (section
 8), the matched sizes and second width-depth family (8b), both ratios per design (8c) and
-the long design's identified limits (8d). Intervals over seeds are Student t
-(:mod:`.seed_means`); law limits come from :func:`.analysis.law_limit`.
+the long design's size pairs (8d; each size's limit by :func:`.long_limits.group_limits`).
+Intervals over seeds are Student t (:mod:`.seed_means`); law limits come from
+:func:`.analysis.law_limit`.
 """
 
 from __future__ import annotations
@@ -15,15 +16,12 @@ import pandas as pd
 import xarray as xr
 
 from scalinglab.estimate import Estimate
-from scalinglab.stats import calibration
 from scalinglab.studies.sparsity import analysis as sa
 from scalinglab.studies.sparsity import coverage_sim, seed_means
 from scalinglab.studies.sparsity import limits as slim
 from scalinglab.studies.sparsity import matched as sm
+from scalinglab.studies.sparsity.long_limits import group_limits
 from scalinglab.studies.sparsity.steps import PAPER_SIGN, Named, Step
-
-#: The law each activation's limit comes from.
-LAW_OF = sa.LAWS
 
 
 def long_frame(long: Mapping[str, xr.Dataset], *, min_ffn_gain: float) -> pd.DataFrame | None:
@@ -408,92 +406,12 @@ def long_design(
     ``extra["pairs"]``: one row per (activation, size pair) compared.
     """
     out = Step()
-    table, fits = sa.fit_laws(ldf, reps=reps, level=level, seed=seed)
-    decided: dict[tuple[str, str], tuple[str, Any, float]] = {}
-    rows = []
-    by_row = {(r["activation"], r["model"]): r for r in table.to_dict("records")}
-    for (act, model), g in ldf.groupby(["activation", "model"], sort=False):
-        act, model = str(act), str(model)
-        row = by_row.get((act, model), {})
-        tpp_end = float(g["tokens_per_param"].max())
-        n_seeds = int(g["seed"].nunique())
-        late = slim.own_last_decade(g)
-        raw = sa.run_slopes(late, x="tokens_per_param")
-        trend = None if raw.empty else seed_means.stratified_mean(raw, "slope", level=level)
-        res = None
-        if isinstance(row.get("error"), str) or not row:
-            out.messages.append(f"{act}/{model}: no fit ({row.get('error', 'no usable rows')})")
-        else:
-            res = fits[(act, model, row["law"])]
-        looks = int(g["looks"].max()) if "looks" in g else 1
-        est, route = slim.decide_limit(
-            res, g, delta=min_trend[act], trend=trend, level=level, looks=looks
-        )
-        if route == "law" and res is not None and est.ci is not None:
-            cov = coverage_sim.group_coverage(
-                g[g["usable"]],
-                res,
-                sims=coverage_sims or min(reps, 200),
-                reps=min(reps, 200),
-                level=level,
-                seed=seed,
-            )
-            est = est.replace(method=f"{est.method}; {cov.said()}", n=cov.n)
-        out.findings.append(
-            Named(
-                f"long/{act}/{model}/A0",
-                est,
-                f"{LAW_OF[act]} limit, model {model} to {tpp_end:.0f} tokens per parameter, "
-                f"{n_seeds} seeds; route: {route} (law, plateau over the last decade, or none)",
-                unit="activation ratio",
-            )
-        )
-        n_params = float(g["n_params"].iloc[0])
-        if route == "law":
-            decided[(act, model)] = (route, res, n_params)
-        elif route == "plateau":
-            decided[(act, model)] = (route, slim.plateau_levels(g).to_numpy(float), n_params)
-        try:
-            own = slim.last_decade_trend(g, level=level)
-        except ValueError as err:
-            out.messages.append(f"long/{act}/{model}: no last-decade trend ({err})")
-            own = None
-        if own is not None:
-            out.findings.append(
-                Named(
-                    f"long/{act}/{model}/trend/relative_last_decade",
-                    own,
-                    f"{act}, model {model}: slope over its own last decade ("
-                    f"{float(late['tokens_per_param'].min()):.0f}-{tpp_end:.0f} tokens per "
-                    "parameter) over the run's mean ratio there",
-                    unit="fraction of the level per 10x tokens",
-                )
-            )
-        loss = _loss_change(late, level=level)
-        if loss is not None:
-            out.findings.append(
-                Named(
-                    f"long/{act}/{model}/loss_change_last_decade",
-                    loss,
-                    f"{act}, model {model}: held-out loss at {tpp_end:.0f} minus at "
-                    f"{float(late['tokens_per_param'].min()):.0f} tokens per parameter "
-                    "(negative: still learning; positive: repetition of the corpus hurts)",
-                    unit="nats/token",
-                )
-            )
-        rows.append(
-            {
-                "activation": act,
-                "model": model,
-                "tokens_per_param": tpp_end,
-                "seeds": n_seeds,
-                "route": route,
-                "A0": str(est),
-                "last-decade trend": "" if own is None else str(own),
-                "min effect": min_trend[act],
-                "why": est.note,
-            }
-        )
+    lim = group_limits(
+        ldf, min_trend=min_trend, reps=reps, level=level, seed=seed, coverage_sims=coverage_sims
+    )
+    out.findings += lim.findings
+    out.messages += lim.messages
+    decided = lim.extra["decided"]
     for model, g in ldf.groupby("model", sort=False):
         out.findings += [
             Named(
@@ -543,8 +461,8 @@ def long_design(
         out.messages += step.messages
         pairs.append(step.table)
     out.extra["pairs"] = pd.concat(pairs, ignore_index=True)
-    out.table = sa.laws_display(table)
-    out.extra["limits"] = pd.DataFrame(rows)
+    out.table = lim.table
+    out.extra["limits"] = lim.extra["limits"]
     return out
 
 
@@ -655,19 +573,6 @@ def size_comparisons(
             )
     out.table = pd.DataFrame(rows, columns=PAIR_COLUMNS)
     return out
-
-
-def _loss_change(late: pd.DataFrame, *, level: float) -> Estimate | None:
-    """Per seed, the held-out loss at the last checkpoint minus at the first of the
-    window; their mean with a Student-t interval (None with fewer than 2 seeds)."""
-    diffs = []
-    for _, r in late.groupby("seed"):
-        r = r.sort_values("tokens")
-        if len(r) >= 2:
-            diffs.append(float(r["loss"].iloc[-1] - r["loss"].iloc[0]))
-    if len(diffs) < 2:
-        return None
-    return calibration.mean_estimate(np.array(diffs), level=level)
 
 
 __all__ = [

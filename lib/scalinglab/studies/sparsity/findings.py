@@ -7,7 +7,7 @@ the report shows, the :class:`~.steps.Named` findings (each an
 need; the notebook records them with :func:`~.steps.record_all`. This module holds the
 steps on this study's main sweep (sections 2-6), the coverage check, and the claims
 file's values, and re-exports the steps of :mod:`.kernel_findings`,
-:mod:`.design_findings` and :mod:`.paper_findings`, so the notebook calls them all as
+:mod:`.design_findings`, :mod:`.long_limits` and :mod:`.paper_findings`, so the notebook calls them all as
 ``findings.<step>``.
 
 Intervals over seeds are Student t (:mod:`.seed_means`, which covers at 3 seeds); the
@@ -54,6 +54,7 @@ from scalinglab.studies.sparsity.kernel_findings import (
     time_live,
     time_masks,
 )
+from scalinglab.studies.sparsity.long_limits import width_depth_frame, width_depth_limits
 from scalinglab.studies.sparsity.paper_findings import (
     calibration,
     min_effects,
@@ -350,6 +351,7 @@ def sweep_claim_values(
         )
     return {
         **cal.extra["values"],
+        **wd_claim_values(compute_class, have),
         "trend": trend,
         "trend_runs": "our longest runs ("
         + (
@@ -365,6 +367,55 @@ def sweep_claim_values(
         "sizes_text": sizes_text(long, params),
         **pairs,
         "kernel": kernel.extra.get("deciding") or ["kernel/offline/none"],
+    }
+
+
+def wd_claim_values(compute_class: str, have: set[str]) -> dict[str, str]:
+    """The width-depth claim's words, from the design's configs
+    (:func:`~scalinglab.studies.sparsity.config.long_wd_configs` and xs): ``wd_shapes``
+    (each shape's d_model x layers, width/depth and parameters), ``wd_params`` and
+    ``wd_ratios`` (their ranges), ``wd_horizon`` and, when
+    the deciding pair's finding is missing, why (``wd_missing``: the family not trained,
+    or a limit not identified)."""
+    from scalinglab.studies.sparsity.config import LONG_WD_HORIZON, long_configs, long_wd_configs
+
+    family = long_wd_configs(compute_class)
+    if not family:
+        return {
+            "wd_shapes": "none",
+            "wd_horizon": "none",
+            "wd_missing": f"the {compute_class} class has no long width-depth family",
+            "wd_params": "none",
+            "wd_ratios": "none",
+        }
+    configs = {"xs": long_configs(compute_class)["size-xs"]} | {
+        c.models[0].name: c for c in family.values()
+    }
+    shapes, params, ratios = [], [], []
+    for name, cfg in sorted(
+        configs.items(), key=lambda kv: kv[1].models[0].d_model / kv[1].models[0].n_layer
+    ):
+        (m,) = cfg.models
+        n = cfg.model_config(m, "relu").n_params()
+        params.append(n)
+        ratios.append(m.d_model / m.n_layer)
+        shapes.append(
+            f"{name} {m.d_model} x {m.n_layer} (width/depth {m.d_model / m.n_layer:g}, "
+            f"{params_text(n)})"
+        )
+    if "long_wd/relu/u4/A0" not in have:
+        missing = (
+            "the long width-depth family is not in data/sparsity_laws/ yet: python -m "
+            "scalinglab.studies.sparsity.long_runs run --design wd"
+        )
+    else:
+        missing = "a limit of the deciding pair (u4, xs) is not identified (section 8e says why)"
+    return {
+        "wd_shapes": "; ".join(shapes),
+        "wd_horizon": f"{LONG_WD_HORIZON.tokens_per_param:.0f} tokens per parameter",
+        "wd_missing": missing,
+        "wd_params": f"{params_text(min(params))}-{params_text(max(params))}",
+        "wd_ratios": f"{min(ratios):g}-{max(ratios):g}",
     }
 
 
@@ -417,4 +468,6 @@ __all__ = [
     "size",
     "trends",
     "width_depth",
+    "width_depth_frame",
+    "width_depth_limits",
 ]

@@ -257,6 +257,45 @@ def width_depth_families(families: Mapping[str, pd.DataFrame], *, level: float) 
     return fig
 
 
+def width_depth_limits(wdf: pd.DataFrame, limits: Mapping[str, Any]) -> Any:
+    """The long width-depth family: each shape's ReLU ratio over tokens per parameter
+    (seed mean, the seeds' range shaded, its own last decade marked), and each shape's
+    limit against width/depth (``limits``: ``{model: Estimate}``; a shape whose limit is
+    not identified is marked at the bottom)."""
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4))
+    ratio = wdf.groupby("model")["width_depth_ratio"].first().sort_values()
+    for model, r in ratio.items():
+        g = wdf[(wdf["model"] == model) & wdf["usable"]]
+        by = g.groupby("tokens_per_param")["activation_ratio"]
+        x = np.asarray(by.mean().index, float)
+        (line,) = left.plot(x, by.mean().to_numpy(), label=f"{model} (width/depth {r:g})")
+        left.fill_between(x, by.min().to_numpy(), by.max().to_numpy(), alpha=0.2)
+        left.axvline(x.max() / 10, color=line.get_color(), ls=":", lw=1)
+    left.set(
+        xscale="log",
+        xlabel="tokens per non-embedding parameter",
+        ylabel="PPL-1% activation ratio (ReLU)",
+        title="seed mean, seeds' range shaded; dotted: start of each last decade",
+    )
+    left.legend(fontsize=8)
+    for model, r in ratio.items():
+        est = limits.get(model)
+        if est is None or not np.isfinite(est.value) or est.ci is None:
+            right.plot([r], [0.0], "x", color="grey")
+            right.annotate(f"{model}: not identified", (r, 0.0), fontsize=8)
+            continue
+        lo, hi = est.ci
+        right.errorbar([r], [est.value], [[est.value - lo], [hi - est.value]], fmt="o", capsize=3)
+        right.annotate(model, (r, est.value), xytext=(4, 4), textcoords="offset points")
+    right.set(
+        xscale="log",
+        xlabel="width / depth",
+        ylabel="limit A0 (limit rule)",
+        title="limits at one parameter count and one horizon",
+    )
+    return fig
+
+
 def both_ratios(both: pd.DataFrame, *, design: str, ppl_budget: float) -> Any:
     """The PPL-p% ratio (solid) and the nonzero ratio (dashed, ReLU) per model, its seeds
     in the legend; for the long design a dotted line where each size's own last decade

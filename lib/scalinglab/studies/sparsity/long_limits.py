@@ -1,0 +1,314 @@
+"""The long designs' limits by the limit rule, per (activation, model), and the long
+width-depth family's comparison of them (SPARSE-4).
+
+:func:`group_limits` reads every (activation, model) group of a long frame: the law fit,
+the limit by :func:`.limits.decide_limit` (the law's identified ``A0``, else a plateau
+shown flat over the model's own last decade, else not identified), its last-decade trend
+and held-out loss change. The size design (section 8d,
+:func:`.design_findings.long_design`) and the width-depth family (section 8e,
+:func:`width_depth_limits`) both read their limits through it, so both apply one rule.
+
+The width-depth family (:data:`~scalinglab.studies.sparsity.config.LONG_WD`) sets deeper
+shapes at xs's parameter count beside xs itself, all to 8000 tokens per parameter; their
+limits are compared per 10x width/depth by :func:`.limits.size_pair_slope`, the routine
+the size pairs use (its ``x`` here the width/depth ratio, not the parameters).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from scalinglab.estimate import Estimate
+from scalinglab.stats import calibration
+from scalinglab.studies.sparsity import analysis as sa
+from scalinglab.studies.sparsity import coverage_sim, seed_means
+from scalinglab.studies.sparsity import limits as slim
+from scalinglab.studies.sparsity.steps import Named, Step
+
+#: The law each activation's limit comes from.
+LAW_OF = sa.LAWS
+
+#: The columns of :func:`width_depth_limits`' pair table.
+WD_PAIR_COLUMNS = ["pair", "width/depth", "routes", "decades", "A0_relative_slope", "method"]
+
+
+def group_limits(
+    ldf: pd.DataFrame,
+    *,
+    min_trend: Mapping[str, float],
+    reps: int,
+    level: float,
+    seed: int,
+    coverage_sims: int | None = None,
+    prefix: str = "long",
+) -> Step:
+    """Each (activation, model) group's limit by the limit rule, its own last-decade
+    trend and held-out loss change.
+
+    Parameters
+    ----------
+    ldf
+        A long frame (:func:`.design_findings.long_frame`): one row per (activation,
+        model, seed, checkpoint), with ``looks`` (the looks a model's equivalence test is
+        corrected over).
+    min_trend
+        The minimum trend effect per activation (a fraction of the level per 10x tokens).
+    reps, level, seed
+        Bootstrap refits of the law, the intervals' level, the seed.
+    coverage_sims
+        A law limit states the coverage of its group bootstrap simulated on its runs
+        (:func:`.coverage_sim.group_coverage`: ``coverage_sims`` simulated experiments,
+        default ``min(reps, 200)``, of ``min(reps, 200)`` refits each).
+    prefix
+        The findings' first name part: ``<prefix>/<act>/<model>/A0``,
+        ``.../trend/relative_last_decade``, ``.../loss_change_last_decade``.
+
+    Returns
+    -------
+    Step
+        Those findings; ``table`` the law fits (:func:`.analysis.laws_display`);
+        ``extra["limits"]`` one row per group (route, ``A0``, trend, reason);
+        ``extra["decided"]`` ``{(activation, model): (route, evidence, n_params)}`` of the
+        identified groups (evidence: the law's fit, or the per-seed plateau levels);
+        ``extra["A0"]`` ``{(activation, model): Estimate}``, every group's limit (one of
+        route ``none`` has no value).
+    """
+    out = Step()
+    table, fits = sa.fit_laws(ldf, reps=reps, level=level, seed=seed)
+    decided: dict[tuple[str, str], tuple[str, Any, float]] = {}
+    limits: dict[tuple[str, str], Estimate] = {}
+    rows = []
+    by_row = {(r["activation"], r["model"]): r for r in table.to_dict("records")}
+    for (act, model), g in ldf.groupby(["activation", "model"], sort=False):
+        act, model = str(act), str(model)
+        row = by_row.get((act, model), {})
+        tpp_end = float(g["tokens_per_param"].max())
+        n_seeds = int(g["seed"].nunique())
+        late = slim.own_last_decade(g)
+        raw = sa.run_slopes(late, x="tokens_per_param")
+        trend = None if raw.empty else seed_means.stratified_mean(raw, "slope", level=level)
+        res = None
+        if isinstance(row.get("error"), str) or not row:
+            out.messages.append(f"{act}/{model}: no fit ({row.get('error', 'no usable rows')})")
+        else:
+            res = fits[(act, model, row["law"])]
+        looks = int(g["looks"].max()) if "looks" in g else 1
+        est, route = slim.decide_limit(
+            res, g, delta=min_trend[act], trend=trend, level=level, looks=looks
+        )
+        if route == "law" and res is not None and est.ci is not None:
+            cov = coverage_sim.group_coverage(
+                g[g["usable"]],
+                res,
+                sims=coverage_sims or min(reps, 200),
+                reps=min(reps, 200),
+                level=level,
+                seed=seed,
+            )
+            est = est.replace(method=f"{est.method}; {cov.said()}", n=cov.n)
+        limits[(act, model)] = est
+        out.findings.append(
+            Named(
+                f"{prefix}/{act}/{model}/A0",
+                est,
+                f"{LAW_OF[act]} limit, model {model} to {tpp_end:.0f} tokens per parameter, "
+                f"{n_seeds} seeds; route: {route} (law, plateau over the last decade, or none)",
+                unit="activation ratio",
+            )
+        )
+        n_params = float(g["n_params"].iloc[0])
+        if route == "law":
+            decided[(act, model)] = (route, res, n_params)
+        elif route == "plateau":
+            decided[(act, model)] = (route, slim.plateau_levels(g).to_numpy(float), n_params)
+        try:
+            own = slim.last_decade_trend(g, level=level)
+        except ValueError as err:
+            out.messages.append(f"{prefix}/{act}/{model}: no last-decade trend ({err})")
+            own = None
+        window = f"{float(late['tokens_per_param'].min()):.0f}-{tpp_end:.0f} tokens per parameter"
+        if own is not None:
+            out.findings.append(
+                Named(
+                    f"{prefix}/{act}/{model}/trend/relative_last_decade",
+                    own,
+                    f"{act}, model {model}: slope over its own last decade ({window}) over "
+                    "the run's mean ratio there",
+                    unit="fraction of the level per 10x tokens",
+                )
+            )
+        loss = loss_change(late, level=level)
+        if loss is not None:
+            out.findings.append(
+                Named(
+                    f"{prefix}/{act}/{model}/loss_change_last_decade",
+                    loss,
+                    f"{act}, model {model}: held-out loss at {tpp_end:.0f} minus at "
+                    f"{float(late['tokens_per_param'].min()):.0f} tokens per parameter "
+                    "(negative: still learning; positive: repetition of the corpus hurts)",
+                    unit="nats/token",
+                )
+            )
+        rows.append(
+            {
+                "activation": act,
+                "model": model,
+                "tokens_per_param": tpp_end,
+                "seeds": n_seeds,
+                "route": route,
+                "A0": str(est),
+                "last-decade trend": "" if own is None else str(own),
+                "min effect": min_trend[act],
+                "why": est.note,
+            }
+        )
+    out.table = sa.laws_display(table)
+    out.extra["limits"] = pd.DataFrame(rows)
+    out.extra["decided"] = decided
+    out.extra["A0"] = limits
+    return out
+
+
+def loss_change(late: pd.DataFrame, *, level: float) -> Estimate | None:
+    """Per seed, the held-out loss at the last checkpoint minus at the first of the
+    window; their mean with a Student-t interval (None with fewer than 2 seeds)."""
+    diffs = []
+    for _, r in late.groupby("seed"):
+        r = r.sort_values("tokens")
+        if len(r) >= 2:
+            diffs.append(float(r["loss"].iloc[-1] - r["loss"].iloc[0]))
+    if len(diffs) < 2:
+        return None
+    return calibration.mean_estimate(np.array(diffs), level=level)
+
+
+def width_depth_frame(ldf: pd.DataFrame | None, family: pd.DataFrame | None) -> pd.DataFrame | None:
+    """The width-depth family's curves: its runs (``family``, the
+    :func:`.design_findings.long_frame` of
+    :func:`~scalinglab.studies.sparsity.long_runs.cached_long_wd`) and the long design's
+    ReLU xs runs (from ``ldf``, with their ``looks``) as one long frame; None when either
+    is missing."""
+    if family is None or family.empty or ldf is None:
+        return None
+    xs = ldf[(ldf["model"] == "xs") & (ldf["activation"] == "relu")]
+    if xs.empty:
+        return None
+    return pd.concat([xs, family], ignore_index=True)
+
+
+def width_depth_limits(
+    wdf: pd.DataFrame,
+    *,
+    min_trend: float,
+    reps: int,
+    level: float,
+    seed: int,
+    coverage_sims: int | None = None,
+    deciding: tuple[str, str] = ("u4", "xs"),
+) -> Step:
+    """Section 8e: the width-depth family's ReLU limits and their change per 10x
+    width/depth.
+
+    Parameters
+    ----------
+    wdf
+        :func:`width_depth_frame`: ReLU runs of the family's shapes (one parameter count,
+        one horizon in tokens per parameter).
+    min_trend
+        ReLU's minimum trend effect (the limit rule's equivalence margin).
+    reps, level, seed, coverage_sims
+        As :func:`group_limits`.
+    deciding
+        The pair the claim is decided on, ``(deeper, wider)``: the extreme width/depth
+        ratios, stated with the design (:data:`~scalinglab.studies.sparsity.config.LONG_WD`).
+
+    Returns
+    -------
+    Step
+        :func:`group_limits`' findings under ``long_wd/``; one finding
+        ``long_wd/relu/<deeper>-<wider>/A0_relative_slope`` per pair of shapes whose
+        limits are identified, smaller width/depth first: the change of the limit over
+        its mean per 10x width/depth (:func:`.limits.size_pair_slope`, each side by its
+        route); ``long_wd/relu/<model>/width_depth`` per shape. ``table`` one row per
+        pair (:data:`WD_PAIR_COLUMNS`); ``extra["limits"]`` and ``extra["laws"]`` as
+        :func:`group_limits`' ``limits`` and ``table``; ``extra["A0"]`` ``{model:
+        Estimate}``. Only the ``deciding`` pair
+        decides the claim, so no correction for the others, which are shown as a check
+        of the claim's linear form.
+    """
+    step = group_limits(
+        wdf,
+        min_trend={"relu": min_trend},
+        reps=reps,
+        level=level,
+        seed=seed,
+        coverage_sims=coverage_sims,
+        prefix="long_wd",
+    )
+    out = Step(findings=list(step.findings), messages=list(step.messages))
+    ratio = wdf.groupby("model")["width_depth_ratio"].first()
+    for model, r in ratio.items():
+        shape = wdf[wdf["model"] == model].iloc[0]
+        out.findings.append(
+            Named(
+                f"long_wd/relu/{model}/width_depth",
+                Estimate(float(r), method="d_model over layers of the shape"),
+                f"model {model}: d_model {int(shape['d_model'])}, {int(shape['n_layer'])} "
+                f"layer(s), {float(shape['n_params']):.0f} non-embedding parameters",
+                unit="width/depth",
+            )
+        )
+    decided = {
+        m: (route, ev, float(ratio[m])) for (_, m), (route, ev, _) in step.extra["decided"].items()
+    }
+    order = sorted(decided, key=lambda m: decided[m][2])
+    missing = [m for m in ratio.index if m not in decided]
+    if missing:
+        out.messages.append(
+            f"long_wd/relu: limits not identified at {', '.join(map(str, missing))}; "
+            "no pair with them"
+        )
+    rows = []
+    for i, deep in enumerate(order):
+        for wide in order[i + 1 :]:
+            a, b = decided[deep], decided[wide]
+            est = slim.size_pair_slope(a, b, level=level, seed=seed)
+            decades = float(np.log10(b[2] / a[2]))
+            role = (
+                "decides deeper-sparser"
+                if (deep, wide) == deciding
+                else "shown, a check of the linear form (not in the verdict)"
+            )
+            out.findings.append(
+                Named(
+                    f"long_wd/relu/{deep}-{wide}/A0_relative_slope",
+                    est,
+                    f"relu: change of the identified limit from {deep} ({a[0]}, width/depth "
+                    f"{a[2]:g}) to {wide} ({b[0]}, width/depth {b[2]:g}) over its mean, per "
+                    f"10x width/depth ({decades:.2f} decades apart), at one parameter count "
+                    f"and horizon; {role}",
+                    unit="fraction of the limit per 10x width/depth",
+                )
+            )
+            rows.append(
+                {
+                    "pair": f"{deep}-{wide}",
+                    "width/depth": f"{a[2]:g} to {b[2]:g}",
+                    "routes": f"{a[0]}-{b[0]}",
+                    "decades": decades,
+                    "A0_relative_slope": str(est),
+                    "method": est.method,
+                }
+            )
+    out.table = pd.DataFrame(rows, columns=WD_PAIR_COLUMNS)
+    out.extra["limits"] = step.extra["limits"]
+    out.extra["laws"] = step.table
+    out.extra["A0"] = {m: est for (_, m), est in step.extra["A0"].items()}
+    return out
+
+
+__all__ = ["group_limits", "loss_change", "width_depth_frame", "width_depth_limits"]

@@ -1,0 +1,190 @@
+"""The long width-depth family (SPARSE-4 on identified limits): its stated design, its
+analysis on synthetic curves, and the claim it decides."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from scalinglab.studies.sparsity import long_limits, long_runs
+from scalinglab.studies.sparsity import findings as sf
+from scalinglab.studies.sparsity.config import (
+    LONG_WD,
+    LONG_WD_HORIZON,
+    long_configs,
+    long_wd_configs,
+)
+
+# ----------------------------------------------------------------------------- design
+
+
+def test_the_family_shares_xs_parameters_horizon_recipe_and_corpus_and_only_the_shape_moves():
+    xs = long_configs("small")["size-xs"]
+    fam = long_wd_configs("small")
+    assert list(fam) == ["wd-u2", "wd-u4"]
+    n_xs = xs.model_config(xs.models[0], "relu").n_params()
+    ratios = {}
+    for name, cfg in fam.items():
+        (m,) = cfg.models
+        n = cfg.model_config(m, "relu").n_params()
+        assert abs(n / n_xs - 1) < 0.05, (name, n, n_xs)  # one parameter count
+        assert cfg.tokens / n == pytest.approx(LONG_WD_HORIZON.tokens_per_param, rel=1e-3)
+        assert cfg.activations == ("relu",) and cfg.seeds == (0, 1, 2, 3, 4)
+        assert m.n_head == xs.models[0].n_head == 2
+        assert cfg.n_checkpoints == 24 and cfg.checkpoint_steps()[0] == xs.checkpoint_steps()[0]
+        for field in ("corpus", "lr", "batch_size", "seq_len", "weight_decay", "device"):
+            assert getattr(cfg, field) == getattr(xs, field), field
+        ratios[m.name] = m.d_model / m.n_layer
+        assert cfg.compute_class == f"small-long-wd-{m.name}"
+    assert ratios == {"u2": 6.0, "u4": 2.0}
+    assert xs.models[0].d_model / xs.models[0].n_layer == 16.0
+    assert LONG_WD_HORIZON.tokens_per_param == 8000.0
+    assert [m.name for m in LONG_WD] == ["u2", "u4"]
+    assert long_wd_configs("tiny") == {}
+    with pytest.raises(ValueError, match="compute_class"):
+        long_wd_configs("medium")
+
+
+def test_an_unknown_shape_is_named_with_the_shapes_there_are():
+    with pytest.raises(ValueError, match=r"no \['wd-q'\]: its shapes are \['wd-u2', 'wd-u4'\]"):
+        long_runs.run_long_wd("small", shapes=("wd-q",))
+
+
+# ----------------------------------------------------------------------------- analysis
+_SHAPES = {"u4": (8, 4, 3400.0), "u2": (12, 2, 3516.0), "xs": (16, 1, 3376.0)}
+
+
+def _shape(model: str, ratio, *, seeds: int = 5, noise: float = 1e-3, seed: int = 0):
+    """ReLU curves of one shape: ``ratio(tokens_per_param)`` plus an offset per seed and
+    noise per checkpoint, 14 checkpoints from 2 to 8000 tokens per parameter."""
+    rng = np.random.default_rng(seed)
+    d, layers, n = _SHAPES[model]
+    rows = []
+    for s in range(seeds):
+        off = 0.002 * rng.normal()
+        for tpp in np.geomspace(2.0, 8000.0, 14):
+            rows.append(
+                {
+                    "activation": "relu",
+                    "model": model,
+                    "seed": s,
+                    "run": f"{model}/relu/{s}",
+                    "tokens": tpp * n,
+                    "tokens_per_param": tpp,
+                    "n_params": n,
+                    "d_model": d,
+                    "n_layer": layers,
+                    "width_depth_ratio": d / layers,
+                    "activation_ratio": float(ratio(tpp)) + off + noise * rng.normal(),
+                    "natural_ratio": 0.5,
+                    "loss": 2.0 - 0.05 * np.log10(tpp) + 0.01 * rng.normal(),
+                    "usable": True,
+                    "looks": 1,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def _family(u4, u2=lambda t: 0.22, xs=lambda t: 0.25) -> pd.DataFrame:
+    return pd.concat(
+        [_shape("u4", u4, seed=1), _shape("u2", u2, seed=2), _shape("xs", xs, seed=3)],
+        ignore_index=True,
+    )
+
+
+def _step(wdf):
+    return sf.width_depth_limits(wdf, min_trend=0.05, reps=20, level=0.95, seed=0, coverage_sims=4)
+
+
+def test_every_pair_of_identified_shapes_is_compared_per_10x_width_depth():
+    step = _step(_family(lambda t: 0.18))
+    est = {f.name: f.estimate for f in step.findings}
+    assert {n for n in est if n.endswith("A0_relative_slope")} == {
+        "long_wd/relu/u4-u2/A0_relative_slope",
+        "long_wd/relu/u4-xs/A0_relative_slope",
+        "long_wd/relu/u2-xs/A0_relative_slope",
+    }
+    main = est["long_wd/relu/u4-xs/A0_relative_slope"]
+    want = (0.25 - 0.18) / ((0.25 + 0.18) / 2) / np.log10(16 / 2)
+    assert main.point == pytest.approx(want, abs=0.02)
+    assert 0 < main.lo < main.point < main.hi
+    for m, r in (("u4", 2.0), ("u2", 6.0), ("xs", 16.0)):
+        assert est[f"long_wd/relu/{m}/width_depth"].point == r
+        assert est[f"long_wd/relu/{m}/A0"].identified
+    desc = {f.name: f.description for f in step.findings}
+    assert "decides deeper-sparser" in desc["long_wd/relu/u4-xs/A0_relative_slope"]
+    assert "not in the verdict" in desc["long_wd/relu/u2-xs/A0_relative_slope"]
+    assert list(step.table["pair"]) == ["u4-u2", "u4-xs", "u2-xs"]
+    assert set(step.extra["A0"]) == {"u4", "u2", "xs"}
+
+
+def test_a_shape_still_falling_has_no_limit_and_enters_no_pair():
+    step = _step(_family(lambda t: 0.30 - 0.04 * np.log10(t)))
+    est = {f.name: f.estimate for f in step.findings}
+    assert not est["long_wd/relu/u4/A0"].identified
+    assert {n for n in est if n.endswith("A0_relative_slope")} == {
+        "long_wd/relu/u2-xs/A0_relative_slope"
+    }
+    assert any("not identified at u4" in m for m in step.messages)
+
+
+def test_the_frame_joins_the_family_to_xs_relu_and_needs_both():
+    fam = _family(lambda t: 0.18)
+    ldf = pd.concat([fam[fam["model"] == "xs"], fam[fam["model"] == "xs"].assign(activation="silu")])
+    got = long_limits.width_depth_frame(ldf, fam[fam["model"] != "xs"])
+    assert set(zip(got["model"], got["activation"], strict=True)) == {
+        ("xs", "relu"),
+        ("u2", "relu"),
+        ("u4", "relu"),
+    }
+    assert long_limits.width_depth_frame(None, fam) is None
+    assert long_limits.width_depth_frame(ldf, None) is None
+    assert long_limits.width_depth_frame(ldf[ldf["model"] == "q"], fam) is None
+
+
+# ----------------------------------------------------------------------------- the claim
+def _claim(step):
+    from scalinglab import record
+    from scalinglab.claims import decide_all
+    from scalinglab.claims_file import expand, read_claims_file, study_claims_path
+
+    record.clear()
+    try:
+        sf.record_all(step.findings)
+        current = {f.name: f.to_json() for f in record.findings()}
+    finally:
+        record.clear()
+    cal = sf.Step(
+        extra={"values": {"relu_min": 0.05, "silu_min": 0.05, "relu_tol": 0.05, "silu_tol": 0.05}}
+    )
+    values = {
+        "design": "sweep",
+        **sf.sweep_claim_values(cal, sf.Step(extra={"deciding": []}), recorded=current),
+    }
+    specs = [s for s in read_claims_file(study_claims_path("sparsity_laws")) if s.applies(values)]
+    claims = [c for s in specs if s.id == "deeper-sparser" for c in expand(s, values, current)]
+    (verdict,) = decide_all(claims, current)
+    return values, verdict
+
+
+@pytest.mark.parametrize(
+    ("u4", "want"),
+    [(0.18, "holds at our scale"), (0.32, "differs at our scale"), (0.25, "inconclusive")],
+)
+def test_deeper_sparser_is_decided_on_the_extreme_pair_and_can_fail(u4, want):
+    values, v = _claim(_step(_family(lambda t, a=u4: a)))
+    assert [e["name"] for e in v.evidence] == ["long_wd/relu/u4-xs/A0_relative_slope"]
+    assert v.verdict == want, v.reason
+    assert "u4 8 x 4 (width/depth 2, 3.4k)" in v.claim.statement
+    assert values["wd_ratios"] == "2-16" and values["wd_params"] == "3.4k-3.5k"
+    assert v.claim.regime.startswith("outside")
+
+
+def test_deeper_sparser_is_untested_when_the_family_is_missing_or_a_limit_is_not_identified():
+    from scalinglab.studies.sparsity.steps import Step
+
+    _, v = _claim(Step())
+    assert v.verdict == "untested" and "long_runs run --design wd" in v.reason
+    _, v = _claim(_step(_family(lambda t: 0.30 - 0.04 * np.log10(t))))
+    assert v.verdict == "untested" and "not identified" in v.reason
