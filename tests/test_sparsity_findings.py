@@ -210,6 +210,12 @@ def test_horizons_are_read_from_the_runs_per_size():
     assert got == (
         "s to 80 tokens per parameter (4 seeds), m to 40 (2 seeds; the design's 160 not yet trained)"
     )
+    # the passes over the corpus, where the runs record them (repetition is a regime)
+    got = sf.horizons_text(ldf.assign(passes=ldf["tokens_per_param"] / 20.0), {})
+    assert got == (
+        "s to 80 tokens per parameter (4 seeds, 4.0 passes over the corpus), m to 40 (2 seeds, "
+        "2.0 passes)"
+    )
 
 
 def test_live_timings_give_the_median_and_range_over_processes():

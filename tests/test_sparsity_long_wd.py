@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from scalinglab.studies.sparsity import long_limits, long_runs
 from scalinglab.studies.sparsity import findings as sf
+from scalinglab.studies.sparsity import long_limits, long_runs
 from scalinglab.studies.sparsity.config import (
     LONG_WD,
     LONG_WD_HORIZON,
@@ -131,7 +131,9 @@ def test_a_shape_still_falling_has_no_limit_and_enters_no_pair():
 
 def test_the_frame_joins_the_family_to_xs_relu_and_needs_both():
     fam = _family(lambda t: 0.18)
-    ldf = pd.concat([fam[fam["model"] == "xs"], fam[fam["model"] == "xs"].assign(activation="silu")])
+    ldf = pd.concat(
+        [fam[fam["model"] == "xs"], fam[fam["model"] == "xs"].assign(activation="silu")]
+    )
     got = long_limits.width_depth_frame(ldf, fam[fam["model"] != "xs"])
     assert set(zip(got["model"], got["activation"], strict=True)) == {
         ("xs", "relu"),
@@ -188,3 +190,12 @@ def test_deeper_sparser_is_untested_when_the_family_is_missing_or_a_limit_is_not
     assert v.verdict == "untested" and "long_runs run --design wd" in v.reason
     _, v = _claim(_step(_family(lambda t: 0.30 - 0.04 * np.log10(t))))
     assert v.verdict == "untested" and "not identified" in v.reason
+
+
+def test_the_command_line_names_an_unknown_size_or_shape_without_a_traceback(capsys):
+    assert long_runs.main(["run", "--design", "wd", "--size", "wd-q"]) == 2
+    err = capsys.readouterr().err
+    assert "error: the small width-depth family has no ['wd-q']" in err
+    assert "Traceback" not in err
+    assert long_runs.main(["run", "--size", "size-q"]) == 2
+    assert "its sizes are ['size-xs', 'size-s', 'size-m']" in capsys.readouterr().err

@@ -327,9 +327,12 @@ def horizons_text(
 ) -> str:
     """Each size's horizon and seeds in words, from the long design's runs (``ldf``), else
     from ``fallback`` (``{model: (tokens per parameter, seeds)}``, the design's configs):
-    e.g. ``"s to 2000 tokens per parameter (5 seeds), m to 500 (3 seeds)"``. A size whose
+    e.g. ``"s to 2000 tokens per parameter (5 seeds), m to 500 (3 seeds)"``, each with the
+    passes over the training corpus its runs reach when ``ldf`` records them
+    (:func:`end_passes`: ``"(5 seeds, 3.7 passes over the corpus)"``). A size whose
     runs stop short of its horizon in ``design`` (same form) says so: the runs read are
     those of the horizon the design extends, until its own are trained."""
+    passes: dict[str, float] = {}
     if ldf is not None and not ldf.empty:
         g = ldf.groupby("model", sort=False)
         have = {
@@ -341,11 +344,14 @@ def horizons_text(
         }
         order = ldf.groupby("model")["n_params"].first().sort_values().index
         items = [(m, *have[m]) for m in order]
+        passes = {m: p for m, p in end_passes(ldf).items() if np.isfinite(p)}
     else:
         items = [(m, *v) for m, v in fallback.items()]
     parts = []
     for k, (m, tpp, n) in enumerate(items):
         text = f"{m} to {tpp:.0f}" + (" tokens per parameter" if k == 0 else "") + f" ({n} seeds"
+        if m in passes:
+            text += f", {passes[m]:.1f} passes" + (" over the corpus" if k == 0 else "")
         target = (design or {}).get(m)
         if target is not None and tpp < 0.99 * target[0]:
             text += f"; the design's {target[0]:.0f} not yet trained"

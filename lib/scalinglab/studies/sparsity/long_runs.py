@@ -61,6 +61,7 @@ from pathlib import Path
 import xarray as xr
 
 from scalinglab.compute import dataset_path, resolve_device
+from scalinglab.errors import ParameterError
 from scalinglab.models import corpus as corpus_mod
 from scalinglab.paths import repo_root
 from scalinglab.studies.sparsity import stacked, sweep, sweep_dataset
@@ -223,8 +224,8 @@ def run_long(
 
     Raises
     ------
-    ValueError
-        One of ``sizes`` is not a size of the design.
+    ParameterError
+        One of ``sizes`` is not a size of the design (a ``ValueError``).
     """
     out = {}
     design_blocks(compute_class, device=device, sizes=sizes)  # unknown sizes raise here
@@ -269,13 +270,13 @@ def run_long_wd(
 
     Raises
     ------
-    ValueError
-        One of ``shapes`` is not a shape of the family.
+    ParameterError
+        One of ``shapes`` is not a shape of the family (a ``ValueError``).
     """
     configs = long_wd_configs(compute_class)
     unknown = [s for s in shapes if s not in configs]
     if unknown:
-        raise ValueError(
+        raise ParameterError(
             f"the {compute_class} width-depth family has no {unknown}: its shapes are "
             f"{list(configs)}"
         )
@@ -519,14 +520,14 @@ def design_blocks(
 ) -> dict[str, SparsitySweepConfig]:
     """The design's configs by size (``sizes`` only, when given), first or later blocks.
 
-    Raises ``ValueError`` naming the sizes the block has when one of ``sizes`` is not
+    Raises :class:`~scalinglab.errors.ParameterError` (a ``ValueError``) naming the sizes the block has when one of ``sizes`` is not
     among them.
     """
     configs = (long_extra_configs if later else long_configs)(compute_class, device=device)
     unknown = [s for s in sizes if s not in configs]
     if unknown:
         block = "later seed blocks" if later else "sizes"
-        raise ValueError(
+        raise ParameterError(
             f"the {compute_class} long design has no {unknown}: its {block} are {list(configs)}"
         )
     return {n: c for n, c in configs.items() if not sizes or n in sizes}
@@ -596,6 +597,15 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument("--class", dest="compute_class", default="small")
         p.add_argument("--device", default="cuda" if p in (d, g, b) else "cpu")
     args = ap.parse_args(argv)
+    try:
+        return _command(args)
+    except ParameterError as err:  # an unknown size or shape: said, no traceback
+        print(f"{ap.prog} {args.cmd}: error: {err}", file=sys.stderr)
+        return 2
+
+
+def _command(args: argparse.Namespace) -> int:
+    """Run one parsed command of :func:`main`."""
     if args.cmd == "export-corpus":
         export_corpus(args.compute_class, args.path)
     elif args.cmd == "bundle":
