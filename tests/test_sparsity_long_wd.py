@@ -199,3 +199,22 @@ def test_the_command_line_names_an_unknown_size_or_shape_without_a_traceback(cap
     assert "Traceback" not in err
     assert long_runs.main(["run", "--size", "size-q"]) == 2
     assert "its sizes are ['size-xs', 'size-s', 'size-m']" in capsys.readouterr().err
+
+
+def test_each_t_interval_over_seeds_states_its_coverage_simulated_on_the_runs_own_values():
+    from scalinglab.stats.method_coverage import coverage_note, stated_on_data
+
+    step = _step(_family(lambda t: 0.18))
+    named = {f.name: f.estimate for f in step.findings}
+    for m in ("u4", "u2", "xs"):
+        for name in (f"long_wd/relu/{m}/trend/relative_last_decade", f"long_wd/relu/{m}/A0"):
+            said = stated_on_data(named[name].method)
+            assert said is not None, named[name].method
+            cov, n, se = said
+            assert n == 5 and 0.85 < cov < 1.0 and 0 < se < 0.02
+            assert "15 values centred within model" in named[name].method
+    # the ledger reads it: an interval that covers on these data and on the generic
+    # table's generators needs no caveat, one below the target names the on-data number
+    f = {"ci": [0.1, 0.2], "level": 0.95, "n": 5, "method": named["long_wd/relu/xs/A0"].method}
+    note = coverage_note(f)
+    assert note is None or "on these data's own spread" in note

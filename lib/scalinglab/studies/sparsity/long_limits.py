@@ -24,6 +24,7 @@ import pandas as pd
 
 from scalinglab.estimate import Estimate
 from scalinglab.stats import calibration
+from scalinglab.stats.method_coverage import measured_on_data
 from scalinglab.studies.sparsity import analysis as sa
 from scalinglab.studies.sparsity import coverage_sim, seed_means
 from scalinglab.studies.sparsity import limits as slim
@@ -79,6 +80,7 @@ def group_limits(
     """
     out = Step()
     table, fits = sa.fit_laws(ldf, reps=reps, level=level, seed=seed)
+    on_data = seed_coverage(ldf, level=level, seed=seed)
     decided: dict[tuple[str, str], tuple[str, Any, float]] = {}
     limits: dict[tuple[str, str], Estimate] = {}
     rows = []
@@ -100,6 +102,8 @@ def group_limits(
         est, route = slim.decide_limit(
             res, g, delta=min_trend[act], trend=trend, level=level, looks=looks
         )
+        if route == "plateau" and est.ci is not None:
+            est = est.replace(method=f"{est.method}; {on_data[(act, 'level', n_seeds)]}")
         if route == "law" and res is not None and est.ci is not None:
             cov = coverage_sim.group_coverage(
                 g[g["usable"]],
@@ -130,6 +134,8 @@ def group_limits(
         except ValueError as err:
             out.messages.append(f"{prefix}/{act}/{model}: no last-decade trend ({err})")
             own = None
+        if own is not None and own.ci is not None and (act, "trend", n_seeds) in on_data:
+            own = own.replace(method=f"{own.method}; {on_data[(act, 'trend', n_seeds)]}")
         window = f"{float(late['tokens_per_param'].min()):.0f}-{tpp_end:.0f} tokens per parameter"
         if own is not None:
             out.findings.append(
@@ -170,6 +176,61 @@ def group_limits(
     out.extra["limits"] = pd.DataFrame(rows)
     out.extra["decided"] = decided
     out.extra["A0"] = limits
+    return out
+
+
+#: Simulated data sets per (activation, quantity, number of seeds) of :func:`seed_coverage`.
+SEED_COVERAGE_SIMS = 2000
+
+
+def seed_coverage(
+    ldf: pd.DataFrame, *, level: float, seed: int, sims: int = SEED_COVERAGE_SIMS
+) -> dict[tuple[str, str, int], str]:
+    """The coverage of the Student-t interval of a seed mean, simulated on the long runs'
+    own per-seed values, for each activation, quantity and number of seeds a group has.
+
+    The quantities are the two a limit and a trend claim read through a t interval over
+    seeds: each run's relative trend over its model's own last decade
+    (:func:`.limits.relative_slopes`, ``"trend"``) and its mean ratio there
+    (:func:`.limits.plateau_levels`, ``"level"``). The generator draws ``n`` values with
+    replacement from every model's per-seed values of that activation, centred within
+    model (:func:`.seed_means.coverage_at_seeds`): pooling models of different spread
+    gives a heavier-tailed generator than any one model's, so the reading is conservative.
+
+    Returns
+    -------
+    dict
+        ``{(activation, "trend" | "level", n): words}``, the words of
+        :func:`~scalinglab.stats.method_coverage.measured_on_data` with the generator named,
+        appended to the interval's method so the ledger states this coverage beside the
+        generic table's.
+    """
+    out: dict[tuple[str, str, int], str] = {}
+    for act, a in ldf.groupby("activation", sort=False):
+        rows_t, rows_l = [], []
+        for model, g in a.groupby("model", sort=False):
+            late = slim.own_last_decade(g)
+            try:
+                rel = slim.relative_slopes(late, x="tokens_per_param")
+            except ValueError:
+                continue
+            rows_t.append(rel[["model", "seed", "relative"]])
+            lv = slim.plateau_levels(g)
+            rows_l.append(pd.DataFrame({"model": model, "seed": lv.index, "level": lv.to_numpy()}))
+        ns = sorted({int(n) for n in a.groupby("model")["seed"].nunique() if n >= 2})
+        for what, rows, col in (("trend", rows_t, "relative"), ("level", rows_l, "level")):
+            if not rows or not ns:
+                continue
+            per_run = pd.concat(rows, ignore_index=True)
+            tab = seed_means.coverage_at_seeds(
+                per_run, col, ns=ns, sims=sims, level=level, resamples=100, seed=seed
+            )
+            for r in tab[tab["method"] == "Student t"].to_dict("records"):
+                words = measured_on_data(float(r["coverage"]), int(r["n"]), se=float(r["se"]))
+                out[(str(act), what, int(r["n"]))] = (
+                    f"{words} (Student t; generator: the per-seed {what}s of every {act} model "
+                    f"here, {len(per_run)} values centred within model)"
+                )
     return out
 
 
@@ -311,4 +372,10 @@ def width_depth_limits(
     return out
 
 
-__all__ = ["group_limits", "loss_change", "width_depth_frame", "width_depth_limits"]
+__all__ = [
+    "group_limits",
+    "loss_change",
+    "seed_coverage",
+    "width_depth_frame",
+    "width_depth_limits",
+]
