@@ -99,13 +99,12 @@ def test_tiny_study_through_the_runner(tmp_path):
     # the matched design decides the size and width-depth claims (it ran: tiny sizes at
     # equal tokens per parameter, a second width-depth family), each cached apart
     assert len(list(cache.glob("sweep-tiny-matched-*.nc"))) == 3
-    # ... but mid-transient (20 tokens per parameter), a proxy for the limit the paper's
-    # width-depth claim is about: its result is shown, and decides nothing (an interval
-    # that admits both sides stays inconclusive)
+    # the width-depth claim is about the limit: it reads the long width-depth family,
+    # which the tiny class does not have, so it is untested and says why (the matched
+    # design's mid-transient shapes are shown, and decide nothing)
     wd = claims["deeper-sparser"]
-    assert wd["verdict"] in ("untested: proxy", "inconclusive"), wd
-    assert wd["regime"].startswith("proxy:"), wd
-    assert "width_depth/relu/slope_per_decade =" in wd["reason"], wd
+    assert wd["verdict"] == "untested", wd
+    assert "tiny class has no long width-depth family" in wd["reason"], wd
     # the paper's claims on our small models: scoped, tested outside the paper's regime,
     # so they hold or differ at our scale and never contradict (notebooks/claims/)
     for c in claims.values():
@@ -153,10 +152,10 @@ def test_tiny_study_through_the_runner(tmp_path):
         assert findings[f"calibration/{act}/min_relative_trend"]["point"] > 0
     assert "ratios/main/relu/m/nonzero/slope_per_decade" in findings
     assert "ratios/main/silu/m/nonzero/slope_per_decade" not in findings  # always 1
-    assert {e["name"] for e in claims["deeper-sparser"]["evidence"]} == {
-        "width_depth/relu/slope_per_decade",
-        "width_depth_25k/relu/slope_per_decade",
-    }
+    # the mid-transient width-depth slopes at both parameter counts are shown (findings)
+    assert {"width_depth/relu/slope_per_decade", "width_depth_25k/relu/slope_per_decade"} <= set(
+        findings
+    )
     for act in ("relu", "silu"):
         f = findings[f"matched/{act}/scale/relative_slope"]
         assert f["ci"][0] <= f["point"] <= f["ci"][1] and f["headline"], f
