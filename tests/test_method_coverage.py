@@ -346,7 +346,7 @@ def test_the_rl_method_texts_match_their_simulations():
     # another study's delta-method Welch interval of a ratio is not this simulation
     assert (
         mc.match_method(
-            "Welch t over the two sizes' per-seed plateau levels (delta method, "
+            "Welch t over the two models' per-seed plateau levels (delta method, "
             "Welch-Satterthwaite df)"
         )
         is None

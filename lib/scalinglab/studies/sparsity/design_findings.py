@@ -17,10 +17,10 @@ import xarray as xr
 
 from scalinglab.estimate import Estimate
 from scalinglab.studies.sparsity import analysis as sa
-from scalinglab.studies.sparsity import coverage_sim, seed_means
 from scalinglab.studies.sparsity import limits as slim
 from scalinglab.studies.sparsity import matched as sm
-from scalinglab.studies.sparsity.long_limits import group_limits
+from scalinglab.studies.sparsity import seed_means
+from scalinglab.studies.sparsity.long_limits import group_limits, pair_estimate
 from scalinglab.studies.sparsity.steps import PAPER_SIGN, Named, Step
 
 
@@ -503,7 +503,9 @@ def size_comparisons(
     coverage_sims, coverage_reps
         A pair of two law limits states its interval's coverage simulated on these runs
         (:func:`.coverage_sim.pair_coverage`: ``coverage_sims`` simulated experiments of
-        ``coverage_reps`` refits per size); 0 simulates none.
+        ``coverage_reps`` refits per size), a pair of two plateaus on their seeds' levels
+        (:func:`.coverage_sim.plateau_pair_coverage`, 10x as many experiments); 0
+        simulates none (:func:`.long_limits.pair_estimate`).
 
     Returns
     -------
@@ -530,18 +532,16 @@ def size_comparisons(
     for i, small in enumerate(models):
         for large in models[i + 1 :]:
             a, b = decided[(act, small)], decided[(act, large)]
-            est = slim.size_pair_slope(a, b, level=level, seed=seed)
-            if a[0] == b[0] == "law" and coverage_sims and est.ci is not None:
-                use = ldf[ldf["usable"]]
-                cov = coverage_sim.pair_coverage(
-                    (use[use["model"] == small], a[1], a[2]),
-                    (use[use["model"] == large], b[1], b[2]),
-                    sims=coverage_sims,
-                    reps=coverage_reps,
-                    level=level,
-                    seed=seed,
-                )
-                est = est.replace(method=f"{est.method}; {cov.said()}", n=cov.n)
+            use = ldf[ldf["usable"]]
+            est = pair_estimate(
+                a,
+                b,
+                (use[use["model"] == small], use[use["model"] == large]),
+                level=level,
+                seed=seed,
+                coverage_sims=coverage_sims,
+                coverage_reps=coverage_reps,
+            )
             routes = f"{a[0]}-{b[0]}"
             decades = float(np.log10(b[2] / a[2]))
             both = ldf[ldf["model"].isin([small, large])]

@@ -412,13 +412,13 @@ def decide_limit(
 
 #: How :func:`plateau_scale_slope` makes its interval.
 PLATEAU_SCALE_CI = (
-    "Welch t over the two sizes' per-seed plateau levels (delta method, Welch-Satterthwaite df)"
+    "Welch t over the two models' per-seed plateau levels (delta method, Welch-Satterthwaite df)"
 )
 
 
 def plateau_scale_slope(
-    small: tuple[Sequence[float], float],
-    large: tuple[Sequence[float], float],
+    small: tuple[Sequence[float] | np.ndarray, float],
+    large: tuple[Sequence[float] | np.ndarray, float],
     *,
     level: float = 0.95,
 ) -> Estimate:

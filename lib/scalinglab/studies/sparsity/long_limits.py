@@ -234,6 +234,42 @@ def seed_coverage(
     return out
 
 
+def pair_estimate(
+    a: tuple[str, Any, float],
+    b: tuple[str, Any, float],
+    rows: tuple[pd.DataFrame, pd.DataFrame],
+    *,
+    level: float,
+    seed: int,
+    coverage_sims: int = 0,
+    coverage_reps: int = 200,
+) -> Estimate:
+    """The change of an identified limit between two models per 10x ``x``
+    (:func:`.limits.size_pair_slope`, each side ``(route, evidence, x)`` by its route),
+    with its interval's coverage simulated on the two models' own runs where the routes
+    match: two law limits by :func:`.coverage_sim.pair_coverage` (``coverage_reps``
+    refits per model, ``rows`` the two models' usable rows), two plateaus by
+    :func:`.coverage_sim.plateau_pair_coverage`; ``coverage_sims`` simulated experiments
+    (0: none)."""
+    est = slim.size_pair_slope(a, b, level=level, seed=seed)
+    if not coverage_sims or est.ci is None or a[0] != b[0]:
+        return est
+    if a[0] == "law":
+        cov = coverage_sim.pair_coverage(
+            (rows[0], a[1], a[2]),
+            (rows[1], b[1], b[2]),
+            sims=coverage_sims,
+            reps=coverage_reps,
+            level=level,
+            seed=seed,
+        )
+    else:
+        cov = coverage_sim.plateau_pair_coverage(
+            (a[1], a[2]), (b[1], b[2]), sims=10 * coverage_sims, level=level, seed=seed
+        )
+    return est.replace(method=f"{est.method}; {cov.said()}", n=cov.n)
+
+
 def loss_change(late: pd.DataFrame, *, level: float) -> Estimate | None:
     """Per seed, the held-out loss at the last checkpoint minus at the first of the
     window; their mean with a Student-t interval (None with fewer than 2 seeds)."""
@@ -337,7 +373,16 @@ def width_depth_limits(
     for i, deep in enumerate(order):
         for wide in order[i + 1 :]:
             a, b = decided[deep], decided[wide]
-            est = slim.size_pair_slope(a, b, level=level, seed=seed)
+            use = wdf[wdf["usable"]]
+            est = pair_estimate(
+                a,
+                b,
+                (use[use["model"] == deep], use[use["model"] == wide]),
+                level=level,
+                seed=seed,
+                coverage_sims=coverage_sims or min(reps, 200),
+                coverage_reps=min(reps, 200),
+            )
             decades = float(np.log10(b[2] / a[2]))
             role = (
                 "decides deeper-sparser"
@@ -374,6 +419,7 @@ def width_depth_limits(
 
 __all__ = [
     "group_limits",
+    "pair_estimate",
     "loss_change",
     "seed_coverage",
     "width_depth_frame",
