@@ -178,7 +178,7 @@ def test_deeper_sparser_is_decided_on_the_extreme_pair_and_can_fail(u4, want):
     values, v = _claim(_step(_family(lambda t, a=u4: a)))
     assert [e["name"] for e in v.evidence] == ["long_wd/relu/u4-xs/A0_relative_slope"]
     assert v.verdict == want, v.reason
-    assert "u4 8 x 4 (width/depth 2, 3.4k)" in v.claim.statement
+    assert "u4 8 x 4 (width/depth 2, 3.4k, F 24)" in v.claim.statement
     assert values["wd_ratios"] == "2-16" and values["wd_params"] == "3.4k-3.5k"
     assert v.claim.regime.startswith("outside")
 

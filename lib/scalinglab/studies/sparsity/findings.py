@@ -373,7 +373,8 @@ def sweep_claim_values(
 def wd_claim_values(compute_class: str, have: set[str]) -> dict[str, str]:
     """The width-depth claim's words, from the design's configs
     (:func:`~scalinglab.studies.sparsity.config.long_wd_configs` and xs): ``wd_shapes``
-    (each shape's d_model x layers, width/depth and parameters), ``wd_params`` and
+    (each shape's d_model x layers, width/depth, parameters and FFN width ``F`` a layer),
+    ``wd_params`` and
     ``wd_ratios`` (their ranges), ``wd_horizon`` and, when
     the deciding pair's finding is missing, why (``wd_missing``: the family not trained,
     or a limit not identified)."""
@@ -396,12 +397,13 @@ def wd_claim_values(compute_class: str, have: set[str]) -> dict[str, str]:
         configs.items(), key=lambda kv: kv[1].models[0].d_model / kv[1].models[0].n_layer
     ):
         (m,) = cfg.models
-        n = cfg.model_config(m, "relu").n_params()
+        mc = cfg.model_config(m, "relu")
+        n = mc.n_params()
         params.append(n)
         ratios.append(m.d_model / m.n_layer)
         shapes.append(
             f"{name} {m.d_model} x {m.n_layer} (width/depth {m.d_model / m.n_layer:g}, "
-            f"{params_text(n)})"
+            f"{params_text(n)}, F {mc.ffn_width})"
         )
     if "long_wd/relu/u4/A0" not in have:
         missing = (
