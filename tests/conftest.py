@@ -84,3 +84,41 @@ def optimizer_tiny_sweep(tmp_path_factory) -> TinySweep:
         path = dataset_path(STUDY, f"sweep-{sweep.compute_class}", sweep.to_dict())
     assert path.is_file() and path.is_relative_to(root)
     return TinySweep(sweep, ds, root, path)
+
+
+@pytest.fixture
+def sparsity_claims():
+    """A function ``(findings, ids, long=None) -> (values, {id: Verdict})``: the sparsity
+    study's ``sweep`` claims named in ``ids``, filled with the notebook's values
+    (:func:`~scalinglab.studies.sparsity.findings.sweep_claim_values`, on the long frame
+    ``long`` when given) and decided on ``findings`` (``Named`` findings, recorded as the
+    notebook records them), with test calibration values (every minimum effect and
+    tolerance 0.05)."""
+    from scalinglab import record
+    from scalinglab.claims import decide_all
+    from scalinglab.claims_file import expand, read_claims_file, study_claims_path
+    from scalinglab.studies.sparsity import findings as sf
+
+    def decide(findings, ids, long=None):
+        record.clear()
+        try:
+            sf.record_all(findings)
+            current = {f.name: f.to_json() for f in record.findings()}
+        finally:
+            record.clear()
+        cal = sf.Step(
+            extra={
+                "values": {"relu_min": 0.05, "silu_min": 0.05, "relu_tol": 0.05, "silu_tol": 0.05}
+            }
+        )
+        kernel = sf.Step(extra={"deciding": []})
+        values = {
+            "design": "sweep",
+            **sf.sweep_claim_values(cal, kernel, long=long, recorded=current),
+        }
+        path = study_claims_path("sparsity_laws")
+        specs = [s for s in read_claims_file(path) if s.applies(values) and s.id in ids]
+        claims = [c for s in specs for c in expand(s, values, current)]
+        return values, {v.claim.id: v for v in decide_all(claims, current)}
+
+    return decide

@@ -146,36 +146,13 @@ def test_the_frame_joins_the_family_to_xs_relu_and_needs_both():
 
 
 # ----------------------------------------------------------------------------- the claim
-def _claim(step):
-    from scalinglab import record
-    from scalinglab.claims import decide_all
-    from scalinglab.claims_file import expand, read_claims_file, study_claims_path
-
-    record.clear()
-    try:
-        sf.record_all(step.findings)
-        current = {f.name: f.to_json() for f in record.findings()}
-    finally:
-        record.clear()
-    cal = sf.Step(
-        extra={"values": {"relu_min": 0.05, "silu_min": 0.05, "relu_tol": 0.05, "silu_tol": 0.05}}
-    )
-    values = {
-        "design": "sweep",
-        **sf.sweep_claim_values(cal, sf.Step(extra={"deciding": []}), recorded=current),
-    }
-    specs = [s for s in read_claims_file(study_claims_path("sparsity_laws")) if s.applies(values)]
-    claims = [c for s in specs if s.id == "deeper-sparser" for c in expand(s, values, current)]
-    (verdict,) = decide_all(claims, current)
-    return values, verdict
-
-
 @pytest.mark.parametrize(
     ("u4", "want"),
     [(0.18, "holds at our scale"), (0.32, "differs at our scale"), (0.25, "inconclusive")],
 )
-def test_deeper_sparser_is_decided_on_the_extreme_pair_and_can_fail(u4, want):
-    values, v = _claim(_step(_family(lambda t, a=u4: a)))
+def test_deeper_sparser_is_decided_on_the_extreme_pair_and_can_fail(u4, want, sparsity_claims):
+    values, got = sparsity_claims(_step(_family(lambda t, a=u4: a)).findings, {"deeper-sparser"})
+    v = got["deeper-sparser"]
     assert [e["name"] for e in v.evidence] == ["long_wd/relu/u4-xs/A0_relative_slope"]
     assert v.verdict == want, v.reason
     assert "u4 8 x 4 (width/depth 2, 3.4k, F 24)" in v.claim.statement
@@ -183,12 +160,15 @@ def test_deeper_sparser_is_decided_on_the_extreme_pair_and_can_fail(u4, want):
     assert v.claim.regime.startswith("outside")
 
 
-def test_deeper_sparser_is_untested_when_the_family_is_missing_or_a_limit_is_not_identified():
-    from scalinglab.studies.sparsity.steps import Step
-
-    _, v = _claim(Step())
+def test_deeper_sparser_is_untested_when_the_family_is_missing_or_a_limit_is_not_identified(
+    sparsity_claims,
+):
+    _, got = sparsity_claims([], {"deeper-sparser"})
+    v = got["deeper-sparser"]
     assert v.verdict == "untested" and "long_runs run --design wd" in v.reason
-    _, v = _claim(_step(_family(lambda t: 0.30 - 0.04 * np.log10(t))))
+    step = _step(_family(lambda t: 0.30 - 0.04 * np.log10(t)))
+    _, got = sparsity_claims(step.findings, {"deeper-sparser"})
+    v = got["deeper-sparser"]
     assert v.verdict == "untested" and "not identified" in v.reason
 
 

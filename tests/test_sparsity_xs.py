@@ -363,34 +363,12 @@ def test_a_law_limit_and_a_plateau_are_compared_by_pairing_their_bootstraps():
 
 
 # ----------------------------------------------------------------------------- claims
-def _claims(step, ldf, ids):
-    """The claims ``ids`` of the study file, filled and decided on ``step``'s findings."""
-    from scalinglab import record
-    from scalinglab.claims import decide_all
-    from scalinglab.claims_file import expand, read_claims_file, study_claims_path
-
-    record.clear()
-    try:
-        sf.record_all(step.findings)
-        current = {f.name: f.to_json() for f in record.findings()}
-    finally:
-        record.clear()
-    cal = sf.Step(
-        extra={"values": {"relu_min": 0.05, "silu_min": 0.05, "relu_tol": 0.05, "silu_tol": 0.05}}
-    )
-    values = {
-        "design": "sweep",
-        **sf.sweep_claim_values(cal, sf.Step(extra={"deciding": []}), long=ldf, recorded=current),
-    }
-    specs = [s for s in read_claims_file(study_claims_path("sparsity_laws")) if s.applies(values)]
-    claims = [c for s in specs if s.id in ids for c in expand(s, values, current)]
-    return values, {v.claim.id: v for v in decide_all(claims, current)}
-
-
-def test_the_size_and_limit_claims_read_every_size_and_every_identified_pair(three):
+def test_the_size_and_limit_claims_read_every_size_and_every_identified_pair(
+    three, sparsity_claims
+):
     ldf = _three_sizes()
-    values, got = _claims(
-        three, ldf, {"relu-limit", "silu-limit", "weak-scale-relu", "weak-scale-silu"}
+    values, got = sparsity_claims(
+        three.findings, {"relu-limit", "silu-limit", "weak-scale-relu", "weak-scale-silu"}, ldf
     )
     assert values["sizes"] == ["xs", "s", "m"]
     assert values["sizes_text"] == "sizes xs, s and m (3.4k, 25k and 83k non-embedding parameters)"
@@ -410,7 +388,7 @@ def test_the_size_and_limit_claims_read_every_size_and_every_identified_pair(thr
     assert got["weak-scale-silu"].evidence[0]["name"] == "long/silu/scale/xs-m/A0_relative_slope"
 
 
-def test_a_size_claim_with_no_identified_pair_is_untested():
+def test_a_size_claim_with_no_identified_pair_is_untested(sparsity_claims):
     ldf = pd.concat(
         [
             _size("relu", "xs", lambda t: 0.25, seed=1),
@@ -421,7 +399,7 @@ def test_a_size_claim_with_no_identified_pair_is_untested():
     step = sf.long_design(
         ldf, min_trend={"relu": 0.05}, reps=20, level=0.95, seed=0, coverage_sims=4
     )
-    values, got = _claims(step, ldf, {"weak-scale-relu"})
+    values, got = sparsity_claims(step.findings, {"weak-scale-relu"}, ldf)
     assert values["relu_pairs"] == ["none"] and values["relu_pairs_text"] == "none"
     v = got["weak-scale-relu"]
     assert v.verdict == "untested" and "not identified at two sizes" in v.reason
