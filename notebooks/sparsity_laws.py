@@ -685,14 +685,26 @@ elif OURS:
 #   SiLU {{ matched/silu/scale/relative_slope | pct }}. At 20 tokens per parameter our
 #   models are early in training, so this says that scale matters early, not that the
 #   paper's limits depend on scale.
-# * **Width/depth, at two parameter counts.** Deeper, narrower models point to *less*
-#   sparse, not more (the ledger says whether that survives Holm's correction):
-#   ReLU's final ratio moves {{ width_depth/relu/slope_per_decade }} at
-#   77-83k parameters and {{ width_depth_25k/relu/slope_per_decade }} at 25-28k. These
-#   ratios are read mid-transient, so `deeper-sparser` is a proxy there (its result
-#   shown, no verdict). The loss against width/depth,
-#   {{ width_depth/relu/loss_slope_per_decade }}, is not resolved at 3 seeds; at widths
-#   of 16-32 a deep model is under-parameterised per layer, far from the paper's regime.
+# * **Width/depth, at the limit** (section 8e). The claim is about the limit, so it is
+#   read on the long width-depth family at xs's parameter count, each shape to the same
+#   tokens per parameter: xs (width/depth {{ long_wd/relu/xs/width_depth | point }}) has
+#   the limit {{ long_wd/relu/xs/A0 }} and u2 ({{ long_wd/relu/u2/width_depth | point }})
+#   {{ long_wd/relu/u2/A0 }}. The deepest shape, u4
+#   ({{ long_wd/relu/u4/width_depth | point }}), moves
+#   {{ long_wd/relu/u4/trend/relative_last_decade | pct }} of its level per decade over its
+#   last decade, an interval that reaches past the minimum effect, so its limit is not
+#   identified (section 8e's table gives the reason). The pair stated to decide
+#   `deeper-sparser` before the runs, u4 against xs, therefore cannot be read and the claim
+#   is untested. The one identified pair, u2 against xs, moves
+#   {{ long_wd/relu/u2-xs/A0_relative_slope | pct }} of the limit per 10x width/depth: there
+#   the deeper shape is *less* sparse, against the claim's direction. It is shown as a check
+#   and decides nothing, since it was not the stated pair. Read mid-transient, at about 20
+#   tokens per parameter (section 8b), deeper, narrower models also point to less sparse:
+#   ReLU's final ratio moves {{ width_depth/relu/slope_per_decade }} per 10x width/depth in
+#   the main family and {{ width_depth_25k/relu/slope_per_decade }} in the second. These
+#   shapes are far from the paper's: a layer's FFN has tens of units (the ledger lists
+#   them), so a deep, narrow model is under-parameterised per layer. The loss against
+#   width/depth, {{ width_depth/relu/loss_slope_per_decade }}, is not resolved at 3 seeds.
 # * **Loss**: ReLU minus SiLU is {{ loss/relu_minus_silu }}: comparable, within the
 #   ledger's band.
 # * **Kernel** (section 7, committed timings): at 6.5% active, batch 1, the numba sparse
