@@ -219,3 +219,18 @@ def test_a_plateau_pair_states_its_welch_intervals_coverage_simulated_on_its_see
     est = {f.name: f.estimate for f in step.findings}
     said = stated_on_data(est["long_wd/relu/u4-xs/A0_relative_slope"].method)
     assert said is not None and said[1] == 5
+
+
+def test_the_figure_draws_every_shape_and_marks_an_unidentified_limit():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from scalinglab.studies.sparsity import plots
+
+    wdf = _family(lambda t: 0.30 - 0.04 * np.log10(t))
+    step = _step(wdf)
+    fig = plots.width_depth_limits(wdf, step.extra["A0"])
+    left, right = fig.axes
+    assert len(left.get_lines()) >= 3  # a curve per shape (and its last-decade marks)
+    labels = [t.get_text() for t in right.texts]
+    assert "u4: not identified" in labels and {"u2", "xs"} <= set(labels)

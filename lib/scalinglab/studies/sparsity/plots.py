@@ -280,13 +280,13 @@ def width_depth_limits(wdf: pd.DataFrame, limits: Mapping[str, Any]) -> Any:
     left.legend(fontsize=8)
     for model, r in ratio.items():
         est = limits.get(model)
-        if est is None or not np.isfinite(est.value) or est.ci is None:
+        if est is None or not est.identified or est.ci is None:
             right.plot([r], [0.0], "x", color="grey")
             right.annotate(f"{model}: not identified", (r, 0.0), fontsize=8)
             continue
         lo, hi = est.ci
-        right.errorbar([r], [est.value], [[est.value - lo], [hi - est.value]], fmt="o", capsize=3)
-        right.annotate(model, (r, est.value), xytext=(4, 4), textcoords="offset points")
+        right.errorbar([r], [est.point], [[est.point - lo], [hi - est.point]], fmt="o", capsize=3)
+        right.annotate(model, (r, est.point), xytext=(4, 4), textcoords="offset points")
     right.set(
         xscale="log",
         xlabel="width / depth",
