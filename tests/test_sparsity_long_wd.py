@@ -233,4 +233,23 @@ def test_the_figure_draws_every_shape_and_marks_an_unidentified_limit():
     left, right = fig.axes
     assert len(left.get_lines()) >= 3  # a curve per shape (and its last-decade marks)
     labels = [t.get_text() for t in right.texts]
-    assert "u4: not identified" in labels and {"u2", "xs"} <= set(labels)
+    assert "u4: last-decade mean,\nlimit not identified" in labels and {"u2", "xs"} <= set(labels)
+
+
+def test_an_untested_deeper_sparser_names_the_shape_and_the_rules_reason(sparsity_claims):
+    wdf = _family(lambda t: 0.30 - 0.04 * np.log10(t))
+    step = _step(wdf)
+    from scalinglab import record
+
+    record.clear()
+    try:
+        sf.record_all(step.findings)
+        current = {f.name: f.to_json() for f in record.findings()}
+    finally:
+        record.clear()
+    cal = sf.Step(extra={"values": {}})
+    got = sf.sweep_claim_values(cal, sf.Step(extra={"deciding": []}), wd=wdf, recorded=current)
+    assert got["wd_missing"].startswith("the deciding pair (u4, xs) cannot be read: u4's limit")
+    assert "still falling" in got["wd_missing"] and "xs's limit" not in got["wd_missing"]
+    # each shape's horizon, seeds and passes from the runs
+    assert got["wd_horizon"].startswith("xs to 8000 tokens per parameter (5 seeds")

@@ -321,10 +321,11 @@ def law_identification(res: FitResult, param: str = "A0", *, trend: Estimate | N
 
 
 #: How the law fits' intervals are made, with their coverage at 3 seeds stated.
+#: The law limits' interval method, without words on its coverage.
+LAW_CI_BASE = "group bootstrap over runs (seeds) of the law fit, percentile"
 LAW_CI = (
-    "group bootstrap over runs (seeds) of the law fit, percentile; over a few runs per model "
-    "a percentile bootstrap covers below its nominal level (a 3-seed mean: about 0.75, see "
-    "the coverage table)"
+    f"{LAW_CI_BASE}; over a few runs per model a percentile bootstrap covers below its "
+    "nominal level (a 3-seed mean: about 0.75, see the coverage table)"
 )
 
 

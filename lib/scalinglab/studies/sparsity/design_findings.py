@@ -473,7 +473,14 @@ def long_design(
 
 
 #: The columns of :func:`size_comparisons`' table.
-PAIR_COLUMNS = ["activation", "pair", "routes", "decades", "A0_relative_slope", "method"]
+PAIR_COLUMNS = [
+    "activation",
+    "pair",
+    "routes",
+    "decades of parameters",
+    "A0 change per 10x parameters (fraction of the mean)",
+    "method",
+]
 
 
 def size_comparisons(
@@ -572,8 +579,8 @@ def size_comparisons(
                     "activation": act,
                     "pair": f"{small}-{large}",
                     "routes": routes,
-                    "decades": decades,
-                    "A0_relative_slope": str(est),
+                    "decades of parameters": decades,
+                    "A0 change per 10x parameters (fraction of the mean)": str(est),
                     "method": est.method,
                 }
             )

@@ -294,8 +294,9 @@ def sweep_claim_values(
     kernel: Step,
     *,
     long: pd.DataFrame | None = None,
+    wd: pd.DataFrame | None = None,
     compute_class: str = "small",
-    recorded: Iterable[str] | None = None,
+    recorded: Iterable[str] | Mapping[str, Mapping] | None = None,
 ) -> dict[str, Any]:
     """What the claims file's ``sweep`` design names: the calibration values, the
     longest runs there are (the long design, else the horizon probe), each long-design
@@ -310,12 +311,21 @@ def sweep_claim_values(
     and the committed
     kernel timings' deciding findings (a missing name leaves the claim untested).
 
-    ``recorded``: the finding names recorded so far (default: this process's,
-    :func:`scalinglab.record.findings`)."""
+    ``wd``: the long width-depth family's frame (:func:`.long_limits.width_depth_frame`),
+    for its claim's words (:func:`wd_claim_values`).
+
+    ``recorded``: the finding names recorded so far, or ``{name: finding dict}`` (default:
+    this process's, :func:`scalinglab.record.findings`)."""
     from scalinglab.record import findings
     from scalinglab.studies.sparsity.config import horizon_config, long_configs
 
-    have = set(recorded if recorded is not None else (f.name for f in findings()))
+    if recorded is None:
+        notes = {f.name: f.note or "" for f in findings()}
+    elif isinstance(recorded, Mapping):
+        notes = {str(k): str(v.get("note") or "") for k, v in recorded.items()}
+    else:
+        notes = {str(k): "" for k in recorded}
+    have = set(notes)
     trend = "long" if "long/relu/trend/relative_last_decade" in have else "horizon"
     planned, params = {}, {}
     for cfg in long_configs(compute_class).values():
@@ -351,7 +361,7 @@ def sweep_claim_values(
         )
     return {
         **cal.extra["values"],
-        **wd_claim_values(compute_class, have),
+        **wd_claim_values(compute_class, notes, wd),
         "trend": trend,
         "trend_runs": "our longest runs ("
         + (
@@ -370,14 +380,17 @@ def sweep_claim_values(
     }
 
 
-def wd_claim_values(compute_class: str, have: set[str]) -> dict[str, str]:
+def wd_claim_values(
+    compute_class: str, notes: Mapping[str, str], wd: pd.DataFrame | None = None
+) -> dict[str, str]:
     """The width-depth claim's words, from the design's configs
     (:func:`~scalinglab.studies.sparsity.config.long_wd_configs` and xs): ``wd_shapes``
     (each shape's d_model x layers, width/depth, parameters and FFN width ``F`` a layer),
-    ``wd_params`` and
-    ``wd_ratios`` (their ranges), ``wd_horizon`` and, when
-    the deciding pair's finding is missing, why (``wd_missing``: the family not trained,
-    or a limit not identified)."""
+    ``wd_params`` and ``wd_ratios`` (their ranges), ``wd_horizon`` (each shape's horizon,
+    seeds and passes from its runs ``wd`` when given, else the configs' horizon) and, when
+    the deciding pair's finding is missing, why (``wd_missing``: the family not trained, or
+    which shape's limit is not identified and the limit rule's reason, from the recorded
+    findings' ``notes``, ``{name: note}``)."""
     from scalinglab.studies.sparsity.config import LONG_WD_HORIZON, long_configs, long_wd_configs
 
     family = long_wd_configs(compute_class)
@@ -405,16 +418,31 @@ def wd_claim_values(compute_class: str, have: set[str]) -> dict[str, str]:
             f"{name} {m.d_model} x {m.n_layer} (width/depth {m.d_model / m.n_layer:g}, "
             f"{params_text(n)}, F {mc.ffn_width})"
         )
-    if "long_wd/relu/u4/A0" not in have:
+    if "long_wd/relu/u4/A0" not in notes:
         missing = (
             "the long width-depth family is not in data/sparsity_laws/ yet: python -m "
             "scalinglab.studies.sparsity.long_runs run --design wd"
         )
     else:
-        missing = "a limit of the deciding pair (u4, xs) is not identified (section 8e says why)"
+        why = []
+        for model in ("u4", "xs"):
+            note = notes.get(f"long_wd/relu/{model}/A0", "")
+            if note.startswith("route: none"):
+                reason = note.split("no plateau: ", 1)[-1]
+                why.append(f"{model}'s limit is not identified ({reason})")
+        missing = (
+            "the deciding pair (u4, xs) cannot be read: " + "; ".join(why)
+            if why
+            else "a limit of the deciding pair (u4, xs) is not identified (section 8e says why)"
+        )
+    horizon = (
+        horizons_text(wd, {})
+        if wd is not None and not wd.empty
+        else f"each to {LONG_WD_HORIZON.tokens_per_param:.0f} tokens per parameter"
+    )
     return {
         "wd_shapes": "; ".join(shapes),
-        "wd_horizon": f"{LONG_WD_HORIZON.tokens_per_param:.0f} tokens per parameter",
+        "wd_horizon": horizon,
         "wd_missing": missing,
         "wd_params": f"{params_text(min(params))}-{params_text(max(params))}",
         "wd_ratios": f"{min(ratios):g}-{max(ratios):g}",

@@ -34,7 +34,14 @@ from scalinglab.studies.sparsity.steps import Named, Step
 LAW_OF = sa.LAWS
 
 #: The columns of :func:`width_depth_limits`' pair table.
-WD_PAIR_COLUMNS = ["pair", "width/depth", "routes", "decades", "A0_relative_slope", "method"]
+WD_PAIR_COLUMNS = [
+    "pair",
+    "width/depth",
+    "routes",
+    "decades of width/depth",
+    "A0 change per 10x width/depth (fraction of the mean)",
+    "method",
+]
 
 
 def group_limits(
@@ -113,7 +120,9 @@ def group_limits(
                 level=level,
                 seed=seed,
             )
-            est = est.replace(method=f"{est.method}; {cov.said()}", n=cov.n)
+            # the generic words on a 3-seed mean give way to the coverage on these runs
+            base = sa.LAW_CI_BASE if est.method == sa.LAW_CI else est.method
+            est = est.replace(method=f"{base}; {cov.said()}", n=cov.n)
         limits[(act, model)] = est
         out.findings.append(
             Named(
@@ -159,15 +168,28 @@ def group_limits(
                     unit="nats/token",
                 )
             )
+        levels = slim.plateau_levels(g).to_numpy(float)
+        mean_level = calibration.mean_estimate(levels, level=level) if levels.size > 1 else None
+        if mean_level is not None:
+            out.findings.append(
+                Named(
+                    f"{prefix}/{act}/{model}/last_decade_level",
+                    mean_level,
+                    f"{act}, model {model}: mean ratio over its own last decade ({window}), "
+                    "a level that is the limit only where the limit rule reads a plateau",
+                    unit="activation ratio",
+                )
+            )
         rows.append(
             {
                 "activation": act,
                 "model": model,
-                "tokens_per_param": tpp_end,
+                "tokens_per_param": round(tpp_end),
                 "seeds": n_seeds,
                 "route": route,
-                "A0": str(est),
-                "last-decade trend": "" if own is None else str(own),
+                "A0": str(est) if route != "none" else "not identified",
+                "last-decade mean": "" if mean_level is None else str(mean_level),
+                "last-decade trend (95% t)": "" if own is None else str(own),
                 "min effect": min_trend[act],
                 "why": est.note,
             }
@@ -208,6 +230,7 @@ def seed_coverage(
     out: dict[tuple[str, str, int], str] = {}
     for act, a in ldf.groupby("activation", sort=False):
         rows_t, rows_l = [], []
+        pool = ", ".join(map(str, a["model"].unique()))
         for model, g in a.groupby("model", sort=False):
             late = slim.own_last_decade(g)
             try:
@@ -228,8 +251,8 @@ def seed_coverage(
             for r in tab[tab["method"] == "Student t"].to_dict("records"):
                 words = measured_on_data(float(r["coverage"]), int(r["n"]), se=float(r["se"]))
                 out[(str(act), what, int(r["n"]))] = (
-                    f"{words} (Student t; generator: the per-seed {what}s of every {act} model "
-                    f"here, {len(per_run)} values centred within model)"
+                    f"{words} (Student t; generator: the per-seed {what}s of {act} models "
+                    f"{pool}, {len(per_run)} values centred within model)"
                 )
     return out
 
@@ -405,8 +428,8 @@ def width_depth_limits(
                     "pair": f"{deep}-{wide}",
                     "width/depth": f"{a[2]:g} to {b[2]:g}",
                     "routes": f"{a[0]}-{b[0]}",
-                    "decades": decades,
-                    "A0_relative_slope": str(est),
+                    "decades of width/depth": decades,
+                    "A0 change per 10x width/depth (fraction of the mean)": str(est),
                     "method": est.method,
                 }
             )

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from scalinglab.studies.sparsity import analysis as sa
+from scalinglab.studies.sparsity import limits as slim
 from scalinglab.studies.sparsity import seed_means
 
 
@@ -259,40 +260,61 @@ def width_depth_families(families: Mapping[str, pd.DataFrame], *, level: float) 
 
 def width_depth_limits(wdf: pd.DataFrame, limits: Mapping[str, Any]) -> Any:
     """The long width-depth family: each shape's ReLU ratio over tokens per parameter
-    (seed mean, the seeds' range shaded, its own last decade marked), and each shape's
-    limit against width/depth (``limits``: ``{model: Estimate}``; a shape whose limit is
-    not identified is marked at the bottom)."""
-    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4))
+    (seed mean, the seeds' range shaded, the start of its own last decade dotted), and
+    each shape's limit against width/depth (``limits``: ``{model: Estimate}``); a shape
+    whose limit is not identified is drawn at its last-decade mean as an open marker,
+    labelled so. One colour per shape in both panels."""
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.4))
     ratio = wdf.groupby("model")["width_depth_ratio"].first().sort_values()
+    cycle = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    colours = {m: cycle[i % len(cycle)] for i, m in enumerate(ratio.index)}
     for model, r in ratio.items():
         g = wdf[(wdf["model"] == model) & wdf["usable"]]
         by = g.groupby("tokens_per_param")["activation_ratio"]
         x = np.asarray(by.mean().index, float)
-        (line,) = left.plot(x, by.mean().to_numpy(), label=f"{model} (width/depth {r:g})")
-        left.fill_between(x, by.min().to_numpy(), by.max().to_numpy(), alpha=0.2)
-        left.axvline(x.max() / 10, color=line.get_color(), ls=":", lw=1)
+        c = colours[model]
+        left.plot(x, by.mean().to_numpy(), color=c, label=f"{model} (width/depth {r:g})")
+        left.fill_between(x, by.min().to_numpy(), by.max().to_numpy(), color=c, alpha=0.2)
+        left.axvline(x.max() / 10, color=c, ls=":", lw=1)
     left.set(
         xscale="log",
         xlabel="tokens per non-embedding parameter",
         ylabel="PPL-1% activation ratio (ReLU)",
-        title="seed mean, seeds' range shaded; dotted: start of each last decade",
+        title="seed mean, seeds' range shaded; dotted: each last decade's start",
     )
     left.legend(fontsize=8)
     for model, r in ratio.items():
-        est = limits.get(model)
-        if est is None or not est.identified or est.ci is None:
-            right.plot([r], [0.0], "x", color="grey")
-            right.annotate(f"{model}: not identified", (r, 0.0), fontsize=8)
+        est, c = limits.get(model), colours[model]
+        if est is not None and est.identified and est.ci is not None:
+            lo, hi = est.ci
+            right.errorbar(
+                [r], [est.point], [[est.point - lo], [hi - est.point]], fmt="o", color=c, capsize=3
+            )
+            right.annotate(model, (r, est.point), xytext=(5, 5), textcoords="offset points")
             continue
-        lo, hi = est.ci
-        right.errorbar([r], [est.point], [[est.point - lo], [hi - est.point]], fmt="o", capsize=3)
-        right.annotate(model, (r, est.point), xytext=(4, 4), textcoords="offset points")
+        y = float(slim.plateau_levels(wdf[wdf["model"] == model]).mean())
+        right.plot([r], [y], "o", mfc="none", color=c)
+        right.annotate(
+            f"{model}: last-decade mean,\nlimit not identified",
+            (r, y),
+            xytext=(5, -22),
+            textcoords="offset points",
+            fontsize=8,
+        )
     right.set(
         xscale="log",
         xlabel="width / depth",
-        ylabel="limit A0 (limit rule)",
+        ylabel="limit A0 (limit rule), 95% t over seeds",
         title="limits at one parameter count and one horizon",
+        xlim=(ratio.min() / 1.5, ratio.max() * 1.8),
     )
+    right.set_xticks(list(ratio.to_numpy(float)), [f"{v:g}" for v in ratio])
+    right.minorticks_off()
+    fig.suptitle(
+        "Long width-depth family (ReLU, one parameter count, same tokens per parameter)",
+        fontsize=10,
+    )
+    fig.tight_layout()
     return fig
 
 
