@@ -695,7 +695,8 @@ elif OURS:
 #   the limit rule's 90% interval of its trend reaches past the minimum effect of
 #   {{ calibration/relu/min_relative_trend | pct }} per decade (section 8e's table gives
 #   it), so its limit is not identified; its mean ratio over that decade is
-#   {{ long_wd/relu/u4/last_decade_level }}, a level, not a limit. The pair stated to
+#   {{ long_wd/relu/u4/last_decade_level }}, a level, not a limit, and above xs's (the
+#   interval of each excludes the other's point). The pair stated to
 #   decide `deeper-sparser` before the runs, u4 against xs, therefore cannot be read, and
 #   the claim is untested. The one identified pair, u2 against xs, moves
 #   {{ long_wd/relu/u2-xs/A0_relative_slope | pct }} of the limit per 10x width/depth:
