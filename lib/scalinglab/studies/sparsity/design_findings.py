@@ -536,10 +536,10 @@ def size_comparisons(
             f"({', '.join(models) or 'none'}); the size claim needs two"
         )
     k = len(models) * (len(models) - 1) // 2
+    use = ldf[ldf["usable"]]
     for i, small in enumerate(models):
         for large in models[i + 1 :]:
             a, b = decided[(act, small)], decided[(act, large)]
-            use = ldf[ldf["usable"]]
             est = pair_estimate(
                 a,
                 b,

@@ -120,9 +120,8 @@ def group_limits(
                 level=level,
                 seed=seed,
             )
-            # the generic words on a 3-seed mean give way to the coverage on these runs
-            base = sa.LAW_CI_BASE if est.method == sa.LAW_CI else est.method
-            est = est.replace(method=f"{base}; {cov.said()}", n=cov.n)
+            # the generic words on a 3-seed mean (LAW_CI) give way to the coverage on these runs
+            est = est.replace(method=f"{sa.LAW_CI_BASE}; {cov.said()}", n=cov.n)
         limits[(act, model)] = est
         out.findings.append(
             Named(
@@ -134,10 +133,11 @@ def group_limits(
             )
         )
         n_params = float(g["n_params"].iloc[0])
+        levels = slim.plateau_levels(g).to_numpy(float)  # per seed, its last decade's mean
         if route == "law":
             decided[(act, model)] = (route, res, n_params)
         elif route == "plateau":
-            decided[(act, model)] = (route, slim.plateau_levels(g).to_numpy(float), n_params)
+            decided[(act, model)] = (route, levels, n_params)
         try:
             own = slim.last_decade_trend(g, level=level)
         except ValueError as err:
@@ -168,7 +168,6 @@ def group_limits(
                     unit="nats/token",
                 )
             )
-        levels = slim.plateau_levels(g).to_numpy(float)
         mean_level = calibration.mean_estimate(levels, level=level) if levels.size > 1 else None
         if mean_level is not None:
             out.findings.append(
@@ -393,10 +392,10 @@ def width_depth_limits(
             "no pair with them"
         )
     rows = []
+    use = wdf[wdf["usable"]]
     for i, deep in enumerate(order):
         for wide in order[i + 1 :]:
             a, b = decided[deep], decided[wide]
-            use = wdf[wdf["usable"]]
             est = pair_estimate(
                 a,
                 b,

@@ -288,16 +288,10 @@ def run_long_wd(
 
 
 def cached_long_wd(compute_class: str = "small") -> dict[str, xr.Dataset]:
-    """The long width-depth family's cached Datasets (never trains; may be empty)."""
-    from scalinglab.compute import load_dataset
-
-    out = {}
-    for name, cfg in long_wd_configs(compute_class).items():
-        key = sweep_key(cfg)
-        ds = load_dataset(dataset_path(STUDY, f"sweep-{cfg.compute_class}", key), key)
-        if ds is not None:
-            out[name] = ds
-    return out
+    """The long width-depth family's cached Datasets (:func:`cached_block`, never trains;
+    may be empty)."""
+    found = {name: cached_block(cfg) for name, cfg in long_wd_configs(compute_class).items()}
+    return {name: ds for name, ds in found.items() if ds is not None}
 
 
 def cached_long(
@@ -315,23 +309,14 @@ def cached_long(
     ``plateau_looks`` (:func:`~scalinglab.studies.sparsity.config.plateau_looks`): the looks
     its limit rule is corrected over.
     """
-    from scalinglab.compute import load_dataset
 
-    def find(configs) -> dict[str, xr.Dataset]:
-        found: dict[str, xr.Dataset] = {}
-        for device in devices:
-            for name, cfg in configs(device).items():
-                if name in found:
-                    continue
-                key = sweep_key(cfg)
-                ds = load_dataset(dataset_path(STUDY, f"sweep-{cfg.compute_class}", key), key)
-                if ds is not None:
-                    found[name] = ds
-        return found
+    def find(configs: dict[str, SparsitySweepConfig]) -> dict[str, xr.Dataset]:
+        found = {name: cached_block(cfg, devices=devices) for name, cfg in configs.items()}
+        return {name: ds for name, ds in found.items() if ds is not None}
 
     def read(previous: bool) -> dict[str, xr.Dataset]:
-        out = find(lambda d: long_configs(compute_class, device=d, previous=previous))
-        later = find(lambda d: long_extra_configs(compute_class, device=d, previous=previous))
+        out = find(long_configs(compute_class, previous=previous))
+        later = find(long_extra_configs(compute_class, previous=previous))
         for name, extra in later.items():
             if name in out:
                 out[name] = join_seed_blocks(out[name], extra)
