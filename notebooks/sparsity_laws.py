@@ -118,7 +118,7 @@ from scalinglab.plots import Table, use_style
 from scalinglab.record import claims_from, findings_table
 from scalinglab.studies.sparsity import analysis as sa
 from scalinglab.studies.sparsity import findings as sf
-from scalinglab.studies.sparsity import long_runs, mask_kernel, plots, time_kernel
+from scalinglab.studies.sparsity import long_runs, mask_kernel, plots, time_kernel, wd_runs
 from scalinglab.studies.sparsity import matched as sm
 from scalinglab.studies.sparsity import published as pub
 from scalinglab.studies.sparsity.masks import run_masks, unpack_masks
@@ -494,7 +494,7 @@ elif OURS:
 # of the linear form and take no part in the verdict.
 
 # %% tags=["not-published"]
-WD = long_runs.cached_long_wd(compute_class) if OURS else {}
+WD = wd_runs.cached_long_wd(compute_class) if OURS else {}
 wdf = sf.width_depth_frame(ldf, sf.long_frame(WD, min_ffn_gain=min_ffn_gain))
 if wdf is not None:
     print(sf.long_provenance(WD))

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from scalinglab.studies.sparsity import findings as sf
-from scalinglab.studies.sparsity import long_limits, long_runs
+from scalinglab.studies.sparsity import long_limits, long_runs, wd_runs
 from scalinglab.studies.sparsity.config import (
     LONG_WD,
     LONG_WD_HORIZON,
@@ -48,7 +48,7 @@ def test_the_family_shares_xs_parameters_horizon_recipe_and_corpus_and_only_the_
 
 def test_an_unknown_shape_is_named_with_the_shapes_there_are():
     with pytest.raises(ValueError, match=r"no \['wd-q'\]: its shapes are \['wd-u2', 'wd-u4'\]"):
-        long_runs.run_long_wd("small", shapes=("wd-q",))
+        wd_runs.run_long_wd("small", shapes=("wd-q",))
 
 
 # ----------------------------------------------------------------------------- analysis

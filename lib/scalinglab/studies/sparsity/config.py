@@ -383,6 +383,83 @@ LONG_WD = (
 LONG_WD_HORIZON = LongHorizon(8000.0, (0, 1, 2, 3, 4), 24)
 
 
+#: The width-depth family at 16000 tokens per parameter (stated 2026-11-28, before any of
+#: its runs, on this 2-core machine with no device lent). At 8000 u4's limit is not
+#: identified: its last-decade trend, +0.082 (90% t interval -0.033 to +0.198) per decade,
+#: is not shown inside +-0.104, so SPARSE-4's stated pair (u4 against xs) is untested.
+#: u4's own trend per decade over the committed runs falls with the window: +1.31
+#: (100-1000 tokens per parameter), +0.51 (200-2000), +0.20 (400-4000), +0.082
+#: (800-8000), about 0.4x per doubling of the horizon, so about +0.03 is expected over
+#: 1600-16000; the per-seed spread of the trend is 0.12 there and 0.08-0.12 in every
+#: shape's last decade (checkpoint noise over one decade). More seeds at 8000 would not
+#: pass (at 15 seeds, 95%: about +0.082 +- 0.067). So u4 **and** xs go to **16000** (the
+#: pair keeps matched passes: 4.0 each, where u4 alone to 16000 would sit at the
+#: project's 2x repetition bound against xs at 8000), each its own new runs (the recipe's
+#: warm-up is 5% of a run's steps, so a longer run is not a continuation), 26 checkpoints
+#: geometric from 2 tokens per parameter (about 6.6 a decade, as the family at 8000),
+#: ReLU, xs's recipe and corpus: **u4 seeds 0-14, xs seeds 0-11**. The family is a second
+#: look at SPARSE-4's deciding limits (the first, at 8000, did not pass for u4), so every
+#: shape's equivalence test here is Bonferroni-corrected over 2 looks (95% t, not the
+#: rule's 90%); with a per-seed spread of 0.10-0.12 that is a half-width of about
+#: 0.055-0.066 for u4 and 0.05 for xs, leaving room for trends of about +-0.04 inside
+#: +-0.104. The claim is decided on u4 against xs at 16000 by the pair routes, as at 8000,
+#: and only when every run of both shapes is in (no reading of a partial family: the
+#: seeds are fixed here, not grown until a pass). Every seed is a block of its own (own
+#: key, Dataset and provenance), so runs are committed as they land across sessions.
+#: Cost, from the family at 8000 with two runs at once (7.3-9.4 minutes a u4 run, about
+#: 4-6 an xs run): about 15-19 minutes a u4 run and 9-12 an xs run at 16000, about 6.5
+#: core-hours in all, over two or three sessions (``long_runs run --design wd16``).
+LONG_WD16 = (
+    ModelSpec("u4", 8, 4, 2, family="width_depth"),
+    ModelSpec("xs", 16, 1, 2, family="width_depth"),
+)
+LONG_WD16_HORIZONS: dict[str, LongHorizon] = {
+    "u4": LongHorizon(16000.0, tuple(range(15)), 26, looks=2),
+    "xs": LongHorizon(16000.0, tuple(range(12)), 26, looks=2),
+}
+
+
+def _shape_config(
+    base: SparsitySweepConfig, model: ModelSpec, horizon: LongHorizon, *, compute_class: str
+) -> SparsitySweepConfig:
+    """``base`` (the long design's xs config) with ``model``, ReLU only, and ``horizon``'s
+    seeds, checkpoints and tokens per the model's own non-embedding parameter (rounded to
+    whole steps), named ``compute_class``."""
+    step_tokens = base.batch_size * base.seq_len
+    n = base.model_config(model, "relu").n_params()
+    steps = max(1, round(horizon.tokens_per_param * n / step_tokens))
+    return dataclasses.replace(
+        base,
+        compute_class=compute_class,
+        models=(model,),
+        activations=("relu",),
+        seeds=horizon.seeds,
+        tokens=steps * step_tokens,
+        n_checkpoints=horizon.n_checkpoints,
+        first_checkpoint=2.0 / horizon.tokens_per_param,
+    )
+
+
+def long_wd16_blocks(compute_class: str = "small") -> dict[str, dict[int, SparsitySweepConfig]]:
+    """The width-depth family at 16000 (:data:`LONG_WD16`, :data:`LONG_WD16_HORIZONS`),
+    ``{"wd16-<model>": {seed: config}}``: one config per seed (a block of one run, cached
+    as a Dataset of its own), each as :func:`long_wd_configs`' shapes at the shape's
+    horizon. ``small`` only: ``tiny`` has no such family (empty dict)."""
+    if compute_class == "tiny":
+        return {}
+    if compute_class != "small":
+        raise ValueError(
+            f"unknown compute_class {compute_class!r} for the long design: tiny, small"
+        )
+    xs = long_configs(compute_class)["size-xs"]
+    out: dict[str, dict[int, SparsitySweepConfig]] = {}
+    for m in LONG_WD16:
+        h = LONG_WD16_HORIZONS[m.name]
+        cfg = _shape_config(xs, m, h, compute_class=f"{compute_class}-long-wd16-{m.name}")
+        out[f"wd16-{m.name}"] = {sd: dataclasses.replace(cfg, seeds=(sd,)) for sd in h.seeds}
+    return out
+
+
 def long_wd_configs(
     compute_class: str = "small", *, device: str = "cpu"
 ) -> dict[str, SparsitySweepConfig]:
@@ -400,23 +477,12 @@ def long_wd_configs(
             f"unknown compute_class {compute_class!r} for the long design: tiny, small"
         )
     xs = long_configs(compute_class, device=device)["size-xs"]
-    step_tokens = xs.batch_size * xs.seq_len
-    h = LONG_WD_HORIZON
-    out = {}
-    for m in LONG_WD:
-        n = xs.model_config(m, "relu").n_params()
-        steps = max(1, round(h.tokens_per_param * n / step_tokens))
-        out[f"wd-{m.name}"] = dataclasses.replace(
-            xs,
-            compute_class=f"{compute_class}-long-wd-{m.name}",
-            models=(m,),
-            activations=("relu",),
-            seeds=h.seeds,
-            tokens=steps * step_tokens,
-            n_checkpoints=h.n_checkpoints,
-            first_checkpoint=2.0 / h.tokens_per_param,
+    return {
+        f"wd-{m.name}": _shape_config(
+            xs, m, LONG_WD_HORIZON, compute_class=f"{compute_class}-long-wd-{m.name}"
         )
-    return out
+        for m in LONG_WD
+    }
 
 
 def _long_sizes(compute_class: str, base: SparsitySweepConfig) -> list[ModelSpec]:

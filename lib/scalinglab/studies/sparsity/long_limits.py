@@ -308,7 +308,7 @@ def loss_change(late: pd.DataFrame, *, level: float) -> Estimate | None:
 def width_depth_frame(ldf: pd.DataFrame | None, family: pd.DataFrame | None) -> pd.DataFrame | None:
     """The width-depth family's curves: its runs (``family``, the
     :func:`.design_findings.long_frame` of
-    :func:`~scalinglab.studies.sparsity.long_runs.cached_long_wd`) and the long design's
+    :func:`~scalinglab.studies.sparsity.wd_runs.cached_long_wd`) and the long design's
     ReLU xs runs (from ``ldf``, with their ``looks``) as one long frame; None when either
     is missing."""
     if family is None or family.empty or ldf is None:

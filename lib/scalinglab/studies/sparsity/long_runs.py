@@ -71,7 +71,6 @@ from scalinglab.studies.sparsity.config import (
     long_configs,
     long_extra_configs,
     long_horizons,
-    long_wd_configs,
     plateau_looks,
 )
 from scalinglab.sweeps import RUNS_DIR, RunCache, cached_sweep
@@ -255,45 +254,6 @@ def run_long(
     return out
 
 
-def run_long_wd(
-    compute_class: str = "small",
-    *,
-    scheduler: str = "",
-    rerun: bool = False,
-    progress: bool = True,
-    shapes: tuple[str, ...] = (),
-) -> dict[str, xr.Dataset]:
-    """The long width-depth family's Datasets (:func:`~scalinglab.studies.sparsity.config.long_wd_configs`),
-    ``{"wd-<model>": Dataset}``, trained here on the CPU as tasks of
-    :func:`~scalinglab.studies.sparsity.sweep.run_sweep` where not cached (resumable run
-    by run). ``shapes`` (e.g. ``("wd-u4",)``) limits the call to those shapes.
-
-    Raises
-    ------
-    ParameterError
-        One of ``shapes`` is not a shape of the family (a ``ValueError``).
-    """
-    configs = long_wd_configs(compute_class)
-    unknown = [s for s in shapes if s not in configs]
-    if unknown:
-        raise ParameterError(
-            f"the {compute_class} width-depth family has no {unknown}: its shapes are "
-            f"{list(configs)}"
-        )
-    return {
-        name: sweep.run_sweep(cfg, scheduler=scheduler, rerun=rerun, progress=progress)
-        for name, cfg in configs.items()
-        if not shapes or name in shapes
-    }
-
-
-def cached_long_wd(compute_class: str = "small") -> dict[str, xr.Dataset]:
-    """The long width-depth family's cached Datasets (:func:`cached_block`, never trains;
-    may be empty)."""
-    found = {name: cached_block(cfg) for name, cfg in long_wd_configs(compute_class).items()}
-    return {name: ds for name, ds in found.items() if ds is not None}
-
-
 def cached_long(
     compute_class: str = "small", *, devices: tuple[str, ...] = ("cpu", "cuda")
 ) -> dict[str, xr.Dataset]:
@@ -342,7 +302,14 @@ def join_seed_blocks(first: xr.Dataset, later: xr.Dataset) -> xr.Dataset:
     The first block's attrs are kept; ``seed_blocks`` records every block's seeds,
     config hash and training machine (JSON), so each seed's provenance stays readable.
     """
-    return join_blocks({"first": first, "later": later}, info=_block_info)
+    return join_block_datasets({"first": first, "later": later})
+
+
+def join_block_datasets(blocks: dict[str, xr.Dataset]) -> xr.Dataset:
+    """Seed blocks ``{block name: Dataset}``, in order, as one Dataset
+    (:func:`scalinglab.sweeps.join_seed_blocks`; ``seed_blocks`` records every block's
+    seeds, config hash, training machine and commit)."""
+    return join_blocks(blocks, info=_block_info)
 
 
 def _block_info(name: str, ds: xr.Dataset) -> dict:
@@ -572,9 +539,17 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--size", action="append", default=[], help="only this size (repeatable)")
     r.add_argument(
         "--design",
-        choices=("sizes", "wd"),
+        choices=("sizes", "wd", "wd16"),
         default="sizes",
-        help="the sizes (default) or the width-depth family (its --size: wd-u2, wd-u4)",
+        help="the sizes (default) or a width-depth family: at 8000 (its --size: wd-u2, "
+        "wd-u4) or at 16000 (wd16-u4, wd16-xs; with --seed)",
+    )
+    r.add_argument(
+        "--seed",
+        type=int,
+        action="append",
+        default=[],
+        help="--design wd16: this seed only (repeatable; trained in the order given)",
     )
     b = sub.add_parser("bundle", help="the package, corpus and provenance for another machine")
     b.add_argument("dest", type=Path)
@@ -632,8 +607,20 @@ def _command(args: argparse.Namespace) -> int:
         print(*errors, sep="\n")
         return 1 if errors else 0
     else:
-        if args.design == "wd":
-            found = run_long_wd(
+        from scalinglab.studies.sparsity import wd_runs
+
+        if args.seed and args.design != "wd16":
+            raise ParameterError("--seed chooses runs of the width-depth family at 16000 only")
+        if args.design == "wd16":
+            runs = wd_runs.run_long_wd16(
+                args.compute_class,
+                scheduler=args.scheduler,
+                shapes=tuple(args.size),
+                seeds=tuple(args.seed),
+            )
+            found = {f"{shape}/seed-{sd}": ds for (shape, sd), ds in runs.items()}
+        elif args.design == "wd":
+            found = wd_runs.run_long_wd(
                 args.compute_class, scheduler=args.scheduler, shapes=tuple(args.size)
             )
         else:
