@@ -495,10 +495,14 @@ elif OURS:
 
 # %% tags=["not-published"]
 WD = wd_runs.cached_long_wd(compute_class) if OURS else {}
+WD16 = wd_runs.cached_long_wd16(compute_class) if OURS else {}
+WD16_READY = bool(WD16)  # every run of both shapes is in
 wdf = sf.width_depth_frame(ldf, sf.long_frame(WD, min_ffn_gain=min_ffn_gain))
 if wdf is not None:
     print(sf.long_provenance(WD))
-    wd_long = sf.width_depth_limits(wdf, min_trend=MIN_TREND["relu"], **FIT)
+    wd_long = sf.width_depth_limits(
+        wdf, min_trend=MIN_TREND["relu"], deciding=None if WD16_READY else ("u4", "xs"), **FIT
+    )
     sf.record_all(wd_long)
     plots.width_depth_limits(wdf, wd_long.extra["A0"])
     plt.show()
@@ -509,6 +513,35 @@ elif OURS:
         "The long width-depth family is not in data/sparsity_laws/ for the "
         f"{compute_class} class (python -m scalinglab.studies.sparsity.long_runs run "
         "--design wd): deeper-sparser stays untested."
+    )
+
+# %% [markdown] tags=["not-published"]
+# ## 8f. The width-depth family at 16000 tokens per parameter
+#
+# At 8000 the deepest shape's limit is not identified, so the pair stated to decide
+# SPARSE-4 cannot be read. The design that can decide it, stated before any of its runs,
+# trains u4 and xs anew to 16000 tokens per parameter, so both see the corpus about four
+# times (matched passes), with more seeds (the ledger gives each shape's); it is a second
+# look at these limits, so each shape's equivalence test is corrected over two looks.
+# Each seed is a block of its own, committed as it lands (`python -m
+# scalinglab.studies.sparsity.long_runs run --design wd16`), and the family is read only
+# when every run of both shapes is in: its seeds are fixed, not grown until a test passes.
+
+# %% tags=["not-published"]
+WD16_RUNS = wd_runs.wd16_progress(compute_class) if OURS else None
+wdf16 = sf.long_frame(WD16, min_ffn_gain=min_ffn_gain) if WD16_READY else None
+if wdf16 is not None:
+    print(sf.long_provenance(WD16))
+    wd16 = sf.width_depth_limits(wdf16, min_trend=MIN_TREND["relu"], prefix="long_wd16", **FIT)
+    sf.record_all(wd16)
+    plots.width_depth_limits(wdf16, wd16.extra["A0"])
+    plt.show()
+    display(Table(wd16.extra["limits"], digits=3))
+    display(Table(wd16.table, digits=3))
+elif OURS:
+    print(
+        f"The family at 16000 has {sf.wd16_runs_text(WD16_RUNS)}: it is read when every run "
+        "is in, and until then the family at 8000 decides deeper-sparser (section 8e)."
     )
 
 # %% [markdown] tags=["only-published"]
@@ -592,7 +625,15 @@ elif OURS:
     claims_from(
         "sparsity_laws",
         design="sweep",
-        **sf.sweep_claim_values(cal_step, kt_step, long=ldf, wd=wdf, compute_class=compute_class),
+        **sf.sweep_claim_values(
+            cal_step,
+            kt_step,
+            long=ldf,
+            wd=wdf,
+            wd16=wdf16,
+            wd16_runs=WD16_RUNS,
+            compute_class=compute_class,
+        ),
     )
 
 # %% [markdown] tags=["only-default", "not-tiny"]
@@ -698,7 +739,9 @@ elif OURS:
 #   {{ long_wd/relu/u4/last_decade_level }}, a level, not a limit, and above xs's (the
 #   interval of each excludes the other's point). The pair stated to
 #   decide `deeper-sparser` before the runs, u4 against xs, therefore cannot be read, and
-#   the claim is untested. The one identified pair, u2 against xs, moves
+#   the claim is untested. The design that can decide it, u4 and xs anew to 16000 tokens
+#   per parameter with more seeds (section 8f), is being trained; it is read when every
+#   one of its runs is in, and the ledger's reason says how many are. The one identified pair, u2 against xs, moves
 #   {{ long_wd/relu/u2-xs/A0_relative_slope | pct }} of the limit per 10x width/depth:
 #   there the deeper shape is *less* sparse, against the claim's direction (its Welch
 #   interval covers below its nominal level on these runs' seeds; the method states by how

@@ -88,10 +88,10 @@ def optimizer_tiny_sweep(tmp_path_factory) -> TinySweep:
 
 @pytest.fixture
 def sparsity_claims():
-    """A function ``(findings, ids, long=None) -> (values, {id: Verdict})``: the sparsity
+    """A function ``(findings, ids, long=None, **more) -> (values, {id: Verdict})``: the sparsity
     study's ``sweep`` claims named in ``ids``, filled with the notebook's values
     (:func:`~scalinglab.studies.sparsity.findings.sweep_claim_values`, on the long frame
-    ``long`` when given) and decided on ``findings`` (``Named`` findings, recorded as the
+    ``long`` when given, ``more`` its further keywords) and decided on ``findings`` (``Named`` findings, recorded as the
     notebook records them), with test calibration values (every minimum effect and
     tolerance 0.05)."""
     from scalinglab import record
@@ -99,7 +99,7 @@ def sparsity_claims():
     from scalinglab.claims_file import expand, read_claims_file, study_claims_path
     from scalinglab.studies.sparsity import findings as sf
 
-    def decide(findings, ids, long=None):
+    def decide(findings, ids, long=None, **more):
         record.clear()
         try:
             sf.record_all(findings)
@@ -114,7 +114,7 @@ def sparsity_claims():
         kernel = sf.Step(extra={"deciding": []})
         values = {
             "design": "sweep",
-            **sf.sweep_claim_values(cal, kernel, long=long, recorded=current),
+            **sf.sweep_claim_values(cal, kernel, long=long, recorded=current, **more),
         }
         path = study_claims_path("sparsity_laws")
         specs = [s for s in read_claims_file(path) if s.applies(values) and s.id in ids]

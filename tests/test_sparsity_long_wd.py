@@ -6,9 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+import xarray as xr
 
 from scalinglab.studies.sparsity import findings as sf
-from scalinglab.studies.sparsity import long_limits, long_runs, wd_runs
+from scalinglab.studies.sparsity import long_runs, wd_limits, wd_runs
 from scalinglab.studies.sparsity.config import (
     LONG_WD,
     LONG_WD_HORIZON,
@@ -55,15 +56,24 @@ def test_an_unknown_shape_is_named_with_the_shapes_there_are():
 _SHAPES = {"u4": (8, 4, 3400.0), "u2": (12, 2, 3516.0), "xs": (16, 1, 3376.0)}
 
 
-def _shape(model: str, ratio, *, seeds: int = 5, noise: float = 1e-3, seed: int = 0):
+def _shape(
+    model: str,
+    ratio,
+    *,
+    seeds: int = 5,
+    noise: float = 1e-3,
+    seed: int = 0,
+    end: float = 8000.0,
+    looks: int = 1,
+):
     """ReLU curves of one shape: ``ratio(tokens_per_param)`` plus an offset per seed and
-    noise per checkpoint, 14 checkpoints from 2 to 8000 tokens per parameter."""
+    noise per checkpoint, 14 checkpoints from 2 to ``end`` tokens per parameter."""
     rng = np.random.default_rng(seed)
     d, layers, n = _SHAPES[model]
     rows = []
     for s in range(seeds):
         off = 0.002 * rng.normal()
-        for tpp in np.geomspace(2.0, 8000.0, 14):
+        for tpp in np.geomspace(2.0, end, 14):
             rows.append(
                 {
                     "activation": "relu",
@@ -80,7 +90,7 @@ def _shape(model: str, ratio, *, seeds: int = 5, noise: float = 1e-3, seed: int 
                     "natural_ratio": 0.5,
                     "loss": 2.0 - 0.05 * np.log10(tpp) + 0.01 * rng.normal(),
                     "usable": True,
-                    "looks": 1,
+                    "looks": looks,
                 }
             )
     return pd.DataFrame(rows)
@@ -134,15 +144,15 @@ def test_the_frame_joins_the_family_to_xs_relu_and_needs_both():
     ldf = pd.concat(
         [fam[fam["model"] == "xs"], fam[fam["model"] == "xs"].assign(activation="silu")]
     )
-    got = long_limits.width_depth_frame(ldf, fam[fam["model"] != "xs"])
+    got = wd_limits.width_depth_frame(ldf, fam[fam["model"] != "xs"])
     assert set(zip(got["model"], got["activation"], strict=True)) == {
         ("xs", "relu"),
         ("u2", "relu"),
         ("u4", "relu"),
     }
-    assert long_limits.width_depth_frame(None, fam) is None
-    assert long_limits.width_depth_frame(ldf, None) is None
-    assert long_limits.width_depth_frame(ldf[ldf["model"] == "q"], fam) is None
+    assert wd_limits.width_depth_frame(None, fam) is None
+    assert wd_limits.width_depth_frame(ldf, None) is None
+    assert wd_limits.width_depth_frame(ldf[ldf["model"] == "q"], fam) is None
 
 
 # ----------------------------------------------------------------------------- the claim
@@ -253,3 +263,156 @@ def test_an_untested_deeper_sparser_names_the_shape_and_the_rules_reason(sparsit
     assert "still falling" in got["wd_missing"] and "xs's limit" not in got["wd_missing"]
     # each shape's horizon, seeds and passes from the runs
     assert got["wd_horizon"].startswith("xs to 8000 tokens per parameter (5 seeds")
+
+
+# ----------------------------------------------------------------------------- at 16000
+def test_the_family_at_16000_is_u4_and_xs_anew_one_block_per_seed_at_matched_passes():
+    from scalinglab.studies.sparsity.config import LONG_WD16_HORIZONS, long_wd16_blocks
+
+    xs = long_configs("small")["size-xs"]
+    fam = long_wd16_blocks("small")
+    assert list(fam) == ["wd16-u4", "wd16-xs"]
+    assert {s: sorted(b) for s, b in fam.items()} == {
+        "wd16-u4": list(range(15)),
+        "wd16-xs": list(range(12)),
+    }
+    passes, keys = {}, set()
+    for name, blocks in fam.items():
+        for sd, cfg in blocks.items():
+            (m,) = cfg.models
+            n = cfg.model_config(m, "relu").n_params()
+            assert cfg.seeds == (sd,) and cfg.activations == ("relu",)
+            assert cfg.tokens / n == pytest.approx(16000.0, rel=1e-3)
+            assert cfg.n_checkpoints == 26 and cfg.checkpoint_steps()[0] == xs.checkpoint_steps()[0]
+            for field in ("corpus", "lr", "batch_size", "seq_len", "weight_decay", "device"):
+                assert getattr(cfg, field) == getattr(xs, field), field
+            assert cfg.compute_class == f"small-long-{name}"
+            keys.add(str(cfg.to_dict()))
+            passes[m.name] = cfg.tokens
+        assert blocks[0].models[0].family == "width_depth"
+    assert len(keys) == 27  # every block its own key
+    # both shapes see the corpus as often (passes within 1%), twice the family at 8000
+    assert passes["u4"] / passes["xs"] == pytest.approx(1.0, rel=0.01)
+    assert passes["xs"] / xs.tokens == pytest.approx(2.0, rel=0.01)
+    assert {s: h.looks for s, h in LONG_WD16_HORIZONS.items()} == {"u4": 2, "xs": 2}
+    assert long_wd16_blocks("tiny") == {}
+    with pytest.raises(ValueError, match="compute_class"):
+        long_wd16_blocks("medium")
+
+
+def test_the_blocks_a_call_trains_follow_the_shapes_and_seeds_given():
+    got = [(s, sd) for s, sd, _ in wd_runs.wd16_todo("small", seeds=(14, 11, 0))]
+    assert got == [
+        ("wd16-u4", 14),
+        ("wd16-u4", 11),
+        ("wd16-u4", 0),
+        ("wd16-xs", 11),
+        ("wd16-xs", 0),
+    ]
+    assert len(wd_runs.wd16_todo("small", shapes=("wd16-xs",))) == 12
+    with pytest.raises(ValueError, match=r"no \['wd16-q'\]: its shapes are"):
+        wd_runs.wd16_todo("small", shapes=("wd16-q",))
+    with pytest.raises(ValueError, match=r"no seed \[13\] in \['wd16-xs'\]: wd16-xs: seeds 0-11"):
+        wd_runs.wd16_todo("small", shapes=("wd16-xs",), seeds=(13,))
+
+
+def test_the_command_line_says_a_seed_belongs_to_the_family_at_16000_only(capsys):
+    assert long_runs.main(["run", "--design", "wd", "--seed", "1"]) == 2
+    assert "--seed chooses runs of the width-depth family at 16000 only" in capsys.readouterr().err
+
+
+def _block(model: str, seed: int) -> xr.Dataset:
+    return xr.Dataset(
+        {"activation_ratio": (("seed", "step"), np.full((1, 3), 0.3 + 0.01 * seed))},
+        coords={"seed": [seed], "step": [1, 2, 3]},
+        attrs={"config_hash": f"{model}{seed}", "train_machine": "cpu", "git_commit": "abc"},
+    )
+
+
+def test_the_family_at_16000_is_read_complete_or_not_at_all(monkeypatch):
+    import json
+
+    from scalinglab.studies.sparsity.config import long_wd16_blocks
+
+    blocks = long_wd16_blocks("small")
+    missing = {("u4", 7)}
+
+    def cached(cfg, devices=("cpu", "cuda")):
+        (m,), (sd,) = cfg.models, cfg.seeds
+        return None if (m.name, sd) in missing else _block(m.name, sd)
+
+    monkeypatch.setattr(wd_runs, "cached_block", cached)
+    assert wd_runs.wd16_progress("small") == {"wd16-u4": (14, 15), "wd16-xs": (12, 12)}
+    assert wd_runs.cached_long_wd16("small") == {}  # u4 lacks seed 7: no shape is read
+    missing.clear()
+    got = wd_runs.cached_long_wd16("small")
+    assert list(got) == list(blocks)
+    ds = got["wd16-xs"]
+    assert list(ds["seed"].values) == list(range(12)) and ds.attrs["plateau_looks"] == 2
+    info = json.loads(ds.attrs["seed_blocks"])
+    assert [b["seeds"] for b in info] == [[sd] for sd in range(12)]
+    assert {b["config_hash"] for b in info} == {f"xs{sd}" for sd in range(12)}
+    assert got["wd16-u4"].sizes["seed"] == 15
+
+
+def _family16(u4, xs=lambda t: 0.25, seeds: int = 6) -> pd.DataFrame:
+    return pd.concat(
+        [
+            _shape("u4", u4, seed=5, seeds=seeds, end=16000.0, looks=2),
+            _shape("xs", xs, seed=6, seeds=seeds, end=16000.0, looks=2),
+        ],
+        ignore_index=True,
+    )
+
+
+def _step16(wdf):
+    return sf.width_depth_limits(
+        wdf, min_trend=0.05, reps=20, level=0.95, seed=0, coverage_sims=4, prefix="long_wd16"
+    )
+
+
+@pytest.mark.parametrize(
+    ("u4", "want"), [(0.18, "holds at our scale"), (0.32, "differs at our scale")]
+)
+def test_once_read_the_family_at_16000_decides_deeper_sparser(u4, want, sparsity_claims):
+    at8 = _step(_family(lambda t: 0.30 - 0.04 * np.log10(t)))  # u4 not identified at 8000
+    step = _step16(_family16(lambda t, a=u4: a))
+    named = {f.name: f for f in step.findings}
+    assert "decides deeper-sparser" in named["long_wd16/relu/u4-xs/A0_relative_slope"].description
+    assert "Bonferroni over 2 looks" in named["long_wd16/relu/u4/A0"].estimate.note
+    wdf16 = _family16(lambda t, a=u4: a)
+    values, got = sparsity_claims([*at8.findings, *step.findings], {"deeper-sparser"}, wd16=wdf16)
+    v = got["deeper-sparser"]
+    assert [e["name"] for e in v.evidence] == ["long_wd16/relu/u4-xs/A0_relative_slope"]
+    assert v.verdict == want, v.reason
+    assert "at 16000 tokens per parameter" in v.claim.statement
+    assert "over 2 looks" in v.claim.statement and "u2" not in values["wd_shapes"]
+    assert (
+        values["wd_horizon"] == "xs to 16000 tokens per parameter (6 seeds), u4 to 16000 (6 seeds)"
+    )
+
+
+def test_until_then_the_family_at_8000_decides_and_says_how_many_runs_at_16000_are_in(
+    sparsity_claims,
+):
+    at8 = _step(_family(lambda t: 0.30 - 0.04 * np.log10(t)))
+    runs = {"wd16-u4": (4, 15), "wd16-xs": (12, 12)}
+    values, got = sparsity_claims(at8.findings, {"deeper-sparser"}, wd16_runs=runs)
+    v = got["deeper-sparser"]
+    assert v.verdict == "untested"
+    assert "u4's limit is not identified" in v.reason
+    assert "16 of 27 runs in (wd16-u4 4 of 15, wd16-xs 12 of 12)" in v.reason
+    assert "run --design wd16" in v.reason
+    assert values["wd_deciding"] == ["long_wd/relu/u4-xs/A0_relative_slope"]
+    # a pair of the family at 8000 read beside the one at 16000 is shown only
+    shown = sf.width_depth_limits(
+        _family(lambda t: 0.18),
+        min_trend=0.05,
+        reps=20,
+        level=0.95,
+        seed=0,
+        coverage_sims=4,
+        deciding=None,
+    )
+    desc = {f.name: f.description for f in shown.findings}
+    assert "another family decides" in desc["long_wd/relu/u4-xs/A0_relative_slope"]

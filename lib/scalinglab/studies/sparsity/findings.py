@@ -54,7 +54,6 @@ from scalinglab.studies.sparsity.kernel_findings import (
     time_live,
     time_masks,
 )
-from scalinglab.studies.sparsity.long_limits import width_depth_frame, width_depth_limits
 from scalinglab.studies.sparsity.paper_findings import (
     calibration,
     min_effects,
@@ -62,6 +61,12 @@ from scalinglab.studies.sparsity.paper_findings import (
     paper_laws,
 )
 from scalinglab.studies.sparsity.steps import PAPER_SIGN, Named, Step, record_all
+from scalinglab.studies.sparsity.wd_limits import (
+    wd16_runs_text,
+    wd_claim_values,
+    width_depth_frame,
+    width_depth_limits,
+)
 
 
 def trends(df: pd.DataFrame, *, level: float) -> Step:
@@ -295,6 +300,8 @@ def sweep_claim_values(
     *,
     long: pd.DataFrame | None = None,
     wd: pd.DataFrame | None = None,
+    wd16: pd.DataFrame | None = None,
+    wd16_runs: Mapping[str, tuple[int, int]] | None = None,
     compute_class: str = "small",
     recorded: Iterable[str] | Mapping[str, Mapping] | None = None,
 ) -> dict[str, Any]:
@@ -311,8 +318,9 @@ def sweep_claim_values(
     and the committed
     kernel timings' deciding findings (a missing name leaves the claim untested).
 
-    ``wd``: the long width-depth family's frame (:func:`.long_limits.width_depth_frame`),
-    for its claim's words (:func:`wd_claim_values`).
+    ``wd``, ``wd16``, ``wd16_runs``: the width-depth families' frames at 8000
+    (:func:`.wd_limits.width_depth_frame`) and 16000, and the runs in of the one at 16000,
+    for the claim's words and deciding finding (:func:`.wd_limits.wd_claim_values`).
 
     ``recorded``: the finding names recorded so far, or ``{name: finding dict}`` (default:
     this process's, :func:`scalinglab.record.findings`)."""
@@ -361,7 +369,7 @@ def sweep_claim_values(
         )
     return {
         **cal.extra["values"],
-        **wd_claim_values(compute_class, notes, wd),
+        **wd_claim_values(compute_class, notes, wd, wd16=wd16, wd16_runs=wd16_runs),
         "trend": trend,
         "trend_runs": "our longest runs ("
         + (
@@ -377,75 +385,6 @@ def sweep_claim_values(
         "sizes_text": sizes_text(long, params),
         **pairs,
         "kernel": kernel.extra.get("deciding") or ["kernel/offline/none"],
-    }
-
-
-def wd_claim_values(
-    compute_class: str, notes: Mapping[str, str], wd: pd.DataFrame | None = None
-) -> dict[str, str]:
-    """The width-depth claim's words, from the design's configs
-    (:func:`~scalinglab.studies.sparsity.config.long_wd_configs` and xs): ``wd_shapes``
-    (each shape's d_model x layers, width/depth, parameters and FFN width ``F`` a layer),
-    ``wd_params`` and ``wd_ratios`` (their ranges), ``wd_horizon`` (each shape's horizon,
-    seeds and passes from its runs ``wd`` when given, else the configs' horizon) and, when
-    the deciding pair's finding is missing, why (``wd_missing``: the family not trained, or
-    which shape's limit is not identified and the limit rule's reason, from the recorded
-    findings' ``notes``, ``{name: note}``)."""
-    from scalinglab.studies.sparsity.config import LONG_WD_HORIZON, long_configs, long_wd_configs
-
-    family = long_wd_configs(compute_class)
-    if not family:
-        return {
-            "wd_shapes": "none",
-            "wd_horizon": "none",
-            "wd_missing": f"the {compute_class} class has no long width-depth family",
-            "wd_params": "none",
-            "wd_ratios": "none",
-        }
-    configs = {"xs": long_configs(compute_class)["size-xs"]} | {
-        c.models[0].name: c for c in family.values()
-    }
-    shapes, params, ratios = [], [], []
-    for name, cfg in sorted(
-        configs.items(), key=lambda kv: kv[1].models[0].d_model / kv[1].models[0].n_layer
-    ):
-        (m,) = cfg.models
-        mc = cfg.model_config(m, "relu")
-        n = mc.n_params()
-        params.append(n)
-        ratios.append(m.d_model / m.n_layer)
-        shapes.append(
-            f"{name} {m.d_model} x {m.n_layer} (width/depth {m.d_model / m.n_layer:g}, "
-            f"{params_text(n)}, F {mc.ffn_width})"
-        )
-    if "long_wd/relu/u4/A0" not in notes:
-        missing = (
-            "the long width-depth family is not in data/sparsity_laws/ yet: python -m "
-            "scalinglab.studies.sparsity.long_runs run --design wd"
-        )
-    else:
-        why = []
-        for model in ("u4", "xs"):
-            note = notes.get(f"long_wd/relu/{model}/A0", "")
-            if note.startswith("route: none"):
-                reason = note.split("no plateau: ", 1)[-1]
-                why.append(f"{model}'s limit is not identified ({reason})")
-        missing = (
-            "the deciding pair (u4, xs) cannot be read: " + "; ".join(why)
-            if why
-            else "a limit of the deciding pair (u4, xs) is not identified (section 8e says why)"
-        )
-    horizon = (
-        horizons_text(wd, {})
-        if wd is not None and not wd.empty
-        else f"each to {LONG_WD_HORIZON.tokens_per_param:.0f} tokens per parameter"
-    )
-    return {
-        "wd_shapes": "; ".join(shapes),
-        "wd_horizon": horizon,
-        "wd_missing": missing,
-        "wd_params": f"{params_text(min(params))}-{params_text(max(params))}",
-        "wd_ratios": f"{min(ratios):g}-{max(ratios):g}",
     }
 
 
@@ -498,6 +437,8 @@ __all__ = [
     "size",
     "trends",
     "width_depth",
+    "wd16_runs_text",
+    "wd_claim_values",
     "width_depth_frame",
     "width_depth_limits",
 ]

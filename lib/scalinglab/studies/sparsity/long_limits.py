@@ -1,17 +1,12 @@
-"""The long designs' limits by the limit rule, per (activation, model), and the long
-width-depth family's comparison of them (SPARSE-4).
+"""The long designs' limits by the limit rule, per (activation, model).
 
 :func:`group_limits` reads every (activation, model) group of a long frame: the law fit,
 the limit by :func:`.limits.decide_limit` (the law's identified ``A0``, else a plateau
 shown flat over the model's own last decade, else not identified), its last-decade trend
 and held-out loss change. The size design (section 8d,
-:func:`.design_findings.long_design`) and the width-depth family (section 8e,
-:func:`width_depth_limits`) both read their limits through it, so both apply one rule.
-
-The width-depth family (:data:`~scalinglab.studies.sparsity.config.LONG_WD`) sets deeper
-shapes at xs's parameter count beside xs itself, all to 8000 tokens per parameter; their
-limits are compared per 10x width/depth by :func:`.limits.size_pair_slope`, the routine
-the size pairs use (its ``x`` here the width/depth ratio, not the parameters).
+:func:`.design_findings.long_design`) and the width-depth families (sections 8e-8f,
+:func:`.wd_limits.width_depth_limits`) both read their limits through it, so both apply
+one rule; :func:`pair_estimate` compares two groups' limits for either.
 """
 
 from __future__ import annotations
@@ -32,16 +27,6 @@ from scalinglab.studies.sparsity.steps import Named, Step
 
 #: The law each activation's limit comes from.
 LAW_OF = sa.LAWS
-
-#: The columns of :func:`width_depth_limits`' pair table.
-WD_PAIR_COLUMNS = [
-    "pair",
-    "width/depth",
-    "routes",
-    "decades of width/depth",
-    "A0 change per 10x width/depth (fraction of the mean)",
-    "method",
-]
 
 
 def group_limits(
@@ -305,145 +290,4 @@ def loss_change(late: pd.DataFrame, *, level: float) -> Estimate | None:
     return calibration.mean_estimate(np.array(diffs), level=level)
 
 
-def width_depth_frame(ldf: pd.DataFrame | None, family: pd.DataFrame | None) -> pd.DataFrame | None:
-    """The width-depth family's curves: its runs (``family``, the
-    :func:`.design_findings.long_frame` of
-    :func:`~scalinglab.studies.sparsity.wd_runs.cached_long_wd`) and the long design's
-    ReLU xs runs (from ``ldf``, with their ``looks``) as one long frame; None when either
-    is missing."""
-    if family is None or family.empty or ldf is None:
-        return None
-    xs = ldf[(ldf["model"] == "xs") & (ldf["activation"] == "relu")]
-    if xs.empty:
-        return None
-    return pd.concat([xs, family], ignore_index=True)
-
-
-def width_depth_limits(
-    wdf: pd.DataFrame,
-    *,
-    min_trend: float,
-    reps: int,
-    level: float,
-    seed: int,
-    coverage_sims: int | None = None,
-    deciding: tuple[str, str] = ("u4", "xs"),
-) -> Step:
-    """Section 8e: the width-depth family's ReLU limits and their change per 10x
-    width/depth.
-
-    Parameters
-    ----------
-    wdf
-        :func:`width_depth_frame`: ReLU runs of the family's shapes (one parameter count,
-        one horizon in tokens per parameter).
-    min_trend
-        ReLU's minimum trend effect (the limit rule's equivalence margin).
-    reps, level, seed, coverage_sims
-        As :func:`group_limits`.
-    deciding
-        The pair the claim is decided on, ``(deeper, wider)``: the extreme width/depth
-        ratios, stated with the design (:data:`~scalinglab.studies.sparsity.config.LONG_WD`).
-
-    Returns
-    -------
-    Step
-        :func:`group_limits`' findings under ``long_wd/``; one finding
-        ``long_wd/relu/<deeper>-<wider>/A0_relative_slope`` per pair of shapes whose
-        limits are identified, smaller width/depth first: the change of the limit over
-        its mean per 10x width/depth (:func:`.limits.size_pair_slope`, each side by its
-        route); ``long_wd/relu/<model>/width_depth`` per shape. ``table`` one row per
-        pair (:data:`WD_PAIR_COLUMNS`); ``extra["limits"]`` and ``extra["laws"]`` as
-        :func:`group_limits`' ``limits`` and ``table``; ``extra["A0"]`` ``{model:
-        Estimate}``. Only the ``deciding`` pair
-        decides the claim, so no correction for the others, which are shown as a check
-        of the claim's linear form.
-    """
-    step = group_limits(
-        wdf,
-        min_trend={"relu": min_trend},
-        reps=reps,
-        level=level,
-        seed=seed,
-        coverage_sims=coverage_sims,
-        prefix="long_wd",
-    )
-    out = Step(findings=list(step.findings), messages=list(step.messages))
-    ratio = wdf.groupby("model")["width_depth_ratio"].first()
-    for model, r in ratio.items():
-        shape = wdf[wdf["model"] == model].iloc[0]
-        out.findings.append(
-            Named(
-                f"long_wd/relu/{model}/width_depth",
-                Estimate(float(r), method="d_model over layers of the shape"),
-                f"model {model}: d_model {int(shape['d_model'])}, {int(shape['n_layer'])} "
-                f"layer(s), {float(shape['n_params']):.0f} non-embedding parameters",
-                unit="width/depth",
-            )
-        )
-    decided = {
-        m: (route, ev, float(ratio[m])) for (_, m), (route, ev, _) in step.extra["decided"].items()
-    }
-    order = sorted(decided, key=lambda m: decided[m][2])
-    missing = [m for m in ratio.index if m not in decided]
-    if missing:
-        out.messages.append(
-            f"long_wd/relu: limits not identified at {', '.join(map(str, missing))}; "
-            "no pair with them"
-        )
-    rows = []
-    use = wdf[wdf["usable"]]
-    for i, deep in enumerate(order):
-        for wide in order[i + 1 :]:
-            a, b = decided[deep], decided[wide]
-            est = pair_estimate(
-                a,
-                b,
-                (use[use["model"] == deep], use[use["model"] == wide]),
-                level=level,
-                seed=seed,
-                coverage_sims=coverage_sims or min(reps, 200),
-                coverage_reps=min(reps, 200),
-            )
-            decades = float(np.log10(b[2] / a[2]))
-            role = (
-                "decides deeper-sparser"
-                if (deep, wide) == deciding
-                else "shown, a check of the linear form (not in the verdict)"
-            )
-            out.findings.append(
-                Named(
-                    f"long_wd/relu/{deep}-{wide}/A0_relative_slope",
-                    est,
-                    f"relu: change of the identified limit from {deep} ({a[0]}, width/depth "
-                    f"{a[2]:g}) to {wide} ({b[0]}, width/depth {b[2]:g}) over its mean, per "
-                    f"10x width/depth ({decades:.2f} decades apart), at one parameter count "
-                    f"and horizon; {role}",
-                    unit="fraction of the limit per 10x width/depth",
-                )
-            )
-            rows.append(
-                {
-                    "pair": f"{deep}-{wide}",
-                    "width/depth": f"{a[2]:g} to {b[2]:g}",
-                    "routes": f"{a[0]}-{b[0]}",
-                    "decades of width/depth": decades,
-                    "A0 change per 10x width/depth (fraction of the mean)": str(est),
-                    "method": est.method,
-                }
-            )
-    out.table = pd.DataFrame(rows, columns=WD_PAIR_COLUMNS)
-    out.extra["limits"] = step.extra["limits"]
-    out.extra["laws"] = step.table
-    out.extra["A0"] = {m: est for (_, m), est in step.extra["A0"].items()}
-    return out
-
-
-__all__ = [
-    "group_limits",
-    "pair_estimate",
-    "loss_change",
-    "seed_coverage",
-    "width_depth_frame",
-    "width_depth_limits",
-]
+__all__ = ["group_limits", "pair_estimate", "loss_change", "seed_coverage"]

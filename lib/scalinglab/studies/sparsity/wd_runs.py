@@ -20,7 +20,7 @@ Two families, both stated in :mod:`~scalinglab.studies.sparsity.config`:
 
 A bar over the blocks of a call shows their count and an ETA. A block already cached is
 read, never retrained. The 16000 family is read (:func:`cached_long_wd16`) only when
-every block of a shape is in: its seeds are fixed in advance, not grown until a test
+every block of both shapes is in: its seeds are fixed in advance, not grown until a test
 passes.
 """
 
@@ -162,16 +162,16 @@ def wd16_progress(compute_class: str = "small") -> dict[str, tuple[int, int]]:
 
 
 def cached_long_wd16(compute_class: str = "small") -> dict[str, xr.Dataset]:
-    """The 16000 family's shapes whose every block is cached, ``{"wd16-<model>":
-    Dataset}`` (the seed blocks joined along ``seed``,
-    :func:`.long_runs.join_block_datasets`, with ``plateau_looks`` from
-    :data:`~scalinglab.studies.sparsity.config.LONG_WD16_HORIZONS`). A shape with any
-    block missing is left out: the family is read complete or not at all. Never trains."""
+    """The 16000 family, ``{"wd16-<model>": Dataset}`` (each shape's seed blocks joined
+    along ``seed``, :func:`.long_runs.join_block_datasets`, with ``plateau_looks`` from
+    :data:`~scalinglab.studies.sparsity.config.LONG_WD16_HORIZONS`), only when every
+    block of every shape is cached; else empty: the family is read complete or not at
+    all (its deciding pair needs both shapes). Never trains."""
     out = {}
     for shape, blocks in long_wd16_blocks(compute_class).items():
         found = {sd: cached_block(c, devices=("cpu",)) for sd, c in blocks.items()}
         if any(ds is None for ds in found.values()):
-            continue
+            return {}
         ds = join_block_datasets({f"seed-{sd}": d for sd, d in found.items() if d is not None})
         ds.attrs["plateau_looks"] = LONG_WD16_HORIZONS[shape.split("-", 1)[1]].looks
         out[shape] = ds
