@@ -416,3 +416,16 @@ def test_until_then_the_family_at_8000_decides_and_says_how_many_runs_at_16000_a
     )
     desc = {f.name: f.description for f in shown.findings}
     assert "another family decides" in desc["long_wd/relu/u4-xs/A0_relative_slope"]
+
+
+def test_a_limit_the_rule_reads_states_the_coverage_of_the_rules_own_trend_interval():
+    step = _step(_family(lambda t: 0.30 - 0.04 * np.log10(t)))
+    notes = {f.name: f.estimate.note for f in step.findings}
+    for m in ("u4", "xs"):  # one not identified, one a plateau: both read by the rule
+        note = notes[f"long_wd/relu/{m}/A0"]
+        assert "the rule's 90% t interval of the trend: coverage" in note, note
+        assert "at n = 5 simulated on these data" in note
+    # two looks: the rule's interval is at 95%, and its coverage is simulated there
+    at16 = _step16(_family16(lambda t: 0.18))
+    note = {f.name: f.estimate.note for f in at16.findings}["long_wd16/relu/u4/A0"]
+    assert "the rule's 95% t interval of the trend: coverage" in note and "n = 6" in note

@@ -73,6 +73,7 @@ def group_limits(
     out = Step()
     table, fits = sa.fit_laws(ldf, reps=reps, level=level, seed=seed)
     on_data = seed_coverage(ldf, level=level, seed=seed)
+    rule_cov = rule_coverage(ldf, seed=seed)
     decided: dict[tuple[str, str], tuple[str, Any, float]] = {}
     limits: dict[tuple[str, str], Estimate] = {}
     rows = []
@@ -94,6 +95,9 @@ def group_limits(
         est, route = slim.decide_limit(
             res, g, delta=min_trend[act], trend=trend, level=level, looks=looks
         )
+        said = rule_cov.get((act, looks, n_seeds))
+        if route != "law" and said is not None:
+            est = est.replace(note=f"{est.note}; {said}")
         if route == "plateau" and est.ci is not None:
             est = est.replace(method=f"{est.method}; {on_data[(act, 'level', n_seeds)]}")
         if route == "law" and res is not None and est.ci is not None:
@@ -241,6 +245,30 @@ def seed_coverage(
     return out
 
 
+def rule_coverage(ldf: pd.DataFrame, *, seed: int) -> dict[tuple[str, int, int], str]:
+    """The coverage of the limit rule's own trend interval (the t interval over seeds at
+    :data:`.limits.PLATEAU_TREND_LEVEL`, Bonferroni over a group's looks), simulated on
+    the runs' per-seed trends as :func:`seed_coverage` does at the report's level.
+
+    Returns
+    -------
+    dict
+        ``{(activation, looks, n): words}`` for every looks count in ``ldf["looks"]``
+        (1 when absent), e.g. ``"the rule's 90% t interval of the trend: coverage 0.887
+        at n = 5 simulated on these data (se 0.007; ...)"``, appended to the note of a
+        limit the rule reads (plateau or none), so a pass or a failure by a small margin
+        can be weighed against how well the interval covers.
+    """
+    looks = sorted({int(v) for v in ldf["looks"].unique()}) if "looks" in ldf else [1]
+    out: dict[tuple[str, int, int], str] = {}
+    for k in looks:
+        rule_level = 1.0 - (1.0 - slim.PLATEAU_TREND_LEVEL) / k
+        for (act, what, n), words in seed_coverage(ldf, level=rule_level, seed=seed).items():
+            if what == "trend":
+                out[(act, k, n)] = f"the rule's {rule_level:.0%} t interval of the trend: {words}"
+    return out
+
+
 def pair_estimate(
     a: tuple[str, Any, float],
     b: tuple[str, Any, float],
@@ -290,4 +318,4 @@ def loss_change(late: pd.DataFrame, *, level: float) -> Estimate | None:
     return calibration.mean_estimate(np.array(diffs), level=level)
 
 
-__all__ = ["group_limits", "pair_estimate", "loss_change", "seed_coverage"]
+__all__ = ["group_limits", "pair_estimate", "loss_change", "rule_coverage", "seed_coverage"]
