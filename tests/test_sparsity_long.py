@@ -10,7 +10,7 @@ import pytest
 import xarray as xr
 
 from scalinglab.studies.sparsity import long_runs, stacked, time_kernel
-from scalinglab.studies.sparsity.config import LONG_HORIZONS, long_configs, long_extra_configs
+from scalinglab.studies.sparsity.long_config import LONG_HORIZONS, long_configs, long_extra_configs
 from scalinglab.studies.sparsity.sweep import ModelSpec, sweep_config, train_run
 from scalinglab.sweeps import RunCache
 

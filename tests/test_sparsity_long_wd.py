@@ -10,7 +10,7 @@ import xarray as xr
 
 from scalinglab.studies.sparsity import findings as sf
 from scalinglab.studies.sparsity import long_runs, wd_limits, wd_runs
-from scalinglab.studies.sparsity.config import (
+from scalinglab.studies.sparsity.long_config import (
     LONG_WD,
     LONG_WD_HORIZON,
     long_configs,
@@ -267,7 +267,7 @@ def test_an_untested_deeper_sparser_names_the_shape_and_the_rules_reason(sparsit
 
 # ----------------------------------------------------------------------------- at 16000
 def test_the_family_at_16000_is_u4_and_xs_anew_one_block_per_seed_at_matched_passes():
-    from scalinglab.studies.sparsity.config import LONG_WD16_HORIZONS, long_wd16_blocks
+    from scalinglab.studies.sparsity.long_config import LONG_WD16_HORIZONS, long_wd16_blocks
 
     xs = long_configs("small")["size-xs"]
     fam = long_wd16_blocks("small")
@@ -332,7 +332,7 @@ def _block(model: str, seed: int) -> xr.Dataset:
 def test_the_family_at_16000_is_read_complete_or_not_at_all(monkeypatch):
     import json
 
-    from scalinglab.studies.sparsity.config import long_wd16_blocks
+    from scalinglab.studies.sparsity.long_config import long_wd16_blocks
 
     blocks = long_wd16_blocks("small")
     missing = {("u4", 7)}

@@ -17,11 +17,11 @@ from scalinglab.fitting import fit
 from scalinglab.studies.sparsity import design_findings, long_runs
 from scalinglab.studies.sparsity import findings as sf
 from scalinglab.studies.sparsity import limits as lm
-from scalinglab.studies.sparsity.config import (
+from scalinglab.studies.sparsity.config import ModelSpec
+from scalinglab.studies.sparsity.long_config import (
     LONG_HORIZONS,
     LONG_XS,
     LongHorizon,
-    ModelSpec,
     long_configs,
     long_extra_configs,
     long_horizons,
@@ -113,7 +113,7 @@ def test_s_is_stated_to_8000_tokens_per_parameter_and_read_at_2000_until_trained
 
 
 def test_xs_is_read_at_its_second_look_and_its_provenance_names_each_block():
-    from scalinglab.studies.sparsity.config import plateau_looks
+    from scalinglab.studies.sparsity.long_config import plateau_looks
 
     assert plateau_looks("small") == {"xs": 2, "s": 1, "m": 1}
     assert set(plateau_looks("tiny").values()) == {1}

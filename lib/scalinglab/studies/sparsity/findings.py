@@ -325,7 +325,8 @@ def sweep_claim_values(
     ``recorded``: the finding names recorded so far, or ``{name: finding dict}`` (default:
     this process's, :func:`scalinglab.record.findings`)."""
     from scalinglab.record import findings
-    from scalinglab.studies.sparsity.config import horizon_config, long_configs
+    from scalinglab.studies.sparsity.config import horizon_config
+    from scalinglab.studies.sparsity.long_config import long_configs
 
     if recorded is None:
         notes = {f.name: f.note or "" for f in findings()}

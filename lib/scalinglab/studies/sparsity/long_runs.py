@@ -1,4 +1,4 @@
-"""The long design (:func:`~scalinglab.studies.sparsity.config.long_configs`), run and cached.
+"""The long design (:func:`~scalinglab.studies.sparsity.long_config.long_configs`), run and cached.
 
 Every size of the design is a sweep of its own, cached by
 :func:`scalinglab.sweeps.cached_sweep` as ``data/sparsity_laws/sweep-<class>-long-<model>-<hash>.nc``
@@ -40,34 +40,25 @@ exits; the next ``device`` call, with that folder carried, resumes it
 ``--later`` trains the sizes' later seed blocks.
 
 Each group prints its step, its training and wall ms per step, a wall-time ETA and the
-clock at every checkpoint.
+clock at every checkpoint. The lent machine's side (bundle, graph check, deadline) is in
+:mod:`~scalinglab.studies.sparsity.device_runs`; the width-depth families are run by
+:mod:`~scalinglab.studies.sparsity.wd_runs` (``run --design wd`` or ``wd16``).
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
-import gzip
-import json
-import os
-import pickle
-import platform
-import subprocess
 import sys
-import tarfile
-import time
 from pathlib import Path
 
 import xarray as xr
 
 from scalinglab.compute import dataset_path, resolve_device
 from scalinglab.errors import ParameterError
-from scalinglab.models import corpus as corpus_mod
-from scalinglab.paths import repo_root
 from scalinglab.studies.sparsity import stacked, sweep, sweep_dataset
-from scalinglab.studies.sparsity.config import (
-    STUDY,
-    SparsitySweepConfig,
+from scalinglab.studies.sparsity.config import STUDY, SparsitySweepConfig
+from scalinglab.studies.sparsity.long_config import (
     long_configs,
     long_extra_configs,
     long_horizons,
@@ -78,7 +69,8 @@ from scalinglab.sweeps import join_seed_blocks as join_blocks
 
 #: File beside a run folder's pickles describing the machine that trained them.
 DEVICE_INFO = "device.json"
-_MODULE = "scalinglab.studies.sparsity.long_runs"
+#: The module whose ``group`` command a device call starts per (size, activation).
+MODULE = "scalinglab.studies.sparsity.long_runs"
 
 
 def sweep_key(cfg: SparsitySweepConfig) -> dict:
@@ -210,7 +202,7 @@ def run_long(
     devices: tuple[str, ...] = ("cpu", "cuda"),
 ) -> dict[str, xr.Dataset]:
     """The long design's Datasets, ``{"size-<model>": Dataset}``, cached (resumable);
-    a size's later seed block (:func:`~scalinglab.studies.sparsity.config.long_extra_configs`)
+    a size's later seed block (:func:`~scalinglab.studies.sparsity.long_config.long_extra_configs`)
     as ``"size-<model>/later"``, a Dataset of its own.
 
     A block already cached for any of ``devices`` (:func:`cached_block`: e.g. s and m,
@@ -263,10 +255,10 @@ def cached_long(
     in ``devices``, in order, and the first cached one is kept: a design trained on a GPU
     (committed from a lent machine) is read as well as one trained here. A size whose
     design horizon has no cached first block is read at the horizon it extends
-    (:attr:`~scalinglab.studies.sparsity.config.LongHorizon.previous`), when that one is
+    (:attr:`~scalinglab.studies.sparsity.long_config.LongHorizon.previous`), when that one is
     cached; its Dataset then carries ``design_tokens_per_param`` (the horizon not yet
     trained), so a reading can say so. A size read at its design horizon carries
-    ``plateau_looks`` (:func:`~scalinglab.studies.sparsity.config.plateau_looks`): the looks
+    ``plateau_looks`` (:func:`~scalinglab.studies.sparsity.long_config.plateau_looks`): the looks
     its limit rule is corrected over.
     """
 
@@ -321,152 +313,6 @@ def _block_info(name: str, ds: xr.Dataset) -> dict:
     }
 
 
-# ----------------------------------------------------------------------------- elsewhere
-def export_corpus(compute_class: str, path: Path) -> None:
-    """Pickle the design's corpus (as this Python builds it) for another machine."""
-    (cfg, *_) = long_configs(compute_class).values()  # every size shares it
-    c = sweep.build_corpus(cfg.corpus)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with gzip.open(path, "wb", compresslevel=6) as fh:
-        pickle.dump(c, fh, protocol=pickle.HIGHEST_PROTOCOL)
-
-
-def use_corpus(path: Path) -> None:
-    """Make every builder in this process return the pickled corpus for its config."""
-    with gzip.open(path, "rb") as fh:
-        stored = pickle.load(fh)
-
-    def build(config: corpus_mod.CorpusConfig | None = None):
-        config = corpus_mod.CorpusConfig() if config is None else config
-        if config != stored.config:
-            raise ValueError(f"{path} holds the corpus of {stored.config}, not {config}")
-        return stored
-
-    for mod in (sweep, stacked, sweep_dataset, corpus_mod):
-        mod.build_corpus = build  # type: ignore[attr-defined]
-
-
-def _device_info() -> dict:
-    import torch
-
-    return {
-        "python": platform.python_version(),
-        "torch": torch.__version__,
-        "cuda_device": torch.cuda.get_device_name() if torch.cuda.is_available() else "",
-        "cpu_count": os.cpu_count(),
-        "host": platform.node(),
-    }
-
-
-def check_graph(device: str = "cuda", *, steps: int = 40, tol: float = 1e-3) -> bool:
-    """Whether the CUDA-graph training step matches the eager one on ``device``.
-
-    Trains the tiny long design's model ``s`` (ReLU, 2 seeds, ``steps`` steps) both ways
-    and compares every checkpoint's training and held-out loss (largest absolute
-    difference at most ``tol``); prints the differences.
-    """
-    cfg = long_configs("tiny")["size-s"]
-    cfg = dataclasses.replace(
-        cfg, device=device, tokens=steps * cfg.batch_size * cfg.seq_len, n_checkpoints=3
-    )
-    runs = [
-        stacked.train_stacked(cfg, cfg.models[0], "relu", (0, 1), cuda_graph=g)
-        for g in (False, True)
-    ]
-    diffs = []
-    for s in (0, 1):
-        a, b = runs[0][s], runs[1][s]
-        if isinstance(a, str) or isinstance(b, str):
-            print(f"graph check: a run failed: {a if isinstance(a, str) else b}", flush=True)
-            return False
-        diffs += [abs(a.train_loss - b.train_loss).max(), abs(a.loss - b.loss).max()]
-    worst = float(max(diffs))
-    print(f"graph check: largest |eager - graph| loss difference {worst:.2e}", flush=True)
-    return worst <= tol
-
-
-#: Seconds before a device call's deadline at which its groups stop and save their state.
-_SAVE_MARGIN_S = 25.0
-
-
-def run_device(
-    compute_class: str,
-    corpus: Path,
-    out: Path,
-    *,
-    deadline_s: float,
-    device: str = "cuda",
-    sizes: tuple[str, ...] = (),
-    later: bool = False,
-    with_later: bool = False,
-) -> int:
-    """Every (size, activation) group in its own process; stop them at ``deadline_s``.
-
-    ``sizes`` (e.g. ``("size-m",)``) limits it to those sizes (default: every size);
-    ``later`` trains the sizes' later seed blocks (:func:`long_extra_configs`) instead;
-    ``with_later`` trains each size's first and later blocks in one stack per activation
-    (``train_group``'s ``also``: each block still cached and assembled on its own).
-    Each group stops :data:`_SAVE_MARGIN_S` before the deadline and saves its state in
-    its run folder (it travels in the tar), so the next call resumes it.
-
-    The CUDA-graph step is checked against the eager one first
-    (:func:`check_graph`, on the tiny corpus); the groups use it only when they agree.
-
-    Finished runs are in the run folders; those folders and the groups' logs are tarred to
-    ``out/long-runs.tar.gz`` (paths relative to the repository root). Returns the number
-    of groups that did not finish.
-    """
-    out.mkdir(parents=True, exist_ok=True)
-    t0 = time.time()
-    graph_ok = check_graph() if resolve_device("auto").startswith("cuda") else False
-    print(f"graph check done at {time.time() - t0:.0f} s: use graphs {graph_ok}", flush=True)
-    use_corpus(corpus)
-    root = repo_root()
-    procs, folders = [], []
-    extra = design_blocks(compute_class, device=device, later=True) if with_later else {}
-    for name, cfg in design_blocks(compute_class, device=device, sizes=sizes, later=later).items():
-        info = {**_device_info(), "cuda_graph": graph_ok}
-        for block in (cfg, extra[name]) if name in extra else (cfg,):
-            folder = runs_folder(block)
-            folder.mkdir(parents=True, exist_ok=True)
-            (folder / DEVICE_INFO).write_text(json.dumps(info, sort_keys=True))
-            folders.append(folder)
-        for a in cfg.activations:
-            log = runs_folder(cfg) / f"log-{a}.txt"
-            cmd = [sys.executable, "-m", _MODULE, "group", "--class", compute_class]
-            cmd += ["--size", name, "--activation", a, "--corpus", str(corpus)]
-            cmd += ["--device", device]
-            cmd += [] if graph_ok else ["--no-graph"]
-            cmd += ["--later"] if later else []
-            cmd += ["--with-later"] if name in extra else []
-            cmd += ["--stop-at", f"{t0 + deadline_s - _SAVE_MARGIN_S:.0f}"]
-            env = {**os.environ, "OMP_NUM_THREADS": "1"}
-            procs.append(
-                (
-                    f"{name}/{a}",
-                    subprocess.Popen(cmd, stdout=log.open("w"), stderr=subprocess.STDOUT, env=env),
-                )
-            )
-    unfinished = 0
-    for label, p in procs:
-        try:
-            p.wait(timeout=max(1.0, deadline_s - (time.time() - t0)))
-            print(f"{label}: exit {p.returncode} at {time.time() - t0:.0f} s", flush=True)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait()
-            unfinished += 1
-            print(f"{label}: stopped at the deadline ({deadline_s:.0f} s)", flush=True)
-    with tarfile.open(out / "long-runs.tar.gz", "w:gz") as tar:
-        for folder in folders:
-            tar.add(folder, arcname=str(folder.relative_to(root)))
-    for folder in folders:
-        for log in sorted(folder.glob("log-*.txt")):
-            lines = log.read_text().splitlines()
-            print(f"== {log.relative_to(root)}", *lines[-6:], sep="\n")
-    return unfinished
-
-
 def design_blocks(
     compute_class: str, *, device: str = "cuda", sizes: tuple[str, ...] = (), later: bool = False
 ) -> dict[str, SparsitySweepConfig]:
@@ -483,35 +329,6 @@ def design_blocks(
             f"the {compute_class} long design has no {unknown}: its {block} are {list(configs)}"
         )
     return {n: c for n, c in configs.items() if not sizes or n in sizes}
-
-
-def make_bundle(compute_class: str, dest: Path, *, device: str = "cuda") -> None:
-    """What another machine needs to train the design, in ``dest`` (a repository root there).
-
-    ``dest/lib/scalinglab`` (this package), ``dest/.device/corpus-<class>.pkl.gz`` and the
-    tiny one (:func:`export_corpus`; the graph check's corpus is built there), and each
-    size's (and later seed block's) run folder ``dest/data/sparsity_laws/.runs/<name>-<hash>/`` holding the
-    provenance of *this* checkout (code and commit), which the assembled Dataset keeps.
-    """
-    import shutil
-
-    from scalinglab.provenance import provenance_attrs
-
-    if (dest / "lib").exists():
-        shutil.rmtree(dest / "lib")
-    shutil.copytree(
-        repo_root() / "lib" / "scalinglab",
-        dest / "lib" / "scalinglab",
-        ignore=shutil.ignore_patterns("__pycache__"),
-    )
-    export_corpus(compute_class, dest / ".device" / f"corpus-{compute_class}.pkl.gz")
-    blocks = [*long_configs(compute_class, device=device).values()]
-    blocks += long_extra_configs(compute_class, device=device).values()
-    for cfg in blocks:
-        key = sweep_key(cfg)
-        folder = dest / runs_folder(cfg).relative_to(repo_root())
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / "provenance.json").write_text(json.dumps(provenance_attrs(key), sort_keys=True))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -566,12 +383,14 @@ def main(argv: list[str] | None = None) -> int:
 
 def _command(args: argparse.Namespace) -> int:
     """Run one parsed command of :func:`main`."""
+    from scalinglab.studies.sparsity import device_runs
+
     if args.cmd == "export-corpus":
-        export_corpus(args.compute_class, args.path)
+        device_runs.export_corpus(args.compute_class, args.path)
     elif args.cmd == "bundle":
-        make_bundle(args.compute_class, args.dest, device=args.device)
+        device_runs.make_bundle(args.compute_class, args.dest, device=args.device)
     elif args.cmd == "device":
-        return run_device(
+        return device_runs.run_device(
             args.compute_class,
             args.corpus,
             args.out,
@@ -586,7 +405,7 @@ def _command(args: argparse.Namespace) -> int:
 
         torch.set_num_threads(1)
         if args.corpus:
-            use_corpus(args.corpus)
+            device_runs.use_corpus(args.corpus)
         blocks = design_blocks(
             args.compute_class, device=args.device, sizes=(args.size,), later=args.later
         )

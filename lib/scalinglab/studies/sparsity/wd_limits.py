@@ -4,9 +4,9 @@ they decide.
 Two families of ReLU shapes at xs's parameter count, stated in
 :mod:`~scalinglab.studies.sparsity.config` and run by :mod:`.wd_runs`:
 
-- at 8000 tokens per parameter (:data:`~scalinglab.studies.sparsity.config.LONG_WD`: u2
+- at 8000 tokens per parameter (:data:`~scalinglab.studies.sparsity.long_config.LONG_WD`: u2
   and u4 beside the long design's xs), section 8e, findings under ``long_wd/``;
-- at 16000 (:data:`~scalinglab.studies.sparsity.config.LONG_WD16`: u4 and xs, trained
+- at 16000 (:data:`~scalinglab.studies.sparsity.long_config.LONG_WD16`: u4 and xs, trained
   anew, each shape's equivalence test over 2 looks), section 8f, under ``long_wd16/``.
 
 Each shape's limit comes from :func:`.long_limits.group_limits` (the limit rule every
@@ -80,7 +80,7 @@ def width_depth_limits(
         As :func:`group_limits`.
     deciding
         The pair the claim is decided on, ``(deeper, wider)``: the extreme width/depth
-        ratios, stated with the design (:data:`~scalinglab.studies.sparsity.config.LONG_WD`);
+        ratios, stated with the design (:data:`~scalinglab.studies.sparsity.long_config.LONG_WD`);
         None when another family decides (every pair is then shown only).
     prefix
         The findings' first name part (``long_wd`` at 8000, ``long_wd16`` at 16000).
@@ -273,7 +273,7 @@ def wd_claim_values(
         ``wd_params`` and ``wd_ratios`` (their ranges), ``wd_horizon`` and ``wd_missing``
         (why the deciding finding is missing, where it is).
     """
-    from scalinglab.studies.sparsity.config import (
+    from scalinglab.studies.sparsity.long_config import (
         LONG_WD16_HORIZONS,
         LONG_WD_HORIZON,
         long_configs,

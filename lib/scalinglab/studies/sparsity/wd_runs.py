@@ -2,9 +2,9 @@
 
 Two families, both stated in :mod:`~scalinglab.studies.sparsity.config`:
 
-- at 8000 tokens per parameter (:func:`~scalinglab.studies.sparsity.config.long_wd_configs`:
+- at 8000 tokens per parameter (:func:`~scalinglab.studies.sparsity.long_config.long_wd_configs`:
   u2 and u4, 5 seeds each, one Dataset per shape; xs comes from the long design);
-- at 16000 (:func:`~scalinglab.studies.sparsity.config.long_wd16_blocks`: u4 and xs,
+- at 16000 (:func:`~scalinglab.studies.sparsity.long_config.long_wd16_blocks`: u4 and xs,
   15 and 12 seeds), every seed a block of its own (own cache key, Dataset and
   provenance), so the family, hours of 2-core compute, is committed run by run as it
   lands over several sessions.
@@ -35,9 +35,9 @@ from tqdm import tqdm
 from scalinglab.compute import resolve_device
 from scalinglab.errors import ParameterError
 from scalinglab.studies.sparsity import sweep
-from scalinglab.studies.sparsity.config import (
+from scalinglab.studies.sparsity.config import SparsitySweepConfig
+from scalinglab.studies.sparsity.long_config import (
     LONG_WD16_HORIZONS,
-    SparsitySweepConfig,
     long_wd16_blocks,
     long_wd_configs,
 )
@@ -60,7 +60,7 @@ def run_long_wd(
     progress: bool = True,
     shapes: tuple[str, ...] = (),
 ) -> dict[str, xr.Dataset]:
-    """The width-depth family at 8000 (:func:`~scalinglab.studies.sparsity.config.long_wd_configs`),
+    """The width-depth family at 8000 (:func:`~scalinglab.studies.sparsity.long_config.long_wd_configs`),
     ``{"wd-<model>": Dataset}``, trained here on the CPU as tasks of
     :func:`~scalinglab.studies.sparsity.sweep.run_sweep` where not cached (resumable run
     by run). ``shapes`` (e.g. ``("wd-u4",)``) limits the call to those shapes.
@@ -164,7 +164,7 @@ def wd16_progress(compute_class: str = "small") -> dict[str, tuple[int, int]]:
 def cached_long_wd16(compute_class: str = "small") -> dict[str, xr.Dataset]:
     """The 16000 family, ``{"wd16-<model>": Dataset}`` (each shape's seed blocks joined
     along ``seed``, :func:`.long_runs.join_block_datasets`, with ``plateau_looks`` from
-    :data:`~scalinglab.studies.sparsity.config.LONG_WD16_HORIZONS`), only when every
+    :data:`~scalinglab.studies.sparsity.long_config.LONG_WD16_HORIZONS`), only when every
     block of every shape is cached; else empty: the family is read complete or not at
     all (its deciding pair needs both shapes). Never trains."""
     out = {}
