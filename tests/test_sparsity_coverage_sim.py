@@ -13,6 +13,7 @@ from scalinglab.fitting import fit
 from scalinglab.stats.method_coverage import coverage_note, stated_on_data
 from scalinglab.studies.sparsity import coverage_sim as cs
 from scalinglab.studies.sparsity import published as pub
+from scalinglab.studies.sparsity import run_coverage as rc
 
 
 def test_block_noise_strings_residual_runs_and_ar1_keeps_the_lag1_correlation():
@@ -59,7 +60,7 @@ def test_group_coverage_equals_the_percentile_bootstrap_of_the_runs_offsets():
     m = float(offsets.mean())
     assert res.params["A0"] == pytest.approx(0.4 + m, abs=1e-6)
     sims, reps = 80, 60
-    cov = cs.group_coverage(g, res, sims=sims, reps=reps, seed=3)
+    cov = rc.group_coverage(g, res, sims=sims, reps=reps, seed=3)
     rng = np.random.default_rng(11)
     hits = []
     for _ in range(4000):
@@ -72,7 +73,7 @@ def test_group_coverage_equals_the_percentile_bootstrap_of_the_runs_offsets():
     assert abs(cov.coverage - expected) < 3 * np.hypot(cov.se, 0.008), (cov, expected)
     assert cov.coverage < 0.9  # 3 runs: a percentile bootstrap undercovers
     # same seed, same numbers
-    assert cs.group_coverage(g, res, sims=20, reps=50, seed=4) == cs.group_coverage(
+    assert rc.group_coverage(g, res, sims=20, reps=50, seed=4) == rc.group_coverage(
         g, res, sims=20, reps=50, seed=4
     )
 
@@ -94,7 +95,7 @@ def test_pair_coverage_equals_the_paired_percentile_bootstrap_of_two_sizes_offse
 
     truth = rel(0.4 + oa.mean(), 0.3 + ob.mean())
     sims, reps = 80, 60
-    cov = cs.pair_coverage((ga, fa, na), (gb, fb, nb), sims=sims, reps=reps, seed=5)
+    cov = rc.pair_coverage((ga, fa, na), (gb, fb, nb), sims=sims, reps=reps, seed=5)
     rng = np.random.default_rng(12)
     hits = []
     for _ in range(4000):
@@ -106,8 +107,8 @@ def test_pair_coverage_equals_the_paired_percentile_bootstrap_of_two_sizes_offse
     expected = float(np.mean(hits))
     assert cov.n == 3 and cov.sims == sims and "3 and 4 runs" in cov.how
     assert abs(cov.coverage - expected) < 3 * np.hypot(cov.se, 0.008), (cov, expected)
-    assert cs.pair_coverage((ga, fa, na), (gb, fb, nb), sims=10, reps=30, seed=1) == (
-        cs.pair_coverage((ga, fa, na), (gb, fb, nb), sims=10, reps=30, seed=1)
+    assert rc.pair_coverage((ga, fa, na), (gb, fb, nb), sims=10, reps=30, seed=1) == (
+        rc.pair_coverage((ga, fa, na), (gb, fb, nb), sims=10, reps=30, seed=1)
     )
 
 
@@ -203,7 +204,7 @@ def _silu_size(seeds: int = 5) -> pd.DataFrame:
 
 
 def test_a_law_route_limit_of_our_runs_carries_its_runs_and_measured_coverage():
-    from scalinglab.studies.sparsity.design_findings import long_design
+    from scalinglab.studies.sparsity.long_findings import long_design
 
     step = long_design(
         _silu_size(), min_trend={"silu": 0.02}, reps=20, level=0.95, seed=0, coverage_sims=10

@@ -212,17 +212,17 @@ def test_each_t_interval_over_seeds_states_its_coverage_simulated_on_the_runs_ow
 
 def test_a_plateau_pair_states_its_welch_intervals_coverage_simulated_on_its_seeds():
     from scalinglab.stats.method_coverage import stated_on_data
-    from scalinglab.studies.sparsity import coverage_sim
+    from scalinglab.studies.sparsity import run_coverage
 
     rng = np.random.default_rng(4)
     a, b = 0.25 + 0.01 * rng.normal(size=10), 0.30 + 0.01 * rng.normal(size=8)
-    cov = coverage_sim.plateau_pair_coverage((a, 2.0), (b, 16.0), sims=2000, seed=1)
+    cov = run_coverage.plateau_pair_coverage((a, 2.0), (b, 16.0), sims=2000, seed=1)
     # normal levels at 8-10 seeds: the Welch t interval covers about its nominal level
     assert cov.n == 8 and cov.generator == "seeds" and 0.90 < cov.coverage < 0.985
     assert "per-seed levels" in cov.said() and "10 and 8 seeds" in cov.said()
     # a heavy outlier in few seeds: the resampled generator sees it, coverage falls
     c = np.array([0.25, 0.25, 0.25, 0.25, 0.40])
-    low = coverage_sim.plateau_pair_coverage((c, 2.0), (b[:5], 16.0), sims=2000, seed=1)
+    low = run_coverage.plateau_pair_coverage((c, 2.0), (b[:5], 16.0), sims=2000, seed=1)
     assert low.coverage < cov.coverage
     # the family's plateau pairs carry it, so the ledger reads it
     step = _step(_family(lambda t: 0.18))

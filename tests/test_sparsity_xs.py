@@ -14,9 +14,9 @@ import xarray as xr
 
 from scalinglab.compute import config_hash
 from scalinglab.fitting import fit
-from scalinglab.studies.sparsity import design_findings, long_runs
 from scalinglab.studies.sparsity import findings as sf
 from scalinglab.studies.sparsity import limits as lm
+from scalinglab.studies.sparsity import long_findings, long_runs
 from scalinglab.studies.sparsity.config import ModelSpec
 from scalinglab.studies.sparsity.long_config import (
     LONG_HORIZONS,
@@ -129,7 +129,7 @@ def test_xs_is_read_at_its_second_look_and_its_provenance_names_each_block():
             ),
         },
     )
-    got = design_findings.long_provenance({"size-xs": ds})
+    got = long_findings.long_provenance({"size-xs": ds})
     assert got == (
         "size-xs: 3 runs ok; seeds 0-1 on the project's CPU machine (config aaa); "
         "seeds 5 on NVIDIA H200 (config bbb)"
@@ -191,7 +191,7 @@ def test_the_committed_runs_of_s_and_m_are_found_under_their_keys():
         "size-s": 1,
         "size-m": 1,
     }
-    frame = design_findings.long_frame({"size-xs": read["size-xs"]}, min_ffn_gain=0.05)
+    frame = long_findings.long_frame({"size-xs": read["size-xs"]}, min_ffn_gain=0.05)
     assert frame is not None and set(frame["looks"]) == {2}
 
 
@@ -305,7 +305,7 @@ def test_three_identified_sizes_give_three_pairs_and_one_gives_none():
         ],
         ignore_index=True,
     )
-    step = design_findings.size_comparisons(
+    step = long_findings.size_comparisons(
         df,
         {
             ("relu", m): ("plateau", lm.plateau_levels(df[df["model"] == m]).to_numpy(), _N[m])
@@ -317,7 +317,7 @@ def test_three_identified_sizes_give_three_pairs_and_one_gives_none():
     )
     assert [f.name.split("/")[3] for f in step.findings] == ["xs-s", "xs-m", "s-m"]
     assert all("one of 3 size pair(s)" in f.description for f in step.findings)
-    one = design_findings.size_comparisons(
+    one = long_findings.size_comparisons(
         df, {("relu", "s"): ("plateau", [0.2, 0.21], _N["s"])}, act="relu", level=0.95, seed=0
     )
     assert one.findings == [] and one.table.empty and "needs two" in one.messages[0]
@@ -471,11 +471,11 @@ def test_a_size_claim_on_pairs_whose_corpus_passes_differ_is_a_proxy():
     frame = pd.DataFrame(
         {"model": ["xs", "xs", "s", "s", "m"], "passes": [0.2, 2.0, 1.0, 14.9, 12.3]}
     )
-    passes = design_findings.end_passes(frame)
+    passes = long_findings.end_passes(frame)
     assert passes == {"xs": 2.0, "s": 14.9, "m": 12.3}
-    assert design_findings.repetition_confounded("xs-s", passes)
-    assert not design_findings.repetition_confounded("s-m", passes)  # 14.9 / 12.3 < 2
-    assert not design_findings.repetition_confounded("s-l", passes)  # l unknown
+    assert long_findings.repetition_confounded("xs-s", passes)
+    assert not long_findings.repetition_confounded("s-m", passes)  # 14.9 / 12.3 < 2
+    assert not long_findings.repetition_confounded("s-l", passes)  # l unknown
     proxy = scale_regime(["xs-s", "s-m"], frame, "sizes xs, s and m", "h")
     assert proxy.startswith("proxy: ") and "xs-s: 2.0 and 14.9 passes" in proxy
     assert "s-m" not in proxy
@@ -495,7 +495,7 @@ def test_seeds_from_two_machines_are_compared_by_welch_t_at_a_bonferroni_level()
         frames.append(g)
     one_machine = _size("relu", "s", lambda t: 0.22).assign(machine="H200")
     ldf = pd.concat([*frames, one_machine], ignore_index=True)
-    step = design_findings.block_checks(ldf, level=0.95)
+    step = long_findings.block_checks(ldf, level=0.95)
     got = {n.name: n.estimate for n in step.findings}
     assert set(got) == {
         "long/relu/xs/blocks/trend_difference",
@@ -505,4 +505,4 @@ def test_seeds_from_two_machines_are_compared_by_welch_t_at_a_bonferroni_level()
     assert level.point == pytest.approx(0.02, abs=0.003) and level.lo > 0  # they differ
     assert level.level == pytest.approx(1 - 0.05 / 2)  # Bonferroni over the 2 checks
     assert "Bonferroni over 2 checks" in level.method
-    assert design_findings.block_checks(ldf.drop(columns="machine"), level=0.95).findings == []
+    assert long_findings.block_checks(ldf.drop(columns="machine"), level=0.95).findings == []

@@ -7,7 +7,8 @@ the report shows, the :class:`~.steps.Named` findings (each an
 need; the notebook records them with :func:`~.steps.record_all`. This module holds the
 steps on this study's main sweep (sections 2-6), the coverage check, and the claims
 file's values, and re-exports the steps of :mod:`.kernel_findings`,
-:mod:`.design_findings`, :mod:`.long_limits` and :mod:`.paper_findings`, so the notebook calls them all as
+:mod:`.design_findings`, :mod:`.long_findings`, :mod:`.wd_limits` and :mod:`.paper_findings`, so
+the notebook calls them all as
 ``findings.<step>``.
 
 Intervals over seeds are Student t (:mod:`.seed_means`, which covers at 3 seeds); the
@@ -26,22 +27,7 @@ import xarray as xr
 from scalinglab.estimate import Estimate
 from scalinglab.studies.sparsity import analysis as sa
 from scalinglab.studies.sparsity import seed_means
-from scalinglab.studies.sparsity.design_findings import (
-    PASSES_CONFOUND,
-    block_checks,
-    end_passes,
-    horizon,
-    horizons_text,
-    long_design,
-    long_frame,
-    long_provenance,
-    matched,
-    params_text,
-    ratio_frames,
-    ratios,
-    repetition_confounded,
-    sizes_text,
-)
+from scalinglab.studies.sparsity.design_findings import horizon, matched, ratio_frames, ratios
 from scalinglab.studies.sparsity.kernel_findings import (
     kernel_live,
     kernel_masks,
@@ -53,6 +39,18 @@ from scalinglab.studies.sparsity.kernel_findings import (
     masks_summary,
     time_live,
     time_masks,
+)
+from scalinglab.studies.sparsity.long_findings import (
+    PASSES_CONFOUND,
+    block_checks,
+    end_passes,
+    horizons_text,
+    long_design,
+    long_frame,
+    long_provenance,
+    params_text,
+    repetition_confounded,
+    sizes_text,
 )
 from scalinglab.studies.sparsity.paper_findings import (
     calibration,
@@ -275,8 +273,8 @@ def coverage(slopes: pd.DataFrame, *, level: float, seed: int, sims: int = 2000)
 
 def scale_regime(pairs: list[str], long: pd.DataFrame | None, sizes: str, horizons: str) -> str:
     """A size claim's regime: ``proxy`` when a size pair it rests on is confounded by
-    repetition (:func:`.design_findings.repetition_confounded`: one size passed the corpus
-    more than :data:`.design_findings.PASSES_CONFOUND` times as often as the other, so
+    repetition (:func:`.long_findings.repetition_confounded`: one size passed the corpus
+    more than :data:`.long_findings.PASSES_CONFOUND` times as often as the other, so
     data repetition moves with size), else ``outside`` the paper's sizes."""
     passes = end_passes(long) if long is not None and not long.empty else {}
     hit = [p for p in pairs if repetition_confounded(p, passes)]
@@ -310,7 +308,7 @@ def sweep_claim_values(
     size's horizon and seeds (``horizons``: from its runs ``long``, else from the design's
     configs), the sizes read (``sizes``, ``sizes_text``, ``trend_params``), the size pairs
     whose identified limits were compared (``relu_pairs``, ``silu_pairs``:
-    :func:`~scalinglab.studies.sparsity.design_findings.size_comparisons`' findings, or
+    :func:`~scalinglab.studies.sparsity.long_findings.size_comparisons`' findings, or
     ``["none"]``, which names no finding, so the size claim is untested; ``*_pairs_text``
     the same in words; ``*_scale_regime``, the size claim's regime, :func:`scale_regime`;
     ``*_trends``, the trend findings a trend claim is decided on: each long-design size's

@@ -4,7 +4,7 @@
 the limit by :func:`.limits.decide_limit` (the law's identified ``A0``, else a plateau
 shown flat over the model's own last decade, else not identified), its last-decade trend
 and held-out loss change. The size design (section 8d,
-:func:`.design_findings.long_design`) and the width-depth families (sections 8e-8f,
+:func:`.long_findings.long_design`) and the width-depth families (sections 8e-8f,
 :func:`.wd_limits.width_depth_limits`) both read their limits through it, so both apply
 one rule; :func:`pair_estimate` compares two groups' limits for either.
 """
@@ -21,8 +21,8 @@ from scalinglab.estimate import Estimate
 from scalinglab.stats import calibration
 from scalinglab.stats.method_coverage import measured_on_data
 from scalinglab.studies.sparsity import analysis as sa
-from scalinglab.studies.sparsity import coverage_sim, seed_means
 from scalinglab.studies.sparsity import limits as slim
+from scalinglab.studies.sparsity import run_coverage, seed_means
 from scalinglab.studies.sparsity.steps import Named, Step
 
 #: The law each activation's limit comes from.
@@ -45,7 +45,7 @@ def group_limits(
     Parameters
     ----------
     ldf
-        A long frame (:func:`.design_findings.long_frame`): one row per (activation,
+        A long frame (:func:`.long_findings.long_frame`): one row per (activation,
         model, seed, checkpoint), with ``looks`` (the looks a model's equivalence test is
         corrected over).
     min_trend
@@ -54,7 +54,7 @@ def group_limits(
         Bootstrap refits of the law, the intervals' level, the seed.
     coverage_sims
         A law limit states the coverage of its group bootstrap simulated on its runs
-        (:func:`.coverage_sim.group_coverage`: ``coverage_sims`` simulated experiments,
+        (:func:`.run_coverage.group_coverage`: ``coverage_sims`` simulated experiments,
         default ``min(reps, 200)``, of ``min(reps, 200)`` refits each).
     prefix
         The findings' first name part: ``<prefix>/<act>/<model>/A0``,
@@ -101,7 +101,7 @@ def group_limits(
         if route == "plateau" and est.ci is not None:
             est = est.replace(method=f"{est.method}; {on_data[(act, 'level', n_seeds)]}")
         if route == "law" and res is not None and est.ci is not None:
-            cov = coverage_sim.group_coverage(
+            cov = run_coverage.group_coverage(
                 g[g["usable"]],
                 res,
                 sims=coverage_sims or min(reps, 200),
@@ -282,15 +282,15 @@ def pair_estimate(
     """The change of an identified limit between two models per 10x ``x``
     (:func:`.limits.size_pair_slope`, each side ``(route, evidence, x)`` by its route),
     with its interval's coverage simulated on the two models' own runs where the routes
-    match: two law limits by :func:`.coverage_sim.pair_coverage` (``coverage_reps``
+    match: two law limits by :func:`.run_coverage.pair_coverage` (``coverage_reps``
     refits per model, ``rows`` the two models' usable rows), two plateaus by
-    :func:`.coverage_sim.plateau_pair_coverage`; ``coverage_sims`` simulated experiments
+    :func:`.run_coverage.plateau_pair_coverage`; ``coverage_sims`` simulated experiments
     (0: none)."""
     est = slim.size_pair_slope(a, b, level=level, seed=seed)
     if not coverage_sims or est.ci is None or a[0] != b[0]:
         return est
     if a[0] == "law":
-        cov = coverage_sim.pair_coverage(
+        cov = run_coverage.pair_coverage(
             (rows[0], a[1], a[2]),
             (rows[1], b[1], b[2]),
             sims=coverage_sims,
@@ -299,7 +299,7 @@ def pair_estimate(
             seed=seed,
         )
     else:
-        cov = coverage_sim.plateau_pair_coverage(
+        cov = run_coverage.plateau_pair_coverage(
             (a[1], a[2]), (b[1], b[2]), sims=10 * coverage_sims, level=level, seed=seed
         )
     return est.replace(method=f"{est.method}; {cov.said()}", n=cov.n)

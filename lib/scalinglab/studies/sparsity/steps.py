@@ -7,7 +7,8 @@ flag); :class:`Step` is what one step of ``notebooks/sparsity_laws.py`` computed
 :func:`record_all` records a step's findings with :func:`scalinglab.record.record`, so the
 notebook types no ``level=..., method=...`` and the method a report prints is the one the
 library used. The steps themselves are in :mod:`.findings` (our runs),
-:mod:`.kernel_findings`, :mod:`.design_findings` (the longer designs) and
+:mod:`.kernel_findings`, :mod:`.design_findings` and :mod:`.long_findings` (the longer
+designs), :mod:`.wd_limits` (the width-depth families) and
 :mod:`.paper_findings` (the paper's curves).
 """
 

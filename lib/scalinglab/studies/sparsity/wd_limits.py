@@ -26,7 +26,7 @@ import pandas as pd
 
 from scalinglab.estimate import Estimate
 from scalinglab.studies.sparsity.config import SparsitySweepConfig
-from scalinglab.studies.sparsity.design_findings import horizons_text, params_text
+from scalinglab.studies.sparsity.long_findings import horizons_text, params_text
 from scalinglab.studies.sparsity.long_limits import group_limits, pair_estimate
 from scalinglab.studies.sparsity.steps import Named, Step
 
@@ -43,7 +43,7 @@ WD_PAIR_COLUMNS = [
 
 def width_depth_frame(ldf: pd.DataFrame | None, family: pd.DataFrame | None) -> pd.DataFrame | None:
     """The width-depth family's curves: its runs (``family``, the
-    :func:`.design_findings.long_frame` of
+    :func:`.long_findings.long_frame` of
     :func:`~scalinglab.studies.sparsity.wd_runs.cached_long_wd`) and the long design's
     ReLU xs runs (from ``ldf``, with their ``looks``) as one long frame; None when either
     is missing."""
@@ -258,7 +258,7 @@ def wd_claim_values(
         The recorded findings' notes, ``{name: note}``.
     wd, wd16
         The families' frames at 8000 (:func:`width_depth_frame`) and 16000
-        (:func:`.design_findings.long_frame` of :func:`.wd_runs.cached_long_wd16`), for
+        (:func:`.long_findings.long_frame` of :func:`.wd_runs.cached_long_wd16`), for
         each shape's horizon, seeds and passes in words (else the configs' horizon).
     wd16_runs
         ``{shape: (runs in, runs stated)}`` of the family at 16000
