@@ -11,6 +11,7 @@ import pytest
 from scalinglab.fitting import fit
 from scalinglab.studies.sparsity import limits as lm
 from scalinglab.studies.sparsity import published as pub
+from scalinglab.studies.sparsity import trends as strd
 
 
 def _curves(slopes: dict[str, float], *, level: float = 0.5, noise: float = 0.0, seed: int = 0):
@@ -43,29 +44,29 @@ def _curves(slopes: dict[str, float], *, level: float = 0.5, noise: float = 0.0,
 
 def test_both_ratios_and_their_trends_per_size():
     df = _curves({"s": 0.02, "m": -0.01})
-    both = lm.both_ratios(df)
+    both = strd.both_ratios(df)
     assert len(both) == 2 * 7 and (both["n_seeds"] == 3).all()
     s = both[both["model"] == "s"]
     np.testing.assert_allclose(s["ppl1_ratio"].iloc[[0, -1]], [0.5, 0.54])
     np.testing.assert_allclose(s["nonzero_ratio"].iloc[[0, -1]], [0.9, 0.82])
-    tr = lm.metric_trends(df).set_index(["model", "metric"])
+    tr = strd.metric_trends(df).set_index(["model", "metric"])
     assert tr.loc[("s", "PPL-1% ratio"), "slope"] == pytest.approx(0.02)
     assert tr.loc[("m", "nonzero ratio"), "slope"] == pytest.approx(-0.02)
     assert tr.loc[("s", "PPL-1% ratio"), "relative"] == pytest.approx(0.02 / 0.52)
 
 
 def test_relative_trend_is_the_slope_over_the_level_and_flat_is_flat():
-    est = lm.relative_trend(_curves({"s": -0.05}))
+    est = strd.relative_trend(_curves({"s": -0.05}))
     assert est.point == pytest.approx(-0.05 / 0.45)  # the level over the window: 0.5 .. 0.4
-    flat = lm.relative_trend(_curves({"s": 0.0}, noise=1e-3))
+    flat = strd.relative_trend(_curves({"s": 0.0}, noise=1e-3))
     # a flat curve's interval sits well inside a minimum effect of 5% per decade
     assert -0.05 < flat.lo <= flat.point <= flat.hi < 0.05
     with pytest.raises(ValueError, match="no run has 3 usable"):
-        lm.relative_trend(_curves({"s": 0.0}), min_x=1e9)
+        strd.relative_trend(_curves({"s": 0.0}), min_x=1e9)
 
 
 def test_calibration_uses_one_half_of_the_sizes():
-    cal, test = lm.calibration_halves(["2.4b", "0.1b", "0.4b", "0.2b", "1.2b", "0.8b"])
+    cal, test = strd.calibration_halves(["2.4b", "0.1b", "0.4b", "0.2b", "1.2b", "0.8b"])
     assert cal == ["0.1b", "0.4b", "1.2b"] and test == ["0.2b", "0.8b", "2.4b"]
     late = pd.DataFrame(
         {
@@ -78,13 +79,13 @@ def test_calibration_uses_one_half_of_the_sizes():
     )
     # half the weakest calibration trend (0.4b: 10% of the level per decade); the test
     # half's much steeper curves do not enter
-    got = lm.min_trend_effect(late, activation="relu", models=["0.1b", "0.4b"])
+    got = strd.min_trend_effect(late, activation="relu", models=["0.1b", "0.4b"])
     assert got == pytest.approx(0.05)
     late["end_ratio"] = [0.1, 0.5, 0.1 * (1 + 0.2 * np.log10(4)), 0.5]
-    tol = lm.scale_tolerance(late, activation="relu", models=["0.1b", "0.4b"])
+    tol = strd.scale_tolerance(late, activation="relu", models=["0.1b", "0.4b"])
     assert tol == pytest.approx(0.2 / (1 + 0.1 * np.log10(4)), rel=1e-6)
     with pytest.raises(ValueError, match="no calibration curves"):
-        lm.min_trend_effect(late, activation="silu", models=["0.1b"])
+        strd.min_trend_effect(late, activation="silu", models=["0.1b"])
 
 
 def test_limit_scale_slope_from_paired_draws():

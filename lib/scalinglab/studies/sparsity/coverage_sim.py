@@ -314,7 +314,7 @@ def build_table(
     whose point fit puts ``A0`` inside its bounds (``limit_sims`` per generator, ``reps``
     refits; ReLU's simulated curves are refitted from the generator's parameters instead
     of the full start grid, 3-5 s a fit there, and the row says so)."""
-    from scalinglab.studies.sparsity import limits as slim
+    from scalinglab.studies.sparsity import trends as strd
 
     curves = pub.load_curves()
     gens = curve_generators(curves)
@@ -322,7 +322,7 @@ def build_table(
     for act in ("relu", "silu"):
         if "late" not in parts:
             break
-        _, test = slim.calibration_halves(curves[curves["activation"] == act]["model"].unique())
+        _, test = strd.calibration_halves(curves[curves["activation"] == act]["model"].unique())
         for summary in ("trend", "scale"):
             cov = late_coverage(
                 curves,

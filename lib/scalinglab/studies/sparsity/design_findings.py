@@ -12,9 +12,9 @@ import pandas as pd
 
 from scalinglab.estimate import Estimate
 from scalinglab.studies.sparsity import analysis as sa
-from scalinglab.studies.sparsity import limits as slim
 from scalinglab.studies.sparsity import matched as sm
 from scalinglab.studies.sparsity import seed_means
+from scalinglab.studies.sparsity import trends as strd
 from scalinglab.studies.sparsity.steps import PAPER_SIGN, Named, Step
 
 
@@ -43,7 +43,7 @@ def horizon(hdf: pd.DataFrame, *, model: str, reps: int, level: float, seed: int
             )
     for act, g in hdf.groupby("activation", sort=False):
         try:
-            est = slim.relative_trend(g, min_x=windows["last_decade"], level=level)
+            est = strd.relative_trend(g, min_x=windows["last_decade"], level=level)
         except ValueError as err:
             out.messages.append(f"horizon/{act}: no last-decade trend ({err})")
             continue
@@ -142,11 +142,11 @@ def ratio_frames(
 
 def ratios(frames: Mapping[str, pd.DataFrame], *, level: float) -> Step:
     """Section 8c: both ratios per design and size; ``extra["both"]``: their seed means
-    by design (:func:`.limits.both_ratios`)."""
+    by design (:func:`.trends.both_ratios`)."""
     out = Step(extra={"both": {}})
     for design, frame in frames.items():
-        out.extra["both"][design] = slim.both_ratios(frame)
-        for r in slim.metric_trends(frame, level=level).to_dict("records"):
+        out.extra["both"][design] = strd.both_ratios(frame)
+        for r in strd.metric_trends(frame, level=level).to_dict("records"):
             metric = "nonzero" if r["metric"].startswith("nonzero") else "ppl1"
             if r["activation"] == "silu" and metric == "nonzero":
                 continue  # no exact zeros: the nonzero ratio is 1 at every checkpoint

@@ -20,6 +20,7 @@ from scalinglab.estimate import Estimate
 from scalinglab.studies.sparsity import analysis as sa
 from scalinglab.studies.sparsity import limits as slim
 from scalinglab.studies.sparsity import seed_means
+from scalinglab.studies.sparsity import trends as strd
 from scalinglab.studies.sparsity.long_limits import group_limits, pair_estimate
 from scalinglab.studies.sparsity.steps import Named, Step
 
@@ -98,7 +99,7 @@ def block_checks(ldf: pd.DataFrame, *, level: float) -> Step:
     }
     for act, model, g in groups:
         late = slim.own_last_decade(g)
-        rel = slim.relative_slopes(late, x="tokens_per_param").set_index("seed")["relative"]
+        rel = strd.relative_slopes(late, x="tokens_per_param").set_index("seed")["relative"]
         level_of = slim.plateau_levels(g)
         machine = g.groupby("seed")["machine"].first()
         first, other = machine.iloc[0], next(v for v in machine if v != machine.iloc[0])

@@ -23,6 +23,7 @@ from scalinglab.stats.method_coverage import measured_on_data
 from scalinglab.studies.sparsity import analysis as sa
 from scalinglab.studies.sparsity import limits as slim
 from scalinglab.studies.sparsity import run_coverage, seed_means
+from scalinglab.studies.sparsity import trends as strd
 from scalinglab.studies.sparsity.steps import Named, Step
 
 #: The law each activation's limit comes from.
@@ -201,7 +202,7 @@ def seed_coverage(
 
     The quantities are the two a limit and a trend claim read through a t interval over
     seeds: each run's relative trend over its model's own last decade
-    (:func:`.limits.relative_slopes`, ``"trend"``) and its mean ratio there
+    (:func:`.trends.relative_slopes`, ``"trend"``) and its mean ratio there
     (:func:`.limits.plateau_levels`, ``"level"``). The generator draws ``n`` values with
     replacement from every model's per-seed values of that activation, centred within
     model (:func:`.seed_means.coverage_at_seeds`): pooling models of different spread
@@ -222,7 +223,7 @@ def seed_coverage(
         for model, g in a.groupby("model", sort=False):
             late = slim.own_last_decade(g)
             try:
-                rel = slim.relative_slopes(late, x="tokens_per_param")
+                rel = strd.relative_slopes(late, x="tokens_per_param")
             except ValueError:
                 continue
             rows_t.append(rel[["model", "seed", "relative"]])

@@ -16,8 +16,8 @@ import pandas as pd
 
 from scalinglab.estimate import Estimate
 from scalinglab.studies.sparsity import coverage_sim
-from scalinglab.studies.sparsity import limits as slim
 from scalinglab.studies.sparsity import published as pub
+from scalinglab.studies.sparsity import trends as strd
 from scalinglab.studies.sparsity.steps import PAPER_TREND, Named, Step
 
 
@@ -119,8 +119,8 @@ def min_effects(pcurves: pd.DataFrame) -> dict[str, float]:
     late, _ = pub.late_trends(pcurves, reps=1, seed=0)
     out = {}
     for act in ("relu", "silu"):
-        cal_m, _ = slim.calibration_halves(late[late["activation"] == act]["model"].unique())
-        out[act] = slim.min_trend_effect(late, activation=act, models=cal_m)
+        cal_m, _ = strd.calibration_halves(late[late["activation"] == act]["model"].unique())
+        out[act] = strd.min_trend_effect(late, activation=act, models=cal_m)
     return out
 
 
@@ -135,12 +135,12 @@ def calibration(
     cal: dict[str, dict[str, Any]] = {}
     covered = coverage_sim.read_table() if test_half else {}
     for act in ("relu", "silu"):
-        cal_m, test_m = slim.calibration_halves(late[late["activation"] == act]["model"].unique())
+        cal_m, test_m = strd.calibration_halves(late[late["activation"] == act]["model"].unique())
         cal[act] = {
             "calibration": ", ".join(cal_m),
             "test": ", ".join(test_m),
-            "min_effect": slim.min_trend_effect(late, activation=act, models=cal_m),
-            "tolerance": slim.scale_tolerance(late, activation=act, models=cal_m),
+            "min_effect": strd.min_trend_effect(late, activation=act, models=cal_m),
+            "tolerance": strd.scale_tolerance(late, activation=act, models=cal_m),
         }
         out.findings += [
             Named(
