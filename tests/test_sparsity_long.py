@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 import xarray as xr
 
-from scalinglab.studies.sparsity import long_runs, stacked, time_kernel
+from scalinglab.studies.sparsity import long_blocks, long_runs, stacked, time_kernel
 from scalinglab.studies.sparsity.long_config import LONG_HORIZONS, long_configs, long_extra_configs
 from scalinglab.studies.sparsity.sweep import ModelSpec, sweep_config, train_run
 from scalinglab.sweeps import RunCache
@@ -195,7 +195,7 @@ def test_the_cached_long_design_is_found_whatever_device_trained_it(tmp_path, mo
 
     assert long_runs.cached_long("small") == {}
     cfg = long_configs("small", device="cuda")["size-m"]
-    key = long_runs.sweep_key(cfg)
+    key = long_blocks.sweep_key(cfg)
     save_dataset(
         xr.Dataset({"x": ("i", np.arange(3.0))}),
         dataset_path("sparsity_laws", f"sweep-{cfg.compute_class}", key),
@@ -212,12 +212,12 @@ def test_a_later_seed_block_is_read_with_the_first_and_keeps_its_provenance():
     first = long_configs("small", device="cuda")
     for name, cfg in extra.items():
         assert set(cfg.seeds).isdisjoint(first[name].seeds)
-        assert long_runs.sweep_key(cfg) != long_runs.sweep_key(first[name])
+        assert long_blocks.sweep_key(cfg) != long_blocks.sweep_key(first[name])
     a = xr.Dataset({"x": ("seed", [1.0, 2.0])}, coords={"seed": [0, 1]})
     a.attrs.update(config_hash="aaa", train_machine="gpu-a", n_failed=0)
     b = xr.Dataset({"x": ("seed", [3.0])}, coords={"seed": [2]})
     b.attrs.update(config_hash="bbb", train_machine="gpu-b", n_failed=1)
-    got = long_runs.join_seed_blocks(a, b)
+    got = long_blocks.join_seed_blocks(a, b)
     np.testing.assert_array_equal(got["seed"].values, [0, 1, 2])
     np.testing.assert_array_equal(got["x"].values, [1.0, 2.0, 3.0])
     blocks = json.loads(got.attrs["seed_blocks"])
@@ -225,18 +225,18 @@ def test_a_later_seed_block_is_read_with_the_first_and_keeps_its_provenance():
     assert [b["train_machine"] for b in blocks] == ["gpu-a", "gpu-b"]
     assert got.attrs["n_failed"] == 1
     with pytest.raises(ValueError, match="overlap"):
-        long_runs.join_seed_blocks(a, a)
+        long_blocks.join_seed_blocks(a, a)
 
 
 def test_a_device_call_trains_only_the_sizes_named_and_names_the_ones_it_knows():
-    assert list(long_runs.design_blocks("small", sizes=("size-m",))) == ["size-m"]
-    later = long_runs.design_blocks("small", later=True)
+    assert list(long_blocks.design_blocks("small", sizes=("size-m",))) == ["size-m"]
+    later = long_blocks.design_blocks("small", later=True)
     assert list(later) == ["size-xs", "size-m"]
     assert all(later[f"size-{m}"].seeds == LONG_HORIZONS[m].later_seeds for m in ("xs", "m"))
     with pytest.raises(ValueError, match=r"no \['size-x'\].*\['size-xs', 'size-s', 'size-m'\]"):
-        long_runs.design_blocks("small", sizes=("size-x",))
+        long_blocks.design_blocks("small", sizes=("size-x",))
     with pytest.raises(ValueError, match="later seed blocks are"):
-        long_runs.design_blocks("small", sizes=("size-s",), later=True)
+        long_blocks.design_blocks("small", sizes=("size-s",), later=True)
 
 
 def test_a_size_whose_design_is_not_trained_is_read_at_the_horizon_it_extends(
@@ -246,7 +246,7 @@ def test_a_size_whose_design_is_not_trained_is_read_at_the_horizon_it_extends(
     from scalinglab.compute import dataset_path, save_dataset
 
     def store(cfg, x):
-        key = long_runs.sweep_key(cfg)
+        key = long_blocks.sweep_key(cfg)
         ds = xr.Dataset({"x": ("seed", [x] * len(cfg.seeds))}, coords={"seed": list(cfg.seeds)})
         save_dataset(
             ds, dataset_path("sparsity_laws", f"sweep-{cfg.compute_class}", key), config=key

@@ -16,7 +16,7 @@ from scalinglab.compute import config_hash
 from scalinglab.fitting import fit
 from scalinglab.studies.sparsity import findings as sf
 from scalinglab.studies.sparsity import limits as lm
-from scalinglab.studies.sparsity import long_findings, long_runs
+from scalinglab.studies.sparsity import long_blocks, long_findings, long_runs
 from scalinglab.studies.sparsity.config import ModelSpec
 from scalinglab.studies.sparsity.long_config import (
     LONG_HORIZONS,
@@ -139,7 +139,7 @@ def test_xs_is_read_at_its_second_look_and_its_provenance_names_each_block():
 def _store(cfg, seeds):
     from scalinglab.compute import dataset_path, save_dataset
 
-    key = long_runs.sweep_key(cfg)
+    key = long_blocks.sweep_key(cfg)
     ds = xr.Dataset({"x": ("seed", [1.0] * len(seeds))}, coords={"seed": list(seeds)})
     save_dataset(ds, dataset_path("sparsity_laws", f"sweep-{cfg.compute_class}", key), config=key)
 
@@ -182,9 +182,9 @@ def test_the_committed_runs_of_s_and_m_are_found_under_their_keys():
     before = long_configs("small", device="cuda", previous=True)
     for name, cfg in long_configs("small", device="cuda").items():
         if name != "size-xs":  # the design's horizon, or the one it extends until trained
-            found = [long_runs.cached_block(c) for c in (cfg, before[name])]
+            found = [long_blocks.cached_block(c) for c in (cfg, before[name])]
             assert any(ds is not None for ds in found), name
-    assert long_runs.cached_block(long_extra_configs("small", device="cuda")["size-m"])
+    assert long_blocks.cached_block(long_extra_configs("small", device="cuda")["size-m"])
     read = long_runs.cached_long("small")
     assert {n: d.attrs["plateau_looks"] for n, d in read.items()} == {
         "size-xs": 2,

@@ -29,14 +29,16 @@ from scalinglab.compute import resolve_device
 from scalinglab.models import corpus as corpus_mod
 from scalinglab.paths import repo_root
 from scalinglab.studies.sparsity import stacked, sweep, sweep_dataset
-from scalinglab.studies.sparsity.long_config import long_configs, long_extra_configs
-from scalinglab.studies.sparsity.long_runs import (
+from scalinglab.studies.sparsity.long_blocks import (
     DEVICE_INFO,
-    MODULE,
     design_blocks,
     runs_folder,
     sweep_key,
 )
+from scalinglab.studies.sparsity.long_config import long_configs, long_extra_configs
+
+#: The module whose ``group`` command a device call starts per (size, activation).
+MODULE = "scalinglab.studies.sparsity.long_runs"
 
 
 def export_corpus(compute_class: str, path: Path) -> None:

@@ -54,34 +54,25 @@ from pathlib import Path
 
 import xarray as xr
 
-from scalinglab.compute import dataset_path, resolve_device
+from scalinglab.compute import resolve_device
 from scalinglab.errors import ParameterError
-from scalinglab.studies.sparsity import stacked, sweep, sweep_dataset
+from scalinglab.studies.sparsity import device_runs, stacked, sweep, sweep_dataset, wd_runs
 from scalinglab.studies.sparsity.config import STUDY, SparsitySweepConfig
+from scalinglab.studies.sparsity.long_blocks import (
+    DEVICE_INFO,
+    cached_block,
+    design_blocks,
+    join_seed_blocks,
+    runs_folder,
+    sweep_key,
+)
 from scalinglab.studies.sparsity.long_config import (
     long_configs,
     long_extra_configs,
     long_horizons,
     plateau_looks,
 )
-from scalinglab.sweeps import RUNS_DIR, RunCache, cached_sweep
-from scalinglab.sweeps import join_seed_blocks as join_blocks
-
-#: File beside a run folder's pickles describing the machine that trained them.
-DEVICE_INFO = "device.json"
-#: The module whose ``group`` command a device call starts per (size, activation).
-MODULE = "scalinglab.studies.sparsity.long_runs"
-
-
-def sweep_key(cfg: SparsitySweepConfig) -> dict:
-    """The cache key of ``cfg`` (as :func:`~scalinglab.studies.sparsity.sweep.run_sweep`)."""
-    return {**cfg.to_dict(), "corpus_hash": sweep.build_corpus(cfg.corpus).content_hash}
-
-
-def runs_folder(cfg: SparsitySweepConfig) -> Path:
-    """The per-run cache folder of ``cfg``'s sweep."""
-    path = dataset_path(STUDY, f"sweep-{cfg.compute_class}", sweep_key(cfg))
-    return path.parent / RUNS_DIR / path.stem
+from scalinglab.sweeps import RunCache, cached_sweep
 
 
 def train_group(
@@ -173,22 +164,6 @@ def execute_stacked(
     if info is not None and info.exists():
         ds.attrs["train_machine"] = info.read_text()
     return ds
-
-
-def cached_block(
-    cfg: SparsitySweepConfig, *, devices: tuple[str, ...] = ("cpu", "cuda")
-) -> xr.Dataset | None:
-    """The cached Dataset of one block of the design trained on any of ``devices`` (in
-    order; ``cfg`` with its ``device`` replaced by each), or None. Never trains."""
-    from scalinglab.compute import load_dataset
-
-    for device in devices:
-        c = dataclasses.replace(cfg, device=device)
-        key = sweep_key(c)
-        ds = load_dataset(dataset_path(STUDY, f"sweep-{c.compute_class}", key), key)
-        if ds is not None:
-            return ds
-    return None
 
 
 def run_long(
@@ -287,50 +262,6 @@ def cached_long(
     return {name: out[name] for name in design if name in out}
 
 
-def join_seed_blocks(first: xr.Dataset, later: xr.Dataset) -> xr.Dataset:
-    """One size's seed blocks as one Dataset (concatenated along ``seed``,
-    :func:`scalinglab.sweeps.join_seed_blocks`).
-
-    The first block's attrs are kept; ``seed_blocks`` records every block's seeds,
-    config hash and training machine (JSON), so each seed's provenance stays readable.
-    """
-    return join_block_datasets({"first": first, "later": later})
-
-
-def join_block_datasets(blocks: dict[str, xr.Dataset]) -> xr.Dataset:
-    """Seed blocks ``{block name: Dataset}``, in order, as one Dataset
-    (:func:`scalinglab.sweeps.join_seed_blocks`; ``seed_blocks`` records every block's
-    seeds, config hash, training machine and commit)."""
-    return join_blocks(blocks, info=_block_info)
-
-
-def _block_info(name: str, ds: xr.Dataset) -> dict:
-    return {
-        "seeds": [int(v) for v in ds["seed"].values],
-        "config_hash": ds.attrs.get("config_hash"),
-        "train_machine": ds.attrs.get("train_machine"),
-        "git_commit": ds.attrs.get("git_commit"),
-    }
-
-
-def design_blocks(
-    compute_class: str, *, device: str = "cuda", sizes: tuple[str, ...] = (), later: bool = False
-) -> dict[str, SparsitySweepConfig]:
-    """The design's configs by size (``sizes`` only, when given), first or later blocks.
-
-    Raises :class:`~scalinglab.errors.ParameterError` (a ``ValueError``) naming the sizes the block has when one of ``sizes`` is not
-    among them.
-    """
-    configs = (long_extra_configs if later else long_configs)(compute_class, device=device)
-    unknown = [s for s in sizes if s not in configs]
-    if unknown:
-        block = "later seed blocks" if later else "sizes"
-        raise ParameterError(
-            f"the {compute_class} long design has no {unknown}: its {block} are {list(configs)}"
-        )
-    return {n: c for n, c in configs.items() if not sizes or n in sizes}
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m scalinglab.studies.sparsity.long_runs")
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -383,8 +314,6 @@ def main(argv: list[str] | None = None) -> int:
 
 def _command(args: argparse.Namespace) -> int:
     """Run one parsed command of :func:`main`."""
-    from scalinglab.studies.sparsity import device_runs
-
     if args.cmd == "export-corpus":
         device_runs.export_corpus(args.compute_class, args.path)
     elif args.cmd == "bundle":
@@ -426,8 +355,6 @@ def _command(args: argparse.Namespace) -> int:
         print(*errors, sep="\n")
         return 1 if errors else 0
     else:
-        from scalinglab.studies.sparsity import wd_runs
-
         if args.seed and args.design != "wd16":
             raise ParameterError("--seed chooses runs of the width-depth family at 16000 only")
         if args.design == "wd16":

@@ -36,12 +36,12 @@ from scalinglab.compute import resolve_device
 from scalinglab.errors import ParameterError
 from scalinglab.studies.sparsity import sweep
 from scalinglab.studies.sparsity.config import SparsitySweepConfig
+from scalinglab.studies.sparsity.long_blocks import cached_block, join_block_datasets
 from scalinglab.studies.sparsity.long_config import (
     LONG_WD16_HORIZONS,
     long_wd16_blocks,
     long_wd_configs,
 )
-from scalinglab.studies.sparsity.long_runs import cached_block, join_block_datasets
 
 
 def _check_shapes(known: Sequence[str], shapes: Sequence[str], *, family: str) -> None:
@@ -80,7 +80,7 @@ def run_long_wd(
 
 
 def cached_long_wd(compute_class: str = "small") -> dict[str, xr.Dataset]:
-    """The width-depth family at 8000's cached Datasets (:func:`.long_runs.cached_block`,
+    """The width-depth family at 8000's cached Datasets (:func:`.long_blocks.cached_block`,
     never trains; may be empty)."""
     found = {name: cached_block(cfg) for name, cfg in long_wd_configs(compute_class).items()}
     return {name: ds for name, ds in found.items() if ds is not None}
@@ -163,7 +163,7 @@ def wd16_progress(compute_class: str = "small") -> dict[str, tuple[int, int]]:
 
 def cached_long_wd16(compute_class: str = "small") -> dict[str, xr.Dataset]:
     """The 16000 family, ``{"wd16-<model>": Dataset}`` (each shape's seed blocks joined
-    along ``seed``, :func:`.long_runs.join_block_datasets`, with ``plateau_looks`` from
+    along ``seed``, :func:`.long_blocks.join_block_datasets`, with ``plateau_looks`` from
     :data:`~scalinglab.studies.sparsity.long_config.LONG_WD16_HORIZONS`), only when every
     block of every shape is cached; else empty: the family is read complete or not at
     all (its deciding pair needs both shapes). Never trains."""
