@@ -180,6 +180,9 @@ LONG_WD_HORIZON = LongHorizon(8000.0, (0, 1, 2, 3, 4), 24)
 #: Cost, from the family at 8000 with two runs at once (7.3-9.4 minutes a u4 run, about
 #: 4-6 an xs run): about 15-19 minutes a u4 run and 9-12 an xs run at 16000, about 6.5
 #: core-hours in all, over two or three sessions (``long_runs run --design wd16``).
+#: Actual (2026-11-28, two runs at once, one process per core): 3.9-6.7 minutes an xs run
+#: and 13.9-18 a u4 run (the longer ones beside a test suite), so about 4 core-hours in
+#: all; xs's 12 runs were in within an hour of the start.
 LONG_WD16 = (
     ModelSpec("u4", 8, 4, 2, family="width_depth"),
     ModelSpec("xs", 16, 1, 2, family="width_depth"),
