@@ -203,7 +203,7 @@ def _shapes_words(configs: Mapping[str, SparsitySweepConfig]) -> dict[str, str]:
         )
     return {
         "wd_shapes": "; ".join(shapes),
-        "wd_params": f"{params_text(min(params))}-{params_text(max(params))}",
+        "wd_params": "-".join(dict.fromkeys((params_text(min(params)), params_text(max(params))))),
         "wd_ratios": f"{min(ratios):g}-{max(ratios):g}",
     }
 
