@@ -244,6 +244,15 @@ def test_the_figure_draws_every_shape_and_marks_an_unidentified_limit():
     assert len(left.get_lines()) >= 3  # a curve per shape (and its last-decade marks)
     labels = [t.get_text() for t in right.texts]
     assert "u4: last-decade mean,\nlimit not identified" in labels and {"u2", "xs"} <= set(labels)
+    assert "or last-decade mean where\nnot identified" in right.get_ylabel()
+    # no limit identified: the axis and title say what the points are
+    flat = {m: None for m in step.extra["A0"]}
+    right = plots.width_depth_limits(wdf, flat).axes[1]
+    assert right.get_ylabel().endswith("(no limit identified)")
+    assert right.get_title().startswith("no limit identified")
+    lo, hi = right.get_ylim()
+    ys = [t.xy[1] for t in right.texts]
+    assert lo < min(ys) - 0.1 * (hi - lo) and hi > max(ys) + 0.1 * (hi - lo)  # padded
 
 
 def test_an_untested_deeper_sparser_names_the_shape_and_the_rules_reason(sparsity_claims):
@@ -342,13 +351,21 @@ def test_the_family_at_16000_is_read_complete_or_not_at_all(monkeypatch):
         return None if (m.name, sd) in missing else _block(m.name, sd)
 
     monkeypatch.setattr(wd_runs, "cached_block", cached)
-    assert wd_runs.wd16_progress("small") == {"wd16-u4": (14, 15), "wd16-xs": (12, 12)}
-    assert wd_runs.cached_long_wd16("small") == {}  # u4 lacks seed 7: no shape is read
+    seen = []
+    monkeypatch.setattr(
+        wd_runs, "cached_block", lambda cfg, devices=("cpu",): seen.append(cfg) or cached(cfg)
+    )
+    fam = wd_runs.wd16_family("small")
+    assert fam.progress == {"wd16-u4": (14, 15), "wd16-xs": (12, 12)}
+    assert fam.datasets == {}  # u4 lacks seed 7: no shape is read
+    assert len(seen) == 27  # every block looked up once
     missing.clear()
-    got = wd_runs.cached_long_wd16("small")
+    got = wd_runs.wd16_family("small").datasets
     assert list(got) == list(blocks)
     ds = got["wd16-xs"]
     assert list(ds["seed"].values) == list(range(12)) and ds.attrs["plateau_looks"] == 2
+    assert ds.attrs["plateau_looks_why"].startswith("at a new horizon")  # not seeds added
+    assert "0.05 + 0.025" in got["wd16-u4"].attrs["plateau_looks_why"]
     info = json.loads(ds.attrs["seed_blocks"])
     assert [b["seeds"] for b in info] == [[sd] for sd in range(12)]
     assert {b["config_hash"] for b in info} == {f"xs{sd}" for sd in range(12)}
@@ -380,6 +397,10 @@ def test_once_read_the_family_at_16000_decides_deeper_sparser(u4, want, sparsity
     named = {f.name: f for f in step.findings}
     assert "decides deeper-sparser" in named["long_wd16/relu/u4-xs/A0_relative_slope"].description
     assert "Bonferroni over 2 looks" in named["long_wd16/relu/u4/A0"].estimate.note
+    assert "as seeds were added" in named["long_wd16/relu/u4/A0"].estimate.note  # the default
+    why = _family16(lambda t, a=u4: a).assign(looks_why="at a new horizon")
+    named = {f.name: f for f in _step16(why).findings}
+    assert "read at look 2 of 2, at a new horizon" in named["long_wd16/relu/u4/A0"].estimate.note
     wdf16 = _family16(lambda t, a=u4: a)
     values, got = sparsity_claims([*at8.findings, *step.findings], {"deeper-sparser"}, wd16=wdf16)
     v = got["deeper-sparser"]
@@ -429,3 +450,44 @@ def test_a_limit_the_rule_reads_states_the_coverage_of_the_rules_own_trend_inter
     at16 = _step16(_family16(lambda t: 0.18))
     note = {f.name: f.estimate.note for f in at16.findings}["long_wd16/relu/u4/A0"]
     assert "the rule's 95% t interval of the trend: coverage" in note and "n = 6" in note
+
+
+def test_the_rule_coverage_reads_the_reports_level_and_simulates_only_the_trend(monkeypatch):
+    from scalinglab.studies.sparsity import long_limits
+
+    ldf = _family16(lambda t: 0.30 - 0.01 * np.log10(t), seeds=4)
+    both = long_limits.seed_coverage(ldf, level=0.95, seed=3, sims=60)
+    trend = long_limits.seed_coverage(ldf, level=0.95, seed=3, sims=60, quantities=("trend",))
+    assert {k[1] for k in both} == {"trend", "level"} and {k[1] for k in trend} == {"trend"}
+    assert trend == {k: v for k, v in both.items() if k[1] == "trend"}
+    calls = []
+    real = long_limits.seed_coverage
+    monkeypatch.setattr(
+        long_limits, "seed_coverage", lambda *a, **k: calls.append(k) or real(*a, **k, sims=60)
+    )
+    # two looks: the rule's level is 95%, the report's here, so nothing is simulated
+    said = long_limits.rule_coverage(ldf, seed=3, known={0.95: both})
+    assert calls == []
+    assert said[("relu", 2, 4)].startswith("the rule's 95% t interval of the trend: ")
+    assert said[("relu", 2, 4)].endswith(both[("relu", "trend", 4)])
+    # at another report level the rule's own level is simulated, the trend alone
+    assert long_limits.rule_coverage(ldf, seed=3, known={0.9: {}}) == said
+    assert [c["quantities"] for c in calls] == [("trend",)] and calls[0]["level"] == 0.95
+
+
+def test_an_unidentified_extreme_pair_shows_its_level_difference_not_a_limit():
+    # u4 still falling at 16000 (no limit), xs flat and lower
+    wdf = _family16(lambda t: 0.45 - 0.04 * np.log10(t), xs=lambda t: 0.25)
+    named = {f.name: f for f in _step16(wdf).findings}
+    assert not named["long_wd16/relu/u4/A0"].estimate.identified
+    assert np.isnan(named["long_wd16/relu/u4/A0"].estimate.point)  # no value, not the law's
+    est = named["long_wd16/relu/u4-xs/last_decade_level_difference"].estimate
+    late = 0.45 - 0.04 * np.log10(np.geomspace(1600.0, 16000.0, 50))
+    assert est.lo < est.point < est.hi and est.lo > 0  # u4 above xs: deeper less sparse
+    assert abs(est.point - (late.mean() - 0.25)) < 0.01
+    assert est.method.startswith("Welch t over 6 and 6 seeds")
+    assert "long_wd16/relu/u4-xs/A0_relative_slope" not in named
+    # both identified: no level difference, the pair's limit slope instead
+    named = {f.name: f for f in _step16(_family16(lambda t: 0.3)).findings}
+    assert "long_wd16/relu/u4-xs/last_decade_level_difference" not in named
+    assert "long_wd16/relu/u4-xs/A0_relative_slope" in named

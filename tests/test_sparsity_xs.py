@@ -134,6 +134,12 @@ def test_xs_is_read_at_its_second_look_and_its_provenance_names_each_block():
         "size-xs: 3 runs ok; seeds 0-1 on the project's CPU machine (config aaa); "
         "seeds 5 on NVIDIA H200 (config bbb)"
     )
+    # more blocks than compact_over: one clause per machine and commit
+    got = long_findings.long_provenance({"size-xs": ds}, compact_over=1)
+    assert got == (
+        "size-xs: 3 runs ok; seeds 0-1 on the project's CPU machine (1 block, a config hash "
+        "each, trained at ?); seeds 5 on NVIDIA H200 (1 block, a config hash each, trained at ?)"
+    )
 
 
 def _store(cfg, seeds):

@@ -147,6 +147,7 @@ def decide_limit(
     x: str = "tokens_per_param",
     level: float = 0.95,
     looks: int = 1,
+    looks_why: str = "as seeds were added",
 ) -> tuple[Estimate, str]:
     """The limit ``A0`` of one (activation, size) by the limit rule (module docstring).
 
@@ -170,19 +171,23 @@ def decide_limit(
         Bonferroni-corrected over them: its trend interval is at
         ``1 - (1 - PLATEAU_TREND_LEVEL) / looks`` (90% at one look, 95% at two), and the
         note says so for either route.
+    looks_why
+        Why there is more than one look (and the error rate the looks spend), in the
+        note after ``"read at look k of k, "``.
 
     Returns
     -------
     (Estimate, route)
         ``route`` is one of :data:`ROUTES`; the estimate's note starts with
-        ``"route: <route>"`` and gives the reasons; a ``none`` limit is not identified.
+        ``"route: <route>"`` and gives the reasons; a ``none`` limit is not identified and
+        has no value (NaN: the law's point rests on a bound).
     """
     if not delta > 0:
         raise ValueError(f"the minimum trend effect delta must be > 0, got {delta}")
     if looks < 1:
         raise ValueError(f"looks must be >= 1, got {looks}")
     trend_level = 1.0 - (1.0 - PLATEAU_TREND_LEVEL) / looks
-    look = f"read at look {looks} of {looks}, as seeds were added" if looks > 1 else ""
+    look = f"read at look {looks} of {looks}, {looks_why}" if looks > 1 else ""
     law = None if res is None else law_limit(res, trend=trend)
     if law is not None and law.identified:
         head = "route: law (the law fit identifies A0)"
@@ -222,11 +227,12 @@ def decide_limit(
                 else "not shown flat (its interval reaches past the minimum effect)"
             )
             why_flat = f"{direction}: last-decade relative trend {shown}, not inside +-{delta:.3g}"
-    point = np.nan if law is None else law.point
+    # No value: the law's point, with a parameter on its bound, is not an estimate of A0
+    # (it read 0.012 for u4 at 16000, beside a last-decade mean of 0.31).
     note = f"route: none; {why_law}; {look + '; ' if look else ''}no plateau: {why_flat}"
     return (
         Estimate(
-            point,
+            np.nan,
             method="not identified by the law or the plateau rule",
             identified=False,
             note=note,

@@ -44,6 +44,9 @@ class LongHorizon:
     #: seeds grew (a later block added after a reading that did not pass): the test is
     #: Bonferroni-corrected over them (:func:`~scalinglab.studies.sparsity.limits.decide_limit`).
     looks: int = 1
+    #: Why there is more than one look, and the error rate they spend, in words: the
+    #: limit rule's note says it (:func:`~scalinglab.studies.sparsity.limits.decide_limit`).
+    looks_why: str = "as seeds were added"
 
     def read(self, previous: bool) -> LongHorizon:
         """The horizon a reading uses: the one this extends when ``previous`` and there is
@@ -188,9 +191,36 @@ LONG_WD16 = (
     ModelSpec("xs", 16, 1, 2, family="width_depth"),
 )
 LONG_WD16_HORIZONS: dict[str, LongHorizon] = {
-    "u4": LongHorizon(16000.0, tuple(range(15)), 26, looks=2),
-    "xs": LongHorizon(16000.0, tuple(range(12)), 26, looks=2),
+    "u4": LongHorizon(
+        16000.0,
+        tuple(range(15)),
+        26,
+        looks=2,
+        looks_why=(
+            "at a new horizon (the first look: u4 at 8000 tokens per parameter, at the "
+            "rule's 90%; the two looks spend 0.05 + 0.025 of error rate)"
+        ),
+    ),
+    "xs": LongHorizon(
+        16000.0,
+        tuple(range(12)),
+        26,
+        looks=2,
+        looks_why=(
+            "at a new horizon, corrected over 2 looks as stated for the family (xs at 8000 "
+            "was read twice before, at 90% and 95%; the three spend 0.05 + 0.025 + 0.025 "
+            "of error rate)"
+        ),
+    ),
 }
+
+
+def _whole_step_tokens(base: SparsitySweepConfig, model: ModelSpec, tpp: float) -> int:
+    """The tokens of ``tpp`` tokens per ``model``'s non-embedding parameter, rounded to
+    whole steps of ``base`` (at least one)."""
+    step_tokens = base.batch_size * base.seq_len
+    n = base.model_config(model, "relu").n_params()
+    return max(1, round(tpp * n / step_tokens)) * step_tokens
 
 
 def _shape_config(
@@ -199,16 +229,13 @@ def _shape_config(
     """``base`` (the long design's xs config) with ``model``, ReLU only, and ``horizon``'s
     seeds, checkpoints and tokens per the model's own non-embedding parameter (rounded to
     whole steps), named ``compute_class``."""
-    step_tokens = base.batch_size * base.seq_len
-    n = base.model_config(model, "relu").n_params()
-    steps = max(1, round(horizon.tokens_per_param * n / step_tokens))
     return dataclasses.replace(
         base,
         compute_class=compute_class,
         models=(model,),
         activations=("relu",),
         seeds=horizon.seeds,
-        tokens=steps * step_tokens,
+        tokens=_whole_step_tokens(base, model, horizon.tokens_per_param),
         n_checkpoints=horizon.n_checkpoints,
         first_checkpoint=2.0 / horizon.tokens_per_param,
     )
@@ -317,19 +344,16 @@ def long_configs(
         raise ValueError(
             f"unknown compute_class {compute_class!r} for the long design: tiny, small"
         )
-    step_tokens = base.batch_size * base.seq_len
     out: dict[str, SparsitySweepConfig] = {}
     for m in _long_sizes(compute_class, base):
         h = (_TINY_HORIZON if compute_class == "tiny" else LONG_HORIZONS[m.name]).read(previous)
         tpp = h.tokens_per_param if tokens_per_param is None else tokens_per_param
-        n = base.model_config(m, "relu").n_params()
-        steps = max(1, round(tpp * n / step_tokens))
         out[f"size-{m.name}"] = dataclasses.replace(
             base,
             compute_class=f"{compute_class}-long-{m.name}",
             models=(dataclasses.replace(m, family="size"),),
             seeds=h.seeds,
-            tokens=steps * step_tokens,
+            tokens=_whole_step_tokens(base, m, tpp),
             n_checkpoints=h.n_checkpoints,
             first_checkpoint=2.0 / tpp,
             corpus=corpus,

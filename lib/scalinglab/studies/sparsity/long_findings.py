@@ -29,7 +29,8 @@ def long_frame(long: Mapping[str, xr.Dataset], *, min_ffn_gain: float) -> pd.Dat
     """The long design's runs as one curves frame (None when it is not run), with a
     ``looks`` column: the looks each size's limit rule is corrected over (the Dataset's
     ``plateau_looks``, set by :func:`~scalinglab.studies.sparsity.long_runs.cached_long`;
-    1 when absent)."""
+    1 when absent), and ``looks_why``, why (its ``plateau_looks_why``, else "as seeds
+    were added")."""
     if not long:
         return None
     frames = []
@@ -41,6 +42,7 @@ def long_frame(long: Mapping[str, xr.Dataset], *, min_ffn_gain: float) -> pd.Dat
         }
         f = f.assign(
             looks=int(d.attrs.get("plateau_looks", 1)),
+            looks_why=str(d.attrs.get("plateau_looks_why", "as seeds were added")),
             passes=f["tokens"] / corpus,
             machine=[machine_of[int(sd)] for sd in f["seed"]],
         )
@@ -153,16 +155,33 @@ def repetition_confounded(pair: str, passes: Mapping[str, float]) -> bool:
     return bool(np.isfinite(a) and np.isfinite(b) and max(a, b) > PASSES_CONFOUND * min(a, b))
 
 
-def long_provenance(long: Mapping[str, xr.Dataset]) -> str:
+def long_provenance(long: Mapping[str, xr.Dataset], *, compact_over: int = 3) -> str:
     """Per long-design size: how many runs are ok, and per seed block its seeds, where it
-    was trained (the GPU's name, or this project's CPU) and its config hash."""
+    was trained (the GPU's name, or this project's CPU) and its config hash.
+
+    A size of more than ``compact_over`` blocks (one block a seed, as the 16000 family)
+    is summarised per machine and commit instead: its seeds, the number of blocks (each
+    its own config hash, in its file's name) and the commit they were trained at.
+    """
     lines = []
     for name, d in long.items():
-        parts = [
-            f"seeds {_seed_span(b['seeds'])} on {_machine(b.get('train_machine'))} "
-            f"(config {b.get('config_hash')})"
-            for b in _seed_blocks(d)
-        ]
+        blocks = _seed_blocks(d)
+        if len(blocks) <= compact_over:
+            parts = [
+                f"seeds {_seed_span(b['seeds'])} on {_machine(b.get('train_machine'))} "
+                f"(config {b.get('config_hash')})"
+                for b in blocks
+            ]
+        else:
+            groups: dict[tuple[str, str], list[dict]] = {}
+            for b in blocks:
+                key = (_machine(b.get("train_machine")), str(b.get("git_commit") or "?")[:7])
+                groups.setdefault(key, []).append(b)
+            parts = [
+                f"seeds {_seed_span(sorted(sd for b in g for sd in b['seeds']))} on {machine} "
+                f"({len(g)} block{'s' * (len(g) != 1)}, a config hash each, trained at {commit})"
+                for (machine, commit), g in groups.items()
+            ]
         ok = int((d["status"] == "ok").sum())
         lines.append(f"{name}: {ok} runs ok; " + "; ".join(parts))
     return "\n".join(lines)

@@ -11,7 +11,7 @@ one rule; :func:`pair_estimate` compares two groups' limits for either.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -74,7 +74,7 @@ def group_limits(
     out = Step()
     table, fits = sa.fit_laws(ldf, reps=reps, level=level, seed=seed)
     on_data = seed_coverage(ldf, level=level, seed=seed)
-    rule_cov = rule_coverage(ldf, seed=seed)
+    rule_cov = rule_coverage(ldf, seed=seed, known={level: on_data})
     decided: dict[tuple[str, str], tuple[str, Any, float]] = {}
     limits: dict[tuple[str, str], Estimate] = {}
     rows = []
@@ -93,8 +93,9 @@ def group_limits(
         else:
             res = fits[(act, model, row["law"])]
         looks = int(g["looks"].max()) if "looks" in g else 1
+        why = {"looks_why": str(g["looks_why"].iloc[0])} if "looks_why" in g else {}
         est, route = slim.decide_limit(
-            res, g, delta=min_trend[act], trend=trend, level=level, looks=looks
+            res, g, delta=min_trend[act], trend=trend, level=level, looks=looks, **why
         )
         said = rule_cov.get((act, looks, n_seeds))
         if route != "law" and said is not None:
@@ -195,7 +196,12 @@ SEED_COVERAGE_SIMS = 2000
 
 
 def seed_coverage(
-    ldf: pd.DataFrame, *, level: float, seed: int, sims: int = SEED_COVERAGE_SIMS
+    ldf: pd.DataFrame,
+    *,
+    level: float,
+    seed: int,
+    sims: int = SEED_COVERAGE_SIMS,
+    quantities: Sequence[str] = ("trend", "level"),
 ) -> dict[tuple[str, str, int], str]:
     """The coverage of the Student-t interval of a seed mean, simulated on the long runs'
     own per-seed values, for each activation, quantity and number of seeds a group has.
@@ -207,6 +213,8 @@ def seed_coverage(
     replacement from every model's per-seed values of that activation, centred within
     model (:func:`.seed_means.coverage_at_seeds`): pooling models of different spread
     gives a heavier-tailed generator than any one model's, so the reading is conservative.
+    Each quantity's simulation starts from ``seed`` on its own, so asking for one
+    quantity (``quantities``) gives the same words as asking for both.
 
     Returns
     -------
@@ -231,7 +239,7 @@ def seed_coverage(
             rows_l.append(pd.DataFrame({"model": model, "seed": lv.index, "level": lv.to_numpy()}))
         ns = sorted({int(n) for n in a.groupby("model")["seed"].nunique() if n >= 2})
         for what, rows, col in (("trend", rows_t, "relative"), ("level", rows_l, "level")):
-            if not rows or not ns:
+            if what not in quantities or not rows or not ns:
                 continue
             per_run = pd.concat(rows, ignore_index=True)
             tab = seed_means.coverage_at_seeds(
@@ -246,10 +254,18 @@ def seed_coverage(
     return out
 
 
-def rule_coverage(ldf: pd.DataFrame, *, seed: int) -> dict[tuple[str, int, int], str]:
+def rule_coverage(
+    ldf: pd.DataFrame,
+    *,
+    seed: int,
+    known: Mapping[float, Mapping[tuple[str, str, int], str]] | None = None,
+) -> dict[tuple[str, int, int], str]:
     """The coverage of the limit rule's own trend interval (the t interval over seeds at
     :data:`.limits.PLATEAU_TREND_LEVEL`, Bonferroni over a group's looks), simulated on
     the runs' per-seed trends as :func:`seed_coverage` does at the report's level.
+    ``known`` maps a level to :func:`seed_coverage`'s words already simulated at it (the
+    report's level): a rule level found there is read, not simulated again. Only the
+    trend is simulated at the rule's other levels.
 
     Returns
     -------
@@ -264,7 +280,10 @@ def rule_coverage(ldf: pd.DataFrame, *, seed: int) -> dict[tuple[str, int, int],
     out: dict[tuple[str, int, int], str] = {}
     for k in looks:
         rule_level = 1.0 - (1.0 - slim.PLATEAU_TREND_LEVEL) / k
-        for (act, what, n), words in seed_coverage(ldf, level=rule_level, seed=seed).items():
+        said = next((v for lv, v in (known or {}).items() if np.isclose(lv, rule_level)), None)
+        if said is None:
+            said = seed_coverage(ldf, level=rule_level, seed=seed, quantities=("trend",))
+        for (act, what, n), words in said.items():
             if what == "trend":
                 out[(act, k, n)] = f"the rule's {rule_level:.0%} t interval of the trend: {words}"
     return out

@@ -11,6 +11,7 @@ from typing import Any
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from scalinglab.studies.sparsity import analysis as sa
 from scalinglab.studies.sparsity import limits as slim
@@ -267,22 +268,26 @@ def width_depth_limits(wdf: pd.DataFrame, limits: Mapping[str, Any]) -> Any:
     fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.4))
     ratio = wdf.groupby("model")["width_depth_ratio"].first().sort_values()
     cycle = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    colours = {m: cycle[i % len(cycle)] for i, m in enumerate(ratio.index)}
+    # a shape's colour follows its width/depth, so one shape has one colour in every family
+    colours = {m: cycle[int(round(np.log2(r))) % len(cycle)] for m, r in ratio.items()}
     for model, r in ratio.items():
         g = wdf[(wdf["model"] == model) & wdf["usable"]]
         by = g.groupby("tokens_per_param")["activation_ratio"]
         x = np.asarray(by.mean().index, float)
+        mean, n = by.mean().to_numpy(), by.count().to_numpy()
+        half = stats.t.ppf(0.975, np.maximum(n - 1, 1)) * by.sem().fillna(0.0).to_numpy()
         c = colours[model]
-        left.plot(x, by.mean().to_numpy(), color=c, label=f"{model} (width/depth {r:g})")
-        left.fill_between(x, by.min().to_numpy(), by.max().to_numpy(), color=c, alpha=0.2)
+        left.plot(x, mean, color=c, label=f"{model} (width/depth {r:g}, {n.max()} seeds)")
+        left.fill_between(x, mean - half, mean + half, color=c, alpha=0.2)
         left.axvline(x.max() / 10, color=c, ls=":", lw=1)
     left.set(
         xscale="log",
-        xlabel="tokens per non-embedding parameter",
+        xlabel="tokens per non-embedding parameter (checkpoints past the FFN-gain filter)",
         ylabel="PPL-1% activation ratio (ReLU)",
-        title="seed mean, seeds' range shaded; dotted: each last decade's start",
+        title="seed mean, its 95% t band shaded; dotted: each last decade's start",
     )
     left.legend(fontsize=8)
+    shown = {"identified": False, "not": False}
     for model, r in ratio.items():
         est, c = limits.get(model), colours[model]
         if est is not None and est.identified and est.ci is not None:
@@ -291,27 +296,43 @@ def width_depth_limits(wdf: pd.DataFrame, limits: Mapping[str, Any]) -> Any:
                 [r], [est.point], [[est.point - lo], [hi - est.point]], fmt="o", color=c, capsize=3
             )
             right.annotate(model, (r, est.point), xytext=(5, 5), textcoords="offset points")
+            shown["identified"] = True
             continue
-        y = float(slim.plateau_levels(wdf[wdf["model"] == model]).mean())
-        right.plot([r], [y], "o", mfc="none", color=c)
+        lv = slim.plateau_levels(wdf[wdf["model"] == model])
+        y = float(lv.mean())
+        half = float(stats.t.ppf(0.975, max(len(lv) - 1, 1)) * lv.sem()) if len(lv) > 1 else 0.0
+        right.errorbar([r], [y], [[half], [half]], fmt="o", mfc="none", color=c, capsize=3)
         right.annotate(
             f"{model}: last-decade mean,\nlimit not identified",
             (r, y),
-            xytext=(5, -22),
+            xytext=(6, 4),
             textcoords="offset points",
             fontsize=8,
         )
+        shown["not"] = True
+    what = {
+        (True, False): "limit A0 (limit rule), 95% t over seeds",
+        (True, True): "limit A0, or last-decade mean where\nnot identified (95% t over seeds)",
+        (False, True): "last-decade mean ratio, 95% t over seeds\n(no limit identified)",
+    }.get((shown["identified"], shown["not"]), "limit A0")
+    right.margins(y=0.35)
     right.set(
         xscale="log",
         xlabel="width / depth",
-        ylabel="limit A0 (limit rule), 95% t over seeds",
-        title="limits at one parameter count and one horizon",
+        ylabel=what,
+        title=(
+            "limits at one parameter count and one horizon"
+            if shown["identified"]
+            else "no limit identified: each shape's last-decade mean"
+        ),
         xlim=(ratio.min() / 1.5, ratio.max() * 1.8),
     )
     right.set_xticks(list(ratio.to_numpy(float)), [f"{v:g}" for v in ratio])
     right.minorticks_off()
     fig.suptitle(
-        "Long width-depth family (ReLU, one parameter count, same tokens per parameter)",
+        "Long width-depth family to "
+        f"{float(f'{wdf.tokens_per_param.max():.2g}'):g} tokens per parameter "
+        "(ReLU, one parameter count, same tokens per parameter)",
         fontsize=10,
     )
     fig.tight_layout()

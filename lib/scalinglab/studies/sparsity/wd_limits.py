@@ -25,6 +25,8 @@ import numpy as np
 import pandas as pd
 
 from scalinglab.estimate import Estimate
+from scalinglab.stats.calibration import welch_interval
+from scalinglab.studies.sparsity import limits as slim
 from scalinglab.studies.sparsity.config import SparsitySweepConfig
 from scalinglab.studies.sparsity.long_findings import horizons_text, params_text
 from scalinglab.studies.sparsity.long_limits import group_limits, pair_estimate
@@ -92,7 +94,10 @@ def width_depth_limits(
         ``<prefix>/relu/<deeper>-<wider>/A0_relative_slope`` per pair of shapes whose
         limits are identified, smaller width/depth first: the change of the limit over
         its mean per 10x width/depth (:func:`.limits.size_pair_slope`, each side by its
-        route); ``<prefix>/relu/<model>/width_depth`` per shape. ``table`` one row per
+        route); ``<prefix>/relu/<model>/width_depth`` per shape; where a limit of the
+        extreme shapes is not identified, ``<prefix>/relu/<deeper>-<wider>/
+        last_decade_level_difference`` (their levels over their own last decades, Welch
+        t over seeds; shown, never deciding). ``table`` one row per
         pair (:data:`WD_PAIR_COLUMNS`); ``extra["limits"]`` and ``extra["laws"]`` as
         :func:`group_limits`' ``limits`` and ``table``; ``extra["A0"]`` ``{model:
         Estimate}``. Only the ``deciding`` pair
@@ -174,11 +179,41 @@ def width_depth_limits(
                     "method": est.method,
                 }
             )
+    deep, wide = str(ratio.idxmin()), str(ratio.idxmax())
+    if deep != wide and (deep not in decided or wide not in decided):
+        out.findings.append(_level_difference(wdf, deep, wide, level=level, prefix=prefix))
     out.table = pd.DataFrame(rows, columns=WD_PAIR_COLUMNS)
     out.extra["limits"] = step.extra["limits"]
     out.extra["laws"] = step.table
     out.extra["A0"] = {m: est for (_, m), est in step.extra["A0"].items()}
     return out
+
+
+def _level_difference(
+    wdf: pd.DataFrame, deep: str, wide: str, *, level: float, prefix: str
+) -> Named:
+    """The extreme shapes' difference in level over their own last decades, deeper minus
+    wider, when a limit of theirs is not identified: which shape is sparser there, shown
+    beside the claim, never a limit."""
+    a, b = (slim.plateau_levels(wdf[wdf["model"] == m]).to_numpy() for m in (deep, wide))
+    d, lo, hi = welch_interval(a, b, level=level)
+    est = Estimate(
+        float(d),
+        float(lo),
+        float(hi),
+        level=level,
+        method=f"Welch t over {len(a)} and {len(b)} seeds (each seed's mean ratio over its "
+        "shape's own last decade)",
+        n=min(len(a), len(b)),
+    )
+    return Named(
+        f"{prefix}/relu/{deep}-{wide}/last_decade_level_difference",
+        est,
+        f"relu: {deep}'s mean ratio over its last decade minus {wide}'s (deeper minus wider; "
+        "a limit of the pair is not identified, so these are levels at the horizon, not "
+        "limits); shown, not in the verdict",
+        unit="activation ratio",
+    )
 
 
 #: The command that trains the family at 16000 (resumable block by block).
@@ -225,7 +260,7 @@ def _unread(prefix: str, notes: Mapping[str, str], *, at: str) -> str:
 
 def wd16_runs_text(runs: Mapping[str, tuple[int, int]] | None) -> str:
     """The family at 16000's runs in, in words (``runs``: ``{shape: (in, stated)}``, as
-    :func:`.wd_runs.wd16_progress`), e.g. ``"3 of 27 runs in (wd16-u4 2 of 15, wd16-xs 1
+    :attr:`.wd_runs.Wd16Family.progress`), e.g. ``"3 of 27 runs in (wd16-u4 2 of 15, wd16-xs 1
     of 12)"``; ``"not counted"`` when None."""
     if runs is None:
         return "not counted"
@@ -247,7 +282,7 @@ def wd_claim_values(
     """The width-depth claim's words and deciding finding.
 
     The family at 16000 decides once it was read (its u4 limit recorded under
-    ``long_wd16/``, which :func:`.wd_runs.cached_long_wd16` allows only with every run
+    ``long_wd16/``, which :func:`.wd_runs.wd16_family` allows only with every run
     in); until then the family at 8000 does.
 
     Parameters
@@ -258,11 +293,11 @@ def wd_claim_values(
         The recorded findings' notes, ``{name: note}``.
     wd, wd16
         The families' frames at 8000 (:func:`width_depth_frame`) and 16000
-        (:func:`.long_findings.long_frame` of :func:`.wd_runs.cached_long_wd16`), for
+        (:func:`.long_findings.long_frame` of :func:`.wd_runs.wd16_family`), for
         each shape's horizon, seeds and passes in words (else the configs' horizon).
     wd16_runs
         ``{shape: (runs in, runs stated)}`` of the family at 16000
-        (:func:`.wd_runs.wd16_progress`), said where the family at 8000 cannot decide.
+        (:attr:`.wd_runs.Wd16Family.progress`), said where the family at 8000 cannot decide.
 
     Returns
     -------

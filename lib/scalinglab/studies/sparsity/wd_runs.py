@@ -19,7 +19,7 @@ Two families, both stated in :mod:`~scalinglab.studies.sparsity.config`:
         --size wd16-u4 --seed 0 --seed 1
 
 A bar over the blocks of a call shows their count and an ETA. A block already cached is
-read, never retrained. The 16000 family is read (:func:`cached_long_wd16`) only when
+read, never retrained. The 16000 family is read (:func:`wd16_family`) only when
 every block of both shapes is in: its seeds are fixed in advance, not grown until a test
 passes.
 """
@@ -153,26 +153,44 @@ def run_long_wd16(
     return out
 
 
-def wd16_progress(compute_class: str = "small") -> dict[str, tuple[int, int]]:
-    """Per shape of the 16000 family, ``(blocks cached, blocks stated)``."""
-    return {
-        shape: (sum(cached_block(c, devices=("cpu",)) is not None for c in b.values()), len(b))
-        for shape, b in long_wd16_blocks(compute_class).items()
+@dataclasses.dataclass(frozen=True)
+class Wd16Family:
+    """What is cached of the 16000 family, from one lookup of its blocks.
+
+    Attributes
+    ----------
+    progress
+        ``{"wd16-<model>": (blocks cached, blocks stated)}``.
+    datasets
+        ``{"wd16-<model>": Dataset}``, each shape's seed blocks joined along ``seed``
+        (:func:`.long_blocks.join_block_datasets`, with ``plateau_looks`` from
+        :data:`~scalinglab.studies.sparsity.long_config.LONG_WD16_HORIZONS`), only when
+        every block of every shape is cached; else empty: the family is read complete or
+        not at all (its deciding pair needs both shapes).
+    """
+
+    progress: dict[str, tuple[int, int]]
+    datasets: dict[str, xr.Dataset]
+
+
+def wd16_family(compute_class: str = "small") -> Wd16Family:
+    """The 16000 family as cached here (:class:`Wd16Family`): every block is looked up
+    once, and both the count of runs in and the joined family come from that lookup.
+    Never trains."""
+    found = {
+        shape: {sd: cached_block(c, devices=("cpu",)) for sd, c in blocks.items()}
+        for shape, blocks in long_wd16_blocks(compute_class).items()
     }
-
-
-def cached_long_wd16(compute_class: str = "small") -> dict[str, xr.Dataset]:
-    """The 16000 family, ``{"wd16-<model>": Dataset}`` (each shape's seed blocks joined
-    along ``seed``, :func:`.long_blocks.join_block_datasets`, with ``plateau_looks`` from
-    :data:`~scalinglab.studies.sparsity.long_config.LONG_WD16_HORIZONS`), only when every
-    block of every shape is cached; else empty: the family is read complete or not at
-    all (its deciding pair needs both shapes). Never trains."""
-    out = {}
-    for shape, blocks in long_wd16_blocks(compute_class).items():
-        found = {sd: cached_block(c, devices=("cpu",)) for sd, c in blocks.items()}
-        if any(ds is None for ds in found.values()):
-            return {}
-        ds = join_block_datasets({f"seed-{sd}": d for sd, d in found.items() if d is not None})
-        ds.attrs["plateau_looks"] = LONG_WD16_HORIZONS[shape.split("-", 1)[1]].looks
-        out[shape] = ds
-    return out
+    progress = {
+        shape: (sum(ds is not None for ds in f.values()), len(f)) for shape, f in found.items()
+    }
+    if any(done < stated for done, stated in progress.values()):
+        return Wd16Family(progress, {})
+    datasets = {}
+    for shape, f in found.items():
+        ds = join_block_datasets({f"seed-{sd}": d for sd, d in f.items() if d is not None})
+        horizon = LONG_WD16_HORIZONS[shape.split("-", 1)[1]]
+        ds.attrs["plateau_looks"] = horizon.looks
+        ds.attrs["plateau_looks_why"] = horizon.looks_why
+        datasets[shape] = ds
+    return Wd16Family(progress, datasets)
