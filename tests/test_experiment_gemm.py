@@ -281,7 +281,7 @@ def test_notebook_tiny_runs_through_the_runner(tmp_path, monkeypatch):
     """The study at compute_class=tiny through ``scalinglab run`` (jupytext -> papermill)."""
     from scalinglab.record import load_results
     from scalinglab.runner.pipeline import run_study
-    from scalinglab.stats.method_coverage import stated_on_data
+    from scalinglab.stats.coverage_report import stated_on_data
 
     for sub in ("notebooks", "data", "reports"):
         (tmp_path / sub).mkdir()

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from scalinglab.stats.method_coverage import coverage_note, stated_on_data
+from scalinglab.stats.coverage_report import coverage_note, stated_on_data
 from scalinglab.studies.gemm import analysis, coverage
 from scalinglab.studies.gemm import estimates as gest
 

@@ -14,6 +14,8 @@ from scalinglab.estimate import Estimate
 from scalinglab.findings_view import coverage_html, findings_html, interval_text
 from scalinglab.runner.html import coverage_block
 from scalinglab.stats import calibration as cal
+from scalinglab.stats import coverage_methods as cm
+from scalinglab.stats import coverage_report as cr
 from scalinglab.stats import method_coverage as mc
 
 
@@ -68,10 +70,10 @@ def test_method_text_is_matched_to_its_simulation_or_to_none(text, key):
 
 
 def test_finding_n_prefers_the_field_then_the_method_text():
-    assert mc.finding_n({"n": 7, "method": "Wilson score over 40"}) == 7
-    assert mc.finding_n({"method": "Wilson score over 2,000"}) == 2000
-    assert mc.finding_n({"method": "Student t over 3 seeds"}) == 3
-    assert mc.finding_n({"method": "percentile bootstrap over seeds"}) is None
+    assert cr.finding_n({"n": 7, "method": "Wilson score over 40"}) == 7
+    assert cr.finding_n({"method": "Wilson score over 2,000"}) == 2000
+    assert cr.finding_n({"method": "Student t over 3 seeds"}) == 3
+    assert cr.finding_n({"method": "percentile bootstrap over seeds"}) is None
 
 
 def test_committed_table_is_what_the_simulation_gives():
@@ -132,9 +134,9 @@ def test_the_range_of_n_values_covers_their_median_as_its_formula_says(n):
 def test_a_timing_range_over_three_runs_reads_its_coverage_in_the_verdict():
     f = _finding("t", "median and range over 3 separate timing runs: distribution-free", n=3)
     f["level"] = 0.75
-    assert mc.coverage_note(f) == "its interval's simulated coverage is 0.75 at n = 3"
+    assert cr.coverage_note(f) == "its interval's simulated coverage is 0.75 at n = 3"
     f["n"] = 6  # 1 - 2^-5 = 0.97: nothing to say
-    assert mc.coverage_note(f) is None
+    assert cr.coverage_note(f) is None
 
 
 def test_a_stratified_bootstrap_undercovers_with_few_runs_per_task():
@@ -150,14 +152,14 @@ def test_a_stratified_bootstrap_undercovers_with_few_runs_per_task():
 
 @pytest.mark.parametrize("errors", ["normal", "t3"])
 def test_generators_truths_are_their_population_values(errors):
-    sample, truth = mc._cluster_sampler(errors)
+    sample, truth = cm._cluster_sampler(errors)
     x = sample(np.random.default_rng(0), 1, 40_000)
     half = x.shape[1] // 2
-    assert mc._r2(x[0, :half], x[0, half:]) == pytest.approx(truth, abs=0.004)
+    assert cm._r2(x[0, :half], x[0, half:]) == pytest.approx(truth, abs=0.004)
     for noise in ("normal", "lognormal"):
-        strat, iqm_truth = mc._stratified_sampler(noise)
+        strat, iqm_truth = cm._stratified_sampler(noise)
         big = strat(np.random.default_rng(1), 1, 20_000)[0]
-        assert mc._iqm_last(big) == pytest.approx(iqm_truth, rel=0.01)
+        assert cm._iqm_last(big) == pytest.approx(iqm_truth, rel=0.01)
 
 
 def test_an_n_between_grid_points_is_read_below_and_above_the_grid_at_its_end():
@@ -182,7 +184,7 @@ def test_report_rows_group_by_method_and_n_and_say_what_is_not_measured():
         _finding("e", "parametric bootstrap, percentile", n=10),
         {"name": "f", "point": 1.0, "ci": None, "level": None, "method": "count"},
     ]
-    rows = mc.report_coverage(findings)
+    rows = cr.report_coverage(findings)
     assert [(r.method, r.n, r.findings) for r in rows] == [
         ("Student t over 3 seeds", 3, 2),
         ("percentile bootstrap over seeds", 5, 1),
@@ -195,7 +197,7 @@ def test_report_rows_group_by_method_and_n_and_say_what_is_not_measured():
     assert rows[3].coverage is None and "no simulation registered" in rows[3].reason
     # a registered method without n still tells the reader its coverage at 3, 5 and 10
     assert rows[2].reference == tuple(
-        mc.measured_coverage("bootstrap-percentile", k) for k in mc.REFERENCE_NS
+        mc.measured_coverage("bootstrap-percentile", k) for k in cr.REFERENCE_NS
     )
     assert rows[3].reference == ()
     page = coverage_html(rows)
@@ -284,21 +286,21 @@ def test_the_ledger_names_a_refused_interval_also_for_evidence_written_before_it
 
 
 def test_a_row_says_where_its_simulation_n_differs_from_the_findings_n():
-    rows = mc.report_coverage(
+    rows = cr.report_coverage(
         [_finding("a", "Wilson score over 11"), _finding("b", "Wilson score over 5000")]
     )
     assert rows[0].at == "simulated at n = 10, the nearest simulated n below 11"
     assert rows[1].at == f"simulated at n = {mc.MAX_N}, the largest simulated n"
     page = coverage_html(rows)
     assert "(simulated at n = 10, the nearest simulated n below 11)" in page
-    exact = mc.report_coverage([_finding("c", "Wilson score over 10")])
+    exact = cr.report_coverage([_finding("c", "Wilson score over 10")])
     assert exact[0].at is None
 
 
 def test_a_closed_form_coverage_is_shown_as_exact_not_as_a_simulation():
     f = _finding("t", "median and range over 3 separate timing runs: distribution-free", n=3)
     f["level"] = 0.75
-    page = coverage_html(mc.report_coverage([f]))
+    page = coverage_html(cr.report_coverage([f]))
     assert "0.750 (exact)" in page
     assert "data sets" not in page and "± 0.000" not in page
 
@@ -360,10 +362,10 @@ def test_the_welch_simulation_is_the_interval_k_rise_computes():
 
     from scalinglab.studies.rl import tanlaw
 
-    sample, truth = mc._two_sample_sampler("log-normal", 2.0)
+    sample, truth = cm._two_sample_sampler("log-normal", 2.0)
     assert truth == pytest.approx(-np.exp(0.125))
     x = sample(np.random.default_rng(3), 5, 4)
-    lo, hi = mc._welch(x, 0.95, np.random.default_rng(0))
+    lo, hi = cm.welch(x, 0.95, np.random.default_rng(0))
     for i in range(5):
         a, b = x[i, :4], x[i, 4:]
         laws = pd.DataFrame({"model_size": ["l"] * 4 + ["s"] * 4, "variant": "v", "k": [*a, *b]})
@@ -374,17 +376,17 @@ def test_the_welch_simulation_is_the_interval_k_rise_computes():
 
 def test_welch_covers_at_three_runs_a_side_and_the_chi_square_sd_does_not_on_heavy_tails():
     welch = mc.measured_coverage("welch-t", 3)
-    assert welch.coverage >= mc.COVERAGE_TARGET + 2 * welch.se
+    assert welch.coverage >= cr.COVERAGE_TARGET + 2 * welch.se
     chi = mc.measured_coverage("chi-square-sd", 15)
     assert chi.generator == "Laplace" and chi.coverage < 0.88
     # on normal values the chi-square interval is exact: a fresh small simulation
-    sample, truth = mc._sd_sampler("normal")
+    sample, truth = cm._sd_sampler("normal")
     x = sample(np.random.default_rng(5), 3000, 15)
     assert x.shape == (3000, 16) and truth == 1.0
-    lo, hi = mc._chi2_sd(x, 0.95, np.random.default_rng(0))
+    lo, hi = cm.chi2_sd(x, 0.95, np.random.default_rng(0))
     c = float(((lo <= 1.0) & (1.0 <= hi)).mean())
     assert abs(c - 0.95) < 4 * math.sqrt(0.95 * 0.05 / 3000)
-    lap, _ = mc._sd_sampler("laplace")
+    lap, _ = cm._sd_sampler("laplace")
     assert np.std(lap(np.random.default_rng(6), 1, 200_000)) == pytest.approx(1.0, rel=0.01)
 
 
@@ -419,7 +421,7 @@ def test_the_paired_simulation_is_the_mean_of_group_means_bootstrap():
     # data sets of the simulation's generator covers as the committed entry says
     from scalinglab.stats.group_means import mean_of_group_means
 
-    sample, truth = mc._paired_sizes_sampler("lognormal")
+    sample, truth = cm._paired_sizes_sampler("lognormal")
     rng = np.random.default_rng(11)
     x = sample(rng, 400, 5)
     hits = 0
@@ -439,14 +441,14 @@ def test_rl_verdicts_state_the_measured_coverage_of_their_intervals():
         return {"ci": [0.1, 0.2], "level": 0.95, "method": method, "n": n}
 
     # TAN-2 in `small`: Welch t over 3 and 3 runs covers >= 0.93, nothing to add
-    assert mc.coverage_note(f("Welch t over 3 and 3 runs", 3)) is None
+    assert cr.coverage_note(f("Welch t over 3 and 3 runs", 3)) is None
     chi = mc.measured_coverage("chi-square-sd", 15).coverage
-    assert mc.coverage_note(f("nested ANOVA, chi-square interval (df 15)", 15)) == (
+    assert cr.coverage_note(f("nested ANOVA, chi-square interval (df 15)", 15)) == (
         f"its interval's simulated coverage is {chi:.2f} at n = 15"
     )
     boot = mc.measured_coverage("paired-bootstrap-sizes", 5).coverage
     assert (
-        mc.coverage_note(f(paired, 5))
+        cr.coverage_note(f(paired, 5))
         == f"its interval's simulated coverage is {boot:.2f} at n = 5"
     )
 
@@ -454,9 +456,9 @@ def test_rl_verdicts_state_the_measured_coverage_of_their_intervals():
 def test_the_coverage_table_reads_a_coverage_simulated_on_the_studys_own_data():
     from scalinglab.findings_view import coverage_html
 
-    text = "parametric bootstrap: law-residual noise; " + mc.measured_on_data(0.906, 1, se=0.016)
+    text = "parametric bootstrap: law-residual noise; " + cr.measured_on_data(0.906, 1, se=0.016)
     f = {"name": "x", "point": 1.2, "ci": [1.1, 1.3], "level": 0.95, "method": text, "n": 1}
-    (row,) = mc.report_coverage([f])
+    (row,) = cr.report_coverage([f])
     assert row.coverage is not None and row.coverage.coverage == pytest.approx(0.906)
     assert row.coverage.se == pytest.approx(0.016) and row.reason is None
     page = coverage_html([row])

@@ -11,7 +11,7 @@ import pytest
 
 from scalinglab.errors import InputError
 from scalinglab.paths import data_dir
-from scalinglab.stats.method_coverage import coverage_note, stated_on_data
+from scalinglab.stats.coverage_report import coverage_note, stated_on_data
 from scalinglab.studies.optimizers import analysis, findings, published
 from scalinglab.studies.optimizers import published_coverage as pc
 

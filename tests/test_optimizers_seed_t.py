@@ -1,5 +1,5 @@
 """The sweep design's t-over-seeds findings (scalinglab.studies.optimizers.seed_t) and the
-coverage a method text states on the study's own data (stats.method_coverage)."""
+coverage a method text states on the study's own data (stats.coverage_report)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from scalinglab.stats import calibration
-from scalinglab.stats.method_coverage import coverage_note, measured_on_data, stated_on_data
+from scalinglab.stats.coverage_report import coverage_note, measured_on_data, stated_on_data
 from scalinglab.studies.optimizers import seed_t, seedwise
 
 A, ALPHA, E = 2.0, 0.5, 1.5

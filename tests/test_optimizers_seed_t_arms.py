@@ -11,7 +11,7 @@ import pytest
 import xarray as xr
 
 from scalinglab.stats import calibration
-from scalinglab.stats.method_coverage import stated_on_data
+from scalinglab.stats.coverage_report import stated_on_data
 from scalinglab.studies.optimizers import seed_t_arms
 
 A, ALPHA, E = 2.0, 0.5, 1.5

@@ -10,7 +10,7 @@ import pytest
 
 from scalinglab.errors import InputError
 from scalinglab.fitting import fit
-from scalinglab.stats.method_coverage import coverage_note, stated_on_data
+from scalinglab.stats.coverage_report import coverage_note, stated_on_data
 from scalinglab.studies.sparsity import coverage_sim as cs
 from scalinglab.studies.sparsity import published as pub
 from scalinglab.studies.sparsity import run_coverage as rc

@@ -10,7 +10,8 @@ import pytest
 import xarray as xr
 
 from scalinglab.estimate import Estimate
-from scalinglab.stats import calibration, method_coverage
+from scalinglab.stats import calibration
+from scalinglab.stats import coverage_report as cr
 from scalinglab.studies.sparsity import findings as sf
 from scalinglab.studies.sparsity import seed_means
 
@@ -159,10 +160,7 @@ def test_committed_timings_give_the_median_and_range_at_their_stated_level():
     # n = 3 runs: the verdict states that coverage (the range's closed-form 0.75)
     assert numba.n == 3
     finding = {"ci": list(numba.ci), "level": numba.level, "method": numba.method, "n": numba.n}
-    assert (
-        method_coverage.coverage_note(finding)
-        == "its interval's simulated coverage is 0.75 at n = 3"
-    )
+    assert cr.coverage_note(finding) == "its interval's simulated coverage is 0.75 at n = 3"
     assert step.extra["deciding"] == ["kernel/offline/sparse_numba/F2048/speedup_at_0.065"]
     one = sf.kernel_offline(_timings(1))
     assert one.extra["deciding"] == [] and all(n.estimate.ci is None for n in one.findings)

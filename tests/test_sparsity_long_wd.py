@@ -192,7 +192,7 @@ def test_the_command_line_names_an_unknown_size_or_shape_without_a_traceback(cap
 
 
 def test_each_t_interval_over_seeds_states_its_coverage_simulated_on_the_runs_own_values():
-    from scalinglab.stats.method_coverage import coverage_note, stated_on_data
+    from scalinglab.stats.coverage_report import coverage_note, stated_on_data
 
     step = _step(_family(lambda t: 0.18))
     named = {f.name: f.estimate for f in step.findings}
@@ -211,7 +211,7 @@ def test_each_t_interval_over_seeds_states_its_coverage_simulated_on_the_runs_ow
 
 
 def test_a_plateau_pair_states_its_welch_intervals_coverage_simulated_on_its_seeds():
-    from scalinglab.stats.method_coverage import stated_on_data
+    from scalinglab.stats.coverage_report import stated_on_data
     from scalinglab.studies.sparsity import run_coverage
 
     rng = np.random.default_rng(4)

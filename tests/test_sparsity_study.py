@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from scalinglab.paths import PACKAGE_DIR
-from scalinglab.stats.method_coverage import stated_on_data
+from scalinglab.stats.coverage_report import stated_on_data
 
 pytestmark = pytest.mark.slow
 

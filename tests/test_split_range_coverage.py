@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from scalinglab.stats import coverage_report as cr
 from scalinglab.stats import method_coverage as mc
 from scalinglab.studies.gemm import estimates as gest
 from scalinglab.studies.gemm import gpperf_predictor as gp
@@ -72,10 +73,10 @@ def test_the_split_range_is_matched_read_at_its_n_and_stated_in_the_verdict():
     assert est.level == pytest.approx(19 / 21) and est.n == 20 and est.resamples == 20
     finding = {"ci": list(est.ci), "level": est.level, "method": est.method, "n": est.n}
     # 0.905 < 0.93: the verdict says how often the range holds one more split's score
-    assert mc.coverage_note(finding) == "its interval's simulated coverage is 0.90 at n = 20"
+    assert cr.coverage_note(finding) == "its interval's simulated coverage is 0.90 at n = 20"
     # with 39 splits it holds it 0.95 of the time: nothing to say
     lo39, hi39, how39, cover39 = gp.split_range(np.ones((39, 3)), what="whole shapes")
     assert cover39 == pytest.approx(0.95)
-    assert mc.coverage_note({"ci": [0.9, 0.99], "level": cover39, "method": how39, "n": 39}) is None
+    assert cr.coverage_note({"ci": [0.9, 0.99], "level": cover39, "method": how39, "n": 39}) is None
     with pytest.raises(ValueError, match="at least 2 splits"):
         gp.split_range(np.ones((1, 3)), what="rows")

@@ -10,6 +10,7 @@ import pytest
 import xarray as xr
 
 from scalinglab import record as rec
+from scalinglab.stats import coverage_report as cr
 from scalinglab.stats import method_coverage as mc
 from scalinglab.stats.few_run_flips import few_run_flip_rates
 from scalinglab.stats.improvement import pairwise_probability_of_improvement
@@ -99,7 +100,7 @@ def test_stratified_intervals_record_the_fewest_runs_per_task_as_n():
     # a stratified bootstrap's coverage is read at that n
     f = {"ci": [0.0, 1.0], "level": 0.95, "method": got["iqm_diff/c_vs_b"].method, "n": 4}
     assert mc.match_method(f["method"]).key == "stratified-bootstrap"
-    assert mc.coverage_note(f).startswith("its interval's simulated coverage is 0.")
+    assert cr.coverage_note(f).startswith("its interval's simulated coverage is 0.")
 
 
 def test_poi_headlines_are_the_adjacent_pairs_and_a_certain_pair_keeps_an_interval():

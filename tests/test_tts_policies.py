@@ -142,7 +142,7 @@ def test_a_deciding_finding_states_its_coverage_on_the_prompts_and_the_verdict_r
     import pytest
 
     from scalinglab.estimate import Estimate
-    from scalinglab.stats.method_coverage import coverage_note, stated_on_data
+    from scalinglab.stats.coverage_report import coverage_note, stated_on_data
     from scalinglab.studies.tts import analysis as tta
 
     values = {"sparse": np.r_[np.zeros(198), 1.0, 1.0]}

@@ -555,7 +555,8 @@ def test_a_family_holds_only_after_holm_too(tmp_path):
 
 
 def test_a_decided_verdict_states_its_intervals_coverage_where_below_target():
-    from scalinglab.stats.method_coverage import COVERAGE_TARGET, measured_coverage
+    from scalinglab.stats.coverage_report import COVERAGE_TARGET
+    from scalinglab.stats.method_coverage import measured_coverage
 
     t3 = measured_coverage("student-t", 3)
     assert t3.coverage < COVERAGE_TARGET  # about 0.92 (the committed table)

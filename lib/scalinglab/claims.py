@@ -43,7 +43,7 @@ Before a verdict is signed (:mod:`scalinglab.verdict_checks`, :mod:`scalinglab.v
   to a threshold it would decide by (the verdict is then the same under any seed);
 - a decided verdict says its interval's coverage where that is below 0.93 at the
   finding's ``n`` ("its interval's simulated coverage is 0.92 at n = 3") or not measured (method not
-  registered, ``n`` not recorded): :func:`scalinglab.stats.method_coverage.coverage_note`;
+  registered, ``n`` not recorded): :func:`scalinglab.stats.coverage_report.coverage_note`;
 - a paper's or benchmark's claim tested outside its regime reads ``holds at our scale``
   / ``differs at our scale``, on a proxy ``untested: proxy`` (never ``contradicts``);
   the ledger groups claims and counts verdicts by scope.
@@ -62,7 +62,7 @@ from scipy.stats import norm
 
 from scalinglab import verdict_checks as vc
 from scalinglab.findings_view import no_interval_reason
-from scalinglab.stats.method_coverage import coverage_note
+from scalinglab.stats.coverage_report import coverage_note
 from scalinglab.textfmt import fmt_ci, fmt_num
 from scalinglab.verdict_scope import (
     SCALE_VERDICTS,

@@ -135,7 +135,7 @@ def coverage_html(rows: Sequence[Any]) -> str:
     Parameters
     ----------
     rows
-        :class:`scalinglab.stats.method_coverage.CoverageRow` items.
+        :class:`scalinglab.stats.coverage_report.CoverageRow` items.
     """
     esc = html.escape
     out = []
@@ -152,7 +152,7 @@ def coverage_html(rows: Sequence[Any]) -> str:
         else:
             at = f" ({esc(r.at)})" if getattr(r, "at", None) else ""
             short = " sl-undercover" if c.coverage + 2 * c.se < c.level else ""
-            if c.key == "on-data":  # a study's own simulation (method_coverage.ON_DATA)
+            if c.key == "on-data":  # a study's own simulation (coverage_report.ON_DATA)
                 cov = (
                     f'<span class="sl-cov{short}">{c.coverage:.3f} ± {c.se:.3f}</span>{at}'
                     f"<br><small>{esc(r.registered or '')}: {esc(r.simulated_as or '')}</small>"

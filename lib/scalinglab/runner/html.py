@@ -25,7 +25,7 @@ The header reads as a reviewer would: the claims ledger first (each published
 claim with its computed verdict), then at most twelve headline findings with a
 forest plot of their intervals, then every finding in a collapsed table, then the
 interval coverage section (each interval method the findings use, with its simulated
-coverage at their sample size, :mod:`scalinglab.stats.method_coverage`). NaN
+coverage at their sample size, :mod:`scalinglab.stats.coverage_report`). NaN
 cells show a dash with a footnote; wide tables (the header's and the notebook's
 own outputs) scroll inside the page.
 """
@@ -50,7 +50,7 @@ from scalinglab.record import load_claims
 from scalinglab.runner.mathml import tex_to_mathml
 from scalinglab.runner.prose_cells import prepare_cells
 from scalinglab.runner.store import RunStatus
-from scalinglab.stats.method_coverage import report_coverage
+from scalinglab.stats.coverage_report import report_coverage
 
 #: The report's Jinja template (extends nbconvert's lab template) and its one stylesheet.
 TEMPLATES_DIR = Path(__file__).resolve().parent / "templates"
@@ -192,7 +192,7 @@ def _findings_block(findings: list[dict], claims: Sequence[dict] = ()) -> str:
 
 def coverage_block(findings: Sequence[dict]) -> str:
     """The "Interval coverage" section: each interval method the findings use, at its
-    sample size, with its simulated coverage (:mod:`scalinglab.stats.method_coverage`)
+    sample size, with its simulated coverage (:mod:`scalinglab.stats.coverage_report`)
     or "coverage not measured"; '' when no finding has an interval."""
     rows = report_coverage(findings)
     if not rows:

@@ -109,11 +109,11 @@ LARGEST = (
 def with_coverage(est: Estimate, coverage: dict | None) -> Estimate:
     """``est`` with its method text stating the per-shape intervals' coverage measured by
     :func:`.coverage.tile_effect_coverage` (``coverage``, its dict) at the sweep's
-    repeats (:func:`scalinglab.stats.method_coverage.measured_on_data`), so a verdict it
+    repeats (:func:`scalinglab.stats.coverage_report.measured_on_data`), so a verdict it
     decides states that coverage when below the target; ``est`` unchanged without one."""
     if coverage is None:
         return est
-    from scalinglab.stats.method_coverage import measured_on_data
+    from scalinglab.stats.coverage_report import measured_on_data
 
     said = measured_on_data(coverage["coverage"], coverage["n"], se=coverage["se"])
     return est.replace(method=f"{est.method}; per-shape {said}")

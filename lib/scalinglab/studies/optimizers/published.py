@@ -42,7 +42,7 @@ from scalinglab.fitting.identify import RTOL, SHARE
 from scalinglab.fitting.speedup import SpeedupResult, compute_speedups, effective_data
 from scalinglab.paths import data_dir
 from scalinglab.stats.bootstrap import percentile_interval
-from scalinglab.stats.method_coverage import measured_on_data
+from scalinglab.stats.coverage_report import measured_on_data
 
 #: Parameters of the paper's model sizes (its model names; non-embedding counts are not given).
 PAPER_PARAMS: dict[str, float] = {"130m": 130e6, "300m": 300e6, "520m": 520e6, "1.2b": 1.2e9}
@@ -285,7 +285,7 @@ def on_data_methods(
     table: pd.DataFrame, *, method: str, level: float, path: Path = COVERAGE_FILE
 ) -> dict[str, str]:
     """``finding name -> method text`` stating the committed coverage measured on this
-    table (:func:`scalinglab.stats.method_coverage.measured_on_data`, the lower of the two
+    table (:func:`scalinglab.stats.coverage_report.measured_on_data`, the lower of the two
     generators, ``n = 1`` run per cell); empty when nothing is committed for a table with
     these losses at this level."""
     if not path.exists():

@@ -35,7 +35,7 @@ takes about 26 CPU minutes (2.4 s a table), too slow for every render, so it is 
 :data:`.published.COVERAGE_FILE` with its provenance (the table's hash, seed, sizes of the simulation).
 :func:`.published.on_data_methods` reads it back only for a table with the same hash, and the
 findings' method texts then state the lower of the two generators' coverages
-(:func:`scalinglab.stats.method_coverage.measured_on_data`), so every verdict decided on
+(:func:`scalinglab.stats.coverage_report.measured_on_data`), so every verdict decided on
 them says how often its interval covers when that is below the target.
 """
 

@@ -25,7 +25,7 @@ mean over seeds gets a Student-t interval over the seeds.
   of both interval methods on a generator resampled from these data's own per-seed
   deviations (:func:`.seedwise.coverage`, :func:`scalinglab.stats.calibration.resampled`).
   Each t interval's method text states that coverage
-  (:func:`scalinglab.stats.method_coverage.measured_on_data`), so a verdict decided on
+  (:func:`scalinglab.stats.coverage_report.measured_on_data`), so a verdict decided on
   it says it where it falls below the target.
 
 A size whose AdamW fit leaves ``E`` unidentified (pooled, or on its bound in the per-seed
@@ -43,7 +43,7 @@ import numpy as np
 import pandas as pd
 
 from scalinglab.estimate import Estimate
-from scalinglab.stats.method_coverage import measured_on_data
+from scalinglab.stats.coverage_report import measured_on_data
 from scalinglab.studies.optimizers import seedwise
 from scalinglab.studies.optimizers.analysis import family_log_gap
 from scalinglab.studies.optimizers.findings import tuning_note

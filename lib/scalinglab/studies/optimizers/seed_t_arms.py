@@ -38,7 +38,7 @@ import pandas as pd
 import xarray as xr
 
 from scalinglab.estimate import Estimate
-from scalinglab.stats.method_coverage import measured_on_data
+from scalinglab.stats.coverage_report import measured_on_data
 from scalinglab.studies.optimizers import seedwise
 from scalinglab.studies.optimizers.findings import tuning_note
 from scalinglab.studies.optimizers.matched_report import not_identified, seed_estimate, tau_per_seed

@@ -55,7 +55,7 @@ from scipy.stats import t as student_t
 
 from scalinglab.estimate import Estimate
 from scalinglab.fitting import FitResult, fit
-from scalinglab.stats.method_coverage import measured_on_data
+from scalinglab.stats.coverage_report import measured_on_data
 from scalinglab.studies.rl.analysis import fit_points, ordered_sizes, pre_rl_rate
 from scalinglab.studies.rl.named import Named
 from scalinglab.studies.rl.shared_asymptote import simulate_runs, swing_sd

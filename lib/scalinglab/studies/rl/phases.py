@@ -33,7 +33,7 @@ from scipy.stats import rankdata
 from scalinglab.errors import InputError
 from scalinglab.fitting import extrapolation_check, fit, from_arrays
 from scalinglab.stats.bootstrap import percentile_interval, stratified_replicates
-from scalinglab.stats.method_coverage import measured_on_data
+from scalinglab.stats.coverage_report import measured_on_data
 from scalinglab.studies.rl.analysis import NEST, ordered_sizes
 from scalinglab.studies.rl.spread import has_nesting, pooled_sd, variance_components
 from scalinglab.studies.rl.units import share_coverage, share_over_units, unit_icc, unit_values

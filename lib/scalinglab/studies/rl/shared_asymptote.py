@@ -51,7 +51,7 @@ from scipy.stats import t as student_t
 from scalinglab.estimate import Estimate
 from scalinglab.fitting import FitResult, fit, identification, param_estimate
 from scalinglab.fitting.laws import Law, Param
-from scalinglab.stats.method_coverage import measured_on_data
+from scalinglab.stats.coverage_report import measured_on_data
 from scalinglab.studies.rl.analysis import fit_points, pre_rl_rate
 from scalinglab.studies.rl.asymptote import TARGET
 from scalinglab.studies.rl.named import Named, reinterval

@@ -6,7 +6,7 @@ over a few seeds. Here each is measured on generators built from the data it is 
 to; the same procedure is rerun on every simulated data set, and the share of intervals
 that contain the generator's true value is the coverage (Monte Carlo standard error
 ``sqrt(c (1 - c) / sims)``). Each finding then states it with
-:func:`~scalinglab.stats.method_coverage.measured_on_data`, so its verdict does.
+:func:`~scalinglab.stats.coverage_report.measured_on_data`, so its verdict does.
 
 **Released curves** (one run per curve; :func:`curve_generators`). The mean is the law's
 point fit to the curve; the noise is its residuals, either
@@ -48,7 +48,7 @@ import pandas as pd
 from scalinglab.errors import InputError
 from scalinglab.fitting import FitResult, fit
 from scalinglab.paths import data_dir
-from scalinglab.stats.method_coverage import measured_on_data
+from scalinglab.stats.coverage_report import measured_on_data
 from scalinglab.studies.sparsity import published as pub
 
 #: Generators of the released curves' noise (module docstring).

@@ -19,7 +19,7 @@ import pandas as pd
 
 from scalinglab.estimate import Estimate
 from scalinglab.stats import calibration
-from scalinglab.stats.method_coverage import measured_on_data
+from scalinglab.stats.coverage_report import measured_on_data
 from scalinglab.studies.sparsity import analysis as sa
 from scalinglab.studies.sparsity import limits as slim
 from scalinglab.studies.sparsity import run_coverage, seed_means
@@ -220,7 +220,7 @@ def seed_coverage(
     -------
     dict
         ``{(activation, "trend" | "level", n): words}``, the words of
-        :func:`~scalinglab.stats.method_coverage.measured_on_data` with the generator named,
+        :func:`~scalinglab.stats.coverage_report.measured_on_data` with the generator named,
         appended to the interval's method so the ledger states this coverage beside the
         generic table's.
     """

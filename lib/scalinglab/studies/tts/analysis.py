@@ -359,7 +359,7 @@ def interval_coverage(
 def state_coverage(est: Estimate, table: pd.DataFrame, finding: str) -> Estimate:
     """``est`` with its method text stating the coverage :func:`interval_coverage`
     simulated for its own method (the percentile bootstrap over prompts) on these
-    prompts' values (:func:`scalinglab.stats.method_coverage.measured_on_data`), so a
+    prompts' values (:func:`scalinglab.stats.coverage_report.measured_on_data`), so a
     verdict it decides states that coverage when below the target.
 
     Parameters
@@ -374,7 +374,7 @@ def state_coverage(est: Estimate, table: pd.DataFrame, finding: str) -> Estimate
     KeyError
         ``table`` has no percentile-bootstrap row for ``finding``.
     """
-    from scalinglab.stats.method_coverage import measured_on_data
+    from scalinglab.stats.coverage_report import measured_on_data
 
     row = table[(table.finding == finding) & (table.method == "percentile bootstrap")]
     if not len(row):
