@@ -516,6 +516,7 @@ claims_from(
     sizes=sizes,
     steps=[f"{b}_vs_{a}" for a, b in zip(sizes, sizes[1:], strict=False)],
     data="user" if samples else "study",
+    policy_params=ttc.params_text(ds),
 )
 
 # %% [markdown]

@@ -104,7 +104,11 @@ def test_the_ledger_reads_a_saturated_size_not_identified_and_decides_the_others
         got = {
             v.claim.id: v
             for v in rec.claims_from(
-                "test_time_scaling", sizes=["s", "l"], steps=["l_vs_s"], data="user"
+                "test_time_scaling",
+                sizes=["s", "l"],
+                steps=["l_vs_s"],
+                data="user",
+                policy_params="",
             )
         }
         need = claim_value("test_time_scaling", "LLM-1")
@@ -120,7 +124,10 @@ def test_the_ledger_reads_a_saturated_size_not_identified_and_decides_the_others
         for what, est in tta.plateau(maj, curves, "s").items():
             rec.record(f"majority/s/{what}", est)
         alone = {
-            v.claim.id: v for v in rec.claims_from("test_time_scaling", sizes=["s"], data="user")
+            v.claim.id: v
+            for v in rec.claims_from(
+                "test_time_scaling", sizes=["s"], data="user", policy_params=""
+            )
         }
         assert alone["LLM-1"].verdict == "reproduces" and alone["LLM-5"].verdict == "reproduces"
     finally:
@@ -198,7 +205,9 @@ def test_the_ledger_reads_llm3_and_llm4_not_identified_on_a_saturated_size():
         record_all(pinned)
         got = {
             v.claim.id: v
-            for v in rec.claims_from("test_time_scaling", sizes=["l"], steps=[], data="user")
+            for v in rec.claims_from(
+                "test_time_scaling", sizes=["l"], steps=[], data="user", policy_params=""
+            )
         }
         for cid in ("LLM-3", "LLM-4"):
             assert got[cid].verdict == "not identified", got[cid].reason
@@ -207,7 +216,9 @@ def test_the_ledger_reads_llm3_and_llm4_not_identified_on_a_saturated_size():
         record_all(pinned.replace(room=0.5))
         got = {
             v.claim.id: v
-            for v in rec.claims_from("test_time_scaling", sizes=["l"], steps=[], data="user")
+            for v in rec.claims_from(
+                "test_time_scaling", sizes=["l"], steps=[], data="user", policy_params=""
+            )
         }
         assert got["LLM-3"].verdict == "reproduces", got["LLM-3"].reason
     finally:

@@ -69,7 +69,10 @@ def test_tiny_study_samples_its_own_policies(lab):
         "cost/disagree_share",
     } <= set(found)
     # the papers' claims on tiny policies: outside their regime, never "contradicts"
-    for cid in ("LLM-1", "LLM-3", "LLM-4", "LLM-5", "KIN-1"):
+    # KIN-1's sign is set by the cost formula: shown as a check, never decided
+    assert ledger["KIN-1"]["verdict"] == "untested"
+    assert "set by the cost formula" in ledger["KIN-1"]["reason"]
+    for cid in ("LLM-1", "LLM-3", "LLM-4", "LLM-5"):
         assert ledger[cid]["verdict"] in (
             "holds at our scale",
             "differs at our scale",
@@ -116,3 +119,22 @@ def test_users_table_gets_coverage_laws(lab):
     # a user's samples: only this project's checks of their sampler, no paper attribution
     assert "KIN-1" not in ledger and set(ledger) == {"LLM-1", "LLM-3", "LLM-4", "LLM-5"}
     assert all(c["scope"] == "project" and "Brown" not in c["paper"] for c in ledger.values())
+
+
+def test_the_regime_names_the_sampled_policies_sizes():
+    import xarray as xr
+
+    from scalinglab.studies.tts import cost as ttc
+
+    ds = xr.Dataset(
+        coords={
+            "size": ["s", "m"],
+            "n_params": ("size", [24736.0, 147904.0]),
+            "n_layer": ("size", [2, 3]),
+            "n_head": ("size", [2, 4]),
+            "d_model": ("size", [32, 64]),
+        }
+    )
+    assert ttc.params_text(ds) == "25k-148k"
+    assert ttc.params_text(ds.isel(size=[0])) == "25k"
+    assert ttc.params_text(xr.Dataset(coords={"size": ["s"]})) == "unknown-size"

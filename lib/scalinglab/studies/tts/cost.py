@@ -300,6 +300,17 @@ def shapes_of(ds) -> dict[str, ModelShape]:
     }
 
 
+def params_text(ds) -> str:
+    """The sampled sizes' parameter counts as a range in words, e.g. ``"25k-148k"`` (a
+    claim's regime names them from the data); ``"unknown-size"`` when the samples record
+    no shapes (a user's table)."""
+    shapes = shapes_of(ds)
+    if not shapes:
+        return "unknown-size"
+    n = sorted(sh.n_params for sh in shapes.values())
+    return "-".join(dict.fromkeys(f"{v / 1e3:.0f}k" for v in (n[0], n[-1])))
+
+
 def kv_share(
     shape: ModelShape, *, prompt_len: float, lengths: Lengths, k: int, hw: Hardware
 ) -> float:
