@@ -795,8 +795,8 @@ per_size
 #   {{ runs/unstable | point }} (a share of {{ unstable/baseline/share }}; of the
 #   `half_lr` runs {{ unstable/half_lr/share }}): unstable, outside ScaleRL's scope by
 #   the issue's rule, left out of the pooled fits. On the stable runs of the primary arm
-#   (the width rule's learning rate), $A$ is off its bound at
-#   {{ scalerl/A_identified_sizes | point }} (the design's aim: 3 of its 4 sizes; the
+#   (the width rule's learning rate), the number of sizes with $A$ off its bound is
+#   {{ scalerl/A_identified_sizes | num }} (the design's aim: 3 of its 4 sizes; the
 #   finding's note names each size that falls short and why); at
 #   `s` the runs saturate near 1 and $A$ sits
 #   on its bound 1 (the task saturates there: a limit of the design at that size). A size
@@ -804,15 +804,15 @@ per_size
 #   rising through the horizon and puts $A$ on its bound while most of its runs, fitted
 #   one by one, have their own $A$ off it: `scalerl/<size>/A_runs_off_bound` counts them
 #   beside the pooled fit. A size with fewer than 3 stable runs is not fitted. With every run, unstable ones
-#   included, the count would be {{ scalerl/all_runs/A_identified_sizes | point }}; the
-#   `half_lr` arm, a secondary arm decided by the same rule, has $A$ off its bound at
-#   {{ scalerl/half_lr/A_identified_sizes | point }}. The findings' notes give each
-#   size's reason. Fitted with one $A$ and $B$ per size and one $C_{mid}$ per run (each
-#   run's own take-off; stated before it was read), the primary arm's $A$ is off its bound
-#   at {{ scalerl/shared/A_identified_sizes | point }} (its note names the others).
+#   included, the count would be {{ scalerl/all_runs/A_identified_sizes | num }}; the
+#   count for the `half_lr` arm, a secondary arm decided by the same rule, is
+#   {{ scalerl/half_lr/A_identified_sizes | num }}. The findings' notes give each size's
+#   reason. Fitted with one $A$ and $B$ per size and one $C_{mid}$ per run (each run's own
+#   take-off; stated before it was read), the primary arm's count is
+#   {{ scalerl/shared/A_identified_sizes | num }} (its note names the others).
 # * *Half compute (SCALERL-2).* The furthest half window reaches
 #   {{ scalerl/half_runs/max_multiple | point }}x $C_{mid}$;
-#   {{ scalerl/half_runs/n_eligible | point }} runs of every variant are stable, have $A$
+#   {{ scalerl/half_runs/n_eligible | num }} runs of every variant are stable, have $A$
 #   off its bound, took off and reach `min_multiple`, and on them
 #   $|A_{half} - A_{full}|$ is {{ scalerl/half_runs/A_abs_error }}.
 # * *Tan et al.* Held out, the line's RMSE exceeds the sigmoid's by
@@ -837,8 +837,9 @@ per_size
 # {{ scalerl/xl/lack_of_fit }} at `xl` (signed: below 0 where the noise accounts for all of
 # the RMSE). The plain RMSE at `xl`, {{ scalerl/xl/rmse | point }}, includes
 # {{ scalerl/xl/mean_curve_noise | point }} of noise from the mean over its few stable runs.
-# Tan et al.'s line bends: its curvature is {{ tan/s/curvature }} at `s` and
-# {{ tan/xl/curvature }} at `xl` (TAN-1-linear).
+# Whether Tan et al.'s line bends is TAN-1-linear's question (Holm over the sizes; the
+# ledger gives each size's verdict): its curvature is {{ tan/s/curvature }} at `s` and
+# {{ tan/xl/curvature }} at `xl`.
 
 # %% [markdown] tags=["only-small"]
 # **What the `small` design (3 sizes, 3 seeds, 500 GRPO steps) cannot decide.** The

@@ -462,3 +462,24 @@ def test_a_point_fit_outside_its_refits_keeps_no_interval_and_is_not_identified(
     out = point_outside_refits(Estimate(4.7676e7, 4.7677e7, 6.26e7, level=0.95))
     assert out.lo is None and out.hi is None and out.identified is False
     assert "outside its refits" in out.note
+
+
+def test_n0_on_a_bound_is_shown_as_the_bound_not_a_value():
+    from scalinglab.studies.rl import findings_fits, kn
+
+    assert kn.n0_bound_side(247.36, (247.36, 8.0e7)) == (247.36, "lower")
+    assert kn.n0_bound_side(8.0e7 * (1 - 1e-6), (247.36, 8.0e7)) == (8.0e7, "upper")
+    assert kn.n0_bound_side(5.0e4, (247.36, 8.0e7)) is None
+    fit = {
+        "Kmax": (0.3, (0.2, 0.4)),
+        "N0": (247.36, (247.36, 247.36)),
+        "N0_bounds": (247.36, 8.0e7),
+        "N0_identified": (False, "N0 = 247.4 at the lower bound 247.4 of its range"),
+        "sizes": ["s", "xl"],
+        "n_params": [2.5e4, 8.0e5],
+        "k_slope": [(0.5, (0.4, 0.6)), (0.2, (0.1, 0.3))],
+        "k_rise": (-0.3, (-0.5, -0.1)),
+    }
+    named = {f.name: f.estimate for f in findings_fits.kn_findings(fit, level=0.95, reps=10, n=4)}
+    n0 = named["tan/N0"]
+    assert not n0.identified and (n0.bound, n0.side) == (247.36, "lower")

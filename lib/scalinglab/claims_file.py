@@ -240,7 +240,8 @@ def expand(spec: ClaimSpec, values: Mapping[str, Any], recorded: Mapping[str, An
         if "each" in raw:  # one claim per pair or size: Holm over them (claims.decide_all)
             common["family"] = spec.id
         if common["scope"] == "project":  # this project's check: the paper lent a method
-            common["paper"] = f"this project's check (after {spec.paper})"
+            own = spec.paper.startswith("this project")
+            common["paper"] = "this project's check" + ("" if own else f" (after {spec.paper})")
         if on_user_data(values):
             common.update(paper=USER_DATA_SOURCE, scope="project", regime="user data")
         if "untested" in raw:

@@ -18,6 +18,8 @@ Format specs (after ``|``):
     ``point [lo, hi] unit``, e.g. ``0.236 [0.1593, 0.3256]``.
 ``point``
     the point only (with its unit).
+``num``
+    the point only, without its unit (a count the sentence names, e.g. ``47``).
 ``ci``
     the interval only, e.g. ``[0.1593, 0.3256]``.
 ``pct``
@@ -37,7 +39,7 @@ from scalinglab.textfmt import fmt_num
 
 #: ``{{ name }}`` or ``{{ name | spec }}``; a name has no braces, bars or line breaks.
 REFERENCE = re.compile(r"\{\{\s*([^{}|\n]+?)\s*(?:\|\s*([A-Za-z_]+)\s*)?\}\}")
-SPECS = ("full", "point", "ci", "pct")
+SPECS = ("full", "point", "num", "ci", "pct")
 
 
 class UnknownFindingError(KeyError):
@@ -71,7 +73,7 @@ def render_finding(d: Mapping[str, Any], spec: str | None = None) -> str:
         A ``results.json`` finding dict (``name``, ``point``, ``ci``, ``unit``,
         ``identified``, ``bound``, ``side``).
     spec
-        ``full`` (default), ``point``, ``ci`` or ``pct``.
+        ``full`` (default), ``point``, ``num``, ``ci`` or ``pct``.
     """
     spec = spec or "full"
     if spec not in SPECS:
@@ -90,6 +92,8 @@ def render_finding(d: Mapping[str, Any], spec: str | None = None) -> str:
         return _pct(d["point"]) + (f" [{_pct(lo)}, {_pct(hi)}]" if has_ci else "")
     if spec == "point":
         return point + (unit if point != "—" else "")
+    if spec == "num":
+        return point
     if spec == "ci":
         return ci
     return point + (f" {ci}" if has_ci else "") + (unit if point != "—" else "")

@@ -11,6 +11,7 @@ import pandas as pd
 
 from scalinglab.estimate import Estimate
 from scalinglab.fitting import param_estimate
+from scalinglab.studies.rl.kn import n0_bound_side
 from scalinglab.studies.rl.named import (
     OVER_SEEDS,
     RUNS_WITHIN_SIZE,
@@ -198,11 +199,15 @@ def kn_findings(
 
     sizes = list(kn["sizes"])
     n0_ok, n0_why = kn["N0_identified"]
+    on_bound = (
+        None if n0_ok or "N0_bounds" not in kn else n0_bound_side(kn["N0"][0], kn["N0_bounds"])
+    )
+    pinned = {} if on_bound is None else {"bound": on_bound[0], "side": on_bound[1]}
     out = [
         Named("tan/Kmax", est(kn["Kmax"]), "Tan et al. Kmax (joint fit over sizes)"),
         Named(
             "tan/N0",
-            est(kn["N0"], identified=n0_ok, note=n0_why or None),
+            est(kn["N0"], identified=n0_ok, note=n0_why or None, **pinned),
             "Tan et al. N0 (joint fit over sizes)",
         ),
     ]

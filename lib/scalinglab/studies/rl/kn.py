@@ -118,6 +118,7 @@ def fit_kn(df: pd.DataFrame, *, reps: int = 500, seed: int = 0, level: float = 0
         "k_slope": [pair(2 + k + i) for i in range(k)],
         "k_rise": (float(point[2 + 2 * k - 1] - point[2 + k]), (float(rlo), float(rhi))),
         "N0_identified": _n0_identified(point[1], draws[:, 1], (lo[1], hi[1]), n_bounds),
+        "N0_bounds": n_bounds,
         "reps": reps,
         "level": level,
         "failed_reps": int(np.isnan(draws[:, 0]).sum()),
@@ -139,6 +140,21 @@ def fit_kn(df: pd.DataFrame, *, reps: int = 500, seed: int = 0, level: float = 0
             "N0_identified": _n0_identified(held[1], np.array([]), None, h_bounds),
         }
     return out
+
+
+def n0_bound_side(
+    n0: float, bounds: tuple[float, float], *, rtol: float = 1e-3
+) -> tuple[float, str] | None:
+    """``(bound, "lower" | "upper")`` when N0 sits on a bound of its search range (in log
+    space, within ``rtol`` of the range's width, as :func:`_n0_identified` reads it), so
+    the finding shows the bound, not a value; None when it does not."""
+    lo_b, hi_b = np.log(bounds[0]), np.log(bounds[1])
+    tol = rtol * (hi_b - lo_b)
+    if np.log(n0) - lo_b <= tol:
+        return float(bounds[0]), "lower"
+    if hi_b - np.log(n0) <= tol:
+        return float(bounds[1]), "upper"
+    return None
 
 
 def _n0_identified(
