@@ -194,3 +194,23 @@ def test_pooled_phases_without_enough_early_steps_predicts_no_plateau():
     ph = rph.pooled_phases(_frame(fn, noise=0.005), early_frac=0.1, reps=5, seed=0)
     assert ph["t90_early"].isna().all() and ph["mae_rest"].isna().all()
     assert np.allclose(ph["t90"], 0.4 + np.log(9) / 15.0, atol=0.03)  # the full fit stands
+
+
+def test_a_pinned_at_its_bound_leaves_b_and_c_mid_unidentified_too():
+    per_seed = pd.DataFrame(
+        [
+            {"variant": v, "model_size": s, "seed": sd, "A": a, "B": 1.5, "C_mid": c}
+            for s in ("s", "m")
+            for sd in range(4)
+            for v, a, c in (("baseline", 1.0 if sd < 2 else 0.8, 1e3), ("half", 0.7, 3e3))
+        ]
+    )
+    eff = rab.ablation_effects(per_seed, reps=100, seed=0).set_index(["variant", "metric"])
+    for metric in ("A", "log10_B", "log10_C_mid"):
+        row = eff.loc[("half", metric)]
+        assert not row["identified"] and "baseline on its bound 1 in 50%" in row["note"], metric
+    assert "fitted jointly with A" in eff.loc[("half", "log10_C_mid"), "note"]
+    # off the bound: all three identified
+    fine = per_seed.assign(A=per_seed["A"].clip(upper=0.9))
+    eff = rab.ablation_effects(fine, reps=100, seed=0)
+    assert eff["identified"].all() and (eff["note"] == "").all()

@@ -39,7 +39,9 @@ def ablation_effects(
     (:func:`scalinglab.claims.minimum_detectable_effect`). ``identified`` is False
     for ``A`` when, in either arm, at least :data:`A_BOUND_SHARE` of the per-run fits
     that enter the paired effect put A on its bound 1 (the run ended before the curve
-    bent), with ``note``; a run without its pair is not counted.
+    bent), with ``note``; a run without its pair is not counted. ``log10_B`` and
+    ``log10_C_mid`` then are not identified either: they come from the same sigmoid
+    fits, and a fit whose A sits on its bound has its B and C_mid free to trade off.
     """
     from scalinglab.claims import minimum_detectable_effect
     from scalinglab.stats.improvement import probability_of_improvement
@@ -54,6 +56,7 @@ def ablation_effects(
     rows: list[dict] = []
     rng = np.random.default_rng(seed)
     for var in [v for v in ps["variant"].unique() if v != baseline]:
+        a_note = _a_bound_note(ps, var, baseline)
         for metric in ("A", "log10_B", "log10_C_mid"):
             wide = ps.pivot_table(index=["model_size", "seed"], columns="variant", values=metric)
             diff = (wide[var] - wide[baseline]).dropna()
@@ -77,20 +80,9 @@ def ablation_effects(
                 level=level,
                 rng=np.random.default_rng([seed, len(rows)]),
             )
-            note = ""
-            if metric == "A":
-                for arm in (var, baseline):
-                    rows_arm = ps[ps["variant"] == arm]
-                    # the runs the paired effect is computed on
-                    keys = pd.MultiIndex.from_frame(rows_arm[["model_size", "seed"]])
-                    a = rows_arm.loc[keys.isin(diff.index), "A"]
-                    share = float(np.mean(a >= 1.0 - 1e-3)) if len(a) else 1.0
-                    if share >= A_BOUND_SHARE:
-                        note = (
-                            f"A of {arm} on its bound 1 in {100 * share:.0f}% of its "
-                            f"{len(a)} paired per-run fits (runs ended before the curve bent)"
-                        )
-                        break
+            note = a_note
+            if note and metric != "A":  # B and C_mid come from the same fits as A
+                note = f"{note}; B and C_mid are fitted jointly with A, so not identified either"
             rows.append(
                 {
                     "variant": var,
@@ -109,6 +101,25 @@ def ablation_effects(
                 }
             )
     return pd.DataFrame(rows)
+
+
+def _a_bound_note(ps: pd.DataFrame, var: str, baseline: str) -> str:
+    """Why the paired fits of ``var`` against ``baseline`` leave A unidentified (in
+    either arm, at least :data:`A_BOUND_SHARE` of the per-run fits that enter the paired
+    effect on A put it on its bound 1), or ``""``."""
+    wide = ps.pivot_table(index=["model_size", "seed"], columns="variant", values="A")
+    paired = (wide[var] - wide[baseline]).dropna().index
+    for arm in (var, baseline):
+        rows_arm = ps[ps["variant"] == arm]
+        keys = pd.MultiIndex.from_frame(rows_arm[["model_size", "seed"]])
+        a = rows_arm.loc[keys.isin(paired), "A"]
+        share = float(np.mean(a >= 1.0 - 1e-3)) if len(a) else 1.0
+        if share >= A_BOUND_SHARE:
+            return (
+                f"A of {arm} on its bound 1 in {100 * share:.0f}% of its "
+                f"{len(a)} paired per-run fits (runs ended before the curve bent)"
+            )
+    return ""
 
 
 def design_mde(
