@@ -307,7 +307,7 @@ def test_claims_file_decides_scalerl4_on_the_design_ablations_the_sweep_ran():
 
 def _claim_names(sizes):
     names = [f"scalerl/{s}/{p}" for s in sizes for p in ("rmse", "lack_of_fit", "A_pred_error")]
-    names += [f"scalerl/{s}/final_pred_error" for s in sizes]
+    names += [f"scalerl/{s}/{e}" for s in sizes for e in ("final_pred_error", "final_abs_error")]
     names += [f"tan/k/{s}" for s in sizes] + ["tan/k_rise", "tan/N0", "scalerl/A_seed_sd"]
     names += [f"phases/{s}/{p}" for s in sizes for p in ("t10", "t90", "t90_early_error")]
     names += [f"phases/runs/{p}" for p in ("three_phases_share", "t10_seed_sd", "predicted_share")]

@@ -268,7 +268,15 @@ def test_final_error_run_by_run_is_a_t_mean_over_stable_runs_per_size():
     named = {n.name: n for n in sound_findings.final_error_findings(tab, level=0.95, fit_frac=0.5)}
     e = named["scalerl/s/final_pred_error"].estimate
     assert e.n == 3 and e.method.startswith("Student t over 3 runs") and e.identified
-    assert named["scalerl/l/final_pred_error"].headline  # the largest size
+    # the claim reads the absolute error (signed errors of opposite sign would cancel)
+    assert named["scalerl/l/final_abs_error"].headline  # the largest size
+    assert not named["scalerl/l/final_pred_error"].headline
+    a = named["scalerl/s/final_abs_error"].estimate
+    alo, ahi = sps.t.interval(
+        0.95, 2, loc=ok["final_error"].abs().mean(), scale=sps.sem(ok["final_error"].abs())
+    )
+    assert a.point == pytest.approx(ok["final_error"].abs().mean()) and a.point >= abs(e.point)
+    assert a.ci == pytest.approx((alo, ahi))
     # fewer than 3 stable runs: no interval, not identified, with the reason
     e2 = named["scalerl/l/final_pred_error"].estimate
     assert e2.ci is None and not e2.identified and "2 stable run(s)" in e2.note

@@ -434,8 +434,10 @@ def final_error_by_size(
     runs: pd.DataFrame, *, variant: str, level: float = 0.95, min_runs: int = MIN_STABLE
 ) -> pd.DataFrame:
     """SCALERL-2-final run by run: per size, the mean over ``variant``'s stable runs of
-    the half fit's error on the final pass rate, with a Student-t interval over the
-    runs' units (warm starts where the design has them, :mod:`.units`).
+    the half fit's absolute error on the final pass rate (the claim: each run's
+    prediction within 0.02; signed errors of opposite sign would cancel in a mean), and
+    of its signed error (the bias), each with a Student-t interval over the runs' units
+    (warm starts where the design has them, :mod:`.units`).
 
     Parameters
     ----------
@@ -454,7 +456,8 @@ def final_error_by_size(
     -------
     pandas.DataFrame
         Indexed by ``model_size`` (in ``runs``' order): ``n_params``, ``final_error``,
-        ``final_error_lo``, ``final_error_hi``, ``runs`` (stable fitted runs used),
+        ``final_error_lo``, ``final_error_hi`` (signed), ``final_abs_error``,
+        ``final_abs_error_lo``, ``final_abs_error_hi``, ``runs`` (stable fitted runs used),
         ``unstable`` (runs left out as unstable: outside ScaleRL's scope), ``units``,
         ``unit_method`` (the interval's units and method text) and ``clustered``
         (whether the units are warm starts).
@@ -462,10 +465,14 @@ def final_error_by_size(
     rows = []
     for size, g in runs[runs["variant"] == variant].groupby("model_size", sort=False):
         ok = g["final_error"].notna() & ~g["unstable"].astype(bool)
-        u = units.unit_values(g.loc[ok], "final_error")
+        kept = g.loc[ok].assign(final_abs_error=g.loc[ok, "final_error"].abs())
+        u = units.unit_values(kept, "final_error")
         point, lo, hi = units.t_over_units(u, level=level)
+        a_point, a_lo, a_hi = units.t_over_units(
+            units.unit_values(kept, "final_abs_error"), level=level
+        )
         if u.n_runs < min_runs:
-            lo = hi = np.nan
+            lo = hi = a_lo = a_hi = np.nan
         rows.append(
             {
                 "model_size": size,
@@ -473,6 +480,9 @@ def final_error_by_size(
                 "final_error": point,
                 "final_error_lo": lo,
                 "final_error_hi": hi,
+                "final_abs_error": a_point,
+                "final_abs_error_lo": a_lo,
+                "final_abs_error_hi": a_hi,
                 "runs": u.n_runs,
                 "unstable": int(g["unstable"].astype(bool).sum()),
                 "units": u.n,
@@ -480,6 +490,7 @@ def final_error_by_size(
                 "clustered": u.clustered,
             }
         )
-    cols = ["n_params", "final_error", "final_error_lo", "final_error_hi", "runs", "unstable"]
+    cols = ["n_params", "final_error", "final_error_lo", "final_error_hi"]
+    cols += ["final_abs_error", "final_abs_error_lo", "final_abs_error_hi", "runs", "unstable"]
     cols += ["units", "unit_method", "clustered"]
     return pd.DataFrame(rows, columns=["model_size", *cols]).set_index("model_size")

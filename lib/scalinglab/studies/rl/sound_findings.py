@@ -76,9 +76,11 @@ def half_run_findings(dec: Mapping[str, Any], *, min_multiple: float) -> list[Na
 
 def final_error_findings(tab: pd.DataFrame, *, level: float, fit_frac: float) -> list[Named]:
     """SCALERL-2-final per size from the runs one by one
-    (:func:`.halfruns.final_error_by_size`): the half fit's error on the final pass rate,
-    a Student-t mean over the size's stable runs (headline at the largest size, by
-    ``n_params``); not identified with fewer than :data:`.scope.MIN_STABLE` such runs."""
+    (:func:`.halfruns.final_error_by_size`): the half fit's absolute error on the final
+    pass rate (``final_abs_error``, what the claim decides: headline at the largest size,
+    by ``n_params``) and its signed error (``final_pred_error``, the bias, shown), each a
+    Student-t mean over the size's stable runs; not identified with fewer than
+    :data:`.scope.MIN_STABLE` such runs."""
     largest = tab["n_params"].idxmax() if len(tab) else None
     out = []
     for size, r in tab.iterrows():
@@ -86,34 +88,42 @@ def final_error_findings(tab: pd.DataFrame, *, level: float, fit_frac: float) ->
         n_units = int(r["units"]) if "units" in r else n
         how = str(r["unit_method"]) if "unit_method" in r else f"Student t over {n} runs"
         left = f"; {int(r['unstable'])} unstable run(s) left out" if r["unstable"] else ""
-        out.append(
-            Named(
-                f"scalerl/{size}/final_pred_error",
-                checked(
-                    Estimate(
-                        float(r["final_error"]),
-                        float(r["final_error_lo"]) if ok else None,
-                        float(r["final_error_hi"]) if ok else None,
-                        level=level if ok else None,
-                        method=f"{how} (each run fitted alone)",
-                        n=n_units if n_units else None,
-                        identified=ok,
-                        note=None
-                        if ok
-                        else f"{n} stable run(s) with a half fit (need {MIN_STABLE}){left}",
-                    )
-                ),
-                f"final pass rate predicted by each run's sigmoid fitted on its first "
-                f"{fit_frac:.0%} of compute minus its last evaluation kept (the one the "
-                f"scope rule judged is held out), mean over the {n} stable runs{left}"
-                + (
-                    f", each of its {n_units} base models weighing the same"
-                    if bool(r.get("clustered", False))
-                    else ""
-                ),
-                headline=size == largest,
-            )
+        over = f"mean over the {n} stable runs{left}" + (
+            f", each of its {n_units} base models weighing the same"
+            if bool(r.get("clustered", False))
+            else ""
         )
+        what = (
+            f"each run's sigmoid fitted on its first {fit_frac:.0%} of compute predicts its "
+            "last evaluation kept (the one the scope rule judged is held out)"
+        )
+        for name, col, said, head in (
+            ("final_abs_error", "final_abs_error", "absolute error", size == largest),
+            ("final_pred_error", "final_error", "signed error (predicted minus measured)", False),
+        ):
+            if col not in r:
+                continue
+            out.append(
+                Named(
+                    f"scalerl/{size}/{name}",
+                    checked(
+                        Estimate(
+                            float(r[col]),
+                            float(r[f"{col}_lo"]) if ok else None,
+                            float(r[f"{col}_hi"]) if ok else None,
+                            level=level if ok else None,
+                            method=f"{how} (each run fitted alone)",
+                            n=n_units if n_units else None,
+                            identified=ok,
+                            note=None
+                            if ok
+                            else f"{n} stable run(s) with a half fit (need {MIN_STABLE}){left}",
+                        )
+                    ),
+                    f"{what}: its {said}, {over}",
+                    headline=head,
+                )
+            )
     return out
 
 
