@@ -102,6 +102,7 @@ def midrun(
     level: float = 0.95,
     seed: int = 0,
     sims: int = 4000,
+    tuning: Mapping[str, Sequence[str]] | None = None,
 ) -> tuple[list[Row], pd.DataFrame]:
     """The mid-run ranking findings (module docstring) and their coverage table.
 
@@ -111,6 +112,11 @@ def midrun(
         The sweep: ``loss`` ``(optimizer, model_size, data_multiple, seed, step)``.
     ranked
         The ranked cell (:func:`.findings.ranked_cell`), None for none.
+    tuning
+        Per size, its flagged tuned settings (:attr:`.findings.Speedups.tuning`): a
+        ranking of runs tuned at their grids' edges ranks the tuning as much as the
+        optimizers, so a finding over a flagged size is not identified, as the speedups
+        there are.
 
     Returns
     -------
@@ -126,11 +132,19 @@ def midrun(
     rows: list[Row] = []
     where = ", ".join(f"{s} {m:g}x" for s, m in cells)
     mean = np.mean(list(cells.values()), axis=0)
+
+    def gated(est: Estimate, sizes: Sequence[str]) -> Estimate:
+        flagged = [sz for sz in dict.fromkeys(sizes) if (tuning or {}).get(sz)]
+        return not_identified(
+            est, [f"at {sz}, {tuning_note(list((tuning or {})[sz]))}" for sz in flagged]
+        )
+
     rows.append(
         {
             "name": "t/tau_midrun/all",
-            "point": _with_coverage(
-                seed_estimate(mean, level=level, support=(-1.0, 1.0)), mean, stated
+            "point": gated(
+                _with_coverage(seed_estimate(mean, level=level, support=(-1.0, 1.0)), mean, stated),
+                [str(sz) for sz, _ in cells],
             ),
             "unit": "",
             "description": "Kendall tau between the ranking halfway through training and at the "
@@ -143,10 +157,13 @@ def midrun(
         rows.append(
             {
                 "name": f"t/tau_midrun/{s}/{m:g}x",
-                "point": _with_coverage(
-                    seed_estimate(cells[(s, m)], level=level, support=(-1.0, 1.0)),
-                    cells[(s, m)],
-                    stated,
+                "point": gated(
+                    _with_coverage(
+                        seed_estimate(cells[(s, m)], level=level, support=(-1.0, 1.0)),
+                        cells[(s, m)],
+                        stated,
+                    ),
+                    [s],
                 ),
                 "unit": "",
                 "description": "Kendall tau between the ranking halfway through training and "
