@@ -9,7 +9,8 @@ import pytest
 from scipy.stats import norm
 
 import scalinglab.record as rec
-from scalinglab.claims import Claim, decide, minimum_detectable_effect, summary_text
+from scalinglab.claims import Claim, decide, minimum_detectable_effect
+from scalinglab.ledger import summary_text
 
 P = "Somebody et al. 2025"
 

@@ -259,7 +259,7 @@ def test_a_refused_zero_width_interval_is_shown_as_no_interval_with_its_reason(t
 
 
 def test_the_ledger_names_a_refused_interval_also_for_evidence_written_before_it_did():
-    from scalinglab.claims import ledger_html
+    from scalinglab.ledger import ledger_html
 
     finding = {
         "name": "share",

@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 
 import scalinglab.record as rec
-from scalinglab.claims import Claim, decide, ledger_html, summary_scoped_text
+from scalinglab.claims import Claim, decide
 from scalinglab.estimate import Estimate, quantile_mc_se
+from scalinglab.ledger import ledger_html, summary_scoped_text
 from scalinglab.verdict_checks import UnfalsifiableRule, contradiction_p
 from scalinglab.verdict_scope import ScopeError, summary_by_scope
 
