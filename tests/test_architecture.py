@@ -37,6 +37,8 @@ SHARED = frozenset(
         "data",
         "compute",
         "record",
+        "finding",
+        "results_file",
         "estimate",
         "prose",
         "findings_view",
@@ -62,6 +64,8 @@ SCIENCE = frozenset({"training", "models", "kernels"})
 REPORTING = frozenset(
     {
         "record",
+        "finding",
+        "results_file",
         "claims",
         "ledger",
         "claims_file",

@@ -46,7 +46,7 @@ from scalinglab import atomic
 from scalinglab.findings_view import coverage_html, findings_html
 from scalinglab.ledger import ledger_html, summary_scoped_text
 from scalinglab.provenance import sha256_bytes
-from scalinglab.record import load_claims
+from scalinglab.results_file import load_claims
 from scalinglab.runner.mathml import tex_to_mathml
 from scalinglab.runner.prose_cells import prepare_cells
 from scalinglab.runner.store import RunStatus
