@@ -37,10 +37,13 @@ SHARED = frozenset(
         "data",
         "compute",
         "record",
+        "finding",
+        "results_file",
         "estimate",
         "prose",
         "findings_view",
         "claims",
+        "ledger",
         "claims_file",
         "verdict_scope",
         "verdict_checks",
@@ -59,7 +62,18 @@ TOP = frozenset({"runner", "cli"})
 SCIENCE = frozenset({"training", "models", "kernels"})
 #: The reporting layer: the analysis rooms return estimates and never record them.
 REPORTING = frozenset(
-    {"record", "claims", "claims_file", "findings_view", "prose", "verdict_scope", "verdict_checks"}
+    {
+        "record",
+        "finding",
+        "results_file",
+        "claims",
+        "ledger",
+        "claims_file",
+        "findings_view",
+        "prose",
+        "verdict_scope",
+        "verdict_checks",
+    }
 )
 ANALYSIS = frozenset({"stats", "fitting"})
 #: The base rooms import nothing of the package above them.

@@ -9,7 +9,9 @@ import pytest
 from scipy.stats import norm
 
 import scalinglab.record as rec
-from scalinglab.claims import Claim, decide, minimum_detectable_effect, summary_text
+from scalinglab.claims import Claim, decide, minimum_detectable_effect
+from scalinglab.ledger import summary_text
+from scalinglab.results_file import load_claims
 
 P = "Somebody et al. 2025"
 
@@ -157,13 +159,13 @@ def test_ledger_is_stored_in_results_json_and_follows_rerecorded_findings(tmp_pa
     c = data["claims"][0]
     assert c["verdict"] == "reproduces" and c["rule"] == "effect > 1"
     assert c["evidence"][0]["ci"] == [1.1, 1.5] and c["paper"] == P
-    assert rec.load_claims(path)[1]["verdict"] == "untested"
+    assert load_claims(path)[1]["verdict"] == "untested"
     # the verdict is recomputed when its finding is re-recorded, never left stale
     _f("speedup", 0.9, 0.8, 0.95)
-    assert rec.load_claims(path)[0]["verdict"] == "contradicts"
-    assert summary_text(rec.load_claims(path)) == "1 contradicts, 1 untested"
+    assert load_claims(path)[0]["verdict"] == "contradicts"
+    assert summary_text(load_claims(path)) == "1 contradicts, 1 untested"
     rec.clear()
-    assert rec.load_claims(path) == []
+    assert load_claims(path) == []
 
 
 def test_decide_works_on_results_json_dicts():

@@ -10,6 +10,7 @@ import pytest
 
 import scalinglab.record as rec
 from scalinglab.estimate import BOUND_SHARE, Estimate, identified_by_share
+from scalinglab.results_file import load_results
 
 
 @pytest.fixture(autouse=True)
@@ -69,14 +70,14 @@ def test_nan_is_written_as_null_with_a_reason_and_read_back_as_nan(tmp_path):
     raw = json.loads(text)["findings"]  # strict: json.loads(parse_constant) never needed
     assert raw[0]["point"] is None and "undefined on these data" in raw[0]["note"]
     assert raw[1]["ci"] == [None, None] and "interval" in raw[1]["note"]
-    back = rec.load_results(tmp_path / "results.json")
+    back = load_results(tmp_path / "results.json")
     assert math.isnan(back[0]["point"]) and all(math.isnan(c) for c in back[1]["ci"])
 
 
 def test_old_results_with_nan_literals_still_load(tmp_path):
     p = tmp_path / "old.json"
     p.write_text('{"findings": [{"name": "a", "point": NaN, "ci": [NaN, 1.0]}]}')
-    (f,) = rec.load_results(p)
+    (f,) = load_results(p)
     assert math.isnan(f["point"]) and math.isnan(f["ci"][0]) and f["ci"][1] == 1.0
 
 

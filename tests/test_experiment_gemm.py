@@ -279,7 +279,7 @@ def test_resolve_hardware_named_and_errors():
 @pytest.mark.slow
 def test_notebook_tiny_runs_through_the_runner(tmp_path, monkeypatch):
     """The study at compute_class=tiny through ``scalinglab run`` (jupytext -> papermill)."""
-    from scalinglab.record import load_results
+    from scalinglab.results_file import load_results
     from scalinglab.runner.pipeline import run_study
     from scalinglab.stats.coverage_report import stated_on_data
 
@@ -402,7 +402,7 @@ def test_notebook_gpperf_variant_reads_the_published_tables(tmp_path, monkeypatc
     # the published tables' max tile effect (tile 1 vs the best, 255x) is a maximum over
     # shapes: resampling shapes cannot exceed it, so it is reported without an interval and
     # GEMM-1 cannot be decided by one (the report shows the number)
-    from scalinglab.record import load_results
+    from scalinglab.results_file import load_results
 
     found = {f["name"]: f for f in load_results(result.run_dir / "results.json")}
     top = found["gpperf/tile/max_worst_over_best/all_tiles"]

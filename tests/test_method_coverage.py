@@ -12,6 +12,7 @@ from scipy import stats as sps
 from scalinglab import record as rec
 from scalinglab.estimate import Estimate
 from scalinglab.findings_view import coverage_html, findings_html, interval_text
+from scalinglab.results_file import load_results
 from scalinglab.runner.html import coverage_block
 from scalinglab.stats import calibration as cal
 from scalinglab.stats import coverage_methods as cm
@@ -227,7 +228,7 @@ def test_estimates_carry_n_into_findings_and_results(tmp_path, monkeypatch):
         assert h.n == 4
         with pytest.raises(TypeError, match="contradicts"):
             rec.record("y", cal.mean_estimate([1.0, 2.0]), n=5)
-        saved = {d["name"]: d for d in rec.load_results(tmp_path / "results.json")}
+        saved = {d["name"]: d for d in load_results(tmp_path / "results.json")}
         assert saved["m"]["n"] == 3 and saved["x"]["n"] == 4
     finally:
         rec.clear()
@@ -261,7 +262,7 @@ def test_a_refused_zero_width_interval_is_shown_as_no_interval_with_its_reason(t
 
 
 def test_the_ledger_names_a_refused_interval_also_for_evidence_written_before_it_did():
-    from scalinglab.claims import ledger_html
+    from scalinglab.ledger import ledger_html
 
     finding = {
         "name": "share",

@@ -10,6 +10,7 @@ import pytest
 
 from scalinglab import record as rec
 from scalinglab.claims_file import claims_for
+from scalinglab.finding import ZeroWidthInterval
 from scalinglab.paths import notebooks_dir
 from scalinglab.studies.rl import findings, halfruns, sound_findings
 from scalinglab.studies.rl.plots import symlog_threshold, symlog_ticks
@@ -426,7 +427,7 @@ def test_a_zero_width_interval_reaches_record_with_its_reason_and_is_dropped_the
         assert got.ci is None and not got.headline
         assert "zero width" in got.note and "every resample gave the same value" in got.note
         # the same interval without the reason is refused by record (one path for all)
-        with pytest.raises(rec.ZeroWidthInterval):
+        with pytest.raises(ZeroWidthInterval):
             rec.record("x/bare", flat.replace(no_interval=None))
     finally:
         rec.clear()

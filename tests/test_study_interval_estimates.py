@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from scalinglab.claims import VERDICTS
+from scalinglab.ledger import VERDICTS
 from scalinglab.paths import PACKAGE_DIR
 
 pytestmark = pytest.mark.slow

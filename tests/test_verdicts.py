@@ -12,8 +12,10 @@ import numpy as np
 import pytest
 
 import scalinglab.record as rec
-from scalinglab.claims import Claim, decide, ledger_html, summary_scoped_text
+from scalinglab.claims import Claim, decide
 from scalinglab.estimate import Estimate, quantile_mc_se
+from scalinglab.finding import ZeroWidthInterval
+from scalinglab.ledger import ledger_html, summary_scoped_text
 from scalinglab.verdict_checks import UnfalsifiableRule, contradiction_p
 from scalinglab.verdict_scope import ScopeError, summary_by_scope
 
@@ -207,10 +209,10 @@ def test_claim_states_what_would_contradict_it():
 
 def test_record_refuses_a_zero_width_interval_unless_the_caller_says_why():
     with pytest.raises(
-        rec.ZeroWidthInterval, match=r"record\('share'\).*zero width.*Wilson.*no_interval"
+        ZeroWidthInterval, match=r"record\('share'\).*zero width.*Wilson.*no_interval"
     ):
         rec.record("share", Estimate(0.0, 0.0, 0.0, level=0.95, method="bootstrap"))
-    with pytest.raises(rec.ZeroWidthInterval, match=r"record\('c'\)"):
+    with pytest.raises(ZeroWidthInterval, match=r"record\('c'\)"):
         rec.record("c", 247.4, ci=(247.4, 247.4), level=0.95)  # plain numbers too
     assert rec.findings() == []  # nothing half-recorded
     # a stated reason: the interval is dropped, the number kept with the reason
@@ -630,7 +632,7 @@ def test_a_t_intervals_p_value_is_read_on_its_own_t_distribution(tmp_path):
 
 
 def test_a_t_interval_without_df_is_read_on_n_minus_one_df():
-    from scalinglab.record import t_df
+    from scalinglab.finding import t_df
 
     assert t_df("Student t over 3 seeds", 3) == 2.0
     assert t_df("Welch t over 5 and 6 warm starts", 5) == 4.0  # the least Welch df: conservative

@@ -1,7 +1,7 @@
 """How a finding is shown: its point and interval as text, and a table of findings as
 HTML (the notebooks' findings tables and the report's header).
 
-Input is a finding as :class:`scalinglab.record.Finding` or its JSON dict (a
+Input is a finding as :class:`scalinglab.finding.Finding` or its JSON dict (a
 ``results.json`` entry). A parameter on a bound is shown one-sided ("at lower bound
 0", "<= 0.0164 (one-sided)"); a NaN point or interval is a dash with a footnote saying
 why. ``None`` (``null`` in a strict-JSON ``results.json``) is shown as NaN is.

@@ -119,7 +119,7 @@ def fill_markdown(
         Markdown source.
     findings
         The run's findings: a list of ``results.json`` dicts or
-        :class:`~scalinglab.record.Finding`, or a mapping name -> either.
+        :class:`~scalinglab.finding.Finding`, or a mapping name -> either.
     strict
         Raise on an unknown name (a report of a finished run); False renders it as
         ``⟨name: not recorded⟩`` (a failed run, whose later findings are missing).

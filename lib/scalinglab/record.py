@@ -6,8 +6,10 @@ and resamples are kept as the library made them). Findings are kept in
 memory (so an interactive JupyterLab session can show them with
 :func:`findings_table`) and, when the runner executes the notebook, also written
 atomically to the ``results.json`` named by the ``SCALINGLAB_RESULTS``
-environment variable after every call, so a run that dies half-way still leaves
-the findings it reached.
+environment variable after every call (:mod:`scalinglab.results_file`), so a run that
+dies half-way still leaves the findings it reached. A finding is a
+:class:`~scalinglab.finding.Finding`; the checks of its own numbers are
+:mod:`scalinglab.finding`'s.
 
 Rules a finding obeys (each raises ``ValueError`` when broken):
 
@@ -17,8 +19,8 @@ Rules a finding obeys (each raises ``ValueError`` when broken):
 - a headline finding has an interval, and a report has at most
   :data:`MAX_HEADLINES` headlines (the 13th raises);
 - a zero-width interval ``[x, x]`` (every resample gave the same value) does not cover:
-  it is refused with a :class:`ZeroWidthInterval` error naming the finding, unless the
-  caller states why there is none (``no_interval="reason"``, or an
+  it is refused with a :class:`~scalinglab.finding.ZeroWidthInterval` error naming the
+  finding, unless the caller states why there is none (``no_interval="reason"``, or an
   :class:`~scalinglab.estimate.Estimate` carrying ``no_interval``) or the estimate is not
   identified (pinned by its bound, which says why); the finding is then kept without
   an interval (its note says why; never a headline; a claim on it is inconclusive);
@@ -29,138 +31,40 @@ Rules a finding obeys (each raises ``ValueError`` when broken):
 Published claims are declared with :func:`claim` after the findings that decide
 them; their verdicts (:mod:`scalinglab.claims`) are recomputed from the current
 findings whenever ``results.json`` is written.
-
-``results.json`` is strict JSON: a NaN or infinite point or interval end is written as
-``null`` and the finding's ``note`` says why; :func:`load_results` reads it back as NaN
-(and still reads older files that contain ``NaN``).
-
-``results.json`` layout::
-
-    {"findings": [{"name": str, "point": float, "ci": [lo, hi] | null,
-                   "level": float | null, "method": str | null,
-                   "resamples": int | null, "unit": str | null,
-                   "description": str | null, "headline": bool,
-                   "identified": bool, "note": str | null,
-                   "bound": float | null, "side": "lower" | "upper" | null,
-                   "n": int | null, "room": float | null, "df": float | null}, ...],
-     "claims": [{"id": str, "paper": str, "statement": str, "findings": [str],
-                 "expect": str | null, "value": ..., "tolerance": float,
-                 "rule": str, "untested": str | null, "verdict": str,
-                 "reason": str, "evidence": [...], "mde": float | null}, ...]}
 """
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from scalinglab import atomic
 from scalinglab.claims import Claim, Verdict, decide, decide_all
 from scalinglab.claims_file import claims_for, study_claims_path
 from scalinglab.estimate import Estimate
+from scalinglab.finding import (
+    Finding,
+    as_float,
+    check_inside,
+    checked_df,
+    checked_room,
+    checked_support,
+    t_df,
+    zero_width,
+)
 from scalinglab.findings_view import findings_html
-from scalinglab.textfmt import fmt_ci, fmt_num, json_safe
-from scalinglab.verdict_scope import summary_by_scope
+from scalinglab.results_file import write_results
+from scalinglab.textfmt import fmt_ci, fmt_num
 
 RESULTS_ENV = "SCALINGLAB_RESULTS"
 #: Most headline findings a report may have (the ledger carries the rest of the story).
 MAX_HEADLINES = 12
 
 
-@dataclass(frozen=True)
-class Finding:
-    """One recorded finding: a named number with its interval and how it was made."""
-
-    name: str
-    point: float
-    ci: tuple[float, float] | None = None
-    level: float | None = None
-    method: str | None = None
-    resamples: int | None = None
-    unit: str | None = None
-    description: str | None = None
-    headline: bool = False
-    identified: bool = True
-    note: str | None = None
-    bound: float | None = None
-    side: str | None = None
-    #: Monte Carlo standard errors of the interval's ends (resampled intervals).
-    mc_se: tuple[float, float] | None = None
-    #: ``(lo, hi)`` the finding can take by construction (a rule none could fail is refused).
-    support: tuple[float, float] | None = None
-    #: Sample size the interval rests on (seeds, runs, draws): where its coverage is read.
-    n: int | None = None
-    #: Room left between a bounded quantity's level and its bound (the largest effect it
-    #: could still show): a claim asking more reads "not identified (saturated)".
-    room: float | None = None
-    #: Degrees of freedom of a Student-t interval (None: read as normal); a claim's
-    #: p-value for Holm's correction is read on this t distribution.
-    df: float | None = None
-
-    def to_json(self) -> dict:
-        """The finding as strict JSON: a non-finite number becomes ``None`` and ``note``
-        says why (NaN points and intervals stay NaN in memory)."""
-        d = asdict(self)
-        d["ci"] = None if self.ci is None else [self.ci[0], self.ci[1]]
-        for key in ("mc_se", "support"):
-            v = getattr(self, key)
-            d[key] = None if v is None else [x if math.isfinite(x) else None for x in v]
-        bad = []
-        if not math.isfinite(self.point):
-            bad.append("point")
-        if self.ci is not None and not all(math.isfinite(c) for c in self.ci):
-            bad.append("interval")
-        if bad:
-            why = f"{' and '.join(bad)} undefined on these data (not a finite number; null in JSON)"
-            d["note"] = f"{self.note}; {why}" if self.note else why
-        return json_safe(d)
-
-    def _repr_html_(self) -> str:
-        return findings_html([self])
-
-
 _FINDINGS: dict[str, Finding] = {}
 _CLAIMS: dict[str, Claim] = {}
-
-
-#: Words of a method text that name a Student-t (or Welch) interval.
-_T_METHODS = ("student t", "student-t", "welch")
-
-
-def t_df(method: str | None, n: int | None) -> float | None:
-    """The degrees of freedom to read a t interval on when its producer did not state
-    them: ``n - 1`` for a method text naming Student t or Welch with a sample size
-    ``n >= 2`` (exact for a one-sample t over ``n`` units; for Welch, with ``n`` the
-    smaller group, the least Welch-Satterthwaite df can be, so conservative); None
-    otherwise (the interval is read as normal)."""
-    if method is None or n is None or int(n) < 2:
-        return None
-    text = method.lower()
-    return float(int(n) - 1) if any(w in text for w in _T_METHODS) else None
-
-
-def _df(name: str, df: object) -> float | None:
-    if df is None:
-        return None
-    v = _as_float(df, "df", name)
-    if not v > 0:
-        raise ValueError(
-            f"record({name!r}): df must be > 0 (a t interval's degrees of freedom), got {v}"
-        )
-    return v
-
-
-def _as_float(x: object, what: str, name: str) -> float:
-    try:
-        v = float(x)  # type: ignore[arg-type]
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"record({name!r}): {what} must be a number, got {x!r}") from exc
-    return v
 
 
 def record(
@@ -227,8 +131,8 @@ def record(
     df
         Degrees of freedom of a Student-t interval, when the ``Estimate`` does not carry
         it. Without either, a method text naming Student t or Welch with ``n`` gives
-        ``n - 1`` (:func:`t_df`); otherwise None: read as normal by the claims' Holm
-        correction.
+        ``n - 1`` (:func:`~scalinglab.finding.t_df`); otherwise None: read as normal by
+        the claims' Holm correction.
     room
         For a bounded quantity, when the ``Estimate`` does not carry it: the room left
         between its level and its bound, in the finding's units (the largest effect it
@@ -243,7 +147,7 @@ def record(
 
     Raises
     ------
-    ZeroWidthInterval
+    scalinglab.finding.ZeroWidthInterval
         A zero-width interval of an identified finding, with no ``no_interval`` reason.
     ValueError
         A bad interval, a point outside its interval, a headline without an
@@ -307,19 +211,19 @@ def record(
             note = f"{est.note}; {note}" if note else est.note
     else:
         mc_se = None
-    p = _as_float(point, "point", name)
+    p = as_float(point, "point", name)
     interval = None
     if ci is not None:
         if len(ci) != 2:
             raise ValueError(f"record({name!r}): ci must be (lo, hi), got {ci!r}")
-        lo, hi = (_as_float(c, "ci", name) for c in ci)
+        lo, hi = (as_float(c, "ci", name) for c in ci)
         if not (math.isnan(lo) or math.isnan(hi)) and lo > hi:
             raise ValueError(f"record({name!r}): ci lower bound {lo} exceeds upper bound {hi}")
         if level is None:
             raise ValueError(f"record({name!r}): a finding with a ci must state its level")
         interval = (lo, hi)
-        _check_inside(name, p, lo, hi)
-        refused = _zero_width(name, lo, hi, method, no_interval, identified=bool(identified))
+        check_inside(name, p, lo, hi)
+        refused = zero_width(name, lo, hi, method, no_interval, identified=bool(identified))
         if refused:
             # the interval is refused, the number kept: a claim on it has no interval to
             # decide by, and it is no headline
@@ -356,85 +260,19 @@ def record(
         headline=bool(headline),
         identified=identified,
         note=note,
-        bound=None if bound is None else _as_float(bound, "bound", name),
+        bound=None if bound is None else as_float(bound, "bound", name),
         side=side,
         mc_se=mc_se,
-        support=None if support is None else _support(name, support),
+        support=None if support is None else checked_support(name, support),
         n=None if n is None else int(n),
-        room=None if room is None else _room(name, room),
-        df=None if interval is None else _df(name, df if df is not None else t_df(method, n)),
+        room=None if room is None else checked_room(name, room),
+        df=None
+        if interval is None
+        else checked_df(name, df if df is not None else t_df(method, n)),
     )
     _FINDINGS[name] = f
     _flush()
     return f
-
-
-def _check_inside(name: str, point: float, lo: float, hi: float) -> None:
-    """Raise when ``point`` lies outside ``[lo, hi]``.
-
-    Beyond round-off and optimizer tolerance: a relative 1e-6 of the values (a
-    refit at a bound may stop ~1e-7 short of where the point fit did).
-    """
-    if any(math.isnan(v) for v in (point, lo, hi)):
-        return
-    slack = 1e-6 * max(abs(lo), abs(hi), abs(point), 1e-300)
-    if point < lo - slack or point > hi + slack:
-        raise ValueError(
-            f"record({name!r}): point {point!r} lies outside its interval [{lo!r}, {hi!r}]. "
-            "A percentile interval that excludes its own point estimate means the statistic "
-            "is biased or selects (a max over noisy cells): re-select inside each resample, "
-            "or report a statistic whose interval covers it."
-        )
-
-
-def _room(name: str, room: float) -> float:
-    r = _as_float(room, "room", name)
-    if not r >= 0:
-        raise ValueError(f"record({name!r}): room (left to the bound) must be >= 0, got {r}")
-    return r
-
-
-def _support(name: str, support: Sequence[float]) -> tuple[float, float]:
-    if len(support) != 2:
-        raise ValueError(f"record({name!r}): support must be (lo, hi), got {support!r}")
-    lo, hi = (_as_float(v, "support", name) for v in support)
-    if not lo <= hi:
-        raise ValueError(f"record({name!r}): support lower end {lo} exceeds upper end {hi}")
-    return lo, hi
-
-
-def _zero_width(
-    name: str, lo: float, hi: float, method: str | None, reason: str | None, *, identified: bool
-) -> str | None:
-    """The note of a zero-width interval dropped for a stated reason, None for an interval
-    of positive width; raise :class:`ZeroWidthInterval` when no reason is stated.
-
-    A statistic with sampling error is never pinned exactly: every resample gave the same
-    value, so ``[x, x]`` does not cover. Either the method is wrong for these data (use
-    one that covers at this sample size) or there is a reason the number has no interval
-    (a grid value every resample lands on; a quantity at its bound), which the caller
-    states (``no_interval``); a not-identified estimate is pinned by its bound, which is
-    its reason.
-    """
-    if math.isnan(lo) or math.isnan(hi) or lo != hi:
-        return None
-    head = f"interval [{lo:g}, {hi:g}] refused: zero width"
-    if reason is not None and str(reason).strip():
-        return f"{head}, so none is shown: {reason}"
-    if not identified:
-        return f"{head}, so none is shown: not identified (pinned by its bound)"
-    raise ZeroWidthInterval(
-        f"record({name!r}): {head} (method: {method or 'not stated'}): every resample gave "
-        "the same value, so it does not cover. Use a method that covers at this sample size "
-        "(Wilson or Clopper-Pearson for a share at 0 or n successes, "
-        "scalinglab.stats.calibration.share_with_floor; a Student t interval for a mean over "
-        "seeds), or state why this number has no interval: "
-        "record(..., no_interval='reason') or Estimate(..., no_interval='reason')"
-    )
-
-
-class ZeroWidthInterval(ValueError):
-    """A finding's interval had zero width and the caller stated no reason for it."""
 
 
 def findings() -> list[Finding]:
@@ -570,47 +408,6 @@ def _flush() -> None:
     if not target:
         return
     write_results(Path(target), findings(), claims(), durable=False)
-
-
-def write_results(
-    path: Path, items: Sequence[Finding], verdicts: Sequence[Verdict] = (), *, durable: bool = True
-) -> None:
-    """Write findings and claims to ``path`` atomically (:func:`scalinglab.atomic.write_text`);
-    strict JSON (non-finite numbers as ``null``). ``durable=False`` skips the fsyncs: the
-    notebook rewrites its results on every recorded finding, and the runner re-hashes the
-    file after the kernel has stopped."""
-    claims_json = [v.to_json() for v in verdicts]
-    payload = {
-        "findings": [f.to_json() for f in items],
-        "claims": claims_json,
-        "claims_by_scope": summary_by_scope(claims_json),
-    }
-    atomic.write_text(
-        path, json.dumps(json_safe(payload), indent=2, allow_nan=False) + "\n", durable=durable
-    )
-
-
-def _nan_for_null(f: dict) -> dict:
-    """A finding read back: a ``null`` point or interval end is NaN again."""
-    if "point" in f and f["point"] is None:
-        f["point"] = math.nan
-    if f.get("ci") is not None:
-        f["ci"] = [math.nan if c is None else c for c in f["ci"]]
-    return f
-
-
-def load_results(path: Path) -> list[dict]:
-    """Read the ``findings`` list of a ``results.json``.
-
-    A ``null`` point or interval end (strict JSON for a non-finite number) is read as
-    NaN; older files that contain ``NaN`` literally are read as they are.
-    """
-    return [_nan_for_null(f) for f in json.loads(Path(path).read_text())["findings"]]
-
-
-def load_claims(path: Path) -> list[dict]:
-    """Read the ``claims`` list of a ``results.json`` (``[]`` for files written before it)."""
-    return json.loads(Path(path).read_text()).get("claims", [])
 
 
 class _Table:

@@ -24,8 +24,8 @@ benchmark on ``user data`` is no claim about the user's data at all:
 :func:`user_data_claims` keeps only the project's own checks for such runs.
 
 This module is pure (no package imports): :mod:`scalinglab.claims` applies
-:func:`scoped_verdict` to every decided verdict and the ledger groups its rows and its
-headline counts by scope (:func:`summary_by_scope`).
+:func:`scoped_verdict` to every decided verdict and the ledger (:mod:`scalinglab.ledger`)
+groups its rows and its headline counts by scope (:func:`summary_by_scope`).
 """
 
 from __future__ import annotations

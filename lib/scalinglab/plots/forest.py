@@ -75,7 +75,7 @@ def forest_plot(
     Parameters
     ----------
     findings
-        Findings (:class:`scalinglab.record.Finding` or ``results.json`` dicts),
+        Findings (:class:`scalinglab.finding.Finding` or ``results.json`` dicts),
         at most a dozen or so; NaN points are skipped.
     claims
         The ledger (``results.json`` ``"claims"``); shades each claimed region.

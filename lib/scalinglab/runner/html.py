@@ -43,10 +43,10 @@ from pathlib import Path
 from typing import Any
 
 from scalinglab import atomic
-from scalinglab.claims import ledger_html, summary_scoped_text
 from scalinglab.findings_view import coverage_html, findings_html
+from scalinglab.ledger import ledger_html, summary_scoped_text
 from scalinglab.provenance import sha256_bytes
-from scalinglab.record import load_claims
+from scalinglab.results_file import load_claims
 from scalinglab.runner.mathml import tex_to_mathml
 from scalinglab.runner.prose_cells import prepare_cells
 from scalinglab.runner.store import RunStatus

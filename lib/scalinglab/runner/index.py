@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from scalinglab import atomic
-from scalinglab.claims import VERDICTS, summary, summary_scoped_text, summary_text
 from scalinglab.errors import InputError
+from scalinglab.ledger import VERDICTS, summary, summary_scoped_text, summary_text
 from scalinglab.paths import repo_root, reports_dir
 from scalinglab.runner import store
 from scalinglab.runner.diff import (

@@ -136,7 +136,7 @@ def record_interrupted(
 
     from scalinglab import __version__
     from scalinglab.provenance import environment
-    from scalinglab.record import write_results
+    from scalinglab.results_file import write_results
     from scalinglab.runner.manifest import build_manifest, git_state
 
     git = git_state()

@@ -32,7 +32,7 @@ from typing import Any
 from scalinglab.compute import compute_mode
 from scalinglab.paths import repo_root
 from scalinglab.provenance import environment
-from scalinglab.record import load_results, write_results
+from scalinglab.results_file import load_results, write_results
 from scalinglab.runner import store
 from scalinglab.runner.execute import cell_timings, execute_study, read_executed
 from scalinglab.runner.folders import declared_variant, run_folder

@@ -133,7 +133,9 @@ def midrun(
     where = ", ".join(f"{s} {m:g}x" for s, m in cells)
     mean = np.mean(list(cells.values()), axis=0)
 
-    def gated(est: Estimate, sizes: Sequence[str]) -> Estimate:
+    def gated(est: Estimate | None, sizes: Sequence[str]) -> Estimate | None:
+        if est is None:
+            return None
         flagged = [sz for sz in dict.fromkeys(sizes) if (tuning or {}).get(sz)]
         return not_identified(
             est, [f"at {sz}, {tuning_note(list((tuning or {})[sz]))}" for sz in flagged]

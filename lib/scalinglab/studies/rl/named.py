@@ -19,7 +19,8 @@ from typing import Any
 import numpy as np
 
 from scalinglab.estimate import Estimate
-from scalinglab.record import Finding, record
+from scalinglab.finding import Finding
+from scalinglab.record import record
 from scalinglab.stats.calibration import share_with_floor
 
 #: Intervals that resample whole seeds of a size (sigmoid, half compute, k(N), phases).

@@ -21,7 +21,8 @@ from typing import Any
 import pandas as pd
 
 from scalinglab.estimate import Estimate
-from scalinglab.record import Finding, record
+from scalinglab.finding import Finding
+from scalinglab.record import record
 
 PAPER_SIGN = {"relu": "negative", "silu": "positive"}
 PAPER_TREND = {"relu": "decreasing", "silu": "increasing"}
