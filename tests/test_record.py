@@ -124,7 +124,7 @@ def test_not_identified_finding_is_never_a_headline_and_shows_one_sided(tmp_path
         side="lower",
     )
     assert f.headline is False and f.identified is False
-    assert "not a headline" in f.note and "lower bound 0" in f.note
+    assert "headline" not in f.note and f.note == "alpha at its lower bound 0 in the point fit"
     html = rec.findings_html([f])
     assert "at lower bound 0" in html and "≤ 0.41 (one-sided)" in html
     assert "not identified" in html

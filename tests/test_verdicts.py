@@ -224,7 +224,7 @@ def test_record_refuses_a_zero_width_interval_unless_the_caller_says_why():
     )
     assert f.ci is None and not f.headline
     assert "refused: zero width" in f.note and f.note.endswith("every run gave 0")
-    assert f.note.startswith("not a headline")
+    assert "headline" not in f.note  # the demotion is not a reason the ledger quotes
     v = rec.claim("c", paper=P, statement="s", finding="share", expect="less", value=0.1)
     assert v.verdict == "inconclusive" and "no interval" in v.reason
     saved = json.loads(open(rec.os.environ[rec.RESULTS_ENV]).read())["findings"][0]

@@ -26,7 +26,8 @@ Rules a finding obeys (each raises ``ValueError`` when broken):
   an interval (its note says why; never a headline; a claim on it is inconclusive);
 - a finding recorded ``identified=False`` (a fitted parameter on a bound, see
   :func:`scalinglab.fitting.identification`) is shown one-sided ("at bound 0,
-  <= 0.016") and is never a headline: ``headline=True`` is dropped, with a note.
+  <= 0.016") and is never a headline: ``headline=True`` is dropped (the note keeps the
+  finding's own reasons, which a claim's verdict quotes).
 
 Published claims are declared with :func:`claim` after the findings that decide
 them; their verdicts (:mod:`scalinglab.claims`) are recomputed from the current
@@ -229,15 +230,12 @@ def record(
             # decide by, and it is no headline
             interval, mc_se = None, None
             note = f"{note}; {refused}" if note else refused
-            if headline:
-                headline = False
-                note = f"not a headline: {note}"
+            headline = False
     if side not in (None, "lower", "upper"):
         raise ValueError(f"record({name!r}): side must be 'lower', 'upper' or None, got {side!r}")
     identified = bool(identified)
-    if headline and not identified:
+    if not identified:  # no headline; the note keeps the finding's own reasons only
         headline = False
-        note = "not a headline: not identified" + (f"; {note}" if note else "")
     if headline:
         if interval is None or any(math.isnan(c) for c in interval):
             raise ValueError(f"record({name!r}): a headline finding needs an interval")
