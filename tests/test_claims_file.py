@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import scalinglab.record as rec
+from scalinglab.claims import decide
 from scalinglab.claims_file import (
     ClaimsFileError,
     claims_for,
@@ -99,6 +100,12 @@ def test_if_missing_makes_the_claim_untested_with_its_reason(claims_path):
     values = {"sizes": ["s"], "pairs": [{"x": "a", "y": "b"}], "half": 0.5}
     cs = claims_for(claims_path, values, found)
     assert cs[2].id == "C-3" and cs[2].untested == "no cost data"
+    # the ledger still states the rule it would be decided by; a plain untested has none
+    assert cs[2].rule == "untested; would be decided by effect < 0"
+    assert cs[2].findings == ("cost/x",) and cs[2].contradicted_by == ""
+    assert cs[3].rule == "untested"
+    v = decide(cs[2], found)
+    assert v.verdict == "untested" and v.reason == "no cost data" and v.evidence == ()
 
 
 def test_a_template_value_not_passed_is_named(claims_path):

@@ -151,9 +151,16 @@ class Claim:
 
     @property
     def rule(self) -> str:
-        """The deciding rule in words, e.g. ``"effect > 1"`` or ``"|effect - 0| <= 0.02"``."""
+        """The deciding rule in words, e.g. ``"effect > 1"`` or ``"|effect - 0| <= 0.02"``;
+        an untested claim whose rule is stated (a claims file's ``if_missing``) says the
+        rule it would be decided by: ``"untested; would be decided by effect > 0"``."""
         if self.untested is not None:
+            if self.expect in EXPECTS and self.value is not None:
+                return f"untested; would be decided by {self._rule()}"
             return "untested"
+        return self._rule()
+
+    def _rule(self) -> str:
         if self.expect == "greater":
             return f"effect > {fmt_num(self.value)}"
         if self.expect == "less":

@@ -253,7 +253,20 @@ def expand(spec: ClaimSpec, values: Mapping[str, Any], recorded: Mapping[str, An
         missing = [n for n in names if n not in recorded]
         if missing:
             if "if_missing" in raw:
-                out.append(Claim(**common, untested=_fill(spec, str(raw["if_missing"]), vals)))
+                # untested, but its rule is stated: the ledger shows what would decide it
+                rule = {"expect": raw["expect"], "tolerance": float(raw.get("tolerance", 0.0))}
+                try:
+                    rule["value"] = _value(spec, raw.get("value"), vals)
+                except ClaimsFileError:
+                    rule = {}
+                out.append(
+                    Claim(
+                        **common,
+                        untested=_fill(spec, str(raw["if_missing"]), vals),
+                        findings=tuple(names),
+                        **rule,
+                    )
+                )
                 continue
             raise ClaimsFileError(
                 f"{spec.path}, claim {cid!r}: decided by finding(s) never recorded: "
