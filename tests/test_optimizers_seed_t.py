@@ -122,13 +122,14 @@ def test_a_coverage_measured_on_the_data_is_stated_beside_the_generic_one():
         "its interval's simulated coverage is 0.912 at n = 3 on these data's own spread (se 0.004)"
     )
     assert "0.92 on a generic log-normal (sigma 0.5) generator" in note  # the table's too
-    # covering on the data, but not on the generic skewed generator (0.92 at n = 3): said
+    # covering on the data, but not on the generic skewed generator (0.92 at n = 3): said,
+    # the study's own generator first
     high = dict(f, method="Student t over 3 seeds; " + measured_on_data(0.959, 3, se=0.003))
     note = coverage_note(high)
     assert note.startswith(
-        "its interval's simulated coverage is 0.92 at n = 3 on a generic log-normal"
+        "its interval's simulated coverage is 0.959 at n = 3 on these data's own spread"
     )
-    assert "0.959 at n = 3 on these data's own spread" in note
+    assert note.endswith("; 0.92 on a generic log-normal (sigma 0.5) generator")
     # both covering: nothing to say (the percentile bootstrap over 256 prompts, read at 100)
     wide = {"ci": [0.1, 0.2], "level": 0.95, "n": 256}
     ok = dict(

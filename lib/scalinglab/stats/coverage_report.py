@@ -208,9 +208,9 @@ def coverage_note(finding: Mapping, *, target: float = COVERAGE_TARGET) -> str |
         (:func:`~scalinglab.stats.method_coverage.committed_coverage`) is below ``target``;
         where the method text states a coverage simulated on the study's own data
         (:func:`measured_on_data`), both are read and the note is given when either is
-        below ``target``, naming both (e.g. ``"its interval's simulated coverage is 0.92 at n = 3 on a
-        generic log-normal (sigma 0.5) generator (0.959 at n = 3 on these data's own
-        spread (se 0.003))"``);
+        below ``target``, naming both, the study's own first (e.g. ``"its interval's
+        simulated coverage is 0.959 at n = 3 on these data's own spread (se 0.003); 0.92 on
+        a generic log-normal (sigma 0.5) generator"``);
         ``"its interval's coverage is not measured: <why>"`` when the method is not
         registered, the sample size is not recorded, or the table has no entry; None for
         an interval that covers at least ``target``, or a finding without interval.
@@ -227,18 +227,13 @@ def coverage_note(finding: Mapping, *, target: float = COVERAGE_TARGET) -> str |
         level = float(finding["level"])
         generic = None if reg is None or n is None else committed_coverage(reg.key, n, level=level)
         low_generic = generic is not None and generic.coverage < target
-        if c < target:
+        if c < target or low_generic:  # the study's own generator first, as it decides
             extra = (
                 f"; {generic.coverage:.2f} on a generic {generic.generator} generator"
                 if low_generic and generic is not None
                 else ""
             )
             return f"its interval's simulated coverage is {data_said}{extra}"
-        if low_generic and generic is not None:
-            return (
-                f"its interval's simulated coverage is {generic.coverage:.2f} at n = {n} on a generic "
-                f"{generic.generator} generator ({data_said})"
-            )
         return None
     not_measured = "its interval's coverage is not measured: "
     reg = match_method(finding.get("method"))
