@@ -249,7 +249,7 @@ if ds is not None:
 # The table's final losses as they were published (one run per setting: no interval).
 
 # %%
-final = findings.final_losses(table, reps=reps, level=level, seed=seed)
+final = findings.final_losses(table, level=level)
 display(
     final.pivot_table(
         index=["model_size", "optimizer"], columns="data_multiple", values="loss", sort=False
