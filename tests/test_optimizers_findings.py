@@ -180,7 +180,7 @@ def test_claim_values_choose_design_and_deciding_findings():
         ],
     )
     assert v["tau_gain"] == "t/tau_gain_constant/pooled"
-    assert (v["transfer"], v["transfer_size"]) == ("t/transfer_ratio/muon/m", "m")
+    assert (v["transfer"], v["transfer_at"]) == ("t/transfer_ratio/muon/m", " at m")
     assert _values(["130m", "1.2b"], sweep=False, ranked=None)["design"] == "paper"
     assert _values(["1000", "2000"], sweep=False, ranked=None)["design"] == "table"
 

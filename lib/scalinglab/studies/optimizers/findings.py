@@ -747,6 +747,6 @@ def claim_values(
         "most": f"{most:g}",
         "tau_gain": (pooled or gain or ["t/tau_gain (no schedule control)"])[-1],
         "transfer": (moved or ["t/transfer_ratio/muon (no transfer arm)"])[-1],
-        "transfer_size": moved[-1].split("/")[-1] if moved else "",
+        "transfer_at": f" at {moved[-1].split('/')[-1]}" if moved else "",
     }
     return {**out, **matched} if matched is not None else out
