@@ -153,6 +153,14 @@ def test_claims_from_declares_the_files_claims_into_results_json(
     assert [c["id"] for c in saved] == ["C-1", "order/a>b", "C-3", "C-4"]
     assert saved[0]["scope"] == "paper" and saved[1]["scope"] is None
     rec.clear()
+    # without cost/x, C-3 is untested by its if_missing reason, and stays in the ledger
+    rec.record("slope/s", Estimate(0.6, 0.55, 0.7, level=0.95))
+    rec.record("poi/a_vs_b", Estimate(0.6, 0.55, 0.7, level=0.95))
+    rec.claims_from(claims_path, sizes=["s"], pairs=[{"x": "a", "y": "b"}], half=0.5)
+    saved = json.loads((tmp_path / "results.json").read_text())["claims"]
+    assert [c["id"] for c in saved] == ["C-1", "order/a>b", "C-3", "C-4"]
+    assert saved[2]["verdict"] == "untested" and saved[2]["rule"].startswith("untested; would")
+    rec.clear()
 
 
 def test_every_study_claims_file_reads_and_every_doc_table_is_in_step():

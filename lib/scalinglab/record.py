@@ -387,10 +387,15 @@ def claims_from(study: str | Path, **values: Any) -> list[Verdict]:
 def claims() -> list[Verdict]:
     """Every declared claim with its verdict on the current findings, in declaration order.
 
-    A claim whose finding has since been forgotten (:func:`clear`) is left out.
+    A claim whose finding has since been forgotten (:func:`clear`) is left out; an
+    untested one is kept (its findings, named only to state its rule, were never there).
     """
     current = {n: f.to_json() for n, f in _FINDINGS.items()}
-    live = [c for c in _CLAIMS.values() if all(n in current for n in c.findings)]
+    live = [
+        c
+        for c in _CLAIMS.values()
+        if c.untested is not None or all(n in current for n in c.findings)
+    ]
     return decide_all(live, current)
 
 
