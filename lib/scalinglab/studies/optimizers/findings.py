@@ -25,10 +25,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import xarray as xr
-from scipy import stats as sps
 
 from scalinglab.estimate import Estimate
 from scalinglab.fitting.speedup import SpeedupResult, compute_speedups
+from scalinglab.stats.calibration import t_interval
 from scalinglab.studies.optimizers import published
 from scalinglab.training.optimizers import OPTIMIZER_TABLE
 
@@ -211,8 +211,7 @@ def final_losses(table: pd.DataFrame, *, level: float) -> pd.DataFrame:
         v = g.loss.to_numpy()
         lo = hi = float("nan")
         if len(v) >= 2:
-            half = float(sps.t.ppf(0.5 + level / 2, len(v) - 1) * sps.sem(v))
-            lo, hi = v.mean() - half, v.mean() + half
+            lo, hi = (float(e) for e in t_interval(v, level=level))
         rows.append(
             {
                 "optimizer": o,

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from scalinglab.stats.calibration import t_interval
 from scalinglab.studies.sparsity import analysis as sa
 from scalinglab.studies.sparsity import limits as slim
 from scalinglab.studies.sparsity import seed_means
@@ -298,9 +299,9 @@ def width_depth_limits(wdf: pd.DataFrame, limits: Mapping[str, Any]) -> Any:
             right.annotate(model, (r, est.point), xytext=(5, 5), textcoords="offset points")
             shown["identified"] = True
             continue
-        lv = slim.plateau_levels(wdf[wdf["model"] == model])
+        lv = slim.plateau_levels(wdf[wdf["model"] == model]).to_numpy()
         y = float(lv.mean())
-        half = float(stats.t.ppf(0.975, max(len(lv) - 1, 1)) * lv.sem()) if len(lv) > 1 else 0.0
+        half = float(y - t_interval(lv)[0]) if len(lv) > 1 else 0.0
         right.errorbar([r], [y], [[half], [half]], fmt="o", mfc="none", color=c, capsize=3)
         right.annotate(
             f"{model}: last-decade mean,\nlimit not identified",
